@@ -1,0 +1,566 @@
+"""The public transforms: pytrees, ``argnums``, ``has_aux`` and input validation.
+
+This is the only module that knows about pytrees and argument plumbing; the
+interpreters work on flat lists of arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.core import Tracer, describe_fun
+from functrace.interpreters import ad
+from functrace.interpreters.staging import trace_to_jaxpr
+from functrace.ir import ClosedJaxpr
+from functrace.tree_util import (
+    keystr,
+    structure_mismatch_message,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int
+                       ) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    out = []
+    for a in nums:
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{fname}: expected argnums of ints, got {argnums!r}.")
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{fname}: expected argnums in [{-nargs}, {nargs}) for a call "
+                             f"with {nargs} positional arguments, got {a}.")
+        out.append(int(a) % nargs)
+    return tuple(out)
+
+
+def _output(x: Any) -> Any:
+    """Eager results leave as plain writable NumPy values."""
+    if isinstance(x, np.ndarray) and not x.flags.writeable:
+        return x.copy()
+    return x
+
+
+def _check_array_leaf(fname: str, x: Any, path: str) -> None:
+    if not core.is_array_like(x):
+        raise TypeError(
+            f"{fname}: expected arrays or scalars as differentiated inputs, got "
+            f"{type(x).__name__} at {path or 'the argument'}. Mark it non-differentiable "
+            f"(leave it out of argnums) or convert it with numpy.asarray."
+        )
+
+
+def _diff_mask(fname: str, leaves: Sequence[Any], allow_int: bool) -> list[bool]:
+    mask = []
+    for x in leaves:
+        dt = core.get_aval(x).dtype
+        if dtypes.is_differentiable(dt):
+            mask.append(True)
+        elif allow_int:
+            mask.append(False)
+        else:
+            raise TypeError(
+                f"{fname}: expected differentiable inputs of a float or complex dtype, got "
+                f"{dt.name}. Cast the input to float, pass allow_int=True (its gradient is a "
+                f"float0 zero), or use vjp for integer inputs."
+            )
+    return mask
+
+
+def _zero_cotangent(x: Any) -> Any:
+    aval = ad.tangent_aval(core.get_aval(x))
+    return np.zeros(aval.shape, aval.dtype)
+
+
+def _from_ct(ct: Any, primal: Any) -> Any:
+    if type(ct) is ad.Zero:
+        return _zero_cotangent(primal)
+    aval = core.get_aval(primal)
+    if not isinstance(ct, Tracer) and np.ndim(ct) == 0 and aval.shape == () \
+            and not isinstance(ct, np.ndarray):
+        return ct
+    return _output(ct)
+
+
+def _split_args(args: tuple[Any, ...], argnums: tuple[int, ...]
+                ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """The differentiated args (a tuple, in argnums order) and a function putting new
+    values for them back into the full argument tuple."""
+    diff = tuple(args[i] for i in argnums)
+
+    def merge(new_diff: tuple[Any, ...]) -> tuple[Any, ...]:
+        full = list(args)
+        for i, v in zip(argnums, new_diff):
+            full[i] = v
+        return tuple(full)
+
+    return diff, merge
+
+
+# ---------------------------------------------------------------------------
+# grad and value_and_grad
+# ---------------------------------------------------------------------------
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """A function returning ``(fun(*args), gradient)`` (``((value, aux), grad)`` with aux).
+
+    >>> import functrace as ft
+    >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
+    (9.0, 6.0)
+    """
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        nums = _normalize_argnums("grad", argnums, len(args))
+        diff, merge = _split_args(args, nums)
+        leaves, tree = tree_flatten(diff)
+        mask = _diff_mask("grad", leaves, allow_int)
+
+        def flat_fun(*flat: Any) -> Any:
+            res = fun(*merge(tree_unflatten(tree, flat)), **kwargs)
+            out, aux = res if has_aux else (res, None)
+            if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+                raise TypeError(f"grad: expected {describe_fun(fun)} with has_aux=True to "
+                                f"return a pair (output, aux), got {type(res).__name__}.")
+            _check_scalar_output(fun, out)
+            return ([out], aux) if has_aux else [out]
+
+        outs, lin, aux = ad.linearize_flat(flat_fun, leaves, mask,
+                                           origin=f"grad of {describe_fun(fun)}",
+                                           has_aux=has_aux)
+        ans = outs[0]
+        ct = np.ones((), core.get_aval(ans).dtype)
+        cts = lin.transpose([ct])
+        grads = tree_unflatten(tree, [_from_ct(c, p) for c, p in zip(cts, leaves)])
+        g = grads[0] if single else grads
+        ans = _output(ans)
+        return ((ans, aux), g) if has_aux else (ans, g)
+
+    return value_and_grad_f
+
+
+def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
+    if not core.is_array_like(out):
+        raise TypeError(f"grad: expected {describe_fun(fun)} to return a scalar array, got "
+                        f"{type(out).__name__}. Use has_aux=True to return extra values.")
+    aval = core.get_aval(out)
+    if aval.shape != ():
+        raise TypeError(
+            f"grad: expected {describe_fun(fun)} to return a scalar (shape ()), got shape "
+            f"{aval.shape} {aval.dtype.name}. grad needs a scalar loss: use .sum() or .mean() "
+            f"on the output, or jacrev / vjp for non-scalar outputs."
+        )
+    if not dtypes.is_inexact(aval.dtype):
+        raise TypeError(
+            f"grad: expected {describe_fun(fun)} to return a float scalar, got "
+            f"{aval.dtype.name}. The output of an integer function has no gradient."
+        )
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         allow_int: bool = False) -> Callable[..., Any]:
+    """The gradient of scalar ``fun`` with respect to the arguments ``argnums``.
+
+    >>> import functrace as ft
+    >>> ft.grad(lambda x, y: x * y + x ** 2)(2.0, 3.0)
+    7.0
+    """
+    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+# ---------------------------------------------------------------------------
+# vjp, jvp, linearize
+# ---------------------------------------------------------------------------
+
+
+def _check_ct_leaf(x: Any, expected: core.ShapedArray, path: str) -> Any:
+    if type(x) is ad.Zero:
+        return x
+    if not core.is_array_like(x):
+        raise TypeError(f"vjp: expected an array cotangent at {path or 'the output'}, got "
+                        f"{type(x).__name__}.")
+    aval = core.get_aval(x)
+    if aval.shape != expected.shape:
+        raise ValueError(f"vjp: expected a cotangent of shape {expected.shape} at "
+                         f"{path or 'the output'}, got shape {aval.shape}.")
+    if aval.dtype != expected.dtype and not (aval.weak_type and aval.dtype.kind in "iufc"):
+        raise TypeError(f"vjp: expected a cotangent of dtype {expected.dtype.name} at "
+                        f"{path or 'the output'}, got {aval.dtype.name}.")
+    if aval.dtype != expected.dtype:
+        from functrace.lax.elementwise import convert_element_type
+
+        x = convert_element_type(x, expected.dtype)
+    return x
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
+
+    >>> import functrace as ft, numpy as np
+    >>> out, f_vjp = ft.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
+    >>> f_vjp(np.array([1.0, 1.0]))
+    (array([2., 2.]),)
+    """
+    leaves, in_tree = tree_flatten(primals)
+    for x in leaves:
+        _check_array_leaf("vjp", x, "")
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*flat: Any) -> Any:
+        res = fun(*tree_unflatten(in_tree, flat))
+        out, aux = res if has_aux else (res, None)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return (out_leaves, aux) if has_aux else out_leaves
+
+    mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
+    outs, lin, aux = ad.linearize_flat(flat_fun, leaves, mask,
+                                       origin=f"vjp of {describe_fun(fun)}", has_aux=has_aux)
+    out_tree = out_tree_box[-1]
+    out_avals = [ad.tangent_aval(core.get_aval(o)) for o in outs]
+
+    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+        ct_leaves_paths, ct_tree = tree_flatten_with_path(ct)
+        if ct_tree != out_tree:
+            raise ValueError(structure_mismatch_message(out_tree, ct, "vjp cotangent"))
+        ct_leaves = [_check_ct_leaf(x, a, keystr(p))
+                     for (p, x), a in zip(ct_leaves_paths, out_avals)]
+        cts = lin.transpose(ct_leaves)
+        return tuple(tree_unflatten(in_tree, [_from_ct(c, p) for c, p in zip(cts, leaves)]))
+
+    out = tree_unflatten(out_tree, [_output(o) for o in outs])
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any]:
+    out = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        pa = core.get_aval(p)
+        if type(t) is ad.Zero:
+            out.append(t)
+            continue
+        if not core.is_array_like(t):
+            raise TypeError(f"jvp: expected an array tangent for primal leaf {i}, got "
+                            f"{type(t).__name__}.")
+        ta = core.get_aval(t)
+        expected = dtypes.tangent_dtype(pa.dtype)
+        if ta.shape != pa.shape:
+            raise ValueError(f"jvp: expected tangent leaf {i} of shape {pa.shape} (the "
+                             f"primal's shape), got shape {ta.shape}.")
+        if expected == dtypes.float0:
+            out.append(ad.Zero(ad.tangent_aval(pa)))
+            continue
+        if ta.dtype != expected and not ta.weak_type and not pa.weak_type:
+            raise TypeError(f"jvp: expected tangent leaf {i} of dtype {expected.name} (the "
+                            f"primal's dtype), got {ta.dtype.name}.")
+        out.append(t)
+    return out
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> Any:
+    """Forward mode: ``(fun(*primals), J @ tangents)``.
+
+    >>> import functrace as ft
+    >>> ft.jvp(lambda x: x ** 3, (2.0,), (1.0,))
+    (8.0, 12.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(f"jvp: expected primals and tangents as tuples or lists, got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ValueError(structure_mismatch_message(p_tree, tuple(tangents), "jvp tangents"))
+    t_leaves = _check_tangents(p_leaves, t_leaves)
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*flat: Any) -> Any:
+        res = fun(*tree_unflatten(p_tree, flat))
+        out, aux = res if has_aux else (res, None)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return (out_leaves, aux) if has_aux else out_leaves
+
+    res = ad.jvp_flat(flat_fun, p_leaves, t_leaves, origin=f"jvp of {describe_fun(fun)}",
+                      has_aux=has_aux)
+    outs, t_outs = res[0], res[1]
+    out_tree = out_tree_box[-1]
+    primal_out = tree_unflatten(out_tree, [_output(o) for o in outs])
+    tangent_out = tree_unflatten(out_tree, [_from_ct(t, p) for t, p in zip(t_outs, outs)])
+    return (primal_out, tangent_out, res[2]) if has_aux else (primal_out, tangent_out)
+
+
+def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the recorded
+    linear map (the primal computation is not repeated)."""
+    leaves, in_tree = tree_flatten(primals)
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*flat: Any) -> Any:
+        out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, flat)))
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
+    outs, lin, _ = ad.linearize_flat(flat_fun, leaves, mask,
+                                     origin=f"linearize of {describe_fun(fun)}")
+    out_tree = out_tree_box[-1]
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tangents)
+        if t_tree != in_tree:
+            raise ValueError(structure_mismatch_message(in_tree, tangents, "linearize tangents"))
+        t_leaves = _check_tangents(leaves, t_leaves)
+        return tree_unflatten(out_tree, [_output(t) for t in lin.forward(t_leaves)])
+
+    return tree_unflatten(out_tree, [_output(o) for o in outs]), f_jvp
+
+
+# ---------------------------------------------------------------------------
+# Jacobians and Hessians
+# ---------------------------------------------------------------------------
+
+
+def _std_basis(x: Any) -> np.ndarray:
+    aval = core.get_aval(x)
+    n = aval.size
+    return np.eye(n, dtype=aval.dtype).reshape((n, *aval.shape))
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian by forward mode, one JVP per input element; shape ``out + in``."""
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def jac_f(*args: Any) -> Any:
+        from functrace import numpy as fnp
+
+        nums = _normalize_argnums("jacfwd", argnums, len(args))
+        diff, merge = _split_args(args, nums)
+        leaves, tree = tree_flatten(diff)
+        _diff_mask("jacfwd", leaves, False)
+        out = fun(*args)
+        out_leaves, out_tree = tree_flatten(out)
+        # columns[i][k]: derivative of output leaf k along basis vector of input leaf i
+        per_input = []
+        for i, x in enumerate(leaves):
+            basis = _std_basis(x)
+            cols = []
+            for b in basis:
+                tangents = [b if j == i else ad.Zero(ad.tangent_aval(core.get_aval(y)))
+                            for j, y in enumerate(leaves)]
+                _, t_out = ad.jvp_flat(
+                    lambda *fl: tree_flatten(fun(*merge(tree_unflatten(tree, fl))))[0],
+                    leaves, tangents, origin=f"jacfwd of {describe_fun(fun)}")
+                cols.append([ad.instantiate(t) for t in t_out])
+            in_shape = core.get_aval(x).shape
+            jac_k = []
+            for k, o in enumerate(out_leaves):
+                o_shape = core.get_aval(o).shape
+                stacked = fnp.stack([c[k] for c in cols], axis=-1) if cols else \
+                    np.zeros((*o_shape, 0))
+                jac_k.append(_output(fnp.reshape(stacked, (*o_shape, *in_shape))))
+            per_input.append(jac_k)
+        return _assemble_jacobian(per_input, tree, out_tree, single)
+
+    return jac_f
+
+
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian by reverse mode, one VJP per output element; shape ``out + in``."""
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def jac_f(*args: Any) -> Any:
+        from functrace import numpy as fnp
+
+        nums = _normalize_argnums("jacrev", argnums, len(args))
+        diff, merge = _split_args(args, nums)
+        leaves, tree = tree_flatten(diff)
+        mask = _diff_mask("jacrev", leaves, False)
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*fl: Any) -> Any:
+            o, ot = tree_flatten(fun(*merge(tree_unflatten(tree, fl))))
+            out_tree_box.append(ot)
+            return o
+
+        outs, lin, _ = ad.linearize_flat(flat_fun, leaves, mask,
+                                         origin=f"jacrev of {describe_fun(fun)}")
+        out_tree = out_tree_box[-1]
+        rows_per_out = []
+        for k, o in enumerate(outs):
+            o_aval = core.get_aval(o)
+            rows = []
+            for b in _std_basis(o):
+                cts = [b if j == k else ad.Zero(ad.tangent_aval(core.get_aval(y)))
+                       for j, y in enumerate(outs)]
+                rows.append([ad.instantiate(c) for c in lin.transpose(cts)])
+            rows_per_out.append((o_aval.shape, rows))
+        per_input = []
+        for i, x in enumerate(leaves):
+            in_shape = core.get_aval(x).shape
+            jac_k = []
+            for o_shape, rows in rows_per_out:
+                stacked = fnp.stack([r[i] for r in rows], axis=0) if rows else \
+                    np.zeros((0, *in_shape))
+                jac_k.append(_output(fnp.reshape(stacked, (*o_shape, *in_shape))))
+            per_input.append(jac_k)
+        return _assemble_jacobian(per_input, tree, out_tree, single)
+
+    return jac_f
+
+
+def _assemble_jacobian(per_input: list[list[Any]], in_tree: Any, out_tree: Any,
+                       single: bool) -> Any:
+    # Result structure: out_tree of (in_tree of arrays), like JAX.
+    n_out = out_tree.num_leaves
+    by_out = []
+    for k in range(n_out):
+        in_struct = tree_unflatten(in_tree, [per_input[i][k] for i in range(len(per_input))])
+        by_out.append(in_struct[0] if single else in_struct)
+    return tree_unflatten(out_tree, by_out)
+
+
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Hessian, ``jacfwd(jacrev(fun))``."""
+    return jacfwd(jacrev(fun, argnums), argnums)
+
+
+# ---------------------------------------------------------------------------
+# make_jaxpr and eval_shape
+# ---------------------------------------------------------------------------
+
+
+def _arg_names(fun: Callable[..., Any], args: tuple[Any, ...]) -> list[str]:
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, a in enumerate(args):
+        base = params[i] if i < len(params) else f"args[{i}]"
+        for path, _ in tree_flatten_with_path(a)[0]:
+            names.append(base + keystr(path))
+    return names
+
+
+def _abstractify(fname: str, leaves: Sequence[Any]) -> list[core.ShapedArray]:
+    out = []
+    for x in leaves:
+        try:
+            aval = core.get_aval(x)
+        except TypeError:
+            raise TypeError(
+                f"{fname}: expected arrays or scalars as arguments, got {type(x).__name__}. "
+                f"Mark the argument static (static_argnums) if it is not array data."
+            ) from None
+        out.append(core.ShapedArray(aval.shape, aval.dtype, aval.weak_type))
+    return out
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
+               ) -> Callable[..., ClosedJaxpr]:
+    """A function returning the IR of ``fun`` traced on its arguments' shapes and dtypes.
+
+    >>> import functrace as ft, numpy as np
+    >>> print(ft.make_jaxpr(lambda x: (x * x).sum())(np.ones(3)))
+    { lambda ; a:f64[3]. let
+        b:f64[3] = mul a a
+        c:f64[] = reduce_sum[axes=(0,)] b
+      in (c,) }
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def make_jaxpr_f(*args: Any) -> ClosedJaxpr:
+        nums = set(_normalize_argnums("make_jaxpr", static, len(args))) if static else set()
+        dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+        leaves, in_tree = tree_flatten(dyn)
+        names = [n for i, n in enumerate(_arg_names(fun, args))] if not nums else None
+
+        def flat_fun(*flat: Any) -> list[Any]:
+            it = iter(tree_unflatten(in_tree, flat))
+            full = [a if i in nums else next(it) for i, a in enumerate(args)]
+            return tree_flatten(fun(*full))[0]
+
+        closed, _ = trace_to_jaxpr(flat_fun, _abstractify("make_jaxpr", leaves),
+                                   origin=f"make_jaxpr of {describe_fun(fun)}",
+                                   arg_names=names)
+        return closed
+
+    return make_jaxpr_f
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any) -> Any:
+    """The output shapes and dtypes of ``fun(*args)`` as ShapedArrays, without computing."""
+    leaves, in_tree = tree_flatten(args)
+    box: list[Any] = []
+
+    def flat_fun(*flat: Any) -> list[Any]:
+        out, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, flat)))
+        box.append(out_tree)
+        return out
+
+    closed, _ = trace_to_jaxpr(flat_fun, _abstractify("eval_shape", leaves),
+                               origin=f"eval_shape of {describe_fun(fun)}")
+    return tree_unflatten(box[-1], closed.out_avals)
+
+
+# ---------------------------------------------------------------------------
+# Gradient control
+# ---------------------------------------------------------------------------
+
+
+def stop_gradient(x: Any) -> Any:
+    """Identity on a pytree of arrays whose derivative is zero (PyTorch's ``detach``).
+
+    >>> import functrace as ft
+    >>> ft.grad(lambda x: x * ft.stop_gradient(x))(3.0)
+    3.0
+    """
+    from functrace.lax.elementwise import stop_gradient as sg
+
+    return tree_map(lambda v: sg(v) if isinstance(v, Tracer) else v, x)
+
+
+__all__ = [
+    "eval_shape",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "make_jaxpr",
+    "stop_gradient",
+    "tree_structure",
+    "value_and_grad",
+    "vjp",
+]

@@ -1,0 +1,436 @@
+"""The core of functrace: abstract values, primitives, traces, tracers and ``bind``.
+
+Design (Autodidax's *level* design). Every active transformation is a
+:class:`Trace` on a global stack; its position is its ``level``. The evaluation
+trace sits at level 0 and runs primitives on NumPy values. A tracer belongs to
+exactly one trace. When a primitive is bound, the trace with the highest level
+among the arguments' traces handles it (``find_top_trace``); arguments from
+lower levels are *lifted* into it, so nested transforms never confuse each
+other's values (no perturbation confusion). Tracing for ``jit`` and
+``make_jaxpr`` installs a *dynamic* trace that also catches operations whose
+inputs are all plain constants.
+
+A trace is finished when its transform returns; a tracer of a finished trace
+that shows up again is a leak and raises :class:`UnexpectedTracerError` saying
+which transform of which function created it.
+
+``core`` holds two rule tables, ``impl_rules`` (NumPy evaluation) and
+``abstract_eval_rules`` (shape and dtype); every other interpreter keeps its
+own table in its own module. ``core`` never imports an interpreter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import dtypes
+from functrace.errors import (
+    ConcretizationError,
+    TracerArrayConversionError,
+    TracerAssignmentError,
+    UnexpectedTracerError,
+)
+
+# ---------------------------------------------------------------------------
+# Abstract values
+# ---------------------------------------------------------------------------
+
+
+class ShapedArray:
+    """The abstract value of an array: a shape, a dtype and a weak-type flag."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+    array_abstraction_level = 1
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, weak_type: bool = False) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape: tuple[int, ...] | None = None, dtype: np.dtype | None = None,
+               weak_type: bool | None = None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def str_short(self) -> str:
+        return f"{dtypes.short_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def same_type(self, other: ShapedArray) -> bool:
+        """Equal shape and dtype (weak types are compatible with strong ones)."""
+        return self.shape == other.shape and self.dtype == other.dtype
+
+
+_PY_SCALARS = {
+    float: (np.dtype(np.float64), True),
+    int: (np.dtype(np.int64), True),
+    bool: (np.dtype(np.bool_), False),
+    complex: (np.dtype(np.complex128), True),
+}
+
+
+def get_aval(x: Any) -> ShapedArray:
+    """The abstract value of a tracer, NumPy array, NumPy scalar or Python scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    t = type(x)
+    if t is np.ndarray:
+        return ShapedArray(x.shape, x.dtype)
+    scalar = _PY_SCALARS.get(t)
+    if scalar is not None:
+        return ShapedArray((), scalar[0], scalar[1])
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), x.dtype)
+    if isinstance(x, (bool, int, float, complex)):
+        return get_aval(t.__mro__[1](x) if t not in _PY_SCALARS else x)
+    raise TypeError(
+        f"functrace: expected an array, a NumPy scalar or a Python scalar, got "
+        f"{t.__name__} ({x!r:.80}). Convert it with numpy.asarray, or mark the argument "
+        f"static (static_argnums) if it is configuration rather than data."
+    )
+
+
+def is_array_like(x: Any) -> bool:
+    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
+
+
+# ---------------------------------------------------------------------------
+# Primitives
+# ---------------------------------------------------------------------------
+
+# Rule tables owned by core. Other interpreters own theirs.
+impl_rules: dict[Primitive, Callable[..., Any]] = {}
+abstract_eval_rules: dict[Primitive, Callable[..., Any]] = {}
+
+
+class Primitive:
+    """A named operation. ``bind(*arrays, **params)``: arrays positional, params hashable."""
+
+    __slots__ = ("name", "multiple_results", "__weakref__")
+
+    def __init__(self, name: str, multiple_results: bool = False) -> None:
+        self.name = name
+        self.multiple_results = multiple_results
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        top = _dynamic
+        for a in args:
+            if isinstance(a, Tracer):
+                t = a._trace
+                if t.finished:
+                    raise _leaked_error(t, f"an input to '{self.name}'")
+                if t.level > top.level:
+                    top = t
+        if top is _base:
+            return impl_rules[self](*args, **params)
+        tracers = [top.full_raise(a) for a in args]
+        out = top.process_primitive(self, tracers, params)
+        if self.multiple_results:
+            return [o.full_lower() if isinstance(o, Tracer) else o for o in out]
+        return out.full_lower() if isinstance(out, Tracer) else out
+
+
+# ---------------------------------------------------------------------------
+# Traces and tracers
+# ---------------------------------------------------------------------------
+
+
+class Trace:
+    """One active transformation. Subclasses implement pure/lift/process_primitive."""
+
+    __slots__ = ("level", "finished", "origin")
+
+    def __init__(self, level: int, origin: str = "") -> None:
+        self.level = level
+        self.finished = False
+        # What created this trace, for leak and concretization messages,
+        # e.g. "jit of 'loss' (train.py:12)".
+        self.origin = origin
+
+    def pure(self, val: Any) -> Tracer:
+        raise NotImplementedError
+
+    def lift(self, val: Tracer) -> Tracer:
+        return self.pure(val)
+
+    def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        raise NotImplementedError
+
+    def full_raise(self, val: Any) -> Any:
+        if not isinstance(val, Tracer):
+            return self.pure(val)
+        t = val._trace
+        if t is self:
+            return val
+        if t.finished:
+            raise _leaked_error(t, "a value")
+        if t.level < self.level:
+            return self.lift(val)
+        raise UnexpectedTracerError(
+            f"{self.origin or 'functrace'}: expected values of this transformation or of an "
+            f"enclosing one, got a tracer of {t.origin or 'another transformation'} at the same "
+            f"or a deeper level. A tracer was passed between independent transformations, "
+            f"e.g. stored in a global or a closure; pass values explicitly as arguments."
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(level={self.level}, {self.origin})"
+
+
+class EvalTrace(Trace):
+    """Level 0: run primitives on NumPy values."""
+
+    __slots__ = ()
+
+    def pure(self, val: Any) -> Any:
+        return val
+
+    lift = pure
+
+    def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        return impl_rules[primitive](*tracers, **params)
+
+
+_base: Trace = EvalTrace(0, "eval")
+trace_stack: list[Trace] = [_base]
+_dynamic: Trace = _base  # the trace that catches ops on constants (jit / make_jaxpr)
+
+
+def _leaked_error(trace: Trace, what: str) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"functrace: expected concrete arrays or tracers of an active transformation, got "
+        f"{what} that is a tracer created by {trace.origin or 'a transformation'}, which has "
+        f"already returned. The tracer leaked out, e.g. through a global, a list or `self` "
+        f"attribute. Return the value from the transformed function instead of storing it."
+    )
+
+
+@contextlib.contextmanager
+def new_trace(trace_type: type[Trace], *args: Any, origin: str = "",
+              dynamic: bool = False) -> Iterator[Any]:
+    """Push a new trace of ``trace_type`` on the stack for the duration of the block."""
+    global _dynamic
+    trace = trace_type(len(trace_stack), *args)
+    trace.origin = origin
+    trace_stack.append(trace)
+    prev_dynamic = _dynamic
+    if dynamic:
+        _dynamic = trace
+    try:
+        yield trace
+    finally:
+        trace.finished = True
+        _dynamic = prev_dynamic
+        trace_stack.pop()
+
+
+@contextlib.contextmanager
+def new_base_trace() -> Iterator[None]:
+    """Temporarily hide the dynamic trace (used by ``ensure_compile_time_eval``)."""
+    global _dynamic
+    prev = _dynamic
+    _dynamic = _base
+    try:
+        yield
+    finally:
+        _dynamic = prev
+
+
+def current_level() -> int:
+    return len(trace_stack) - 1
+
+
+def describe_fun(fun: Any) -> str:
+    """``'name' (file:line)`` for messages about a user function."""
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        inner = getattr(fun, "__wrapped__", None) or getattr(fun, "func", None)
+        code = getattr(inner, "__code__", None)
+    if code is not None:
+        return f"'{name}' ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
+    return f"'{name}'"
+
+
+class Tracer:
+    """Stands in for an array during a traced call.
+
+    The NumPy-style operators and methods (``+``, ``@``, ``.sum()``, indexing,
+    ``.at[]``) are attached by ``functrace.numpy`` so that ``core`` does not
+    depend on the NumPy layer.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def full_lower(self) -> Any:
+        return self
+
+    # -- concrete values -------------------------------------------------
+    def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
+        """The NumPy value this tracer stands for, or a ConcretizationError."""
+        raise ConcretizationError(
+            f"{self._trace.origin or 'functrace'}: expected a concrete value for {why}, got an "
+            f"abstract tracer {self.aval.str_short()}. Its value is not known while tracing."
+        )
+
+    def __bool__(self) -> bool:
+        val = self.to_concrete_value("bool(); Python `if`/`while` on a traced value")
+        if val.size != 1:
+            raise ValueError(
+                f"bool(): expected an array with one element, got shape {val.shape}. "
+                f"Use .any() or .all()."
+            )
+        return bool(val)
+
+    def __int__(self) -> int:
+        return int(self.to_concrete_value("int()"))
+
+    def __float__(self) -> float:
+        return float(self.to_concrete_value("float()"))
+
+    def __complex__(self) -> complex:
+        return complex(self.to_concrete_value("complex()"))
+
+    def __index__(self) -> int:
+        if not dtypes.is_integer(self.dtype) and not dtypes.is_bool(self.dtype):
+            raise TypeError(
+                f"__index__: expected an integer array, got {self.aval.str_short()}."
+            )
+        return int(self.to_concrete_value("use as a Python index (__index__)"))
+
+    def item(self, *args: Any) -> Any:
+        return self.to_concrete_value("item()").item(*args)
+
+    def tolist(self) -> Any:
+        return self.to_concrete_value("tolist()").tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TracerArrayConversionError(
+            f"numpy.asarray: expected a concrete array, got a functrace tracer "
+            f"{self.aval.str_short()} inside {self._trace.origin or 'a transformation'}. "
+            f"NumPy functions cannot see through tracers (that would silently drop the "
+            f"derivative); use the same function from functrace.numpy instead."
+        )
+
+    def __setitem__(self, idx: Any, val: Any) -> None:
+        raise TracerAssignmentError(
+            f"__setitem__: expected no in-place assignment on a traced array, got "
+            f"x[{idx!r}] = ... on {self.aval.str_short()}. functrace arrays are immutable "
+            f"under transformations: use x = x.at[idx].set(value) (or .add/.mul/.min/.max)."
+        )
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len(): expected an array with at least one axis, got a 0-d array.")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.shape:
+            raise TypeError("iter(): expected an array with at least one axis, got a 0-d array.")
+        return (self[i] for i in range(self.shape[0]))  # type: ignore[index]
+
+    def __hash__(self) -> int:
+        raise TypeError(
+            f"hash(): expected a hashable value, got a tracer {self.aval.str_short()}. "
+            f"Arrays are not hashable; for a jit static argument pass a Python value."
+        )
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("pickle: expected a concrete array, got a tracer.")
+
+
+def concrete_or_none(x: Any) -> np.ndarray | None:
+    """The NumPy value of ``x`` if it is known now (not abstract), else None."""
+    if not isinstance(x, Tracer):
+        return np.asarray(x)
+    try:
+        return x.to_concrete_value()
+    except ConcretizationError:
+        return None
+
+
+def full_lower(x: Any) -> Any:
+    return x.full_lower() if isinstance(x, Tracer) else x
+
+
+def avals_of(xs: Sequence[Any]) -> list[ShapedArray]:
+    return [get_aval(x) for x in xs]
+
+
+__all__ = [
+    "EvalTrace",
+    "Primitive",
+    "ShapedArray",
+    "Trace",
+    "Tracer",
+    "abstract_eval_rules",
+    "concrete_or_none",
+    "current_level",
+    "describe_fun",
+    "get_aval",
+    "impl_rules",
+    "new_trace",
+    "trace_stack",
+]

@@ -1,0 +1,113 @@
+"""Dtypes and NumPy 2 type promotion with weak Python scalars.
+
+Python scalars (``2``, ``2.0``) are *weak*: they take the dtype of the array
+they meet, so ``float32_array * 2.0`` stays float32, exactly as in NumPy 2
+(NEP 50). A value is weak only while every value it was computed from was weak.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+# The tangent type of integer and boolean values (as in JAX): a dtype with no data.
+float0 = np.dtype([("float0", np.void, 0)])
+
+_SHORT = {
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool": "bool",
+    "complex64": "c64",
+    "complex128": "c128",
+}
+
+# The stand-in values np.result_type treats as weak (Python scalars).
+_WEAK_PROXY = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """Short dtype name used in the IR text (``f64``, ``i32``, ``bool``)."""
+    if dtype == float0:
+        return "float0"
+    return _SHORT.get(dtype.name, dtype.name)
+
+
+def python_scalar_dtype(x: object) -> np.dtype:
+    """The dtype NumPy gives a Python scalar on its own."""
+    if isinstance(x, bool):
+        return np.dtype(bool)
+    if isinstance(x, int):
+        return np.dtype(np.int64)
+    if isinstance(x, float):
+        return np.dtype(np.float64)
+    if isinstance(x, complex):
+        return np.dtype(np.complex128)
+    raise TypeError(f"python_scalar_dtype: expected a Python scalar, got {type(x).__name__}.")
+
+
+@lru_cache(maxsize=4096)
+def promote(*dtype_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """Result dtype and weakness of combining ``(dtype, weak)`` pairs (NumPy 2 rules)."""
+    if all(w for _, w in dtype_weak):
+        dtype = np.result_type(*[d for d, _ in dtype_weak])
+        return dtype, True
+    args = [_WEAK_PROXY[d.kind] if w else d for d, w in dtype_weak]
+    return np.result_type(*args), False
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f"
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    return dtype.kind in "fc"
+
+
+def is_integer(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def is_bool(dtype: np.dtype) -> bool:
+    return dtype.kind == "b"
+
+
+def is_differentiable(dtype: np.dtype) -> bool:
+    """Whether values of ``dtype`` carry real-valued tangents."""
+    return dtype.kind in "fc"
+
+
+def tangent_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a tangent of a value of ``dtype`` (float0 for ints and bools)."""
+    return dtype if dtype.kind in "fc" else float0
+
+
+def to_inexact(dtype: np.dtype) -> np.dtype:
+    """The float dtype NumPy computes ``sin``/``mean``/``/`` in for ``dtype``."""
+    if dtype.kind in "fc":
+        return dtype
+    return np.dtype(np.float64)
+
+
+__all__ = [
+    "float0",
+    "is_bool",
+    "is_differentiable",
+    "is_float",
+    "is_inexact",
+    "is_integer",
+    "promote",
+    "python_scalar_dtype",
+    "short_name",
+    "tangent_dtype",
+    "to_inexact",
+]

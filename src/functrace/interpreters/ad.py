@@ -1,0 +1,452 @@
+"""Automatic differentiation: forward mode (JVP), linearization and transposition.
+
+Forward mode carries a (primal, tangent) pair through every primitive with the
+primitive's JVP rule. Tangents may be the symbolic :class:`Zero`, so inputs that
+are not differentiated cost nothing.
+
+Reverse mode is *linearize + transpose*. ``linearize_flat`` runs the JVP with
+tangents that are staged into a jaxpr (a ``StagingTrace`` one level below the
+JVP trace) while the primal computation runs for real below both. The recorded
+jaxpr is linear in the tangent inputs; ``backward_pass`` walks it backwards with
+the transpose rules of the linear primitives. Every rule is written with
+primitives, so the backward pass can itself be traced: ``grad(grad(f))``,
+``jvp(grad(f))`` and ``jit(grad(f))`` all work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.core import Primitive, ShapedArray, Trace, Tracer
+from functrace.errors import MissingRuleError
+from functrace.interpreters.staging import JaxprBuilder, StagingTrace, StagingTracer
+from functrace.ir import Jaxpr, Literal, Var
+
+# Rule tables owned by this interpreter.
+#   jvp_rules[p](primals, tangents, **params) -> (primal_out, tangent_out)
+#   transpose_rules[p](ct, *invals, **params) -> cotangent per input (None if non-linear)
+jvp_rules: dict[Primitive, Callable[..., Any]] = {}
+transpose_rules: dict[Primitive, Callable[..., Any]] = {}
+# Primitives that are linear in (some of) their array inputs need a transpose rule.
+linear_primitives: set[Primitive] = set()
+
+
+# ---------------------------------------------------------------------------
+# Symbolic zeros and tangent arithmetic
+# ---------------------------------------------------------------------------
+
+
+class Zero:
+    """A symbolic zero tangent/cotangent of the given (tangent) abstract value."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @staticmethod
+    def from_primal(x: Any) -> Zero:
+        return Zero(tangent_aval(core.get_aval(x)))
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval.str_short()})"
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type)
+
+
+def zeros_like_aval(aval: ShapedArray) -> np.ndarray:
+    return np.zeros(aval.shape, aval.dtype)
+
+
+def instantiate(t: Any) -> Any:
+    """A concrete array for a tangent that may be the symbolic Zero."""
+    return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+add_any_p = Primitive("add_any")
+"""Adds two tangents/cotangents of the same type (fan-out accumulation)."""
+
+
+def add_tangents(x: Any, y: Any) -> Any:
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return add_any_p.bind(x, y)
+
+
+def _add_any_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    if not x.same_type(y):
+        raise ValueError(f"add_any: expected equal types, got {x.str_short()} and "
+                         f"{y.str_short()}.")
+    return x.update(weak_type=x.weak_type and y.weak_type)
+
+
+def _add_any_impl(x: Any, y: Any) -> Any:
+    if getattr(x, "dtype", None) == dtypes.float0:
+        return x
+    return np.add(x, y)
+
+
+core.impl_rules[add_any_p] = _add_any_impl
+core.abstract_eval_rules[add_any_p] = _add_any_abstract_eval
+
+
+def _add_any_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    return add_any_p.bind(*primals), add_tangents(*tangents)
+
+
+jvp_rules[add_any_p] = _add_any_jvp
+transpose_rules[add_any_p] = lambda ct, x, y: [ct, ct]
+linear_primitives.add(add_any_p)
+
+
+# ---------------------------------------------------------------------------
+# Forward mode
+# ---------------------------------------------------------------------------
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return core.get_aval(self.primal)
+
+    def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
+        p = self.primal
+        return p.to_concrete_value(why) if isinstance(p, Tracer) else np.asarray(p)
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val: Any) -> JVPTracer:
+        return JVPTracer(self, val, Zero(tangent_aval(core.get_aval(val))))
+
+    lift = pure
+
+    def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(type(t) is Zero for t in tangents):
+            out = primitive.bind(*primals, **params)
+            if primitive.multiple_results:
+                return [JVPTracer(self, o, Zero.from_primal(o)) for o in out]
+            return JVPTracer(self, out, Zero.from_primal(out))
+        rule = jvp_rules.get(primitive)
+        if rule is None:
+            raise MissingRuleError(primitive.name, "jvp (forward and reverse mode)",
+                                   "jvp_rules", "functrace/lax")
+        primal_out, tangent_out = rule(primals, tangents, **params)
+        if primitive.multiple_results:
+            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
+        return JVPTracer(self, primal_out, tangent_out)
+
+
+def jvp_flat(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], *,
+             origin: str = "jvp", has_aux: bool = False) -> Any:
+    """Forward mode on flat lists. Tangents may be :class:`Zero`.
+
+    Returns ``(primals_out, tangents_out)``, plus ``aux`` with ``has_aux``.
+    """
+    with core.new_trace(JVPTrace, origin=origin) as trace:
+        tracers_in = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        res = fun(*tracers_in)
+        if has_aux:
+            res, aux = res
+            aux = strip_tracers(aux, trace)
+        outs = [trace.full_raise(o) for o in res]
+        out = [t.primal for t in outs], [t.tangent for t in outs]
+        return (*out, aux) if has_aux else out
+
+
+# ---------------------------------------------------------------------------
+# Rule helpers (used in each primitive's block in functrace.lax)
+# ---------------------------------------------------------------------------
+
+
+def defjvp(primitive: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
+    """JVP from one function per input: ``fn(g, *primals, **params)`` is that input's
+    contribution to the output tangent; ``None`` marks a non-differentiable input."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        out = primitive.bind(*primals, **params)
+        t_out: Any = None
+        for fn, g in zip(jvp_fns, tangents):
+            if fn is not None and type(g) is not Zero:
+                t = fn(g, *primals, **params)
+                t_out = t if t_out is None else add_tangents(t_out, t)
+        return out, (Zero.from_primal(out) if t_out is None else t_out)
+
+    jvp_rules[primitive] = rule
+
+
+def defjvp2(primitive: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
+    """Like :func:`defjvp` but each ``fn(g, ans, *primals, **params)`` also gets the output."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        out = primitive.bind(*primals, **params)
+        t_out: Any = None
+        for fn, g in zip(jvp_fns, tangents):
+            if fn is not None and type(g) is not Zero:
+                t = fn(g, out, *primals, **params)
+                t_out = t if t_out is None else add_tangents(t_out, t)
+        return out, (Zero.from_primal(out) if t_out is None else t_out)
+
+    jvp_rules[primitive] = rule
+
+
+def defjvp_zero(primitive: Primitive) -> None:
+    """The output does not depend differentiably on the inputs (comparisons, floor, ...)."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        out = primitive.bind(*primals, **params)
+        if primitive.multiple_results:
+            return out, [Zero.from_primal(o) for o in out]
+        return out, Zero.from_primal(out)
+
+    jvp_rules[primitive] = rule
+
+
+def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
+    """A primitive linear in all its array inputs: its JVP is itself applied to tangents."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        out = primitive.bind(*primals, **params)
+        return out, primitive.bind(*[instantiate(t) for t in tangents], **params)
+
+    jvp_rules[primitive] = rule
+    transpose_rules[primitive] = transpose_rule
+    linear_primitives.add(primitive)
+
+
+def deflinear_in(primitive: Primitive, argnums: tuple[int, ...],
+                 transpose_rule: Callable[..., Any]) -> None:
+    """Linear in the inputs ``argnums``; the others (indices, predicates) are not
+    differentiated. The JVP applies the primitive to the tangents of ``argnums`` and
+    the primals of the rest."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        out = primitive.bind(*primals, **params)
+        if all(type(tangents[i]) is Zero for i in argnums):
+            return out, Zero.from_primal(out)
+        args = [instantiate(tangents[i]) if i in argnums else p for i, p in enumerate(primals)]
+        return out, primitive.bind(*args, **params)
+
+    jvp_rules[primitive] = rule
+    transpose_rules[primitive] = transpose_rule
+    linear_primitives.add(primitive)
+
+
+def defbilinear(primitive: Primitive, lhs_transpose: Callable[..., Any],
+                rhs_transpose: Callable[..., Any]) -> None:
+    """``primitive(x, y)`` linear in each argument separately (mul, dot_general).
+
+    ``lhs_transpose(ct, y, x_aval, **params)`` gives the cotangent of x, and
+    ``rhs_transpose(ct, x, y_aval, **params)`` that of y.
+    """
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        x, y = primals
+        gx, gy = tangents
+        out = primitive.bind(x, y, **params)
+        t: Any = Zero.from_primal(out)
+        if type(gx) is not Zero:
+            t = primitive.bind(gx, y, **params)
+        if type(gy) is not Zero:
+            t = add_tangents(t, primitive.bind(x, gy, **params))
+        return out, t
+
+    def transpose(ct: Any, x: Any, y: Any, **params: Any) -> list[Any]:
+        if isinstance(x, UndefPrimal) and isinstance(y, UndefPrimal):
+            raise ValueError(f"{primitive.name} transpose: both operands are linear (a "
+                             f"non-linear use of tangents in a JVP rule).")
+        if isinstance(x, UndefPrimal):
+            return [lhs_transpose(ct, y, x.aval, **params), None]
+        return [None, rhs_transpose(ct, x, y.aval, **params)]
+
+    jvp_rules[primitive] = rule
+    transpose_rules[primitive] = transpose
+    linear_primitives.add(primitive)
+
+
+# ---------------------------------------------------------------------------
+# Linearize and transpose
+# ---------------------------------------------------------------------------
+
+
+class UndefPrimal:
+    """Marks a linear input of an equation during transposition (its value is the
+    unknown the cotangent flows to)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefPrimal({self.aval.str_short()})"
+
+
+def is_undefined_primal(x: Any) -> bool:
+    return type(x) is UndefPrimal
+
+
+class LinearFunction:
+    """The linear map recorded by :func:`linearize_flat`: a tangent jaxpr plus constants.
+
+    ``in_avals``: tangent types of the inputs (entries None for inputs that were not
+    differentiated); ``out_zero``: outputs whose tangent is identically zero.
+    """
+
+    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals", "out_zero", "in_mask")
+
+    def __init__(self, jaxpr: Jaxpr, consts: list[Any], in_avals: list[ShapedArray],
+                 out_avals: list[ShapedArray], out_zero: list[bool], in_mask: list[bool]):
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.out_zero = out_zero
+        self.in_mask = in_mask
+
+    def transpose(self, cts_out: Sequence[Any]) -> list[Any]:
+        """Cotangents of the inputs (Zero for undifferentiated or unreached ones)."""
+        live_cts = [ct for ct, z in zip(cts_out, self.out_zero) if not z]
+        cts_in = backward_pass(self.jaxpr, self.consts, live_cts)
+        it = iter(cts_in)
+        return [next(it) if m else Zero(a) for m, a in zip(self.in_mask, self.in_avals)]
+
+    def forward(self, tangents_in: Sequence[Any]) -> list[Any]:
+        """Apply the linear map to input tangents (for ``linearize``)."""
+        from functrace.ir import eval_jaxpr
+
+        args = [instantiate(t) for t, m in zip(tangents_in, self.in_mask) if m]
+        outs = iter(eval_jaxpr(self.jaxpr, self.consts, args))
+        return [zeros_like_aval(a) if z else next(outs)
+                for a, z in zip(self.out_avals, self.out_zero)]
+
+
+def linearize_flat(fun: Callable[..., Any], primals: Sequence[Any],
+                   diff_mask: Sequence[bool] | None = None, *, origin: str = "linearize",
+                   has_aux: bool = False) -> tuple[list[Any], LinearFunction, Any]:
+    """Run ``fun`` on ``primals`` and record its linearization.
+
+    Returns ``(primals_out, linear_function, aux)``. With ``has_aux``, ``fun`` returns
+    ``(outs, aux)`` and aux comes back with this trace's tracers replaced by primals.
+    """
+    builder = JaxprBuilder()
+    avals = [core.get_aval(p) for p in primals]
+    mask = [True] * len(primals) if diff_mask is None else list(diff_mask)
+    t_avals = [tangent_aval(a) for a in avals]
+    with core.new_trace(StagingTrace, builder, origin=f"{origin} (tangents)") as ltrace:
+        tangents_in: list[Any] = [
+            ltrace.new_arg(ta) if m else Zero(ta) for ta, m in zip(t_avals, mask)
+        ]
+        with core.new_trace(JVPTrace, origin=origin) as jtrace:
+            tracers_in = [JVPTracer(jtrace, p, t) for p, t in zip(primals, tangents_in)]
+            res = fun(*tracers_in)
+            aux = None
+            if has_aux:
+                res, aux = res
+                aux = strip_tracers(aux, jtrace)
+            outs = [jtrace.full_raise(o) for o in res]
+            primals_out = [t.primal for t in outs]
+            tangents_out = [t.tangent for t in outs]
+        out_zero = [type(t) is Zero for t in tangents_out]
+        live_out = [ltrace.full_raise(t) for t in tangents_out if type(t) is not Zero]
+        jaxpr, consts = builder.build([t for t in tangents_in if type(t) is StagingTracer],
+                                      live_out)
+    lin = LinearFunction(jaxpr, consts, t_avals,
+                         [tangent_aval(core.get_aval(p)) for p in primals_out], out_zero, mask)
+    return primals_out, lin, aux
+
+
+def strip_tracers(tree: Any, trace: Trace) -> Any:
+    """Replace the JVP tracers of ``trace`` in a pytree by their primal values."""
+    from functrace.tree_util import tree_map
+
+    def strip(x: Any) -> Any:
+        while isinstance(x, JVPTracer) and x._trace is trace:
+            x = x.primal
+        return x
+
+    return tree_map(strip, tree)
+
+
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    """Transpose the linear ``jaxpr``: cotangents of the outputs -> of the inputs.
+
+    Constants are the non-linear values (known); every invar is linear. Cotangents
+    may be :class:`Zero`; fan-out is accumulated with ``add_any``.
+    """
+    known: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    ct_env: dict[Var, Any] = {}
+
+    def write(v: Any, ct: Any) -> None:
+        if type(v) is Var and v not in known and type(ct) is not Zero and ct is not None:
+            prev = ct_env.get(v)
+            ct_env[v] = ct if prev is None else add_tangents(prev, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts):
+        write(v, ct)
+    for eqn in reversed(jaxpr.eqns):
+        prim = eqn.primitive
+        if prim.multiple_results:
+            cts_out = [ct_env.pop(v, None) for v in eqn.out_binders]
+            if all(ct is None for ct in cts_out):
+                continue
+            ct_arg: Any = [Zero(v.aval) if ct is None else ct
+                           for ct, v in zip(cts_out, eqn.out_binders)]
+        else:
+            ct_arg = ct_env.pop(eqn.out_binders[0], None)
+            if ct_arg is None:
+                continue
+        invals = [
+            x.val if type(x) is Literal else known[x] if x in known else UndefPrimal(x.aval)
+            for x in eqn.inputs
+        ]
+        rule = transpose_rules.get(prim)
+        if rule is None:
+            raise MissingRuleError(prim.name, "transpose (reverse mode)", "transpose_rules",
+                                   "functrace/lax")
+        cts_in = rule(ct_arg, *invals, **eqn.params)
+        for x, val, ct in zip(eqn.inputs, invals, cts_in):
+            if type(val) is UndefPrimal:
+                write(x, ct)
+    return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
+
+
+__all__ = [
+    "JVPTrace",
+    "JVPTracer",
+    "LinearFunction",
+    "UndefPrimal",
+    "Zero",
+    "add_any_p",
+    "add_tangents",
+    "backward_pass",
+    "defbilinear",
+    "defjvp",
+    "defjvp2",
+    "defjvp_zero",
+    "deflinear",
+    "deflinear_in",
+    "instantiate",
+    "jvp_flat",
+    "jvp_rules",
+    "linearize_flat",
+    "transpose_rules",
+]

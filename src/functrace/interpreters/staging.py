@@ -1,0 +1,184 @@
+"""Staging: record the primitives applied to tracers as a jaxpr.
+
+``StagingTrace`` turns every primitive it sees into a :class:`~functrace.ir.JaxprEqn`
+(computing the output type with the primitive's abstract-eval rule) instead of
+running it. It is used two ways:
+
+* *dynamically* by ``make_jaxpr`` and ``jit`` (``trace_to_jaxpr``): every operation
+  inside the traced function is recorded, even one on constants only;
+* *non-dynamically* by reverse mode, where only operations touching tangents are
+  recorded (the linear part of the computation); primal work runs eagerly below.
+
+Values from lower levels or plain arrays that meet a staged tracer become
+constants of the jaxpr (scalars are written inline as literals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray, Trace, Tracer
+from functrace.errors import ConcretizationError, MissingRuleError
+from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, typecheck_jaxpr
+
+# Global switch for extra checking (the tests turn it on): type-check every
+# jaxpr built, including the internal tangent tapes of reverse mode.
+enable_checks = False
+
+
+class JaxprBuilder:
+    """Collects equations, constants and argument names while tracing."""
+
+    __slots__ = ("eqns", "consts", "arg_names", "invars")
+
+    def __init__(self) -> None:
+        self.eqns: list[JaxprEqn] = []
+        # id(value) -> (tracer, value); keeping the value alive keeps the id valid.
+        self.consts: dict[int, tuple[StagingTracer, Any]] = {}
+        self.arg_names: dict[Var, str] = {}
+        self.invars: list[Var] = []
+
+    def build(self, in_tracers: Sequence[StagingTracer],
+              out_tracers: Sequence[StagingTracer]) -> tuple[Jaxpr, list[Any]]:
+        constvars = tuple(t.var for t, _ in self.consts.values())
+        consts = [v for _, v in self.consts.values()]
+        jaxpr = Jaxpr(constvars, tuple(t.var for t in in_tracers), tuple(self.eqns),
+                      tuple(t.var for t in out_tracers))
+        if enable_checks:
+            typecheck_jaxpr(jaxpr)
+        return jaxpr, consts
+
+    def dependencies(self, var: Var) -> list[str]:
+        """Names of the arguments ``var`` was computed from (for error messages)."""
+        producers = {v: e for e in self.eqns for v in e.out_binders}
+        seen: set[Var] = set()
+        stack, found = [var], []
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in self.arg_names:
+                found.append(self.arg_names[v])
+            eqn = producers.get(v)
+            if eqn is not None:
+                stack.extend(x for x in eqn.inputs if isinstance(x, Var))
+        order = {v: i for i, v in enumerate(self.invars)}
+        names = {self.arg_names[v]: order.get(v, 0) for v in self.arg_names}
+        return sorted(set(found), key=lambda n: names.get(n, 0))
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("_aval", "var")
+
+    def __init__(self, trace: StagingTrace, aval: ShapedArray, var: Var | Literal) -> None:
+        self._trace = trace
+        self._aval = aval
+        self.var = var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._aval
+
+    def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
+        if isinstance(self.var, Literal):
+            return np.asarray(self.var.val)
+        trace = self._trace
+        assert isinstance(trace, StagingTrace)
+        deps = trace.builder.dependencies(self.var)  # type: ignore[arg-type]
+        dep_txt = (
+            f" It depends on argument{'s' if len(deps) > 1 else ''} "
+            + ", ".join(f"`{d}`" for d in deps) + "."
+            if deps else ""
+        )
+        raise ConcretizationError(
+            f"{trace.origin}: expected a concrete value for {why}, got an abstract tracer "
+            f"{self.aval.str_short()}; under jit only shapes and dtypes are known while "
+            f"tracing.{dep_txt} Fixes: compute both branches with functrace.numpy.where, "
+            f"use functrace.lax.cond / while_loop / fori_loop for control flow, or mark the "
+            f"argument static with jit(..., static_argnums=...)."
+        )
+
+
+def _is_literal(val: Any) -> bool:
+    t = type(val)
+    if t in (float, int, bool, complex):
+        return True
+    if isinstance(val, np.generic):
+        return True
+    return t is np.ndarray and val.ndim == 0
+
+
+class StagingTrace(Trace):
+    __slots__ = ("builder",)
+
+    def __init__(self, level: int, builder: JaxprBuilder) -> None:
+        super().__init__(level)
+        self.builder = builder
+
+    def new_arg(self, aval: ShapedArray, name: str = "") -> StagingTracer:
+        var = Var(aval)
+        self.builder.invars.append(var)
+        if name:
+            self.builder.arg_names[var] = name
+        return StagingTracer(self, aval, var)
+
+    def pure(self, val: Any) -> StagingTracer:
+        if _is_literal(val):
+            aval = core.get_aval(val)
+            return StagingTracer(self, aval, Literal(val, aval))
+        key = id(val)
+        hit = self.builder.consts.get(key)
+        if hit is not None:
+            return hit[0]
+        aval = core.get_aval(val)
+        if isinstance(val, Tracer):
+            aval = aval.update()  # a fresh copy: never alias the lower tracer's aval
+        tracer = StagingTracer(self, aval, Var(aval))
+        self.builder.consts[key] = (tracer, val)
+        return tracer
+
+    lift = pure
+
+    def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        rule = core.abstract_eval_rules.get(primitive)
+        if rule is None:
+            raise MissingRuleError(primitive.name, "abstract evaluation (jit/make_jaxpr)",
+                                   "abstract_eval_rules", "functrace/lax")
+        avals = [t._aval for t in tracers]
+        out = rule(*avals, **params)
+        inputs = tuple(t.var for t in tracers)
+        if primitive.multiple_results:
+            outs = [StagingTracer(self, a, Var(a)) for a in out]
+            self.builder.eqns.append(
+                JaxprEqn(primitive, inputs, params, tuple(t.var for t in outs)))  # type: ignore
+            return outs
+        tracer = StagingTracer(self, out, Var(out))
+        self.builder.eqns.append(JaxprEqn(primitive, inputs, params, (tracer.var,)))  # type: ignore
+        return tracer
+
+
+def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray], *,
+                   origin: str, arg_names: Sequence[str] | None = None,
+                   ) -> tuple[ClosedJaxpr, int]:
+    """Trace flat ``fun(*tracers) -> list`` to a type-checked closed jaxpr.
+
+    Returns the jaxpr and the number of outputs. ``origin`` names the transform and
+    function for error messages (``"jit of 'f' (x.py:3)"``).
+    """
+    builder = JaxprBuilder()
+    with core.new_trace(StagingTrace, builder, origin=origin, dynamic=True) as trace:
+        names = arg_names or [""] * len(in_avals)
+        tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+        outs = fun(*tracers_in)
+        tracers_out = [trace.full_raise(o) for o in outs]
+        jaxpr, consts = builder.build(tracers_in, tracers_out)
+    typecheck_jaxpr(jaxpr)
+    return ClosedJaxpr(jaxpr, consts), len(tracers_out)
+
+
+__all__ = ["JaxprBuilder", "StagingTrace", "StagingTracer", "trace_to_jaxpr"]

@@ -1,0 +1,365 @@
+"""The IR: typed variables, literals, equations and jaxprs.
+
+A :class:`Jaxpr` is a single-assignment program: ``constvars`` and ``invars``
+are its inputs, each :class:`JaxprEqn` applies one primitive to variables or
+literals and binds fresh output variables, and ``outvars`` are its results. A
+:class:`ClosedJaxpr` pairs a jaxpr with the values of its constants (arrays a
+traced function closed over).
+
+Everything here is plain data plus four walkers: the type checker, the
+evaluator (``eval_jaxpr``, which binds primitives so that it can itself be
+traced), dead-code elimination and the printers (text and DOT).
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray
+
+
+class Var:
+    """A typed variable. Identity is object identity; names are given when printed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in the IR."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val: Any, aval: ShapedArray | None = None) -> None:
+        self.val = val
+        self.aval = core.get_aval(val) if aval is None else aval
+
+    def __repr__(self) -> str:
+        return f"Literal({self.val!r})"
+
+
+Atom = Var | Literal
+
+
+@dataclass(frozen=True, eq=False)
+class JaxprEqn:
+    primitive: Primitive
+    inputs: tuple[Atom, ...]
+    params: dict[str, Any]
+    out_binders: tuple[Var, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Jaxpr:
+    constvars: tuple[Var, ...]
+    invars: tuple[Var, ...]
+    eqns: tuple[JaxprEqn, ...]
+    outvars: tuple[Atom, ...]
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self)
+
+    def __repr__(self) -> str:
+        return pp_jaxpr(self)
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedJaxpr:
+    """A jaxpr with the values of its constants. Prints as text, draws as a graph."""
+
+    jaxpr: Jaxpr
+    consts: list[Any] = field(default_factory=list)
+
+    @property
+    def eqns(self) -> tuple[JaxprEqn, ...]:
+        return self.jaxpr.eqns
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+    def to_dot(self) -> str:
+        """The graph in Graphviz DOT text (always available, no binary needed)."""
+        return jaxpr_to_dot(self.jaxpr)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        bundle = {"text/plain": str(self)}
+        svg = render_svg(self.to_dot())
+        if svg is not None:
+            bundle["image/svg+xml"] = svg
+        else:
+            bundle["text/vnd.graphviz"] = self.to_dot()
+        return bundle
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return eval_jaxpr(self.jaxpr, self.consts, args)
+
+
+# ---------------------------------------------------------------------------
+# Type checking
+# ---------------------------------------------------------------------------
+
+
+class JaxprTypeError(TypeError):
+    pass
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
+    """Check single assignment and every equation's types against abstract eval."""
+    env: set[Var] = set()
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        if v in env:
+            raise JaxprTypeError(f"typecheck: variable {v} bound twice")
+        env.add(v)
+    for eqn in jaxpr.eqns:
+        in_avals = []
+        for x in eqn.inputs:
+            if isinstance(x, Var) and x not in env:
+                raise JaxprTypeError(f"typecheck: {eqn.primitive} reads unbound variable {x}")
+            in_avals.append(x.aval)
+        rule = core.abstract_eval_rules.get(eqn.primitive)
+        if rule is None:
+            raise JaxprTypeError(f"typecheck: no abstract eval rule for '{eqn.primitive}'")
+        out = rule(*in_avals, **eqn.params)
+        outs = out if eqn.primitive.multiple_results else [out]
+        if len(outs) != len(eqn.out_binders):
+            raise JaxprTypeError(f"typecheck: {eqn.primitive} output count mismatch")
+        for got, v in zip(outs, eqn.out_binders):
+            if not got.same_type(v.aval):
+                raise JaxprTypeError(
+                    f"typecheck: {eqn.primitive} produces {got.str_short()}, "
+                    f"binder says {v.aval.str_short()}"
+                )
+            if v in env:
+                raise JaxprTypeError(f"typecheck: variable {v} bound twice")
+            env.add(v)
+    for x in jaxpr.outvars:
+        if isinstance(x, Var) and x not in env:
+            raise JaxprTypeError(f"typecheck: output reads unbound variable {x}")
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+    """Run ``jaxpr`` by binding its primitives: traceable by any interpreter."""
+    env: dict[Var, Any] = {}
+    if len(args) != len(jaxpr.invars) or len(consts) != len(jaxpr.constvars):
+        raise TypeError(
+            f"eval_jaxpr: expected {len(jaxpr.constvars)} constants and {len(jaxpr.invars)} "
+            f"arguments, got {len(consts)} and {len(args)}."
+        )
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]
+        out = eqn.primitive.bind(*invals, **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, o in zip(eqn.out_binders, out):
+                env[v] = o
+        else:
+            env[eqn.out_binders[0]] = out
+    return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]
+
+
+# ---------------------------------------------------------------------------
+# Dead-code elimination
+# ---------------------------------------------------------------------------
+
+# Primitives with effects (printing hooks) are never removed.
+effectful_primitives: set[Primitive] = set()
+
+
+def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """Drop equations whose outputs are unused (inputs are kept as they are)."""
+    live: set[Var] = {x for x in jaxpr.outvars if isinstance(x, Var)}
+    kept: list[JaxprEqn] = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.primitive in effectful_primitives or any(v in live for v in eqn.out_binders):
+            kept.append(eqn)
+            live.update(x for x in eqn.inputs if isinstance(x, Var))
+    kept.reverse()
+    if len(kept) == len(jaxpr.eqns):
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, tuple(kept), jaxpr.outvars)
+
+
+# ---------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------
+
+
+def _var_names() -> Any:
+    names: dict[Var, str] = {}
+
+    def name(v: Var) -> str:
+        n = names.get(v)
+        if n is None:
+            i = len(names)
+            s = ""
+            while True:
+                s = chr(ord("a") + i % 26) + s
+                i = i // 26 - 1
+                if i < 0:
+                    break
+            n = names[v] = s
+        return n
+
+    return name
+
+
+def _pp_param(v: Any) -> str:
+    if isinstance(v, ClosedJaxpr):
+        return "{ " + pp_jaxpr(v.jaxpr).replace("\n", " ").replace("    ", "") + " }"
+    if isinstance(v, Jaxpr):
+        return "{ " + pp_jaxpr(v).replace("\n", " ").replace("    ", "") + " }"
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, tuple):
+        inner = ",".join(_pp_param(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def _pp_atom(x: Atom, name: Any) -> str:
+    if isinstance(x, Literal):
+        val = x.val
+        if isinstance(val, np.ndarray):
+            val = val.item()
+        return f"{val!r}:{x.aval.str_short()}" if not isinstance(val, bool) else str(val)
+    return name(x)
+
+
+def pp_jaxpr(jaxpr: Jaxpr, indent: int = 0) -> str:
+    """The jaxpr in JAX's text format (DESIGN.md section 3)."""
+    name = _var_names()
+    pad = " " * indent
+
+    def binder(v: Var) -> str:
+        return f"{name(v)}:{v.aval.str_short()}"
+
+    consts = " ".join(binder(v) for v in jaxpr.constvars)
+    ins = " ".join(binder(v) for v in jaxpr.invars)
+    lines = [f"{pad}{{ lambda {consts}; {ins}. let".replace("lambda ;", "lambda ;")]
+    for eqn in jaxpr.eqns:
+        outs = " ".join(binder(v) for v in eqn.out_binders)
+        params = ""
+        if eqn.params:
+            params = "[" + ", ".join(f"{k}={_pp_param(v)}" for k, v in eqn.params.items()) + "]"
+        args = " ".join(_pp_atom(x, name) for x in eqn.inputs)
+        lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
+    outs = ", ".join(_pp_atom(x, name) for x in jaxpr.outvars)
+    if len(jaxpr.outvars) == 1:
+        outs += ","
+    lines.append(f"{pad}  in ({outs}) }}")
+    return "\n".join(lines)
+
+
+def jaxpr_to_dot(jaxpr: Jaxpr) -> str:
+    """Graphviz DOT text: inputs and constants as boxes, equations as ellipses."""
+    name = _var_names()
+    out = ["digraph jaxpr {", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
+    producer: dict[Var, str] = {}
+    for v in jaxpr.constvars:
+        n = name(v)
+        producer[v] = f"v_{n}"
+        out.append(f'  v_{n} [shape=box, style=dashed, label="{n}:{v.aval.str_short()} (const)"];')
+    for v in jaxpr.invars:
+        n = name(v)
+        producer[v] = f"v_{n}"
+        out.append(f'  v_{n} [shape=box, style=filled, fillcolor="#dbe9f6", '
+                   f'label="{n}:{v.aval.str_short()}"];')
+    for i, eqn in enumerate(jaxpr.eqns):
+        node = f"e{i}"
+        outs = ", ".join(f"{name(v)}:{v.aval.str_short()}" for v in eqn.out_binders)
+        params = ""
+        if eqn.params:
+            params = "\\n" + ", ".join(
+                f"{k}={_pp_param(v)}" for k, v in eqn.params.items() if not _is_jaxpr(v)
+            )
+        label = html.escape(f"{eqn.primitive.name}{params}\\n→ {outs}", quote=True)
+        out.append(f'  {node} [shape=ellipse, label="{label}"];')
+        for x in eqn.inputs:
+            if isinstance(x, Var):
+                out.append(f"  {producer[x]} -> {node};")
+            else:
+                lit = f"lit{i}_{id(x)}"
+                out.append(f'  {lit} [shape=plaintext, label="{_pp_atom(x, name)}"];')
+                out.append(f"  {lit} -> {node};")
+        for v in eqn.out_binders:
+            producer[v] = node
+    for k, x in enumerate(jaxpr.outvars):
+        out.append(f'  out{k} [shape=box, style=filled, fillcolor="#f6e3db", label="out {k}"];')
+        if isinstance(x, Var):
+            out.append(f"  {producer[x]} -> out{k};")
+    out.append("}")
+    return "\n".join(out)
+
+
+def _is_jaxpr(v: Any) -> bool:
+    return isinstance(v, (Jaxpr, ClosedJaxpr))
+
+
+def render_svg(dot_text: str) -> str | None:
+    """SVG from the ``dot`` binary, or None when Graphviz is not installed."""
+    exe = shutil.which("dot")
+    if exe is None:
+        return None
+    import subprocess
+
+    try:
+        res = subprocess.run([exe, "-Tsvg"], input=dot_text.encode(), capture_output=True,
+                             timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.decode("utf-8", "replace")
+
+
+__all__ = [
+    "ClosedJaxpr",
+    "Jaxpr",
+    "JaxprEqn",
+    "JaxprTypeError",
+    "Literal",
+    "Var",
+    "dce_jaxpr",
+    "eval_jaxpr",
+    "jaxpr_to_dot",
+    "pp_jaxpr",
+    "typecheck_jaxpr",
+]

@@ -1,0 +1,79 @@
+"""Shared helpers for defining primitives: registration and abstract-eval checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray
+
+
+def register(primitive: Primitive, impl: Callable[..., Any],
+             abstract_eval: Callable[..., Any]) -> Primitive:
+    """Register the impl (NumPy) and abstract-eval (shape/dtype) rules of ``primitive``."""
+    core.impl_rules[primitive] = impl
+    core.abstract_eval_rules[primitive] = abstract_eval
+    return primitive
+
+
+def check_same_shapes(name: str, *avals: ShapedArray) -> tuple[int, ...]:
+    shape = avals[0].shape
+    for a in avals[1:]:
+        if a.shape != shape:
+            shapes = " and ".join(str(b.shape) for b in avals)
+            raise ValueError(
+                f"{name}: expected operands of equal shape, got shapes {shapes}. "
+                f"functrace.lax does not broadcast: use functrace.numpy, or "
+                f"lax.broadcast_in_dim first."
+            )
+    return shape
+
+
+def check_same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
+    dtype = avals[0].dtype
+    for a in avals[1:]:
+        if a.dtype != dtype:
+            dts = " and ".join(a.dtype.name for a in avals)
+            raise TypeError(
+                f"{name}: expected operands of equal dtype, got {dts}. functrace.lax does not "
+                f"promote: use functrace.numpy, or lax.convert_element_type first."
+            )
+    return dtype
+
+
+def check_dtype_kind(name: str, aval: ShapedArray, kinds: str, what: str) -> None:
+    if aval.dtype.kind not in kinds:
+        raise TypeError(f"{name}: expected {what} operand, got {aval.dtype.name}.")
+
+
+def eager_check_binary(name: str, x: Any, y: Any) -> None:
+    """Cheap shape check for eager calls of binary primitives (no broadcasting)."""
+    sx = getattr(x, "shape", ())
+    sy = getattr(y, "shape", ())
+    if sx != sy:
+        raise ValueError(
+            f"{name}: expected operands of equal shape, got shapes {tuple(sx)} and {tuple(sy)}. "
+            f"functrace.lax does not broadcast: use functrace.numpy, or lax.broadcast_in_dim."
+        )
+
+
+def normalize_axis(name: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{name}: expected an axis in [{-ndim}, {ndim}), got {axis}.")
+    return axis % ndim if ndim else 0
+
+
+def as_index_tuple(name: str, xs: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(operator_index(x)) for x in xs)
+    except TypeError:
+        raise TypeError(f"{name}: expected a tuple of Python ints, got {xs!r}.") from None
+
+
+def operator_index(x: Any) -> int:
+    import operator
+
+    return operator.index(x)

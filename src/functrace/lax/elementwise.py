@@ -1,0 +1,595 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, select, casts.
+
+Each primitive is one block: its definition, NumPy impl, abstract eval, JVP and
+(if linear) transpose rule. Operands of binary primitives have equal shapes and
+dtypes; broadcasting and promotion are done by ``functrace.numpy``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.core import Primitive, ShapedArray
+from functrace.interpreters import ad
+from functrace.interpreters.ad import Zero
+from functrace.lax._util import (
+    check_dtype_kind,
+    check_same_dtypes,
+    check_same_shapes,
+    eager_check_binary,
+    register,
+)
+
+# Declarative description of every elementwise primitive, used by the batching
+# interpreter and the Numba backend: primitive -> NumPy function.
+elementwise_numpy: dict[Primitive, Callable[..., Any]] = {}
+
+_FLOAT = "fc"
+_NUMERIC = "iufc"
+_ANY = "biufc"
+_INT_BOOL = "biu"
+
+
+def _unop_abstract(name: str, kinds: str, what: str) -> Callable[..., ShapedArray]:
+    def rule(x: ShapedArray) -> ShapedArray:
+        check_dtype_kind(name, x, kinds, what)
+        return x
+
+    return rule
+
+
+def unop(name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT,
+         what: str = "a floating-point") -> Primitive:
+    p = Primitive(name)
+    register(p, np_fn, _unop_abstract(name, kinds, what))
+    elementwise_numpy[p] = np_fn
+    return p
+
+
+def _binop_abstract(name: str, kinds: str, what: str,
+                    out_dtype: np.dtype | None = None) -> Callable[..., ShapedArray]:
+    def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        shape = check_same_shapes(name, x, y)
+        dtype = check_same_dtypes(name, x, y)
+        check_dtype_kind(name, x, kinds, what)
+        weak = x.weak_type and y.weak_type
+        if out_dtype is not None:
+            return ShapedArray(shape, out_dtype)
+        return ShapedArray(shape, dtype, weak)
+
+    return rule
+
+
+def binop(name: str, np_fn: Callable[..., Any], kinds: str = _NUMERIC,
+          what: str = "a numeric", out_dtype: np.dtype | None = None) -> Primitive:
+    p = Primitive(name)
+
+    def impl(x: Any, y: Any) -> Any:
+        eager_check_binary(name, x, y)
+        return np_fn(x, y)
+
+    register(p, impl, _binop_abstract(name, kinds, what, out_dtype))
+    elementwise_numpy[p] = np_fn
+    return p
+
+
+def _bind1(p: Primitive) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        return p.bind(x)
+
+    f.__name__ = p.name
+    f.__doc__ = f"Elementwise ``{p.name}`` (functrace.lax primitive)."
+    return f
+
+
+def _bind2(p: Primitive) -> Callable[[Any, Any], Any]:
+    def f(x: Any, y: Any) -> Any:
+        return p.bind(x, y)
+
+    f.__name__ = p.name
+    f.__doc__ = f"Elementwise ``{p.name}`` of two equal-shape operands (functrace.lax primitive)."
+    return f
+
+
+def full_like(x: Any, value: Any, dtype: np.dtype | None = None) -> Any:
+    """An array like ``x`` filled with ``value`` (a broadcast scalar: no copy when eager)."""
+    from functrace.lax.shapes import broadcast_in_dim
+
+    aval = core.get_aval(x)
+    dt = aval.dtype if dtype is None else np.dtype(dtype)
+    scalar = np.array(value, dtype=dt)[()]
+    if not aval.shape:
+        return scalar
+    return broadcast_in_dim(scalar, aval.shape, ())
+
+
+def zeros_like(x: Any) -> Any:
+    return full_like(x, 0)
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------
+
+neg_p = unop("neg", np.negative, _NUMERIC, "a numeric")
+neg = _bind1(neg_p)
+ad.deflinear(neg_p, lambda ct, x: [neg(ct)])  # d(-x) = -dx
+
+add_p = binop("add", np.add)
+add = _bind2(add_p)
+ad.deflinear(add_p, lambda ct, x, y: [ct, ct])  # d(x + y) = dx + dy
+
+sub_p = binop("sub", np.subtract)
+sub = _bind2(sub_p)
+ad.deflinear(sub_p, lambda ct, x, y: [ct, neg(ct)])  # d(x - y) = dx - dy
+
+mul_p = binop("mul", np.multiply, _ANY, "a numeric or boolean")
+mul = _bind2(mul_p)
+ad.defbilinear(  # d(x y) = dx y + x dy
+    mul_p,
+    lambda ct, y, x_aval: mul(ct, y),
+    lambda ct, x, y_aval: mul(x, ct),
+)
+
+
+def _div_impl(x: Any, y: Any) -> Any:
+    eager_check_binary("div", x, y)
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind in "iu":
+        return np.floor_divide(x, y)  # only reached by lax.div on ints (C-style is rarer)
+    return np.true_divide(x, y)
+
+
+div_p = Primitive("div")
+register(div_p, _div_impl, _binop_abstract("div", _NUMERIC, "a numeric"))
+elementwise_numpy[div_p] = np.true_divide
+div = _bind2(div_p)
+
+
+def _div_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    if ad.is_undefined_primal(y):
+        raise ValueError("div transpose: the divisor must not be linear.")
+    return [div(ct, y), None]
+
+
+ad.defjvp(
+    div_p,
+    lambda g, x, y: div(g, y),  # d(x / y) = dx / y - x dy / y^2
+    lambda g, x, y: neg(div(mul(g, x), mul(y, y))),
+)
+ad.transpose_rules[div_p] = _div_transpose
+ad.linear_primitives.add(div_p)
+
+rem_p = binop("rem", np.fmod)
+rem = _bind2(rem_p)
+ad.defjvp(  # d rem(x, y) = dx - trunc(x / y) dy
+    rem_p,
+    lambda g, x, y: g,
+    lambda g, x, y: mul(neg(g), round(div(sub(x, rem(x, y)), y))),
+)
+
+max_p = binop("max", np.maximum, _ANY, "a numeric or boolean")
+max = _bind2(max_p)  # noqa: A001
+min_p = binop("min", np.minimum, _ANY, "a numeric or boolean")
+min = _bind2(min_p)  # noqa: A001
+
+
+def _minmax_jvp_side(pick: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    # NOTE: at ties each operand gets half the tangent, so d max(x, x)/dx = 1.
+    def f(g: Any, x: Any, y: Any) -> Any:
+        w = select_n(eq(x, y), convert_element_type(pick(x, y), g.dtype), full_like(g, 0.5))
+        return mul(g, w)
+
+    return f
+
+
+ad.defjvp(
+    max_p,
+    _minmax_jvp_side(lambda x, y: gt(x, y)),
+    _minmax_jvp_side(lambda x, y: lt(x, y)),
+)
+ad.defjvp(
+    min_p,
+    _minmax_jvp_side(lambda x, y: lt(x, y)),
+    _minmax_jvp_side(lambda x, y: gt(x, y)),
+)
+
+
+def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
+    check_dtype_kind("integer_pow", x, _NUMERIC, "a numeric")
+    if not isinstance(y, int):
+        raise TypeError(f"integer_pow: expected a Python int exponent y, got {y!r}.")
+    if y < 0 and x.dtype.kind in "iu":
+        raise ValueError("integer_pow: expected a non-negative exponent for an integer base, "
+                         f"got {y}.")
+    return x
+
+
+def _integer_pow_impl(x: Any, *, y: int) -> Any:
+    if y == 2:
+        return np.multiply(x, x)
+    return np.power(x, y) if y >= 0 else np.power(x, float(y)).astype(x.dtype)
+
+
+integer_pow_p = register(Primitive("integer_pow"), _integer_pow_impl, _integer_pow_abstract)
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """``x ** y`` for a static Python int ``y``."""
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
+    # d x^y = y x^(y-1) dx ; NOTE: x**0 has derivative 0 everywhere, also at x = 0.
+    if y == 0:
+        return zeros_like(g)
+    if y == 1:
+        return g
+    coef = full_like(x, y)
+    return mul(g, coef if y == 1 else mul(coef, integer_pow(x, y - 1)))
+
+
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
+
+pow_p = binop("pow", np.power, _FLOAT, "a floating-point")
+pow = _bind2(pow_p)  # noqa: A001
+
+
+def _pow_jvp_lhs(g: Any, x: Any, y: Any) -> Any:
+    # d x^y / dx = y x^(y-1); NOTE: 0 where y == 0 (also at x = 0).
+    safe = select_n(eq(y, zeros_like(y)), mul(y, pow(x, sub(y, full_like(y, 1)))),
+                    zeros_like(y))
+    return mul(g, safe)
+
+
+def _pow_jvp_rhs(g: Any, x: Any, y: Any) -> Any:
+    # d x^y / dy = log(x) x^y; NOTE: 0 at x == 0 (the limit from the right).
+    is_zero = eq(x, zeros_like(x))
+    safe_x = select_n(is_zero, x, full_like(x, 1))
+    return mul(g, mul(log(safe_x), pow(x, y)))
+
+
+ad.defjvp(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+
+atan2_p = binop("atan2", np.arctan2, _FLOAT, "a floating-point")
+atan2 = _bind2(atan2_p)
+
+
+def _atan2_denominator(x: Any, y: Any) -> Any:
+    return add(mul(x, x), mul(y, y))
+
+
+ad.defjvp(  # d atan2(x, y) = (y dx - x dy) / (x^2 + y^2)
+    atan2_p,
+    lambda g, x, y: div(mul(g, y), _atan2_denominator(x, y)),
+    lambda g, x, y: neg(div(mul(g, x), _atan2_denominator(x, y))),
+)
+
+# ---------------------------------------------------------------------------
+# Unary math
+# ---------------------------------------------------------------------------
+
+exp_p = unop("exp", np.exp)
+exp = _bind1(exp_p)
+ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))  # d exp = exp dx
+
+log_p = unop("log", np.log)
+log = _bind1(log_p)
+ad.defjvp(log_p, lambda g, x: div(g, x))  # d log = dx / x
+
+log1p_p = unop("log1p", np.log1p)
+log1p = _bind1(log1p_p)
+ad.defjvp(log1p_p, lambda g, x: div(g, add(x, full_like(x, 1))))  # d log1p = dx / (1 + x)
+
+expm1_p = unop("expm1", np.expm1)
+expm1 = _bind1(expm1_p)
+ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, full_like(ans, 1))))  # d = (ans+1) dx
+
+sin_p = unop("sin", np.sin)
+sin = _bind1(sin_p)
+ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))  # d sin = cos dx
+
+cos_p = unop("cos", np.cos)
+cos = _bind1(cos_p)
+ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))  # d cos = -sin dx
+
+tan_p = unop("tan", np.tan)
+tan = _bind1(tan_p)
+ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(full_like(ans, 1), mul(ans, ans))))  # 1 + tan^2
+
+tanh_p = unop("tanh", np.tanh)
+tanh = _bind1(tanh_p)
+ad.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(full_like(ans, 1), mul(ans, ans))))  # 1 - tanh^2
+
+
+def _logistic_impl(x: Any) -> Any:
+    # 1 / (1 + exp(-x)), computed without overflow warnings for large |x|.
+    with np.errstate(over="ignore"):
+        return np.reciprocal(np.add(np.exp(np.negative(x)), x.dtype.type(1)))
+
+
+logistic_p = unop("logistic", _logistic_impl)
+logistic = _bind1(logistic_p)
+ad.defjvp2(  # d sigma = sigma (1 - sigma) dx
+    logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(full_like(ans, 1), ans)))
+)
+
+sqrt_p = unop("sqrt", np.sqrt)
+sqrt = _bind1(sqrt_p)
+# d sqrt = dx / (2 sqrt); NOTE: infinite at 0, as in NumPy-based autodiff tools.
+ad.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(full_like(ans, 2), ans)))
+
+
+def _rsqrt_impl(x: Any) -> Any:
+    return np.reciprocal(np.sqrt(x))
+
+
+rsqrt_p = unop("rsqrt", _rsqrt_impl)
+rsqrt = _bind1(rsqrt_p)
+ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(full_like(ans, -0.5), div(ans, x))))
+
+
+def _erf_impl(x: Any) -> Any:
+    out = np.frompyfunc(math.erf, 1, 1)(x)
+    return np.asarray(out, dtype=x.dtype)[()] if np.ndim(x) == 0 else out.astype(x.dtype)
+
+
+erf_p = unop("erf", _erf_impl, "f", "a real floating-point")
+erf = _bind1(erf_p)
+ad.defjvp(  # d erf = 2/sqrt(pi) exp(-x^2) dx
+    erf_p, lambda g, x: mul(g, mul(full_like(x, 2 / math.sqrt(math.pi)), exp(neg(mul(x, x)))))
+)
+
+abs_p = unop("abs", np.absolute, _NUMERIC, "a numeric")
+abs = _bind1(abs_p)  # noqa: A001
+# d |x| = sign(x) dx; NOTE: 0 at x = 0 (the subgradient NumPy users expect).
+ad.defjvp(abs_p, lambda g, x: mul(g, sign(x)))
+
+sign_p = unop("sign", np.sign, _NUMERIC, "a numeric")
+sign = _bind1(sign_p)
+ad.defjvp_zero(sign_p)
+
+floor_p = unop("floor", np.floor, "f", "a real floating-point")
+floor = _bind1(floor_p)
+ad.defjvp_zero(floor_p)
+
+ceil_p = unop("ceil", np.ceil, "f", "a real floating-point")
+ceil = _bind1(ceil_p)
+ad.defjvp_zero(ceil_p)
+
+
+def _round_impl(x: Any, *, rounding_method: int = 0) -> Any:
+    if rounding_method == 1:
+        return np.rint(x)
+    return np.copysign(np.floor(np.add(np.abs(x), x.dtype.type(0.5))), x)
+
+
+round_p = Primitive("round")
+register(round_p, _round_impl, lambda x, *, rounding_method=0: _unop_abstract(
+    "round", "f", "a real floating-point")(x))
+elementwise_numpy[round_p] = np.rint
+ad.defjvp_zero(round_p)
+
+
+def round(x: Any, rounding_method: int = 0) -> Any:  # noqa: A001
+    """Round to nearest: 0 = half away from zero (JAX's default), 1 = half to even (NumPy)."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+# ---------------------------------------------------------------------------
+# Comparisons and logic (not differentiable)
+# ---------------------------------------------------------------------------
+
+_BOOL = np.dtype(bool)
+
+eq_p = binop("eq", np.equal, _ANY, "a numeric or boolean", _BOOL)
+ne_p = binop("ne", np.not_equal, _ANY, "a numeric or boolean", _BOOL)
+lt_p = binop("lt", np.less, _ANY, "a numeric or boolean", _BOOL)
+le_p = binop("le", np.less_equal, _ANY, "a numeric or boolean", _BOOL)
+gt_p = binop("gt", np.greater, _ANY, "a numeric or boolean", _BOOL)
+ge_p = binop("ge", np.greater_equal, _ANY, "a numeric or boolean", _BOOL)
+eq, ne, lt, le, gt, ge = map(_bind2, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+
+and_p = binop("and", np.bitwise_and, _INT_BOOL, "a boolean or integer")
+or_p = binop("or", np.bitwise_or, _INT_BOOL, "a boolean or integer")
+xor_p = binop("xor", np.bitwise_xor, _INT_BOOL, "a boolean or integer")
+bitwise_and, bitwise_or, bitwise_xor = map(_bind2, (and_p, or_p, xor_p))
+
+
+def _not_impl(x: Any) -> Any:
+    return np.logical_not(x) if x.dtype == _BOOL else np.invert(x)
+
+
+not_p = unop("not", _not_impl, _INT_BOOL, "a boolean or integer")
+bitwise_not = _bind1(not_p)
+
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p):
+    ad.defjvp_zero(_p)
+
+# ---------------------------------------------------------------------------
+# select_n, clamp, casts, stop_gradient
+# ---------------------------------------------------------------------------
+
+
+def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    if not cases:
+        raise ValueError("select_n: expected at least one case, got none.")
+    check_same_shapes("select_n", which, *cases)
+    check_same_dtypes("select_n", *cases)
+    if which.dtype.kind not in "biu":
+        raise TypeError(f"select_n: expected a boolean or integer selector, got "
+                        f"{which.dtype.name}.")
+    if which.dtype.kind == "b" and len(cases) > 2:
+        raise TypeError("select_n: a boolean selector picks between exactly two cases.")
+    return cases[0].update(weak_type=all(c.weak_type for c in cases))
+
+
+def _select_n_impl(which: Any, *cases: Any) -> Any:
+    if len(cases) == 2:
+        out = np.where(which, cases[1], cases[0])
+    else:
+        out = np.choose(which, cases)
+    return out[()] if np.ndim(out) == 0 else out
+
+
+select_n_p = register(Primitive("select_n"), _select_n_impl, _select_n_abstract)
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise (a bool ``which`` picks cases[1] where True)."""
+    return select_n_p.bind(which, *cases)
+
+
+def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    which, *cases = primals
+    out = select_n(which, *cases)
+    case_t = tangents[1:]
+    if all(type(t) is Zero for t in case_t):
+        return out, Zero.from_primal(out)
+    return out, select_n(which, *[ad.instantiate(t) for t in case_t])
+
+
+def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
+    if ad.is_undefined_primal(which):
+        raise ValueError("select_n transpose: the selector must not be linear.")
+    zeros = zeros_like(ct)
+    return [None] + [
+        select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
+        if ad.is_undefined_primal(c) else None
+        for i, c in enumerate(cases)
+    ]
+
+
+ad.jvp_rules[select_n_p] = _select_n_jvp
+ad.transpose_rules[select_n_p] = _select_n_transpose
+ad.linear_primitives.add(select_n_p)
+
+
+def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    for b, side in ((lo, "lower"), (hi, "upper")):
+        if b.shape not in ((), x.shape):
+            raise ValueError(f"clamp: expected a {side} bound of shape () or {x.shape}, got "
+                             f"{b.shape}.")
+    check_same_dtypes("clamp", lo, x, hi)
+    return x
+
+
+def _clamp_impl(lo: Any, x: Any, hi: Any) -> Any:
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+clamp_p = register(Primitive("clamp"), _clamp_impl, _clamp_abstract)
+
+
+def clamp(lo: Any, x: Any, hi: Any) -> Any:
+    """``min(max(x, lo), hi)``; bounds are scalars or of x's shape."""
+    return clamp_p.bind(lo, x, hi)
+
+
+def _bcast_to(v: Any, like: Any) -> Any:
+    from functrace.lax.shapes import broadcast_in_dim
+
+    shape = core.get_aval(like).shape
+    return v if core.get_aval(v).shape == shape else broadcast_in_dim(v, shape, ())
+
+
+def _reduce_to(t: Any, like: Any) -> Any:
+    from functrace.lax.reductions import reduce_sum
+
+    if core.get_aval(like).shape == core.get_aval(t).shape:
+        return t
+    return reduce_sum(t, tuple(range(core.get_aval(t).ndim)))
+
+
+def _clamp_jvp_x(g: Any, lo: Any, x: Any, hi: Any) -> Any:
+    # NOTE: x passes the tangent where lo <= x <= hi (PyTorch's convention for clamp).
+    inside = bitwise_and(ge(x, _bcast_to(lo, x)), le(x, _bcast_to(hi, x)))
+    return select_n(inside, zeros_like(g), g)
+
+
+def _clamp_jvp_lo(g: Any, lo: Any, x: Any, hi: Any) -> Any:
+    below = lt(x, _bcast_to(lo, x))
+    return select_n(below, zeros_like(x), _bcast_to(g, x))
+
+
+def _clamp_jvp_hi(g: Any, lo: Any, x: Any, hi: Any) -> Any:
+    above = gt(x, _bcast_to(hi, x))
+    return select_n(above, zeros_like(x), _bcast_to(g, x))
+
+
+ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
+
+
+def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Any:
+    if not isinstance(x, (np.ndarray, np.generic)):
+        return np.array(x, dtype=new_dtype)[()]
+    if x.dtype.kind == "c" and new_dtype.kind != "c":
+        x = np.real(x)
+    if new_dtype.kind == "b":
+        return np.not_equal(x, 0)
+    return np.asarray(x).astype(new_dtype)[()] if np.ndim(x) == 0 else x.astype(new_dtype)
+
+
+convert_element_type_p = register(Primitive("convert_element_type"), _convert_impl,
+                                  _convert_abstract)
+
+
+def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """Cast ``x`` to ``new_dtype`` (no-op when it already has that dtype)."""
+    new_dtype = np.dtype(new_dtype)
+    aval = core.get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def _convert_jvp(primals: list[Any], tangents: list[Any], *, new_dtype: np.dtype,
+                 weak_type: bool) -> tuple[Any, Any]:
+    (x,), (g,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(g) is Zero or not dtypes.is_differentiable(new_dtype) or \
+            not dtypes.is_differentiable(core.get_aval(x).dtype):
+        return out, Zero.from_primal(out)
+    return out, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct: Any, x: Any, *, new_dtype: np.dtype, weak_type: bool) -> list[Any]:
+    return [convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
+
+
+ad.jvp_rules[convert_element_type_p] = _convert_jvp
+ad.transpose_rules[convert_element_type_p] = _convert_transpose
+ad.linear_primitives.add(convert_element_type_p)
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+stop_gradient_p = unop("stop_gradient", _identity, _ANY, "an array")
+ad.defjvp_zero(stop_gradient_p)
+
+
+def stop_gradient(x: Any) -> Any:
+    """Identity forward; its derivative is zero (PyTorch's ``detach``)."""
+    if core.get_aval(x).dtype.kind not in "fc":
+        return x
+    return stop_gradient_p.bind(x)
+
+
+__all__ = [n for n in dir() if n.endswith("_p")] + [
+    "abs", "add", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
+    "clamp", "convert_element_type", "cos", "div", "elementwise_numpy", "eq", "erf", "exp",
+    "expm1", "floor", "full_like", "ge", "gt", "integer_pow", "le", "log", "log1p",
+    "logistic", "lt", "max", "min", "mul", "ne", "neg", "pow", "rem", "round", "rsqrt",
+    "select_n", "sign", "sin", "sqrt", "stop_gradient", "sub", "tan", "tanh", "zeros_like",
+]

@@ -1,0 +1,24 @@
+"""functrace.numpy: NumPy's API on arrays and tracers alike.
+
+Plain NumPy inputs give exactly NumPy's results (values, dtypes, array-vs-scalar);
+traced inputs are promoted (NumPy 2 rules, Python scalars weak) and broadcast with
+explicit IR equations, so every function here differentiates, batches and jits.
+"""
+
+import numpy as _np
+
+from functrace.numpy._core import is_traced  # noqa: F401
+from functrace.numpy._math import *  # noqa: F401,F403
+from functrace.numpy._reductions import *  # noqa: F401,F403
+from functrace.numpy._shape import *  # noqa: F401,F403
+from functrace.numpy import _tracer_methods  # noqa: F401,E402
+
+# dtypes and constants, as in NumPy
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint32, uint64 = _np.uint8, _np.uint32, _np.uint64
+bool_ = _np.bool_
+complex64, complex128 = _np.complex64, _np.complex128
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+dtype = _np.dtype
+ndarray = _np.ndarray

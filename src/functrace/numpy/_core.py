@@ -1,0 +1,154 @@
+"""The machinery of functrace.numpy: NumPy 2 promotion and broadcasting on tracers.
+
+On plain NumPy inputs (no tracer, no jit trace active) every function calls
+NumPy directly: same values, same dtypes, little overhead. With tracers, the
+dtype NumPy would compute is asked of NumPy itself (``ufunc.resolve_dtypes``,
+with Python scalars as weak types), operands are cast and broadcast with explicit
+``convert_element_type`` / ``broadcast_in_dim`` equations, and then the lax
+primitive is bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Tracer
+from functrace.lax import elementwise as lx
+from functrace.lax.shapes import broadcast_in_dim
+
+_WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def is_traced(*args: Any) -> bool:
+    """Whether any argument is a tracer or a jit/make_jaxpr trace is active."""
+    if core._dynamic is not core._base:
+        return True
+    for a in args:
+        if isinstance(a, Tracer):
+            return True
+    return False
+
+
+def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
+    """Tracers and NumPy arrays/scalars pass; Python scalars pass (weak);
+    lists/tuples (possibly of tracers) become arrays."""
+    if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+        return x
+    if isinstance(x, (list, tuple)):
+        from functrace.numpy._shape import array
+
+        return array(x)
+    try:
+        return np.asarray(x)
+    except Exception as e:  # pragma: no cover - message path
+        raise TypeError(f"{fname}: expected an array-like, got {type(x).__name__}.") from e
+
+
+def _dtype_key(aval: core.ShapedArray) -> Any:
+    return _WEAK_TYPES[aval.dtype.kind] if aval.weak_type else aval.dtype
+
+
+@lru_cache(maxsize=8192)
+def _resolve(ufunc: np.ufunc, keys: tuple[Any, ...]) -> tuple[np.dtype, ...]:
+    return ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+
+
+def resolve_ufunc_dtypes(fname: str, ufunc: np.ufunc, avals: Sequence[core.ShapedArray]
+                         ) -> tuple[np.dtype, ...]:
+    """(input loop dtypes..., output dtypes...) NumPy would use for ``ufunc``."""
+    try:
+        return _resolve(ufunc, tuple(_dtype_key(a) for a in avals))
+    except TypeError:
+        given = ", ".join(a.dtype.name for a in avals)
+        raise TypeError(
+            f"{fname}: expected operand dtypes NumPy's {ufunc.__name__} supports, got "
+            f"{given}. Cast with .astype(...) first."
+        ) from None
+
+
+@lru_cache(maxsize=8192)
+def _broadcast_shapes(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    return np.broadcast_shapes(*shapes)
+
+
+def broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return _broadcast_shapes(tuple(shapes))
+    except ValueError:
+        raise ValueError(
+            f"{fname}: expected shapes that broadcast together, got "
+            f"{' and '.join(str(s) for s in shapes)}."
+        ) from None
+
+
+def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
+    aval = core.get_aval(x)
+    if aval.shape == shape:
+        return x
+    nd = len(shape)
+    return broadcast_in_dim(x, shape, tuple(range(nd - aval.ndim, nd)))
+
+
+def cast(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
+    return lx.convert_element_type(x, dtype, weak)
+
+
+def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
+                          ) -> tuple[list[Any], np.dtype]:
+    """Cast ``args`` to the loop dtypes of ``ufunc`` and broadcast them together.
+
+    Returns the prepared operands and NumPy's output dtype.
+    """
+    avals = [core.get_aval(a) for a in args]
+    dts = resolve_ufunc_dtypes(fname, ufunc, avals)
+    nin = len(args)
+    all_weak = all(a.weak_type for a in avals)
+    shape = avals[0].shape if nin == 1 else broadcast_shapes(fname, *[a.shape for a in avals])
+    out = []
+    for x, aval, dt in zip(args, avals, dts[:nin]):
+        if aval.dtype != dt or (aval.weak_type and not all_weak):
+            x = lx.convert_element_type(x, dt, aval.weak_type and all_weak)
+        out.append(broadcast_to_shape(x, shape))
+    return out, dts[nin]
+
+
+def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
+                doc: str = "") -> Callable[..., Any]:
+    """An fnp function for ``ufunc``: NumPy on plain inputs, ``lax_fn`` on tracers."""
+    nin = ufunc.nin
+    if nin == 1:
+
+        def f1(x: Any, /) -> Any:
+            if not isinstance(x, Tracer) and core._dynamic is core._base:
+                return ufunc(x)
+            (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
+            out = lax_fn(x)
+            return out if core.get_aval(out).dtype == out_dt else cast(out, out_dt)
+
+        f = f1
+    else:
+
+        def f2(x: Any, y: Any, /) -> Any:
+            if not (isinstance(x, Tracer) or isinstance(y, Tracer)) and \
+                    core._dynamic is core._base:
+                return ufunc(x, y)
+            (x, y), out_dt = promote_and_broadcast(
+                name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)])
+            out = lax_fn(x, y)
+            return out if core.get_aval(out).dtype == out_dt else cast(out, out_dt)
+
+        f = f2
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc or f"NumPy's ``{ufunc.__name__}``, traceable (see numpy.{ufunc.__name__})."
+    return f
+
+
+def dtype_arg(dtype: Any) -> np.dtype | None:
+    """Normalize a user dtype argument (``np.float32``, ``"f4"``, ``float``...)."""
+    return None if dtype is None else np.dtype(dtype)
