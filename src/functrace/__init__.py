@@ -5,7 +5,12 @@
 12.0
 """
 
-from functrace import lax, numpy, tree_util  # noqa: F401
+from functrace import (  # noqa: F401
+    lax,
+    numpy,
+    testing,  # noqa: F401
+    tree_util,
+)
 from functrace.api import (  # noqa: F401
     eval_shape,
     grad,
@@ -19,9 +24,11 @@ from functrace.api import (  # noqa: F401
     value_and_grad,
     vjp,
 )
+from functrace.custom_derivatives import custom_jvp, custom_vjp, grad_hook  # noqa: F401
 from functrace.errors import (  # noqa: F401
     ConcretizationError,
     UnexpectedTracerError,
 )
+from functrace.testing import check_grads  # noqa: F401
 
 __version__ = "0.1.0"

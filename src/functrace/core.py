@@ -98,22 +98,30 @@ _PY_SCALARS = {
     bool: (np.dtype(np.bool_), False),
     complex: (np.dtype(np.complex128), True),
 }
+# Avals are immutable by convention, so scalar avals are shared.
+_SCALAR_AVALS: dict[type, ShapedArray] = {
+    t: ShapedArray((), dt, weak) for t, (dt, weak) in _PY_SCALARS.items()
+}
+for _t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+           np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128):
+    _SCALAR_AVALS[_t] = ShapedArray((), np.dtype(_t))
 
 
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a tracer, NumPy array, NumPy scalar or Python scalar."""
-    if isinstance(x, Tracer):
-        return x.aval
     t = type(x)
     if t is np.ndarray:
         return ShapedArray(x.shape, x.dtype)
-    scalar = _PY_SCALARS.get(t)
-    if scalar is not None:
-        return ShapedArray((), scalar[0], scalar[1])
+    aval = _SCALAR_AVALS.get(t)
+    if aval is not None:
+        return aval
+    if isinstance(x, Tracer):
+        return x.aval
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(np.shape(x), x.dtype)
-    if isinstance(x, (bool, int, float, complex)):
-        return get_aval(t.__mro__[1](x) if t not in _PY_SCALARS else x)
+    for base, (dt, weak) in _PY_SCALARS.items():  # subclasses of Python scalars
+        if isinstance(x, base) and not (base is int and isinstance(x, bool)):
+            return ShapedArray((), dt, weak)
     raise TypeError(
         f"functrace: expected an array, a NumPy scalar or a Python scalar, got "
         f"{t.__name__} ({x!r:.80}). Convert it with numpy.asarray, or mark the argument "
@@ -157,11 +165,9 @@ class Primitive:
                     top = t
         if top is _base:
             return impl_rules[self](*args, **params)
-        tracers = [top.full_raise(a) for a in args]
-        out = top.process_primitive(self, tracers, params)
-        if self.multiple_results:
-            return [o.full_lower() if isinstance(o, Tracer) else o for o in out]
-        return out.full_lower() if isinstance(out, Tracer) else out
+        tracers = [a if isinstance(a, Tracer) and a._trace is top else top.full_raise(a)
+                   for a in args]
+        return top.process_primitive(self, tracers, params)
 
 
 # ---------------------------------------------------------------------------
@@ -239,23 +245,35 @@ def _leaked_error(trace: Trace, what: str) -> UnexpectedTracerError:
     )
 
 
+def push_trace(trace_type: type[Trace], *args: Any, origin: str = "") -> Any:
+    """Push a new (non-dynamic) trace; pair with :func:`pop_trace` in a ``finally``."""
+    trace = trace_type(len(trace_stack), *args)
+    trace.origin = origin
+    trace_stack.append(trace)
+    return trace
+
+
+def pop_trace(trace: Trace) -> None:
+    trace.finished = True
+    if trace_stack[-1] is not trace:  # pragma: no cover - internal invariant
+        raise AssertionError("functrace: trace stack corrupted")
+    trace_stack.pop()
+
+
 @contextlib.contextmanager
 def new_trace(trace_type: type[Trace], *args: Any, origin: str = "",
               dynamic: bool = False) -> Iterator[Any]:
     """Push a new trace of ``trace_type`` on the stack for the duration of the block."""
     global _dynamic
-    trace = trace_type(len(trace_stack), *args)
-    trace.origin = origin
-    trace_stack.append(trace)
+    trace = push_trace(trace_type, *args, origin=origin)
     prev_dynamic = _dynamic
     if dynamic:
         _dynamic = trace
     try:
         yield trace
     finally:
-        trace.finished = True
         _dynamic = prev_dynamic
-        trace_stack.pop()
+        pop_trace(trace)
 
 
 @contextlib.contextmanager
@@ -320,9 +338,6 @@ class Tracer:
     @property
     def weak_type(self) -> bool:
         return self.aval.weak_type
-
-    def full_lower(self) -> Any:
-        return self
 
     # -- concrete values -------------------------------------------------
     def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
@@ -409,10 +424,6 @@ def concrete_or_none(x: Any) -> np.ndarray | None:
         return x.to_concrete_value()
     except ConcretizationError:
         return None
-
-
-def full_lower(x: Any) -> Any:
-    return x.full_lower() if isinstance(x, Tracer) else x
 
 
 def avals_of(xs: Sequence[Any]) -> list[ShapedArray]:

@@ -17,7 +17,7 @@ import html
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,8 +53,9 @@ class Literal:
 Atom = Var | Literal
 
 
-@dataclass(frozen=True, eq=False)
-class JaxprEqn:
+class JaxprEqn(NamedTuple):
+    """One equation: ``out_binders = primitive[params] inputs``."""
+
     primitive: Primitive
     inputs: tuple[Atom, ...]
     params: dict[str, Any]
@@ -242,10 +243,8 @@ def _var_names() -> Any:
 
 
 def _pp_param(v: Any) -> str:
-    if isinstance(v, ClosedJaxpr):
-        return "{ " + pp_jaxpr(v.jaxpr).replace("\n", " ").replace("    ", "") + " }"
-    if isinstance(v, Jaxpr):
-        return "{ " + pp_jaxpr(v).replace("\n", " ").replace("    ", "") + " }"
+    if isinstance(v, (ClosedJaxpr, Jaxpr)):
+        return " ".join(pp_jaxpr(v.jaxpr if isinstance(v, ClosedJaxpr) else v).split())
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, tuple):

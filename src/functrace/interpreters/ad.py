@@ -113,16 +113,20 @@ linear_primitives.add(add_any_p)
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval: ShapedArray | None = None
 
     @property
     def aval(self) -> ShapedArray:
-        return core.get_aval(self.primal)
+        aval = self._aval
+        if aval is None:
+            aval = self._aval = core.get_aval(self.primal)
+        return aval
 
     def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
         p = self.primal
@@ -140,7 +144,10 @@ class JVPTrace(Trace):
     def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
         primals = [t.primal for t in tracers]
         tangents = [t.tangent for t in tracers]
-        if all(type(t) is Zero for t in tangents):
+        for t in tangents:
+            if type(t) is not Zero:
+                break
+        else:
             out = primitive.bind(*primals, **params)
             if primitive.multiple_results:
                 return [JVPTracer(self, o, Zero.from_primal(o)) for o in out]
@@ -351,11 +358,13 @@ def linearize_flat(fun: Callable[..., Any], primals: Sequence[Any],
     avals = [core.get_aval(p) for p in primals]
     mask = [True] * len(primals) if diff_mask is None else list(diff_mask)
     t_avals = [tangent_aval(a) for a in avals]
-    with core.new_trace(StagingTrace, builder, origin=f"{origin} (tangents)") as ltrace:
+    ltrace = core.push_trace(StagingTrace, builder, origin=f"{origin} (tangents)")
+    try:
         tangents_in: list[Any] = [
             ltrace.new_arg(ta) if m else Zero(ta) for ta, m in zip(t_avals, mask)
         ]
-        with core.new_trace(JVPTrace, origin=origin) as jtrace:
+        jtrace = core.push_trace(JVPTrace, origin=origin)
+        try:
             tracers_in = [JVPTracer(jtrace, p, t) for p, t in zip(primals, tangents_in)]
             res = fun(*tracers_in)
             aux = None
@@ -363,12 +372,16 @@ def linearize_flat(fun: Callable[..., Any], primals: Sequence[Any],
                 res, aux = res
                 aux = strip_tracers(aux, jtrace)
             outs = [jtrace.full_raise(o) for o in res]
-            primals_out = [t.primal for t in outs]
-            tangents_out = [t.tangent for t in outs]
+        finally:
+            core.pop_trace(jtrace)
+        primals_out = [t.primal for t in outs]
+        tangents_out = [t.tangent for t in outs]
         out_zero = [type(t) is Zero for t in tangents_out]
         live_out = [ltrace.full_raise(t) for t in tangents_out if type(t) is not Zero]
         jaxpr, consts = builder.build([t for t in tangents_in if type(t) is StagingTracer],
                                       live_out)
+    finally:
+        core.pop_trace(ltrace)
     lin = LinearFunction(jaxpr, consts, t_avals,
                          [tangent_aval(core.get_aval(p)) for p in primals_out], out_zero, mask)
     return primals_out, lin, aux

@@ -5,5 +5,6 @@ and promotion are the job of ``functrace.numpy``.
 """
 
 from functrace.lax.elementwise import *  # noqa: F401,F403
+from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.reductions import *  # noqa: F401,F403
 from functrace.lax.shapes import *  # noqa: F401,F403

@@ -231,7 +231,7 @@ def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
     if y == 1:
         return g
     coef = full_like(x, y)
-    return mul(g, coef if y == 1 else mul(coef, integer_pow(x, y - 1)))
+    return mul(g, mul(coef, x if y == 2 else integer_pow(x, y - 1)))
 
 
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
@@ -310,7 +310,7 @@ ad.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(full_like(ans, 1), mul(ans, ans)
 def _logistic_impl(x: Any) -> Any:
     # 1 / (1 + exp(-x)), computed without overflow warnings for large |x|.
     with np.errstate(over="ignore"):
-        return np.reciprocal(np.add(np.exp(np.negative(x)), x.dtype.type(1)))
+        return np.reciprocal(np.add(np.exp(np.negative(x)), 1))
 
 
 logistic_p = unop("logistic", _logistic_impl)
@@ -335,6 +335,7 @@ ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(full_like(ans, -0.5), div(ans, 
 
 
 def _erf_impl(x: Any) -> Any:
+    x = np.asarray(x)
     out = np.frompyfunc(math.erf, 1, 1)(x)
     return np.asarray(out, dtype=x.dtype)[()] if np.ndim(x) == 0 else out.astype(x.dtype)
 
@@ -366,7 +367,7 @@ ad.defjvp_zero(ceil_p)
 def _round_impl(x: Any, *, rounding_method: int = 0) -> Any:
     if rounding_method == 1:
         return np.rint(x)
-    return np.copysign(np.floor(np.add(np.abs(x), x.dtype.type(0.5))), x)
+    return np.copysign(np.floor(np.add(np.abs(x), 0.5)), x)
 
 
 round_p = Primitive("round")
@@ -402,7 +403,7 @@ bitwise_and, bitwise_or, bitwise_xor = map(_bind2, (and_p, or_p, xor_p))
 
 
 def _not_impl(x: Any) -> Any:
-    return np.logical_not(x) if x.dtype == _BOOL else np.invert(x)
+    return np.logical_not(x) if np.asarray(x).dtype == _BOOL else np.invert(x)
 
 
 not_p = unop("not", _not_impl, _INT_BOOL, "a boolean or integer")

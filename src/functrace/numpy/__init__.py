@@ -7,11 +7,11 @@ explicit IR equations, so every function here differentiates, batches and jits.
 
 import numpy as _np
 
+from functrace.numpy import _tracer_methods  # noqa: F401,E402
 from functrace.numpy._core import is_traced  # noqa: F401
 from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
-from functrace.numpy import _tracer_methods  # noqa: F401,E402
 
 # dtypes and constants, as in NumPy
 float16, float32, float64 = _np.float16, _np.float32, _np.float64

@@ -105,6 +105,12 @@ def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
     Returns the prepared operands and NumPy's output dtype.
     """
     avals = [core.get_aval(a) for a in args]
+    if len(avals) == 2:  # fast path: same shape, same dtype, same weakness
+        a0, a1 = avals
+        if a0.shape == a1.shape and a0.dtype == a1.dtype and a0.weak_type == a1.weak_type:
+            dts = resolve_ufunc_dtypes(fname, ufunc, avals)
+            if dts[0] == a0.dtype and dts[1] == a0.dtype:
+                return list(args), dts[2]
     dts = resolve_ufunc_dtypes(fname, ufunc, avals)
     nin = len(args)
     all_weak = all(a.weak_type for a in avals)
@@ -112,7 +118,10 @@ def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
     out = []
     for x, aval, dt in zip(args, avals, dts[:nin]):
         if aval.dtype != dt or (aval.weak_type and not all_weak):
-            x = lx.convert_element_type(x, dt, aval.weak_type and all_weak)
+            if isinstance(x, Tracer):
+                x = lx.convert_element_type(x, dt, aval.weak_type and all_weak)
+            else:  # a constant: convert now, no equation
+                x = np.asarray(x, dtype=dt)[()] if not aval.shape else np.asarray(x, dt)
         out.append(broadcast_to_shape(x, shape))
     return out, dts[nin]
 

@@ -1,0 +1,360 @@
+"""Reduction primitives: sums, products, extrema, arg-extrema and cumulative ops.
+
+Axes are a static, sorted tuple of non-negative ints. Each primitive is one
+block: definition, NumPy impl, abstract eval, JVP and (if linear) transpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray
+from functrace.interpreters import ad
+from functrace.lax import elementwise as ew
+from functrace.lax._util import check_dtype_kind, operator_index, register
+from functrace.lax.shapes import broadcast_in_dim, concatenate, pad, reshape, rev, transpose
+from functrace.lax.shapes import slice as lax_slice
+
+
+def _check_axes(name: str, x: ShapedArray, axes: tuple[int, ...]) -> tuple[int, ...]:
+    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: expected distinct axes in [0, {x.ndim}) for operand shape "
+                         f"{x.shape}, got {axes}. Normalize negative axes first.")
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def _reduce_sum_abstract(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
+    return ShapedArray(_check_axes("reduce_sum", x, axes), x.dtype, x.weak_type)
+
+
+def _reduce_sum_impl(x: Any, *, axes: tuple[int, ...]) -> Any:
+    return np.sum(x, axis=axes, dtype=x.dtype)
+
+
+reduce_sum_p = register(Primitive("reduce_sum"), _reduce_sum_impl, _reduce_sum_abstract)
+
+
+def reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
+    """Sum over ``axes`` (static tuple of ints)."""
+    axes = tuple(sorted(int(a) for a in axes))
+    if not axes:
+        return x
+    return reduce_sum_p.bind(x, axes=axes)
+
+
+def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list[Any]:
+    shape = x.aval.shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _register_checked(primitive: Primitive, impl: Callable[..., Any],
+                      abstract_eval: Callable[..., Any]) -> Primitive:
+    """Register ``impl`` behind a call of ``abstract_eval`` (same checks eager and traced)."""
+
+    def checked(*args: Any, **params: Any) -> Any:
+        abstract_eval(*[core.get_aval(a) for a in args], **params)
+        return impl(*args, **params)
+
+    return register(primitive, checked, abstract_eval)
+
+
+def _canonical_axis(name: str, axis: Any, shape: tuple[int, ...]) -> int:
+    a = int(operator_index(axis))
+    if not -len(shape) <= a < len(shape):
+        raise ValueError(f"{name}: expected an axis in [{-len(shape)}, {len(shape)}) for operand "
+                         f"shape {shape}, got {a}. Pass an axis that exists in the operand.")
+    return a % len(shape)
+
+
+def _check_axis(name: str, x: ShapedArray, axis: int) -> None:
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"{name}: expected an axis in [0, {x.ndim}) for operand shape "
+                         f"{x.shape}, got {axis}. Rank-0 operands have no axis to scan.")
+
+
+# ---------------------------------------------------------------------------
+# reduce_max, reduce_min
+# ---------------------------------------------------------------------------
+
+
+def _identity(dtype: np.dtype, largest: bool) -> Any:
+    """The identity of min (largest=True) or max (largest=False) for ``dtype``."""
+    if dtype.kind == "f":
+        return np.inf if largest else -np.inf
+    if dtype.kind == "b":
+        return largest
+    info = np.iinfo(dtype)
+    return info.max if largest else info.min
+
+
+def _extremum(name: str, np_fn: Callable[..., Any], is_max: bool) -> Primitive:
+    def abstract(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
+        check_dtype_kind(name, x, "biuf", "a real or boolean")
+        return ShapedArray(_check_axes(name, x, axes), x.dtype, x.weak_type)
+
+    def impl(x: Any, *, axes: tuple[int, ...]) -> Any:
+        x = np.asarray(x)
+        if x.size == 0:  # an empty reduction gives the identity (-inf for max), as in JAX
+            return np_fn(x, axis=axes, initial=_identity(x.dtype, not is_max))
+        return np_fn(x, axis=axes)
+
+    return _register_checked(Primitive(name), impl, abstract)
+
+
+reduce_max_p = _extremum("reduce_max", np.max, True)
+reduce_min_p = _extremum("reduce_min", np.min, False)
+
+
+def reduce_max(x: Any, axes: tuple[int, ...]) -> Any:
+    """Maximum over ``axes`` (static tuple of ints); ``-inf``/int min over empty axes."""
+    axes = tuple(sorted(int(a) for a in axes))
+    return reduce_max_p.bind(x, axes=axes) if axes else x
+
+
+def reduce_min(x: Any, axes: tuple[int, ...]) -> Any:
+    """Minimum over ``axes`` (static tuple of ints); ``inf``/int max over empty axes."""
+    axes = tuple(sorted(int(a) for a in axes))
+    return reduce_min_p.bind(x, axes=axes) if axes else x
+
+
+def _extremum_jvp(g: Any, ans: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
+    # d max(x) = sum(dx * [x == max]) / #[x == max]
+    # NOTE: at ties the tangent is averaged over the tied positions (max(a, a) gets
+    # (da1 + da2) / 2), as for lax.max; empty reductions have a zero tangent.
+    shape = core.get_aval(x).shape
+    if any(shape[a] == 0 for a in axes):
+        return ad.Zero.from_primal(ans)
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    at_ext = ew.eq(x, broadcast_in_dim(ans, shape, kept))
+    mask = ew.convert_element_type(at_ext, core.get_aval(g).dtype)
+    return ew.div(reduce_sum(ew.mul(g, mask), axes), reduce_sum(mask, axes))
+
+
+ad.defjvp2(reduce_max_p, _extremum_jvp)
+ad.defjvp2(reduce_min_p, _extremum_jvp)
+
+# ---------------------------------------------------------------------------
+# reduce_prod
+# ---------------------------------------------------------------------------
+
+
+def _reduce_prod_abstract(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
+    check_dtype_kind("reduce_prod", x, "iufc", "a numeric")
+    return ShapedArray(_check_axes("reduce_prod", x, axes), x.dtype, x.weak_type)
+
+
+def _reduce_prod_impl(x: Any, *, axes: tuple[int, ...]) -> Any:
+    x = np.asarray(x)
+    return np.prod(x, axis=axes, dtype=x.dtype)
+
+
+reduce_prod_p = _register_checked(Primitive("reduce_prod"), _reduce_prod_impl,
+                                  _reduce_prod_abstract)
+
+
+def reduce_prod(x: Any, axes: tuple[int, ...]) -> Any:
+    """Product over ``axes`` (static tuple of ints); 1 over empty axes."""
+    axes = tuple(sorted(int(a) for a in axes))
+    return reduce_prod_p.bind(x, axes=axes) if axes else x
+
+
+def _reduce_prod_jvp(g: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
+    # d prod(x) = sum_i dx_i prod_{j<i} x_j prod_{j>i} x_j: exclusive prefix times exclusive
+    # suffix products, no division, so exact where x has zeros (and differentiable again).
+    aval = core.get_aval(x)
+    kept = tuple(i for i in range(aval.ndim) if i not in axes)
+    flat = tuple(aval.shape[i] for i in kept) + (
+        int(np.prod([aval.shape[a] for a in axes], dtype=np.int64)),)
+    k = len(kept)
+    xs = reshape(transpose(x, kept + axes), flat)
+    gs = reshape(transpose(g, kept + axes), flat)
+    one = np.ones((), aval.dtype)[()]
+    edge = ((0, 0, 0),) * k
+    before = pad(cumprod(xs, k), one, edge + ((1, -1, 0),))  # shift right, 1 in front
+    after = pad(cumprod(xs, k, reverse=True), one, edge + ((-1, 1, 0),))
+    return reduce_sum(ew.mul(gs, ew.mul(before, after)), (k,))
+
+
+ad.defjvp(reduce_prod_p, _reduce_prod_jvp)
+
+# ---------------------------------------------------------------------------
+# argmax, argmin
+# ---------------------------------------------------------------------------
+
+
+def _arg_extremum(name: str, np_fn: Callable[..., Any]) -> Primitive:
+    def abstract(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
+        check_dtype_kind(name, x, "biuf", "a real or boolean")
+        if not 0 <= axis < x.ndim or x.shape[axis] == 0:
+            raise ValueError(f"{name}: expected a non-empty axis in [0, {x.ndim}) for operand "
+                             f"shape {x.shape}, got axis {axis}. An empty axis has no "
+                             f"{name[3:]}imum.")
+        if index_dtype.kind not in "iu" or x.shape[axis] - 1 > np.iinfo(index_dtype).max:
+            raise TypeError(f"{name}: expected an integer index_dtype that holds "
+                            f"{x.shape[axis] - 1}, got {index_dtype.name}. Use np.int64.")
+        return ShapedArray(x.shape[:axis] + x.shape[axis + 1:], index_dtype)
+
+    def impl(x: Any, *, axis: int, index_dtype: np.dtype) -> Any:
+        return np_fn(x, axis=axis).astype(index_dtype)
+
+    p = _register_checked(Primitive(name), impl, abstract)
+    ad.defjvp_zero(p)  # integer indices: piecewise constant
+    return p
+
+
+argmax_p = _arg_extremum("argmax", np.argmax)
+argmin_p = _arg_extremum("argmin", np.argmin)
+
+
+def argmax(x: Any, axis: int, index_dtype: Any = np.int64) -> Any:
+    """Index of the maximum along ``axis`` (the first one at ties, NaN counts as maximal)."""
+    axis = _canonical_axis("argmax", axis, core.get_aval(x).shape)
+    return argmax_p.bind(x, axis=axis, index_dtype=np.dtype(index_dtype))
+
+
+def argmin(x: Any, axis: int, index_dtype: Any = np.int64) -> Any:
+    """Index of the minimum along ``axis`` (the first one at ties, NaN counts as minimal)."""
+    axis = _canonical_axis("argmin", axis, core.get_aval(x).shape)
+    return argmin_p.bind(x, axis=axis, index_dtype=np.dtype(index_dtype))
+
+
+# ---------------------------------------------------------------------------
+# cumsum, cumprod, cummax, cummin
+# ---------------------------------------------------------------------------
+
+
+def _cumulative(name: str, np_fn: Callable[..., Any], kinds: str, what: str) -> Primitive:
+    def abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
+        check_dtype_kind(name, x, kinds, what)
+        _check_axis(name, x, axis)
+        return x
+
+    def impl(x: Any, *, axis: int, reverse: bool) -> Any:
+        x = np.asarray(x)
+        if reverse:
+            return np.flip(np_fn(np.flip(x, axis), axis), axis)
+        return np_fn(x, axis)
+
+    return _register_checked(Primitive(name), impl, abstract)
+
+
+def _cumulative_wrapper(p: Primitive) -> Callable[..., Any]:
+    def f(x: Any, axis: int = 0, reverse: bool = False) -> Any:
+        axis = _canonical_axis(p.name, axis, core.get_aval(x).shape)
+        return p.bind(x, axis=axis, reverse=bool(reverse))
+
+    f.__name__ = p.name
+    op = p.name[3:]
+    f.__doc__ = f"Inclusive cumulative {op} along ``axis`` (from the end if ``reverse``)."
+    return f
+
+
+cumsum_p = _cumulative("cumsum", lambda x, a: np.cumsum(x, axis=a, dtype=x.dtype), "iufc",
+                       "a numeric")
+cumprod_p = _cumulative("cumprod", lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype), "iufc",
+                        "a numeric")
+cummax_p = _cumulative("cummax", lambda x, a: np.maximum.accumulate(x, axis=a), "biuf",
+                       "a real or boolean")
+cummin_p = _cumulative("cummin", lambda x, a: np.minimum.accumulate(x, axis=a), "biuf",
+                       "a real or boolean")
+cumsum = _cumulative_wrapper(cumsum_p)
+cumprod = _cumulative_wrapper(cumprod_p)
+cummax = _cumulative_wrapper(cummax_p)
+cummin = _cumulative_wrapper(cummin_p)
+
+# cumsum is linear; its transpose sums the cotangent from the other end.
+ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+def _slice_axis(x: Any, start: int, limit: int, stride: int, axis: int) -> Any:
+    shape = core.get_aval(x).shape
+    starts = tuple(start if i == axis else 0 for i in range(len(shape)))
+    limits = tuple(limit if i == axis else d for i, d in enumerate(shape))
+    strides = tuple(stride if i == axis else 1 for i in range(len(shape)))
+    return lax_slice(x, starts, limits, strides)
+
+
+def _interleave(even: Any, odd: Any, n: int, axis: int) -> Any:
+    """Positions 0, 2, 4, ... from ``even`` and 1, 3, ... from ``odd`` (n in total)."""
+    aval = core.get_aval(even)
+    count = aval.shape[axis]
+    if core.get_aval(odd).shape[axis] < count:
+        cfg = tuple((0, 1 if i == axis else 0, 0) for i in range(aval.ndim))
+        odd = pad(odd, np.zeros((), aval.dtype)[()], cfg)
+    split = aval.shape[:axis + 1] + (1,) + aval.shape[axis + 1:]
+    pairs = concatenate([reshape(even, split), reshape(odd, split)], axis + 1)
+    merged = reshape(pairs, aval.shape[:axis] + (2 * count,) + aval.shape[axis + 1:])
+    return _slice_axis(merged, 0, n, 1, axis)
+
+
+def _prefix_scan(combine: Callable[[list[Any], list[Any]], list[Any]], elems: list[Any],
+                 axis: int) -> list[Any]:
+    """Inclusive scan of an associative ``combine(earlier, later)`` over a tuple of arrays.
+
+    Built from lax shape ops in log2(n) levels (combine neighbours, scan the pairs
+    recursively, fill in the even positions), so it can be differentiated and staged.
+    """
+    n = core.get_aval(elems[0]).shape[axis]
+    if n < 2:
+        return list(elems)
+    pairs = combine([_slice_axis(e, 0, n - 1, 2, axis) for e in elems],
+                    [_slice_axis(e, 1, n, 2, axis) for e in elems])
+    odd = _prefix_scan(combine, pairs, axis)  # results at positions 1, 3, 5, ...
+    first = [_slice_axis(e, 0, 1, 1, axis) for e in elems]
+    m = (n - 1) // 2  # even positions 2, 4, ... combine the odd result just before them
+    if m:
+        rest = combine([_slice_axis(o, 0, m, 1, axis) for o in odd],
+                       [_slice_axis(e, 2, n, 2, axis) for e in elems])
+        even = [concatenate([f, r], axis) for f, r in zip(first, rest)]
+    else:
+        even = first
+    return [_interleave(e, o, n, axis) for e, o in zip(even, odd)]
+
+
+def _scan_jvp(combine: Callable[[list[Any], list[Any]], list[Any]]) -> Callable[..., Any]:
+    def jvp(g: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+        if reverse:
+            x, g = rev(x, (axis,)), rev(g, (axis,))
+        t = _prefix_scan(combine, [x, g], axis)[1]
+        return rev(t, (axis,)) if reverse else t
+
+    return jvp
+
+
+def _product_rule(a: list[Any], b: list[Any]) -> list[Any]:
+    # (a, da) * (b, db) = (a b, da b + a db): dual numbers multiply associatively.
+    return [ew.mul(a[0], b[0]), ew.add(ew.mul(a[1], b[0]), ew.mul(a[0], b[1]))]
+
+
+# d cumprod(x)_i = sum_{j<=i} dx_j prod_{k<=i, k!=j} x_k, as a scan of dual numbers (no
+# division: exact where x has zeros, and differentiable again).
+ad.defjvp(cumprod_p, _scan_jvp(_product_rule))
+
+
+def _pick_later_if(better_or_equal: Callable[[Any, Any], Any]) -> Callable[..., list[Any]]:
+    def combine(a: list[Any], b: list[Any]) -> list[Any]:
+        later = better_or_equal(b[0], a[0])
+        return [ew.select_n(later, a[0], b[0]), ew.select_n(later, a[1], b[1])]
+
+    return combine
+
+
+# d cummax(x)_i = dx_j at j = the position of the running maximum (likewise cummin).
+# NOTE: at ties the *latest* tied position gets the tangent (PyTorch's cummax index
+# convention), unlike reduce_max, which averages ties.
+ad.defjvp(cummax_p, _scan_jvp(_pick_later_if(ew.ge)))
+ad.defjvp(cummin_p, _scan_jvp(_pick_later_if(ew.le)))
+
+__all__ = [
+    "argmax", "argmax_p", "argmin", "argmin_p", "cummax", "cummax_p", "cummin", "cummin_p",
+    "cumprod", "cumprod_p", "cumsum", "cumsum_p", "reduce_max", "reduce_max_p", "reduce_min",
+    "reduce_min_p", "reduce_prod", "reduce_prod_p", "reduce_sum", "reduce_sum_p",
+]

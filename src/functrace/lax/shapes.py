@@ -1,0 +1,801 @@
+"""Shape primitives: broadcasting, reshaping, transposition, slicing, concatenation,
+padding, reversal, iota, dot_general and sort.
+
+Each primitive is one block: definition, NumPy impl, abstract eval, JVP and (if
+linear) transpose rule.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.core import Primitive, ShapedArray
+from functrace.interpreters import ad
+from functrace.lax._util import (
+    as_index_tuple,
+    check_dtype_kind,
+    check_same_dtypes,
+    operator_index,
+    register,
+)
+
+# ---------------------------------------------------------------------------
+# broadcast_in_dim
+# ---------------------------------------------------------------------------
+
+
+def _broadcast_in_dim_abstract(x: ShapedArray, *, shape: tuple[int, ...],
+                               broadcast_dimensions: tuple[int, ...]) -> ShapedArray:
+    if len(broadcast_dimensions) != x.ndim:
+        raise ValueError(
+            f"broadcast_in_dim: expected one broadcast dimension per operand axis "
+            f"({x.ndim}), got {broadcast_dimensions} for operand shape {x.shape} and "
+            f"target shape {shape}."
+        )
+    for d, od in zip(x.shape, broadcast_dimensions):
+        if not 0 <= od < len(shape) or d not in (1, shape[od]):
+            raise ValueError(
+                f"broadcast_in_dim: expected operand shape {x.shape} to be broadcastable "
+                f"into shape {shape} along dimensions {broadcast_dimensions}, got a mismatch "
+                f"at operand size {d}."
+            )
+    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+        raise ValueError(f"broadcast_in_dim: expected increasing broadcast_dimensions, got "
+                         f"{broadcast_dimensions}.")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _broadcast_in_dim_impl(x: Any, *, shape: tuple[int, ...],
+                           broadcast_dimensions: tuple[int, ...]) -> Any:
+    x = np.asarray(x)
+    expanded = [1] * len(shape)
+    for d, od in zip(x.shape, broadcast_dimensions):
+        expanded[od] = d
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+broadcast_in_dim_p = register(Primitive("broadcast_in_dim"), _broadcast_in_dim_impl,
+                              _broadcast_in_dim_abstract)
+
+
+def broadcast_in_dim(x: Any, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
+                     ) -> Any:
+    """Broadcast ``x`` into ``shape``; operand axis i becomes output axis
+    ``broadcast_dimensions[i]`` (where its size must be 1 or equal)."""
+    shape = tuple(int(d) for d in shape)
+    bdims = tuple(int(d) for d in broadcast_dimensions)
+    aval = core.get_aval(x)
+    if aval.shape == shape and bdims == tuple(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims)
+
+
+def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple[int, ...],
+                                broadcast_dimensions: tuple[int, ...]) -> list[Any]:
+    # Sum the cotangent over the axes that were created or stretched.
+    from functrace.lax.reductions import reduce_sum
+
+    in_shape = x.aval.shape
+    new_axes = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions)
+    stretched = tuple(od for d, od in zip(in_shape, broadcast_dimensions)
+                      if d == 1 and shape[od] != 1)
+    axes = tuple(sorted(new_axes + stretched))
+    out = reduce_sum(ct, axes) if axes else ct
+    return [reshape(out, in_shape)]
+
+
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+# ---------------------------------------------------------------------------
+# reshape
+# ---------------------------------------------------------------------------
+
+
+def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedArray:
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise ValueError(f"reshape: expected a shape with {x.size} elements for operand shape "
+                         f"{x.shape}, got {new_sizes}.")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+def _reshape_impl(x: Any, *, new_sizes: tuple[int, ...]) -> Any:
+    return np.reshape(x, new_sizes)
+
+
+reshape_p = register(Primitive("reshape"), _reshape_impl, _reshape_abstract)
+
+
+def reshape(x: Any, new_sizes: tuple[int, ...]) -> Any:
+    """Row-major reshape to ``new_sizes`` (no -1: use functrace.numpy.reshape for that)."""
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if core.get_aval(x).shape == new_sizes:
+        return x
+    return reshape_p.bind(x, new_sizes=new_sizes)
+
+
+ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+
+
+# ---------------------------------------------------------------------------
+# Shared helpers for the blocks below
+# ---------------------------------------------------------------------------
+
+
+def _register_checked(primitive: Primitive, impl: Callable[..., Any],
+                      abstract_eval: Callable[..., Any]) -> Primitive:
+    """Register ``impl`` behind a call of ``abstract_eval``, so eager calls get the same
+    checks and messages as traced ones (NumPy would broadcast, promote or crash instead)."""
+
+    def checked(*args: Any, **params: Any) -> Any:
+        abstract_eval(*[core.get_aval(a) for a in args], **params)
+        return impl(*args, **params)
+
+    return register(primitive, checked, abstract_eval)
+
+
+def _canonical_axes(name: str, axes: Any, shape: tuple[int, ...],
+                    ndim: int | None = None) -> tuple[int, ...]:
+    """``axes`` as non-negative Python ints (negative ones count from the end)."""
+    nd = len(shape) if ndim is None else ndim
+    axes = as_index_tuple(name, axes)
+    if any(not -nd <= a < nd for a in axes):
+        raise ValueError(
+            f"{name}: expected axes in [{-nd}, {nd}) for operand shape {shape}, got {axes}. "
+            f"Pass axes that exist in the operand."
+        )
+    return tuple(a % nd for a in axes)
+
+
+def _zero_scalar(dtype: np.dtype) -> Any:
+    return np.zeros((), dtype)[()]
+
+
+def _aval_of(x: Any) -> ShapedArray:
+    """The aval of a known value or of an ``UndefPrimal`` (a linear input in transpose)."""
+    return x.aval if ad.is_undefined_primal(x) else core.get_aval(x)
+
+
+# ---------------------------------------------------------------------------
+# transpose
+# ---------------------------------------------------------------------------
+
+
+def _transpose_abstract(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ValueError(
+            f"transpose: expected a permutation of {tuple(range(x.ndim))} for operand shape "
+            f"{x.shape}, got {permutation}. List every axis exactly once."
+        )
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+def _transpose_impl(x: Any, *, permutation: tuple[int, ...]) -> Any:
+    return np.transpose(x, permutation)
+
+
+transpose_p = _register_checked(Primitive("transpose"), _transpose_impl, _transpose_abstract)
+
+
+def transpose(x: Any, permutation: tuple[int, ...]) -> Any:
+    """Permute axes: output axis ``i`` is operand axis ``permutation[i]``."""
+    perm = as_index_tuple("transpose", permutation)
+    if perm == tuple(range(core.get_aval(x).ndim)):
+        return x
+    return transpose_p.bind(x, permutation=perm)
+
+
+def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list[Any]:
+    # A permutation is orthogonal: its transpose is the inverse permutation.
+    inverse = [0] * len(permutation)
+    for i, p in enumerate(permutation):
+        inverse[p] = i
+    return [transpose(ct, tuple(inverse))]
+
+
+ad.deflinear(transpose_p, _transpose_transpose)
+
+# ---------------------------------------------------------------------------
+# squeeze and expand_dims
+# ---------------------------------------------------------------------------
+
+
+def _squeeze_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    if (len(set(dimensions)) != len(dimensions)
+            or any(not 0 <= d < x.ndim or x.shape[d] != 1 for d in dimensions)):
+        raise ValueError(
+            f"squeeze: expected distinct axes of size 1 of operand shape {x.shape}, got "
+            f"dimensions {dimensions}. Only size-1 axes can be removed; use reshape or slice."
+        )
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in dimensions)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _squeeze_impl(x: Any, *, dimensions: tuple[int, ...]) -> Any:
+    return np.squeeze(x, axis=dimensions)
+
+
+squeeze_p = _register_checked(Primitive("squeeze"), _squeeze_impl, _squeeze_abstract)
+
+
+def squeeze(x: Any, dimensions: tuple[int, ...]) -> Any:
+    """Remove the size-1 axes ``dimensions`` (negative axes count from the end)."""
+    dims = tuple(sorted(_canonical_axes("squeeze", dimensions, core.get_aval(x).shape)))
+    if not dims:
+        return x
+    return squeeze_p.bind(x, dimensions=dims)
+
+
+# squeeze only drops size-1 axes: its transpose puts them back.
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+
+
+def expand_dims(x: Any, dimensions: tuple[int, ...]) -> Any:
+    """Insert size-1 axes at output positions ``dimensions`` (a reshape; negative allowed)."""
+    shape = core.get_aval(x).shape
+    out_ndim = len(shape) + len(tuple(dimensions))
+    dims = _canonical_axes("expand_dims", dimensions, shape, out_ndim)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"expand_dims: expected distinct dimensions for operand shape {shape}, "
+                         f"got {tuple(dimensions)}. Name each new axis once.")
+    rest = iter(shape)
+    return reshape(x, tuple(1 if i in dims else next(rest) for i in range(out_ndim)))
+
+
+# ---------------------------------------------------------------------------
+# concatenate
+# ---------------------------------------------------------------------------
+
+
+def _concatenate_abstract(*operands: ShapedArray, dimension: int) -> ShapedArray:
+    if not operands:
+        raise ValueError("concatenate: expected at least one operand, got none. "
+                         "Pass a non-empty sequence of arrays.")
+    first = operands[0]
+    shapes = ", ".join(str(o.shape) for o in operands)
+    if not 0 <= dimension < first.ndim:
+        raise ValueError(
+            f"concatenate: expected a dimension in [0, {first.ndim}) for operand shapes "
+            f"{shapes}, got {dimension}. Arrays of rank 0 must be reshaped to rank 1 first."
+        )
+    for o in operands:
+        if o.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(o.shape, first.shape))
+                                       if i != dimension):
+            raise ValueError(
+                f"concatenate: expected operand shapes equal except along dimension "
+                f"{dimension}, got shapes {shapes}. Reshape or broadcast the operands first."
+            )
+    check_same_dtypes("concatenate", *operands)
+    size = sum(o.shape[dimension] for o in operands)
+    shape = first.shape[:dimension] + (size,) + first.shape[dimension + 1:]
+    return ShapedArray(shape, first.dtype, all(o.weak_type for o in operands))
+
+
+def _concatenate_impl(*operands: Any, dimension: int) -> Any:
+    return np.concatenate(operands, axis=dimension)
+
+
+concatenate_p = _register_checked(Primitive("concatenate"), _concatenate_impl,
+                                  _concatenate_abstract)
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    """Join ``operands`` (equal shapes except along ``dimension``) along ``dimension``."""
+    operands = list(operands)
+    dim = int(operator_index(dimension))
+    if operands and dim < 0:
+        dim += core.get_aval(operands[0]).ndim
+    return concatenate_p.bind(*operands, dimension=dim)
+
+
+def _concatenate_transpose(ct: Any, *operands: Any, dimension: int) -> list[Any]:
+    # concatenate stacks blocks: the cotangent of each block is its slice of ct.
+    ct_shape = core.get_aval(ct).shape
+    out: list[Any] = []
+    start = 0
+    for op in operands:
+        size = _aval_of(op).shape[dimension]
+        if ad.is_undefined_primal(op):
+            starts = tuple(start if i == dimension else 0 for i in range(len(ct_shape)))
+            limits = tuple(start + size if i == dimension else d for i, d in enumerate(ct_shape))
+            out.append(slice(ct, starts, limits))
+        else:
+            out.append(None)
+        start += size
+    return out
+
+
+ad.deflinear(concatenate_p, _concatenate_transpose)
+
+# ---------------------------------------------------------------------------
+# slice (static start, limit and stride)
+# ---------------------------------------------------------------------------
+
+
+def _slice_shape(start: int, limit: int, stride: int) -> int:
+    return (limit - start + stride - 1) // stride
+
+
+def _slice_abstract(x: ShapedArray, *, start_indices: tuple[int, ...],
+                    limit_indices: tuple[int, ...],
+                    strides: tuple[int, ...] | None) -> ShapedArray:
+    steps = (1,) * x.ndim if strides is None else strides
+    if not len(start_indices) == len(limit_indices) == len(steps) == x.ndim:
+        raise ValueError(
+            f"slice: expected start_indices, limit_indices and strides of length {x.ndim} "
+            f"for operand shape {x.shape}, got {start_indices}, {limit_indices} and "
+            f"{strides}. Give one entry per axis."
+        )
+    for s, l, k, d in zip(start_indices, limit_indices, steps, x.shape):
+        if not 0 <= s <= l <= d or k < 1:
+            raise ValueError(
+                f"slice: expected 0 <= start <= limit <= size and strides >= 1 for operand "
+                f"shape {x.shape}, got start_indices={start_indices}, "
+                f"limit_indices={limit_indices}, strides={strides}. Clip the bounds to the "
+                f"operand shape."
+            )
+    shape = tuple(_slice_shape(s, l, k) for s, l, k in zip(start_indices, limit_indices, steps))
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _slice_impl(x: Any, *, start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
+                strides: tuple[int, ...] | None) -> Any:
+    steps = (1,) * len(start_indices) if strides is None else strides
+    idx = tuple(builtins.slice(s, l, k) for s, l, k in zip(start_indices, limit_indices, steps))
+    return np.asarray(x)[idx]
+
+
+slice_p = _register_checked(Primitive("slice"), _slice_impl, _slice_abstract)
+
+
+def slice(x: Any, start_indices: tuple[int, ...], limit_indices: tuple[int, ...],  # noqa: A001
+          strides: tuple[int, ...] | None = None) -> Any:
+    """``x[start:limit:stride]`` along every axis, with static bounds (no negative indices)."""
+    starts = as_index_tuple("slice", start_indices)
+    limits = as_index_tuple("slice", limit_indices)
+    steps = None if strides is None else as_index_tuple("slice", strides)
+    shape = core.get_aval(x).shape
+    if (limits == shape and not any(starts) and len(starts) == len(shape)
+            and (steps is None or all(k == 1 for k in steps))):
+        return x
+    return slice_p.bind(x, start_indices=starts, limit_indices=limits, strides=steps)
+
+
+def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
+                     limit_indices: tuple[int, ...],
+                     strides: tuple[int, ...] | None) -> list[Any]:
+    # The transpose of taking elements is putting them back among zeros: a pad with
+    # lo = start, interior = stride - 1 and hi = what is left after the last element taken.
+    shape = x.aval.shape
+    steps = (1,) * len(shape) if strides is None else strides
+    out_shape = core.get_aval(ct).shape
+    config = []
+    for s, k, n, d in zip(start_indices, steps, out_shape, shape):
+        end = s + (n - 1) * k + 1 if n else s
+        config.append((s, d - end, k - 1))
+    return [pad(ct, _zero_scalar(core.get_aval(ct).dtype), tuple(config))]
+
+
+ad.deflinear(slice_p, _slice_transpose)
+
+# ---------------------------------------------------------------------------
+# pad (lo/hi may be negative: cropping; interior inserts values between elements)
+# ---------------------------------------------------------------------------
+
+PadConfig = tuple[tuple[int, int, int], ...]
+
+
+def _dilated(n: int, interior: int) -> int:
+    return n + max(n - 1, 0) * interior
+
+
+def _pad_abstract(x: ShapedArray, padding_value: ShapedArray, *,
+                  padding_config: PadConfig) -> ShapedArray:
+    if padding_value.shape != ():
+        raise ValueError(
+            f"pad: expected a scalar padding_value, got shape {padding_value.shape} (operand "
+            f"shape {x.shape}). Pass a 0-d array or a Python scalar."
+        )
+    check_same_dtypes("pad", x, padding_value)
+    if len(padding_config) != x.ndim or any(len(c) != 3 for c in padding_config):
+        raise ValueError(
+            f"pad: expected one (lo, hi, interior) triple per axis of operand shape "
+            f"{x.shape}, got padding_config={padding_config}. Give {x.ndim} triples."
+        )
+    shape = []
+    for (lo, hi, interior), d in zip(padding_config, x.shape):
+        size = lo + hi + _dilated(d, interior)
+        if interior < 0 or size < 0:
+            raise ValueError(
+                f"pad: expected interior >= 0 and a non-negative output size on every axis "
+                f"for operand shape {x.shape}, got padding_config={padding_config}. Negative "
+                f"lo/hi may crop at most the (dilated) axis."
+            )
+        shape.append(size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _pad_impl(x: Any, padding_value: Any, *, padding_config: PadConfig) -> Any:
+    x = np.asarray(x)
+    # Pad with the non-negative parts of lo/hi, then crop the negative parts.
+    full = [max(lo, 0) + max(hi, 0) + _dilated(d, i)
+            for (lo, hi, i), d in zip(padding_config, x.shape)]
+    out = np.full(full, padding_value, dtype=x.dtype)
+    out[tuple(builtins.slice(max(lo, 0), max(lo, 0) + _dilated(d, i), i + 1)
+              for (lo, hi, i), d in zip(padding_config, x.shape))] = x
+    return out[tuple(builtins.slice(max(-lo, 0), n - max(-hi, 0))
+                     for (lo, hi, _), n in zip(padding_config, full))]
+
+
+pad_p = _register_checked(Primitive("pad"), _pad_impl, _pad_abstract)
+
+
+def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+    """Pad ``x`` with the scalar ``padding_value``; per axis (lo, hi, interior), lo/hi < 0 crop."""
+    config = tuple(as_index_tuple("pad", c) for c in padding_config)
+    dtype = core.get_aval(x).dtype
+    if type(padding_value) in (bool, int, float, complex):
+        # A Python scalar is weakly typed: it takes the operand's dtype when that is lossless.
+        weak = core.get_aval(padding_value).dtype
+        if dtypes.promote((dtype, False), (weak, True))[0] == dtype:
+            padding_value = np.array(padding_value, dtype)[()]
+    return pad_p.bind(x, padding_value, padding_config=config)
+
+
+def _pad_transpose(ct: Any, x: Any, padding_value: Any, *,
+                   padding_config: PadConfig) -> list[Any]:
+    # ct_x: undo the edges (a pad by -lo, -hi), then keep every (interior + 1)-th element;
+    # ct_padding_value: the padding value was copied everywhere else: sum(ct) - sum(ct_x).
+    from functrace.lax.elementwise import sub
+    from functrace.lax.reductions import reduce_sum
+
+    aval = core.get_aval(ct)
+    core_part = pad(ct, _zero_scalar(aval.dtype),
+                    tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
+    shape = core.get_aval(core_part).shape
+    ct_x = slice(core_part, (0,) * len(shape), shape, tuple(i + 1 for *_, i in padding_config))
+    ct_pv = None
+    if ad.is_undefined_primal(padding_value):
+        everything = tuple(range(len(shape)))
+        ct_pv = sub(reduce_sum(ct, everything), reduce_sum(ct_x, everything))
+    return [ct_x if ad.is_undefined_primal(x) else None, ct_pv]
+
+
+ad.deflinear(pad_p, _pad_transpose)
+
+# ---------------------------------------------------------------------------
+# rev
+# ---------------------------------------------------------------------------
+
+
+def _rev_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    if len(set(dimensions)) != len(dimensions) or any(not 0 <= d < x.ndim for d in dimensions):
+        raise ValueError(
+            f"rev: expected distinct axes in [0, {x.ndim}) for operand shape {x.shape}, got "
+            f"dimensions {dimensions}. Name each reversed axis once."
+        )
+    return x
+
+
+def _rev_impl(x: Any, *, dimensions: tuple[int, ...]) -> Any:
+    return np.flip(x, dimensions)
+
+
+rev_p = _register_checked(Primitive("rev"), _rev_impl, _rev_abstract)
+
+
+def rev(x: Any, dimensions: tuple[int, ...]) -> Any:
+    """Reverse the order of elements along ``dimensions``."""
+    dims = tuple(sorted(_canonical_axes("rev", dimensions, core.get_aval(x).shape)))
+    if not dims:
+        return x
+    return rev_p.bind(x, dimensions=dims)
+
+
+# Reversal is a permutation that is its own inverse.
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+# ---------------------------------------------------------------------------
+# iota (no operands)
+# ---------------------------------------------------------------------------
+
+
+def _iota_abstract(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> ShapedArray:
+    if dtype.kind not in "iuf":
+        raise TypeError(f"iota: expected an integer or floating-point dtype, got {dtype.name}. "
+                        f"Cast the result with convert_element_type if needed.")
+    if any(d < 0 for d in shape) or not 0 <= dimension < len(shape):
+        raise ValueError(f"iota: expected a non-negative shape and a dimension in "
+                         f"[0, {len(shape)}), got shape {shape} and dimension {dimension}. "
+                         f"Pass shape=(size,) for a 1-d iota.")
+    return ShapedArray(shape, dtype)
+
+
+def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
+    r = np.arange(shape[dimension], dtype=dtype)
+    if len(shape) == 1:
+        return r
+    return np.broadcast_to(r.reshape([-1 if i == dimension else 1 for i in range(len(shape))]),
+                           shape)
+
+
+iota_p = _register_checked(Primitive("iota"), _iota_impl, _iota_abstract)
+ad.defjvp_zero(iota_p)  # a constant: no operands to differentiate
+
+
+def iota(dtype: Any, size: int, dimension: int = 0, shape: tuple[int, ...] | None = None) -> Any:
+    """``0, 1, ..., size - 1`` along ``dimension`` of ``shape`` (default ``(size,)``)."""
+    size = int(operator_index(size))
+    dim = int(operator_index(dimension))
+    shp = (size,) if shape is None else as_index_tuple("iota", shape)
+    if shape is not None and (not -len(shp) <= dim < len(shp) or shp[dim] != size):
+        raise ValueError(f"iota: expected shape[dimension] == size, got shape {shp}, "
+                         f"dimension {dim} and size {size}. Make the sizes agree.")
+    if shape is not None and dim < 0:
+        dim += len(shp)
+    return iota_p.bind(dtype=np.dtype(dtype), shape=shp, dimension=dim)
+
+
+# ---------------------------------------------------------------------------
+# dot_general
+# ---------------------------------------------------------------------------
+
+DotDimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
+                            tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def _free_axes(ndim: int, contracting: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
+    return [i for i in range(ndim) if i not in contracting and i not in batch]
+
+
+def _check_preferred(lhs: ShapedArray, preferred: np.dtype | None) -> None:
+    if preferred is None:
+        return
+    d = lhs.dtype
+    if d.kind in "iu":  # ints may accumulate in a wider int, or in any float
+        ok = preferred.kind in "fc" or preferred.kind in "iu" and preferred.itemsize >= d.itemsize
+    elif d.kind == "f":
+        ok = preferred.kind == "f" and preferred.itemsize >= d.itemsize or \
+            preferred.kind == "c" and preferred.itemsize >= 2 * d.itemsize
+    else:
+        ok = preferred.kind == "c" and preferred.itemsize >= d.itemsize
+    if not ok:
+        raise TypeError(
+            f"dot_general: expected a preferred_element_type at least as wide as the operand "
+            f"dtype and of a compatible kind (int->int/float, float->float/complex), got "
+            f"{preferred.name} for operands of dtype {d.name}. Cast the operands instead."
+        )
+
+
+def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
+                          dimension_numbers: DotDimensionNumbers,
+                          preferred_element_type: np.dtype | None) -> ShapedArray:
+    (lc, rc), (lb, rb) = dimension_numbers
+    where = f"lhs shape {lhs.shape} and rhs shape {rhs.shape}"
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ValueError(
+            f"dot_general: expected as many lhs as rhs contracting and batch dimensions for "
+            f"{where}, got dimension_numbers={dimension_numbers}. Pair them one to one."
+        )
+    for side, aval, axes in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
+        if len(set(axes)) != len(axes) or any(not 0 <= a < aval.ndim for a in axes):
+            raise ValueError(
+                f"dot_general: expected distinct {side} axes in [0, {aval.ndim}) for {where}, "
+                f"got dimension_numbers={dimension_numbers}. Use each axis at most once, "
+                f"non-negative."
+            )
+    for kind, la, ra in (("contracting", lc, rc), ("batch", lb, rb)):
+        if any(lhs.shape[i] != rhs.shape[j] for i, j in zip(la, ra)):
+            raise ValueError(
+                f"dot_general: expected equal sizes of paired {kind} dimensions for {where}, "
+                f"got dimension_numbers={dimension_numbers}. Pair axes of the same size."
+            )
+    dtype = check_same_dtypes("dot_general", lhs, rhs)
+    check_dtype_kind("dot_general", lhs, "iufc", "a numeric")
+    _check_preferred(lhs, preferred_element_type)
+    shape = (tuple(lhs.shape[i] for i in lb)
+             + tuple(lhs.shape[i] for i in _free_axes(lhs.ndim, lc, lb))
+             + tuple(rhs.shape[i] for i in _free_axes(rhs.ndim, rc, rb)))
+    if preferred_element_type is not None:
+        return ShapedArray(shape, preferred_element_type)
+    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_general_impl(lhs: Any, rhs: Any, *, dimension_numbers: DotDimensionNumbers,
+                      preferred_element_type: np.dtype | None) -> Any:
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    if preferred_element_type is not None:
+        lhs = lhs.astype(preferred_element_type, copy=False)
+        rhs = rhs.astype(preferred_element_type, copy=False)
+    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,):
+        return np.matmul(lhs, rhs)  # plain matrix/vector products: BLAS directly
+    # General case: (batch, free, contracting) @ (batch, contracting, free), one matmul.
+    lf, rf = _free_axes(lhs.ndim, lc, lb), _free_axes(rhs.ndim, rc, rb)
+    batch = tuple(lhs.shape[i] for i in lb)
+    m = tuple(lhs.shape[i] for i in lf)
+    n = tuple(rhs.shape[i] for i in rf)
+    k = int(np.prod([lhs.shape[i] for i in lc], dtype=np.int64))
+    size = int(np.prod(batch, dtype=np.int64))
+    mm, nn = int(np.prod(m, dtype=np.int64)), int(np.prod(n, dtype=np.int64))
+    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(size, mm, k)
+    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(size, k, nn)
+    out = np.matmul(a[0], b[0]) if not lb else np.matmul(a, b)
+    return out.reshape(batch + m + n)
+
+
+dot_general_p = _register_checked(Primitive("dot_general"), _dot_general_impl,
+                                  _dot_general_abstract)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
+                preferred_element_type: Any = None) -> Any:
+    """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    dims = ((as_index_tuple("dot_general", lc), as_index_tuple("dot_general", rc)),
+            (as_index_tuple("dot_general", lb), as_index_tuple("dot_general", rb)))
+    pet = None if preferred_element_type is None else np.dtype(preferred_element_type)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, preferred_element_type=pet)
+
+
+def _dot_general_transpose_lhs(ct: Any, y: Any, x_aval: ShapedArray, *,
+                               dimension_numbers: DotDimensionNumbers,
+                               preferred_element_type: np.dtype | None) -> Any:
+    # ct_x[b, xf, xc] = sum_{yf} ct[b, xf, yf] y[b, yc, yf]: contract ct's y-free axes with
+    # y's free axes (batching the batch axes), then move the axes into x's layout.
+    from functrace.lax.elementwise import convert_element_type
+
+    (xc, yc), (xb, yb) = dimension_numbers
+    ct_dtype = core.get_aval(ct).dtype
+    y_nd = core.get_aval(y).ndim
+    x_nd = len(x_aval.shape)
+    nb = len(xb)
+    xf, yf = _free_axes(x_nd, xc, xb), _free_axes(y_nd, yc, yb)
+    ct_yf = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
+    dims = ((ct_yf, tuple(yf)), (tuple(range(nb)), tuple(yb)))
+    out = dot_general(ct, convert_element_type(y, ct_dtype), dims)
+    # out axes: batch, x free, then y's contracting axes in increasing order.
+    yc_sorted = sorted(yc)
+    perm = [0] * x_nd
+    for i, a in enumerate(xb):
+        perm[a] = i
+    for i, a in enumerate(xf):
+        perm[a] = nb + i
+    for a, b in zip(xc, yc):
+        perm[a] = nb + len(xf) + yc_sorted.index(b)
+    return convert_element_type(transpose(out, tuple(perm)), x_aval.dtype, x_aval.weak_type)
+
+
+def _dot_general_transpose_rhs(ct: Any, x: Any, y_aval: ShapedArray, *,
+                               dimension_numbers: DotDimensionNumbers,
+                               preferred_element_type: np.dtype | None) -> Any:
+    # dot(x, y) with swapped roles is dot(y, x) with its free axes swapped in the output.
+    (xc, yc), (xb, yb) = dimension_numbers
+    nb = len(xb)
+    nxf = core.get_aval(x).ndim - len(xc) - nb
+    nyf = len(y_aval.shape) - len(yc) - nb
+    ct_swapped = transpose(ct, (*range(nb), *range(nb + nxf, nb + nxf + nyf),
+                                *range(nb, nb + nxf)))
+    return _dot_general_transpose_lhs(ct_swapped, x, y_aval,
+                                      dimension_numbers=((yc, xc), (yb, xb)),
+                                      preferred_element_type=preferred_element_type)
+
+
+# d dot(x, y) = dot(dx, y) + dot(x, dy)
+ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
+
+# ---------------------------------------------------------------------------
+# sort (multiple results: all operands sorted by the first num_keys, lexicographically)
+# ---------------------------------------------------------------------------
+
+
+def _sort_abstract(*operands: ShapedArray, dimension: int, is_stable: bool,
+                   num_keys: int) -> list[ShapedArray]:
+    if not operands:
+        raise ValueError("sort: expected at least one operand, got none. Pass an array.")
+    shapes = ", ".join(str(o.shape) for o in operands)
+    if any(o.shape != operands[0].shape for o in operands):
+        raise ValueError(f"sort: expected operands of equal shape, got shapes {shapes}. "
+                         f"Broadcast the operands first.")
+    if not 0 <= dimension < operands[0].ndim:
+        raise ValueError(f"sort: expected a dimension in [0, {operands[0].ndim}) for operand "
+                         f"shapes {shapes}, got {dimension}. Rank-0 arrays cannot be sorted.")
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort: expected num_keys in [1, {len(operands)}] for operand shapes "
+                         f"{shapes}, got {num_keys}. The keys are the first operands.")
+    for o in operands[:num_keys]:
+        check_dtype_kind("sort", o, "biufc", "a numeric or boolean key")
+    return list(operands)
+
+
+def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
+    operands = tuple(np.asarray(o) for o in operands)
+    if len(operands) == 1:
+        return [np.sort(operands[0], axis=dimension, kind="stable")]
+    if num_keys == 1:
+        perm = np.argsort(operands[0], axis=dimension, kind="stable")
+    else:  # np.lexsort sorts by its *last* key first
+        perm = np.lexsort(operands[num_keys - 1::-1], axis=dimension)
+    return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
+
+
+sort_p = _register_checked(Primitive("sort", multiple_results=True), _sort_impl,
+                           _sort_abstract)
+
+
+def _sort_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension: int,
+              is_stable: bool, num_keys: int) -> tuple[list[Any], list[Any]]:
+    # d sort(x)[i] = dx[perm[i]]: sort each tangent with the (primal) keys.
+    params = dict(dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    outs = sort_p.bind(*primals, **params)
+    live = [i for i, t in enumerate(tangents) if type(t) is not ad.Zero]
+    t_outs: list[Any] = [ad.Zero.from_primal(o) for o in outs]
+    if live:
+        permuted = sort_p.bind(*primals[:num_keys], *[tangents[i] for i in live], **params)
+        for i, t in zip(live, permuted[num_keys:]):
+            t_outs[i] = t
+    return outs, t_outs
+
+
+def _sort_transpose(cts: Sequence[Any], *operands: Any, dimension: int, is_stable: bool,
+                    num_keys: int) -> list[Any]:
+    # Linear only in non-key operands, as a permutation P: the transpose applies P^-1,
+    # i.e. sorts ct by the permutation perm = sort(keys..., iota)[-1].
+    keys = operands[:num_keys]
+    if any(ad.is_undefined_primal(k) for k in keys):
+        raise ValueError("sort transpose: expected known (non-linear) keys, got a linear key. "
+                         "Only the non-key operands of sort are linear.")
+    live = [i for i in range(num_keys, len(operands))
+            if ad.is_undefined_primal(operands[i]) and type(cts[i]) is not ad.Zero]
+    out: list[Any] = [None] * len(operands)
+    if not live:
+        return out
+    shape = core.get_aval(keys[0]).shape
+    params = dict(dimension=dimension, is_stable=is_stable)
+    positions = iota(np.int64, shape[dimension], dimension, shape)
+    perm = sort_p.bind(*keys, positions, num_keys=num_keys, **params)[-1]
+    unsorted = sort_p.bind(perm, *[cts[i] for i in live], num_keys=1, **params)[1:]
+    for i, ct in zip(live, unsorted):
+        out[i] = ct
+    return out
+
+
+ad.jvp_rules[sort_p] = _sort_jvp
+ad.transpose_rules[sort_p] = _sort_transpose
+ad.linear_primitives.add(sort_p)
+
+
+def sort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
+    """``x`` sorted ascending along ``dimension`` (NaNs last, as in NumPy)."""
+    dim = _canonical_axes("sort", (dimension,), core.get_aval(x).shape)[0]
+    return sort_p.bind(x, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
+
+
+def sort_multi(operands: Sequence[Any], dimension: int = -1, num_keys: int = 1,
+               is_stable: bool = True) -> list[Any]:
+    """Sort all ``operands`` along ``dimension`` by the first ``num_keys`` (lexicographic)."""
+    operands = list(operands)
+    shape = core.get_aval(operands[0]).shape if operands else ()
+    dim = _canonical_axes("sort", (dimension,), shape)[0]
+    return sort_p.bind(*operands, dimension=dim, is_stable=bool(is_stable),
+                       num_keys=int(operator_index(num_keys)))
+
+
+def argsort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
+    """int64 indices that sort ``x`` along ``dimension`` (NumPy's ``argsort(kind="stable")``)."""
+    shape = core.get_aval(x).shape
+    dim = _canonical_axes("argsort", (dimension,), shape)[0]
+    positions = iota(np.int64, shape[dim], dim, shape)
+    return sort_p.bind(x, positions, dimension=dim, is_stable=bool(is_stable), num_keys=1)[1]
+
+
+__all__ = [
+    "argsort", "broadcast_in_dim", "broadcast_in_dim_p", "concatenate", "concatenate_p",
+    "dot_general", "dot_general_p", "expand_dims", "iota", "iota_p", "pad", "pad_p", "rev",
+    "rev_p", "reshape", "reshape_p", "slice", "slice_p", "sort", "sort_multi", "sort_p",
+    "squeeze", "squeeze_p", "transpose", "transpose_p",
+]

@@ -1,0 +1,313 @@
+"""The op table: one row per primitive-level op and per functrace.numpy function.
+
+Each row says how to draw arguments and what to compare against; the tests in
+``test_ops.py`` run every row through the same checks (eager == NumPy, jaxpr
+round trip, gradient checks, and later jit and vmap). Adding a primitive or an
+fnp function means adding a row here; ``test_rule_coverage.py`` fails otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import hypothesis.extra.numpy as hnp
+import numpy as np
+from hypothesis import strategies as st
+
+import functrace.lax as lax
+import functrace.numpy as fnp
+
+
+@dataclass(frozen=True)
+class Arg:
+    """How to draw one argument.
+
+    kind: "float" (drawn in ``domain``), "int" (in ``domain``, int64), "bool",
+    or "const" (the fixed ``value``, never differentiated).
+    """
+
+    kind: str = "float"
+    domain: tuple[float, float] = (-3.0, 3.0)
+    value: Any = None
+
+
+F = Arg()
+POS = Arg(domain=(0.2, 3.0))
+UNIT = Arg(domain=(-0.9, 0.9))
+NONZERO = Arg(domain=(0.3, 3.0))  # sign is drawn separately below for "nonzero"
+INT = Arg("int", (-5, 5))
+# x / y in (1.05, 1.9): away from the jumps of rem, where finite differences break.
+REM_X = Arg(domain=(1.1, 1.9))
+REM_Y = Arg(domain=(1.0, 1.05))
+BOOL = Arg("bool")
+
+
+def const(v: Any) -> Arg:
+    return Arg("const", value=v)
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    fn: Callable[..., Any]
+    ref: Callable[..., Any] | None
+    args: tuple[Arg, ...]
+    primitives: tuple[str, ...] = ()
+    # "broadcast": mutually broadcastable shapes; "same": one shape for all array args;
+    # or a tuple of fixed shapes (one per arg).
+    shapes: Any = "broadcast"
+    grad: bool = True
+    grad_order: int = 2
+    dtypes: tuple[Any, ...] = (np.float64, np.float32)
+    rtol: float = 1e-6
+    atol: float = 1e-6
+    min_dims: int = 0
+    # Away from kinks: minimum distance of floats from these points (for grad checks).
+    avoid: tuple[float, ...] = ()
+    avoid_ties: bool = False
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    grad_tol: float = 1e-5  # atol and rtol*10 of check_grads
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _elem(name: str, fnp_fn: Callable[..., Any], np_fn: Callable[..., Any], nargs: int,
+          prims: tuple[str, ...], arg: Arg = F, **kw: Any) -> OpInfo:
+    return OpInfo(name, fnp_fn, np_fn, (arg,) * nargs, prims, **kw)
+
+
+def _lax(name: str, lax_fn: Callable[..., Any], np_fn: Callable[..., Any], nargs: int,
+         arg: Arg = F, **kw: Any) -> OpInfo:
+    kw.setdefault("shapes", "same")
+    return OpInfo(f"lax.{name}", lax_fn, np_fn, (arg,) * nargs, (name,), **kw)
+
+
+def _np_round_away(x: Any) -> Any:
+    return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(np.asarray(x).dtype)
+
+
+def _np_logistic(x: Any) -> Any:
+    return (1 / (1 + np.exp(-np.asarray(x)))).astype(np.asarray(x).dtype)
+
+
+def _np_erf(x: Any) -> Any:
+    import math
+
+    x = np.asarray(x)
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)[()]
+
+
+# ---------------------------------------------------------------------------
+# Primitive-level rows (functrace.lax, equal shapes and dtypes)
+# ---------------------------------------------------------------------------
+
+LAX_OPS: list[OpInfo] = [
+    _lax("neg", lax.neg, np.negative, 1),
+    _lax("add", lax.add, np.add, 2),
+    _lax("sub", lax.sub, np.subtract, 2),
+    _lax("mul", lax.mul, np.multiply, 2),
+    OpInfo("lax.div", lax.div, np.true_divide, (F, NONZERO), ("div",), shapes="same"),
+    OpInfo("lax.rem", lax.rem, np.fmod, (REM_X, REM_Y), ("rem",), shapes="same"),
+    _lax("max", lax.max, np.maximum, 2, avoid_ties=True),
+    _lax("min", lax.min, np.minimum, 2, avoid_ties=True),
+    OpInfo("lax.integer_pow", lambda x: lax.integer_pow(x, 3), lambda x: x ** 3, (F,),
+           ("integer_pow",), shapes="same"),
+    OpInfo("lax.pow", lax.pow, np.power, (POS, F), ("pow",), shapes="same", rtol=1e-5),
+    _lax("atan2", lax.atan2, np.arctan2, 2, arg=NONZERO),
+    _lax("exp", lax.exp, np.exp, 1),
+    _lax("log", lax.log, np.log, 1, arg=POS),
+    _lax("log1p", lax.log1p, np.log1p, 1, arg=POS),
+    _lax("expm1", lax.expm1, np.expm1, 1),
+    _lax("sin", lax.sin, np.sin, 1),
+    _lax("cos", lax.cos, np.cos, 1),
+    _lax("tan", lax.tan, np.tan, 1, arg=UNIT),
+    _lax("tanh", lax.tanh, np.tanh, 1),
+    _lax("logistic", lax.logistic, _np_logistic, 1),
+    _lax("sqrt", lax.sqrt, np.sqrt, 1, arg=POS),
+    _lax("rsqrt", lax.rsqrt, lambda x: 1 / np.sqrt(x), 1, arg=POS, rtol=1e-5),
+    _lax("erf", lax.erf, _np_erf, 1, rtol=1e-5),
+    _lax("abs", lax.abs, np.abs, 1, avoid=(0.0,)),
+    _lax("sign", lax.sign, np.sign, 1, avoid=(0.0,)),
+    _lax("floor", lax.floor, np.floor, 1, avoid=(0.0,)),
+    _lax("ceil", lax.ceil, np.ceil, 1),
+    OpInfo("lax.round", lax.round, _np_round_away, (F,), ("round",), shapes="same"),
+    _lax("eq", lax.eq, np.equal, 2, grad=False),
+    _lax("ne", lax.ne, np.not_equal, 2, grad=False),
+    _lax("lt", lax.lt, np.less, 2, grad=False),
+    _lax("le", lax.le, np.less_equal, 2, grad=False),
+    _lax("gt", lax.gt, np.greater, 2, grad=False),
+    _lax("ge", lax.ge, np.greater_equal, 2, grad=False),
+    OpInfo("lax.and", lax.bitwise_and, np.bitwise_and, (BOOL, BOOL), ("and",), shapes="same",
+           grad=False, dtypes=(np.bool_,)),
+    OpInfo("lax.or", lax.bitwise_or, np.bitwise_or, (BOOL, BOOL), ("or",), shapes="same",
+           grad=False, dtypes=(np.bool_,)),
+    OpInfo("lax.xor", lax.bitwise_xor, np.bitwise_xor, (INT, INT), ("xor",), shapes="same",
+           grad=False, dtypes=(np.int64,)),
+    OpInfo("lax.not", lax.bitwise_not, np.invert, (INT,), ("not",), shapes="same",
+           grad=False, dtypes=(np.int64,)),
+    OpInfo("lax.select_n", lambda p, x, y: lax.select_n(p, x, y),
+           lambda p, x, y: np.where(p, y, x), (BOOL, F, F), ("select_n",), shapes="same"),
+    OpInfo("lax.clamp", lambda lo, x, hi: lax.clamp(lax.convert_element_type(lo, x.dtype), x,
+                                                    lax.convert_element_type(hi, x.dtype)),
+           lambda lo, x, hi: np.clip(x, lo, hi), (const(-1.0), F, const(1.0)), ("clamp",),
+           shapes="same", avoid=(-1.0, 1.0)),
+    OpInfo("lax.convert_element_type", lambda x: lax.convert_element_type(x, np.float32),
+           lambda x: np.asarray(x).astype(np.float32), (F,), ("convert_element_type",),
+           shapes="same", rtol=1e-6, dtypes=(np.float64,), grad_tol=1e-2),
+    OpInfo("lax.stop_gradient", lax.stop_gradient, lambda x: x, (F,), ("stop_gradient",),
+           shapes="same", grad=False),
+    OpInfo("lax.reduce_sum", lambda x: lax.reduce_sum(x, (0,)), lambda x: np.sum(x, 0),
+           (F,), ("reduce_sum",), shapes="same", min_dims=1, rtol=1e-5),
+    OpInfo("lax.broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, *x.shape),
+                                                                  tuple(range(1, x.ndim + 1))),
+           lambda x: np.broadcast_to(x, (2, *np.shape(x))), (F,), ("broadcast_in_dim",),
+           shapes="same"),
+    OpInfo("lax.reshape", lambda x: lax.reshape(x, (int(np.prod(x.shape)),)),
+           lambda x: np.reshape(x, -1), (F,), ("reshape",), shapes="same"),
+]
+
+# ---------------------------------------------------------------------------
+# functrace.numpy rows (broadcasting, promotion)
+# ---------------------------------------------------------------------------
+
+FNP_OPS: list[OpInfo] = [
+    _elem("add", fnp.add, np.add, 2, ("add",)),
+    _elem("subtract", fnp.subtract, np.subtract, 2, ("sub",)),
+    _elem("multiply", fnp.multiply, np.multiply, 2, ("mul",)),
+    OpInfo("true_divide", fnp.true_divide, np.true_divide, (F, NONZERO), ("div",)),
+    OpInfo("floor_divide", fnp.floor_divide, np.floor_divide, (F, NONZERO), ("div", "floor"),
+           grad=False),
+    OpInfo("remainder", fnp.remainder, np.remainder, (REM_X, REM_Y), ("rem",)),
+    OpInfo("remainder_signs", fnp.remainder, np.remainder, (F, NONZERO), ("rem",), grad=False),
+    OpInfo("fmod", fnp.fmod, np.fmod, (REM_X, REM_Y), ("rem",)),
+    OpInfo("power", fnp.power, np.power, (POS, F), ("pow",), rtol=1e-5),
+    OpInfo("power_int", lambda x: fnp.power(x, 3), lambda x: np.power(x, 3), (F,),
+           ("integer_pow",)),
+    OpInfo("square", fnp.square, np.square, (F,), ("integer_pow",)),
+    OpInfo("reciprocal", fnp.reciprocal, np.reciprocal, (NONZERO,), ("div",)),
+    _elem("maximum", fnp.maximum, np.maximum, 2, ("max",), avoid_ties=True),
+    _elem("minimum", fnp.minimum, np.minimum, 2, ("min",), avoid_ties=True),
+    _elem("arctan2", fnp.arctan2, np.arctan2, 2, ("atan2",), arg=NONZERO),
+    _elem("negative", fnp.negative, np.negative, 1, ("neg",)),
+    _elem("positive", fnp.positive, np.positive, 1, ()),
+    _elem("absolute", fnp.absolute, np.absolute, 1, ("abs",), avoid=(0.0,)),
+    _elem("sign", fnp.sign, np.sign, 1, ("sign",), avoid=(0.0,)),
+    _elem("exp", fnp.exp, np.exp, 1, ("exp",)),
+    _elem("log", fnp.log, np.log, 1, ("log",), arg=POS),
+    _elem("log1p", fnp.log1p, np.log1p, 1, ("log1p",), arg=POS),
+    _elem("expm1", fnp.expm1, np.expm1, 1, ("expm1",)),
+    _elem("sin", fnp.sin, np.sin, 1, ("sin",)),
+    _elem("cos", fnp.cos, np.cos, 1, ("cos",)),
+    _elem("tan", fnp.tan, np.tan, 1, ("tan",), arg=UNIT),
+    _elem("tanh", fnp.tanh, np.tanh, 1, ("tanh",)),
+    _elem("sqrt", fnp.sqrt, np.sqrt, 1, ("sqrt",), arg=POS),
+    _elem("floor", fnp.floor, np.floor, 1, ("floor",)),
+    _elem("ceil", fnp.ceil, np.ceil, 1, ("ceil",)),
+    _elem("rint", fnp.rint, np.rint, 1, ("round",)),
+    _elem("trunc", fnp.trunc, np.trunc, 1, ("floor", "ceil")),
+    _elem("equal", fnp.equal, np.equal, 2, ("eq",), grad=False),
+    _elem("not_equal", fnp.not_equal, np.not_equal, 2, ("ne",), grad=False),
+    _elem("less", fnp.less, np.less, 2, ("lt",), grad=False),
+    _elem("less_equal", fnp.less_equal, np.less_equal, 2, ("le",), grad=False),
+    _elem("greater", fnp.greater, np.greater, 2, ("gt",), grad=False),
+    _elem("greater_equal", fnp.greater_equal, np.greater_equal, 2, ("ge",), grad=False),
+    OpInfo("logical_and", fnp.logical_and, np.logical_and, (BOOL, BOOL), ("and",),
+           grad=False, dtypes=(np.bool_,)),
+    OpInfo("logical_or", fnp.logical_or, np.logical_or, (BOOL, BOOL), ("or",),
+           grad=False, dtypes=(np.bool_,)),
+    OpInfo("logical_xor", fnp.logical_xor, np.logical_xor, (BOOL, BOOL), ("xor",),
+           grad=False, dtypes=(np.bool_,)),
+    OpInfo("logical_not", fnp.logical_not, np.logical_not, (BOOL,), ("not",),
+           grad=False, dtypes=(np.bool_,)),
+    OpInfo("bitwise_and", fnp.bitwise_and, np.bitwise_and, (INT, INT), ("and",),
+           grad=False, dtypes=(np.int64,)),
+    OpInfo("bitwise_or", fnp.bitwise_or, np.bitwise_or, (INT, INT), ("or",),
+           grad=False, dtypes=(np.int64,)),
+    OpInfo("bitwise_xor", fnp.bitwise_xor, np.bitwise_xor, (INT, INT), ("xor",),
+           grad=False, dtypes=(np.int64,)),
+    OpInfo("invert", fnp.invert, np.invert, (INT,), ("not",), grad=False, dtypes=(np.int64,)),
+    OpInfo("where", fnp.where, np.where, (BOOL, F, F), ("select_n",)),
+    OpInfo("clip", lambda x: fnp.clip(x, -1.0, 1.0), lambda x: np.clip(x, -1.0, 1.0), (F,),
+           ("select_n",), avoid=(-1.0, 1.0)),
+    OpInfo("clip_arrays", fnp.clip, np.clip, (F, Arg(domain=(-3, -1.5)), Arg(domain=(1.5, 3))),
+           ("select_n",), avoid=(-1.0, 1.0)),
+    OpInfo("logaddexp", fnp.logaddexp, np.logaddexp, (F, F), ("exp", "log"), rtol=1e-5,
+           avoid_ties=True),
+    OpInfo("isfinite", fnp.isfinite, np.isfinite, (F,), ("lt",), grad=False),
+    OpInfo("isnan", fnp.isnan, np.isnan, (F,), ("ne",), grad=False),
+    OpInfo("isinf", fnp.isinf, np.isinf, (F,), ("eq",), grad=False),
+    OpInfo("sum", fnp.sum, np.sum, (F,), ("reduce_sum",), rtol=1e-5),
+    OpInfo("sum_axis", lambda x: fnp.sum(x, axis=-1, keepdims=True),
+           lambda x: np.sum(x, axis=-1, keepdims=True), (F,), ("reduce_sum",), min_dims=1,
+           rtol=1e-5),
+    OpInfo("mean", fnp.mean, np.mean, (F,), ("reduce_sum", "div"), rtol=1e-5),
+    OpInfo("mean_axis", lambda x: fnp.mean(x, axis=0), lambda x: np.mean(x, axis=0), (F,),
+           ("reduce_sum", "div"), min_dims=1, rtol=1e-5),
+    OpInfo("reshape", lambda x: fnp.reshape(x, (-1,)), lambda x: np.reshape(x, (-1,)), (F,),
+           ("reshape",)),
+]
+
+ALL_OPS: list[OpInfo] = LAX_OPS + FNP_OPS
+
+# ---------------------------------------------------------------------------
+# Argument strategies
+# ---------------------------------------------------------------------------
+
+
+def shapes_for(op: OpInfo) -> st.SearchStrategy[tuple[tuple[int, ...], ...]]:
+    n = len(op.args)
+    if isinstance(op.shapes, tuple):
+        return st.just(op.shapes)
+    if op.shapes == "same" or n == 1:
+        return hnp.array_shapes(min_dims=op.min_dims, max_dims=3, min_side=1, max_side=4).map(
+            lambda s: (s,) * n)
+    return hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=op.min_dims, max_dims=3,
+                                             min_side=1, max_side=4).map(
+        lambda bs: bs.input_shapes)
+
+
+def _away(x: np.ndarray, points: tuple[float, ...], gap: float = 0.15) -> np.ndarray:
+    for p in points:
+        close = np.abs(x - p) < gap
+        x = np.where(close, p + np.where(x >= p, gap, -gap), x)
+    return x
+
+
+@st.composite
+def op_args(draw: Any, op: OpInfo, dtype: Any) -> tuple[Any, ...]:
+    shapes = draw(shapes_for(op))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    out = []
+    for arg, shape in zip(op.args, shapes):
+        if arg.kind == "const":
+            out.append(arg.value)
+            continue
+        if arg.kind == "bool":
+            a = rng.random(shape) < 0.5
+        elif arg.kind == "int":
+            a = rng.integers(int(arg.domain[0]), int(arg.domain[1]) + 1, shape)
+        else:
+            lo, hi = arg.domain
+            a = rng.uniform(lo, hi, shape)
+            if arg is NONZERO:
+                a = a * np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+            if op.avoid:
+                a = _away(a, op.avoid)
+            if op.avoid_ties:
+                # distinct values across arguments: offset each argument by its index
+                a = a + 0.37 * len(out)
+        dt = np.dtype(dtype) if arg.kind == "float" else a.dtype
+        a = np.asarray(a).astype(dt)
+        out.append(a[()] if a.ndim == 0 and draw(st.booleans()) else a)
+    return tuple(out)
+
+
+def by_name(name: str) -> OpInfo:
+    for op in ALL_OPS:
+        if op.name == name:
+            return op
+    raise KeyError(name)
