@@ -250,7 +250,13 @@ FNP_OPS: list[OpInfo] = [
            ("reshape",)),
 ]
 
-ALL_OPS: list[OpInfo] = LAX_OPS + FNP_OPS
+def _extra_rows() -> list[OpInfo]:
+    # Rows kept in separate files by family; each defines ROWS: list[OpInfo].
+    import op_rows_indexing
+    import op_rows_lax
+    import op_rows_numpy
+
+    return op_rows_lax.ROWS + op_rows_numpy.ROWS + op_rows_indexing.ROWS
 
 # ---------------------------------------------------------------------------
 # Argument strategies
@@ -311,3 +317,6 @@ def by_name(name: str) -> OpInfo:
         if op.name == name:
             return op
     raise KeyError(name)
+
+
+ALL_OPS: list[OpInfo] = LAX_OPS + FNP_OPS + _extra_rows()

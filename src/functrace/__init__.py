@@ -23,6 +23,7 @@ from functrace.api import (  # noqa: F401
     stop_gradient,
     value_and_grad,
     vjp,
+    vmap,
 )
 from functrace.custom_derivatives import custom_jvp, custom_vjp, grad_hook  # noqa: F401
 from functrace.errors import (  # noqa: F401

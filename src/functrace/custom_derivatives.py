@@ -16,7 +16,7 @@ from typing import Any
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer, describe_fun
-from functrace.interpreters import ad
+from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
@@ -193,6 +193,18 @@ def _skip_consts(flat_rule: Callable[..., Any], n: int) -> Callable[..., Any]:
     return rule
 
 
+def _custom_call_batch(vals: list[Any], bdims: list[Any], *, call_jaxpr: ClosedJaxpr,
+                       **params: Any) -> tuple[list[Any], list[Any]]:
+    # NOTE: under vmap the call is inlined (its jaxpr is batched like any code), so a
+    # grad *outside* a vmap differentiates the function itself, not the custom rule.
+    # grad inside vmap (per-example gradients) still uses the rule.
+    size = batching.batch_size(vals, bdims)
+    return batching.vmap_flat(lambda *a: _call_closed(call_jaxpr, a), size, vals, bdims)
+
+
+batching.batching_rules[custom_jvp_call_p] = _custom_call_batch
+
+
 # ---------------------------------------------------------------------------
 # custom_vjp
 # ---------------------------------------------------------------------------
@@ -250,6 +262,7 @@ core.impl_rules[custom_lin_p] = _custom_lin_impl
 core.abstract_eval_rules[custom_lin_p] = lambda *a, num_res, bwd, out_avals: list(out_avals)
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
 ad.linear_primitives.add(custom_lin_p)
+batching.batching_rules[custom_vjp_call_p] = _custom_call_batch
 
 
 class custom_vjp:
@@ -391,6 +404,8 @@ ad.deflinear(grad_hook_p, _grad_hook_transpose)
 core.impl_rules[hook_call_p] = _hook_call_impl
 core.abstract_eval_rules[hook_call_p] = lambda x, *, fn: x
 ad.defjvp_zero(hook_call_p)
+batching.defvectorized(grad_hook_p)
+batching.defvectorized(hook_call_p)
 
 
 def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:

@@ -258,7 +258,7 @@ def _pp_param(v: Any) -> str:
 def _pp_atom(x: Atom, name: Any) -> str:
     if isinstance(x, Literal):
         val = x.val
-        if isinstance(val, np.ndarray):
+        if isinstance(val, (np.ndarray, np.generic)):
             val = val.item()
         return f"{val!r}:{x.aval.str_short()}" if not isinstance(val, bool) else str(val)
     return name(x)

@@ -15,7 +15,7 @@ import numpy as np
 
 from functrace import core, dtypes
 from functrace.core import Primitive, ShapedArray
-from functrace.interpreters import ad
+from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.lax._util import (
     check_dtype_kind,
@@ -48,6 +48,7 @@ def unop(name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT,
     p = Primitive(name)
     register(p, np_fn, _unop_abstract(name, kinds, what))
     elementwise_numpy[p] = np_fn
+    batching.defvectorized(p)
     return p
 
 
@@ -75,6 +76,7 @@ def binop(name: str, np_fn: Callable[..., Any], kinds: str = _NUMERIC,
 
     register(p, impl, _binop_abstract(name, kinds, what, out_dtype))
     elementwise_numpy[p] = np_fn
+    batching.defbroadcasting(p)
     return p
 
 
@@ -148,6 +150,7 @@ def _div_impl(x: Any, y: Any) -> Any:
 div_p = Primitive("div")
 register(div_p, _div_impl, _binop_abstract("div", _NUMERIC, "a numeric"))
 elementwise_numpy[div_p] = np.true_divide
+batching.defbroadcasting(div_p)
 div = _bind2(div_p)
 
 
@@ -217,6 +220,7 @@ def _integer_pow_impl(x: Any, *, y: int) -> Any:
 
 
 integer_pow_p = register(Primitive("integer_pow"), _integer_pow_impl, _integer_pow_abstract)
+batching.defvectorized(integer_pow_p)
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -374,6 +378,7 @@ round_p = Primitive("round")
 register(round_p, _round_impl, lambda x, *, rounding_method=0: _unop_abstract(
     "round", "f", "a real floating-point")(x))
 elementwise_numpy[round_p] = np.rint
+batching.defvectorized(round_p)
 ad.defjvp_zero(round_p)
 
 
@@ -466,6 +471,7 @@ def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
     ]
 
 
+batching.defbroadcasting(select_n_p)
 ad.jvp_rules[select_n_p] = _select_n_jvp
 ad.transpose_rules[select_n_p] = _select_n_transpose
 ad.linear_primitives.add(select_n_p)
@@ -526,6 +532,36 @@ def _clamp_jvp_hi(g: Any, lo: Any, x: Any, hi: Any) -> Any:
 ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
 
 
+def _clamp_batch(vals: list[Any], bdims: list[Any]) -> tuple[Any, Any]:
+    # Scalar bounds are first broadcast to the operand's (unbatched) shape.
+    lo, x, hi = vals
+    blo, bx, bhi = bdims
+    size = batching.batch_size(vals, bdims)
+    x_shape = core.get_aval(x).shape
+    if bx is not None:
+        x_shape = x_shape[:bx] + x_shape[bx + 1:]
+    ops = []
+    for v, b in ((lo, blo), (x, bx), (hi, bhi)):
+        nd = core.get_aval(v).ndim - (b is not None)
+        if nd == 0 and x_shape:
+            if b is None:
+                v = broadcast_in_dim_(v, x_shape, ())
+            else:
+                v = broadcast_in_dim_(v, (size, *x_shape), (0,))
+                b = 0
+        ops.append(batching.bdim_at(v, b, size, 0))
+    return clamp_p.bind(*ops), 0
+
+
+def broadcast_in_dim_(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+    from functrace.lax.shapes import broadcast_in_dim
+
+    return broadcast_in_dim(x, shape, dims)
+
+
+batching.batching_rules[clamp_p] = _clamp_batch
+
+
 def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:
     return ShapedArray(x.shape, new_dtype, weak_type)
 
@@ -567,6 +603,7 @@ def _convert_transpose(ct: Any, x: Any, *, new_dtype: np.dtype, weak_type: bool)
     return [convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
 
 
+batching.defvectorized(convert_element_type_p)
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
 ad.transpose_rules[convert_element_type_p] = _convert_transpose
 ad.linear_primitives.add(convert_element_type_p)

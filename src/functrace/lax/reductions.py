@@ -2,6 +2,17 @@
 
 Axes are a static, sorted tuple of non-negative ints. Each primitive is one
 block: definition, NumPy impl, abstract eval, JVP and (if linear) transpose.
+
+Decisions (JAX's semantics unless noted):
+
+* ``reduce_max``/``reduce_min`` over an empty axis give the identity (``-inf``/``inf``,
+  the integer min/max, False/True), as in JAX, where NumPy raises.
+* Ties: ``reduce_max``/``reduce_min`` average the tangent over the tied positions;
+  ``cummax``/``cummin`` give it to the latest tied position (PyTorch's index
+  convention); ``argmax``/``argmin`` return the first one (NumPy), NaN counting as
+  the extremum.
+* ``reduce_prod`` and ``cumprod`` differentiate without dividing by ``x``, so their
+  derivatives are exact at zeros and can be differentiated again.
 """
 
 from __future__ import annotations

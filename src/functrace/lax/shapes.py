@@ -2,12 +2,24 @@
 padding, reversal, iota, dot_general and sort.
 
 Each primitive is one block: definition, NumPy impl, abstract eval, JVP and (if
-linear) transpose rule.
+linear) transpose rule. Eager calls run the abstract eval first, so they raise the
+same errors as traced ones.
+
+Decisions (JAX's semantics unless noted):
+
+* ``pad``: per axis ``(lo, hi, interior)``; negative ``lo``/``hi`` crop.
+* ``dot_general``: output axes are batch, lhs free, rhs free; with
+  ``preferred_element_type`` the operands are cast to it before multiplying.
+* ``sort`` is always stable and orders like NumPy (NaNs last; ``-0.0 == 0.0``);
+  ``argsort`` returns int64.
+* ``squeeze``/``expand_dims``/``rev``/``sort``/``concatenate`` accept negative axes
+  in the wrapper; the primitives' params are always non-negative.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -575,24 +587,25 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
                           dimension_numbers: DotDimensionNumbers,
                           preferred_element_type: np.dtype | None) -> ShapedArray:
     (lc, rc), (lb, rb) = dimension_numbers
-    where = f"lhs shape {lhs.shape} and rhs shape {rhs.shape}"
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise ValueError(
             f"dot_general: expected as many lhs as rhs contracting and batch dimensions for "
-            f"{where}, got dimension_numbers={dimension_numbers}. Pair them one to one."
+            f"lhs shape {lhs.shape} and rhs shape {rhs.shape}, got "
+            f"dimension_numbers={dimension_numbers}. Pair them one to one."
         )
     for side, aval, axes in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
         if len(set(axes)) != len(axes) or any(not 0 <= a < aval.ndim for a in axes):
             raise ValueError(
-                f"dot_general: expected distinct {side} axes in [0, {aval.ndim}) for {where}, "
-                f"got dimension_numbers={dimension_numbers}. Use each axis at most once, "
-                f"non-negative."
+                f"dot_general: expected distinct {side} axes in [0, {aval.ndim}) for lhs shape "
+                f"{lhs.shape} and rhs shape {rhs.shape}, got dimension_numbers="
+                f"{dimension_numbers}. Use each axis at most once, non-negative."
             )
     for kind, la, ra in (("contracting", lc, rc), ("batch", lb, rb)):
         if any(lhs.shape[i] != rhs.shape[j] for i, j in zip(la, ra)):
             raise ValueError(
-                f"dot_general: expected equal sizes of paired {kind} dimensions for {where}, "
-                f"got dimension_numbers={dimension_numbers}. Pair axes of the same size."
+                f"dot_general: expected equal sizes of paired {kind} dimensions for lhs shape "
+                f"{lhs.shape} and rhs shape {rhs.shape}, got dimension_numbers="
+                f"{dimension_numbers}. Pair axes of the same size."
             )
     dtype = check_same_dtypes("dot_general", lhs, rhs)
     check_dtype_kind("dot_general", lhs, "iufc", "a numeric")
@@ -619,11 +632,9 @@ def _dot_general_impl(lhs: Any, rhs: Any, *, dimension_numbers: DotDimensionNumb
     batch = tuple(lhs.shape[i] for i in lb)
     m = tuple(lhs.shape[i] for i in lf)
     n = tuple(rhs.shape[i] for i in rf)
-    k = int(np.prod([lhs.shape[i] for i in lc], dtype=np.int64))
-    size = int(np.prod(batch, dtype=np.int64))
-    mm, nn = int(np.prod(m, dtype=np.int64)), int(np.prod(n, dtype=np.int64))
-    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(size, mm, k)
-    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(size, k, nn)
+    k = math.prod(lhs.shape[i] for i in lc)
+    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
+    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
     out = np.matmul(a[0], b[0]) if not lb else np.matmul(a, b)
     return out.reshape(batch + m + n)
 

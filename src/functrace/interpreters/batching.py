@@ -1,0 +1,191 @@
+"""Batching (``vmap``): run a function written for one example on a whole batch.
+
+A :class:`BatchTracer` holds an array with one extra *batch dimension* at
+position ``bdim`` (or ``None`` when the value is the same for every example).
+Each primitive's batching rule maps ``(values, bdims)`` to ``(out, out_bdim)``;
+batch dimensions are moved only when a rule needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray, Trace, Tracer
+from functrace.errors import ConcretizationError, MissingRuleError
+
+# batching_rules[p](vals, bdims, **params) -> (out, out_bdim)  (lists for multiple results)
+batching_rules: dict[Primitive, Callable[..., Any]] = {}
+
+not_mapped = None
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim", "_aval")
+
+    def __init__(self, trace: Trace, val: Any, bdim: int | None) -> None:
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+        self._aval: ShapedArray | None = None
+
+    @property
+    def aval(self) -> ShapedArray:
+        aval = self._aval
+        if aval is None:
+            a = core.get_aval(self.val)
+            if self.bdim is not None:
+                a = ShapedArray(a.shape[:self.bdim] + a.shape[self.bdim + 1:], a.dtype,
+                                a.weak_type)
+            aval = self._aval = a
+        return aval
+
+    def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
+        if self.bdim is None:
+            v = self.val
+            return v.to_concrete_value(why) if isinstance(v, Tracer) else np.asarray(v)
+        raise ConcretizationError(
+            f"{self._trace.origin}: expected one concrete value for {why}, got a batched "
+            f"value {self.aval.str_short()} that differs between examples. Python control "
+            f"flow cannot branch per example: use functrace.numpy.where or lax.cond/select."
+        )
+
+
+class BatchTrace(Trace):
+    __slots__ = ("axis_size",)
+
+    def __init__(self, level: int, axis_size: int) -> None:
+        super().__init__(level)
+        self.axis_size = axis_size
+
+    def pure(self, val: Any) -> BatchTracer:
+        return BatchTracer(self, val, not_mapped)
+
+    lift = pure
+
+    def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        vals = [t.val for t in tracers]
+        bdims = [t.bdim for t in tracers]
+        if all(b is None for b in bdims):
+            out = primitive.bind(*vals, **params)
+            if primitive.multiple_results:
+                return [BatchTracer(self, o, None) for o in out]
+            return BatchTracer(self, out, None)
+        rule = batching_rules.get(primitive)
+        if rule is None:
+            raise MissingRuleError(primitive.name, "vmap (batching)", "batching_rules",
+                                   "functrace/lax")
+        out, out_bdim = rule(vals, bdims, **params)
+        if primitive.multiple_results:
+            return [BatchTracer(self, o, b) for o, b in zip(out, out_bdim)]
+        return BatchTracer(self, out, out_bdim)
+
+
+def vmap_flat(fun: Callable[..., Sequence[Any]], axis_size: int, args: Sequence[Any],
+              in_dims: Sequence[int | None], *, origin: str = "vmap"
+              ) -> tuple[list[Any], list[int | None]]:
+    """Batch flat ``fun``: returns outputs and their batch dims."""
+    trace = core.push_trace(BatchTrace, axis_size, origin=origin)
+    try:
+        tracers = [BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
+        outs = [trace.full_raise(o) for o in fun(*tracers)]
+    finally:
+        core.pop_trace(trace)
+    return [t.val for t in outs], [t.bdim for t in outs]
+
+
+# ---------------------------------------------------------------------------
+# Moving batch dimensions (used by rules)
+# ---------------------------------------------------------------------------
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """Move axis ``src`` of ``x`` to ``dst`` with a transpose (no-op if equal)."""
+    from functrace.lax.shapes import transpose
+
+    nd = core.get_aval(x).ndim
+    src, dst = src % nd, dst % nd
+    if src == dst:
+        return x
+    perm = [i for i in range(nd) if i != src]
+    perm.insert(dst, src)
+    return transpose(x, tuple(perm))
+
+
+def broadcast_batch(x: Any, size: int, dst: int) -> Any:
+    """Give an unbatched ``x`` a batch dimension of ``size`` at ``dst``."""
+    from functrace.lax.shapes import broadcast_in_dim
+
+    shape = list(core.get_aval(x).shape)
+    out_shape = tuple(shape[:dst] + [size] + shape[dst:])
+    dims = tuple(i for i in range(len(out_shape)) if i != dst)
+    return broadcast_in_dim(x, out_shape, dims)
+
+
+def bdim_at(x: Any, bdim: int | None, size: int, dst: int = 0) -> Any:
+    """``x`` with its batch dimension at ``dst`` (materialized if it had none)."""
+    if bdim is None:
+        return broadcast_batch(x, size, dst)
+    return moveaxis(x, bdim, dst)
+
+
+def batch_size(vals: Sequence[Any], bdims: Sequence[int | None]) -> int:
+    for v, d in zip(vals, bdims):
+        if d is not None:
+            return core.get_aval(v).shape[d]
+    raise ValueError("batching: no batched operand")
+
+
+# ---------------------------------------------------------------------------
+# Rule helpers
+# ---------------------------------------------------------------------------
+
+
+def defvectorized(primitive: Primitive) -> None:
+    """Elementwise unary (params allowed): the batch dim passes through."""
+
+    def rule(vals: Sequence[Any], bdims: Sequence[int | None], **params: Any) -> Any:
+        return primitive.bind(*vals, **params), bdims[0]
+
+    batching_rules[primitive] = rule
+
+
+def defbroadcasting(primitive: Primitive) -> None:
+    """Elementwise n-ary on equal shapes: align batch dims, materialize missing ones."""
+
+    def rule(vals: Sequence[Any], bdims: Sequence[int | None], **params: Any) -> Any:
+        size = batch_size(vals, bdims)
+        present = {d for d in bdims if d is not None}
+        # Keep the batch dim where the batched operands already have it, if they agree.
+        dst = present.pop() if len(present) == 1 else 0
+        args = [v if d == dst else bdim_at(v, d, size, dst) for v, d in zip(vals, bdims)]
+        return primitive.bind(*args, **params), dst
+
+    batching_rules[primitive] = rule
+
+
+__all__ = [
+    "BatchTrace",
+    "BatchTracer",
+    "batch_size",
+    "batching_rules",
+    "bdim_at",
+    "broadcast_batch",
+    "defbroadcasting",
+    "defvectorized",
+    "moveaxis",
+    "not_mapped",
+    "vmap_flat",
+]
+
+
+def _register_add_any() -> None:
+    from functrace.interpreters import ad
+
+    defbroadcasting(ad.add_any_p)
+
+
+_register_add_any()

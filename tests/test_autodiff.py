@@ -1,0 +1,321 @@
+"""Autodiff: transforms, composition, custom rules, hooks, conventions and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import functrace as ft
+import functrace.numpy as fnp
+from functrace.testing import numerical_grad
+
+# -- the PyTorch tutorial numbers ----------------------------------------------
+
+
+def test_pytorch_numbers() -> None:
+    dx, dy = ft.grad(lambda x, y: x * y + x ** 2, argnums=(0, 1))(2.0, 3.0)
+    assert (dx, dy) == (7.0, 2.0)
+    assert ft.grad(lambda x: (x * 2) ** 2)(3.0) == 24.0
+
+    @ft.custom_vjp
+    def relu(x):
+        return fnp.maximum(x, 0.0)
+
+    relu.defvjp(lambda x: (relu(x), x), lambda x, ct: (ct * (x > 0),))
+    g = ft.grad(lambda x: relu(x).sum())(np.array([1.0, -2.0, 3.0]))
+    np.testing.assert_array_equal(g, [1.0, 0.0, 1.0])
+
+    def branchy(x):
+        if x > 0:
+            return x ** 2
+        return -x
+
+    assert ft.grad(branchy)(-3.0) == -1.0
+    assert ft.grad(branchy)(3.0) == 6.0
+    acc = ft.grad(lambda x: x ** 2)(1.0) + ft.grad(lambda x: x ** 3)(1.0)
+    assert acc == 5.0
+
+
+# -- composition matrix --------------------------------------------------------
+
+FUNCS = {
+    "poly": lambda x: fnp.sum(x ** 3 - 2.0 * x ** 2 + x),
+    "trig": lambda x: fnp.sum(fnp.sin(x) * fnp.cos(2.0 * x)),
+    "exp_log": lambda x: fnp.sum(fnp.log1p(fnp.exp(x)) / (1.0 + x * x)),
+    "tanh_mean": lambda x: fnp.mean(fnp.tanh(x) * x),
+    "fanout": lambda x: fnp.sum(x * x * x + fnp.sqrt(x * x + 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_composition_matrix(name: str) -> None:
+    f = FUNCS[name]
+    x = np.array([0.3, -1.2, 0.7])
+    g = ft.grad(f)(x)
+    g_num = numerical_grad(f, (x,))[0]
+    np.testing.assert_allclose(g, g_num, rtol=1e-6, atol=1e-8)
+    # vjp, jvp, jacfwd, jacrev agree with grad
+    _, f_vjp = ft.vjp(f, x)
+    np.testing.assert_allclose(f_vjp(1.0)[0], g, rtol=1e-12)
+    t = np.array([1.0, 0.5, -2.0])
+    np.testing.assert_allclose(ft.jvp(f, (x,), (t,))[1], g @ t, rtol=1e-10)
+    np.testing.assert_allclose(ft.jacrev(f)(x), g, rtol=1e-12)
+    np.testing.assert_allclose(ft.jacfwd(f)(x), g, rtol=1e-10)
+    # second order: hessian == jacfwd(grad) == jacrev(grad) == grad(grad) on diagonal
+    H = ft.hessian(f)(x)
+    H_num = np.stack([numerical_grad(lambda y, i=i: ft.grad(f)(y)[i], (x,))[0]
+                      for i in range(3)])
+    np.testing.assert_allclose(H, H_num, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ft.jacrev(ft.grad(f))(x), H, rtol=1e-10, atol=1e-12)
+    # forward-over-reverse Hessian-vector product
+    hvp = ft.jvp(ft.grad(f), (x,), (t,))[1]
+    np.testing.assert_allclose(hvp, H @ t, rtol=1e-10, atol=1e-12)
+    ft.check_grads(f, (x,), order=2)
+
+
+@given(st.floats(-2, 2), st.floats(-2, 2))
+def test_grad_of_grad_scalar(a: float, b: float) -> None:
+    f = lambda x, y: fnp.sin(x * y) + x ** 3 * y  # noqa: E731
+    d2 = ft.grad(ft.grad(f, 0), 1)(a, b)
+    expected = np.cos(a * b) - a * b * np.sin(a * b) + 3 * a ** 2
+    np.testing.assert_allclose(d2, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_no_perturbation_confusion() -> None:
+    assert ft.grad(lambda x: ft.grad(lambda y: x * y)(1.0))(1.0) == 1.0
+    # the classic: d/dx (x * d/dy (x + y)) = 1
+    assert ft.grad(lambda x: x * ft.grad(lambda y: x + y)(1.0))(2.0) == 1.0
+
+
+def test_grad_of_function_calling_vjp() -> None:
+    def f(x):
+        _, f_vjp = ft.vjp(fnp.sin, x)
+        return f_vjp(1.0)[0] * x  # cos(x) * x
+
+    x = 0.7
+    np.testing.assert_allclose(ft.grad(f)(x), np.cos(x) - x * np.sin(x), rtol=1e-12)
+
+
+def test_argnums_has_aux_value_and_grad() -> None:
+    def loss(w, b, x):
+        y = w * x + b
+        return fnp.sum(y ** 2), {"pred": y}
+
+    x = np.array([1.0, 2.0])
+    (val, aux), (gw, gb) = ft.value_and_grad(loss, argnums=(0, 1), has_aux=True)(0.5, 1.0, x)
+    y = 0.5 * x + 1.0
+    assert val == pytest.approx(np.sum(y ** 2))
+    np.testing.assert_allclose(aux["pred"], y)
+    assert isinstance(aux["pred"], np.ndarray)
+    assert gw == pytest.approx(np.sum(2 * y * x)) and gb == pytest.approx(np.sum(2 * y))
+    g, aux2 = ft.grad(loss, has_aux=True)(0.5, 1.0, x)
+    assert g == pytest.approx(gw)
+
+
+def test_pytree_gradients() -> None:
+    params = {"w": np.array([1.0, 2.0]), "b": 0.5, "layers": [np.ones(2), (3.0,)]}
+
+    def f(p):
+        return fnp.sum(p["w"] * p["layers"][0]) * p["b"] + p["layers"][1][0] ** 2
+
+    g = ft.grad(f)(params)
+    np.testing.assert_allclose(g["w"], [0.5, 0.5])
+    assert g["b"] == pytest.approx(3.0) and g["layers"][1][0] == pytest.approx(6.0)
+    np.testing.assert_allclose(g["layers"][0], [0.5, 1.0])
+
+
+def test_fanout_and_broadcasting_cotangents() -> None:
+    x = np.array([1.0, 2.0, 3.0])
+    # x used three times, and a scalar broadcast against a vector
+    g = ft.grad(lambda x, s: fnp.sum(x * s + x * x + s), argnums=(0, 1))(x, 2.0)
+    np.testing.assert_allclose(g[0], 2.0 + 2 * x)
+    assert g[1] == pytest.approx(x.sum() + 3)
+    w = np.ones((3, 1))
+    gw = ft.grad(lambda w: fnp.sum(w * np.ones((3, 4))))(w)
+    np.testing.assert_allclose(gw, np.full((3, 1), 4.0))
+
+
+def test_linearize_matches_jvp() -> None:
+    f = lambda x: fnp.sin(x) * x  # noqa: E731
+    x = np.array([0.1, 0.2])
+    out, f_jvp = ft.linearize(f, x)
+    t = np.array([1.0, -1.0])
+    np.testing.assert_allclose(out, f(x))
+    np.testing.assert_allclose(f_jvp(t), ft.jvp(f, (x,), (t,))[1])
+
+
+def test_vjp_fn_reusable_and_validates() -> None:
+    out, f_vjp = ft.vjp(lambda x: x * 2.0, np.ones(3))
+    np.testing.assert_allclose(f_vjp(np.ones(3))[0], 2 * np.ones(3))
+    np.testing.assert_allclose(f_vjp(np.arange(3.0))[0], 2 * np.arange(3.0))
+    with pytest.raises(ValueError, match=r"vjp: expected a cotangent of shape \(3,\)"):
+        f_vjp(np.ones(4))
+    with pytest.raises(TypeError, match="vjp: expected a cotangent of dtype float64"):
+        f_vjp(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="pytree structure mismatch"):
+        f_vjp((np.ones(3),))
+
+
+def test_concrete_control_flow_under_grad() -> None:
+    def f(x, n):
+        out = x
+        for _ in range(int(n)):
+            out = out * x
+        if float(out) > 100.0 or bool((out > 1e9).any()) or out.item() < -1:
+            return out * 0.0
+        return out
+
+    assert ft.grad(f)(2.0, 2) == pytest.approx(12.0)
+    assert ft.grad(f)(5.0, 3) == 0.0
+
+
+def test_stop_gradient() -> None:
+    assert ft.grad(lambda x: x * ft.stop_gradient(x))(3.0) == 3.0
+    g = ft.grad(lambda p: fnp.sum(ft.stop_gradient(p)["a"] * p["b"]))({"a": 2.0, "b": 3.0})
+    assert g == {"a": 0.0, "b": 2.0}
+
+
+def test_grad_hook_prints_and_replaces() -> None:
+    seen = []
+
+    def f(x):
+        h = ft.grad_hook(x * 2.0, lambda ct: seen.append(float(ct)))
+        return h ** 2
+
+    assert ft.grad(f)(3.0) == 24.0 and seen == [12.0]
+
+    def clipped(x):
+        h = ft.grad_hook(x * 2.0, lambda ct: fnp.clip(ct, -1.0, 1.0))
+        return h ** 2
+
+    assert ft.grad(clipped)(3.0) == 2.0
+
+
+def test_custom_jvp_softplus_and_composition() -> None:
+    @ft.custom_jvp
+    def softplus(x):
+        return fnp.log1p(fnp.exp(x))
+
+    @softplus.defjvp
+    def softplus_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return softplus(x), t * ft.lax.logistic(x)
+
+    x = np.array([-1.0, 0.0, 2.0])
+    np.testing.assert_allclose(ft.grad(lambda x: softplus(x).sum())(x), 1 / (1 + np.exp(-x)))
+    ft.check_grads(lambda x: softplus(x), (x,), order=2)
+    # the rule is used (big x: naive log1p(exp(x)) overflows, the rule does not)
+    assert ft.grad(softplus)(1000.0) == 1.0
+
+
+def test_custom_vjp_nondiff_and_errors() -> None:
+    from functools import partial
+
+    @partial(ft.custom_vjp, nondiff_argnums=(0,))
+    def scale(k, x):
+        return k * x
+
+    scale.defvjp(lambda k, x: (scale(k, x), None), lambda k, res, ct: (k * ct,))
+    assert ft.grad(lambda x: scale(3.0, x))(2.0) == 3.0
+
+    @ft.custom_vjp
+    def bad(x):
+        return x * 2.0
+
+    bad.defvjp(lambda x: (bad(x), None), lambda res, ct: ct)
+    with pytest.raises(TypeError, match=r"bwd of 'bad'.*tuple"):
+        ft.grad(bad)(1.0)
+
+    @ft.custom_vjp
+    def bad_shape(x):
+        return x * 2.0
+
+    bad_shape.defvjp(lambda x: (bad_shape(x), None), lambda res, ct: (np.ones(5),))
+    with pytest.raises(ValueError, match=r"bwd of 'bad_shape'.*shape \(3,\)"):
+        ft.grad(lambda x: bad_shape(x).sum())(np.ones(3))
+    with pytest.raises(TypeError, match="custom_vjp function"):
+        ft.jvp(bad_shape, (1.0,), (1.0,))
+
+
+def test_custom_vjp_composes_with_grad_of_grad() -> None:
+    @ft.custom_vjp
+    def cube(x):
+        return x ** 3
+
+    cube.defvjp(lambda x: (cube(x), x), lambda x, ct: (3.0 * x ** 2 * ct,))
+    assert ft.grad(ft.grad(cube))(2.0) == pytest.approx(12.0)
+
+
+# -- conventions at kinks ------------------------------------------------------
+
+
+def test_kink_conventions() -> None:
+    assert ft.grad(lambda x: fnp.maximum(x, 0.0))(0.0) == 0.5  # relu at 0: tie splits
+    assert ft.grad(fnp.abs)(0.0) == 0.0
+    assert ft.grad(lambda x: x ** 0)(0.0) == 0.0
+    assert ft.grad(lambda x: fnp.maximum(x, x))(1.5) == 1.0  # total derivative at ties
+    assert ft.grad(lambda x: fnp.clip(x, 0.0, 1.0))(1.0) == 1.0
+
+
+def test_where_nan_safe_pattern() -> None:
+    # the unsafe version: log of a negative number in the untaken branch poisons the grad
+    unsafe = ft.grad(lambda x: fnp.where(x > 0, fnp.log(fnp.abs(x) * 0 + x), 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        assert np.isnan(unsafe(-1.0)) or unsafe(-1.0) == 0.0
+
+    def safe(x):
+        safe_x = fnp.where(x > 0, x, 1.0)
+        return fnp.where(x > 0, fnp.log(safe_x), 0.0)
+
+    assert ft.grad(safe)(-1.0) == 0.0
+    assert ft.grad(safe)(2.0) == pytest.approx(0.5)
+
+
+# -- errors -------------------------------------------------------------------
+
+
+def test_error_nonscalar_output() -> None:
+    with pytest.raises(TypeError, match=r"shape \(3,\).*\.sum\(\).*jacrev"):
+        ft.grad(lambda x: x * 2.0)(np.ones(3))
+
+
+def test_error_integer_input() -> None:
+    with pytest.raises(TypeError, match=r"int64.*allow_int.*vjp"):
+        ft.grad(lambda x: x * 2.0)(np.arange(3))
+    g = ft.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    from functrace.dtypes import float0
+
+    assert g[0] == 3.0 and g[1].dtype == float0
+
+
+def test_error_jvp_tangent_mismatch() -> None:
+    with pytest.raises(ValueError, match=r"jvp: expected tangent leaf 0 of shape \(3,\)"):
+        ft.jvp(fnp.sin, (np.ones(3),), (np.ones(2),))
+    with pytest.raises(TypeError, match="jvp: expected tangent leaf 0 of dtype float64"):
+        ft.jvp(fnp.sin, (np.ones(3),), (np.ones(3, np.float32),))
+    with pytest.raises(ValueError, match="pytree structure mismatch"):
+        ft.jvp(lambda a, b: a * b, (1.0, 2.0), (1.0,))
+
+
+def test_check_grads_catches_wrong_rule() -> None:
+    @ft.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), t * fnp.sin(x)  # wrong: should be cos
+
+    with pytest.raises(AssertionError, match=r"mode 'fwd', order 1.*expected"):
+        ft.check_grads(f, (0.5,), modes=("fwd",))
+    with pytest.raises(AssertionError, match=r"mode 'rev', order 1"):
+        ft.check_grads(f, (0.5,), modes=("rev",))
+
+
+def test_numerical_grad() -> None:
+    g = numerical_grad(lambda x, y: fnp.sum(x * y), (np.array([1.0, 2.0]), 3.0))
+    np.testing.assert_allclose(g[0], [3.0, 3.0], rtol=1e-8)
+    assert g[1] == pytest.approx(3.0)

@@ -1,0 +1,70 @@
+"""Every primitive has every rule and an op-table row; exemptions live in one dict."""
+
+from __future__ import annotations
+
+import pytest
+from op_db import ALL_OPS
+
+import functrace  # noqa: F401  (registers every primitive)
+from functrace import core
+from functrace.interpreters import ad, batching
+
+# primitive name -> {rule kind: reason}. Rule kinds: "row", "jvp", "batching".
+EXEMPT: dict[str, dict[str, str]] = {
+    "custom_jvp_call": {"row": "covered by test_autodiff custom_jvp tests"},
+    "custom_vjp_call": {"row": "covered by test_autodiff custom_vjp tests"},
+    "custom_lin": {
+        "row": "internal: the linear half of custom_vjp, only inside reverse mode",
+        "jvp": "forward mode of custom_vjp is an error by design (JAX's behaviour)",
+        "batching": "never bound under vmap: reverse mode transposes it into bwd calls",
+    },
+    "grad_hook": {"row": "covered by test_autodiff grad_hook tests"},
+    "hook_call": {"row": "internal: a grad_hook callback staged under jit"},
+    "add_any": {"row": "internal: cotangent accumulation, exercised by every grad test"},
+}
+
+
+def _primitives() -> list[core.Primitive]:
+    return sorted(core.impl_rules, key=lambda p: p.name)
+
+
+def _exempt(p: core.Primitive, kind: str) -> bool:
+    return kind in EXEMPT.get(p.name, {})
+
+
+@pytest.mark.parametrize("p", _primitives(), ids=lambda p: p.name)
+def test_primitive_has_abstract_eval(p: core.Primitive) -> None:
+    assert p in core.abstract_eval_rules, f"{p.name}: no abstract_eval rule"
+
+
+@pytest.mark.parametrize("p", _primitives(), ids=lambda p: p.name)
+def test_primitive_has_jvp_rule(p: core.Primitive) -> None:
+    if _exempt(p, "jvp"):
+        return
+    assert p in ad.jvp_rules, f"{p.name}: no JVP rule (register it in its block)"
+
+
+@pytest.mark.parametrize("p", sorted(ad.linear_primitives, key=lambda p: p.name),
+                         ids=lambda p: p.name)
+def test_linear_primitive_has_transpose(p: core.Primitive) -> None:
+    assert p in ad.transpose_rules, f"{p.name}: linear but no transpose rule"
+
+
+@pytest.mark.parametrize("p", _primitives(), ids=lambda p: p.name)
+def test_primitive_has_batching_rule(p: core.Primitive) -> None:
+    if _exempt(p, "batching"):
+        return
+    assert p in batching.batching_rules, f"{p.name}: no batching rule"
+
+
+@pytest.mark.parametrize("p", _primitives(), ids=lambda p: p.name)
+def test_primitive_has_op_table_row(p: core.Primitive) -> None:
+    if _exempt(p, "row"):
+        return
+    covered = {name for op in ALL_OPS for name in op.primitives}
+    assert p.name in covered, f"{p.name}: no row in tests/op_db.py lists it"
+
+
+def test_exemptions_name_real_primitives() -> None:
+    names = {p.name for p in _primitives()}
+    assert set(EXEMPT) <= names, set(EXEMPT) - names
