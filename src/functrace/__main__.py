@@ -1,4 +1,4 @@
-"""``python -m functrace demo``: a short tour that traces and differentiates a real model."""
+"""``python -m functrace demo`` (train an MLP) and ``tour`` (trace and differentiate)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 import numpy as np
 
 
-def demo(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="functrace demo", description=__doc__)
+def tour(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="functrace tour", description=__doc__)
     parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args(argv)
 
@@ -54,11 +54,16 @@ def demo(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m functrace demo [--steps N]")
+        print("usage: python -m functrace demo [--epochs N] [--resume] [--out DIR]\n"
+              "       python -m functrace tour [--steps N]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":
-        return demo(rest)
+        from functrace._demo import main as train_demo
+
+        return train_demo(rest)
+    if cmd == "tour":
+        return tour(rest)
     print(f"functrace: expected a command ('demo'), got {cmd!r}.", file=sys.stderr)
     return 2
 
