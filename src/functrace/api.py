@@ -124,10 +124,13 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     (9.0, 6.0)
     """
     single = isinstance(argnums, int)
+    nums_cache: dict[int, tuple[int, ...]] = {}
 
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
-        nums = _normalize_argnums("grad", argnums, len(args))
+        nums = nums_cache.get(len(args))
+        if nums is None:
+            nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args))
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
         mask = _diff_mask("grad", leaves, allow_int)
@@ -347,45 +350,69 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
 # ---------------------------------------------------------------------------
 
 
-def _std_basis(x: Any) -> np.ndarray:
-    aval = core.get_aval(x)
+def _std_basis(aval: core.ShapedArray) -> np.ndarray:
+    """The identity as ``size`` stacked basis arrays of ``aval``'s shape."""
     n = aval.size
     return np.eye(n, dtype=aval.dtype).reshape((n, *aval.shape))
 
 
+def _jac_leaf(stacked: Any, o_shape: tuple[int, ...], in_shape: tuple[int, ...],
+              basis_first: bool) -> Any:
+    """Arrange a batch of derivatives (basis axis first) as ``out_shape + in_shape``."""
+    from functrace import numpy as fnp
+
+    if basis_first:  # rows of jacrev: (out_size, *in_shape)
+        return _output(fnp.reshape(stacked, (*o_shape, *in_shape)))
+    # columns of jacfwd: (in_size, *o_shape) -> (*o_shape, in_size)
+    moved = fnp.moveaxis(stacked, 0, -1) if len(o_shape) else stacked
+    return _output(fnp.reshape(moved, (*o_shape, *in_shape)))
+
+
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode, one JVP per input element; shape ``out + in``."""
+    """The Jacobian by forward mode: one batched JVP (``vmap``) over the input basis.
+
+    The result has shape ``out.shape + in.shape`` per (output leaf, input leaf).
+
+    >>> import functrace as ft, functrace.numpy as fnp, numpy as np
+    >>> ft.jacfwd(fnp.sin)(np.zeros(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    from functrace.interpreters import batching
+
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
     def jac_f(*args: Any) -> Any:
-        from functrace import numpy as fnp
-
         nums = _normalize_argnums("jacfwd", argnums, len(args))
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
         _diff_mask("jacfwd", leaves, False)
-        out = fun(*args)
-        out_leaves, out_tree = tree_flatten(out)
-        # columns[i][k]: derivative of output leaf k along basis vector of input leaf i
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*fl: Any) -> list[Any]:
+            o, ot = tree_flatten(fun(*merge(tree_unflatten(tree, fl))))
+            out_tree_box.append(ot)
+            return o
+
+        outs, lin, _ = ad.linearize_flat(flat_fun, leaves,
+                                         origin=f"jacfwd of {describe_fun(fun)}")
+        out_tree = out_tree_box[-1]
         per_input = []
         for i, x in enumerate(leaves):
-            basis = _std_basis(x)
-            cols = []
-            for b in basis:
-                tangents = [b if j == i else ad.Zero(ad.tangent_aval(core.get_aval(y)))
-                            for j, y in enumerate(leaves)]
-                _, t_out = ad.jvp_flat(
-                    lambda *fl: tree_flatten(fun(*merge(tree_unflatten(tree, fl))))[0],
-                    leaves, tangents, origin=f"jacfwd of {describe_fun(fun)}")
-                cols.append([ad.instantiate(t) for t in t_out])
-            in_shape = core.get_aval(x).shape
+            aval = core.get_aval(x)
+            zeros = [ad.Zero(ad.tangent_aval(core.get_aval(y))) for y in leaves]
+
+            def push(t: Any, i: int = i, zeros: list[Any] = zeros) -> list[Any]:
+                return lin.forward([t if j == i else z for j, z in enumerate(zeros)])
+
+            cols, col_dims = batching.vmap_flat(push, aval.size, [_std_basis(aval)], [0],
+                                                origin=f"jacfwd of {describe_fun(fun)}")
             jac_k = []
-            for k, o in enumerate(out_leaves):
+            for o, c, d in zip(outs, cols, col_dims):
                 o_shape = core.get_aval(o).shape
-                stacked = fnp.stack([c[k] for c in cols], axis=-1) if cols else \
-                    np.zeros((*o_shape, 0))
-                jac_k.append(_output(fnp.reshape(stacked, (*o_shape, *in_shape))))
+                c = batching.bdim_at(c, d, aval.size, 0)
+                jac_k.append(_jac_leaf(c, o_shape, aval.shape, basis_first=False))
             per_input.append(jac_k)
         return _assemble_jacobian(per_input, tree, out_tree, single)
 
@@ -393,13 +420,19 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by reverse mode, one VJP per output element; shape ``out + in``."""
+    """The Jacobian by reverse mode: one batched VJP (``vmap``) over the output basis.
+
+    >>> import functrace as ft, functrace.numpy as fnp, numpy as np
+    >>> ft.jacrev(lambda x: x * x)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    from functrace.interpreters import batching
+
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
     def jac_f(*args: Any) -> Any:
-        from functrace import numpy as fnp
-
         nums = _normalize_argnums("jacrev", argnums, len(args))
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
@@ -416,21 +449,23 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         out_tree = out_tree_box[-1]
         rows_per_out = []
         for k, o in enumerate(outs):
-            o_aval = core.get_aval(o)
-            rows = []
-            for b in _std_basis(o):
-                cts = [b if j == k else ad.Zero(ad.tangent_aval(core.get_aval(y)))
-                       for j, y in enumerate(outs)]
-                rows.append([ad.instantiate(c) for c in lin.transpose(cts)])
-            rows_per_out.append((o_aval.shape, rows))
+            o_aval = ad.tangent_aval(core.get_aval(o))
+            zeros = [ad.Zero(ad.tangent_aval(core.get_aval(y))) for y in outs]
+
+            def pull(ct: Any, k: int = k, zeros: list[Any] = zeros) -> list[Any]:
+                cts = lin.transpose([ct if j == k else z for j, z in enumerate(zeros)])
+                return [ad.instantiate(c) for c in cts]
+
+            rows, row_dims = batching.vmap_flat(pull, o_aval.size, [_std_basis(o_aval)], [0],
+                                                origin=f"jacrev of {describe_fun(fun)}")
+            rows_per_out.append((o_aval, rows, row_dims))
         per_input = []
         for i, x in enumerate(leaves):
             in_shape = core.get_aval(x).shape
             jac_k = []
-            for o_shape, rows in rows_per_out:
-                stacked = fnp.stack([r[i] for r in rows], axis=0) if rows else \
-                    np.zeros((0, *in_shape))
-                jac_k.append(_output(fnp.reshape(stacked, (*o_shape, *in_shape))))
+            for o_aval, rows, row_dims in rows_per_out:
+                r = batching.bdim_at(rows[i], row_dims[i], o_aval.size, 0)
+                jac_k.append(_jac_leaf(r, o_aval.shape, in_shape, basis_first=True))
             per_input.append(jac_k)
         return _assemble_jacobian(per_input, tree, out_tree, single)
 

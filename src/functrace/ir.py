@@ -62,12 +62,17 @@ class JaxprEqn(NamedTuple):
     out_binders: tuple[Var, ...]
 
 
-@dataclass(frozen=True, eq=False)
 class Jaxpr:
-    constvars: tuple[Var, ...]
-    invars: tuple[Var, ...]
-    eqns: tuple[JaxprEqn, ...]
-    outvars: tuple[Atom, ...]
+    """A typed single-assignment program: constvars; invars. let eqns in outvars."""
+
+    __slots__ = ("constvars", "invars", "eqns", "outvars")
+
+    def __init__(self, constvars: tuple[Var, ...], invars: tuple[Var, ...],
+                 eqns: tuple[JaxprEqn, ...], outvars: tuple[Atom, ...]) -> None:
+        self.constvars = constvars
+        self.invars = invars
+        self.eqns = eqns
+        self.outvars = outvars
 
     @property
     def in_avals(self) -> list[ShapedArray]:

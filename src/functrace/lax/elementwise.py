@@ -17,6 +17,8 @@ from functrace import core, dtypes
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
+from functrace.jit import emitters as _nb
+from functrace.jit.emitters import numba_emitters
 from functrace.lax._util import (
     check_dtype_kind,
     check_same_dtypes,
@@ -121,14 +123,17 @@ def zeros_like(x: Any) -> Any:
 neg_p = unop("neg", np.negative, _NUMERIC, "a numeric")
 neg = _bind1(neg_p)
 ad.deflinear(neg_p, lambda ct, x: [neg(ct)])  # d(-x) = -dx
+numba_emitters[neg_p] = "(-{0})"
 
 add_p = binop("add", np.add)
 add = _bind2(add_p)
 ad.deflinear(add_p, lambda ct, x, y: [ct, ct])  # d(x + y) = dx + dy
+numba_emitters[add_p] = "({0} + {1})"
 
 sub_p = binop("sub", np.subtract)
 sub = _bind2(sub_p)
 ad.deflinear(sub_p, lambda ct, x, y: [ct, neg(ct)])  # d(x - y) = dx - dy
+numba_emitters[sub_p] = "({0} - {1})"
 
 mul_p = binop("mul", np.multiply, _ANY, "a numeric or boolean")
 mul = _bind2(mul_p)
@@ -137,6 +142,7 @@ ad.defbilinear(  # d(x y) = dx y + x dy
     lambda ct, y, x_aval: mul(ct, y),
     lambda ct, x, y_aval: mul(x, ct),
 )
+numba_emitters[mul_p] = "({0} * {1})"
 
 
 def _div_impl(x: Any, y: Any) -> Any:
@@ -167,6 +173,7 @@ ad.defjvp(
 )
 ad.transpose_rules[div_p] = _div_transpose
 ad.linear_primitives.add(div_p)
+numba_emitters[div_p] = _nb.div
 
 rem_p = binop("rem", np.fmod)
 rem = _bind2(rem_p)
@@ -175,6 +182,7 @@ ad.defjvp(  # d rem(x, y) = dx - trunc(x / y) dy
     lambda g, x, y: g,
     lambda g, x, y: mul(neg(g), round(div(sub(x, rem(x, y)), y))),
 )
+numba_emitters[rem_p] = "np.fmod({0}, {1})"
 
 max_p = binop("max", np.maximum, _ANY, "a numeric or boolean")
 max = _bind2(max_p)  # noqa: A001
@@ -201,6 +209,7 @@ ad.defjvp(
     _minmax_jvp_side(lambda x, y: lt(x, y)),
     _minmax_jvp_side(lambda x, y: gt(x, y)),
 )
+numba_emitters[max_p], numba_emitters[min_p] = _nb.maximum, _nb.minimum
 
 
 def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
@@ -239,6 +248,7 @@ def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
 
 
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
+numba_emitters[integer_pow_p] = _nb.integer_pow
 
 pow_p = binop("pow", np.power, _FLOAT, "a floating-point")
 pow = _bind2(pow_p)  # noqa: A001
@@ -259,6 +269,7 @@ def _pow_jvp_rhs(g: Any, x: Any, y: Any) -> Any:
 
 
 ad.defjvp(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+numba_emitters[pow_p] = "np.power({0}, {1})"
 
 atan2_p = binop("atan2", np.arctan2, _FLOAT, "a floating-point")
 atan2 = _bind2(atan2_p)
@@ -273,6 +284,7 @@ ad.defjvp(  # d atan2(x, y) = (y dx - x dy) / (x^2 + y^2)
     lambda g, x, y: div(mul(g, y), _atan2_denominator(x, y)),
     lambda g, x, y: neg(div(mul(g, x), _atan2_denominator(x, y))),
 )
+numba_emitters[atan2_p] = "np.arctan2({0}, {1})"
 
 # ---------------------------------------------------------------------------
 # Unary math
@@ -281,34 +293,42 @@ ad.defjvp(  # d atan2(x, y) = (y dx - x dy) / (x^2 + y^2)
 exp_p = unop("exp", np.exp)
 exp = _bind1(exp_p)
 ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))  # d exp = exp dx
+numba_emitters[exp_p] = "np.exp({0})"
 
 log_p = unop("log", np.log)
 log = _bind1(log_p)
 ad.defjvp(log_p, lambda g, x: div(g, x))  # d log = dx / x
+numba_emitters[log_p] = "np.log({0})"
 
 log1p_p = unop("log1p", np.log1p)
 log1p = _bind1(log1p_p)
 ad.defjvp(log1p_p, lambda g, x: div(g, add(x, full_like(x, 1))))  # d log1p = dx / (1 + x)
+numba_emitters[log1p_p] = "np.log1p({0})"
 
 expm1_p = unop("expm1", np.expm1)
 expm1 = _bind1(expm1_p)
 ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, full_like(ans, 1))))  # d = (ans+1) dx
+numba_emitters[expm1_p] = "np.expm1({0})"
 
 sin_p = unop("sin", np.sin)
 sin = _bind1(sin_p)
 ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))  # d sin = cos dx
+numba_emitters[sin_p] = "np.sin({0})"
 
 cos_p = unop("cos", np.cos)
 cos = _bind1(cos_p)
 ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))  # d cos = -sin dx
+numba_emitters[cos_p] = "np.cos({0})"
 
 tan_p = unop("tan", np.tan)
 tan = _bind1(tan_p)
 ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(full_like(ans, 1), mul(ans, ans))))  # 1 + tan^2
+numba_emitters[tan_p] = "np.tan({0})"
 
 tanh_p = unop("tanh", np.tanh)
 tanh = _bind1(tanh_p)
 ad.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(full_like(ans, 1), mul(ans, ans))))  # 1 - tanh^2
+numba_emitters[tanh_p] = "np.tanh({0})"
 
 
 def _logistic_impl(x: Any) -> Any:
@@ -322,11 +342,13 @@ logistic = _bind1(logistic_p)
 ad.defjvp2(  # d sigma = sigma (1 - sigma) dx
     logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(full_like(ans, 1), ans)))
 )
+numba_emitters[logistic_p] = _nb.logistic
 
 sqrt_p = unop("sqrt", np.sqrt)
 sqrt = _bind1(sqrt_p)
 # d sqrt = dx / (2 sqrt); NOTE: infinite at 0, as in NumPy-based autodiff tools.
 ad.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(full_like(ans, 2), ans)))
+numba_emitters[sqrt_p] = "np.sqrt({0})"
 
 
 def _rsqrt_impl(x: Any) -> Any:
@@ -336,6 +358,7 @@ def _rsqrt_impl(x: Any) -> Any:
 rsqrt_p = unop("rsqrt", _rsqrt_impl)
 rsqrt = _bind1(rsqrt_p)
 ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(full_like(ans, -0.5), div(ans, x))))
+numba_emitters[rsqrt_p] = _nb.rsqrt
 
 
 def _erf_impl(x: Any) -> Any:
@@ -349,23 +372,28 @@ erf = _bind1(erf_p)
 ad.defjvp(  # d erf = 2/sqrt(pi) exp(-x^2) dx
     erf_p, lambda g, x: mul(g, mul(full_like(x, 2 / math.sqrt(math.pi)), exp(neg(mul(x, x)))))
 )
+numba_emitters[erf_p] = _nb.erf
 
 abs_p = unop("abs", np.absolute, _NUMERIC, "a numeric")
 abs = _bind1(abs_p)  # noqa: A001
 # d |x| = sign(x) dx; NOTE: 0 at x = 0 (the subgradient NumPy users expect).
 ad.defjvp(abs_p, lambda g, x: mul(g, sign(x)))
+numba_emitters[abs_p] = "np.abs({0})"
 
 sign_p = unop("sign", np.sign, _NUMERIC, "a numeric")
 sign = _bind1(sign_p)
 ad.defjvp_zero(sign_p)
+numba_emitters[sign_p] = "np.sign({0})"
 
 floor_p = unop("floor", np.floor, "f", "a real floating-point")
 floor = _bind1(floor_p)
 ad.defjvp_zero(floor_p)
+numba_emitters[floor_p] = "np.floor({0})"
 
 ceil_p = unop("ceil", np.ceil, "f", "a real floating-point")
 ceil = _bind1(ceil_p)
 ad.defjvp_zero(ceil_p)
+numba_emitters[ceil_p] = "np.ceil({0})"
 
 
 def _round_impl(x: Any, *, rounding_method: int = 0) -> Any:
@@ -380,6 +408,7 @@ register(round_p, _round_impl, lambda x, *, rounding_method=0: _unop_abstract(
 elementwise_numpy[round_p] = np.rint
 batching.defvectorized(round_p)
 ad.defjvp_zero(round_p)
+numba_emitters[round_p] = _nb.round_
 
 
 def round(x: Any, rounding_method: int = 0) -> Any:  # noqa: A001
@@ -416,6 +445,7 @@ bitwise_not = _bind1(not_p)
 
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p):
     ad.defjvp_zero(_p)
+numba_emitters.update({eq_p: "({0} == {1})", ne_p: "({0} != {1})", lt_p: _nb.ordered("<"), le_p: _nb.ordered("<="), gt_p: _nb.ordered(">"), ge_p: _nb.ordered(">="), and_p: "({0} & {1})", or_p: "({0} | {1})", xor_p: "({0} ^ {1})", not_p: _nb.not_})  # noqa: E501
 
 # ---------------------------------------------------------------------------
 # select_n, clamp, casts, stop_gradient
@@ -475,6 +505,7 @@ batching.defbroadcasting(select_n_p)
 ad.jvp_rules[select_n_p] = _select_n_jvp
 ad.transpose_rules[select_n_p] = _select_n_transpose
 ad.linear_primitives.add(select_n_p)
+numba_emitters[select_n_p] = _nb.select_n
 
 
 def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
@@ -560,6 +591,7 @@ def broadcast_in_dim_(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> 
 
 
 batching.batching_rules[clamp_p] = _clamp_batch
+numba_emitters[clamp_p] = _nb.clamp
 
 
 def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:
@@ -607,6 +639,7 @@ batching.defvectorized(convert_element_type_p)
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
 ad.transpose_rules[convert_element_type_p] = _convert_transpose
 ad.linear_primitives.add(convert_element_type_p)
+numba_emitters[convert_element_type_p] = _nb.convert_element_type
 
 
 def _identity(x: Any) -> Any:
@@ -615,6 +648,7 @@ def _identity(x: Any) -> Any:
 
 stop_gradient_p = unop("stop_gradient", _identity, _ANY, "an array")
 ad.defjvp_zero(stop_gradient_p)
+numba_emitters[stop_gradient_p] = "{0}"
 
 
 def stop_gradient(x: Any) -> Any:

@@ -30,17 +30,19 @@ import numpy as np
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray
-from functrace.interpreters import ad
+from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.lax._util import normalize_axis, register
 from functrace.lax.elementwise import (
+    add,
+    clamp,
     convert_element_type,
     div,
     eq,
     mul,
     select_n,
 )
-from functrace.lax.shapes import broadcast_in_dim
+from functrace.lax.shapes import broadcast_in_dim, iota
 
 _MODES = ("raise", "clip")
 
@@ -104,6 +106,33 @@ def _window(starts: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[slice, ...
     return tuple(slice(s, s + n) for s, n in zip(starts, sizes))
 
 
+def _window_indices(
+    starts: Sequence[Any],
+    bdims: Sequence[int | None],
+    shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    size: int,
+) -> list[Any]:
+    """Per-example windows as gather indices, for start indices that differ per example.
+
+    For each axis k: an int64 index array of shape ``(size, *sizes)`` holding
+    ``clamp(start_k, 0, dim_k - size_k) + i_k`` (the start of example b plus the position
+    in the window), so that gathering them reads each example's clamped window.
+    """
+    full = (size, *sizes)
+    out = []
+    for k, (s, b, d, n) in enumerate(zip(starts, bdims, shape, sizes)):
+        dtype = core.get_aval(s).dtype
+        if dtype.kind == "u":  # clamp from above in its own dtype: huge values stay huge
+            hi = np.array(min(d - n, np.iinfo(dtype).max), dtype)[()]
+            s = clamp(np.zeros((), dtype)[()], s, hi)
+        s = clamp(np.int64(0), convert_element_type(s, np.int64), np.int64(d - n))
+        s = broadcast_in_dim(s, full, ()) if b is None else broadcast_in_dim(
+            batching.moveaxis(s, b, 0), full, (0,))
+        out.append(add(s, iota(np.int64, n, k + 1, full)))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # dynamic_slice
 # ---------------------------------------------------------------------------
@@ -150,6 +179,32 @@ def _dynamic_slice_transpose(
 
 
 ad.deflinear_in(dynamic_slice_p, (0,), _dynamic_slice_transpose)  # d slice(x) = slice(dx)
+
+
+def _dynamic_slice_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, slice_sizes: tuple[int, ...]
+) -> tuple[Any, int]:
+    operand, *starts = vals
+    b_op, *b_starts = bdims
+    size = batching.batch_size(vals, bdims)
+    if all(b is None for b in b_starts):  # one window for all: take the whole batch axis
+        starts.insert(b_op, np.int64(0))
+        sizes = slice_sizes[:b_op] + (size,) + slice_sizes[b_op:]
+        return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes), b_op
+    # Each example has its own window: gather it with index arrays of shape (size, *sizes),
+    # the example's number indexing the operand's batch axis (if it has one).
+    op_shape = list(core.get_aval(operand).shape)
+    if b_op is not None:
+        del op_shape[b_op]
+    axes = [a if b_op is None else a + (a >= b_op) for a in range(len(op_shape))]
+    idx = _window_indices(starts, b_starts, tuple(op_shape), slice_sizes, size)
+    if b_op is not None:
+        idx.insert(0, iota(np.int64, size, 0, (size, *slice_sizes)))
+        axes.insert(0, b_op)
+    return gather_p.bind(operand, *idx, axes=tuple(axes), mode="clip"), 0
+
+
+batching.batching_rules[dynamic_slice_p] = _dynamic_slice_batch
 
 # ---------------------------------------------------------------------------
 # dynamic_update_slice
@@ -213,6 +268,33 @@ def _dynamic_update_slice_transpose(ct: Any, operand: Any, update: Any, *starts:
 
 # d dus(x, u) = dus(dx, du): linear in (operand, update) jointly.
 ad.deflinear_in(dynamic_update_slice_p, (0, 1), _dynamic_update_slice_transpose)
+
+
+def _dynamic_update_slice_batch(
+    vals: Sequence[Any], bdims: Sequence[Any]
+) -> tuple[Any, int]:
+    operand, update, *starts = vals
+    b_op, b_upd, *b_starts = bdims
+    size = batching.batch_size(vals, bdims)
+    if all(b is None for b in b_starts):  # one window for all: span the whole batch axis
+        dst = b_op if b_op is not None else b_upd
+        operand = batching.bdim_at(operand, b_op, size, dst)
+        update = batching.bdim_at(update, b_upd, size, dst)
+        starts.insert(dst, np.int64(0))
+        return dynamic_update_slice_p.bind(operand, update, *starts), dst
+    # Each example writes its own window: scatter the update with index arrays of shape
+    # (size, *update shape), the example's number indexing the batch axis.
+    operand = batching.bdim_at(operand, b_op, size, 0)
+    update = batching.bdim_at(update, b_upd, size, 0)
+    op_shape = core.get_aval(operand).shape[1:]
+    upd_shape = core.get_aval(update).shape[1:]
+    idx = _window_indices(starts, b_starts, op_shape, upd_shape, size)
+    idx.insert(0, iota(np.int64, size, 0, (size, *upd_shape)))
+    axes = tuple(range(len(op_shape) + 1))
+    return scatter_p.bind(operand, update, *idx, axes=axes, mode="clip"), 0
+
+
+batching.batching_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
 
 
 def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
@@ -398,6 +480,32 @@ def _gather_transpose(
 
 ad.deflinear_in(gather_p, (0,), _gather_transpose)  # d gather(x) = gather(dx)
 
+
+def _gather_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, axes: tuple[int, ...], mode: str
+) -> tuple[Any, int]:
+    operand, *indices = vals
+    b_op, *b_idx = bdims
+    size = batching.batch_size(vals, bdims)
+    shifted = axes if b_op is None else tuple(a + (a >= b_op) for a in axes)
+    if all(b is None for b in b_idx):
+        # The batch axis is one more unindexed operand axis: it lands among the trailing
+        # dims of the result, after the index dims.
+        out_bdim = len(core.get_aval(indices[0]).shape) + b_op - sum(a < b_op for a in axes)
+        return gather_p.bind(operand, *indices, axes=shifted, mode=mode), out_bdim
+    # Batched indices: align them on one batch axis (materialize unbatched ones).
+    dst = next(b for b in b_idx if b is not None)
+    idx = [batching.bdim_at(i, b, size, dst) for i, b in zip(indices, b_idx)]
+    if b_op is None:
+        return gather_p.bind(operand, *idx, axes=axes, mode=mode), dst
+    # Both batched: example b reads operand[b] -- index the batch axis with iota.
+    idx_shape = core.get_aval(idx[0]).shape
+    idx.insert(0, iota(np.int64, size, dst, idx_shape))
+    return gather_p.bind(operand, *idx, axes=(b_op, *shifted), mode=mode), dst
+
+
+batching.batching_rules[gather_p] = _gather_batch
+
 # ---------------------------------------------------------------------------
 # The scatter family: one abstract eval and impl, one NumPy ufunc each
 # ---------------------------------------------------------------------------
@@ -459,6 +567,35 @@ def _scatter_primitive(name: str, ufunc: np.ufunc | None, kinds: str, what: str)
     return register(Primitive(name), _scatter_impl_rule(name, ufunc, abstract), abstract)
 
 
+def _scatter_batch_rule(p: Primitive) -> Any:
+    def rule(
+        vals: Sequence[Any], bdims: Sequence[Any], *, axes: tuple[int, ...], mode: str
+    ) -> tuple[Any, int]:
+        operand, updates, *indices = vals
+        b_op, b_upd, *b_idx = bdims
+        size = batching.batch_size(vals, bdims)
+        if all(b is None for b in b_idx):
+            # Same positions for every example: the batch axis is one more unindexed axis
+            # of the operand, and of the updates after their index dims.
+            dst = 0 if b_op is None else b_op
+            operand = batching.bdim_at(operand, b_op, size, dst)
+            n_idx = len(core.get_aval(indices[0]).shape)
+            upd_dst = n_idx + dst - sum(a < dst for a in axes)
+            updates = batching.bdim_at(updates, b_upd, size, upd_dst)
+            shifted = tuple(a + (a >= dst) for a in axes)
+            return p.bind(operand, updates, *indices, axes=shifted, mode=mode), dst
+        # Positions differ per example: example b writes into operand[b] -- index a leading
+        # batch axis with iota, next to the (aligned) index arrays.
+        operand = batching.bdim_at(operand, b_op, size, 0)
+        updates = batching.bdim_at(updates, b_upd, size, 0)
+        idx = [batching.bdim_at(i, b, size, 0) for i, b in zip(indices, b_idx)]
+        idx.insert(0, iota(np.int64, size, 0, core.get_aval(idx[0]).shape))
+        shifted = (0, *(a + 1 for a in axes))
+        return p.bind(operand, updates, *idx, axes=shifted, mode=mode), 0
+
+    return rule
+
+
 def _scatter_wrapper(p: Primitive, summary: str) -> Any:
     def f(
         operand: Any, updates: Any, indices: Sequence[Any], axes: Sequence[int], mode: str = "raise"
@@ -493,6 +630,7 @@ def _scatter_add_transpose(
 
 # d scatter_add(x, u) = scatter_add(dx, du): linear in (operand, updates) jointly.
 ad.deflinear_in(scatter_add_p, (0, 1), _scatter_add_transpose)
+batching.batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
 
 # ---------------------------------------------------------------------------
 # scatter (set)
@@ -544,6 +682,7 @@ def _scatter_transpose(
 # d scatter(x, u) = scatter(dx, du): which value lands where depends only on the indices,
 # so scatter is linear in (operand, updates) jointly.
 ad.deflinear_in(scatter_p, (0, 1), _scatter_transpose)
+batching.batching_rules[scatter_p] = _scatter_batch_rule(scatter_p)
 
 # ---------------------------------------------------------------------------
 # scatter_mul
@@ -627,6 +766,7 @@ def _scatter_mul_transpose(
 ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 ad.linear_primitives.add(scatter_mul_p)
+batching.batching_rules[scatter_mul_p] = _scatter_batch_rule(scatter_mul_p)
 
 # ---------------------------------------------------------------------------
 # scatter_min and scatter_max
@@ -679,6 +819,8 @@ def _scatter_extremum_jvp(p: Primitive) -> Any:
 
 ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+batching.batching_rules[scatter_min_p] = _scatter_batch_rule(scatter_min_p)
+batching.batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
 
 __all__ = [
     "dynamic_slice",

@@ -24,7 +24,7 @@ import numpy as np
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray
-from functrace.interpreters import ad
+from functrace.interpreters import ad, batching
 from functrace.lax import elementwise as ew
 from functrace.lax._util import check_dtype_kind, operator_index, register
 from functrace.lax.shapes import broadcast_in_dim, concatenate, pad, reshape, rev, transpose
@@ -64,6 +64,20 @@ def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list[Any
 
 
 ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _reduce_batch(p: Primitive) -> Callable[..., Any]:
+    """Batching rule of a reduction over ``axes``: the batch axis is never reduced."""
+
+    def rule(vals: Any, bdims: Any, *, axes: tuple[int, ...]) -> tuple[Any, int]:
+        (x,), (bdim,) = vals, bdims
+        shifted = tuple(a + (a >= bdim) for a in axes)
+        return p.bind(x, axes=shifted), bdim - sum(a < bdim for a in axes)
+
+    return rule
+
+
+batching.batching_rules[reduce_sum_p] = _reduce_batch(reduce_sum_p)
 
 
 def _register_checked(primitive: Primitive, impl: Callable[..., Any],
@@ -151,6 +165,8 @@ def _extremum_jvp(g: Any, ans: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
 
 ad.defjvp2(reduce_max_p, _extremum_jvp)
 ad.defjvp2(reduce_min_p, _extremum_jvp)
+batching.batching_rules[reduce_max_p] = _reduce_batch(reduce_max_p)
+batching.batching_rules[reduce_min_p] = _reduce_batch(reduce_min_p)
 
 # ---------------------------------------------------------------------------
 # reduce_prod
@@ -195,6 +211,7 @@ def _reduce_prod_jvp(g: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
 
 
 ad.defjvp(reduce_prod_p, _reduce_prod_jvp)
+batching.batching_rules[reduce_prod_p] = _reduce_batch(reduce_prod_p)
 
 # ---------------------------------------------------------------------------
 # argmax, argmin
@@ -216,8 +233,14 @@ def _arg_extremum(name: str, np_fn: Callable[..., Any]) -> Primitive:
     def impl(x: Any, *, axis: int, index_dtype: np.dtype) -> Any:
         return np_fn(x, axis=axis).astype(index_dtype)
 
+    def batch(vals: Any, bdims: Any, *, axis: int, index_dtype: np.dtype) -> tuple[Any, int]:
+        (x,), (bdim,) = vals, bdims
+        return p.bind(x, axis=axis + (axis >= bdim), index_dtype=index_dtype), \
+            bdim - (axis < bdim)
+
     p = _register_checked(Primitive(name), impl, abstract)
     ad.defjvp_zero(p)  # integer indices: piecewise constant
+    batching.batching_rules[p] = batch
     return p
 
 
@@ -254,7 +277,14 @@ def _cumulative(name: str, np_fn: Callable[..., Any], kinds: str, what: str) -> 
             return np.flip(np_fn(np.flip(x, axis), axis), axis)
         return np_fn(x, axis)
 
-    return _register_checked(Primitive(name), impl, abstract)
+    def batch(vals: Any, bdims: Any, *, axis: int, reverse: bool) -> tuple[Any, int]:
+        # Scan along the shifted axis; the batch axis stays where it is.
+        (x,), (bdim,) = vals, bdims
+        return p.bind(x, axis=axis + (axis >= bdim), reverse=reverse), bdim
+
+    p = _register_checked(Primitive(name), impl, abstract)
+    batching.batching_rules[p] = batch
+    return p
 
 
 def _cumulative_wrapper(p: Primitive) -> Callable[..., Any]:

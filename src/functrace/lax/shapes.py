@@ -27,7 +27,7 @@ import numpy as np
 
 from functrace import core, dtypes
 from functrace.core import Primitive, ShapedArray
-from functrace.interpreters import ad
+from functrace.interpreters import ad, batching
 from functrace.lax._util import (
     as_index_tuple,
     check_dtype_kind,
@@ -103,6 +103,22 @@ def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple[int, ...],
 
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
+
+def _broadcast_in_dim_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                            shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
+                            ) -> tuple[Any, int]:
+    # The batch axis goes right after the output axis of the operand axis before it.
+    (x,), (bdim,) = vals, bdims
+    size = core.get_aval(x).shape[bdim]
+    out_bdim = 0 if bdim == 0 else broadcast_dimensions[bdim - 1] + 1
+    dims = [d + (d >= out_bdim) for d in broadcast_dimensions]
+    dims.insert(bdim, out_bdim)
+    out_shape = shape[:out_bdim] + (size,) + shape[out_bdim:]
+    return broadcast_in_dim(x, out_shape, tuple(dims)), out_bdim
+
+
+batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
+
 # ---------------------------------------------------------------------------
 # reshape
 # ---------------------------------------------------------------------------
@@ -131,6 +147,16 @@ def reshape(x: Any, new_sizes: tuple[int, ...]) -> Any:
 
 
 ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+
+
+def _reshape_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                   new_sizes: tuple[int, ...]) -> tuple[Any, int]:
+    # Row-major order mixes axes: the batch axis must lead so examples stay contiguous.
+    x = batching.moveaxis(vals[0], bdims[0], 0)
+    return reshape(x, (core.get_aval(x).shape[0], *new_sizes)), 0
+
+
+batching.batching_rules[reshape_p] = _reshape_batch
 
 
 # ---------------------------------------------------------------------------
@@ -211,6 +237,18 @@ def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> li
 
 ad.deflinear(transpose_p, _transpose_transpose)
 
+
+def _transpose_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                     permutation: tuple[int, ...]) -> tuple[Any, int]:
+    # Extend the permutation: the batch axis stays where it is.
+    (x,), (bdim,) = vals, bdims
+    perm = [p + (p >= bdim) for p in permutation]
+    perm.insert(bdim, bdim)
+    return transpose(x, tuple(perm)), bdim
+
+
+batching.batching_rules[transpose_p] = _transpose_batch
+
 # ---------------------------------------------------------------------------
 # squeeze and expand_dims
 # ---------------------------------------------------------------------------
@@ -244,6 +282,17 @@ def squeeze(x: Any, dimensions: tuple[int, ...]) -> Any:
 
 # squeeze only drops size-1 axes: its transpose puts them back.
 ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+
+
+def _squeeze_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                   dimensions: tuple[int, ...]) -> tuple[Any, int]:
+    # Drop the shifted size-1 axes; the batch axis moves left past the ones before it.
+    (x,), (bdim,) = vals, bdims
+    dims = tuple(d + (d >= bdim) for d in dimensions)
+    return squeeze_p.bind(x, dimensions=dims), bdim - sum(d < bdim for d in dimensions)
+
+
+batching.batching_rules[squeeze_p] = _squeeze_batch
 
 
 def expand_dims(x: Any, dimensions: tuple[int, ...]) -> Any:
@@ -323,6 +372,18 @@ def _concatenate_transpose(ct: Any, *operands: Any, dimension: int) -> list[Any]
 
 ad.deflinear(concatenate_p, _concatenate_transpose)
 
+
+def _concatenate_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                       dimension: int) -> tuple[Any, int]:
+    # Align every operand on the first batched operand's batch axis (materialize the rest).
+    size = batching.batch_size(vals, bdims)
+    dst = next(b for b in bdims if b is not None)
+    ops = [batching.bdim_at(v, b, size, dst) for v, b in zip(vals, bdims)]
+    return concatenate_p.bind(*ops, dimension=dimension + (dimension >= dst)), dst
+
+
+batching.batching_rules[concatenate_p] = _concatenate_batch
+
 # ---------------------------------------------------------------------------
 # slice (static start, limit and stride)
 # ---------------------------------------------------------------------------
@@ -393,6 +454,24 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
 
 
 ad.deflinear(slice_p, _slice_transpose)
+
+
+def _slice_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                 start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
+                 strides: tuple[int, ...] | None) -> tuple[Any, int]:
+    # Take the whole batch axis.
+    (x,), (bdim,) = vals, bdims
+    size = core.get_aval(x).shape[bdim]
+
+    def ins(t: tuple[int, ...], v: int) -> tuple[int, ...]:
+        return t[:bdim] + (v,) + t[bdim:]
+
+    steps = None if strides is None else ins(strides, 1)
+    return slice_p.bind(x, start_indices=ins(start_indices, 0),
+                        limit_indices=ins(limit_indices, size), strides=steps), bdim
+
+
+batching.batching_rules[slice_p] = _slice_batch
 
 # ---------------------------------------------------------------------------
 # pad (lo/hi may be negative: cropping; interior inserts values between elements)
@@ -479,6 +558,32 @@ def _pad_transpose(ct: Any, x: Any, padding_value: Any, *,
 
 ad.deflinear(pad_p, _pad_transpose)
 
+
+def _pad_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+               padding_config: PadConfig) -> tuple[Any, int]:
+    from functrace.lax.elementwise import select_n
+
+    x, pv = vals
+    bx, bpv = bdims
+    if bpv is None:  # one padding value: leave the batch axis unpadded
+        cfg = padding_config[:bx] + ((0, 0, 0),) + padding_config[bx:]
+        return pad_p.bind(x, pv, padding_config=cfg), bx
+    # A padding value per example: pad with zeros, then select the example's padding value
+    # wherever a padded mask of ones says the element did not come from x.
+    size = batching.batch_size(vals, bdims)
+    x = batching.bdim_at(x, bx, size, 0)
+    aval = core.get_aval(x)
+    out = pad_p.bind(x, _zero_scalar(aval.dtype), padding_config=((0, 0, 0), *padding_config))
+    out_shape = core.get_aval(out).shape
+    ones = broadcast_in_dim(np.True_, aval.shape[1:], ())
+    from_x = pad_p.bind(ones, np.False_, padding_config=padding_config)
+    from_x = broadcast_in_dim(from_x, out_shape, tuple(range(1, len(out_shape))))
+    pv = broadcast_in_dim(batching.moveaxis(pv, bpv, 0), out_shape, (0,))
+    return select_n(from_x, pv, out), 0
+
+
+batching.batching_rules[pad_p] = _pad_batch
+
 # ---------------------------------------------------------------------------
 # rev
 # ---------------------------------------------------------------------------
@@ -511,6 +616,17 @@ def rev(x: Any, dimensions: tuple[int, ...]) -> Any:
 # Reversal is a permutation that is its own inverse.
 ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
+
+
+def _rev_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+               dimensions: tuple[int, ...]) -> tuple[Any, int]:
+    # Reverse the shifted axes; the batch axis stays where it is.
+    (x,), (bdim,) = vals, bdims
+    return rev_p.bind(x, dimensions=tuple(d + (d >= bdim) for d in dimensions)), bdim
+
+
+batching.batching_rules[rev_p] = _rev_batch
+
 # ---------------------------------------------------------------------------
 # iota (no operands)
 # ---------------------------------------------------------------------------
@@ -537,6 +653,16 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> An
 
 iota_p = _register_checked(Primitive("iota"), _iota_impl, _iota_abstract)
 ad.defjvp_zero(iota_p)  # a constant: no operands to differentiate
+
+
+def _iota_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any
+                ) -> tuple[Any, None]:
+    # No operands, so nothing is ever batched (BatchTrace does not even call this): the
+    # same iota for every example.
+    return iota_p.bind(**params), None
+
+
+batching.batching_rules[iota_p] = _iota_batch
 
 
 def iota(dtype: Any, size: int, dimension: int = 0, shape: tuple[int, ...] | None = None) -> Any:
@@ -699,6 +825,38 @@ def _dot_general_transpose_rhs(ct: Any, x: Any, y_aval: ShapedArray, *,
 # d dot(x, y) = dot(dx, y) + dot(x, dy)
 ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 
+
+def _dot_general_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
+                       dimension_numbers: DotDimensionNumbers,
+                       preferred_element_type: np.dtype | None) -> tuple[Any, int]:
+    # Both batched: the batch axes pair up as a new (leading) dot batch dimension.
+    # One batched: its batch axis is one more free axis of that side.
+    lhs, rhs = vals
+    lbd, rbd = bdims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(axes: tuple[int, ...], bdim: int | None) -> tuple[int, ...]:
+        return axes if bdim is None else tuple(a + (a >= bdim) for a in axes)
+
+    lc, lb, rc, rb = shift(lc, lbd), shift(lb, lbd), shift(rc, rbd), shift(rb, rbd)
+    if lbd is not None and rbd is not None:
+        lb, rb = (lbd, *lb), (rbd, *rb)
+        out_bdim = 0
+    elif lbd is not None:
+        lhs_nd = core.get_aval(lhs).ndim
+        out_bdim = len(lb) + _free_axes(lhs_nd, lc, lb).index(lbd)
+    else:
+        lhs_nd = core.get_aval(lhs).ndim
+        rhs_nd = core.get_aval(rhs).ndim
+        n_lhs_free = lhs_nd - len(lc) - len(lb)
+        out_bdim = len(lb) + n_lhs_free + _free_axes(rhs_nd, rc, rb).index(rbd)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
+                             preferred_element_type=preferred_element_type)
+    return out, out_bdim
+
+
+batching.batching_rules[dot_general_p] = _dot_general_batch
+
 # ---------------------------------------------------------------------------
 # sort (multiple results: all operands sorted by the first num_keys, lexicographically)
 # ---------------------------------------------------------------------------
@@ -778,6 +936,22 @@ def _sort_transpose(cts: Sequence[Any], *operands: Any, dimension: int, is_stabl
 ad.jvp_rules[sort_p] = _sort_jvp
 ad.transpose_rules[sort_p] = _sort_transpose
 ad.linear_primitives.add(sort_p)
+
+
+
+def _sort_batch(vals: Sequence[Any], bdims: Sequence[Any], *, dimension: int,
+                is_stable: bool, num_keys: int) -> tuple[list[Any], list[int]]:
+    # Align every operand on the first batched operand's batch axis; sort along the
+    # shifted dimension.
+    size = batching.batch_size(vals, bdims)
+    dst = next(b for b in bdims if b is not None)
+    ops = [batching.bdim_at(v, b, size, dst) for v, b in zip(vals, bdims)]
+    outs = sort_p.bind(*ops, dimension=dimension + (dimension >= dst), is_stable=is_stable,
+                       num_keys=num_keys)
+    return outs, [dst] * len(outs)
+
+
+batching.batching_rules[sort_p] = _sort_batch
 
 
 def sort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:

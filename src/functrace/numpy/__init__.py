@@ -9,6 +9,16 @@ import numpy as _np
 
 from functrace.numpy import _tracer_methods  # noqa: F401,E402
 from functrace.numpy._core import is_traced  # noqa: F401
+from functrace.numpy._creation import *  # noqa: F401,F403
+from functrace.numpy._indexing import (  # noqa: F401
+    argwhere,
+    at,
+    flatnonzero,
+    nonzero,
+    take,
+    take_along_axis,
+)
+from functrace.numpy._linalg import *  # noqa: F401,F403
 from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403

@@ -257,6 +257,76 @@ def isinf(x: Any, /) -> Any:
     return lx.eq(abs(x), lx.full_like(x, np.inf))
 
 
+def _real_only(fname: str, x: Any) -> Any:
+    x = asarray_or_tracer(x, fname)
+    if core.get_aval(x).dtype.kind == "c":
+        raise NotImplementedError(f"{fname}: expected a real traced array, got "
+                                  f"{core.get_aval(x).dtype.name}. Complex parts of traced arrays "
+                                  f"are not supported yet (lax has no real/imag/conj primitive).")
+    return x
+
+
+def conjugate(x: Any, /) -> Any:
+    """The complex conjugate (the identity on real arrays)."""
+    if not is_traced(x):
+        return np.conjugate(x)
+    return _real_only("conjugate", x)
+
+
+conj = conjugate
+
+
+def real(val: Any) -> Any:
+    """The real part (the array itself for real arrays)."""
+    if not is_traced(val):
+        return np.real(val)
+    return _real_only("real", val)
+
+
+def imag(val: Any) -> Any:
+    """The imaginary part (zeros of the same dtype for real arrays)."""
+    if not is_traced(val):
+        return np.imag(val)
+    return lx.zeros_like(_real_only("imag", val))
+
+
+def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
+    """Round to ``decimals`` decimal places, halves to even (NumPy's ``round``).
+
+    As in NumPy, ``decimals != 0`` scales by ``10**decimals``, rounds and scales back,
+    so results can differ from the decimal representation in the last bit. The
+    derivative is zero.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.round([0.5, 1.5, 2.675], 2)
+    array([0.5 , 1.5 , 2.67])
+    """
+    if not is_traced(a):
+        return np.round(a, decimals, out)
+    if out is not None:
+        raise TypeError("round: expected out=None, got an output array. functrace.numpy never "
+                        "writes in place: use the returned array.")
+    x = _real_only("round", a)
+    dt = core.get_aval(x).dtype
+    decimals = int(decimals)
+    if dt.kind in "biu":
+        if decimals >= 0:
+            return x
+        scale = 10.0 ** -decimals
+        y = lx.round(lx.div(cast(x, np.dtype(np.float64)), lx.full_like(x, scale, np.float64)), 1)
+        return cast(lx.mul(y, lx.full_like(y, scale)), dt)
+    if decimals == 0:
+        return lx.round(x, 1)
+    if decimals > 0:
+        scale = lx.full_like(x, 10.0 ** decimals)
+        return lx.div(lx.round(lx.mul(x, scale), 1), scale)
+    scale = lx.full_like(x, 10.0 ** -decimals)
+    return lx.mul(lx.round(lx.div(x, scale), 1), scale)
+
+
+around = round
+
+
 def astype(x: Any, dtype: Any, /) -> Any:
     if not is_traced(x):
         return np.asarray(x).astype(dtype)

@@ -1,32 +1,78 @@
-"""Reductions of functrace.numpy (``axis``/``keepdims`` as in NumPy)."""
+"""Reductions of functrace.numpy (``axis``/``keepdims``/``dtype`` as in NumPy).
+
+On plain NumPy inputs each function calls NumPy directly. On tracers the
+result dtype is NumPy's (integers and bools sum in int64, average in float64),
+the operand is cast with an explicit ``convert_element_type`` and reduced by a
+lax primitive; ``keepdims`` is a final ``reshape``.
+
+Decisions:
+
+* ``max``/``min`` of an empty axis without ``initial`` raise, as in NumPy (the
+  lax primitives would return the identity).
+* ``var``/``std``/``mean`` of complex tracers are not supported (lax has no
+  complex conjugate yet); plain NumPy inputs work.
+* ``logsumexp`` follows ``scipy.special.logsumexp(a, axis, b, keepdims,
+  return_sign)``; it subtracts the stopped-gradient maximum (0 where that is not
+  finite), so all ``-inf`` gives ``-inf`` and an ``inf`` gives ``inf``, no NaN.
+"""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
 
 from functrace import core
+from functrace.core import Tracer
+from functrace.lax import elementwise as lx
 from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
-from functrace.lax.elementwise import full_like
-from functrace.numpy._core import asarray_or_tracer, cast, dtype_arg, is_traced
+from functrace.numpy._core import asarray_or_tracer, cast, dtype_arg
+
+
+def _plain(a: Any) -> bool:
+    """True when ``a`` can go straight to NumPy (no tracer in it, no trace active)."""
+    if core._dynamic is not core._base or isinstance(a, Tracer):
+        return False
+    if isinstance(a, (list, tuple)):
+        return not builtins.any(not _plain(e) for e in a)
+    return True
+
+
+def axis_error(fname: str, axis: Any, ndim: int) -> np.exceptions.AxisError:
+    # AxisError subclasses ValueError and IndexError, as NumPy's own axis errors do.
+    return np.exceptions.AxisError(
+        f"{fname}: expected axis in [{-ndim}, {ndim}) for an array of {ndim} dimensions, "
+        f"got {axis}. Pass an axis that exists (negative axes count from the end)."
+    )
+
+
+def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
+    """One NumPy axis (negative allowed) -> non-negative int."""
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{fname}: expected an integer axis, got {axis!r}. "
+                        f"Pass a Python int.")
+    a = int(axis)
+    if not -ndim <= a < ndim:
+        raise axis_error(fname, axis, ndim)
+    return a % ndim
 
 
 def normalize_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """NumPy ``axis`` argument (None, int or tuple, negatives allowed) -> sorted tuple."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{fname}: expected axis in [{-ndim}, {ndim}) for an array of "
-                             f"{ndim} dimensions, got {a}.")
-        out.append(a % ndim)
+    if isinstance(axis, (int, np.integer)):
+        axes: tuple[Any, ...] = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"{fname}: expected axis None, an int or a tuple of ints, got "
+                        f"{axis!r}. Pass e.g. axis=0 or axis=(0, 1).")
+    out = [normalize_axis(fname, a, ndim) for a in axes]
     if len(set(out)) != len(out):
-        raise ValueError(f"{fname}: expected distinct axes, got {axis}.")
+        raise ValueError(f"{fname}: expected distinct axes, got {axis}. Name each axis once.")
     return tuple(sorted(out))
 
 
@@ -38,6 +84,19 @@ def _finish(out: Any, in_shape: tuple[int, ...], axes: tuple[int, ...], keepdims
     return ls.reshape(out, keepdims_shape(in_shape, axes)) if keepdims else out
 
 
+def _no_out(fname: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"{fname}: expected out=None, got an output array. functrace.numpy "
+                        f"never writes in place: use the returned array.")
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    n = 1
+    for i in axes:
+        n *= shape[i]
+    return n
+
+
 def _sum_dtype(dtype: np.dtype) -> np.dtype:
     # NumPy sums bools and small ints in the default integer type.
     if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < 8):
@@ -47,30 +106,499 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,  # noqa: A001
-        keepdims: bool = False) -> Any:
-    """Sum over ``axis`` (NumPy semantics, including the result dtype)."""
-    if not is_traced(a):
-        return np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    a = asarray_or_tracer(a, "sum")
+def _mean_dtype(dtype: np.dtype) -> np.dtype:
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _prepare(fname: str, a: Any, axis: Any) -> tuple[Any, core.ShapedArray, tuple[int, ...]]:
+    a = asarray_or_tracer(a, fname)
     aval = core.get_aval(a)
-    axes = normalize_axes("sum", axis, aval.ndim)
+    return a, aval, normalize_axes(fname, axis, aval.ndim)
+
+
+def _full_as(value: Any, like: Any) -> Any:
+    return lx.full_like(like, value)
+
+
+def _no_complex(fname: str, aval: core.ShapedArray) -> None:
+    if aval.dtype.kind == "c":
+        raise NotImplementedError(
+            f"{fname}: expected a real traced array, got {aval.dtype.name}. Complex "
+            f"reductions that need a conjugate are not supported on tracers yet.")
+
+
+# ---------------------------------------------------------------------------
+# sum, prod, mean, var, std
+# ---------------------------------------------------------------------------
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,  # noqa: A001
+        keepdims: bool = False, initial: Any = None) -> Any:
+    """Sum over ``axis`` (NumPy semantics, including the result dtype).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.sum([[1, 2], [3, 4]], axis=0)
+    array([4, 6])
+    """
+    if _plain(a):
+        if initial is None:
+            if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
+                return a.sum(axis, dtype, out, keepdims)
+            return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial)
+    _no_out("sum", out)
+    a, aval, axes = _prepare("sum", a, axis)
     dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
-    a = cast(a, dt, aval.weak_type)
-    return _finish(lr.reduce_sum(a, axes), aval.shape, axes, keepdims)
+    r = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
+    if initial is not None:
+        r = lx.add(r, _full_as(initial, r))
+    return _finish(r, aval.shape, axes, keepdims)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+         keepdims: bool = False, initial: Any = None) -> Any:
+    """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.prod([[1.0, 2.0], [3.0, 4.0]], axis=1)
+    array([ 2., 12.])
+    """
+    if _plain(a):
+        if initial is None:
+            if type(a) is np.ndarray:
+                return a.prod(axis, dtype, out, keepdims)
+            return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial)
+    _no_out("prod", out)
+    a, aval, axes = _prepare("prod", a, axis)
+    dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
+    r = lr.reduce_prod(cast(a, dt, aval.weak_type), axes)
+    if initial is not None:
+        r = lx.mul(r, _full_as(initial, r))
+    return _finish(r, aval.shape, axes, keepdims)
+
+
+def _mean_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...],
+                 dt: np.dtype) -> Any:
+    _no_complex(fname, aval)
+    s = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
+    return lx.div(s, _full_as(_count(aval.shape, axes), s))
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
          keepdims: bool = False) -> Any:
-    """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy)."""
-    if not is_traced(a):
-        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    a = asarray_or_tracer(a, "mean")
-    aval = core.get_aval(a)
-    axes = normalize_axes("mean", axis, aval.ndim)
-    dt = dtype_arg(dtype) or (aval.dtype if aval.dtype.kind in "fc" else np.dtype(np.float64))
-    n = int(np.prod([aval.shape[i] for i in axes], dtype=np.int64))
-    s = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
-    from functrace.lax.elementwise import div
+    """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy).
 
-    return _finish(div(s, full_like(s, n)), aval.shape, axes, keepdims)
+    >>> import functrace.numpy as fnp
+    >>> fnp.mean([1, 2, 3, 4])
+    np.float64(2.5)
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.mean(axis, dtype, out, keepdims)
+        return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    _no_out("mean", out)
+    a, aval, axes = _prepare("mean", a, axis)
+    dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
+    return _finish(_mean_traced("mean", a, aval, axes, dt), aval.shape, axes, keepdims)
+
+
+def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{fname}: expected either ddof or correction, got both. "
+                         f"They mean the same: pass one.")
+    return correction
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: Any = 0,
+        keepdims: bool = False, *, correction: Any = None) -> Any:
+    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)
+    np.float64(1.6666666666666667)
+    """
+    if _plain(a):
+        if correction is None:
+            if type(a) is np.ndarray:
+                return a.var(axis, dtype, out, ddof, keepdims)
+            return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      correction=correction)
+    _no_out("var", out)
+    ddof = _ddof("var", ddof, correction)
+    a, aval, axes = _prepare("var", a, axis)
+    return _finish(_var_traced("var", a, aval, axes, dtype, ddof), aval.shape, axes, keepdims)
+
+
+def _var_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...],
+                dtype: Any, ddof: Any) -> Any:
+    _no_complex(fname, aval)
+    dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
+    x = cast(a, dt, aval.weak_type)
+    kept = tuple(i for i in range(aval.ndim) if i not in axes)
+    m = _mean_traced(fname, x, core.get_aval(x), axes, dt)
+    d = lx.sub(x, ls.broadcast_in_dim(m, aval.shape, kept))
+    s = lr.reduce_sum(lx.integer_pow(d, 2), axes)
+    # NOTE: N - ddof <= 0 divides by zero (inf or nan), as NumPy does (it also warns).
+    return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: Any = 0,
+        keepdims: bool = False, *, correction: Any = None) -> Any:
+    """Standard deviation ``sqrt(var(a, axis, ddof=ddof))`` (NumPy semantics).
+
+    NOTE: the derivative of ``sqrt`` at a zero variance (a constant slice) is infinite.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.std([1.0, 3.0])
+    np.float64(1.0)
+    """
+    if _plain(a):
+        if correction is None:
+            if type(a) is np.ndarray:
+                return a.std(axis, dtype, out, ddof, keepdims)
+            return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      correction=correction)
+    _no_out("std", out)
+    ddof = _ddof("std", ddof, correction)
+    a, aval, axes = _prepare("std", a, axis)
+    v = _var_traced("std", a, aval, axes, dtype, ddof)
+    return _finish(lx.sqrt(v), aval.shape, axes, keepdims)
+
+
+# ---------------------------------------------------------------------------
+# max, min
+# ---------------------------------------------------------------------------
+
+
+def _extremum(fname: str, reduce: Any, combine: Any, a: Any, axis: Any,
+              keepdims: bool, initial: Any) -> Any:
+    a, aval, axes = _prepare(fname, a, axis)
+    if initial is None and builtins.any(aval.shape[i] == 0 for i in axes):
+        raise ValueError(f"{fname}: expected a non-empty array along the reduced axes, got "
+                         f"shape {aval.shape} and axis {axis}. Pass initial= to give empty "
+                         f"reductions a value.")
+    r = reduce(a, axes)
+    if initial is not None:
+        r = combine(r, _full_as(initial, r))
+    return _finish(r, aval.shape, axes, keepdims)
+
+
+def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = None) -> Any:
+    """Maximum over ``axis`` (NaN propagates, as in NumPy).
+
+    NOTE: at ties the gradient is shared equally among the tied elements.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.max([[1, 5], [3, 2]], axis=1)
+    array([5, 3])
+    """
+    if _plain(a):
+        if initial is None:
+            if type(a) is np.ndarray:
+                return a.max(axis, out, keepdims)
+            return np.max(a, axis=axis, out=out, keepdims=keepdims)
+        return np.max(a, axis=axis, out=out, keepdims=keepdims, initial=initial)
+    _no_out("max", out)
+    return _extremum("max", lr.reduce_max, lx.max, a, axis, keepdims, initial)
+
+
+def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = None) -> Any:
+    """Minimum over ``axis`` (NaN propagates, as in NumPy).
+
+    NOTE: at ties the gradient is shared equally among the tied elements.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.min([[1, 5], [3, 2]], axis=0)
+    array([1, 2])
+    """
+    if _plain(a):
+        if initial is None:
+            if type(a) is np.ndarray:
+                return a.min(axis, out, keepdims)
+            return np.min(a, axis=axis, out=out, keepdims=keepdims)
+        return np.min(a, axis=axis, out=out, keepdims=keepdims, initial=initial)
+    _no_out("min", out)
+    return _extremum("min", lr.reduce_min, lx.min, a, axis, keepdims, initial)
+
+
+amax = max
+amin = min
+
+
+# ---------------------------------------------------------------------------
+# argmax, argmin
+# ---------------------------------------------------------------------------
+
+
+def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> Any:
+    a = asarray_or_tracer(a, fname)
+    aval = core.get_aval(a)
+    if axis is None:
+        flat = ls.reshape(a, (aval.size,))
+        ax, in_shape = 0, (aval.size,)
+    else:
+        flat, ax, in_shape = a, normalize_axis(fname, axis, aval.ndim), aval.shape
+    if in_shape[ax] == 0:
+        raise ValueError(f"{fname}: expected a non-empty array along the axis, got shape "
+                         f"{aval.shape} and axis {axis}. An empty sequence has no extremum.")
+    r = prim(flat, ax, np.int64)
+    if not keepdims:
+        return r
+    if axis is None:
+        return ls.reshape(r, (1,) * aval.ndim)
+    return ls.reshape(r, keepdims_shape(aval.shape, (ax,)))
+
+
+def argmax(a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
+    """Index of the maximum along ``axis`` (of the flattened array if None); first at ties.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.argmax([[1, 5], [7, 2]], axis=1)
+    array([1, 0])
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.argmax(axis, out, keepdims=keepdims)
+        return np.argmax(a, axis=axis, out=out, keepdims=keepdims)
+    _no_out("argmax", out)
+    return _arg_extremum("argmax", lr.argmax, a, axis, keepdims)
+
+
+def argmin(a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
+    """Index of the minimum along ``axis`` (of the flattened array if None); first at ties.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.argmin([3, 1, 2])
+    np.int64(1)
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.argmin(axis, out, keepdims=keepdims)
+        return np.argmin(a, axis=axis, out=out, keepdims=keepdims)
+    _no_out("argmin", out)
+    return _arg_extremum("argmin", lr.argmin, a, axis, keepdims)
+
+
+# ---------------------------------------------------------------------------
+# any, all
+# ---------------------------------------------------------------------------
+
+
+def _truth(a: Any) -> Any:
+    return a if core.get_aval(a).dtype == np.bool_ else lx.ne(a, lx.zeros_like(a))
+
+
+def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Whether any element along ``axis`` is true (non-zero; NaN counts as true).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.any([[0, 1], [0, 0]], axis=1)
+    array([ True, False])
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.any(axis=axis, out=out, keepdims=keepdims)
+        return np.any(a, axis=axis, out=out, keepdims=keepdims)
+    _no_out("any", out)
+    a, aval, axes = _prepare("any", a, axis)
+    return _finish(lr.reduce_max(_truth(a), axes), aval.shape, axes, keepdims)
+
+
+def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Whether every element along ``axis`` is true (non-zero; empty gives True).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.all([[1, 1], [0, 1]], axis=0)
+    array([False,  True])
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.all(axis=axis, out=out, keepdims=keepdims)
+        return np.all(a, axis=axis, out=out, keepdims=keepdims)
+    _no_out("all", out)
+    a, aval, axes = _prepare("all", a, axis)
+    return _finish(lr.reduce_min(_truth(a), axes), aval.shape, axes, keepdims)
+
+
+# ---------------------------------------------------------------------------
+# logsumexp
+# ---------------------------------------------------------------------------
+
+
+def _logsumexp_numpy(a: Any, axis: Any, b: Any, keepdims: bool, return_sign: bool) -> Any:
+    a = np.asarray(a)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+    if b is not None:
+        a, b = np.broadcast_arrays(a, b)
+    axes = normalize_axes("logsumexp", axis, a.ndim)
+    if a.size:
+        m = np.max(a, axis=axes, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
+    else:
+        m = np.zeros(keepdims_shape(a.shape, axes), a.dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e = np.exp(a - m)
+        if b is not None:
+            e = e * b
+        s = np.sum(e, axis=axes, keepdims=keepdims)
+        sign = None
+        if return_sign:
+            sign, s = np.sign(s), np.abs(s)
+        out = np.log(s) + (m if keepdims else np.reshape(m, np.shape(s)))
+    return (out, sign) if return_sign else out
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False) -> Any:
+    """``log(sum(b * exp(a)))`` over ``axis``, computed without overflow.
+
+    Like ``scipy.special.logsumexp``. The maximum (through ``stop_gradient``) is
+    subtracted before exponentiating; its derivative is the softmax of ``a``.
+
+    >>> import functrace.numpy as fnp
+    >>> float(fnp.logsumexp([1000.0, 1000.0]))
+    1000.6931471805599
+    """
+    if _plain(a) and _plain(b):
+        return _logsumexp_numpy(a, axis, b, keepdims, return_sign)
+    a = asarray_or_tracer(a, "logsumexp")
+    aval = core.get_aval(a)
+    if aval.dtype.kind not in "f":
+        if aval.dtype.kind == "c":
+            _no_complex("logsumexp", aval)
+        a = cast(a, np.dtype(np.float64), aval.weak_type)
+    if b is not None:
+        from functrace.numpy._math import multiply
+        from functrace.numpy._shape import broadcast_arrays
+
+        a, b = broadcast_arrays(a, asarray_or_tracer(b, "logsumexp"))
+    aval = core.get_aval(a)
+    axes = normalize_axes("logsumexp", axis, aval.ndim)
+    kept = tuple(i for i in range(aval.ndim) if i not in axes)
+    m = lr.reduce_max(a, axes)  # -inf over empty axes: replaced by 0 below
+    m = lx.stop_gradient(lx.select_n(lx.lt(lx.abs(m), _full_as(np.inf, m)),
+                                     lx.zeros_like(m), m))
+    e = lx.exp(lx.sub(a, ls.broadcast_in_dim(m, aval.shape, kept)))
+    if b is not None:
+        e = multiply(e, b)
+        m = cast(m, core.get_aval(e).dtype)
+    s = lr.reduce_sum(e, axes)
+    sign = None
+    if return_sign:
+        sign, s = lx.sign(s), lx.abs(s)
+    out = _finish(lx.add(lx.log(s), m), aval.shape, axes, keepdims)
+    if return_sign:
+        return out, _finish(sign, aval.shape, axes, keepdims)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# cumsum, cumprod
+# ---------------------------------------------------------------------------
+
+
+def _cumulative(fname: str, prim: Any, a: Any, axis: Any, dtype: Any) -> Any:
+    a = asarray_or_tracer(a, fname)
+    aval = core.get_aval(a)
+    if axis is None or aval.ndim == 0:
+        if axis is not None:
+            normalize_axis(fname, axis, 1)  # a 0-d array scans as 1-d, as in NumPy
+        a, ax = ls.reshape(a, (aval.size,)), 0
+    else:
+        ax = normalize_axis(fname, axis, aval.ndim)
+    dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
+    return prim(cast(a, dt, aval.weak_type), ax)
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+    """Inclusive cumulative sum along ``axis`` (of the flattened array if None).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.cumsum([[1, 2], [3, 4]])
+    array([ 1,  3,  6, 10])
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.cumsum(axis, dtype, out)
+        return np.cumsum(a, axis=axis, dtype=dtype, out=out)
+    _no_out("cumsum", out)
+    return _cumulative("cumsum", lr.cumsum, a, axis, dtype)
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+    """Inclusive cumulative product along ``axis`` (of the flattened array if None).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.cumprod([1.0, 2.0, 3.0])
+    array([1., 2., 6.])
+    """
+    if _plain(a):
+        if type(a) is np.ndarray:
+            return a.cumprod(axis, dtype, out)
+        return np.cumprod(a, axis=axis, dtype=dtype, out=out)
+    _no_out("cumprod", out)
+    return _cumulative("cumprod", lr.cumprod, a, axis, dtype)
+
+
+# ---------------------------------------------------------------------------
+# nansum, nanmean
+# ---------------------------------------------------------------------------
+
+
+def _zero_nans(a: Any) -> tuple[Any, Any]:
+    """``a`` with NaNs replaced by 0, and the mask of non-NaN elements."""
+    ok = lx.eq(a, a)
+    return lx.select_n(ok, lx.zeros_like(a), a), ok
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+           keepdims: bool = False) -> Any:
+    """``sum`` that treats NaNs as zero.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.nansum([1.0, fnp.nan, 2.0])
+    np.float64(3.0)
+    """
+    if _plain(a):
+        return np.nansum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    _no_out("nansum", out)
+    a = asarray_or_tracer(a, "nansum")
+    if core.get_aval(a).dtype.kind in "fc":
+        a = _zero_nans(a)[0]
+    return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Any:
+    """``mean`` over the non-NaN elements (NaN where there are none, as in NumPy).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.nanmean([1.0, fnp.nan, 2.0])
+    np.float64(1.5)
+    """
+    if _plain(a):
+        return np.nanmean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    _no_out("nanmean", out)
+    a, aval, axes = _prepare("nanmean", a, axis)
+    if aval.dtype.kind not in "fc":
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    _no_complex("nanmean", aval)
+    dt = dtype_arg(dtype) or aval.dtype
+    filled, ok = _zero_nans(a)
+    s = lr.reduce_sum(cast(filled, dt, aval.weak_type), axes)
+    n = lr.reduce_sum(cast(ok, dt), axes)
+    return _finish(lx.div(s, n), aval.shape, axes, keepdims)
+
+
+__all__ = [
+    "all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max",
+    "mean", "min", "nanmean", "nansum", "prod", "std", "sum", "var",
+]

@@ -98,7 +98,7 @@ for _name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "a
     setattr(Tracer, _name, _method(_name, r))
 for _name in ("transpose", "squeeze", "ravel", "flatten", "swapaxes", "repeat"):
     setattr(Tracer, _name, _method(_name, s))
-for _name in ("clip", "conj", "round"):
+for _name in ("clip", "conj", "conjugate", "round"):
     setattr(Tracer, _name, _method(_name, m))
 
 

@@ -1,0 +1,464 @@
+"""``jit``: trace once per signature, lower to a driver + Numba kernels, call it.
+
+The call path is kept to a few microseconds: for positional arguments that are
+plain arrays or scalars, the signature is a tuple of ``(shape, dtype)`` / type
+per argument and one dict lookup finds the compiled driver. Anything else
+(pytrees, keyword or static arguments) takes the general path, which flattens
+the arguments and keys the cache by tree structure, abstract values (shape,
+dtype, weak type) and static values. A signature never seen before is traced
+and lowered (like JAX, a new shape means a retrace); a function that cannot take
+those arguments fails while tracing, with the primitive's or the tracer's error.
+
+Under another transform (any trace active: ``grad(jit(f))``, ``vmap(jit(f))``,
+``jit`` inside ``jit``) the function is simply called, so it is traced through
+and inlined. ``disable_jit()`` and ``FUNCTRACE_DISABLE_JIT=1`` run it eagerly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import os
+import sys
+import time
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core, tree_util
+from functrace.core import ShapedArray, Tracer, describe_fun
+from functrace.interpreters.staging import trace_to_jaxpr
+from functrace.ir import ClosedJaxpr
+from functrace.tree_util import (
+    DictKey,
+    SequenceKey,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+_disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
+_trace_stack = core.trace_stack  # the same list object, mutated in place by core
+_SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
+_ndarray = np.ndarray
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Run jitted functions eagerly (op by op, debuggable) inside the block.
+
+    >>> import functrace as ft
+    >>> with ft.disable_jit():
+    ...     print(ft.jit(lambda x: x + 1)(1.0))
+    2.0
+    """
+    global _disabled
+    prev = _disabled
+    _disabled = bool(disable)
+    try:
+        yield
+    finally:
+        _disabled = prev
+
+
+def clear_cache() -> None:
+    """Empty the on-disk kernel cache (``$FUNCTRACE_CACHE_DIR``, default
+    ``~/.cache/functrace``). Functions compiled in this process keep working."""
+    from functrace.jit import cache
+
+    cache.clear_cache()
+
+
+class Lowered:
+    """A traced and compiled signature of a jitted function (from ``.lower(*args)``)."""
+
+    def __init__(self, entry: _Entry) -> None:
+        self._entry = entry
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The traced IR (before inlining and dead-code elimination)."""
+        return self._entry.jaxpr
+
+    @property
+    def driver_source(self) -> str:
+        return self._entry.program.driver_source
+
+    @property
+    def kernel_sources(self) -> list[str]:
+        return [k.source for k in self._entry.program.kernels]
+
+    @property
+    def compile_count(self) -> int:
+        """Kernels Numba compiled when this signature was lowered."""
+        return self._entry.program.compiled
+
+    def as_text(self) -> str:
+        """The generated driver and kernel sources, each IR equation as a comment
+        above its code."""
+        return self._entry.program.as_text()
+
+    def __call__(self, *flat_args: Any) -> Any:
+        return self._entry.program.driver(*flat_args)
+
+    def __repr__(self) -> str:
+        return f"<Lowered: {len(self._entry.program.kernels)} kernels>"
+
+
+class _Entry:
+    __slots__ = ("jaxpr", "program", "driver")
+
+    def __init__(self, jaxpr: ClosedJaxpr, program: Any) -> None:
+        self.jaxpr = jaxpr
+        self.program = program
+        self.driver = program.driver
+
+
+def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    key: list[Any] = []
+    for a in args:
+        t = type(a)
+        if t is _ndarray:
+            key.append((a.shape, a.dtype))
+        elif t in _SCALAR_TYPES:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
+
+
+_NOT_SIMPLE = object()
+
+
+def _tree_key(x: Any, leaves: list[Any]) -> Any:
+    """A hashable key for the structure and leaf signatures of ``x`` (tuples, lists,
+    dicts with sortable keys, None, plain arrays and scalars), appending the leaves in
+    ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
+    t = type(x)
+    if t is _ndarray:
+        leaves.append(x)
+        return (x.shape, x.dtype)
+    if t in _SCALAR_TYPES:
+        leaves.append(x)
+        return t
+    if t is tuple or t is list:
+        parts: list[Any] = [t]
+        for c in x:
+            k = _tree_key(c, leaves)
+            if k is _NOT_SIMPLE:
+                return k
+            parts.append(k)
+        return tuple(parts)
+    if t is dict:
+        try:
+            keys = sorted(x)
+        except TypeError:
+            return _NOT_SIMPLE
+        parts = [dict, tuple(keys)]
+        for q in keys:
+            k = _tree_key(x[q], leaves)
+            if k is _NOT_SIMPLE:
+                return k
+            parts.append(k)
+        return tuple(parts)
+    if x is None:
+        return None
+    return _custom_node_key(x, leaves)
+
+
+def _custom_node_key(x: Any, leaves: list[Any]) -> Any:
+    # Registered nodes (namedtuples, nn.Module dataclasses, optimizer states...): one
+    # level through tree_util's own node table, so the leaf order is tree_flatten's.
+    try:
+        nd = tree_util._node_type(x)
+        if nd is None:
+            return _NOT_SIMPLE
+        children, aux = tree_util._flatten_node(x, nd)
+    except Exception:  # noqa: BLE001 - anything unusual takes the general path
+        return _NOT_SIMPLE
+    if not _simple_aux(aux):
+        return _NOT_SIMPLE
+    parts: list[Any] = [type(x), aux]
+    for c in children:
+        k = _tree_key(c, leaves)
+        if k is _NOT_SIMPLE:
+            return k
+        parts.append(k)
+    return tuple(parts)
+
+
+_SIMPLE_AUX = (type(None), bool, int, float, str, bytes, type, np.dtype, types.FunctionType,
+               types.BuiltinFunctionType)
+
+
+def _simple_aux(aux: Any) -> bool:
+    """Aux data safe in a dict key: hashable, compared by value or identity, never an
+    array (whose ``==`` is elementwise)."""
+    if type(aux) in _SIMPLE_AUX:
+        return True
+    if type(aux) is tuple or type(aux) is frozenset:
+        return all(_simple_aux(a) for a in aux)
+    return False
+
+
+class JitFunction:
+    """A function compiled by :func:`jit`; call it like the original function.
+
+    Attributes ``trace_count`` (signatures traced) and ``compile_count`` (kernels
+    compiled by Numba in this process, not counting those loaded from the disk
+    cache) are for tests and curious users.
+    """
+
+    def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = ()) -> None:
+        if not callable(fun):
+            raise TypeError(f"jit: expected a callable, got {type(fun).__name__}.")
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._origin = f"jit of {describe_fun(fun)}"
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        names = (static_argnames,) if isinstance(static_argnames, str) else \
+            tuple(static_argnames)
+        for n in nums:
+            if not isinstance(n, int | np.integer):
+                raise TypeError(f"jit: expected static_argnums of ints, got {static_argnums!r}.")
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"jit: expected static_argnames of str, got {static_argnames!r}.")
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._param_names = positional
+        # Like JAX: a static parameter can be given by position or by keyword.
+        nums_set = {int(n) % len(positional) if n < 0 and positional else int(n) for n in nums}
+        names_set = set(names)
+        for n in list(nums_set):
+            if 0 <= n < len(positional) and params[n].kind == params[n].POSITIONAL_OR_KEYWORD:
+                names_set.add(positional[n])
+        for name in names:
+            if name in positional:
+                nums_set.add(positional.index(name))
+        self._neg_nums = tuple(int(n) for n in nums if n < 0 and not positional)
+        self._static_nums = frozenset(nums_set)
+        self._static_names = frozenset(names_set)
+        self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
+        self._fast: dict[tuple[Any, ...], Callable[..., Any]] = {}  # flat positional args
+        self._tree_fast: dict[Any, Callable[..., Any]] = {}  # simple pytrees of args
+        self._cache: dict[Any, _Entry] = {}
+        self.trace_count = 0
+        self.compile_count = 0
+
+    # -- calling --------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or self._has_static or _disabled or len(_trace_stack) != 1:
+            return self._call_general(args, kwargs)
+        key = _fast_key(args)
+        if key is not None:
+            drv = self._fast.get(key)
+            if drv is not None:
+                return drv(*args)
+            return self._call_general(args, kwargs)
+        leaves: list[Any] = []
+        tkey = _tree_key(args, leaves)
+        drv = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
+        if drv is not None:
+            return drv(*leaves)
+        return self._call_general(args, kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if _disabled or len(_trace_stack) != 1:
+            return self._fun(*args, **kwargs)  # inlined into the enclosing transform
+        entry, leaves = self._entry_for(args, kwargs)
+        if entry is None:
+            return self._fun(*args, **kwargs)
+        out = entry.driver(*leaves)
+        if not kwargs and not self._has_static:
+            key = _fast_key(args)
+            if key is not None:
+                self._fast[key] = entry.driver
+            else:
+                tleaves: list[Any] = []
+                tkey = _tree_key(args, tleaves)
+                if tkey is not _NOT_SIMPLE and len(tleaves) == len(leaves) and \
+                        all(a is b for a, b in zip(tleaves, leaves)):
+                    self._tree_fast[tkey] = entry.driver
+        return out
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[list[tuple[int, Any]], list[Any], dict[str, Any], dict[str, Any]]:
+        nums = set(self._static_nums)
+        nums.update(n % len(args) for n in self._neg_nums if len(args) >= -n)
+        static_pos, dyn_args = [], []
+        for i, a in enumerate(args):
+            if i in nums:
+                self._check_hashable(a, self._arg_label(i))
+                static_pos.append((i, a))
+            else:
+                dyn_args.append(a)
+        static_kw, dyn_kw = {}, {}
+        for k, v in kwargs.items():
+            if k in self._static_names:
+                self._check_hashable(v, f"`{k}`")
+                static_kw[k] = v
+            else:
+                dyn_kw[k] = v
+        return static_pos, dyn_args, static_kw, dyn_kw
+
+    def _arg_label(self, i: int) -> str:
+        name = self._param_names[i] if i < len(self._param_names) else None
+        return f"`{name}` (position {i})" if name else f"at position {i}"
+
+    def _check_hashable(self, v: Any, label: str) -> None:
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(
+                f"{self._origin}: expected hashable static arguments, got an unhashable "
+                f"{type(v).__name__} for the static argument {label}. Pass a hashable value "
+                f"(a tuple instead of a list, a frozen dataclass), or make the argument "
+                f"dynamic by leaving it out of static_argnums/static_argnames."
+            ) from None
+
+    def _entry_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                   ) -> tuple[_Entry | None, list[Any]]:
+        static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
+        avals = []
+        for i, x in enumerate(leaves):
+            if isinstance(x, Tracer):
+                return None, leaves  # a leaked tracer: the plain call reports it
+            try:
+                avals.append(core.get_aval(x))
+            except TypeError:
+                names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+                raise TypeError(
+                    f"{self._origin}: expected arrays or scalars as arguments, got "
+                    f"{type(x).__name__} for argument {names[i]}. Mark it static "
+                    f"(static_argnums / static_argnames) if it is configuration rather "
+                    f"than array data, or convert it with numpy.asarray."
+                ) from None
+        static_key = (tuple((i, type(a), a) for i, a in static_pos),
+                      tuple(sorted((k, type(v), v) for k, v in static_kw.items())))
+        key = (in_tree, tuple(avals), static_key)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(args, kwargs, static_pos, dyn_args, static_kw, dyn_kw,
+                                  leaves, in_tree, avals, key)
+            self._cache[key] = entry
+        return entry, leaves
+
+    def _leaf_names(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    static_pos: list[tuple[int, Any]], dyn_args: list[Any],
+                    dyn_kw: dict[str, Any]) -> list[str]:
+        static_idx = {i for i, _ in static_pos}
+        dyn_positions = [i for i in range(len(args)) if i not in static_idx]
+        names = []
+        for path, _ in tree_flatten_with_path((tuple(dyn_args), dyn_kw))[0]:
+            head, sub = path[0], path[1:]
+            if isinstance(head, SequenceKey) and head.idx == 0 and sub:
+                first = sub[0]
+                pos = dyn_positions[first.idx] if isinstance(first, SequenceKey) else 0
+                base = self._param_names[pos] if pos < len(self._param_names) else \
+                    f"args[{pos}]"
+                names.append(base + keystr(sub[1:]))
+            elif sub and isinstance(sub[0], DictKey):
+                names.append(str(sub[0].key) + keystr(sub[1:]))
+            else:
+                names.append(keystr(path))
+        return names
+
+    def _compile(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 static_pos: list[tuple[int, Any]], dyn_args: list[Any],
+                 static_kw: dict[str, Any], dyn_kw: dict[str, Any], leaves: list[Any],
+                 in_tree: Any, avals: list[ShapedArray], key: Any) -> _Entry:
+        from functrace.jit.lowering import lower
+
+        fun = self._fun
+        nargs = len(args)
+        static_map = dict(static_pos)
+        out_box: list[Any] = []
+        origin = self._origin
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            d_args, d_kw = tree_unflatten(in_tree, tracers)
+            it = iter(d_args)
+            full = [static_map[i] if i in static_map else next(it) for i in range(nargs)]
+            out = fun(*full, **static_kw, **d_kw)
+            out_leaves, out_tree = tree_flatten(out)
+            for leaf in out_leaves:
+                if not core.is_array_like(leaf):
+                    raise TypeError(
+                        f"{origin}: expected the function to return arrays, scalars or "
+                        f"pytrees of them, got a {type(leaf).__name__} among its outputs. "
+                        f"Return only array data from a jitted function."
+                    )
+            out_box.append(out_tree)
+            return out_leaves
+
+        t0 = time.perf_counter()
+        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+        in_avals = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
+        closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
+        self.trace_count += 1
+        t1 = time.perf_counter()
+        program = lower(closed, describe_fun(fun), out_box[-1])
+        self.compile_count += program.compiled
+        if _env_flag("FUNCTRACE_DEBUG_JIT"):
+            print(f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
+                  f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
+                  f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
+                  f"({program.compiled} compiled by Numba)\n{program.as_text()}",
+                  file=sys.stderr)
+        return _Entry(closed, program)
+
+    # -- introspection ----------------------------------------------------------
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Trace and compile for these arguments; ``.as_text()`` shows the generated code."""
+        entry, _ = self._entry_for(args, kwargs)
+        if entry is None:
+            raise TypeError(f"{self._origin}.lower: expected concrete arguments, got tracers.")
+        return Lowered(entry)
+
+    def __repr__(self) -> str:
+        return f"<{self._origin}>"
+
+
+def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> Any:
+    """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
+
+    Elementwise chains fuse into one loop kernel each, matrix products call BLAS,
+    and compiled kernels are cached on disk (``$FUNCTRACE_CACHE_DIR``). Python
+    control flow on traced values raises ``ConcretizationError``: use
+    ``functrace.numpy.where``, ``functrace.lax.cond``, or ``static_argnums``.
+    Usable as a decorator, also as ``@jit(static_argnums=...)``.
+
+    >>> import functrace as ft
+    >>> f = ft.jit(ft.value_and_grad(lambda x, y: x * y + x ** 2))
+    >>> [float(v) for v in f(2.0, 3.0)]
+    [10.0, 7.0]
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    return JitFunction(fun, static_argnums, static_argnames)
+
+
+__all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit"]

@@ -1,0 +1,148 @@
+"""Lowering rules for primitives defined outside ``lax/elementwise.py``.
+
+Each rule is one fast NumPy expression in the generated driver, used when it is
+obviously equivalent to the primitive's impl for the given types; returning
+None falls back to calling the impl. Shapes are static here: the driver runs
+only after the call's shapes matched the compiled signature, so these rules
+skip the impls' per-call validation. Primitives without an entry (gather,
+scatter, dynamic_slice, sort, ...) are lowered to a call of their impl, which
+validates indices: compiled code never reads or writes out of bounds.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from functrace.custom_derivatives import hook_call_p
+from functrace.interpreters import ad
+from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
+from functrace.lax import reductions, shapes
+
+# add_any (cotangent accumulation, defined in interpreters/ad.py) is elementwise addition.
+numba_emitters[ad.add_any_p] = "({0} + {1})"
+
+
+def _dot_general(ctx: DriverContext) -> str | None:
+    # 1-D/2-D contractions without batch axes: np.dot on (possibly transposed) views,
+    # which BLAS reads without copying.
+    (lc, rc), (lb, rb) = ctx.params["dimension_numbers"]
+    x, y = ctx.in_avals
+    pet = ctx.params.get("preferred_element_type")
+    if lb or (pet is not None and pet != x.dtype) or x.dtype != y.dtype:
+        return None
+    a, b = ctx.args
+    at, bt = f"{a}.T", f"{b}.T"
+    table = {
+        (2, 2, (1,), (0,)): f"np.dot({a}, {b})",
+        (2, 2, (0,), (0,)): f"np.dot({at}, {b})",
+        (2, 2, (1,), (1,)): f"np.dot({a}, {bt})",
+        (2, 2, (0,), (1,)): f"np.dot({at}, {bt})",
+        (2, 1, (1,), (0,)): f"np.dot({a}, {b})",
+        (2, 1, (0,), (0,)): f"np.dot({at}, {b})",
+        (1, 2, (0,), (0,)): f"np.dot({a}, {b})",
+        (1, 2, (0,), (1,)): f"np.dot({b}, {a})",
+        (1, 1, (0,), (0,)): f"np.dot({a}, {b})",
+    }
+    return table.get((x.ndim, y.ndim, tuple(lc), tuple(rc)))
+
+
+numba_emitters[shapes.dot_general_p] = DriverRule(_dot_general, fresh=True)
+
+
+def _transpose(ctx: DriverContext) -> str | None:
+    perm = tuple(ctx.params["permutation"])
+    return f"{ctx.args[0]}.transpose({perm})" if perm else None
+
+
+numba_emitters[shapes.transpose_p] = DriverRule(_transpose)
+
+
+def _reshape_to_out(ctx: DriverContext) -> str:
+    return f"np.reshape({ctx.args[0]}, {tuple(ctx.out_avals[0].shape)})"
+
+
+numba_emitters[shapes.reshape_p] = DriverRule(_reshape_to_out)
+numba_emitters[shapes.squeeze_p] = DriverRule(_reshape_to_out)
+
+
+def _broadcast_in_dim(ctx: DriverContext) -> str:
+    # Normally virtual (fused into kernels' indexing); this is the materialized view.
+    (x,), out = ctx.in_avals, ctx.out_avals[0]
+    expanded = [1] * out.ndim
+    for d, od in zip(x.shape, ctx.params["broadcast_dimensions"]):
+        expanded[od] = d
+    return f"np.broadcast_to(np.reshape({ctx.args[0]}, {tuple(expanded)}), {out.shape})"
+
+
+numba_emitters[shapes.broadcast_in_dim_p] = DriverRule(_broadcast_in_dim)
+
+
+def _reduce_sum(ctx: DriverContext) -> str:
+    # NumPy's pairwise summation (accurate in float32), exactly what the impl does.
+    (x,) = ctx.in_avals
+    return (f"np.add.reduce({ctx.args[0]}, axis={tuple(ctx.params['axes'])}, "
+            f"dtype={ctx.const(x.dtype)})")
+
+
+numba_emitters[reductions.reduce_sum_p] = DriverRule(_reduce_sum, fresh=True)
+
+
+def _extremum(ufunc: str):  # type: ignore[no-untyped-def]
+    def rule(ctx: DriverContext) -> str | None:
+        (x,) = ctx.in_avals
+        if x.size == 0:
+            return None  # the impl knows the identity of an empty reduction
+        return f"np.{ufunc}.reduce({ctx.args[0]}, axis={tuple(ctx.params['axes'])})"
+
+    return rule
+
+
+numba_emitters[reductions.reduce_max_p] = DriverRule(_extremum("maximum"), fresh=True)
+numba_emitters[reductions.reduce_min_p] = DriverRule(_extremum("minimum"), fresh=True)
+
+
+def _concatenate(ctx: DriverContext) -> str:
+    return f"np.concatenate(({', '.join(ctx.args)},), axis={ctx.params['dimension']})"
+
+
+numba_emitters[shapes.concatenate_p] = DriverRule(_concatenate, fresh=True)
+
+
+def _slice(ctx: DriverContext) -> str | None:
+    if not ctx.in_avals[0].ndim:
+        return None
+    starts, limits = ctx.params["start_indices"], ctx.params["limit_indices"]
+    steps = ctx.params.get("strides") or (1,) * len(starts)
+    idx = ", ".join(f"{s}:{lim}:{k}" for s, lim, k in zip(starts, limits, steps))
+    return f"{ctx.args[0]}[{idx},]"
+
+
+numba_emitters[shapes.slice_p] = DriverRule(_slice)
+
+
+
+def _checked_hook(fn: Any, shape: tuple[int, ...], dtype: np.dtype, ct: Any) -> Any:
+    # A grad_hook callback runs inside compiled code: what it returns feeds kernels
+    # typed for the cotangent's shape and dtype, so check it here.
+    out = fn(ct)
+    if out is None:
+        return ct
+    out = np.asarray(out)
+    if out.shape != shape:
+        raise ValueError(f"grad_hook: expected the hook {getattr(fn, '__name__', fn)} to return "
+                         f"a cotangent of shape {shape} or None, got shape {out.shape}.")
+    return out.astype(dtype, copy=False)
+
+
+def _hook_call(ctx: DriverContext) -> str:
+    out = ctx.out_avals[0]
+    hook = functools.partial(_checked_hook, ctx.params["fn"], tuple(out.shape), out.dtype)
+    return f"{ctx.const(hook)}({ctx.args[0]})"
+
+
+numba_emitters[hook_call_p] = DriverRule(_hook_call)
+
+__all__: list[str] = []

@@ -1,0 +1,784 @@
+"""Lowering a closed jaxpr to a Python driver plus fused Numba kernels.
+
+Pipeline: inline ``custom_jvp``/``custom_vjp`` calls -> dead-code elimination ->
+*planning* (which equations fuse into which kernel) -> *code generation*.
+
+Planning walks the equations once, in order:
+
+* ``broadcast_in_dim`` is *virtual*: nothing is emitted; a kernel reading its
+  result reads the operand with broadcast indexing instead. It is materialized
+  (a zero-copy ``np.broadcast_to`` view) only for other consumers and outputs.
+* an elementwise equation with a non-0-d output joins the open *group* of its
+  output shape (one open group per shape, so independent chains of one shape,
+  like the Adam updates of equal-shape parameters, share a kernel);
+* a 0-d elementwise equation becomes inline Python arithmetic on NumPy scalars
+  in the driver (calling a kernel costs more than the arithmetic);
+* anything else is one driver expression: its :class:`~functrace.jit.emitters.DriverRule`
+  (``np.dot``...) or a call of its NumPy impl.
+
+A group is *closed* (its kernel call is placed in the driver) as soon as any
+value it produced is read by something that does not join it. Closing on first
+outside use keeps every dependency satisfied: all of a group's inputs were
+computed before it closed, and nothing read its values before it closed.
+
+Code generation names driver variables like the printed jaxpr (``a``, ``b``...)
+and puts each equation as a comment above its code.
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import linecache
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive
+from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
+from functrace.jit import emitters
+from functrace.jit.emitters import (
+    DriverContext,
+    DriverRule,
+    EmitContext,
+    dtype_ctor,
+    lowering_rule,
+    numba_dtype_ok,
+    scalar_expr,
+)
+
+Atom = Var | Literal
+
+# ---------------------------------------------------------------------------
+# Inlining of call primitives (their impl would re-interpret the jaxpr eagerly)
+# ---------------------------------------------------------------------------
+
+
+def _call_primitives() -> set[Primitive]:
+    from functrace.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+
+    return {custom_jvp_call_p, custom_vjp_call_p}
+
+
+def inline_calls(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
+    """Replace ``custom_*_call`` equations by the equations of their ``call_jaxpr``."""
+    calls = _call_primitives()
+    if not any(e.primitive in calls for e in jaxpr.eqns):
+        return jaxpr, list(consts)
+    constvars, new_consts = list(jaxpr.constvars), list(consts)
+    eqns: list[JaxprEqn] = []
+    subst: dict[Var, Atom] = {}
+
+    def sub(x: Atom) -> Atom:
+        return subst.get(x, x) if isinstance(x, Var) else x
+
+    for e in jaxpr.eqns:
+        if e.primitive not in calls:
+            eqns.append(e._replace(inputs=tuple(sub(x) for x in e.inputs)))
+            continue
+        closed: ClosedJaxpr = e.params["call_jaxpr"]
+        inner, inner_consts = inline_calls(closed.jaxpr, closed.consts)
+        env: dict[Var, Atom] = {}
+        for v, c in zip(inner.constvars, inner_consts):
+            nv = Var(v.aval)
+            constvars.append(nv)
+            new_consts.append(c)
+            env[v] = nv
+        for v, x in zip(inner.invars, e.inputs):
+            env[v] = sub(x)
+        for ie in inner.eqns:
+            ins = tuple(env.get(x, x) if isinstance(x, Var) else x for x in ie.inputs)
+            outs = tuple(Var(v.aval) for v in ie.out_binders)
+            env.update(zip(ie.out_binders, outs))
+            eqns.append(JaxprEqn(ie.primitive, ins, ie.params, outs))
+        for ob, ov in zip(e.out_binders, inner.outvars):
+            subst[ob] = env.get(ov, ov) if isinstance(ov, Var) else ov
+    outvars = tuple(sub(x) for x in jaxpr.outvars)
+    return Jaxpr(tuple(constvars), jaxpr.invars, tuple(eqns), outvars), new_consts
+
+
+def fold_transposed_dots(jaxpr: Jaxpr) -> Jaxpr:
+    """``transpose[(1, 0)](dot_general(x, y))`` -> ``dot_general(y, x)`` for 2-D products.
+
+    Reverse mode writes weight gradients this way; the folded form gives BLAS the
+    transposed operands as views and yields a C-contiguous result directly
+    (the transpose view would otherwise be copied before the optimizer's kernel).
+    """
+    from functrace.lax.shapes import dot_general_p, transpose_p
+
+    uses: dict[Var, int] = {}
+    for e in jaxpr.eqns:
+        for x in e.inputs:
+            if isinstance(x, Var):
+                uses[x] = uses.get(x, 0) + 1
+    for x in jaxpr.outvars:
+        if isinstance(x, Var):
+            uses[x] = uses.get(x, 0) + 2
+    producer = {e.out_binders[0]: i for i, e in enumerate(jaxpr.eqns) if len(e.out_binders) == 1}
+    eqns: list[JaxprEqn | None] = list(jaxpr.eqns)
+    changed = False
+    for i, e in enumerate(jaxpr.eqns):
+        if e.primitive is not transpose_p or tuple(e.params["permutation"]) != (1, 0):
+            continue
+        src = e.inputs[0]
+        if not isinstance(src, Var) or uses.get(src) != 1:
+            continue
+        j = producer.get(src)
+        if j is None:
+            continue
+        d = eqns[j]
+        if d is None or d.primitive is not dot_general_p:
+            continue
+        (lc, rc), (lb, rb) = d.params["dimension_numbers"]
+        x, y = d.inputs
+        if lb or rb or len(src.aval.shape) != 2 or x.aval.ndim + y.aval.ndim - 2 * len(lc) != 2:
+            continue
+        params = dict(d.params, dimension_numbers=((tuple(rc), tuple(lc)), ((), ())))
+        eqns[j] = JaxprEqn(dot_general_p, (y, x), params, e.out_binders)
+        eqns[i] = None
+        changed = True
+    if not changed:
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, tuple(q for q in eqns if q is not None),
+                 jaxpr.outvars)
+
+
+# ---------------------------------------------------------------------------
+# Planning
+# ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Group:
+    shape: tuple[int, ...]
+    eqns: list[JaxprEqn] = field(default_factory=list)
+    open: bool = True
+
+
+@dataclass(frozen=True)
+class Virtual:
+    """``var = broadcast_in_dim(src)``: src axis j is output axis ``dims[j]``."""
+
+    src: Atom
+    dims: tuple[int, ...]
+    shape: tuple[int, ...]
+
+
+def _broadcast_p() -> Primitive:
+    from functrace.lax.shapes import broadcast_in_dim_p
+
+    return broadcast_in_dim_p
+
+
+def _probe_ctx(eqn: JaxprEqn) -> EmitContext:
+    n = len(eqn.inputs)
+    return EmitContext(tuple(f"_x{i}" for i in range(n)),
+                       tuple(x.aval.dtype for x in eqn.inputs),
+                       eqn.out_binders[0].aval.dtype, eqn.params)
+
+
+def _elementwise_expr(eqn: JaxprEqn, args: tuple[str, ...]) -> str | None:
+    if eqn.primitive.multiple_results or len(eqn.out_binders) != 1:
+        return None
+    ctx = _probe_ctx(eqn)._replace(args=args)
+    return scalar_expr(eqn.primitive, ctx)
+
+
+def _classify(eqn: JaxprEqn) -> str:
+    """'fused' (kernel), 'scalar' (inline Python on 0-d values) or 'other'."""
+    if _elementwise_expr(eqn, _probe_ctx(eqn).args) is None:
+        return "other"
+    shape = eqn.out_binders[0].aval.shape
+    if shape == ():
+        return "scalar" if all(x.aval.shape == () for x in eqn.inputs) else "other"
+    if all(x.aval.shape in (shape, ()) for x in eqn.inputs):
+        return "fused"
+    return "other"
+
+
+@dataclass
+class Plan:
+    schedule: list[tuple[str, Any]]  # ("group", Group) | ("scalar"|"other"|"virtual", eqn)
+    virtual: dict[Var, Virtual]
+
+
+def plan(jaxpr: Jaxpr) -> Plan:
+    bcast_p = _broadcast_p()
+    virtual: dict[Var, Virtual] = {}
+    schedule: list[tuple[str, Any]] = []
+    open_groups: dict[tuple[int, ...], Group] = {}
+    made_by: dict[Var, Group] = {}
+
+    def resolve(x: Var) -> Atom:
+        v = virtual.get(x)
+        return v.src if v is not None else x
+
+    def close(g: Group) -> None:
+        if g.open:
+            g.open = False
+            del open_groups[g.shape]
+            schedule.append(("group", g))
+
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is bcast_p and isinstance(eqn.inputs[0], (Var, Literal)):
+            (x,), out = eqn.inputs, eqn.out_binders[0]
+            bd = tuple(eqn.params["broadcast_dimensions"])
+            if isinstance(x, Var) and x in virtual:
+                inner = virtual[x]
+                virtual[out] = Virtual(inner.src, tuple(bd[d] for d in inner.dims), out.aval.shape)
+            else:
+                virtual[out] = Virtual(x, bd, out.aval.shape)
+            schedule.append(("virtual", eqn))
+            continue
+        kind = _classify(eqn)
+        if kind == "fused":
+            shape = eqn.out_binders[0].aval.shape
+            g_same = open_groups.get(shape)
+            for x in eqn.inputs:
+                if not isinstance(x, Var):
+                    continue
+                src = resolve(x)
+                pg = made_by.get(src) if isinstance(src, Var) else None
+                if pg is None or not pg.open or (pg is g_same and src is x):
+                    continue
+                close(pg)
+                if pg is g_same:
+                    g_same = None
+            if g_same is None:
+                g_same = open_groups[shape] = Group(shape)
+            g_same.eqns.append(eqn)
+            made_by[eqn.out_binders[0]] = g_same
+            continue
+        for x in eqn.inputs:
+            if isinstance(x, Var):
+                src = resolve(x)
+                pg = made_by.get(src) if isinstance(src, Var) else None
+                if pg is not None and pg.open:
+                    close(pg)
+        schedule.append((kind, eqn))
+    for g in list(open_groups.values()):
+        close(g)
+    return Plan(schedule, virtual)
+
+
+# ---------------------------------------------------------------------------
+# Formatting helpers
+# ---------------------------------------------------------------------------
+
+
+def _var_namer() -> Any:
+    names: dict[Var, str] = {}
+
+    def name(v: Var) -> str:
+        n = names.get(v)
+        if n is None:
+            i, s = len(names), ""
+            while True:
+                s = chr(ord("a") + i % 26) + s
+                i = i // 26 - 1
+                if i < 0:
+                    break
+            if keyword.iskeyword(s) or s in ("np", "math"):
+                s += "_"
+            n = names[v] = s
+        return n
+
+    return name
+
+
+def _fmt_param(v: Any) -> str:
+    if isinstance(v, ClosedJaxpr | Jaxpr):
+        return "{...}"
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, tuple):
+        inner = ",".join(_fmt_param(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if callable(v) and hasattr(v, "__name__"):
+        return str(v.__name__)
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def _fmt_atom(x: Atom, name: Any) -> str:
+    if isinstance(x, Literal):
+        val = x.val.item() if isinstance(x.val, np.ndarray | np.generic) else x.val
+        return f"{val!r}:{x.aval.str_short()}"
+    return name(x)
+
+
+def fmt_eqn(eqn: JaxprEqn, name: Any) -> str:
+    """One equation in the jaxpr text format, e.g. ``c:f32[3] = mul a b``."""
+    outs = [f"{name(v)}:{v.aval.str_short()}" for v in eqn.out_binders]
+    return _fmt_line(eqn, outs, [_fmt_atom(x, name) for x in eqn.inputs])
+
+
+def _fmt_line(eqn: JaxprEqn, outs: list[str], args: list[str]) -> str:
+    params = ""
+    if eqn.params:
+        params = "[" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in eqn.params.items()) + "]"
+    return f"{' '.join(outs)} = {eqn.primitive.name}{params} {' '.join(args)}".rstrip()
+
+
+def _short(dtype: np.dtype) -> str:
+    from functrace import dtypes
+
+    return dtypes.short_name(dtype)
+
+
+def _py_exact(expr_probe: str, in_dtypes: tuple[np.dtype, ...], out_dtype: np.dtype) -> bool:
+    """Whether ``expr`` evaluated by Python on NumPy scalars already has ``out_dtype``."""
+    env: dict[str, Any] = {"np": np, "math": math}
+    for i, dt in enumerate(in_dtypes):
+        env[f"_x{i}"] = np.ones((), dt)[()]
+    try:
+        with np.errstate(all="ignore"):
+            val = eval(expr_probe, env)  # noqa: S307 - our own generated expression
+    except Exception:
+        return False
+    return type(val) is out_dtype.type
+
+
+# ---------------------------------------------------------------------------
+# Code generation
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LoweredProgram:
+    """The result of lowering: the driver callable and the texts that make it."""
+
+    driver: Any
+    driver_source: str
+    kernels: list[Any]  # kernels.LoadedKernel, in driver order
+    compiled: int  # kernels compiled by Numba now (not loaded from memory or disk)
+    seconds: float
+
+    def as_text(self) -> str:
+        parts = ["# ==== driver (plain Python; kernels below) ====", self.driver_source]
+        for i, k in enumerate(self.kernels):
+            parts.append(f"# ==== kernel _k{i}: {k.name}.py ====")
+            parts.append(k.source)
+        return "\n".join(parts)
+
+
+def _writable(x: Any) -> Any:
+    """An output array the caller may write to (copy read-only views)."""
+    return x if x.flags.writeable else x.copy()
+
+
+class _Gen:
+    def __init__(self, jaxpr: Jaxpr, consts: list[Any], plan_: Plan, fname: str,
+                 out_tree: Any) -> None:
+        self.jaxpr = jaxpr
+        self.out_tree = out_tree
+        self.plan = plan_
+        self.fname = fname
+        self.name = _var_namer()
+        self.ns: dict[str, Any] = {"np": np, "math": math, "_asc": np.ascontiguousarray,
+                                   "_empty": np.empty, "_writable": _writable}
+        self.lines: list[str] = []
+        self.contig: set[Var] = set()  # known C-contiguous arrays
+        self.fresh: set[Var] = set()  # known new, writable arrays
+        self.exact0d: set[Var] = set()  # 0-d values known to be NumPy scalars of their dtype
+        self.asc: dict[Var, str] = {}
+        self.materialized: dict[Var, str] = {}
+        self.lit_names: dict[tuple[Any, ...], str] = {}
+        self.kernels: list[Any] = []
+        self.compiled = 0
+        self._counter = 0
+        self.consts = consts
+        # names in the printed-jaxpr order
+        for v in (*jaxpr.constvars, *jaxpr.invars):
+            self.name(v)
+        for e in jaxpr.eqns:
+            for v in e.out_binders:
+                self.name(v)
+
+    # -- namespace helpers ------------------------------------------------
+    def glob(self, prefix: str, value: Any) -> str:
+        n = f"_{prefix}{self._counter}"
+        self._counter += 1
+        self.ns[n] = value
+        return n
+
+    def literal(self, lit: Literal) -> str:
+        dt = lit.aval.dtype
+        val = np.asarray(lit.val, dtype=dt)[()] if dt.kind in "biufc" else lit.val
+        key = (dt.str, repr(val))
+        n = self.lit_names.get(key)
+        if n is None:
+            n = self.lit_names[key] = self.glob("l", val)
+        return n
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+    # -- values -----------------------------------------------------------
+    def atom(self, x: Atom) -> str:
+        """A driver expression for ``x`` (materializing virtual broadcasts)."""
+        if isinstance(x, Literal):
+            return self.literal(x)
+        v = self.plan.virtual.get(x)
+        if v is None:
+            return self.name(x)
+        got = self.materialized.get(x)
+        if got is None:
+            expanded = [1] * len(v.shape)
+            for j, d in enumerate(v.dims):
+                expanded[d] = v.src.aval.shape[j]
+            got = self.materialized[x] = self.name(x)
+            self.emit(f"# {got}:{x.aval.str_short()} = broadcast_in_dim (a read-only view)")
+            self.emit(f"{got} = np.broadcast_to(np.reshape({self.atom(v.src)}, "
+                      f"{tuple(expanded)}), {tuple(v.shape)})")
+        return got
+
+    def contiguous(self, v: Var) -> str:
+        if v in self.contig:
+            return self.name(v)
+        got = self.asc.get(v)
+        if got is None:
+            got = self.asc[v] = f"{self.name(v)}_c"
+            self.emit(f"{got} = _asc({self.name(v)})")
+        return got
+
+    # -- units ------------------------------------------------------------
+    def gen(self) -> str:
+        jaxpr = self.jaxpr
+        for v, c in zip(jaxpr.constvars, self.consts):
+            if isinstance(c, np.ndarray) and c.ndim > 0:
+                c = np.ascontiguousarray(c)
+                self.contig.add(v)
+            elif (isinstance(c, np.ndarray | np.generic) and c.ndim == 0
+                  or isinstance(c, int | float | bool | complex)) \
+                    and numba_dtype_ok(v.aval.dtype):
+                c = np.asarray(c, dtype=v.aval.dtype)[()]
+                self.exact0d.add(v)
+            self.ns[self.name(v)] = c
+        params = [self.name(v) for v in jaxpr.invars]
+        self.lines.append(f"def _driver({', '.join(params)}):")
+        if jaxpr.invars:
+            self.emit("# inputs: " + " ".join(f"{self.name(v)}:{v.aval.str_short()}"
+                                               for v in jaxpr.invars))
+        for v in jaxpr.invars:
+            if v.aval.shape == () and numba_dtype_ok(v.aval.dtype):
+                self.emit(f"{self.name(v)} = {dtype_ctor(v.aval.dtype)}({self.name(v)})")
+                self.exact0d.add(v)
+        for kind, unit in self.plan.schedule:
+            if kind == "group":
+                self.gen_group(unit)
+            elif kind == "scalar":
+                self.gen_scalar(unit)
+            elif kind == "virtual":
+                self.emit(f"# {fmt_eqn(unit, self.name)}  (virtual: read by broadcast indexing)")
+            else:
+                self.gen_other(unit)
+        outs = [self.output(x) for x in jaxpr.outvars]
+        self.emit(f"return {self.rebuild(outs)}")
+        return "\n".join(self.lines) + "\n"
+
+    def rebuild(self, outs: list[str]) -> str:
+        """The return expression: the output pytree built by generated code (tuples,
+        lists, dicts, None, namedtuples), or by ``tree_unflatten`` for custom nodes."""
+        from functrace import tree_util
+
+        if self.out_tree is None:
+            return f"({', '.join(outs)}{',' if len(outs) == 1 else ''})"
+        it = iter(outs)
+
+        def build(td: Any) -> str:
+            data = td.node_data()
+            if data is None:
+                return next(it)
+            typ, aux = data
+            simple = typ in (tuple, list, type(None)) or (
+                typ is dict and all(type(k) in (str, int) for k in aux)) or (
+                isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"))
+            if not simple:
+                rebuild_one = getattr(tree_util, "_rebuild", None)  # one level, built kids
+                if rebuild_one is None:  # pragma: no cover - tree_util internals moved
+                    leaves = [next(it) for _ in range(td.num_leaves)]
+                    fn = self.glob("u", functools.partial(tree_util.tree_unflatten, td))
+                    return f"{fn}([{', '.join(leaves)}])"
+                kids = [build(c) for c in td.children()]
+                fn = self.glob("u", functools.partial(rebuild_one, td))
+                return f"{fn}([{', '.join(kids)}])"
+            kids = [build(c) for c in td.children()]
+            if typ is tuple:
+                return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
+            if typ is list:
+                return f"[{', '.join(kids)}]"
+            if typ is type(None):
+                return "None"
+            if typ is dict:
+                return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids)) + "}"
+            return f"{self.glob('t', typ)}({', '.join(kids)})"  # a namedtuple
+
+        return build(self.out_tree)
+
+    def output(self, x: Atom) -> str:
+        if isinstance(x, Literal):
+            if x.aval.shape == ():
+                return self.literal(x)
+            return f"np.array({self.literal(x)})"
+        if x in self.plan.virtual:
+            return f"np.array({self.atom(x)})"
+        n = self.name(x)
+        if x.aval.shape == ():
+            if x in self.exact0d or not numba_dtype_ok(x.aval.dtype):
+                return n
+            return f"{dtype_ctor(x.aval.dtype)}({n})"
+        if x in self.fresh:
+            return n
+        if x in set(self.jaxpr.constvars):
+            return f"np.array({n})"  # never hand out the captured constant itself
+        return f"_writable({n})"
+
+    def gen_scalar(self, eqn: JaxprEqn) -> None:
+        out = eqn.out_binders[0]
+        args = tuple(self.atom(x) for x in eqn.inputs)
+        expr = _elementwise_expr(eqn, args)
+        assert expr is not None
+        probe = _elementwise_expr(eqn, _probe_ctx(eqn).args)
+        exact = probe is not None and all(
+            isinstance(x, Literal) or x in self.exact0d for x in eqn.inputs
+        ) and _py_exact(probe, _probe_ctx(eqn).in_dtypes, out.aval.dtype)
+        if not exact:
+            expr = f"{dtype_ctor(out.aval.dtype)}({expr})"
+        self.emit(f"# {fmt_eqn(eqn, self.name)}")
+        self.emit(f"{self.name(out)} = {expr}")
+        self.exact0d.add(out)
+
+    def gen_other(self, eqn: JaxprEqn) -> None:
+        p = eqn.primitive
+        rule = lowering_rule(p)
+        args = tuple(self.atom(x) for x in eqn.inputs)
+        expr = None
+        fresh = False
+        if isinstance(rule, DriverRule):
+            ctx = DriverContext(args, tuple(x.aval for x in eqn.inputs),
+                                tuple(v.aval for v in eqn.out_binders), dict(eqn.params),
+                                lambda val: self.glob("g", val))
+            expr = rule.emit(ctx)
+            fresh = rule.fresh and expr is not None
+        if expr is None:
+            impl = core.impl_rules.get(p)
+            if impl is None:  # pragma: no cover - lowering_rule raised already
+                raise emitters.MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
+            fn = functools.partial(impl, **eqn.params) if eqn.params else impl
+            expr = f"{self.glob('f', fn)}({', '.join(args)})"
+        outs = [self.name(v) for v in eqn.out_binders]
+        self.emit(f"# {fmt_eqn(eqn, self.name)}")
+        if p.multiple_results:
+            self.emit(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {expr}")
+        else:
+            self.emit(f"{outs[0]} = {expr}")
+        for v, n in zip(eqn.out_binders, outs):
+            if v.aval.shape == ():
+                if numba_dtype_ok(v.aval.dtype):
+                    self.emit(f"{n} = {dtype_ctor(v.aval.dtype)}({n})")
+                    self.exact0d.add(v)
+            elif fresh:
+                self.fresh.add(v)
+                self.contig.add(v)
+
+    # -- fused kernels ----------------------------------------------------
+    def gen_group(self, g: Group) -> None:
+        from functrace.jit.kernels import KernelSpec, load_kernel
+
+        shape = g.shape
+        produced = {e.out_binders[0] for e in g.eqns}
+        uses_outside = self._outside_uses(g, produced)
+        outputs = [e.out_binders[0] for e in g.eqns if e.out_binders[0] in uses_outside]
+        out_names = [self.name(v) for v in outputs]
+
+        def allocate() -> None:
+            for e in g.eqns:
+                self.emit(f"# {fmt_eqn(e, self.name)}")
+            for v, n in zip(outputs, out_names):
+                self.emit(f"{n} = _empty({shape}, {dtype_ctor(v.aval.dtype)})")
+                self.fresh.add(v)
+                self.contig.add(v)
+
+        if 0 in shape:
+            allocate()
+            self.emit("# (empty arrays: no kernel call)")
+            return
+
+        # External inputs: arrays (source var, dims into `shape`) and scalars.
+        arrays: list[tuple[Var, tuple[int, ...]]] = []
+        array_idx: dict[tuple[int, tuple[int, ...]], int] = {}
+        scalars: list[Atom] = []
+        scalar_idx: dict[Any, int] = {}
+        local: dict[Var, str] = {}
+        ident = tuple(range(len(shape)))
+
+        def scalar_input(x: Atom) -> str:
+            key = ("lit", x.aval.dtype.str, repr(x.val)) if isinstance(x, Literal) else id(x)
+            j = scalar_idx.get(key)
+            if j is None:
+                j = scalar_idx[key] = len(scalars)
+                scalars.append(x)
+            return f"s{j}"
+
+        def array_input(src: Var, dims: tuple[int, ...]) -> str:
+            key = (id(src), dims)
+            j = array_idx.get(key)
+            if j is None:
+                j = array_idx[key] = len(arrays)
+                arrays.append((src, dims))
+            return f"a{j}"
+
+        def kernel_atom(x: Atom) -> str:
+            if isinstance(x, Literal):
+                return scalar_input(x)
+            if x in local:
+                return local[x]
+            v = self.plan.virtual.get(x)
+            src, dims = (v.src, v.dims) if v is not None else (x, ident)
+            if isinstance(src, Literal) or src.aval.shape == ():
+                return scalar_input(src)
+            return array_input(src, dims)
+
+        # Per-axis "varies" flags for each array input, then collapse axes.
+        body_exprs: list[tuple[JaxprEqn, str, tuple[str, ...]]] = []
+        for k, e in enumerate(g.eqns):
+            args = tuple(kernel_atom(x) for x in e.inputs)
+            local[e.out_binders[0]] = f"v{k}"
+            expr = _elementwise_expr(e, args)
+            assert expr is not None
+            body_exprs.append((e, expr, args))
+
+        def varies(src: Var, dims: tuple[int, ...]) -> list[bool]:
+            flags = [False] * len(shape)
+            for j, d in enumerate(dims):
+                if src.aval.shape[j] != 1 and shape[d] != 1:
+                    flags[d] = True
+            return flags
+
+        flags = [varies(s, d) for s, d in arrays]
+        kept = [d for d in range(len(shape)) if shape[d] != 1]
+        blocks: list[list[int]] = []
+        for d in kept:
+            if blocks and all(f[d] == f[blocks[-1][-1]] for f in flags):
+                blocks[-1].append(d)
+            else:
+                blocks.append([d])
+        if not blocks:
+            blocks = [[]]
+        coll = tuple(int(np.prod([shape[d] for d in b], dtype=np.int64)) for b in blocks)
+        full = [tuple(bool(b) and f[b[0]] for b in blocks) for f in flags]
+
+        spec = KernelSpec(ndim=len(blocks))
+        spec.arrays = [(s.aval.dtype, fl) for (s, _), fl in zip(arrays, full)]
+        spec.scalars = [x.aval.dtype for x in scalars]
+        spec.outputs = [v.aval.dtype for v in outputs]
+        depth: dict[str, int] = {f"a{j}": spec.load_depth(j) for j in range(len(arrays))}
+        depth.update({f"s{j}": 0 for j in range(len(scalars))})
+        for k, (e, expr, args) in enumerate(body_exprs):
+            d = max((depth[a] for a in args), default=0)
+            depth[f"v{k}"] = d
+            out_dt = e.out_binders[0].aval.dtype
+            comment = _fmt_line(e, [f"v{k}:{_short(out_dt)}"], list(args))
+            spec.body.append((d, comment, f"v{k} = {dtype_ctor(out_dt)}({expr})"))
+        spec.stores = [local[v] for v in outputs]
+
+        try:
+            kernel = load_kernel(spec)
+        except Exception as err:  # a Numba typing gap: stay correct, say so once
+            if strict_kernels:
+                raise
+            _warn_kernel_fallback(g, err)
+            for e in g.eqns:
+                self.gen_other(e)
+            return
+        allocate()
+        self.kernels.append(kernel)
+        self.compiled += int(kernel.compiled)
+        kn = self.glob("k", kernel.dispatcher)
+        call_args = []
+        for (src, _), fl in zip(arrays, full):
+            expr = self.contiguous(src) if not isinstance(src, Literal) else self.atom(src)
+            cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
+            if cshape != src.aval.shape:
+                expr = f"{expr}.reshape({cshape})"
+            call_args.append(expr)
+        for x in scalars:
+            if isinstance(x, Var) and x not in self.exact0d:
+                call_args.append(f"{dtype_ctor(x.aval.dtype)}({self.atom(x)})")
+            else:
+                call_args.append(self.atom(x))
+        for n in out_names:
+            call_args.append(n if coll == shape else f"{n}.reshape({coll})")
+        self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}")
+
+    def _outside_uses(self, g: Group, produced: set[Var]) -> set[Var]:
+        members = set(map(id, g.eqns))
+        used: set[Var] = set()
+        virtual = self.plan.virtual
+
+        def src_of(x: Atom) -> Atom:
+            v = virtual.get(x) if isinstance(x, Var) else None
+            return v.src if v is not None else x
+
+        for e in self.jaxpr.eqns:
+            inside = id(e) in members
+            for x in e.inputs:
+                if not isinstance(x, Var):
+                    continue
+                s = src_of(x)
+                if s in produced and (not inside or s is not x):
+                    used.add(s)  # type: ignore[arg-type]
+        for x in self.jaxpr.outvars:
+            s = src_of(x)
+            if s in produced:
+                used.add(s)  # type: ignore[arg-type]
+        return used
+
+
+strict_kernels = False
+"""Raise instead of falling back when Numba cannot compile a kernel (the tests set it)."""
+_fallback_warned: set[tuple[str, ...]] = set()
+
+
+def _warn_kernel_fallback(g: Group, err: Exception) -> None:
+    key = tuple(sorted({f"{e.primitive.name}:{e.out_binders[0].aval.dtype.name}"
+                        for e in g.eqns}))
+    if key in _fallback_warned:
+        return
+    _fallback_warned.add(key)
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    warnings.warn(
+        f"functrace.jit: expected Numba to compile the fused kernel for {', '.join(key)}, "
+        f"got {type(err).__name__}: {first[:200]}. These equations run as NumPy calls "
+        f"instead (same results, slower). Please report this with the dtypes above; the "
+        f"primitive's emitter should decline these dtypes.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgram:
+    """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
+    ``out_tree`` (a flat tuple when None)."""
+    import functrace.jit.driver_rules  # noqa: F401  (registers the driver rules)
+
+    t0 = time.perf_counter()
+    jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
+    jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))
+    for e in jaxpr.eqns:
+        lowering_rule(e.primitive)  # a missing rule is an error before any code is made
+    gen = _Gen(jaxpr, consts, plan(jaxpr), fname, out_tree)
+    source = gen.gen()
+    filename = f"<functrace jit driver {id(gen):x} of {fname}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
+    return LoweredProgram(gen.ns["_driver"], source, gen.kernels, gen.compiled,
+                          time.perf_counter() - t0)
+
+
+__all__ = ["LoweredProgram", "fmt_eqn", "inline_calls", "lower", "plan"]

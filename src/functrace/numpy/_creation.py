@@ -1,0 +1,230 @@
+"""Array creation of functrace.numpy: ``zeros``, ``ones``, ``full``, ``empty``, their
+``*_like`` forms, ``arange``, ``linspace``, ``eye`` and ``identity``.
+
+Eagerly these are NumPy's own functions. Under ``jit``/``make_jaxpr`` a filled
+array is a ``broadcast_in_dim`` of a scalar (no large constant in the IR).
+Shapes and sizes must be concrete; fill values (and the ``start``/``stop`` of
+``linspace``) may be traced, and then the result carries their derivative.
+
+Decisions:
+
+* ``empty``/``empty_like`` return zeros (deterministic, like JAX).
+* ``*_like`` only read the shape and dtype of their argument: the result never
+  depends on its values (zero derivative), as in NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.core import Tracer
+from functrace.lax import shapes as ls
+from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape, cast, dtype_arg
+from functrace.numpy._shape import _plain, _shape_tuple, concrete_array, concrete_int
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _traced() -> bool:
+    return core._dynamic is not core._base
+
+
+def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None) -> Any:
+    """``value`` broadcast to ``shape`` in ``dtype`` (the value's own dtype if None)."""
+    if isinstance(value, Tracer):
+        v = value if dtype is None else cast(value, dtype)
+    else:
+        v = np.asarray(value, dtype)
+        v = v[()] if v.ndim == 0 else v
+    vshape = core.get_aval(v).shape
+    if len(vshape) > len(shape) or any(
+            d not in (1, t) for d, t in zip(vshape, shape[len(shape) - len(vshape):])):
+        raise ValueError(f"{fname}: expected a fill value that broadcasts to shape {shape}, got "
+                         f"shape {vshape}. Pass a scalar or a broadcastable array.")
+    return broadcast_to_shape(v, shape)
+
+
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    """An array of zeros (float64 by default).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.zeros((2, 2), dtype=fnp.int32)
+    array([[0, 0],
+           [0, 0]], dtype=int32)
+    """
+    if not _traced():
+        return np.zeros(shape, dtype)
+    return _fill("zeros", _shape_tuple("zeros", shape), 0, dtype_arg(dtype) or _FLOAT64)
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    """An array of ones (float64 by default).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.ones(3)
+    array([1., 1., 1.])
+    """
+    if not _traced():
+        return np.ones(shape, dtype)
+    return _fill("ones", _shape_tuple("ones", shape), 1, dtype_arg(dtype) or _FLOAT64)
+
+
+def empty(shape: Any, dtype: Any = None) -> Any:
+    """Like ``zeros`` (functrace arrays are never uninitialized)."""
+    if not _traced():
+        return np.zeros(shape, dtype)
+    return _fill("empty", _shape_tuple("empty", shape), 0, dtype_arg(dtype) or _FLOAT64)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value`` (which may be traced or an array
+    that broadcasts to ``shape``); the dtype is the fill value's unless given.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.full((2,), 7)
+    array([7, 7])
+    """
+    if not _traced() and not isinstance(fill_value, Tracer):
+        return np.full(shape, fill_value, dtype)
+    return _fill("full", _shape_tuple("full", shape), fill_value, dtype_arg(dtype))
+
+
+def _like(fname: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype]:
+    aval = core.get_aval(asarray_or_tracer(a, fname))
+    shp = aval.shape if shape is None else _shape_tuple(fname, shape)
+    return shp, dtype_arg(dtype) or aval.dtype
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Zeros with the shape and dtype of ``a`` (unless given).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.zeros_like([1.5, 2.5])
+    array([0., 0.])
+    """
+    if _plain(a):
+        return np.zeros_like(a, dtype=dtype, shape=shape)
+    shp, dt = _like("zeros_like", a, dtype, shape)
+    return _fill("zeros_like", shp, 0, dt)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Ones with the shape and dtype of ``a`` (unless given)."""
+    if _plain(a):
+        return np.ones_like(a, dtype=dtype, shape=shape)
+    shp, dt = _like("ones_like", a, dtype, shape)
+    return _fill("ones_like", shp, 1, dt)
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Like ``zeros_like`` (functrace arrays are never uninitialized)."""
+    if _plain(a):
+        return np.zeros_like(a, dtype=dtype, shape=shape)
+    shp, dt = _like("empty_like", a, dtype, shape)
+    return _fill("empty_like", shp, 0, dt)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """``fill_value`` (possibly traced) in the shape and dtype of ``a`` (unless given).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.full_like([1, 2, 3], 2.7)
+    array([2, 2, 2])
+    """
+    if _plain(a) and not isinstance(fill_value, Tracer):
+        return np.full_like(a, fill_value, dtype=dtype, shape=shape)
+    shp, dt = _like("full_like", a, dtype, shape)
+    return _fill("full_like", shp, fill_value, dt)
+
+
+def _concrete_scalar(fname: str, x: Any, what: str) -> Any:
+    if isinstance(x, Tracer):
+        return concrete_array(fname, x, what)[()]
+    return x
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> np.ndarray:
+    """Evenly spaced values in ``[start, stop)``; the bounds must be concrete.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.arange(3)
+    array([0, 1, 2])
+    """
+    if isinstance(start, Tracer) or isinstance(stop, Tracer) or isinstance(step, Tracer):
+        start, stop, step = (_concrete_scalar("arange", v, "bounds")
+                             for v in (start, stop, step))
+    if stop is None:
+        return np.arange(start, step=step, dtype=dtype) if step is not None else \
+            np.arange(start, dtype=dtype)
+    return np.arange(start, stop, step, dtype=dtype)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
+
+    ``start`` and ``stop`` may be traced (and arrays: the samples run along ``axis``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.linspace(0.0, 1.0, 5)
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    if _plain([start, stop]):
+        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    num = concrete_int("linspace", num, "num") if isinstance(num, Tracer) else int(num)
+    if num < 0:
+        raise ValueError(f"linspace: expected a non-negative num, got {num}.")
+    from functrace.numpy import _math as m
+    from functrace.numpy._shape import broadcast_arrays, moveaxis
+
+    start, stop = broadcast_arrays(asarray_or_tracer(start, "linspace"),
+                                   asarray_or_tracer(stop, "linspace"))
+    avals = [core.get_aval(start), core.get_aval(stop)]
+    dt, _ = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals], (_FLOAT64, True))
+    start, stop = cast(start, dt), cast(stop, dt)
+    shp = avals[0].shape
+    div = num - 1 if endpoint else num
+    delta = m.subtract(stop, start)
+    steps = ls.broadcast_in_dim(ls.iota(dt, num), (num, *shp), (0,)) if num else \
+        _fill("linspace", (0, *shp), 0, dt)
+    bstart = ls.broadcast_in_dim(start, (num, *shp), tuple(range(1, len(shp) + 1)))
+    if div > 0:
+        step = m.true_divide(delta, float(div))
+        y = m.add(m.multiply(steps, step), bstart)
+    else:
+        step = np.nan
+        y = m.add(m.multiply(steps, delta), bstart)
+    if endpoint and num > 1:  # the last sample is exactly stop
+        head = ls.slice(y, (0,) * (len(shp) + 1), (num - 1, *shp))
+        y = ls.concatenate([head, ls.reshape(stop, (1, *shp))], 0)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    out_dt = dtype_arg(dtype)
+    if out_dt is not None and out_dt != dt:
+        y = cast(m.floor(y) if out_dt.kind in "iu" else y, out_dt)
+    return (y, step) if retstep else y
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:
+    """A 2-d array with ones on the ``k``-th diagonal (concrete sizes only).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.eye(2, dtype=int)
+    array([[1, 0],
+           [0, 1]])
+    """
+    return np.eye(N, M, k, dtype=dtype)
+
+
+def identity(n: int, dtype: Any = None) -> np.ndarray:
+    """The ``n`` by ``n`` identity matrix (float64 by default)."""
+    return np.identity(n, dtype=dtype)
+
+
+__all__ = [
+    "arange", "empty", "empty_like", "eye", "full", "full_like", "identity", "linspace", "ones",
+    "ones_like", "zeros", "zeros_like",
+]
