@@ -100,6 +100,43 @@ def _np_erf(x: Any) -> Any:
     return np.vectorize(math.erf, otypes=[x.dtype])(x)[()]
 
 
+def _scan_cumulative(x: Any) -> Any:
+    # a carry that mixes nonlinearly with the inputs, and stacked outputs
+    def body(c: Any, xi: Any) -> Any:
+        c = fnp.sin(c) * 0.5 + xi * c + xi
+        return c, c * c
+
+    c, ys = lax.scan(body, fnp.zeros_like(x[0]), x)
+    return c + fnp.sum(ys, axis=0)
+
+
+def _scan_cumulative_np(x: Any) -> Any:
+    c = np.zeros_like(x[0])
+    acc = np.zeros_like(x[0])
+    for xi in x:
+        c = np.sin(c) * 0.5 + xi * c + xi
+        acc = acc + c * c
+    return c + acc
+
+
+def _while_doubling(x: Any) -> Any:
+    # a data-dependent trip count: multiply until the norm passes 10
+    def cond(c: Any) -> Any:
+        return fnp.sum(c[0] * c[0]) < 100.0
+
+    def body(c: Any) -> Any:
+        return c[0] * 1.7 + fnp.sin(c[0]) * 0.1, c[1] + 1
+
+    return lax.while_loop(cond, body, (x, 0))[0]
+
+
+def _while_doubling_np(x: Any) -> Any:
+    x = np.array(x, dtype=np.asarray(x).dtype)
+    while np.sum(x * x) < 100.0:
+        x = x * 1.7 + np.sin(x) * 0.1
+    return x
+
+
 # ---------------------------------------------------------------------------
 # Primitive-level rows (functrace.lax, equal shapes and dtypes)
 # ---------------------------------------------------------------------------
@@ -165,6 +202,16 @@ LAX_OPS: list[OpInfo] = [
                                                                   tuple(range(1, x.ndim + 1))),
            lambda x: np.broadcast_to(x, (2, *np.shape(x))), (F,), ("broadcast_in_dim",),
            shapes="same"),
+    OpInfo("lax.scan", _scan_cumulative, _scan_cumulative_np, (UNIT,), ("scan",),
+           shapes="same", min_dims=1, rtol=1e-5),
+    OpInfo("lax.cond", lambda p, x: lax.cond(p, lambda x: fnp.sin(x) * x, fnp.cos, x),
+           lambda p, x: np.where(p, np.sin(x) * x, np.cos(x)), (Arg("const", value=True), F),
+           ("cond",), shapes="same"),
+    OpInfo("lax.cond_false", lambda p, x: lax.cond(p, lambda x: fnp.sin(x) * x, fnp.cos, x),
+           lambda p, x: np.where(p, np.sin(x) * x, np.cos(x)), (Arg("const", value=False), F),
+           ("cond",), shapes="same"),
+    OpInfo("lax.while_loop", _while_doubling, _while_doubling_np, (Arg(domain=(0.5, 2.0)),),
+           ("while",), shapes="same", min_dims=1, rtol=1e-5, grad_order=1),
     OpInfo("lax.reshape", lambda x: lax.reshape(x, (int(np.prod(x.shape)),)),
            lambda x: np.reshape(x, -1), (F,), ("reshape",), shapes="same"),
 ]

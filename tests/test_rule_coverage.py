@@ -20,6 +20,8 @@ EXEMPT: dict[str, dict[str, str]] = {
     },
     "grad_hook": {"row": "covered by test_autodiff grad_hook tests"},
     "hook_call": {"row": "internal: a grad_hook callback staged under jit"},
+    "cond_lin": {"row": "internal: the linear half of cond in reverse mode, exercised by "
+                        "every gradient through lax.cond (op rows lax.cond*)"},
     "add_any": {"row": "internal: cotangent accumulation, exercised by every grad test"},
 }
 

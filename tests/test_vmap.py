@@ -479,8 +479,6 @@ def test_out_of_range_in_axes() -> None:
         ft.vmap(lambda a: a)(np.float64(1.0))
 
 
-@pytest.mark.xfail(strict=True, reason="api.vmap wraps out_axes modulo the output rank "
-                   "instead of rejecting out-of-range out_axes (api.py owner to fix)")
 def test_out_of_range_out_axes() -> None:
     with pytest.raises(ValueError, match="out_axes"):
         ft.vmap(lambda a: a * 2.0, out_axes=5)(np.ones((3, 2)))

@@ -714,6 +714,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                 final.append(_output(o))
                 continue
             nd = core.get_aval(o).ndim + (d is None)
+            if not -nd <= ax < nd:
+                raise ValueError(f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
+                                 f"{nd} dimensions (batch included), got {ax}.")
             final.append(_output(batching.bdim_at(o, d, size, ax % nd)))
         return tree_unflatten(out_tree, final)
 

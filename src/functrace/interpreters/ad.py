@@ -311,6 +311,11 @@ def is_undefined_primal(x: Any) -> bool:
     return type(x) is UndefPrimal
 
 
+def is_tape_tracer(x: Any) -> bool:
+    """Whether ``x`` is a tangent being recorded by reverse mode (linearize)."""
+    return type(x) is StagingTracer and x._trace.tape  # type: ignore[attr-defined]
+
+
 class LinearFunction:
     """The linear map recorded by :func:`linearize_flat`: a tangent jaxpr plus constants.
 
@@ -359,6 +364,7 @@ def linearize_flat(fun: Callable[..., Any], primals: Sequence[Any],
     mask = [True] * len(primals) if diff_mask is None else list(diff_mask)
     t_avals = [tangent_aval(a) for a in avals]
     ltrace = core.push_trace(StagingTrace, builder, origin=f"{origin} (tangents)")
+    ltrace.tape = True
     try:
         tangents_in: list[Any] = [
             ltrace.new_arg(ta) if m else Zero(ta) for ta, m in zip(t_avals, mask)
@@ -403,10 +409,18 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any]) -> li
     """Transpose the linear ``jaxpr``: cotangents of the outputs -> of the inputs.
 
     Constants are the non-linear values (known); every invar is linear. Cotangents
-    may be :class:`Zero`; fan-out is accumulated with ``add_any``.
+    may be :class:`Zero`; fan-out is accumulated with ``add_any``. Equations that
+    read no linear value (e.g. a zero constant built inside a loop body) are
+    evaluated forward first, so their outputs are known too.
     """
     known: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
     ct_env: dict[Var, Any] = {}
+    for eqn in jaxpr.eqns:
+        if all(type(x) is Literal or x in known for x in eqn.inputs):
+            vals = [x.val if type(x) is Literal else known[x] for x in eqn.inputs]
+            out = eqn.primitive.bind(*vals, **eqn.params)
+            outs = out if eqn.primitive.multiple_results else [out]
+            known.update(zip(eqn.out_binders, outs))
 
     def write(v: Any, ct: Any) -> None:
         if type(v) is Var and v not in known and type(ct) is not Zero and ct is not None:
@@ -417,6 +431,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any]) -> li
         write(v, ct)
     for eqn in reversed(jaxpr.eqns):
         prim = eqn.primitive
+        if eqn.out_binders and eqn.out_binders[0] in known:
+            continue  # evaluated forward: not linear
         if prim.multiple_results:
             cts_out = [ct_env.pop(v, None) for v in eqn.out_binders]
             if all(ct is None for ct in cts_out):

@@ -107,9 +107,6 @@ class Lowered:
         above its code."""
         return self._entry.program.as_text()
 
-    def __call__(self, *flat_args: Any) -> Any:
-        return self._entry.program.driver(*flat_args)
-
     def __repr__(self) -> str:
         return f"<Lowered: {len(self._entry.program.kernels)} kernels>"
 

@@ -107,6 +107,8 @@ def lit(dtype: np.dtype, value: Any) -> str:
 
 def lowering_rule(p: Primitive) -> Emitter | str:
     """The rule ``jit`` uses for ``p``: its entry, :data:`IMPL`, or an error."""
+    import functrace.jit.driver_rules  # noqa: F401  (registers the non-elementwise rules)
+
     rule = numba_emitters.get(p)
     if rule is not None:
         return rule

@@ -195,6 +195,9 @@ def _classify(eqn: JaxprEqn) -> str:
         return "other"
     shape = eqn.out_binders[0].aval.shape
     if shape == ():
+        if eqn.primitive.name == "convert_element_type" and \
+                eqn.inputs[0].aval.dtype.kind in "fc" and eqn.params["new_dtype"].kind in "iu":
+            return "other"  # np.int64(nan) raises in Python; the impl casts like NumPy
         return "scalar" if all(x.aval.shape == () for x in eqn.inputs) else "other"
     if all(x.aval.shape in (shape, ()) for x in eqn.inputs):
         return "fused"
@@ -460,6 +463,7 @@ class _Gen:
                 self.exact0d.add(v)
             self.ns[self.name(v)] = c
         params = [self.name(v) for v in jaxpr.invars]
+        self.lines.append(f"# functrace.jit driver for {self.fname}")
         self.lines.append(f"def _driver({', '.join(params)}):")
         if jaxpr.invars:
             self.emit("# inputs: " + " ".join(f"{self.name(v)}:{v.aval.str_short()}"

@@ -8,3 +8,4 @@ from functrace.lax.elementwise import *  # noqa: F401,F403
 from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.reductions import *  # noqa: F401,F403
 from functrace.lax.shapes import *  # noqa: F401,F403
+from functrace.lax.control_flow import *  # noqa: F401,F403

@@ -117,7 +117,7 @@ def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
     shape = avals[0].shape if nin == 1 else broadcast_shapes(fname, *[a.shape for a in avals])
     out = []
     for x, aval, dt in zip(args, avals, dts[:nin]):
-        if aval.dtype != dt or (aval.weak_type and not all_weak):
+        if aval.dtype != dt:
             if isinstance(x, Tracer):
                 x = lx.convert_element_type(x, dt, aval.weak_type and all_weak)
             else:  # a constant: convert now, no equation
