@@ -25,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/python -m functrace demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --nbmake tests $(wildcard notebooks)
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -405,17 +405,19 @@ def strip_tracers(tree: Any, trace: Trace) -> Any:
     return tree_map(strip, tree)
 
 
-def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
+                  forward_known: bool = False) -> list[Any]:
     """Transpose the linear ``jaxpr``: cotangents of the outputs -> of the inputs.
 
     Constants are the non-linear values (known); every invar is linear. Cotangents
-    may be :class:`Zero`; fan-out is accumulated with ``add_any``. Equations that
-    read no linear value (e.g. a zero constant built inside a loop body) are
-    evaluated forward first, so their outputs are known too.
+    may be :class:`Zero`; fan-out is accumulated with ``add_any``. With
+    ``forward_known``, equations that read no linear value (e.g. a zero constant built
+    inside a loop body) are evaluated forward first, so their outputs are known too;
+    reverse-mode tapes never contain such equations and skip that sweep.
     """
     known: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
     ct_env: dict[Var, Any] = {}
-    for eqn in jaxpr.eqns:
+    for eqn in jaxpr.eqns if forward_known else ():
         if all(type(x) is Literal or x in known for x in eqn.inputs):
             vals = [x.val if type(x) is Literal else known[x] for x in eqn.inputs]
             out = eqn.primitive.bind(*vals, **eqn.params)
@@ -431,7 +433,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any]) -> li
         write(v, ct)
     for eqn in reversed(jaxpr.eqns):
         prim = eqn.primitive
-        if eqn.out_binders and eqn.out_binders[0] in known:
+        if forward_known and eqn.out_binders and eqn.out_binders[0] in known:
             continue  # evaluated forward: not linear
         if prim.multiple_results:
             cts_out = [ct_env.pop(v, None) for v in eqn.out_binders]

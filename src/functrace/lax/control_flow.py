@@ -329,7 +329,7 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, jaxpr: Jaxpr, num_consts: in
 
     def body_t(*a: Any) -> list[Any]:
         kc, ctc, acc, kx, cty = _split(a, len(known_c), num_carry, n_lin_c, len(known_x))
-        cts_in = ad.backward_pass(view, kc + kx, ctc + cty)
+        cts_in = ad.backward_pass(view, kc + kx, ctc + cty, forward_known=True)
         ct_lc, ct_carry_prev, ct_lx = _split(cts_in, n_lin_c, num_carry)
         ct_lc = [_inst(c, v.aval) for c, v in zip(ct_lc, view.invars[:n_lin_c])]
         ct_carry_prev = [_inst(c, ca) for c, ca in zip(ct_carry_prev, carry_avals)]
@@ -686,7 +686,7 @@ def _cond_lin_transpose(cts: Sequence[Any], index: Any, *ops: Any, branches: tup
 
         def f(*args: Any) -> list[Any]:
             k, c = args[:num_known], args[num_known:]
-            res = ad.backward_pass(view, k, c)
+            res = ad.backward_pass(view, k, c, forward_known=True)
             return [_inst(r, a) for r, a in zip(res, lin_avals)]
         return f
 

@@ -90,6 +90,8 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
     aval = core.get_aval(x)
     if aval.shape == shape:
         return x
+    if not isinstance(x, Tracer) and core._dynamic is core._base:
+        return np.broadcast_to(x, shape)  # an eager constant: a NumPy view, no equation
     nd = len(shape)
     return broadcast_in_dim(x, shape, tuple(range(nd - aval.ndim, nd)))
 
