@@ -47,6 +47,10 @@ def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int
     return tuple(out)
 
 
+_FLAT_LEAF_TYPES = {float, np.ndarray, np.float64, np.float32, np.float16, int, np.int64,
+                    np.int32, bool, complex}
+
+
 def _output(x: Any) -> Any:
     """Eager results leave as plain writable NumPy values."""
     if isinstance(x, np.ndarray) and not x.flags.writeable:
@@ -125,18 +129,26 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
     single = isinstance(argnums, int)
     nums_cache: dict[int, tuple[int, ...]] = {}
+    origin: list[str] = []  # computed on first use: naming the function costs a few us
 
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         nums = nums_cache.get(len(args))
         if nums is None:
             nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args))
-        diff, merge = _split_args(args, nums)
-        leaves, tree = tree_flatten(diff)
+            origin.append(f"grad of {describe_fun(fun)}")
+        diff = tuple(args[i] for i in nums)
+        if all(type(a) in _FLAT_LEAF_TYPES for a in diff):
+            leaves, tree = list(diff), None  # fast path: every argument is one array
+        else:
+            leaves, tree = tree_flatten(diff)
         mask = _diff_mask("grad", leaves, allow_int)
 
         def flat_fun(*flat: Any) -> Any:
-            res = fun(*merge(tree_unflatten(tree, flat)), **kwargs)
+            full = list(args)
+            for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
+                full[i] = v
+            res = fun(*full, **kwargs)
             out, aux = res if has_aux else (res, None)
             if has_aux and not (isinstance(res, tuple) and len(res) == 2):
                 raise TypeError(f"grad: expected {describe_fun(fun)} with has_aux=True to "
@@ -144,14 +156,13 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             _check_scalar_output(fun, out)
             return ([out], aux) if has_aux else [out]
 
-        outs, lin, aux = ad.linearize_flat(flat_fun, leaves, mask,
-                                           origin=f"grad of {describe_fun(fun)}",
+        outs, lin, aux = ad.linearize_flat(flat_fun, leaves, mask, origin=origin[0],
                                            has_aux=has_aux)
         ans = outs[0]
-        ct = np.ones((), core.get_aval(ans).dtype)
-        cts = lin.transpose([ct])
-        grads = tree_unflatten(tree, [_from_ct(c, p) for c, p in zip(cts, leaves)])
-        g = grads[0] if single else grads
+        cts = lin.transpose([np.ones((), core.get_aval(ans).dtype)])
+        grads = [_from_ct(c, p) for c, p in zip(cts, leaves)]
+        g_tree = tuple(grads) if tree is None else tree_unflatten(tree, grads)
+        g = g_tree[0] if single else g_tree
         ans = _output(ans)
         return ((ans, aux), g) if has_aux else (ans, g)
 

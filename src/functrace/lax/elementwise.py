@@ -57,9 +57,11 @@ def unop(name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT,
 def _binop_abstract(name: str, kinds: str, what: str,
                     out_dtype: np.dtype | None = None) -> Callable[..., ShapedArray]:
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-        shape = check_same_shapes(name, x, y)
-        dtype = check_same_dtypes(name, x, y)
-        check_dtype_kind(name, x, kinds, what)
+        shape, dtype = x.shape, x.dtype
+        if shape != y.shape or dtype != y.dtype or dtype.kind not in kinds:
+            check_same_shapes(name, x, y)  # raise the detailed error
+            check_same_dtypes(name, x, y)
+            check_dtype_kind(name, x, kinds, what)
         weak = x.weak_type and y.weak_type
         if out_dtype is not None:
             return ShapedArray(shape, out_dtype)
