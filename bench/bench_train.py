@@ -14,9 +14,9 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 
 import numpy as np  # noqa: E402
-from _util import fmt_time, print_table, time_per_call  # noqa: E402
 
 import functrace as ft  # noqa: E402
+from _util import fmt_time, print_table, time_per_call  # noqa: E402
 from functrace import data, nn, optim  # noqa: E402
 from functrace._demo import make_step  # noqa: E402
 

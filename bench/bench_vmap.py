@@ -12,10 +12,10 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 import numpy as np  # noqa: E402
-from _util import fmt_time, print_table, time_per_call  # noqa: E402
 
 import functrace as ft  # noqa: E402
 import functrace.numpy as fnp  # noqa: E402
+from _util import fmt_time, print_table, time_per_call  # noqa: E402
 
 
 def loss(params, x, y):

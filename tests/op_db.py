@@ -301,9 +301,10 @@ def _extra_rows() -> list[OpInfo]:
     # Rows kept in separate files by family; each defines ROWS: list[OpInfo].
     import op_rows_indexing
     import op_rows_lax
+    import op_rows_linalg
     import op_rows_numpy
 
-    return op_rows_lax.ROWS + op_rows_numpy.ROWS + op_rows_indexing.ROWS
+    return op_rows_lax.ROWS + op_rows_numpy.ROWS + op_rows_indexing.ROWS + op_rows_linalg.ROWS
 
 # ---------------------------------------------------------------------------
 # Argument strategies

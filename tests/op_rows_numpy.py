@@ -354,8 +354,8 @@ def _method_row(name: str, f, args=(F,), prims=(), **kw) -> OpInfo:
 
 
 METHODS: list[OpInfo] = [
-    # NOTE: x.var() is left out: StagingTracer's `var` slot shadows the method under jit.
-    _method_row("reductions", lambda x: x.sum() + x.mean() + x.max() - x.min() + x.prod(),
+    _method_row("reductions", lambda x: x.sum() + x.mean() + x.max() - x.min() + x.prod()
+                + x.var(),
                 prims=("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"),
                 rtol=1e-5, shapes=((2, 3),)),
     _method_row("reductions_axis", lambda x: x.sum(0) * x.mean(axis=0) + x.std(0, ddof=1)

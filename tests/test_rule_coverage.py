@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from op_db import ALL_OPS
 
 import functrace  # noqa: F401  (registers every primitive)
 from functrace import core
 from functrace.interpreters import ad, batching
+from op_db import ALL_OPS
 
 # primitive name -> {rule kind: reason}. Rule kinds: "row", "jvp", "batching".
 EXEMPT: dict[str, dict[str, str]] = {

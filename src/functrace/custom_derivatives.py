@@ -157,7 +157,7 @@ class custom_jvp:
                 bad = out if o_tree != out_tree else t_out
                 raise ValueError(structure_mismatch_message(out_tree, bad,
                                                             f"custom_jvp rule of {name}"))
-            for o, t, a in zip(o_leaves, t_leaves, closed.out_avals):
+            for t, a in zip(t_leaves, closed.out_avals):
                 ta = core.get_aval(t)
                 if ta.shape != a.shape:
                     raise ValueError(f"custom_jvp: expected the JVP rule of {name} to return a "

@@ -155,7 +155,7 @@ def uniform_init(rng: Any, shape: tuple[int, ...], bound: float, dtype: Any = np
 
 
 def kaiming_uniform(rng: Any, shape: tuple[int, int], dtype: Any = np.float32) -> np.ndarray:
-    """PyTorch's default ``Linear`` weight init (``a = sqrt(5)``): ``U(-1/sqrt(in), 1/sqrt(in))``."""
+    """PyTorch's default ``Linear`` weight init: ``U(-1/sqrt(in), 1/sqrt(in))``."""
     bound = 1.0 / math.sqrt(shape[1]) if shape[1] else 0.0
     return uniform_init(rng, shape, bound, dtype)
 

@@ -83,12 +83,12 @@ def numerical_grad(fun: Callable[..., Any], args: Sequence[Any], eps: float | No
         a = np.asarray(x, dtype=np.float64)
         g = np.zeros_like(a)
         for idx in np.ndindex(a.shape):
-            def shifted(d: float, idx: Any = idx, i: int = i, a: np.ndarray = a) -> Any:
+            def shifted(d: float, idx: Any = idx, i: int = i, a: np.ndarray = a,
+                        dt: np.dtype = np.asarray(x).dtype) -> Any:
                 b = a.copy()
                 b[idx] += d
                 new = list(leaves)
-                new[i] = b.astype(np.asarray(x).dtype) if a.shape else \
-                    np.asarray(x).dtype.type(b[()])
+                new[i] = b.astype(dt) if a.shape else dt.type(b[()])
                 return float(np.asarray(fun(*tree_unflatten(tree, new))))
 
             g[idx] = (shifted(eps) - shifted(-eps)) / (2 * eps)

@@ -44,10 +44,10 @@ class JaxprBuilder:
 
     def build(self, in_tracers: Sequence[StagingTracer],
               out_tracers: Sequence[StagingTracer]) -> tuple[Jaxpr, list[Any]]:
-        constvars = tuple(t.var for t, _ in self.consts.values())
+        constvars = tuple(t.atom for t, _ in self.consts.values())
         consts = [v for _, v in self.consts.values()]
-        jaxpr = Jaxpr(constvars, tuple(t.var for t in in_tracers), tuple(self.eqns),
-                      tuple(t.var for t in out_tracers))
+        jaxpr = Jaxpr(constvars, tuple(t.atom for t in in_tracers), tuple(self.eqns),
+                      tuple(t.atom for t in out_tracers))
         if enable_checks:
             typecheck_jaxpr(jaxpr)
         return jaxpr, consts
@@ -73,23 +73,23 @@ class JaxprBuilder:
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "var")
+    __slots__ = ("_aval", "atom")
 
     def __init__(self, trace: StagingTrace, aval: ShapedArray, var: Var | Literal) -> None:
         self._trace = trace
         self._aval = aval
-        self.var = var
+        self.atom = var
 
     @property
     def aval(self) -> ShapedArray:
         return self._aval
 
     def to_concrete_value(self, why: str = "a concrete value") -> np.ndarray:
-        if isinstance(self.var, Literal):
-            return np.asarray(self.var.val)
+        if isinstance(self.atom, Literal):
+            return np.asarray(self.atom.val)
         trace = self._trace
         assert isinstance(trace, StagingTrace)
-        deps = trace.builder.dependencies(self.var)  # type: ignore[arg-type]
+        deps = trace.builder.dependencies(self.atom)  # type: ignore[arg-type]
         dep_txt = (
             f" It depends on argument{'s' if len(deps) > 1 else ''} "
             + ", ".join(f"`{d}`" for d in deps) + "."
@@ -154,14 +154,14 @@ class StagingTrace(Trace):
                                    "abstract_eval_rules", "functrace/lax")
         avals = [t._aval for t in tracers]
         out = rule(*avals, **params)
-        inputs = tuple(t.var for t in tracers)
+        inputs = tuple(t.atom for t in tracers)
         if primitive.multiple_results:
             outs = [StagingTracer(self, a, Var(a)) for a in out]
             self.builder.eqns.append(
-                JaxprEqn(primitive, inputs, params, tuple(t.var for t in outs)))  # type: ignore
+                JaxprEqn(primitive, inputs, params, tuple(t.atom for t in outs)))  # type: ignore
             return outs
         tracer = StagingTracer(self, out, Var(out))
-        self.builder.eqns.append(JaxprEqn(primitive, inputs, params, (tracer.var,)))  # type: ignore
+        self.builder.eqns.append(JaxprEqn(primitive, inputs, params, (tracer.atom,)))  # type: ignore
         return tracer
 
 

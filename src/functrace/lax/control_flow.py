@@ -81,7 +81,9 @@ def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
     for eqn in jaxpr.eqns:
         if any(isinstance(x, Var) and x in live for x in eqn.inputs):
             live.update(eqn.out_binders)
-    return [isinstance(v, Var) and v in live for v in jaxpr.outvars]
+    # integer and boolean values never carry a (nonzero) tangent
+    return [isinstance(v, Var) and v in live and v.aval.dtype.kind in "fc"
+            for v in jaxpr.outvars]
 
 
 def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:

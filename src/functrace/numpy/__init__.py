@@ -32,3 +32,5 @@ complex64, complex128 = _np.complex64, _np.complex128
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
 ndarray = _np.ndarray
+
+from functrace.numpy import linalg  # noqa: E402,F401

@@ -173,7 +173,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     if _plain([start, stop]):
-        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,  # type: ignore
+                           dtype=dtype, axis=axis)
     num = concrete_int("linspace", num, "num") if isinstance(num, Tracer) else int(num)
     if num < 0:
         raise ValueError(f"linspace: expected a non-negative num, got {num}.")

@@ -145,7 +145,7 @@ def matmul(a: Any, b: Any, /) -> Any:
     return _finish(out, is_bool)
 
 
-def dot(a: Any, b: Any, out: None = None) -> Any:
+def dot(a: Any, b: Any, out: Any = None) -> Any:
     """NumPy's ``dot``: a sum over the last axis of ``a`` and the second-to-last of ``b``
     (its only axis if 1-d); a product if either is 0-d.
 
@@ -194,7 +194,7 @@ def vdot(a: Any, b: Any, /) -> Any:
     return _finish(_dot(ls.reshape(a, (na,)), ls.reshape(b, (nb,)), ((0,), (0,))), is_bool)
 
 
-def outer(a: Any, b: Any, out: None = None) -> Any:
+def outer(a: Any, b: Any, out: Any = None) -> Any:
     """``a.ravel()[:, None] * b.ravel()[None, :]``.
 
     >>> import functrace.numpy as fnp
@@ -362,7 +362,7 @@ def _label_sizes(subscripts: str, ins: list[list[Label]], shapes: list[tuple[int
     return sizes
 
 
-def einsum(subscripts: Any, *operands: Any, out: None = None, dtype: Any = None,
+def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
            optimize: Any = False, **kwargs: Any) -> Any:
     """Einstein summation: ``einsum('ij,jk->ik', a, b)`` is ``a @ b``.
 

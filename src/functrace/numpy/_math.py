@@ -298,8 +298,10 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     derivative is zero.
 
     >>> import functrace.numpy as fnp
-    >>> fnp.round([0.5, 1.5, 2.675], 2)
-    array([0.5 , 1.5 , 2.67])
+    >>> fnp.round([0.5, 1.5, 2.5])
+    array([0., 2., 2.])
+    >>> fnp.round(1.2345, 2)
+    np.float64(1.23)
     """
     if not is_traced(a):
         return np.round(a, decimals, out)
@@ -313,7 +315,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
         if decimals >= 0:
             return x
         scale = 10.0 ** -decimals
-        y = lx.round(lx.div(cast(x, np.dtype(np.float64)), lx.full_like(x, scale, np.float64)), 1)
+        xf = cast(x, np.dtype(np.float64))
+        y = lx.round(lx.div(xf, lx.full_like(xf, scale)), 1)
         return cast(lx.mul(y, lx.full_like(y, scale)), dt)
     if decimals == 0:
         return lx.round(x, 1)

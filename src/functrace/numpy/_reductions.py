@@ -132,7 +132,7 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
 # ---------------------------------------------------------------------------
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,  # noqa: A001
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
         keepdims: bool = False, initial: Any = None) -> Any:
     """Sum over ``axis`` (NumPy semantics, including the result dtype).
 
@@ -143,7 +143,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,  # noqa: 
     if _plain(a):
         if initial is None:
             if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
-                return a.sum(axis, dtype, out, keepdims)
+                return a.sum(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
             return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial)
     _no_out("sum", out)
@@ -155,7 +155,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,  # noqa: 
     return _finish(r, aval.shape, axes, keepdims)
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, initial: Any = None) -> Any:
     """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
 
@@ -166,7 +166,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     if _plain(a):
         if initial is None:
             if type(a) is np.ndarray:
-                return a.prod(axis, dtype, out, keepdims)
+                return a.prod(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
             return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial)
     _no_out("prod", out)
@@ -185,7 +185,7 @@ def _mean_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ..
     return lx.div(s, _full_as(_count(aval.shape, axes), s))
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False) -> Any:
     """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy).
 
@@ -195,7 +195,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     """
     if _plain(a):
         if type(a) is np.ndarray:
-            return a.mean(axis, dtype, out, keepdims)
+            return a.mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
     _no_out("mean", out)
     a, aval, axes = _prepare("mean", a, axis)
@@ -212,7 +212,7 @@ def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
     return correction
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: Any = 0,
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
         keepdims: bool = False, *, correction: Any = None) -> Any:
     """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
 
@@ -223,7 +223,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: Any
     if _plain(a):
         if correction is None:
             if type(a) is np.ndarray:
-                return a.var(axis, dtype, out, ddof, keepdims)
+                return a.var(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
             return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
         return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                       correction=correction)
@@ -246,7 +246,7 @@ def _var_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...
     return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: Any = 0,
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
         keepdims: bool = False, *, correction: Any = None) -> Any:
     """Standard deviation ``sqrt(var(a, axis, ddof=ddof))`` (NumPy semantics).
 
@@ -259,7 +259,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: Any
     if _plain(a):
         if correction is None:
             if type(a) is np.ndarray:
-                return a.std(axis, dtype, out, ddof, keepdims)
+                return a.std(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
             return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
         return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                       correction=correction)
@@ -288,7 +288,7 @@ def _extremum(fname: str, reduce: Any, combine: Any, a: Any, axis: Any,
     return _finish(r, aval.shape, axes, keepdims)
 
 
-def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
         initial: Any = None) -> Any:
     """Maximum over ``axis`` (NaN propagates, as in NumPy).
 
@@ -301,14 +301,14 @@ def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # n
     if _plain(a):
         if initial is None:
             if type(a) is np.ndarray:
-                return a.max(axis, out, keepdims)
+                return a.max(axis=axis, out=out, keepdims=keepdims)
             return np.max(a, axis=axis, out=out, keepdims=keepdims)
         return np.max(a, axis=axis, out=out, keepdims=keepdims, initial=initial)
     _no_out("max", out)
     return _extremum("max", lr.reduce_max, lx.max, a, axis, keepdims, initial)
 
 
-def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
         initial: Any = None) -> Any:
     """Minimum over ``axis`` (NaN propagates, as in NumPy).
 
@@ -321,7 +321,7 @@ def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # n
     if _plain(a):
         if initial is None:
             if type(a) is np.ndarray:
-                return a.min(axis, out, keepdims)
+                return a.min(axis=axis, out=out, keepdims=keepdims)
             return np.min(a, axis=axis, out=out, keepdims=keepdims)
         return np.min(a, axis=axis, out=out, keepdims=keepdims, initial=initial)
     _no_out("min", out)
@@ -340,6 +340,7 @@ amin = min
 def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> Any:
     a = asarray_or_tracer(a, fname)
     aval = core.get_aval(a)
+    in_shape: tuple[int, ...]
     if axis is None:
         flat = ls.reshape(a, (aval.size,))
         ax, in_shape = 0, (aval.size,)
@@ -356,7 +357,7 @@ def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> A
     return ls.reshape(r, keepdims_shape(aval.shape, (ax,)))
 
 
-def argmax(a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
+def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     """Index of the maximum along ``axis`` (of the flattened array if None); first at ties.
 
     >>> import functrace.numpy as fnp
@@ -371,7 +372,7 @@ def argmax(a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False
     return _arg_extremum("argmax", lr.argmax, a, axis, keepdims)
 
 
-def argmin(a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
+def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     """Index of the minimum along ``axis`` (of the flattened array if None); first at ties.
 
     >>> import functrace.numpy as fnp
@@ -395,7 +396,7 @@ def _truth(a: Any) -> Any:
     return a if core.get_aval(a).dtype == np.bool_ else lx.ne(a, lx.zeros_like(a))
 
 
-def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     """Whether any element along ``axis`` is true (non-zero; NaN counts as true).
 
     >>> import functrace.numpy as fnp
@@ -411,7 +412,7 @@ def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
     return _finish(lr.reduce_max(_truth(a), axes), aval.shape, axes, keepdims)
 
 
-def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     """Whether every element along ``axis`` is true (non-zero; empty gives True).
 
     >>> import functrace.numpy as fnp
@@ -518,7 +519,7 @@ def _cumulative(fname: str, prim: Any, a: Any, axis: Any, dtype: Any) -> Any:
     return prim(cast(a, dt, aval.weak_type), ax)
 
 
-def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Inclusive cumulative sum along ``axis`` (of the flattened array if None).
 
     >>> import functrace.numpy as fnp
@@ -533,7 +534,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any
     return _cumulative("cumsum", lr.cumsum, a, axis, dtype)
 
 
-def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Inclusive cumulative product along ``axis`` (of the flattened array if None).
 
     >>> import functrace.numpy as fnp
@@ -559,7 +560,7 @@ def _zero_nans(a: Any) -> tuple[Any, Any]:
     return lx.select_n(ok, lx.zeros_like(a), a), ok
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
            keepdims: bool = False) -> Any:
     """``sum`` that treats NaNs as zero.
 
@@ -576,7 +577,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """``mean`` over the non-NaN elements (NaN where there are none, as in NumPy).
 

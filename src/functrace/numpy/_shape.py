@@ -152,7 +152,7 @@ def reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
     return ls.reshape(a, shape)
 
 
-def ravel(a: Any, order: str = "C") -> Any:
+def ravel(a: Any, order: Any = "C") -> Any:
     """The elements of ``a`` as a 1-d array (row-major).
 
     >>> import functrace.numpy as fnp
@@ -164,7 +164,7 @@ def ravel(a: Any, order: str = "C") -> Any:
     return reshape(a, (-1,), order=order)
 
 
-def flatten(a: Any, order: str = "C") -> Any:
+def flatten(a: Any, order: Any = "C") -> Any:
     """``x.flatten()``: a 1-d copy (the same as ``ravel`` for immutable arrays)."""
     if _plain(a):
         return np.asarray(a).flatten(order=order)
@@ -394,8 +394,8 @@ def _join_dtype(avals: Sequence[core.ShapedArray], dtype: Any) -> tuple[np.dtype
     return dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
 
 
-def concatenate(arrays: Sequence[Any], axis: Any = 0, out: None = None, dtype: Any = None,
-                casting: str = "same_kind") -> Any:
+def concatenate(arrays: Sequence[Any], axis: Any = 0, out: Any = None, dtype: Any = None,
+                casting: Any = "same_kind") -> Any:
     """Join arrays along an existing ``axis`` (flattened first if ``axis`` is None).
 
     >>> import functrace.numpy as fnp
@@ -431,7 +431,7 @@ def concatenate(arrays: Sequence[Any], axis: Any = 0, out: None = None, dtype: A
     return xs[0] if len(xs) == 1 else ls.concatenate(xs, ax)
 
 
-def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = None) -> Any:
     """Join equally shaped arrays along a new ``axis``.
 
     >>> import functrace.numpy as fnp

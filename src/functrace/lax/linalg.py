@@ -1,0 +1,574 @@
+"""Linear-algebra primitives: cholesky, triangular_solve, solve, eigh, svd, qr, det, slogdet.
+
+Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
+(NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
+are plain NumPy calls and the batching rules only move the vmapped axis to the
+front). Operands are float32 or float64; float32 in gives float32 out. Each
+primitive is one block: NumPy impl, abstract eval (eager calls run it too, so
+they raise the same errors), JVP written with lax operations (so derivatives of
+any order work), transpose for the primitives linear in an operand, batching.
+
+Decisions (JAX's semantics unless noted):
+
+* ``cholesky`` and ``eigh`` read only one triangle of ``a`` (the lower one for
+  cholesky; ``lower`` chooses for eigh), exactly as LAPACK and NumPy do. Their
+  JVPs differentiate that function: the tangent is mirrored from the same
+  triangle. ``functrace.numpy.linalg`` symmetrizes its input first (JAX's
+  ``symmetrize_input=True``), which makes gradients symmetric.
+* ``triangular_solve(a, b, lower, transpose_a)`` solves ``op(a) x = b`` (left side)
+  with ``op(a) = a`` or ``a.T``, reading only the chosen triangle of ``a``.
+* ``solve`` and ``triangular_solve`` take ``b`` of shape ``(..., n, k)`` with the
+  same leading axes as ``a``; both are linear in ``b`` (transpose: a solve with
+  ``a.T``), so reverse mode is linearize + transpose.
+* ``eigh`` (``eigvals_only``) and ``svd`` (``compute_uv``) have a values-only
+  variant whose JVP needs no eigenvector/singular-vector derivative, so it stays
+  finite at repeated eigenvalues/singular values. The vector derivatives assume
+  distinct eigenvalues (eigh) and distinct non-zero singular values (svd); they
+  are infinite otherwise, as in every autodiff system.
+* ``svd`` is the reduced ("economy") decomposition: ``u (..., m, k)``,
+  ``s (..., k)``, ``vt (..., k, n)`` with ``k = min(m, n)``; ``qr`` is reduced too
+  (``q (..., m, k)``, ``r (..., k, n)``); its JVP assumes the leading ``k x k``
+  block of ``a`` is non-singular.
+* ``det``/``slogdet``: ``d det = det tr(a^-1 da)``, ``d logabsdet = tr(a^-1 da)``,
+  the sign has derivative zero. Both are singular (infinite/NaN) at singular ``a``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray
+from functrace.interpreters import ad, batching
+from functrace.interpreters.ad import Zero
+from functrace.lax._util import check_same_dtypes, register
+from functrace.lax.elementwise import add, div, mul, neg, sub
+from functrace.lax.reductions import reduce_sum
+from functrace.lax.shapes import broadcast_in_dim, concatenate, dot_general, slice, transpose
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+# ---------------------------------------------------------------------------
+# Shared checks and helpers (all traceable: lax operations only)
+# ---------------------------------------------------------------------------
+
+
+def _check_float(name: str, aval: ShapedArray) -> None:
+    if aval.dtype not in _FLOATS:
+        raise TypeError(
+            f"{name}: expected a float32 or float64 operand, got {aval.dtype.name}. Cast it "
+            f"with lax.convert_element_type (functrace.numpy.linalg casts integers to float64)."
+        )
+
+
+def _check_matrix(name: str, aval: ShapedArray) -> None:
+    if aval.ndim < 2:
+        raise ValueError(
+            f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got "
+            f"shape {aval.shape}. Reshape a vector to (n, 1) or (1, n)."
+        )
+    _check_float(name, aval)
+
+
+def _check_square(name: str, aval: ShapedArray) -> None:
+    _check_matrix(name, aval)
+    if aval.shape[-1] != aval.shape[-2]:
+        raise ValueError(
+            f"{name}: expected square matrices (shape (..., n, n)), got shape {aval.shape}. "
+            f"The last two dimensions must be equal; use svd/pinv/qr for rectangular ones."
+        )
+
+
+def _check_rhs(name: str, a: ShapedArray, b: ShapedArray) -> None:
+    _check_square(name, a)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
+        raise ValueError(
+            f"{name}: expected b of shape (..., {a.shape[-1]}, k) with the leading dimensions "
+            f"of a, got shapes {a.shape} (a) and {b.shape} (b). functrace.lax does not "
+            f"broadcast: use functrace.numpy.linalg.solve, or broadcast_in_dim first."
+        )
+    check_same_dtypes(name, a, b)
+
+
+def _register_checked(p: Primitive, impl: Callable[..., Any],
+                      abstract_eval: Callable[..., Any]) -> Primitive:
+    """Register ``impl`` behind a call of ``abstract_eval`` (eager calls get its errors)."""
+
+    def checked(*args: Any, **params: Any) -> Any:
+        abstract_eval(*[core.get_aval(a) for a in args], **params)
+        return impl(*[np.asarray(a) for a in args], **params)
+
+    return register(p, checked, abstract_eval)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return core.get_aval(x).shape
+
+
+def _mT(x: Any) -> Any:
+    """Swap the last two axes."""
+    nd = len(_shape(x))
+    return transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def _mm(a: Any, b: Any) -> Any:
+    """Matrix product of two stacks with equal leading dimensions."""
+    nd = len(_shape(a))
+    batch = tuple(range(nd - 2))
+    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _const(like: Any, value: np.ndarray) -> Any:
+    """The matrix constant ``value`` (dtype of ``like``) broadcast over ``like``'s leading axes."""
+    shape = _shape(like)
+    value = np.asarray(value, dtype=core.get_aval(like).dtype)
+    lead = shape[:len(shape) - value.ndim]
+    nd = len(lead) + value.ndim
+    return broadcast_in_dim(value, lead + value.shape, tuple(range(len(lead), nd)))
+
+
+def _masked(x: Any, mask: np.ndarray) -> Any:
+    return mul(x, _const(x, mask))
+
+
+def _tril(x: Any, k: int = 0) -> Any:
+    m, n = _shape(x)[-2:]
+    return _masked(x, np.tril(np.ones((m, n)), k))
+
+
+def _triu(x: Any, k: int = 0) -> Any:
+    m, n = _shape(x)[-2:]
+    return _masked(x, np.triu(np.ones((m, n)), k))
+
+
+def _sym_from_tri(x: Any, lower: bool) -> Any:
+    """The symmetric matrix whose ``lower`` (or upper) triangle is that of ``x``."""
+    if lower:
+        return add(_tril(x), _mT(_tril(x, -1)))
+    return add(_triu(x), _mT(_triu(x, 1)))
+
+
+def _diag(x: Any) -> Any:
+    """The diagonals ``(..., n)`` of square matrices ``(..., n, n)``."""
+    n = _shape(x)[-1]
+    return reduce_sum(_masked(x, np.eye(n)), (len(_shape(x)) - 1,))
+
+
+def _trace(x: Any) -> Any:
+    return reduce_sum(_diag(x), (len(_shape(x)) - 2,))
+
+
+def _cols_of(v: Any, shape: tuple[int, ...]) -> Any:
+    """``v[..., None, :]`` broadcast to ``shape``: entry (i, j) is v[j]."""
+    nd = len(shape)
+    return broadcast_in_dim(v, shape, (*range(nd - 2), nd - 1))
+
+
+def _rows_of(v: Any, shape: tuple[int, ...]) -> Any:
+    """``v[..., :, None]`` broadcast to ``shape``: entry (i, j) is v[i]."""
+    nd = len(shape)
+    return broadcast_in_dim(v, shape, tuple(range(nd - 1)))
+
+
+def _inverse_gaps(v: Any, square: bool = False) -> Any:
+    """``F[i, j] = 1 / (v_j - v_i)`` off the diagonal, 0 on it (of ``v**2`` if ``square``)."""
+    if square:
+        v = mul(v, v)
+    n = _shape(v)[-1]
+    shape = _shape(v) + (n,)
+    gaps = sub(_cols_of(v, shape), _rows_of(v, shape))
+    eye = np.eye(n)
+    return div(_const(gaps, 1 - eye), add(gaps, _const(gaps, eye)))
+
+
+def _cols(x: Any, start: int, stop: int) -> Any:
+    shape = _shape(x)
+    return slice(x, (0,) * len(shape), (*shape[:-1], stop)) if start == 0 else \
+        slice(x, (0,) * (len(shape) - 1) + (start,), shape)
+
+
+def _batch_unary(p: Primitive) -> Callable[..., Any]:
+    # The operand is already a stack: the vmapped axis just becomes one more leading axis.
+    def rule(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> Any:
+        x = batching.moveaxis(vals[0], bdims[0], 0)
+        out = p.bind(x, **params)
+        return (out, [0] * len(out)) if p.multiple_results else (out, 0)
+
+    return rule
+
+
+def _batch_binary(p: Primitive) -> Callable[..., Any]:
+    # Both operands get the vmapped axis in front (an unbatched one is broadcast).
+    def rule(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> Any:
+        size = batching.batch_size(vals, bdims)
+        a, b = (batching.bdim_at(v, d, size, 0) for v, d in zip(vals, bdims))
+        return p.bind(a, b, **params), 0
+
+    return rule
+
+
+# ---------------------------------------------------------------------------
+# triangular_solve: op(a) x = b, op(a) = a or a^T, reading one triangle of a
+# ---------------------------------------------------------------------------
+
+
+def _triangular_solve_abstract(a: ShapedArray, b: ShapedArray, *, lower: bool,
+                               transpose_a: bool) -> ShapedArray:
+    _check_rhs("triangular_solve", a, b)
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _triangular_solve_impl(a: np.ndarray, b: np.ndarray, *, lower: bool,
+                           transpose_a: bool) -> np.ndarray:
+    t = np.tril(a) if lower else np.triu(a)
+    if transpose_a:
+        t = np.swapaxes(t, -1, -2)
+    return np.linalg.solve(t, b)
+
+
+triangular_solve_p = _register_checked(Primitive("triangular_solve"), _triangular_solve_impl,
+                                       _triangular_solve_abstract)
+
+
+def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = False) -> Any:
+    """Solve ``op(a) @ x = b`` for ``x`` where ``op(a)`` is ``a`` or ``a.T`` and only the
+    ``lower`` (or upper) triangle of ``a`` is read. ``b`` has shape ``(..., n, k)``."""
+    return triangular_solve_p.bind(a, b, lower=bool(lower), transpose_a=bool(transpose_a))
+
+
+def _triangular_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool,
+                          transpose_a: bool) -> tuple[Any, Any]:
+    # x = op(A)^-1 b: dx = op(A)^-1 (db - op(dA) x), dA restricted to the triangle read.
+    a, b = primals
+    ga, gb = tangents
+    x = triangular_solve(a, b, lower, transpose_a)
+    rhs: Any = Zero.from_primal(x) if type(gb) is Zero else gb
+    if type(ga) is not Zero:
+        ga = _tril(ga) if lower else _triu(ga)
+        rhs = ad.add_tangents(rhs, neg(_mm(_mT(ga) if transpose_a else ga, x)))
+    return x, triangular_solve(a, rhs, lower, transpose_a)
+
+
+def _triangular_solve_transpose(ct: Any, a: Any, b: Any, *, lower: bool,
+                                transpose_a: bool) -> list[Any]:
+    # linear in b: b -> op(A)^-1 b transposes to ct -> op(A)^-T ct
+    if ad.is_undefined_primal(a):
+        raise ValueError("triangular_solve transpose: expected a known matrix a, got a linear "
+                         "one (the map is linear in b only).")
+    return [None, triangular_solve(a, ct, lower, not transpose_a)]
+
+
+ad.jvp_rules[triangular_solve_p] = _triangular_solve_jvp
+ad.transpose_rules[triangular_solve_p] = _triangular_solve_transpose
+ad.linear_primitives.add(triangular_solve_p)
+batching.batching_rules[triangular_solve_p] = _batch_binary(triangular_solve_p)
+
+# ---------------------------------------------------------------------------
+# solve: a x = b (LU with partial pivoting, NumPy's gesv)
+# ---------------------------------------------------------------------------
+
+
+def _solve_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
+    _check_rhs("solve", a, b)
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _solve_impl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.linalg.solve(a, b)
+
+
+solve_p = _register_checked(Primitive("solve"), _solve_impl, _solve_abstract)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """Solve ``a @ x = b`` for square ``a (..., n, n)`` and ``b (..., n, k)``."""
+    return solve_p.bind(a, b)
+
+
+def _solve_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    # x = A^-1 b: dx = A^-1 (db - dA x)
+    a, b = primals
+    ga, gb = tangents
+    x = solve(a, b)
+    rhs: Any = Zero.from_primal(x) if type(gb) is Zero else gb
+    if type(ga) is not Zero:
+        rhs = ad.add_tangents(rhs, neg(_mm(ga, x)))
+    return x, solve(a, rhs)
+
+
+def _solve_transpose(ct: Any, a: Any, b: Any) -> list[Any]:
+    # linear in b: b -> A^-1 b transposes to ct -> A^-T ct
+    if ad.is_undefined_primal(a):
+        raise ValueError("solve transpose: expected a known matrix a, got a linear one (the "
+                         "map is linear in b only).")
+    return [None, solve(_mT(a), ct)]
+
+
+ad.jvp_rules[solve_p] = _solve_jvp
+ad.transpose_rules[solve_p] = _solve_transpose
+ad.linear_primitives.add(solve_p)
+batching.batching_rules[solve_p] = _batch_binary(solve_p)
+
+# ---------------------------------------------------------------------------
+# cholesky: a = L L^T, L lower triangular (reads the lower triangle of a)
+# ---------------------------------------------------------------------------
+
+
+def _cholesky_abstract(a: ShapedArray) -> ShapedArray:
+    _check_square("cholesky", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _cholesky_impl(a: np.ndarray) -> np.ndarray:
+    return np.linalg.cholesky(a)
+
+
+cholesky_p = _register_checked(Primitive("cholesky"), _cholesky_impl, _cholesky_abstract)
+
+
+def cholesky(a: Any) -> Any:
+    """The lower Cholesky factor ``L`` of ``a = L @ L.T`` (only the lower triangle of
+    ``a`` is read)."""
+    return cholesky_p.bind(a)
+
+
+def _cholesky_jvp(g: Any, L: Any, a: Any) -> Any:
+    # dA = dL L^T + L dL^T  =>  dL = L Phi(L^-1 dA L^-T), Phi: strict lower part + half diagonal
+    g = _sym_from_tri(g, lower=True)
+    left = triangular_solve(L, g, lower=True)  # L^-1 dA
+    x = triangular_solve(L, _mT(left), lower=True)  # L^-1 dA L^-T (dA symmetric)
+    n = _shape(a)[-1]
+    return _mm(L, _masked(x, np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)))
+
+
+ad.defjvp2(cholesky_p, _cholesky_jvp)
+batching.batching_rules[cholesky_p] = _batch_unary(cholesky_p)
+
+# ---------------------------------------------------------------------------
+# eigh: a = V diag(w) V^T, w ascending (reads the lower or upper triangle of a)
+# ---------------------------------------------------------------------------
+
+
+def _eigh_abstract(a: ShapedArray, *, lower: bool, eigvals_only: bool) -> list[ShapedArray]:
+    _check_square("eigh", a)
+    w = ShapedArray(a.shape[:-1], a.dtype)
+    return [w] if eigvals_only else [w, ShapedArray(a.shape, a.dtype)]
+
+
+def _eigh_impl(a: np.ndarray, *, lower: bool, eigvals_only: bool) -> list[np.ndarray]:
+    uplo = "L" if lower else "U"
+    if eigvals_only:
+        return [np.linalg.eigvalsh(a, UPLO=uplo)]
+    w, v = np.linalg.eigh(a, UPLO=uplo)
+    return [w, v]
+
+
+eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl,
+                           _eigh_abstract)
+
+
+def eigh(a: Any, lower: bool = True, eigvals_only: bool = False) -> Any:
+    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of symmetric ``a``,
+    reading its ``lower`` (or upper) triangle. Returns ``[w, v]``, or ``[w]`` with
+    ``eigvals_only``."""
+    return eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
+
+
+def _eigh_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool,
+              eigvals_only: bool) -> tuple[list[Any], list[Any]]:
+    # M = V^T dA V: dw = diag(M); dV = V (F o M), F_ij = 1 / (w_j - w_i) off the diagonal.
+    (a,), (g,) = primals, tangents
+    w, v = eigh(a, lower, eigvals_only=False)
+    outs = [w] if eigvals_only else [w, v]
+    if type(g) is Zero:
+        return outs, [Zero.from_primal(o) for o in outs]
+    m = _mm(_mT(v), _mm(_sym_from_tri(g, lower), v))
+    dw = _diag(m)
+    if eigvals_only:
+        return outs, [dw]
+    return outs, [dw, _mm(v, mul(_inverse_gaps(w), m))]
+
+
+ad.jvp_rules[eigh_p] = _eigh_jvp
+batching.batching_rules[eigh_p] = _batch_unary(eigh_p)
+
+# ---------------------------------------------------------------------------
+# svd (reduced): a = U diag(s) Vt, s descending
+# ---------------------------------------------------------------------------
+
+
+def _svd_abstract(a: ShapedArray, *, compute_uv: bool) -> list[ShapedArray]:
+    _check_matrix("svd", a)
+    *lead, m, n = a.shape
+    k = min(m, n)
+    s = ShapedArray((*lead, k), a.dtype)
+    if not compute_uv:
+        return [s]
+    return [ShapedArray((*lead, m, k), a.dtype), s, ShapedArray((*lead, k, n), a.dtype)]
+
+
+def _svd_impl(a: np.ndarray, *, compute_uv: bool) -> list[np.ndarray]:
+    if not compute_uv:
+        return [np.linalg.svd(a, compute_uv=False)]
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return [u, s, vt]
+
+
+svd_p = _register_checked(Primitive("svd", multiple_results=True), _svd_impl, _svd_abstract)
+
+
+def svd(a: Any, compute_uv: bool = True) -> Any:
+    """Reduced SVD of ``a (..., m, n)``: ``[u, s, vt]`` with ``k = min(m, n)`` singular
+    values (descending), or ``[s]`` without ``compute_uv``."""
+    return svd_p.bind(a, compute_uv=bool(compute_uv))
+
+
+def _svd_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+             compute_uv: bool) -> tuple[list[Any], list[Any]]:
+    # dP = U^T dA V, ds = diag(dP), F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
+    # dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1
+    # dV = V (F o (S dP + dP^T S)) + (I - V V^T) dA^T U S^-1
+    (a,), (g,) = primals, tangents
+    u, s, vt = svd(a, compute_uv=True)
+    outs = [u, s, vt] if compute_uv else [s]
+    if type(g) is Zero:
+        return outs, [Zero.from_primal(o) for o in outs]
+    v = _mT(vt)
+    gv = _mm(g, v)
+    dp = _mm(_mT(u), gv)
+    ds = _diag(dp)
+    if not compute_uv:
+        return outs, [ds]
+    k_shape = _shape(dp)
+    s_cols, s_rows = _cols_of(s, k_shape), _rows_of(s, k_shape)
+    f = _inverse_gaps(s, square=True)
+    dpt = _mT(dp)
+    du = _mm(u, mul(f, add(mul(dp, s_cols), mul(s_rows, dpt))))
+    du = add(du, div(sub(gv, _mm(u, dp)), _cols_of(s, _shape(gv))))
+    gtu = _mm(_mT(g), u)
+    dv = _mm(v, mul(f, add(mul(s_rows, dp), mul(dpt, s_cols))))
+    dv = add(dv, div(sub(gtu, _mm(v, dpt)), _cols_of(s, _shape(gtu))))
+    return outs, [du, ds, _mT(dv)]
+
+
+ad.jvp_rules[svd_p] = _svd_jvp
+batching.batching_rules[svd_p] = _batch_unary(svd_p)
+
+# ---------------------------------------------------------------------------
+# qr (reduced): a = Q R, Q (..., m, k) orthonormal columns, R (..., k, n) upper
+# ---------------------------------------------------------------------------
+
+
+def _qr_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_matrix("qr", a)
+    *lead, m, n = a.shape
+    k = min(m, n)
+    return [ShapedArray((*lead, m, k), a.dtype), ShapedArray((*lead, k, n), a.dtype)]
+
+
+def _qr_impl(a: np.ndarray) -> list[np.ndarray]:
+    q, r = np.linalg.qr(a, mode="reduced")
+    return [q, r]
+
+
+qr_p = _register_checked(Primitive("qr", multiple_results=True), _qr_impl, _qr_abstract)
+
+
+def qr(a: Any) -> Any:
+    """Reduced QR decomposition ``[q, r]`` of ``a (..., m, n)`` (Householder, as NumPy)."""
+    return qr_p.bind(a)
+
+
+def _qr_jvp_tall(q: Any, r: Any, g: Any) -> tuple[Any, Any]:
+    # m >= n. Z = dA R^-1, C = Q^T Z, Omega = Q^T dQ (skew) = tril(C, -1) - tril(C, -1)^T;
+    # dR = (C - Omega) R (upper triangular), dQ = Q (Omega - C) + Z.
+    z = _mT(triangular_solve(r, _mT(g), lower=False, transpose_a=True))
+    c = _mm(_mT(q), z)
+    low = _tril(c, -1)
+    omega = sub(low, _mT(low))
+    return add(_mm(q, sub(omega, c)), z), _mm(sub(c, omega), r)
+
+
+def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    (a,), (g,) = primals, tangents
+    q, r = qr(a)
+    if type(g) is Zero:
+        return [q, r], [Zero.from_primal(q), Zero.from_primal(r)]
+    m, n = _shape(a)[-2:]
+    if m >= n:
+        return [q, r], list(_qr_jvp_tall(q, r, g))
+    # Wide: a = [X | Y] with X square; Q R_X = X and R = [R_X | Q^T Y].
+    dq, dr_x = _qr_jvp_tall(q, _cols(r, 0, m), _cols(g, 0, m))
+    dr_y = add(_mm(_mT(dq), _cols(a, m, n)), _mm(_mT(q), _cols(g, m, n)))
+    return [q, r], [dq, concatenate([dr_x, dr_y], len(_shape(a)) - 1)]
+
+
+ad.jvp_rules[qr_p] = _qr_jvp
+batching.batching_rules[qr_p] = _batch_unary(qr_p)
+
+# ---------------------------------------------------------------------------
+# det and slogdet
+# ---------------------------------------------------------------------------
+
+
+def _det_abstract(a: ShapedArray) -> ShapedArray:
+    _check_square("det", a)
+    return ShapedArray(a.shape[:-2], a.dtype)
+
+
+def _det_impl(a: np.ndarray) -> Any:
+    return np.linalg.det(a)
+
+
+det_p = _register_checked(Primitive("det"), _det_impl, _det_abstract)
+
+
+def det(a: Any) -> Any:
+    """Determinant of square ``a (..., n, n)``."""
+    return det_p.bind(a)
+
+
+# d det = det tr(A^-1 dA)
+ad.defjvp2(det_p, lambda g, ans, a: mul(ans, _trace(solve(a, g))))
+batching.batching_rules[det_p] = _batch_unary(det_p)
+
+
+def _slogdet_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_square("slogdet", a)
+    out = ShapedArray(a.shape[:-2], a.dtype)
+    return [out, out]
+
+
+def _slogdet_impl(a: np.ndarray) -> list[Any]:
+    sign, logabsdet = np.linalg.slogdet(a)
+    return [sign, logabsdet]
+
+
+slogdet_p = _register_checked(Primitive("slogdet", multiple_results=True), _slogdet_impl,
+                              _slogdet_abstract)
+
+
+def slogdet(a: Any) -> Any:
+    """``[sign, log|det a|]`` of square ``a (..., n, n)``."""
+    return slogdet_p.bind(a)
+
+
+def _slogdet_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    # d sign = 0, d log|det A| = tr(A^-1 dA)
+    (a,), (g,) = primals, tangents
+    sign, logabsdet = slogdet(a)
+    t: Any = Zero.from_primal(logabsdet) if type(g) is Zero else _trace(solve(a, g))
+    return [sign, logabsdet], [Zero.from_primal(sign), t]
+
+
+ad.jvp_rules[slogdet_p] = _slogdet_jvp
+batching.batching_rules[slogdet_p] = _batch_unary(slogdet_p)
+
+
+__all__ = [
+    "cholesky", "cholesky_p", "det", "det_p", "eigh", "eigh_p", "qr", "qr_p", "slogdet",
+    "slogdet_p", "solve", "solve_p", "svd", "svd_p", "triangular_solve", "triangular_solve_p",
+]

@@ -1,0 +1,624 @@
+"""functrace.numpy.linalg: NumPy's ``numpy.linalg`` on arrays and tracers alike.
+
+Plain NumPy inputs call NumPy (same values, dtypes and result types). Traced
+inputs are cast like NumPy does (integers and bools to float64; float32 stays
+float32) and go through the primitives of ``functrace.lax.linalg``, so every
+function here differentiates (forward and reverse, any order), batches and jits.
+Stacks of matrices ``(..., m, n)`` work everywhere, as in NumPy.
+
+Decisions (JAX's where NumPy has no gradient convention):
+
+* ``cholesky``, ``eigh`` and ``eigvalsh`` symmetrize traced inputs,
+  ``(a + a.T) / 2`` (JAX's ``symmetrize_input=True``), so gradients with respect to
+  ``a`` are symmetric matrices (HIPS autograd's convention too). Values equal
+  NumPy's for symmetric inputs (NumPy reads one triangle); pass
+  ``symmetrize_input=False`` to read the ``UPLO`` triangle exactly as NumPy does.
+* ``svd`` on traced inputs computes the reduced SVD: ``full_matrices=True`` (NumPy's
+  default) raises ``NotImplementedError`` for non-square matrices, since the extra
+  columns of the complete SVD are not unique and have no derivative.
+  ``hermitian=True`` is accepted and computes the general SVD (a valid SVD; the
+  signs of the vectors may differ from NumPy's eigh-based one).
+* ``qr`` supports ``mode='reduced'`` and ``'r'`` on tracers (``'complete'`` when it
+  equals ``'reduced'``, i.e. ``m <= n``).
+* Derivatives of eigenvectors and singular vectors (``eigh``, ``svd``, ``pinv``)
+  assume distinct eigenvalues / singular values; ``eigvalsh``, ``svd(...,
+  compute_uv=False)`` and the norms do not.
+* ``norm`` at zero: the gradient of every norm at the zero vector (and of the
+  Frobenius norm at the zero matrix) is 0 (a subgradient), not NaN.
+* ``multi_dot`` on tracers multiplies in the cheapest order (as NumPy does).
+* Complex traced inputs raise ``NotImplementedError``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import functrace.numpy as fnp
+from functrace import core
+from functrace.core import Tracer
+from functrace.lax import linalg as ll
+from functrace.lax import shapes as ls
+from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
+
+LinAlgError = np.linalg.LinAlgError
+_F64 = np.dtype(np.float64)
+_NOVALUE: Any = np._NoValue  # type: ignore[attr-defined]
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def _has_tracer(x: Any) -> bool:
+    if isinstance(x, Tracer):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tracer(e) for e in x)
+    return False
+
+
+def _plain(*xs: Any) -> bool:
+    """No tracer among the arguments (nested lists included) and no jit trace active."""
+    return core._dynamic is core._base and not any(_has_tracer(x) for x in xs)
+
+
+def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
+    """The dtype NumPy's linalg computes ``dtype`` in (for real inputs)."""
+    if dtype.kind in "biu":
+        return _F64
+    if dtype.kind == "f":
+        if dtype.itemsize < 4:
+            raise TypeError(f"{fname}: expected float32 or float64 (or integer) input, got "
+                            f"{dtype.name}, which NumPy's linalg does not support either. "
+                            f"Cast with .astype(np.float32).")
+        return dtype
+    if dtype.kind == "c":
+        raise NotImplementedError(f"{fname}: expected real input on traced arrays, got "
+                                  f"{dtype.name}. Complex linear algebra is not differentiable "
+                                  f"in functrace yet.")
+    raise TypeError(f"{fname}: expected a numeric array, got {dtype.name}.")
+
+
+def _check_matrix(fname: str, aval: core.ShapedArray, square: bool) -> None:
+    if aval.ndim < 2:
+        raise LinAlgError(
+            f"{fname}: expected an array with at least 2 dimensions (a matrix or a stack of "
+            f"matrices), got shape {aval.shape}. Reshape a vector to (n, 1) or (1, n)."
+        )
+    if square and aval.shape[-1] != aval.shape[-2]:
+        raise LinAlgError(
+            f"{fname}: expected square matrices (last 2 dimensions equal), got shape "
+            f"{aval.shape}. Use pinv, lstsq-style solves via pinv, or svd for rectangular ones."
+        )
+
+
+def _matrix(fname: str, a: Any, square: bool = True) -> Any:
+    """``a`` as a float tracer/array of shape (..., m, n), checked like NumPy does."""
+    a = asarray_or_tracer(a, fname)
+    aval = core.get_aval(a)
+    _check_matrix(fname, aval, square)
+    return cast(a, _float_dtype(fname, aval.dtype))
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return core.get_aval(x).shape
+
+
+def _mT(x: Any) -> Any:
+    return fnp.swapaxes(x, -1, -2)
+
+
+def _symmetrize(a: Any) -> Any:
+    return (a + _mT(a)) * 0.5
+
+
+def _eye_like(a: Any) -> Any:
+    """Identity matrices of ``a``'s dtype broadcast over its leading dimensions."""
+    shape = _shape(a)
+    eye = np.eye(shape[-1], dtype=core.get_aval(a).dtype)
+    return ls.broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1))
+
+
+def _uplo(UPLO: Any) -> str:
+    u = str(UPLO).upper()
+    if u not in ("L", "U"):
+        raise ValueError(f"eigh: expected UPLO 'L' or 'U', got {UPLO!r}.")
+    return u
+
+
+# ---------------------------------------------------------------------------
+# Solving and inverting
+# ---------------------------------------------------------------------------
+
+
+def solve(a: Any, b: Any) -> Any:
+    """Solve ``a @ x = b`` for ``x``.
+
+    NumPy 2 semantics: ``b`` of shape ``(M,)`` is one vector (also against a stack of
+    matrices ``a (..., M, M)``); otherwise ``b`` is ``(..., M, K)`` and the leading
+    dimensions of ``a`` and ``b`` broadcast.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
+    array([1. , 0.5])
+    """
+    if _plain(a, b):
+        return np.linalg.solve(a, b)
+    a = _matrix("solve", a)
+    b = asarray_or_tracer(b, "solve")
+    b_aval = core.get_aval(b)
+    dt = np.promote_types(core.get_aval(a).dtype, _float_dtype("solve", b_aval.dtype))
+    a, b = cast(a, dt), cast(b, dt)
+    n = _shape(a)[-1]
+    if b_aval.ndim == 1:
+        if b_aval.shape[0] != n:
+            raise ValueError(
+                f"solve: expected b of shape ({n},) or (..., {n}, K) for a of shape "
+                f"{_shape(a)}, got shape {b_aval.shape}. The length of b must equal the size "
+                f"of the square matrices."
+            )
+        col = broadcast_to_shape(ls.reshape(b, (n, 1)), _shape(a)[:-2] + (n, 1))
+        x = ll.solve(a, col)
+        return ls.reshape(x, _shape(x)[:-1])
+    if b_aval.ndim < 2 or b_aval.shape[-2] != n:
+        raise ValueError(
+            f"solve: expected b of shape ({n},) or (..., {n}, K) for a of shape {_shape(a)}, "
+            f"got shape {b_aval.shape}. A stack of vectors must have a trailing axis of size "
+            f"1: b[..., None] (NumPy 2 semantics)."
+        )
+    batch = broadcast_shapes("solve", _shape(a)[:-2], b_aval.shape[:-2])
+    a = broadcast_to_shape(a, batch + _shape(a)[-2:])
+    b = broadcast_to_shape(b, batch + b_aval.shape[-2:])
+    return ll.solve(a, b)
+
+
+def inv(a: Any) -> Any:
+    """The inverse of square ``a`` (or of each matrix of a stack), as ``solve(a, I)``.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    if _plain(a):
+        return np.linalg.inv(a)
+    a = _matrix("inv", a)
+    return ll.solve(a, _eye_like(a))
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Any:
+    """Moore-Penrose pseudo-inverse via the reduced SVD; singular values at or below
+    ``rcond * max(s)`` count as zero (NumPy's cutoff rules for ``rcond``/``rtol``).
+
+    NOTE: the derivative assumes distinct singular values and a rank that does not
+    change nearby (the pseudo-inverse jumps where the rank does).
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.pinv(np.array([[2.0, 0.0], [0.0, 0.0]]))
+    array([[0.5, 0. ],
+           [0. , 0. ]])
+    """
+    if _plain(a, rcond, rtol):
+        if rtol is _NOVALUE:
+            return np.linalg.pinv(a, rcond, hermitian)
+        return np.linalg.pinv(a, rcond, hermitian, rtol=rtol)
+    a = _matrix("pinv", a, square=False)
+    if rcond is None:
+        if rtol is _NOVALUE:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(_shape(a)[-2:]) * np.finfo(core.get_aval(a).dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not _NOVALUE:
+        raise ValueError("pinv: expected rcond or rtol, got both. Pass only rtol.")
+    u, s, vt = ll.svd(a, compute_uv=True)
+    cutoff = fnp.expand_dims(asarray_or_tracer(rcond), -1) * fnp.max(s, axis=-1, keepdims=True)
+    large = s > cutoff
+    # NOTE: the double where keeps the gradient finite where singular values are cut off.
+    s_inv = fnp.where(large, 1 / fnp.where(large, s, 1), 0)
+    return fnp.matmul(_mT(vt), fnp.expand_dims(s_inv, -1) * _mT(u))
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``a`` multiplied by itself ``n`` times (``n < 0``: powers of ``inv(a)``; ``n == 0``:
+    the identity, in ``a``'s dtype).
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.matrix_power(np.array([[1, 1], [0, 1]]), 3)
+    array([[1, 3],
+           [0, 1]])
+    """
+    if _plain(a):
+        return np.linalg.matrix_power(a, n)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"matrix_power: expected an integer exponent, got {n!r}.") from None
+    a = asarray_or_tracer(a, "matrix_power")
+    aval = core.get_aval(a)
+    _check_matrix("matrix_power", aval, square=True)  # the dtype stays, as in NumPy
+    if n == 0:
+        return _eye_like(cast(a, aval.dtype, False))
+    if n < 0:
+        a, n = inv(a), -n
+    if n == 1:
+        return a
+    if n == 2:
+        return fnp.matmul(a, a)
+    if n == 3:
+        return fnp.matmul(fnp.matmul(a, a), a)
+    # binary decomposition, in NumPy's order
+    z = result = None
+    while n > 0:
+        z = a if z is None else fnp.matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else fnp.matmul(result, z)
+    return result
+
+
+def _chain_order(dims: list[int]) -> list[list[int]]:
+    """``split[i][j]``: where the cheapest product of matrices i..j splits (matrix chain DP)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
+    """The product of two or more matrices in the cheapest order; the first array may be
+    1-D (a row vector) and the last 1-D (a column vector).
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.multi_dot([np.ones(2), np.eye(2), np.ones((2, 3))])
+    array([2., 2., 2.])
+    """
+    arrays = list(arrays)
+    if _plain(*arrays):
+        return np.linalg.multi_dot(arrays, out=out)
+    if out is not None:
+        raise TypeError("multi_dot: expected out=None on traced arrays, got an output array. "
+                        "functrace.numpy never writes in place: use the returned array.")
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: expected at least two arrays, got {len(arrays)}.")
+    xs = [asarray_or_tracer(x, "multi_dot") for x in arrays]
+    first_1d, last_1d = len(_shape(xs[0])) == 1, len(_shape(xs[-1])) == 1
+    if first_1d:
+        xs[0] = ls.reshape(xs[0], (1, _shape(xs[0])[0]))
+    if last_1d:
+        xs[-1] = ls.reshape(xs[-1], (_shape(xs[-1])[0], 1))
+    for i, x in enumerate(xs):
+        if len(_shape(x)) != 2:
+            raise LinAlgError(f"multi_dot: expected 2-D arrays (the first and last may be "
+                              f"1-D), got shape {_shape(x)} for array {i}.")
+    for i in range(len(xs) - 1):
+        if _shape(xs[i])[1] != _shape(xs[i + 1])[0]:
+            raise ValueError(f"multi_dot: expected aligned shapes, got {_shape(xs[i])} and "
+                             f"{_shape(xs[i + 1])} for arrays {i} and {i + 1}.")
+    split = _chain_order([_shape(xs[0])[0]] + [_shape(x)[1] for x in xs])
+
+    def product(i: int, j: int) -> Any:
+        if i == j:
+            return xs[i]
+        k = split[i][j]
+        return fnp.dot(product(i, k), product(k + 1, j))
+
+    res = product(0, len(xs) - 1)
+    m, k = _shape(res)
+    if first_1d and last_1d:
+        return ls.reshape(res, ())
+    if first_1d:
+        return ls.reshape(res, (k,))
+    if last_1d:
+        return ls.reshape(res, (m,))
+    return res
+
+
+# ---------------------------------------------------------------------------
+# Determinants
+# ---------------------------------------------------------------------------
+
+
+def det(a: Any) -> Any:
+    """Determinant of square ``a`` (or of each matrix of a stack).
+
+    NOTE: the derivative ``det(a) * inv(a).T`` is computed with a solve, so it is not
+    finite at singular ``a``.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> float(fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]])))
+    5.000000000000001
+    """
+    if _plain(a):
+        return np.linalg.det(a)
+    return ll.det(_matrix("det", a))
+
+
+def slogdet(a: Any) -> SlogdetResult:
+    """``(sign, logabsdet)`` with ``det(a) = sign * exp(logabsdet)``; the sign has
+    derivative 0.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.slogdet(np.array([[-2.0, 0.0], [0.0, 1.0]])).sign
+    np.float64(-1.0)
+    """
+    if _plain(a):
+        return np.linalg.slogdet(a)  # type: ignore[return-value]
+    sign, logabsdet = ll.slogdet(_matrix("slogdet", a))
+    return SlogdetResult(sign, logabsdet)
+
+
+# ---------------------------------------------------------------------------
+# Decompositions
+# ---------------------------------------------------------------------------
+
+
+def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
+    """Cholesky factor of a symmetric positive-definite ``a``: lower ``L`` with
+    ``a = L @ L.T`` (or upper ``U = L.T`` with ``upper=True``).
+
+    NOTE: traced inputs are symmetrized first, ``(a + a.T) / 2``, so the gradient is a
+    symmetric matrix; ``symmetrize_input=False`` reads one triangle, as NumPy does.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
+    array([[2., 0.],
+           [1., 1.]])
+    """
+    if _plain(a):
+        return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+    a = _matrix("cholesky", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
+    if upper:  # the upper triangle of a is the lower one of a.T
+        return _mT(ll.cholesky(_mT(a)))
+    return ll.cholesky(a)
+
+
+def eigh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``:
+    ``EighResult(eigenvalues, eigenvectors)``.
+
+    NOTE: traced inputs are symmetrized first (see ``cholesky``); the eigenvector
+    derivative assumes distinct eigenvalues (use ``eigvalsh`` when only the values
+    are needed: its derivative has no such restriction).
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.eigh(np.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+    array([1., 2.])
+    """
+    uplo = _uplo(UPLO)
+    if _plain(a):
+        return np.linalg.eigh(a, UPLO=uplo)  # type: ignore[return-value]
+    a = _matrix("eigh", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
+    w, v = ll.eigh(a, lower=uplo == "L")
+    return EighResult(w, v)
+
+
+def eigvalsh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> Any:
+    """Eigenvalues (ascending) of symmetric ``a``; traced inputs are symmetrized first.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.eigvalsh(np.array([[2.0, 0.0], [0.0, 1.0]]))
+    array([1., 2.])
+    """
+    uplo = _uplo(UPLO)
+    if _plain(a):
+        return np.linalg.eigvalsh(a, UPLO=uplo)
+    a = _matrix("eigvalsh", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
+    return ll.eigh(a, lower=uplo == "L", eigvals_only=True)[0]
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Any:
+    """Singular value decomposition ``SVDResult(U, S, Vh)`` with ``a = U * S @ Vh``
+    (``S`` descending), or ``S`` alone with ``compute_uv=False``.
+
+    On traced inputs only the reduced SVD exists: pass ``full_matrices=False``
+    (square matrices work either way). NOTE: the derivatives of ``U`` and ``Vh``
+    assume distinct, non-zero singular values.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> fnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+    array([4., 3.])
+    """
+    if _plain(a):
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                             hermitian=hermitian)
+    a = _matrix("svd", a, square=False)
+    m, n = _shape(a)[-2:]
+    if not compute_uv:
+        return ll.svd(a, compute_uv=False)[0]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd: full_matrices=True is not supported on traced inputs of non-square shape "
+            f"{_shape(a)}: the extra columns of the complete U or Vh are not unique, so they "
+            f"have no derivative. Pass full_matrices=False for the reduced SVD (U of shape "
+            f"(..., {m}, {min(m, n)}), Vh of shape (..., {min(m, n)}, {n}))."
+        )
+    u, s, vt = ll.svd(a, compute_uv=True)
+    return SVDResult(u, s, vt)
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """QR decomposition ``QRResult(Q, R)`` (``mode='reduced'``) or ``R`` (``mode='r'``).
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> q, r = fnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> bool(np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]))
+    True
+    """
+    if _plain(a):
+        return np.linalg.qr(a, mode=mode)
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"qr: expected mode 'reduced', 'complete', 'r' or 'raw', got {mode!r}.")
+    a = _matrix("qr", a, square=False)
+    m, n = _shape(a)[-2:]
+    if mode == "raw" or (mode == "complete" and m > n):
+        raise NotImplementedError(
+            f"qr: mode={mode!r} is not supported on traced inputs of shape {_shape(a)}. Use "
+            f"mode='reduced' (or 'r'); the extra columns of a complete Q are not unique."
+        )
+    q, r = ll.qr(a)
+    return r if mode == "r" else QRResult(q, r)
+
+
+# ---------------------------------------------------------------------------
+# Norms
+# ---------------------------------------------------------------------------
+
+
+def _safe_sqrt(s: Any) -> Any:
+    # NOTE: sqrt(s) with derivative 0 (not inf * 0 = NaN) where s == 0: a subgradient.
+    zero = s == 0
+    return fnp.where(zero, 0, fnp.sqrt(fnp.where(zero, 1, s)))
+
+
+def _safe_root(s: Any, p: float) -> Any:
+    # s ** (1 / p), with derivative 0 where s == 0.
+    zero = s == 0
+    return fnp.where(zero, 0, fnp.where(zero, 1, s) ** (1.0 / p))
+
+
+def _svd_norm(x: Any, row: int, col: int, reduce: Any) -> Any:
+    y = fnp.moveaxis(x, (row, col), (-2, -1))
+    return reduce(ll.svd(y, compute_uv=False)[0], axis=-1)
+
+
+def _axis_tuple(axis: Any, nd: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, tuple):
+        return axis
+    try:
+        return (operator.index(axis),)
+    except TypeError:
+        raise TypeError(f"norm: expected axis None, an integer or a tuple of integers, got "
+                        f"{axis!r}.") from None
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Vector or matrix norm, with NumPy's ``ord``/``axis``/``keepdims`` semantics.
+
+    Vectors (``axis`` an int, or ``x`` 1-D): ``ord`` in None/2 (Euclidean), 1, inf,
+    -inf, 0 (count of non-zeros), or any other number p (``sum(|x|**p)**(1/p)``).
+    Matrices (``axis`` a pair, or ``x`` 2-D): ``None``/``'fro'``, ``'nuc'`` (sum of
+    singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min
+    column sum of ``|x|``), inf / -inf (max / min row sum).
+
+    NOTE: at the zero vector every vector norm has gradient 0, and so has the Frobenius
+    norm at the zero matrix (a subgradient, like JAX's "safe norm"; the naive formula
+    gives NaN). Elsewhere the gradient is the usual one, e.g. ``x / norm(x)`` for 2.
+
+    >>> import numpy as np, functrace.numpy as fnp
+    >>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
+    5.0
+    """
+    if _plain(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    x = asarray_or_tracer(x, "norm")
+    x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
+    shape = _shape(x)
+    nd = len(shape)
+    if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2)
+                         or (ord == 2 and nd == 1)):
+        ret = _safe_sqrt(fnp.sum(x * x))
+        return fnp.reshape(ret, (1,) * nd) if keepdims else ret
+    axes = _axis_tuple(axis, nd)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"norm: expected a numeric ord for vectors, got {ord!r}. 'fro' "
+                             f"and 'nuc' are matrix norms: pass a pair of axes.")
+        absx = fnp.abs(x)
+        if ord == np.inf:
+            return fnp.max(absx, axis=axes, keepdims=keepdims)
+        if ord == -np.inf:
+            return fnp.min(absx, axis=axes, keepdims=keepdims)
+        if ord == 0:
+            return fnp.sum(fnp.astype(x != 0, x.dtype), axis=axes, keepdims=keepdims)
+        if ord == 1:
+            return fnp.sum(absx, axis=axes, keepdims=keepdims)
+        if ord is None or ord == 2:
+            return _safe_sqrt(fnp.sum(x * x, axis=axes, keepdims=keepdims))
+        return _safe_root(fnp.sum(absx ** ord, axis=axes, keepdims=keepdims), ord)
+    if len(axes) == 2:
+        row, col = (_normalize_axis(a, nd) for a in axes)
+        if row == col:
+            raise ValueError(f"norm: expected two different axes, got {axis}.")
+        if ord == 2:
+            ret = _svd_norm(x, row, col, fnp.max)
+        elif ord == -2:
+            ret = _svd_norm(x, row, col, fnp.min)
+        elif ord in (1, -1):
+            c = col - (col > row)
+            ret = (fnp.max if ord == 1 else fnp.min)(fnp.sum(fnp.abs(x), axis=row), axis=c)
+        elif ord in (np.inf, -np.inf):
+            r = row - (row > col)
+            ret = (fnp.max if ord > 0 else fnp.min)(fnp.sum(fnp.abs(x), axis=col), axis=r)
+        elif ord in (None, "fro", "f"):
+            ret = _safe_sqrt(fnp.sum(x * x, axis=(row, col)))
+        elif ord == "nuc":
+            ret = _svd_norm(x, row, col, fnp.sum)
+        else:
+            raise ValueError(f"norm: expected a matrix ord in None, 'fro', 'nuc', 1, -1, 2, -2, "
+                             f"inf, -inf, got {ord!r}.")
+        if keepdims:
+            kept = list(shape)
+            kept[row] = kept[col] = 1
+            ret = fnp.reshape(ret, tuple(kept))
+        return ret
+    raise ValueError(f"norm: expected 1 or 2 axes (a vector or a matrix norm), got axis={axis} "
+                     f"for an array of shape {shape}. Pass axis= explicitly.")
+
+
+def _normalize_axis(axis: Any, nd: int) -> int:
+    a = operator.index(axis)
+    if not -nd <= a < nd:
+        raise np.exceptions.AxisError(f"norm: expected axes in [{-nd}, {nd}), got {axis}.")
+    return a % nd
+
+
+__all__ = [
+    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "det",
+    "eigh", "eigvalsh", "inv", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet",
+    "solve", "svd",
+]
