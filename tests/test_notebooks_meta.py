@@ -14,8 +14,9 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-INTERNAL = re.compile(r"^\s*(from|import)\s+functrace\.(core|interpreters|ir|jit|lax\.\w+)\b",
-                      re.MULTILINE)
+INTERNAL = re.compile(
+    r"^\s*(from|import)\s+functrace\.(core|interpreters|ir|jit|lax\.\w+)\b", re.MULTILINE
+)
 OTHER_FRAMEWORKS = re.compile(r"^\s*(from|import)\s+(torch|jax|micrograd)\b", re.MULTILINE)
 
 
