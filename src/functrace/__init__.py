@@ -6,9 +6,13 @@
 """
 
 from functrace import (  # noqa: F401
+    data,
+    io,
     lax,
+    nn,
     numpy,
-    testing,  # noqa: F401
+    optim,
+    testing,
     tree_util,
 )
 from functrace.api import (  # noqa: F401
@@ -30,6 +34,7 @@ from functrace.errors import (  # noqa: F401
     ConcretizationError,
     UnexpectedTracerError,
 )
+from functrace.jit import clear_cache, disable_jit, jit  # noqa: F401,E402
 from functrace.testing import check_grads  # noqa: F401
 
 __version__ = "0.1.0"

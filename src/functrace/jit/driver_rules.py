@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace.custom_derivatives import hook_call_p
+from functrace.custom_derivatives import grad_hook_p, hook_call_p
 from functrace.interpreters import ad
 from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
 from functrace.lax import reductions, shapes
@@ -144,5 +144,7 @@ def _hook_call(ctx: DriverContext) -> str:
 
 
 numba_emitters[hook_call_p] = DriverRule(_hook_call)
+# grad_hook is the identity in the forward pass: no call at all.
+numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0])
 
 __all__: list[str] = []

@@ -21,6 +21,7 @@ from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax.shapes import broadcast_in_dim
 
+_PY_SCALARS = (bool, int, float, complex)
 _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
@@ -119,11 +120,12 @@ def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
     shape = avals[0].shape if nin == 1 else broadcast_shapes(fname, *[a.shape for a in avals])
     out = []
     for x, aval, dt in zip(args, avals, dts[:nin]):
-        if aval.dtype != dt:
-            if isinstance(x, Tracer):
+        if isinstance(x, Tracer):
+            if aval.dtype != dt:
                 x = lx.convert_element_type(x, dt, aval.weak_type and all_weak)
-            else:  # a constant: convert now, no equation
-                x = np.asarray(x, dtype=dt)[()] if not aval.shape else np.asarray(x, dt)
+        elif aval.dtype != dt or type(x) in _PY_SCALARS:
+            # a constant: convert now (a NumPy value with the loop dtype), no equation
+            x = np.asarray(x, dtype=dt)[()] if not aval.shape else np.asarray(x, dt)
         out.append(broadcast_to_shape(x, shape))
     return out, dts[nin]
 

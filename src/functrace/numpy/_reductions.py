@@ -90,6 +90,18 @@ def _no_out(fname: str, out: Any) -> None:
                         f"never writes in place: use the returned array.")
 
 
+def _no_where(fname: str, where: Any) -> None:
+    if where is not None and where is not True:
+        raise NotImplementedError(
+            f"{fname}: expected where=None on a traced array, got a mask. Masked reductions "
+            f"are not supported on tracers: select first, e.g. "
+            f"fnp.{fname}(fnp.where(mask, x, 0)), or use fnp.nan{fname} with NaNs.")
+
+
+def _where_kw(where: Any) -> dict[str, Any]:
+    return {} if where is None else {"where": where}
+
+
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     n = 1
     for i in axes:
@@ -133,7 +145,7 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
-        keepdims: bool = False, initial: Any = None) -> Any:
+        keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Sum over ``axis`` (NumPy semantics, including the result dtype).
 
     >>> import functrace.numpy as fnp
@@ -141,12 +153,14 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
     array([4, 6])
     """
     if _plain(a):
-        if initial is None:
+        if initial is None and where is None:
             if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
                 return a.sum(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
             return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial)
+        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
+        return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
     _no_out("sum", out)
+    _no_where("sum", where)
     a, aval, axes = _prepare("sum", a, axis)
     dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
     r = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
@@ -156,7 +170,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-         keepdims: bool = False, initial: Any = None) -> Any:
+         keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
 
     >>> import functrace.numpy as fnp
@@ -164,12 +178,14 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     array([ 2., 12.])
     """
     if _plain(a):
-        if initial is None:
+        if initial is None and where is None:
             if type(a) is np.ndarray:
                 return a.prod(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
             return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial)
+        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
+        return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
     _no_out("prod", out)
+    _no_where("prod", where)
     a, aval, axes = _prepare("prod", a, axis)
     dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
     r = lr.reduce_prod(cast(a, dt, aval.weak_type), axes)
@@ -186,7 +202,7 @@ def _mean_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ..
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-         keepdims: bool = False) -> Any:
+         keepdims: bool = False, *, where: Any = None) -> Any:
     """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy).
 
     >>> import functrace.numpy as fnp
@@ -194,10 +210,11 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     np.float64(2.5)
     """
     if _plain(a):
-        if type(a) is np.ndarray:
+        if type(a) is np.ndarray and where is None:
             return a.mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **_where_kw(where))
     _no_out("mean", out)
+    _no_where("mean", where)
     a, aval, axes = _prepare("mean", a, axis)
     dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
     return _finish(_mean_traced("mean", a, aval, axes, dt), aval.shape, axes, keepdims)
@@ -213,7 +230,8 @@ def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-        keepdims: bool = False, *, correction: Any = None) -> Any:
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:
     """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
 
     >>> import functrace.numpy as fnp
@@ -221,16 +239,34 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     np.float64(1.6666666666666667)
     """
     if _plain(a):
-        if correction is None:
+        if correction is None and where is None and mean is None:
             if type(a) is np.ndarray:
                 return a.var(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
             return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
         return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      correction=correction)
+                      **_var_kw(where, mean, correction))
     _no_out("var", out)
+    _no_where("var", where)
+    _no_mean("var", mean)
     ddof = _ddof("var", ddof, correction)
     a, aval, axes = _prepare("var", a, axis)
     return _finish(_var_traced("var", a, aval, axes, dtype, ddof), aval.shape, axes, keepdims)
+
+
+def _var_kw(where: Any, mean: Any, correction: Any) -> dict[str, Any]:
+    kw = _where_kw(where)
+    if mean is not None:
+        kw["mean"] = mean
+    if correction is not None:
+        kw["correction"] = correction
+    return kw
+
+
+def _no_mean(fname: str, mean: Any) -> None:
+    if mean is not None:
+        raise NotImplementedError(f"{fname}: expected mean=None on a traced array, got a "
+                                  f"precomputed mean. The mean is recomputed (and "
+                                  f"differentiated) from the data: drop the mean= argument.")
 
 
 def _var_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...],
@@ -247,27 +283,37 @@ def _var_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-        keepdims: bool = False, *, correction: Any = None) -> Any:
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:
     """Standard deviation ``sqrt(var(a, axis, ddof=ddof))`` (NumPy semantics).
 
-    NOTE: the derivative of ``sqrt`` at a zero variance (a constant slice) is infinite.
+    NOTE: where the variance is exactly 0 (a single element, or a constant slice) the
+    value is 0.0, as in NumPy, and the gradient is 0 rather than the NaN of
+    ``sqrt'(0) * 0``: std is not differentiable there, and 0 is its smallest
+    subgradient (the same convention as ``abs`` at 0). This is a safe ``sqrt``: the
+    zero variances are replaced by 1 before the ``sqrt`` and the result by 0 after it,
+    so no NaN or inf reaches the gradient (also at higher orders).
 
     >>> import functrace.numpy as fnp
     >>> fnp.std([1.0, 3.0])
     np.float64(1.0)
     """
     if _plain(a):
-        if correction is None:
+        if correction is None and where is None and mean is None:
             if type(a) is np.ndarray:
                 return a.std(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
             return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
         return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      correction=correction)
+                      **_var_kw(where, mean, correction))
     _no_out("std", out)
+    _no_where("std", where)
+    _no_mean("std", mean)
     ddof = _ddof("std", ddof, correction)
     a, aval, axes = _prepare("std", a, axis)
     v = _var_traced("std", a, aval, axes, dtype, ddof)
-    return _finish(lx.sqrt(v), aval.shape, axes, keepdims)
+    zero = lx.eq(v, lx.zeros_like(v))
+    root = lx.sqrt(lx.select_n(zero, v, _full_as(1, v)))
+    return _finish(lx.select_n(zero, root, lx.zeros_like(root)), aval.shape, axes, keepdims)
 
 
 # ---------------------------------------------------------------------------
@@ -289,7 +335,7 @@ def _extremum(fname: str, reduce: Any, combine: Any, a: Any, axis: Any,
 
 
 def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
-        initial: Any = None) -> Any:
+        initial: Any = None, where: Any = None) -> Any:
     """Maximum over ``axis`` (NaN propagates, as in NumPy).
 
     NOTE: at ties the gradient is shared equally among the tied elements.
@@ -299,17 +345,19 @@ def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     array([5, 3])
     """
     if _plain(a):
-        if initial is None:
+        if initial is None and where is None:
             if type(a) is np.ndarray:
                 return a.max(axis=axis, out=out, keepdims=keepdims)
             return np.max(a, axis=axis, out=out, keepdims=keepdims)
-        return np.max(a, axis=axis, out=out, keepdims=keepdims, initial=initial)
+        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
+        return np.max(a, axis=axis, out=out, keepdims=keepdims, **kw)
     _no_out("max", out)
+    _no_where("max", where)
     return _extremum("max", lr.reduce_max, lx.max, a, axis, keepdims, initial)
 
 
 def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
-        initial: Any = None) -> Any:
+        initial: Any = None, where: Any = None) -> Any:
     """Minimum over ``axis`` (NaN propagates, as in NumPy).
 
     NOTE: at ties the gradient is shared equally among the tied elements.
@@ -319,12 +367,14 @@ def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     array([1, 2])
     """
     if _plain(a):
-        if initial is None:
+        if initial is None and where is None:
             if type(a) is np.ndarray:
                 return a.min(axis=axis, out=out, keepdims=keepdims)
             return np.min(a, axis=axis, out=out, keepdims=keepdims)
-        return np.min(a, axis=axis, out=out, keepdims=keepdims, initial=initial)
+        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
+        return np.min(a, axis=axis, out=out, keepdims=keepdims, **kw)
     _no_out("min", out)
+    _no_where("min", where)
     return _extremum("min", lr.reduce_min, lx.min, a, axis, keepdims, initial)
 
 
@@ -396,7 +446,8 @@ def _truth(a: Any) -> Any:
     return a if core.get_aval(a).dtype == np.bool_ else lx.ne(a, lx.zeros_like(a))
 
 
-def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        *, where: Any = None) -> Any:
     """Whether any element along ``axis`` is true (non-zero; NaN counts as true).
 
     >>> import functrace.numpy as fnp
@@ -404,15 +455,17 @@ def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     array([ True, False])
     """
     if _plain(a):
-        if type(a) is np.ndarray:
+        if type(a) is np.ndarray and where is None:
             return a.any(axis=axis, out=out, keepdims=keepdims)
-        return np.any(a, axis=axis, out=out, keepdims=keepdims)
+        return np.any(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
     _no_out("any", out)
+    _no_where("any", where)
     a, aval, axes = _prepare("any", a, axis)
     return _finish(lr.reduce_max(_truth(a), axes), aval.shape, axes, keepdims)
 
 
-def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        *, where: Any = None) -> Any:
     """Whether every element along ``axis`` is true (non-zero; empty gives True).
 
     >>> import functrace.numpy as fnp
@@ -420,10 +473,11 @@ def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     array([False,  True])
     """
     if _plain(a):
-        if type(a) is np.ndarray:
+        if type(a) is np.ndarray and where is None:
             return a.all(axis=axis, out=out, keepdims=keepdims)
-        return np.all(a, axis=axis, out=out, keepdims=keepdims)
+        return np.all(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
     _no_out("all", out)
+    _no_where("all", where)
     a, aval, axes = _prepare("all", a, axis)
     return _finish(lr.reduce_min(_truth(a), axes), aval.shape, axes, keepdims)
 

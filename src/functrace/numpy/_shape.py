@@ -308,6 +308,74 @@ def flip(m: Any, axis: Any = None) -> Any:
     return ls.rev(m, normalize_axes("flip", axis, core.get_aval(m).ndim))
 
 
+def flipud(m: Any) -> Any:
+    """Reverse the order of rows (axis 0; the array needs at least one axis).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.flipud([[1, 2], [3, 4]])
+    array([[3, 4],
+           [1, 2]])
+    """
+    if _plain(m):
+        return np.flipud(m)
+    m = asarray_or_tracer(m, "flipud")
+    if core.get_aval(m).ndim < 1:
+        raise ValueError("flipud: expected an array with at least 1 dimension, got a 0-d "
+                         "array.")
+    return ls.rev(m, (0,))
+
+
+def fliplr(m: Any) -> Any:
+    """Reverse the order of columns (axis 1; the array needs at least two axes).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.fliplr([[1, 2], [3, 4]])
+    array([[2, 1],
+           [4, 3]])
+    """
+    if _plain(m):
+        return np.fliplr(m)
+    m = asarray_or_tracer(m, "fliplr")
+    nd = core.get_aval(m).ndim
+    if nd < 2:
+        raise ValueError(f"fliplr: expected an array with at least 2 dimensions, got {nd}. "
+                         f"Use flip for 1-d arrays.")
+    return ls.rev(m, (1,))
+
+
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
+    towards the second (counterclockwise for the default axes).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.rot90([[1, 2], [3, 4]])
+    array([[2, 4],
+           [1, 3]])
+    """
+    if _plain(m):
+        return np.rot90(m, k, axes)
+    m = asarray_or_tracer(m, "rot90")
+    nd = core.get_aval(m).ndim
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError(f"rot90: expected two axes, got {axes}. Pass axes=(i, j).")
+    if nd < 2:
+        raise ValueError(f"rot90: expected an array with at least 2 dimensions, got {nd}.")
+    a0, a1 = (normalize_axis("rot90", ax, nd) for ax in axes)
+    if a0 == a1:
+        raise ValueError(f"rot90: expected two different axes, got {axes}.")
+    k = int(k) % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return ls.rev(m, tuple(sorted((a0, a1))))
+    perm = list(range(nd))
+    perm[a0], perm[a1] = a1, a0
+    if k == 1:
+        return ls.transpose(ls.rev(m, (a1,)), tuple(perm))
+    return ls.rev(ls.transpose(m, tuple(perm)), (a1,))
+
+
 # ---------------------------------------------------------------------------
 # broadcasting
 # ---------------------------------------------------------------------------
@@ -545,6 +613,55 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     return _split("array_split", ary, indices_or_sections, axis, equal=False)
 
 
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``split`` along axis 1 (axis 0 for 1-d arrays)."""
+    if _plain(ary):
+        return np.hsplit(ary, indices_or_sections)
+    x = asarray_or_tracer(ary, "hsplit")
+    nd = core.get_aval(x).ndim
+    if nd == 0:
+        raise ValueError("hsplit: expected an array with at least 1 dimension, got a 0-d "
+                         "array.")
+    return _split("hsplit", x, indices_or_sections, 1 if nd > 1 else 0, equal=True)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``split`` along axis 0 (the array needs at least two axes)."""
+    return _split_min_dims("vsplit", np.vsplit, ary, indices_or_sections, 0, 2)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``split`` along axis 2 (the array needs at least three axes)."""
+    return _split_min_dims("dsplit", np.dsplit, ary, indices_or_sections, 2, 3)
+
+
+def _split_min_dims(fname: str, np_fn: Any, ary: Any, ios: Any, axis: int,
+                    min_dims: int) -> list[Any]:
+    if _plain(ary):
+        return np_fn(ary, ios)
+    x = asarray_or_tracer(ary, fname)
+    nd = core.get_aval(x).ndim
+    if nd < min_dims:
+        raise ValueError(f"{fname}: expected an array with at least {min_dims} dimensions, "
+                         f"got {nd}.")
+    return _split(fname, x, ios, axis, equal=True)
+
+
+def append(arr: Any, values: Any, axis: Any = None) -> Any:
+    """``values`` joined to the end of ``arr`` (both flattened if ``axis`` is None).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.append([1, 2], [[3], [4]])
+    array([1, 2, 3, 4])
+    """
+    if _plain([arr, values]):
+        return np.append(arr, values, axis)
+    arr, values = asarray_or_tracer(arr, "append"), asarray_or_tracer(values, "append")
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
 # ---------------------------------------------------------------------------
 # tile, repeat, roll
 # ---------------------------------------------------------------------------
@@ -674,8 +791,9 @@ def _roll_axis(x: Any, s: Any, ax: int) -> Any:
 
 
 __all__ = [
-    "array", "array_split", "asarray", "atleast_1d", "atleast_2d", "atleast_3d",
-    "broadcast_arrays", "broadcast_to", "column_stack", "concatenate", "dstack",
-    "expand_dims", "flip", "hstack", "moveaxis", "ndim", "ravel", "repeat", "reshape", "roll",
-    "shape", "size", "split", "squeeze", "stack", "swapaxes", "tile", "transpose", "vstack",
+    "append", "array", "array_split", "asarray", "atleast_1d", "atleast_2d", "atleast_3d",
+    "broadcast_arrays", "broadcast_to", "column_stack", "concatenate", "dsplit", "dstack",
+    "expand_dims", "flip", "fliplr", "flipud", "hsplit", "hstack", "moveaxis", "ndim", "ravel",
+    "repeat", "reshape", "roll", "rot90", "shape", "size", "split", "squeeze", "stack",
+    "swapaxes", "tile", "transpose", "vsplit", "vstack",
 ]

@@ -8,11 +8,12 @@ Stacks of matrices ``(..., m, n)`` work everywhere, as in NumPy.
 
 Decisions (JAX's where NumPy has no gradient convention):
 
-* ``cholesky``, ``eigh`` and ``eigvalsh`` symmetrize traced inputs,
-  ``(a + a.T) / 2`` (JAX's ``symmetrize_input=True``), so gradients with respect to
-  ``a`` are symmetric matrices (HIPS autograd's convention too). Values equal
-  NumPy's for symmetric inputs (NumPy reads one triangle); pass
-  ``symmetrize_input=False`` to read the ``UPLO`` triangle exactly as NumPy does.
+* ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of ``a``, as NumPy does
+  (values are NumPy's for every input), and differentiate as if ``a`` were
+  symmetric: the tangent is symmetrized, ``(da + da.T) / 2``, so the gradient with
+  respect to ``a`` is a symmetric matrix (HIPS autograd's convention; JAX's too at
+  symmetric inputs). Finite differences agree along symmetric perturbations, so
+  check gradients through a symmetric construction such as ``b @ b.T``.
 * ``svd`` on traced inputs computes the reduced SVD: ``full_matrices=True`` (NumPy's
   default) raises ``NotImplementedError`` for non-square matrices, since the extra
   columns of the complete SVD are not unique and have no derivative.
@@ -132,10 +133,6 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 def _mT(x: Any) -> Any:
     return fnp.swapaxes(x, -1, -2)
-
-
-def _symmetrize(a: Any) -> Any:
-    return (a + _mT(a)) * 0.5
 
 
 def _eye_like(a: Any) -> Any:
@@ -388,12 +385,13 @@ def slogdet(a: Any) -> SlogdetResult:
 # ---------------------------------------------------------------------------
 
 
-def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
+def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Cholesky factor of a symmetric positive-definite ``a``: lower ``L`` with
     ``a = L @ L.T`` (or upper ``U = L.T`` with ``upper=True``).
 
-    NOTE: traced inputs are symmetrized first, ``(a + a.T) / 2``, so the gradient is a
-    symmetric matrix; ``symmetrize_input=False`` reads one triangle, as NumPy does.
+    Only the lower (``upper=True``: upper) triangle of ``a`` is read, as in NumPy.
+    NOTE: the gradient with respect to ``a`` is symmetric (the tangent is
+    symmetrized, see the module notes).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
@@ -403,20 +401,18 @@ def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = True) -
     if _plain(a):
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
     a = _matrix("cholesky", a)
-    if symmetrize_input:
-        a = _symmetrize(a)
     if upper:  # the upper triangle of a is the lower one of a.T
         return _mT(ll.cholesky(_mT(a)))
     return ll.cholesky(a)
 
 
-def eigh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> EighResult:
+def eigh(a: Any, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``:
-    ``EighResult(eigenvalues, eigenvectors)``.
+    ``EighResult(eigenvalues, eigenvectors)``, reading the ``UPLO`` triangle.
 
-    NOTE: traced inputs are symmetrized first (see ``cholesky``); the eigenvector
-    derivative assumes distinct eigenvalues (use ``eigvalsh`` when only the values
-    are needed: its derivative has no such restriction).
+    NOTE: the gradient with respect to ``a`` is symmetric (see the module notes); the
+    eigenvector derivative assumes distinct eigenvalues (use ``eigvalsh`` when only
+    the values are needed: its derivative has no such restriction).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigh(np.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
@@ -426,14 +422,13 @@ def eigh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> EighResul
     if _plain(a):
         return np.linalg.eigh(a, UPLO=uplo)  # type: ignore[return-value]
     a = _matrix("eigh", a)
-    if symmetrize_input:
-        a = _symmetrize(a)
     w, v = ll.eigh(a, lower=uplo == "L")
     return EighResult(w, v)
 
 
-def eigvalsh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> Any:
-    """Eigenvalues (ascending) of symmetric ``a``; traced inputs are symmetrized first.
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:
+    """Eigenvalues (ascending) of symmetric ``a``, reading the ``UPLO`` triangle; the
+    gradient is symmetric (see the module notes).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigvalsh(np.array([[2.0, 0.0], [0.0, 1.0]]))
@@ -443,8 +438,6 @@ def eigvalsh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> Any:
     if _plain(a):
         return np.linalg.eigvalsh(a, UPLO=uplo)
     a = _matrix("eigvalsh", a)
-    if symmetrize_input:
-        a = _symmetrize(a)
     return ll.eigh(a, lower=uplo == "L", eigvals_only=True)[0]
 
 
