@@ -141,7 +141,7 @@ def test_errors() -> None:
         lax.cond(np.array([True, False]), lambda x: x, lambda x: x, 1.0)
     with pytest.raises(TypeError, match="cond: expected a boolean predicate"):
         lax.cond(1.5, lambda x: x, lambda x: x, 1.0)
-    with pytest.raises(TypeError, match=r"switch: expected .*branch 1"):
+    with pytest.raises(TypeError, match=r"cond: expected .*branch 1"):
         ft.make_jaxpr(lambda p: lax.cond(p, lambda: 1.0, lambda: np.ones(2)))(True)
     with pytest.raises(TypeError, match=r"scan: expected the carry at .* of type f64\[\], got "
                                         r"f32\[\]"):

@@ -295,10 +295,13 @@ def current_level() -> int:
 def describe_fun(fun: Any) -> str:
     """``'name' (file:line)`` for messages about a user function."""
     name = getattr(fun, "__name__", None) or type(fun).__name__
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        inner = getattr(fun, "__wrapped__", None) or getattr(fun, "func", None)
-        code = getattr(inner, "__code__", None)
+    inner = fun
+    for _ in range(16):  # follow functools.wraps / partial to the user's own function
+        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None)
+        if nxt is None:
+            break
+        inner = nxt
+    code = getattr(inner, "__code__", None)
     if code is not None:
         return f"'{name}' ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
     return f"'{name}'"

@@ -71,8 +71,8 @@ def _type_diff(fname: str, what: str, paths: Sequence[str], expected: Sequence[S
         if e.shape != g.shape or e.dtype != g.dtype:
             raise TypeError(
                 f"{fname}: expected {what} at {p or '<root>'} of type {e.str_short()}, got "
-                f"{g.str_short()}. The loop carry (or branch output) must keep its shape and "
-                f"dtype: cast with .astype(...) or initialize it with the right dtype.")
+                f"{g.str_short()}. Shapes and dtypes must match exactly: cast with "
+                f".astype(...), or give the initial value the dtype the body produces.")
 
 
 def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
@@ -763,7 +763,8 @@ batching.batching_rules[cond_p] = _cond_batch
 batching.batching_rules[cond_lin_p] = _cond_batch
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           _fname: str = "switch") -> Any:
     """Apply ``branches[index](*operands)`` (index clamped to the valid range)."""
     if not branches:
         raise ValueError("switch: expected at least one branch, got none.")
@@ -794,9 +795,9 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     first = out_trees[0]
     for k in range(1, len(branches)):
         if out_trees[k] != first:
-            raise TypeError(f"switch: expected every branch to return the structure "
+            raise TypeError(f"{_fname}: expected every branch to return the structure "
                             f"{first}, got {out_trees[k]} from branch {k}.")
-        _type_diff("switch", f"the output of branch {k}", [f"leaf {i}" for i in
+        _type_diff(_fname, f"the output of branch {k}", [f"leaf {i}" for i in
                                                             range(len(out_avals[0]))],
                    out_avals[0], out_avals[k])
     from functrace.lax.elementwise import clamp, convert_element_type
@@ -836,7 +837,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     from functrace.lax.elementwise import convert_element_type, ne
 
     p = pred if aval.dtype.kind == "b" else ne(pred, np.zeros((), aval.dtype))
-    return switch(convert_element_type(p, np.int32), [false_fun, true_fun], *operands)
+    return switch(convert_element_type(p, np.int32), [false_fun, true_fun], *operands,
+                  _fname="cond")
 
 
 # ---------------------------------------------------------------------------
