@@ -44,7 +44,7 @@ def _sym(n: int = 3, dtype: Any = np.float64) -> np.ndarray:
 
 def _tall(m: int = 4, n: int = 3, dtype: Any = np.float64) -> np.ndarray:
     d = np.zeros((m, n))
-    for i, v in enumerate((9.0, 6.0, 3.0)[:min(m, n)]):
+    for i, v in enumerate((9.0, 6.0, 3.0)[: min(m, n)]):
         d[i, i] = v
     return (0.3 * RNG.uniform(-1, 1, (m, n)) + d).astype(dtype)
 
@@ -96,8 +96,9 @@ def test_integer_inputs_compute_in_float64() -> None:
     np.testing.assert_allclose(jit(L.det)(a), np.linalg.det(a))
     assert jit(lambda a: L.norm(a))(a).dtype == np.float64
     # matrix_power keeps the integer dtype for n >= 0, as NumPy does
-    np.testing.assert_array_equal(jit(lambda a: L.matrix_power(a, 3))(a),
-                                  np.linalg.matrix_power(a, 3))
+    np.testing.assert_array_equal(
+        jit(lambda a: L.matrix_power(a, 3))(a), np.linalg.matrix_power(a, 3)
+    )
     assert jit(lambda a: L.matrix_power(a, 3))(a).dtype == np.int64
     assert jit(lambda a: L.matrix_power(a, 0))(a).dtype == np.int64
 
@@ -175,8 +176,9 @@ def test_symmetric_gradients_exact_along_symmetric_perturbations(name: str) -> N
     np.testing.assert_allclose(np.sum(g * t), fd, rtol=1e-6)
     np.testing.assert_allclose(ft.jvp(f, (a,), (t,))[1], fd, rtol=1e-6)
     # and to second order through a symmetric construction
-    ft.check_grads(lambda b: f(b @ b.T + np.diag([3.0, 6.0, 9.0])), (RNG.normal(size=(3, 3)),),
-                   order=2)
+    ft.check_grads(
+        lambda b: f(b @ b.T + np.diag([3.0, 6.0, 9.0])), (RNG.normal(size=(3, 3)),), order=2
+    )
 
 
 def test_values_read_one_triangle_like_numpy() -> None:
@@ -205,8 +207,9 @@ def test_eigenvalue_and_singular_value_derivatives_closed_form() -> None:
         np.testing.assert_allclose(g, np.outer(v[:, i], v[:, i]), atol=1e-10)
     b = _tall()
     u, s, vt = np.linalg.svd(b, full_matrices=False)
-    np.testing.assert_allclose(ft.grad(lambda b: L.norm(b, 2))(b), np.outer(u[:, 0], vt[0]),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        ft.grad(lambda b: L.norm(b, 2))(b), np.outer(u[:, 0], vt[0]), atol=1e-10
+    )
     np.testing.assert_allclose(ft.grad(lambda b: L.norm(b, "nuc"))(b), u @ vt, atol=1e-10)
 
 
@@ -214,8 +217,7 @@ def test_det_and_logdet_gradients_closed_form() -> None:
     a = _gen()
     inv_t = np.linalg.inv(a).T
     np.testing.assert_allclose(ft.grad(L.det)(a), np.linalg.det(a) * inv_t, rtol=1e-10)
-    np.testing.assert_allclose(ft.grad(lambda a: L.slogdet(a).logabsdet)(a), inv_t,
-                               rtol=1e-10)
+    np.testing.assert_allclose(ft.grad(lambda a: L.slogdet(a).logabsdet)(a), inv_t, rtol=1e-10)
     np.testing.assert_array_equal(ft.grad(lambda a: L.slogdet(a).sign)(a), 0)
 
 
@@ -242,8 +244,9 @@ def test_gaussian_log_likelihood_with_cholesky() -> None:
     ft.check_grads(_gaussian_logpdf, (x, mu, a), order=2)
     # the gradient in mu is S^-1 (x - mu)
     cov = a @ a.T + np.eye(3)
-    np.testing.assert_allclose(ft.grad(_gaussian_logpdf, argnums=1)(x, mu, a),
-                               np.linalg.solve(cov, x - mu), rtol=1e-10)
+    np.testing.assert_allclose(
+        ft.grad(_gaussian_logpdf, argnums=1)(x, mu, a), np.linalg.solve(cov, x - mu), rtol=1e-10
+    )
 
 
 def test_composites_check_grads() -> None:
@@ -255,13 +258,14 @@ def test_composites_check_grads() -> None:
 
     ft.check_grads(lambda a, b: fnp.sum(fnp.sin(L.solve(a, b))), (a, b), order=2)
     ft.check_grads(lambda a: fnp.sum(L.inv(a) * (b @ b.T)), (a,), order=2)
-    ft.check_grads(lambda c: L.slogdet(spd(c)).logabsdet * fnp.sum(fnp.log(L.eigvalsh(spd(c)))),
-                   (c,), order=2)
+    ft.check_grads(
+        lambda c: L.slogdet(spd(c)).logabsdet * fnp.sum(fnp.log(L.eigvalsh(spd(c)))), (c,), order=2
+    )
     ft.check_grads(lambda c: fnp.sum(L.cholesky(spd(c)) @ L.inv(spd(c))), (c,), order=2)
-    ft.check_grads(lambda t: L.norm(L.pinv(t) @ t - np.eye(3)) + fnp.sum(L.pinv(t)),
-                   (_tall(),), order=1)
-    ft.check_grads(lambda a: L.det(L.matrix_power(a, -2)) + fnp.sum(L.qr(a).Q), (a,),
-                   order=1)
+    ft.check_grads(
+        lambda t: L.norm(L.pinv(t) @ t - np.eye(3)) + fnp.sum(L.pinv(t)), (_tall(),), order=1
+    )
+    ft.check_grads(lambda a: L.det(L.matrix_power(a, -2)) + fnp.sum(L.qr(a).Q), (a,), order=1)
 
 
 def test_logdet_identities_hold_under_grad() -> None:
@@ -293,9 +297,19 @@ def test_logdet_identities_hold_under_grad() -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fn", [L.inv, L.det, L.slogdet, L.cholesky, L.eigh, L.eigvalsh,
-                                lambda a: L.solve(a, np.ones(3)),
-                                lambda a: L.matrix_power(a, 2)])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        L.inv,
+        L.det,
+        L.slogdet,
+        L.cholesky,
+        L.eigh,
+        L.eigvalsh,
+        lambda a: L.solve(a, np.ones(3)),
+        lambda a: L.matrix_power(a, 2),
+    ],
+)
 def test_non_square_raises(fn: Any) -> None:
     a = np.ones((3, 4))
     with pytest.raises(np.linalg.LinAlgError, match="square"):
@@ -311,11 +325,15 @@ def test_lax_shape_and_dtype_errors() -> None:
         lax.cholesky(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"svd: expected a matrix.*\(3,\)"):
         lax.svd(np.ones(3))
-    with pytest.raises(TypeError, match="cholesky: expected a float32 or float64 operand, got "
-                                        "int64"):
+    with pytest.raises(
+        TypeError, match="cholesky: expected a float32 or float64 operand, got int64"
+    ):
         lax.cholesky(np.eye(2, dtype=np.int64))
-    with pytest.raises(ValueError, match=r"solve: expected b of shape \(\.\.\., 3, k\).*"
-                                         r"\(3, 3\) \(a\) and \(4, 1\) \(b\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"solve: expected b of shape \(\.\.\., 3, k\).*"
+        r"\(3, 3\) \(a\) and \(4, 1\) \(b\)",
+    ):
         lax.solve(np.eye(3), np.ones((4, 1)))
     with pytest.raises(ValueError, match="triangular_solve: expected b"):
         ft.make_jaxpr(lambda a, b: lax.triangular_solve(a, b))(np.eye(3), np.ones(3))
@@ -328,8 +346,11 @@ def test_solve_mismatched_shapes() -> None:
     for b in (np.ones(4), np.ones((4, 2)), np.ones((2, 4, 1))):
         with pytest.raises(ValueError):
             L.solve(a, b)  # NumPy's error
-        with pytest.raises(ValueError, match=rf"solve: expected b of shape \(3,\) or "
-                                             rf"\(\.\.\., 3, K\).*{b.shape}"):
+        with pytest.raises(
+            ValueError,
+            match=rf"solve: expected b of shape \(3,\) or "
+            rf"\(\.\.\., 3, K\).*{b.shape}",
+        ):
             jit(L.solve)(a, b)
     with pytest.raises(ValueError, match="solve: expected shapes that broadcast"):
         jit(L.solve)(_gen(batch=(2,)), np.ones((3, 3, 1)))
@@ -397,8 +418,9 @@ def test_traced_results_are_named_tuples() -> None:
     ft.grad(f)(s)
 
 
-@pytest.mark.parametrize("name", ["cholesky", "solve", "eigh", "svd", "qr", "det", "slogdet",
-                                  "triangular_solve"])
+@pytest.mark.parametrize(
+    "name", ["cholesky", "solve", "eigh", "svd", "qr", "det", "slogdet", "triangular_solve"]
+)
 def test_jit_matches_eager_and_grad(name: str) -> None:
     a, t = _spd(batch=(2,)), _tall()
     fns = {
@@ -409,8 +431,10 @@ def test_jit_matches_eager_and_grad(name: str) -> None:
         "qr": (lambda t: L.qr(t).R, t),
         "det": (L.det, a),
         "slogdet": (lambda a: L.slogdet(a).logabsdet, a),
-        "triangular_solve": (lambda a: lax.triangular_solve(a, a, lower=False,
-                                                             transpose_a=True), a),
+        "triangular_solve": (
+            lambda a: lax.triangular_solve(a, a, lower=False, transpose_a=True),
+            a,
+        ),
     }
     f, x = fns[name]
     np.testing.assert_allclose(jit(f)(x), f(x), rtol=1e-10)
@@ -423,8 +447,7 @@ def test_vmap_over_matrices_and_right_hand_sides() -> None:
     out = ft.vmap(L.solve, in_axes=(None, 0))(a, bs)
     np.testing.assert_allclose(out, np.linalg.solve(a, bs.T).T, rtol=1e-12)
     stack = _spd(batch=(4,))
-    np.testing.assert_allclose(ft.vmap(L.cholesky)(stack), np.linalg.cholesky(stack),
-                               rtol=1e-12)
+    np.testing.assert_allclose(ft.vmap(L.cholesky)(stack), np.linalg.cholesky(stack), rtol=1e-12)
     # per-example gradients of log det through a vmap
     g = ft.vmap(ft.grad(lambda s: L.slogdet(s).logabsdet))(stack)
     np.testing.assert_allclose(g, np.linalg.inv(stack), rtol=1e-10)

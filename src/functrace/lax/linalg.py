@@ -32,12 +32,16 @@ Decisions (JAX's semantics unless noted):
   block of ``a`` is non-singular.
 * ``det``/``slogdet``: ``d det = det tr(a^-1 da)``, ``d logabsdet = tr(a^-1 da)``,
   the sign has derivative zero. Both are singular (infinite/NaN) at singular ``a``.
+* ``triangular_solve``'s impl is ``np.linalg.solve`` on the chosen triangle (NumPy has
+  no triangular solver; SciPy is not a runtime dependency).
+* ``jit`` boundary: these primitives have no Numba emitter; the generated driver
+  calls their NumPy (LAPACK) impls, between the compiled kernels around them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -94,8 +98,9 @@ def _check_rhs(name: str, a: ShapedArray, b: ShapedArray) -> None:
     check_same_dtypes(name, a, b)
 
 
-def _register_checked(p: Primitive, impl: Callable[..., Any],
-                      abstract_eval: Callable[..., Any]) -> Primitive:
+def _register_checked(
+    p: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
+) -> Primitive:
     """Register ``impl`` behind a call of ``abstract_eval`` (eager calls get its errors)."""
 
     def checked(*args: Any, **params: Any) -> Any:
@@ -126,7 +131,7 @@ def _const(like: Any, value: np.ndarray) -> Any:
     """The matrix constant ``value`` (dtype of ``like``) broadcast over ``like``'s leading axes."""
     shape = _shape(like)
     value = np.asarray(value, dtype=core.get_aval(like).dtype)
-    lead = shape[:len(shape) - value.ndim]
+    lead = shape[: len(shape) - value.ndim]
     nd = len(lead) + value.ndim
     return broadcast_in_dim(value, lead + value.shape, tuple(range(len(lead), nd)))
 
@@ -184,9 +189,9 @@ def _inverse_gaps(v: Any, square: bool = False) -> Any:
 
 
 def _cols(x: Any, start: int, stop: int) -> Any:
+    """Columns ``start:stop`` of each matrix."""
     shape = _shape(x)
-    return slice(x, (0,) * len(shape), (*shape[:-1], stop)) if start == 0 else \
-        slice(x, (0,) * (len(shape) - 1) + (start,), shape)
+    return slice(x, (0,) * (len(shape) - 1) + (start,), (*shape[:-1], stop))
 
 
 def _batch_unary(p: Primitive) -> Callable[..., Any]:
@@ -214,22 +219,25 @@ def _batch_binary(p: Primitive) -> Callable[..., Any]:
 # ---------------------------------------------------------------------------
 
 
-def _triangular_solve_abstract(a: ShapedArray, b: ShapedArray, *, lower: bool,
-                               transpose_a: bool) -> ShapedArray:
+def _triangular_solve_abstract(
+    a: ShapedArray, b: ShapedArray, *, lower: bool, transpose_a: bool
+) -> ShapedArray:
     _check_rhs("triangular_solve", a, b)
     return ShapedArray(b.shape, b.dtype)
 
 
-def _triangular_solve_impl(a: np.ndarray, b: np.ndarray, *, lower: bool,
-                           transpose_a: bool) -> np.ndarray:
+def _triangular_solve_impl(
+    a: np.ndarray, b: np.ndarray, *, lower: bool, transpose_a: bool
+) -> np.ndarray:
     t = np.tril(a) if lower else np.triu(a)
     if transpose_a:
         t = np.swapaxes(t, -1, -2)
     return np.linalg.solve(t, b)
 
 
-triangular_solve_p = _register_checked(Primitive("triangular_solve"), _triangular_solve_impl,
-                                       _triangular_solve_abstract)
+triangular_solve_p = _register_checked(
+    Primitive("triangular_solve"), _triangular_solve_impl, _triangular_solve_abstract
+)
 
 
 def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = False) -> Any:
@@ -238,8 +246,9 @@ def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = Fal
     return triangular_solve_p.bind(a, b, lower=bool(lower), transpose_a=bool(transpose_a))
 
 
-def _triangular_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool,
-                          transpose_a: bool) -> tuple[Any, Any]:
+def _triangular_solve_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, transpose_a: bool
+) -> tuple[Any, Any]:
     # x = op(A)^-1 b: dx = op(A)^-1 (db - op(dA) x), dA restricted to the triangle read.
     a, b = primals
     ga, gb = tangents
@@ -251,12 +260,15 @@ def _triangular_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lo
     return x, triangular_solve(a, rhs, lower, transpose_a)
 
 
-def _triangular_solve_transpose(ct: Any, a: Any, b: Any, *, lower: bool,
-                                transpose_a: bool) -> list[Any]:
+def _triangular_solve_transpose(
+    ct: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool
+) -> list[Any]:
     # linear in b: b -> op(A)^-1 b transposes to ct -> op(A)^-T ct
     if ad.is_undefined_primal(a):
-        raise ValueError("triangular_solve transpose: expected a known matrix a, got a linear "
-                         "one (the map is linear in b only).")
+        raise ValueError(
+            "triangular_solve transpose: expected a known matrix a, got a linear "
+            "one (the map is linear in b only)."
+        )
     return [None, triangular_solve(a, ct, lower, not transpose_a)]
 
 
@@ -301,8 +313,10 @@ def _solve_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, An
 def _solve_transpose(ct: Any, a: Any, b: Any) -> list[Any]:
     # linear in b: b -> A^-1 b transposes to ct -> A^-T ct
     if ad.is_undefined_primal(a):
-        raise ValueError("solve transpose: expected a known matrix a, got a linear one (the "
-                         "map is linear in b only).")
+        raise ValueError(
+            "solve transpose: expected a known matrix a, got a linear one (the "
+            "map is linear in b only)."
+        )
     return [None, solve(_mT(a), ct)]
 
 
@@ -359,15 +373,14 @@ def _eigh_abstract(a: ShapedArray, *, lower: bool, eigvals_only: bool) -> list[S
 
 
 def _eigh_impl(a: np.ndarray, *, lower: bool, eigvals_only: bool) -> list[np.ndarray]:
-    uplo = "L" if lower else "U"
+    uplo: Literal["L", "U"] = "L" if lower else "U"
     if eigvals_only:
         return [np.linalg.eigvalsh(a, UPLO=uplo)]
     w, v = np.linalg.eigh(a, UPLO=uplo)
     return [w, v]
 
 
-eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl,
-                           _eigh_abstract)
+eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl, _eigh_abstract)
 
 
 def eigh(a: Any, lower: bool = True, eigvals_only: bool = False) -> Any:
@@ -377,8 +390,9 @@ def eigh(a: Any, lower: bool = True, eigvals_only: bool = False) -> Any:
     return eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
 
 
-def _eigh_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool,
-              eigvals_only: bool) -> tuple[list[Any], list[Any]]:
+def _eigh_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, eigvals_only: bool
+) -> tuple[list[Any], list[Any]]:
     # M = V^T dA V: dw = diag(M); dV = V (F o M), F_ij = 1 / (w_j - w_i) off the diagonal
     # (dA symmetrized: see the module notes).
     (a,), (g,) = primals, tangents
@@ -427,8 +441,9 @@ def svd(a: Any, compute_uv: bool = True) -> Any:
     return svd_p.bind(a, compute_uv=bool(compute_uv))
 
 
-def _svd_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-             compute_uv: bool) -> tuple[list[Any], list[Any]]:
+def _svd_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, compute_uv: bool
+) -> tuple[list[Any], list[Any]]:
     # dP = U^T dA V, ds = diag(dP), F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
     # dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1
     # dV = V (F o (S dP + dP^T S)) + (I - V V^T) dA^T U S^-1
@@ -548,8 +563,9 @@ def _slogdet_impl(a: np.ndarray) -> list[Any]:
     return [sign, logabsdet]
 
 
-slogdet_p = _register_checked(Primitive("slogdet", multiple_results=True), _slogdet_impl,
-                              _slogdet_abstract)
+slogdet_p = _register_checked(
+    Primitive("slogdet", multiple_results=True), _slogdet_impl, _slogdet_abstract
+)
 
 
 def slogdet(a: Any) -> Any:
@@ -570,6 +586,20 @@ batching.batching_rules[slogdet_p] = _batch_unary(slogdet_p)
 
 
 __all__ = [
-    "cholesky", "cholesky_p", "det", "det_p", "eigh", "eigh_p", "qr", "qr_p", "slogdet",
-    "slogdet_p", "solve", "solve_p", "svd", "svd_p", "triangular_solve", "triangular_solve_p",
+    "cholesky",
+    "cholesky_p",
+    "det",
+    "det_p",
+    "eigh",
+    "eigh_p",
+    "qr",
+    "qr_p",
+    "slogdet",
+    "slogdet_p",
+    "solve",
+    "solve_p",
+    "svd",
+    "svd_p",
+    "triangular_solve",
+    "triangular_solve_p",
 ]

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from functrace.core import Tracer
 from functrace.lax import linalg as ll
 from functrace.lax import shapes as ls
 from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
+from functrace.numpy._math import absolute, astype, sqrt, where
 
 LinAlgError = np.linalg.LinAlgError
 _F64 = np.dtype(np.float64)
@@ -95,14 +96,18 @@ def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
         return _F64
     if dtype.kind == "f":
         if dtype.itemsize < 4:
-            raise TypeError(f"{fname}: expected float32 or float64 (or integer) input, got "
-                            f"{dtype.name}, which NumPy's linalg does not support either. "
-                            f"Cast with .astype(np.float32).")
+            raise TypeError(
+                f"{fname}: expected float32 or float64 (or integer) input, got "
+                f"{dtype.name}, which NumPy's linalg does not support either. "
+                f"Cast with .astype(np.float32)."
+            )
         return dtype
     if dtype.kind == "c":
-        raise NotImplementedError(f"{fname}: expected real input on traced arrays, got "
-                                  f"{dtype.name}. Complex linear algebra is not differentiable "
-                                  f"in functrace yet.")
+        raise NotImplementedError(
+            f"{fname}: expected real input on traced arrays, got "
+            f"{dtype.name}. Complex linear algebra is not differentiable "
+            f"in functrace yet."
+        )
     raise TypeError(f"{fname}: expected a numeric array, got {dtype.name}.")
 
 
@@ -142,11 +147,13 @@ def _eye_like(a: Any) -> Any:
     return ls.broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1))
 
 
-def _uplo(UPLO: Any) -> str:
+def _uplo(UPLO: Any) -> Literal["L", "U"]:
     u = str(UPLO).upper()
-    if u not in ("L", "U"):
-        raise ValueError(f"eigh: expected UPLO 'L' or 'U', got {UPLO!r}.")
-    return u
+    if u == "L":
+        return "L"
+    if u == "U":
+        return "U"
+    raise ValueError(f"eigh: expected UPLO 'L' or 'U', got {UPLO!r}.")
 
 
 # ---------------------------------------------------------------------------
@@ -214,7 +221,8 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     ``rcond * max(s)`` count as zero (NumPy's cutoff rules for ``rcond``/``rtol``).
 
     NOTE: the derivative assumes distinct singular values and a rank that does not
-    change nearby (the pseudo-inverse jumps where the rank does).
+    change nearby (the pseudo-inverse jumps where the rank does). ``hermitian`` is
+    ignored on traced inputs (the general SVD gives the same pseudo-inverse).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.pinv(np.array([[2.0, 0.0], [0.0, 0.0]]))
@@ -239,7 +247,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     cutoff = fnp.expand_dims(asarray_or_tracer(rcond), -1) * fnp.max(s, axis=-1, keepdims=True)
     large = s > cutoff
     # NOTE: the double where keeps the gradient finite where singular values are cut off.
-    s_inv = fnp.where(large, 1 / fnp.where(large, s, 1), 0)
+    s_inv = where(large, 1 / where(large, s, 1), 0)
     return fnp.matmul(_mT(vt), fnp.expand_dims(s_inv, -1) * _mT(u))
 
 
@@ -309,8 +317,10 @@ def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
     if _plain(*arrays):
         return np.linalg.multi_dot(arrays, out=out)
     if out is not None:
-        raise TypeError("multi_dot: expected out=None on traced arrays, got an output array. "
-                        "functrace.numpy never writes in place: use the returned array.")
+        raise TypeError(
+            "multi_dot: expected out=None on traced arrays, got an output array. "
+            "functrace.numpy never writes in place: use the returned array."
+        )
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: expected at least two arrays, got {len(arrays)}.")
     xs = [asarray_or_tracer(x, "multi_dot") for x in arrays]
@@ -321,12 +331,16 @@ def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
         xs[-1] = ls.reshape(xs[-1], (_shape(xs[-1])[0], 1))
     for i, x in enumerate(xs):
         if len(_shape(x)) != 2:
-            raise LinAlgError(f"multi_dot: expected 2-D arrays (the first and last may be "
-                              f"1-D), got shape {_shape(x)} for array {i}.")
+            raise LinAlgError(
+                f"multi_dot: expected 2-D arrays (the first and last may be "
+                f"1-D), got shape {_shape(x)} for array {i}."
+            )
     for i in range(len(xs) - 1):
         if _shape(xs[i])[1] != _shape(xs[i + 1])[0]:
-            raise ValueError(f"multi_dot: expected aligned shapes, got {_shape(xs[i])} and "
-                             f"{_shape(xs[i + 1])} for arrays {i} and {i + 1}.")
+            raise ValueError(
+                f"multi_dot: expected aligned shapes, got {_shape(xs[i])} and "
+                f"{_shape(xs[i + 1])} for arrays {i} and {i + 1}."
+            )
     split = _chain_order([_shape(xs[0])[0]] + [_shape(x)[1] for x in xs])
 
     def product(i: int, j: int) -> Any:
@@ -441,8 +455,9 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:
     return ll.eigh(a, lower=uplo == "L", eigvals_only=True)[0]
 
 
-def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
-        hermitian: bool = False) -> Any:
+def svd(
+    a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+) -> Any:
     """Singular value decomposition ``SVDResult(U, S, Vh)`` with ``a = U * S @ Vh``
     (``S`` descending), or ``S`` alone with ``compute_uv=False``.
 
@@ -455,8 +470,12 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     array([4., 3.])
     """
     if _plain(a):
-        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
-                             hermitian=hermitian)
+        return np.linalg.svd(
+            a,
+            full_matrices=full_matrices,  # type: ignore[call-overload]
+            compute_uv=compute_uv,
+            hermitian=hermitian,
+        )
     a = _matrix("svd", a, square=False)
     m, n = _shape(a)[-2:]
     if not compute_uv:
@@ -481,7 +500,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     True
     """
     if _plain(a):
-        return np.linalg.qr(a, mode=mode)
+        return np.linalg.qr(a, mode=mode)  # type: ignore[call-overload]
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"qr: expected mode 'reduced', 'complete', 'r' or 'raw', got {mode!r}.")
     a = _matrix("qr", a, square=False)
@@ -503,13 +522,13 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 def _safe_sqrt(s: Any) -> Any:
     # NOTE: sqrt(s) with derivative 0 (not inf * 0 = NaN) where s == 0: a subgradient.
     zero = s == 0
-    return fnp.where(zero, 0, fnp.sqrt(fnp.where(zero, 1, s)))
+    return where(zero, 0, sqrt(where(zero, 1, s)))
 
 
 def _safe_root(s: Any, p: float) -> Any:
     # s ** (1 / p), with derivative 0 where s == 0.
     zero = s == 0
-    return fnp.where(zero, 0, fnp.where(zero, 1, s) ** (1.0 / p))
+    return where(zero, 0, where(zero, 1, s) ** (1.0 / p))
 
 
 def _svd_norm(x: Any, row: int, col: int, reduce: Any) -> Any:
@@ -525,8 +544,9 @@ def _axis_tuple(axis: Any, nd: int) -> tuple[int, ...]:
     try:
         return (operator.index(axis),)
     except TypeError:
-        raise TypeError(f"norm: expected axis None, an integer or a tuple of integers, got "
-                        f"{axis!r}.") from None
+        raise TypeError(
+            f"norm: expected axis None, an integer or a tuple of integers, got {axis!r}."
+        ) from None
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
@@ -552,27 +572,30 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
     shape = _shape(x)
     nd = len(shape)
-    if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2)
-                         or (ord == 2 and nd == 1)):
+    if axis is None and (
+        ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)
+    ):
         ret = _safe_sqrt(fnp.sum(x * x))
         return fnp.reshape(ret, (1,) * nd) if keepdims else ret
     axes = _axis_tuple(axis, nd)
     if len(axes) == 1:
         if isinstance(ord, str):
-            raise ValueError(f"norm: expected a numeric ord for vectors, got {ord!r}. 'fro' "
-                             f"and 'nuc' are matrix norms: pass a pair of axes.")
-        absx = fnp.abs(x)
+            raise ValueError(
+                f"norm: expected a numeric ord for vectors, got {ord!r}. 'fro' "
+                f"and 'nuc' are matrix norms: pass a pair of axes."
+            )
+        absx = absolute(x)
         if ord == np.inf:
             return fnp.max(absx, axis=axes, keepdims=keepdims)
         if ord == -np.inf:
             return fnp.min(absx, axis=axes, keepdims=keepdims)
         if ord == 0:
-            return fnp.sum(fnp.astype(x != 0, x.dtype), axis=axes, keepdims=keepdims)
+            return fnp.sum(astype(x != 0, x.dtype), axis=axes, keepdims=keepdims)
         if ord == 1:
             return fnp.sum(absx, axis=axes, keepdims=keepdims)
         if ord is None or ord == 2:
             return _safe_sqrt(fnp.sum(x * x, axis=axes, keepdims=keepdims))
-        return _safe_root(fnp.sum(absx ** ord, axis=axes, keepdims=keepdims), ord)
+        return _safe_root(fnp.sum(absx**ord, axis=axes, keepdims=keepdims), ord)
     if len(axes) == 2:
         row, col = (_normalize_axis(a, nd) for a in axes)
         if row == col:
@@ -583,24 +606,28 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
             ret = _svd_norm(x, row, col, fnp.min)
         elif ord in (1, -1):
             c = col - (col > row)
-            ret = (fnp.max if ord == 1 else fnp.min)(fnp.sum(fnp.abs(x), axis=row), axis=c)
+            ret = (fnp.max if ord == 1 else fnp.min)(fnp.sum(absolute(x), axis=row), axis=c)
         elif ord in (np.inf, -np.inf):
             r = row - (row > col)
-            ret = (fnp.max if ord > 0 else fnp.min)(fnp.sum(fnp.abs(x), axis=col), axis=r)
+            ret = (fnp.max if ord > 0 else fnp.min)(fnp.sum(absolute(x), axis=col), axis=r)
         elif ord in (None, "fro", "f"):
             ret = _safe_sqrt(fnp.sum(x * x, axis=(row, col)))
         elif ord == "nuc":
             ret = _svd_norm(x, row, col, fnp.sum)
         else:
-            raise ValueError(f"norm: expected a matrix ord in None, 'fro', 'nuc', 1, -1, 2, -2, "
-                             f"inf, -inf, got {ord!r}.")
+            raise ValueError(
+                f"norm: expected a matrix ord in None, 'fro', 'nuc', 1, -1, 2, -2, "
+                f"inf, -inf, got {ord!r}."
+            )
         if keepdims:
             kept = list(shape)
             kept[row] = kept[col] = 1
             ret = fnp.reshape(ret, tuple(kept))
         return ret
-    raise ValueError(f"norm: expected 1 or 2 axes (a vector or a matrix norm), got axis={axis} "
-                     f"for an array of shape {shape}. Pass axis= explicitly.")
+    raise ValueError(
+        f"norm: expected 1 or 2 axes (a vector or a matrix norm), got axis={axis} "
+        f"for an array of shape {shape}. Pass axis= explicitly."
+    )
 
 
 def _normalize_axis(axis: Any, nd: int) -> int:
@@ -611,7 +638,22 @@ def _normalize_axis(axis: Any, nd: int) -> int:
 
 
 __all__ = [
-    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "det",
-    "eigh", "eigvalsh", "inv", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet",
-    "solve", "svd",
+    "EighResult",
+    "LinAlgError",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "det",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matrix_power",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
 ]
