@@ -23,3 +23,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Type-check every jaxpr built during the tests, including reverse-mode tapes.
 staging.enable_checks = True
+
+
+def pytest_runtest_setup(item):
+    # Hypothesis' pytest plugin gives every parametrized case of a @given test a new
+    # Settings whose parent is the previous case's, so one test with ~1000 cases (the
+    # op table) overflows the recursion limit in settings.database. Start every case
+    # from the test's own settings instead.
+    obj = getattr(item, "obj", None)
+    fn = getattr(obj, "__func__", obj)
+    if fn is None or not hasattr(fn, "_hypothesis_internal_use_settings"):
+        return
+    base = fn.__dict__.setdefault("_functrace_base_settings",
+                                  fn._hypothesis_internal_use_settings)
+    fn._hypothesis_internal_use_settings = base

@@ -303,8 +303,10 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_lax
     import op_rows_linalg
     import op_rows_numpy
+    import op_rows_numpy2
 
-    return op_rows_lax.ROWS + op_rows_numpy.ROWS + op_rows_indexing.ROWS + op_rows_linalg.ROWS
+    return op_rows_lax.ROWS + op_rows_numpy.ROWS + op_rows_indexing.ROWS + op_rows_linalg.ROWS \
+        + op_rows_numpy2.ROWS
 
 # ---------------------------------------------------------------------------
 # Argument strategies

@@ -10,6 +10,7 @@ import numpy as _np
 from functrace.numpy import _tracer_methods  # noqa: F401,E402
 from functrace.numpy._core import is_traced  # noqa: F401
 from functrace.numpy._creation import *  # noqa: F401,F403
+from functrace.numpy._functions import *  # noqa: F401,F403
 from functrace.numpy._indexing import (  # noqa: F401
     argwhere,
     at,
@@ -22,6 +23,7 @@ from functrace.numpy._linalg import *  # noqa: F401,F403
 from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
+from functrace.numpy._twodim import *  # noqa: F401,F403
 
 # dtypes and constants, as in NumPy
 float16, float32, float64 = _np.float16, _np.float32, _np.float64

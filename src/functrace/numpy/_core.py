@@ -26,11 +26,22 @@ _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 def is_traced(*args: Any) -> bool:
-    """Whether any argument is a tracer or a jit/make_jaxpr trace is active."""
+    """Whether any argument is (or is a list holding) a tracer, or a jit/make_jaxpr trace
+    is active."""
     if core._dynamic is not core._base:
         return True
     for a in args:
-        if isinstance(a, Tracer):
+        if isinstance(a, Tracer) or has_tracer_in_sequence(a):
+            return True
+    return False
+
+
+def has_tracer_in_sequence(x: Any) -> bool:
+    """Whether ``x`` is a (nested) list/tuple with a tracer in it."""
+    if type(x) is not list and type(x) is not tuple:
+        return False
+    for e in x:
+        if isinstance(e, Tracer) or has_tracer_in_sequence(e):
             return True
     return False
 
@@ -137,7 +148,8 @@ def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
     if nin == 1:
 
         def f1(x: Any, /) -> Any:
-            if not isinstance(x, Tracer) and core._dynamic is core._base:
+            if not isinstance(x, Tracer) and core._dynamic is core._base and \
+                    not has_tracer_in_sequence(x):
                 return ufunc(x)
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
             out = lax_fn(x)
@@ -148,7 +160,8 @@ def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
 
         def f2(x: Any, y: Any, /) -> Any:
             if not (isinstance(x, Tracer) or isinstance(y, Tracer)) and \
-                    core._dynamic is core._base:
+                    core._dynamic is core._base and not (
+                        has_tracer_in_sequence(x) or has_tracer_in_sequence(y)):
                 return ufunc(x, y)
             (x, y), out_dt = promote_and_broadcast(
                 name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)])

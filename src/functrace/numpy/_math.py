@@ -699,11 +699,12 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
         if isinstance(value, Tracer):
             v = broadcast_to_shape(cast(value, aval.dtype), aval.shape)
         else:
-            v = _k(x, np.asarray(value, aval.dtype)[()])
+            v = lx.full_like(x, np.asarray(value, aval.dtype)[()])
         out = _where(bad, v, out)
     return out
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in {
-    "annotations", "Any", "math", "np", "core", "Tracer", "lx", "asarray_or_tracer", "broadcast_shapes",
-    "broadcast_to_shape", "cast", "elementwise", "is_traced", "promote_and_broadcast"}]
+    "annotations", "Any", "math", "np", "core", "Tracer", "lx", "asarray_or_tracer",
+    "broadcast_shapes", "broadcast_to_shape", "cast", "elementwise", "is_traced",
+    "promote_and_broadcast"}]

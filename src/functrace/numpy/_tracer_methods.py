@@ -102,15 +102,15 @@ for _name in ("clip", "conj", "conjugate", "round"):
     setattr(Tracer, _name, _method(_name, m))
 
 
-def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:
+def _reshape(self: Any, *shape: Any, order: str = "C", copy: Any = None) -> Any:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return s.reshape(self, shape, order=order)
 
 
 def _transpose(self: Any, *axes: Any) -> Any:
-    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-        axes = tuple(axes[0])
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = () if axes[0] is None else tuple(axes[0])  # np.transpose(x) passes None
     return s.transpose(self, axes or None)
 
 
@@ -122,21 +122,102 @@ def _dot(self: Any, other: Any) -> Any:
 
 Tracer.reshape = _reshape  # type: ignore[attr-defined]
 Tracer.transpose = _transpose  # type: ignore[attr-defined]
-Tracer.astype = lambda self, dtype: m.astype(self, dtype)  # type: ignore[attr-defined]
+def _astype(self: Any, dtype: Any, order: str = "K", casting: str = "unsafe",
+            subok: bool = True, copy: bool = True) -> Any:
+    return m.astype(self, dtype)
+
+
+Tracer.astype = _astype  # type: ignore[attr-defined]
 Tracer.dot = _dot  # type: ignore[attr-defined]
 Tracer.copy = lambda self: self  # type: ignore[attr-defined]
 Tracer.real = property(lambda self: m.real(self))  # type: ignore[attr-defined]
 Tracer.imag = property(lambda self: m.imag(self))  # type: ignore[attr-defined]
 
 
+# ufunc.reduce / ufunc.accumulate on tracers: the functrace.numpy reduction doing the same
+# (np.add.reduce(x) -> fnp.sum(x, axis=0); np.ptp and np.linalg helpers use these).
+_UFUNC_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+                 "logical_and": "all", "logical_or": "any", "fmax": "max", "fmin": "min"}
+_UFUNC_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _ufunc_error(ufunc: np.ufunc, method: str, why: str) -> TypeError:
+    call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+    return TypeError(f"numpy.{call}: expected a ufunc call functrace.numpy can trace, got "
+                     f"one on a tracer {why}. Call the functrace.numpy function instead "
+                     f"(fnp.{ufunc.__name__}(...)), which sees through transformations.")
+
+
 def _array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-    # np.sin(tracer), ndarray + tracer, ...: dispatch to the functrace.numpy function.
+    # np.sin(tracer), ndarray + tracer, np.add.reduce(tracer): the functrace.numpy function.
     from functrace import numpy as fnp
 
-    f = getattr(fnp, ufunc.__name__, None)
-    if method != "__call__" or f is None or kwargs:
-        return NotImplemented
-    return f(*inputs)
+    out = kwargs.pop("out", None)
+    if out is not None and any(o is not None for o in out):
+        raise _ufunc_error(ufunc, method, "with out= (functrace never writes in place)")
+    if method == "__call__":
+        if kwargs.get("where", True) is not True:
+            raise _ufunc_error(ufunc, method, "with where=")
+        kwargs.pop("where", None)
+        dtype = kwargs.pop("dtype", None)
+        f = getattr(fnp, ufunc.__name__, None)
+        if f is None or kwargs:
+            why = f"with keywords {sorted(kwargs)}" if f is not None else \
+                "(functrace.numpy has no such function yet)"
+            raise _ufunc_error(ufunc, method, why)
+        res = f(*inputs)
+        return res if dtype is None else m.astype(res, dtype)
+    if kwargs.get("dtype", 0) is None:
+        del kwargs["dtype"]  # np.ptp passes dtype=None to maximum.reduce
+    if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
+        kwargs.setdefault("axis", 0)
+        return getattr(r, _UFUNC_REDUCE[ufunc.__name__])(inputs[0], **kwargs)
+    if method == "accumulate" and ufunc.__name__ in _UFUNC_ACCUMULATE and len(inputs) == 1:
+        kwargs.setdefault("axis", 0)
+        return getattr(r, _UFUNC_ACCUMULATE[ufunc.__name__])(inputs[0], **kwargs)
+    raise _ufunc_error(ufunc, method, f"with method {method!r}")
 
 
 Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+
+
+# NumPy functions that dispatch to the array's method (np.trace(x) and np.diagonal(x) do
+# not: they convert to an ndarray first, so those raise; call fnp.trace/fnp.diagonal).
+def _take(self: Any, indices: Any, axis: Any = None, out: Any = None, mode: Any = None) -> Any:
+    from functrace.numpy._indexing import take
+
+    r._no_out("take", out)
+    return take(self, indices, axis=axis, mode=mode)
+
+
+def _nonzero(self: Any) -> Any:
+    from functrace.numpy._indexing import nonzero
+
+    return nonzero(self)
+
+
+def _searchsorted(self: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    from functrace.numpy._functions import searchsorted
+
+    return searchsorted(self, v, side, sorter)
+
+
+def _diagonal(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    from functrace.numpy._twodim import diagonal
+
+    return diagonal(self, offset, axis1, axis2)
+
+
+def _trace(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+           out: Any = None) -> Any:
+    from functrace.numpy._twodim import trace
+
+    return trace(self, offset, axis1, axis2, dtype, out)
+
+
+_DISPATCHED: dict[str, Any] = {"take": _take, "nonzero": _nonzero,
+                               "searchsorted": _searchsorted, "diagonal": _diagonal,
+                               "trace": _trace}
+for _name, _meth in _DISPATCHED.items():
+    if not hasattr(Tracer, _name):
+        setattr(Tracer, _name, _meth)

@@ -1,0 +1,500 @@
+"""Assorted NumPy functions on arrays and tracers: ``diff``, ``gradient``, ``select``,
+``pad`` (constant mode), ``meshgrid``, ``searchsorted`` and the ``r_``/``c_``
+index-expression objects.
+
+Plain NumPy inputs go straight to NumPy; traced inputs become compositions of
+slices, concatenations, selects, pads and broadcasts, so gradients, batching and
+jit come from the rules of those primitives.
+
+Decisions:
+
+* ``gradient`` on tracers: unit or scalar spacings (one for all axes or one per
+  axis, possibly traced) and ``edge_order=1``; coordinate arrays and
+  ``edge_order=2`` work on plain NumPy inputs only (``NotImplementedError`` otherwise).
+* ``pad`` on tracers supports ``mode="constant"`` with every ``pad_width`` and
+  ``constant_values`` form NumPy accepts (int, ``(before, after)``, one pair per
+  axis, a dict ``{axis: ...}``); the values may be traced. Padding is applied one
+  axis after another, so corners take the value of the last axis, as in NumPy.
+* ``searchsorted`` compares every query with every element (O(len(a) * v.size)
+  memory) and sorts NaN last, as NumPy does; it returns int64 indices and has no
+  derivative.
+* ``r_``/``c_`` with tracers accept numbers, arrays, slices and the directive
+  strings ``"axis"``, ``"axis,ndmin"``, ``"axis,ndmin,trans1d"``; the matrix
+  directives ``"r"``/``"c"`` work on plain inputs only.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.core import Tracer
+from functrace.lax import elementwise as lx
+from functrace.lax import reductions as lr
+from functrace.lax import shapes as ls
+from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
+from functrace.numpy._reductions import normalize_axis
+from functrace.numpy._shape import (
+    _contains_tracer,
+    _plain,
+    _slice_along,
+    concatenate,
+    concrete_array,
+    ravel,
+    reshape,
+)
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return core.get_aval(x).shape
+
+
+def _dtype(x: Any) -> np.dtype:
+    return core.get_aval(x).dtype
+
+
+# ---------------------------------------------------------------------------
+# diff, gradient
+# ---------------------------------------------------------------------------
+
+
+def _edge(fname: str, value: Any, x: Any, ax: int) -> Any:
+    v = np.asarray(value) if type(value) in _PY_SCALARS else asarray_or_tracer(value, fname)
+    if not _shape(v):
+        shape = list(_shape(x))
+        shape[ax] = 1
+        v = broadcast_to_shape(v, tuple(shape))
+    return v
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    """The ``n``-th discrete difference ``a[1:] - a[:-1]`` along ``axis``, after joining
+    ``prepend`` and ``append`` (scalars are broadcast) to the ends.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.diff([1.0, 4.0, 9.0, 16.0], n=2)
+    array([2., 2.])
+    """
+    if _plain([a, prepend, append]):
+        kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+        return np.diff(a, n, axis, **kw)
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"diff: expected a non-negative order n, got {n}.")
+    x = asarray_or_tracer(a, "diff")
+    nd = len(_shape(x))
+    if nd == 0:
+        raise ValueError("diff: expected an array with at least 1 dimension, got a 0-d array.")
+    ax = normalize_axis("diff", axis, nd)
+    if n == 0:
+        return x
+    if prepend is not None or append is not None:
+        parts = [x]
+        if prepend is not None:
+            parts.insert(0, _edge("diff", prepend, x, ax))
+        if append is not None:
+            parts.append(_edge("diff", append, x, ax))
+        x = concatenate(parts, ax)
+    is_bool = _dtype(x) == np.bool_
+    for _ in range(n):
+        length = _shape(x)[ax]
+        if length == 0:
+            break
+        hi, lo = _slice_along(x, 1, length, ax), _slice_along(x, 0, length - 1, ax)
+        x = lx.ne(hi, lo) if is_bool else lx.sub(hi, lo)
+    return x
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """Central differences in the interior and one-sided ones at the ends, along each
+    axis (NumPy's ``gradient``): one array for one axis, a tuple for several.
+
+    ``varargs`` are the sample spacings: none (1), one scalar for every axis, or one
+    scalar per axis; they may be traced. On tracers ``edge_order`` must be 1 and the
+    spacings scalars (coordinate arrays work on plain NumPy inputs).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.gradient([1.0, 2.0, 4.0, 7.0])
+    array([1. , 1.5, 2.5, 3. ])
+    """
+    if _plain([f, *varargs]):
+        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)  # type: ignore
+    x = asarray_or_tracer(f, "gradient")
+    shape = _shape(x)
+    axes = tuple(range(len(shape))) if axis is None else \
+        tuple(normalize_axis("gradient", ax, len(shape))
+              for ax in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"gradient: expected distinct axes, got {axis}.")
+    if edge_order != 1:
+        raise NotImplementedError(f"gradient: expected edge_order=1 on a traced array, got "
+                                  f"{edge_order}. Second-order edges need plain NumPy inputs.")
+    if len(varargs) == 0:
+        spacings: list[Any] = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError(f"gradient: expected 0, 1 or {len(axes)} spacings (one per axis), got "
+                        f"{len(varargs)}.")
+    dt = _dtype(x)
+    if dt.kind not in "fc":
+        dt = np.dtype(np.float64)
+        x = cast(x, dt)
+    outs = []
+    for ax, h in zip(axes, spacings):
+        if (_shape(h) if isinstance(h, Tracer) else np.shape(h)) != ():
+            raise NotImplementedError("gradient: expected scalar spacings on a traced array, "
+                                      "got an array of coordinates. Pass plain NumPy inputs "
+                                      "for coordinate spacings.")
+        outs.append(_gradient_axis(x, ax, h, dt))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:
+    from functrace.numpy._math import true_divide
+
+    n = _shape(x)[ax]
+    if n < 2:
+        raise ValueError(f"gradient: expected at least 2 elements along axis {ax}, got shape "
+                         f"{_shape(x)}. A numerical gradient needs edge_order + 1 points.")
+    h = cast(h, dt) if isinstance(h, Tracer) else np.asarray(h, dt)[()]
+
+    def step(lo: int, hi: int, width: int) -> Any:
+        return lx.sub(_slice_along(x, lo + width, hi + width, ax), _slice_along(x, lo, hi, ax))
+
+    first = true_divide(step(0, 1, 1), h)
+    last = true_divide(step(n - 2, n - 1, 1), h)
+    if n == 2:
+        return concatenate([first, last], ax)
+    two_h = lx.mul(h, lx.full_like(h, 2))
+    inner = true_divide(step(0, n - 2, 2), two_h)
+    return concatenate([first, inner, last], ax)
+
+
+# ---------------------------------------------------------------------------
+# select
+# ---------------------------------------------------------------------------
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """``choicelist[i]`` where ``condlist[i]`` is the first true condition, else
+    ``default`` (NumPy's ``select``; everything broadcasts together).
+
+    >>> import functrace.numpy as fnp
+    >>> x = fnp.arange(5)
+    >>> fnp.select([x < 2, x > 3], [x, x ** 2], default=-1)
+    array([ 0,  1, -1, -1, 16])
+    """
+    if _plain([list(condlist), list(choicelist), default]):
+        return np.select(condlist, choicelist, default)
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: expected as many conditions as choices, got "
+                         f"{len(condlist)} and {len(choicelist)}.")
+    if not condlist:
+        raise ValueError("select: expected at least one condition, got an empty list.")
+    conds = [asarray_or_tracer(c, "select") for c in condlist]
+    for i, c in enumerate(conds):
+        if _dtype(c) != np.bool_:
+            raise TypeError(f"select: expected boolean conditions, got {_dtype(c).name} for "
+                            f"entry {i} of condlist. Compare first, e.g. x > 0.")
+    choices = [asarray_or_tracer(c, "select") for c in (*choicelist, default)]
+    avals = [core.get_aval(c) for c in choices]
+    dt, weak = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
+    shape = broadcast_shapes("select", *[_shape(c) for c in conds + choices])
+    out = broadcast_to_shape(cast(choices[-1], dt, weak), shape)
+    for c, v in zip(reversed(conds), reversed(choices[:-1])):
+        v = broadcast_to_shape(cast(v, dt, weak), shape)
+        out = lx.select_n(broadcast_to_shape(c, shape), out, v)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# pad
+# ---------------------------------------------------------------------------
+
+
+def _pairs(fname: str, what: str, value: Any, nd: int) -> np.ndarray:
+    """NumPy's broadcasting of ``pad_width``-like arguments to shape (nd, 2)."""
+    if isinstance(value, dict):
+        out = np.zeros((nd, 2), dtype=np.int64)
+        for ax, v in value.items():
+            out[normalize_axis(fname, ax, nd)] = np.broadcast_to(np.asarray(v), (2,))
+        return out
+    try:
+        return np.broadcast_to(np.asarray(value), (nd, 2))
+    except ValueError:
+        raise ValueError(f"{fname}: expected {what} as an int, a (before, after) pair or one "
+                         f"pair per axis ({nd} axes), got {value!r}.") from None
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad ``array`` with ``constant_values`` (default 0) on each side of each axis.
+
+    ``pad_width`` is an int, a ``(before, after)`` pair, one pair per axis, or a dict
+    ``{axis: width}``. ``constant_values`` takes the same forms and may be traced.
+    On tracers only ``mode="constant"`` is supported.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.pad([1, 2], (1, 2), constant_values=9)
+    array([9, 1, 2, 9, 9])
+    """
+    values = kwargs.get("constant_values", 0)
+    if _plain([array, values]) and not isinstance(pad_width, Tracer):
+        return np.pad(array, pad_width, mode, **kwargs)  # type: ignore[call-overload]
+    if mode != "constant":
+        raise NotImplementedError(f"pad: expected mode='constant' on a traced array, got "
+                                  f"mode={mode!r}. Other modes work on plain NumPy inputs.")
+    extra = set(kwargs) - {"constant_values"}
+    if extra:
+        raise TypeError(f"pad: expected only constant_values= with mode='constant', got "
+                        f"{sorted(extra)}.")
+    x = asarray_or_tracer(array, "pad")
+    nd = len(_shape(x))
+    dt = _dtype(x)
+    if isinstance(pad_width, Tracer) or _contains_tracer(pad_width):
+        pad_width = concrete_array("pad", asarray_or_tracer(pad_width), "pad widths")
+    widths = _pairs("pad", "pad_width", pad_width, nd)
+    if widths.dtype.kind not in "iu":
+        raise TypeError(f"pad: expected integer pad widths, got {pad_width!r}.")
+    widths = widths.astype(np.int64)
+    if np.any(widths < 0):
+        raise ValueError(f"pad: expected non-negative pad widths, got {pad_width!r}.")
+    if nd == 0:
+        return x
+    if isinstance(values, Tracer) or _contains_tracer(values):
+        vals = asarray_or_tracer(values, "pad")
+        vals = broadcast_to_shape(cast(vals, dt), (nd, 2)) if _shape(vals) else cast(vals, dt)
+    else:
+        vals = _pairs("pad", "constant_values", values, nd)
+        if np.all(vals == vals.flat[0]):
+            vals = vals.flat[0]
+        with np.errstate(invalid="ignore"):
+            vals = np.asarray(vals).astype(dt)
+    if not _shape(vals):  # one value for every side: a single pad
+        v = vals[()] if isinstance(vals, np.ndarray) else vals
+        return ls.pad(x, v, [(int(b), int(a), 0) for b, a in widths])
+    for ax in range(nd):
+        for side in (0, 1):
+            w = int(widths[ax, side])
+            if w == 0:
+                continue
+            if isinstance(vals, np.ndarray):
+                v = vals[ax, side][()]
+            else:
+                v = ls.reshape(ls.slice(vals, (ax, side), (ax + 1, side + 1)), ())
+            config = [(0, 0, 0)] * nd
+            config[ax] = (w, 0, 0) if side == 0 else (0, w, 0)
+            x = ls.pad(x, v, config)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# meshgrid
+# ---------------------------------------------------------------------------
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> tuple[Any, ...]:
+    """Coordinate arrays from 1-d coordinate vectors (NumPy's ``meshgrid``).
+
+    With ``indexing="xy"`` (the default) the first two output axes are swapped
+    (Cartesian, shape ``(len(y), len(x), ...)``); ``"ij"`` keeps matrix order.
+    ``sparse=True`` returns broadcastable arrays with size-1 axes instead.
+
+    >>> import functrace.numpy as fnp
+    >>> [g.shape for g in fnp.meshgrid(fnp.zeros(3), fnp.zeros(2))]
+    [(2, 3), (2, 3)]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: expected indexing 'xy' or 'ij', got {indexing!r}.")
+    if _plain(list(xi)):
+        return np.meshgrid(*xi, copy=copy, sparse=sparse,  # type: ignore[call-overload]
+                           indexing=indexing)
+    xs = [ravel(asarray_or_tracer(x, "meshgrid")) for x in xi]
+    nd = len(xs)
+    dims = list(range(nd))
+    if indexing == "xy" and nd > 1:
+        dims[0], dims[1] = 1, 0
+    shape = [0] * nd
+    for x, d in zip(xs, dims):
+        shape[d] = _shape(x)[0]
+    outs = []
+    for x, d in zip(xs, dims):
+        if sparse:
+            outs.append(ls.reshape(x, tuple(shape[d] if i == d else 1 for i in range(nd))))
+        else:
+            outs.append(ls.broadcast_in_dim(x, tuple(shape), (d,)))
+    return tuple(outs)
+
+
+# ---------------------------------------------------------------------------
+# searchsorted
+# ---------------------------------------------------------------------------
+
+
+def _sorts_before(x: Any, y: Any) -> Any:
+    """``x < y`` in NumPy's sort order, where NaN comes after every number."""
+    lt = lx.lt(x, y)
+    if _dtype(x).kind not in "fc":
+        return lt
+    return lx.bitwise_or(lt, lx.bitwise_and(lx.ne(y, y), lx.eq(x, x)))
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    """Indices where the elements of ``v`` would be inserted into the sorted 1-d ``a``
+    to keep it sorted: before equal elements (``side="left"``) or after them.
+
+    The result is int64 and carries no derivative.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.searchsorted([1.0, 2.0, 2.0, 3.0], [2.0, 2.5], side="right")
+    array([3, 3])
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: expected side 'left' or 'right', got {side!r}.")
+    if _plain([a, v, sorter]):
+        return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
+    a = asarray_or_tracer(a, "searchsorted")
+    if len(_shape(a)) != 1:
+        raise ValueError(f"searchsorted: expected a 1-d sorted array a, got shape "
+                         f"{_shape(a)}.")
+    if sorter is not None:
+        from functrace.numpy._indexing import take
+
+        a = take(a, sorter)
+    v = asarray_or_tracer(v, "searchsorted")
+    dt, _ = dtypes.promote(*[(core.get_aval(t).dtype, core.get_aval(t).weak_type)
+                             for t in (a, v)])
+    a, v = cast(a, dt), cast(v, dt)
+    n = _shape(a)[0]
+    vshape = _shape(v)
+    full = (*vshape, n)
+    aa = broadcast_to_shape(a, full)
+    vv = ls.broadcast_in_dim(v, full, tuple(range(len(vshape))))
+    # left: count a[i] < v; right: count a[i] <= v, i.e. not (v < a[i])
+    hit = _sorts_before(aa, vv) if side == "left" else lx.bitwise_not(_sorts_before(vv, aa))
+    return lr.reduce_sum(cast(hit, np.dtype(np.int64)), (len(vshape),))
+
+
+# ---------------------------------------------------------------------------
+# r_, c_
+# ---------------------------------------------------------------------------
+
+
+class _AxisConcatenator:
+    """``r_[...]``/``c_[...]``: join numbers, arrays and slices (``start:stop:step``,
+    or ``start:stop:Nj`` for N points) along an axis, as NumPy's index tricks do."""
+
+    def __init__(self, np_obj: Any, axis: int, ndmin: int, trans1d: int) -> None:
+        self._np = np_obj
+        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+
+    def __getitem__(self, key: Any) -> Any:
+        items = key if isinstance(key, tuple) else (key,)
+        if not builtins.any(_contains_tracer(i) or _slice_has_tracer(i) for i in items):
+            return self._np[key]
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        objs: list[Any] = []
+        keys: list[tuple[np.dtype, bool]] = []
+        scalars: list[bool] = []
+        for k, item in enumerate(items):
+            if isinstance(item, str):
+                if k != 0:
+                    raise ValueError("r_: expected directive strings only as the first entry, "
+                                     f"got {item!r} at position {k}.")
+                axis, ndmin, trans1d = _directive(item, axis, ndmin, trans1d)
+                continue
+            if isinstance(item, builtins.slice):
+                obj = _slice_values(item)
+                if ndmin > 1:
+                    obj = np.asarray(obj).reshape((1,) * (ndmin - 1) + obj.shape)
+                    if trans1d != -1:
+                        obj = np.swapaxes(obj, -1, trans1d)
+                keys.append((obj.dtype, False))
+                scalars.append(False)
+            elif type(item) in _PY_SCALARS or isinstance(item, np.generic):
+                obj = item
+                keys.append((np.asarray(item).dtype, type(item) in _PY_SCALARS))
+                scalars.append(True)
+            else:
+                obj = asarray_or_tracer(item, "r_")
+                item_nd = len(_shape(obj))
+                obj = _ndmin(obj, ndmin)
+                if trans1d != -1 and item_nd < ndmin:
+                    k2, k1 = ndmin - item_nd, trans1d
+                    if k1 < 0:
+                        k1 += k2 + 1
+                    order = list(range(ndmin))
+                    obj = ls.transpose(obj, tuple(order[:k1] + order[k2:] + order[k1:k2]))
+                keys.append((_dtype(obj), False))
+                scalars.append(False)
+            objs.append(obj)
+        if not objs:
+            return np.array([])
+        dt, _ = dtypes.promote(*keys)
+        parts = []
+        for obj, is_scalar in zip(objs, scalars):
+            obj = np.asarray(obj, dt) if is_scalar else cast(asarray_or_tracer(obj), dt)
+            parts.append(_ndmin(obj, builtins.max(ndmin, 1)))
+        return concatenate(parts, axis)
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _slice_has_tracer(item: Any) -> bool:
+    return isinstance(item, builtins.slice) and builtins.any(
+        isinstance(b, Tracer) for b in (item.start, item.stop, item.step))
+
+
+def _concrete(v: Any) -> Any:
+    return concrete_array("r_", v, "slice bounds")[()] if isinstance(v, Tracer) else v
+
+
+def _slice_values(item: builtins.slice) -> np.ndarray:
+    start, stop, step = (_concrete(b) for b in (item.start, item.stop, item.step))
+    step_: Any
+    start = 0 if start is None else start
+    step_ = 1 if step is None else step
+    if isinstance(step_, (complex, np.complexfloating)):
+        return np.linspace(start, stop, num=int(abs(complex(step_))))
+    return np.arange(start, stop, step_)
+
+
+def _ndmin(x: Any, ndmin: int) -> Any:
+    shape = _shape(x)
+    if len(shape) >= ndmin:
+        return x
+    new = (1,) * (ndmin - len(shape)) + shape
+    return np.reshape(x, new) if isinstance(x, np.ndarray) else reshape(x, new)
+
+
+def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple[int, int, int]:
+    if item in ("r", "c"):
+        raise NotImplementedError("r_: expected no matrix directive ('r'/'c') with traced "
+                                  "values: np.matrix is not supported. Use the default "
+                                  "directive or reshape the result.")
+    try:
+        vec = [int(v) for v in item.split(",")]
+    except ValueError:
+        raise ValueError(f"r_: expected a directive 'axis', 'axis,ndmin' or "
+                         f"'axis,ndmin,trans1d', got {item!r}.") from None
+    if len(vec) == 1:
+        return vec[0], ndmin, trans1d
+    if len(vec) in (2, 3):
+        return vec[0], vec[1], vec[2] if len(vec) == 3 else trans1d
+    raise ValueError(f"r_: expected at most three integers in the directive, got {item!r}.")
+
+
+r_ = _AxisConcatenator(np.r_, 0, 1, -1)
+c_ = _AxisConcatenator(np.c_, -1, 2, 0)
+
+__all__ = ["c_", "diff", "gradient", "meshgrid", "pad", "r_", "searchsorted", "select"]
