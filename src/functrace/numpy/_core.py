@@ -158,7 +158,22 @@ def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
         f = f1
     else:
 
+        same_type_out: dict[np.dtype, Any] = {}  # dtype -> output dtype, None: not closed
+
         def f2(x: Any, y: Any, /) -> Any:
+            if isinstance(x, Tracer) and isinstance(y, Tracer):
+                # fast path: two tracers of one type whose loop keeps that type
+                ax, ay = x.aval, y.aval
+                if ax.shape == ay.shape and ax.dtype == ay.dtype and \
+                        ax.weak_type == ay.weak_type:
+                    out_dt = same_type_out.get(ax.dtype, False)
+                    if out_dt is False:
+                        dts = resolve_ufunc_dtypes(name, ufunc, [ax, ay])
+                        out_dt = same_type_out[ax.dtype] = \
+                            dts[2] if dts[0] == ax.dtype == dts[1] else None
+                    if out_dt is not None:
+                        out = lax_fn(x, y)
+                        return out if core.get_aval(out).dtype == out_dt else cast(out, out_dt)
             if not (isinstance(x, Tracer) or isinstance(y, Tracer)) and \
                     core._dynamic is core._base and not (
                         has_tracer_in_sequence(x) or has_tracer_in_sequence(y)):
