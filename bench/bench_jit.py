@@ -22,10 +22,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import json  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -144,16 +146,20 @@ def numpy_step(params, m, v, t, x, y):
 
 
 # ---------------------------------------------------------------------------
-# JAX (optional), measured in a child process so its thread pool and import do not
-# disturb the functrace and NumPy timings
+# JAX (optional): a worker process per threading setting, timed on request so that
+# its measurements interleave with ours (machine load moves every number)
 # ---------------------------------------------------------------------------
 
 
-def _jax_child(configs: list, one_thread: bool) -> None:
+def _jax_worker(one_thread: bool) -> None:
     if one_thread:
+        # XLA's flags alone still use ~1.8 cores here (its CPU runtime has its own
+        # pools): pin the process to one core for a like-for-like comparison.
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                    + " --xla_cpu_multi_thread_eigen=false"
                                    + " intra_op_parallelism_threads=1")
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     import jax
     import jax.numpy as jnp
 
@@ -178,37 +184,61 @@ def _jax_child(configs: list, one_thread: bool) -> None:
                                         params, m, v)
         return params, m, v, t, l_
 
-    res: dict[str, float] = {}
     jg = jax.jit(jax.value_and_grad(lambda x, y: x * y + x ** 2))
-    res["scalar"] = time_per_call(lambda: jax.block_until_ready(jg(2.0, 3.0)),
-                                  min_time=MIN_TIME, repeats=REPEATS)
-    for sizes, batch in configs:
-        state = jax.device_put(init(tuple(sizes), batch))
-        jax.block_until_ready(step(*state))
-        res[f"{sizes}-{batch}"] = time_per_call(
-            lambda s=state: jax.block_until_ready(step(*s)), min_time=MIN_TIME, repeats=REPEATS)
-    print(json.dumps(res))
+    calls = {"scalar": lambda: jax.block_until_ready(jg(2.0, 3.0))}
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        key = cmd["key"]
+        if key not in calls:  # an MLP config "[sizes, batch]"
+            sizes, batch = json.loads(key)
+            state = jax.device_put(init(tuple(sizes), batch))
+            calls[key] = lambda s=state: jax.block_until_ready(step(*s))
+        t = time_per_call(calls[key], min_time=cmd["min_time"], repeats=cmd["repeats"])
+        print(json.dumps(t), flush=True)
 
 
-def jax_times(configs: list, one_thread: bool) -> dict[str, float] | None:
-    """JAX timings from a child process, or None when JAX is not installed."""
-    try:
+class JaxWorker:
+    """A JAX process that times a case when asked (None when JAX is not installed)."""
+
+    def __init__(self, one_thread: bool) -> None:
+        args = [sys.executable, os.path.abspath(__file__), "--jax-worker"]
+        if one_thread:
+            args.append("--one-thread")
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+
+    @staticmethod
+    def available() -> bool:
         import importlib.util
 
-        if importlib.util.find_spec("jax") is None:
-            return None
-    except (ImportError, ValueError):
-        return None
-    args = [sys.executable, os.path.abspath(__file__), "--jax-child", json.dumps(configs)]
-    if one_thread:
-        args.append("--one-thread")
-    if QUICK:
-        args.append("--quick")
-    res = subprocess.run(args, capture_output=True, text=True, timeout=1200)
-    if res.returncode != 0:
-        print(f"(JAX measurement failed: {res.stderr.strip().splitlines()[-1:]})")
-        return None
-    return json.loads(res.stdout.strip().splitlines()[-1])
+        try:
+            return importlib.util.find_spec("jax") is not None
+        except (ImportError, ValueError):
+            return False
+
+    def time(self, key: str, min_time: float, repeats: int) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"key": key, "min_time": min_time,
+                                          "repeats": repeats}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the JAX worker died (see its stderr above)")
+        return float(json.loads(line))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def interleaved(cases: dict[str, Any], rounds: int) -> dict[str, float]:
+    """Median over ``rounds`` of each case's time, the cases timed in turn each round."""
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(rounds):
+        for k, fn in cases.items():
+            samples[k].append(fn())
+    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -250,31 +280,40 @@ def check_same(a, b, rtol=2e-3, atol=2e-5):
 def main() -> None:
     # A private, empty kernel cache: the compile times below are cold.
     os.environ["FUNCTRACE_CACHE_DIR"] = tempfile.mkdtemp(prefix="ft-bench-cache-")
-    configs = [[[784, 64, 10], 32], [[784, 512, 512, 10], 128]]
-    jax_default = jax_times(configs, one_thread=False)
-    jax_one = jax_times(configs, one_thread=True) if jax_default is not None else None
+    rounds = 3 if QUICK else 7
+    per = {"min_time": MIN_TIME / 2, "repeats": 3}
+    workers = {}
+    if JaxWorker.available():
+        workers = {"JAX jit": JaxWorker(False), "JAX jit 1 core": JaxWorker(True)}
+    try:
+        _run(workers, rounds, per)
+    finally:
+        for w in workers.values():
+            w.close()
 
+
+def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> None:
     # -- scalar dispatch -----------------------------------------------------
-    rows = []
     f = ft.value_and_grad(lambda x, y: x * y + x ** 2)
     jf = jit(f)
-    t_eager = time_per_call(lambda: f(2.0, 3.0), min_time=MIN_TIME, repeats=REPEATS)
-    t_jit = time_per_call(lambda: jf(2.0, 3.0), min_time=MIN_TIME, repeats=REPEATS)
-    rows.append(["value_and_grad(x*y + x**2), floats", "functrace eager", fmt_time(t_eager),
-                 "1.00"])
-    rows.append(["", "functrace jit", fmt_time(t_jit), f"{t_jit / t_eager:.3f}"])
-    if jax_default is not None:
-        t_jax = jax_default["scalar"]
-        rows.append(["", "JAX jit", fmt_time(t_jax), f"{t_jax / t_eager:.3f}"])
+    cases: dict[str, Any] = {
+        "functrace eager": lambda: time_per_call(lambda: f(2.0, 3.0), **per),
+        "functrace jit": lambda: time_per_call(lambda: jf(2.0, 3.0), **per),
+    }
+    for name, w in workers.items():
+        cases[name] = lambda w=w: w.time("scalar", **per)
+    res = interleaved(cases, rounds)
+    base = res["functrace eager"]
+    rows = [["value_and_grad(x*y + x**2), floats" if i == 0 else "", k, fmt_time(t),
+             f"{t / base:.3f}"] for i, (k, t) in enumerate(res.items())]
     print_table("jit dispatch on scalars (ratio: vs eager)", ["case", "impl", "time", "ratio"],
                 rows)
 
     # -- MLP steps -------------------------------------------------------------
-    step_rows = []
-    first_rows = []
-    for sizes, batch in configs:
+    step_rows, first_rows = [], []
+    for sizes, batch in [((784, 64, 10), 32), ((784, 512, 512, 10), 128)]:
         label = "-".join(map(str, sizes)) + f" b{batch}"
-        state = init(tuple(sizes), batch)
+        state = init(sizes, batch)
         jstep = jit(train_step)
         t0 = time.perf_counter()
         out_j = jstep(*state)
@@ -282,15 +321,18 @@ def main() -> None:
         out_n = numpy_step(*state)
         check_same(out_j[4:], out_n[4:])
         check_same(ft.tree_util.tree_leaves(out_j[0]), ft.tree_util.tree_leaves(out_n[0]))
-        t_np = time_per_call(lambda s=state: numpy_step(*s), min_time=MIN_TIME, repeats=REPEATS)
-        t_ft = time_per_call(lambda s=state, j=jstep: j(*s), min_time=MIN_TIME, repeats=REPEATS)
-        row = [label, fmt_time(t_ft), fmt_time(t_np), f"{t_ft / t_np:.2f}"]
-        key = f"{sizes}-{batch}"
-        for res in (jax_default, jax_one):
-            if res is None:
-                row += ["n/a", "n/a"]
-            else:
-                row += [fmt_time(res[key]), f"{t_ft / res[key]:.2f}"]
+        key = json.dumps([list(sizes), batch])
+        cases = {
+            "ft": lambda s=state, j=jstep: time_per_call(lambda: j(*s), **per),
+            "np": lambda s=state: time_per_call(lambda: numpy_step(*s), **per),
+        }
+        for name, w in workers.items():
+            cases[name] = lambda w=w, k=key: w.time(k, **per)
+        res = interleaved(cases, rounds)
+        row = [label, fmt_time(res["ft"]), fmt_time(res["np"]), f"{res['ft'] / res['np']:.2f}"]
+        for name in ("JAX jit", "JAX jit 1 core"):
+            row += ([fmt_time(res[name]), f"{res['ft'] / res[name]:.2f}"] if name in res
+                    else ["n/a", "n/a"])
         row += [f"{compile_s:.2f} s", str(jstep.compile_count)]
         step_rows.append(row)
 
@@ -303,18 +345,17 @@ def main() -> None:
                            f"{best['import']:.2f} s"])
     print_table("MLP training step, float32 (forward + backward + Adam); medians",
                 ["model", "functrace jit", "NumPy by hand", "ft/NumPy", "JAX jit", "ft/JAX",
-                 "JAX jit 1 thread", "ft/JAX-1t", "compile (this process)",
+                 "JAX jit 1 core", "ft/JAX-1c", "compile (this process)",
                  "kernels compiled"], step_rows)
     print_table("first call of the jitted step in a fresh process (warm: best of 3)",
                 ["model", "cold cache", "kernels compiled", "warm cache", "kernels compiled",
                  "import functrace"], first_rows)
-    print(f"\nload average during the run: {os.getloadavg()[0]:.2f} "
-          f"(on {os.cpu_count()} cores; other processes inflate every number)")
+    print(f"\nload average after the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+          f"(other processes inflate every number; ratios come from interleaved rounds)")
 
 
 if __name__ == "__main__":
-    if "--jax-child" in sys.argv:
-        _jax_child(json.loads(sys.argv[sys.argv.index("--jax-child") + 1]),
-                   "--one-thread" in sys.argv)
+    if "--jax-worker" in sys.argv:
+        _jax_worker("--one-thread" in sys.argv)
     else:
         main()

@@ -19,7 +19,7 @@ import numpy as np
 from functrace.custom_derivatives import grad_hook_p, hook_call_p
 from functrace.interpreters import ad
 from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
-from functrace.lax import reductions, shapes
+from functrace.lax import control_flow, reductions, shapes
 
 # add_any (cotangent accumulation, defined in interpreters/ad.py) is elementwise addition.
 numba_emitters[ad.add_any_p] = "({0} + {1})"
@@ -146,5 +146,77 @@ def _hook_call(ctx: DriverContext) -> str:
 numba_emitters[hook_call_p] = DriverRule(_hook_call)
 # grad_hook is the identity in the forward pass: no call at all.
 numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0])
+
+
+# ---------------------------------------------------------------------------
+# Structured control flow: each body/branch is lowered to its own driver (with its
+# own fused kernels); the loop itself runs in Python around it. The abstract-eval
+# rules guarantee that the body's outputs have the carry's exact types, so the
+# shape-specialized body driver is always called with the shapes it was made for.
+# ---------------------------------------------------------------------------
+
+
+def _run_scan(body: Any, num_consts: int, num_carry: int, length: int, reverse: bool,
+              y_avals: tuple[Any, ...], *args: Any) -> tuple[Any, ...]:
+    consts = args[:num_consts]
+    carry = args[num_consts:num_consts + num_carry]
+    xs = args[num_consts + num_carry:]
+    ys = [np.empty((length, *a.shape), a.dtype) for a in y_avals]
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        out = body(*consts, *carry, *[x[i] for x in xs])
+        carry = out[:num_carry]
+        for y, v in zip(ys, out[num_carry:]):
+            y[i] = v
+    return (*carry, *ys)
+
+
+def _scan(ctx: DriverContext) -> str:
+    p = ctx.params
+    body = ctx.lower(p["jaxpr"], "scan body")
+    nc, ncarry = p["num_consts"], p["num_carry"]
+    y_avals = tuple(ctx.out_avals[ncarry:])
+    y_avals = tuple(a.update(shape=a.shape[1:]) for a in y_avals)
+    run = functools.partial(_run_scan, body, nc, ncarry, p["length"], p["reverse"], y_avals)
+    return f"{ctx.const(run)}({', '.join(ctx.args)})"
+
+
+numba_emitters[control_flow.scan_p] = DriverRule(_scan)
+
+
+def _run_while(cond: Any, body: Any, cond_nconsts: int, body_nconsts: int,
+               *args: Any) -> tuple[Any, ...]:
+    cc = args[:cond_nconsts]
+    bc = args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = args[cond_nconsts + body_nconsts:]
+    while cond(*cc, *carry)[0]:
+        carry = body(*bc, *carry)
+    return tuple(carry)
+
+
+def _while(ctx: DriverContext) -> str:
+    p = ctx.params
+    cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
+    body = ctx.lower(p["body_jaxpr"], "while_loop body")
+    run = functools.partial(_run_while, cond, body, p["cond_nconsts"], p["body_nconsts"])
+    return f"{ctx.const(run)}({', '.join(ctx.args)})"
+
+
+numba_emitters[control_flow.while_p] = DriverRule(_while)
+
+
+def _run_cond(branches: tuple[Any, ...], index: Any, *ops: Any) -> tuple[Any, ...]:
+    i = min(max(int(index), 0), len(branches) - 1)  # out-of-range indices clamp
+    return branches[i](*ops)
+
+
+def _cond(ctx: DriverContext) -> str:
+    branches = tuple(ctx.lower(b, f"cond branch {i}")
+                     for i, b in enumerate(ctx.params["branches"]))
+    run = functools.partial(_run_cond, branches)
+    return f"{ctx.const(run)}({', '.join(ctx.args)})"
+
+
+numba_emitters[control_flow.cond_p] = DriverRule(_cond)
+numba_emitters[control_flow.cond_lin_p] = DriverRule(_cond)
 
 __all__: list[str] = []

@@ -51,13 +51,16 @@ class EmitContext(NamedTuple):
 
 @dataclass(frozen=True)
 class DriverContext:
-    """What a driver rule sees. ``const(value)`` names a value in the driver's globals."""
+    """What a driver rule sees. ``const(value)`` names a value in the driver's globals;
+    ``lower(jaxpr, what)`` compiles a sub-jaxpr (a loop body, a branch) into its own
+    driver and returns that callable (flat arguments in, a flat tuple out)."""
 
     args: tuple[str, ...]
     in_avals: tuple[core.ShapedArray, ...]
     out_avals: tuple[core.ShapedArray, ...]
     params: dict[str, Any]
     const: Callable[[Any], str]
+    lower: Callable[[Any, str], Callable[..., tuple[Any, ...]]]
 
 
 @dataclass(frozen=True)

@@ -360,13 +360,33 @@ class LoweredProgram:
     kernels: list[Any]  # kernels.LoadedKernel, in driver order
     compiled: int  # kernels compiled by Numba now (not loaded from memory or disk)
     seconds: float
+    subprograms: list[tuple[str, LoweredProgram]] = field(default_factory=list)
 
     def as_text(self) -> str:
         parts = ["# ==== driver (plain Python; kernels below) ====", self.driver_source]
         for i, k in enumerate(self.kernels):
-            parts.append(f"# ==== kernel _k{i}: {k.name}.py ====")
+            parts.append(f"# ==== kernel {i}: {k.name}.py ====")
             parts.append(k.source)
+        for what, prog in self.subprograms:
+            parts.append(f"# ==== {what} (its own driver and kernels) ====")
+            parts.append(prog.as_text())
         return "\n".join(parts)
+
+
+def _kernel_args_error(err: TypeError) -> TypeError:
+    """Numba's "No matching definition" (a kernel got arguments of unexpected types) as
+    a functrace error; any other TypeError is returned unchanged."""
+    msg = str(err)
+    if "No matching definition for argument type" not in msg:
+        return err
+    new = TypeError(
+        f"functrace.jit: expected a compiled kernel's arguments to have the types traced "
+        f"for it, got {msg.splitlines()[0].split(':', 1)[-1].strip()}. A primitive's impl "
+        f"returned a dtype or layout its abstract-eval rule did not announce: please "
+        f"report it; functrace.disable_jit() runs the function eagerly meanwhile."
+    )
+    new.__cause__ = err
+    return new
 
 
 def _writable(x: Any) -> Any:
@@ -392,6 +412,7 @@ class _Gen:
         self.materialized: dict[Var, str] = {}
         self.lit_names: dict[tuple[Any, ...], str] = {}
         self.kernels: list[Any] = []
+        self.subprograms: list[tuple[str, LoweredProgram]] = []
         self.compiled = 0
         self._counter = 0
         self.consts = consts
@@ -483,6 +504,12 @@ class _Gen:
                 self.gen_other(unit)
         outs = [self.output(x) for x in jaxpr.outvars]
         self.emit(f"return {self.rebuild(outs)}")
+        if self.kernels:  # zero-cost try: only a failing call pays for it
+            head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
+            body = ["    " + ln for ln in self.lines[head + 1:]]
+            self.lines[head + 1:] = ["    try:", *body, "    except TypeError as _err:",
+                                     "        raise _kernel_args_error(_err)"]
+            self.ns["_kernel_args_error"] = _kernel_args_error
         return "\n".join(self.lines) + "\n"
 
     def rebuild(self, outs: list[str]) -> str:
@@ -566,7 +593,7 @@ class _Gen:
         if isinstance(rule, DriverRule):
             ctx = DriverContext(args, tuple(x.aval for x in eqn.inputs),
                                 tuple(v.aval for v in eqn.out_binders), dict(eqn.params),
-                                lambda val: self.glob("g", val))
+                                lambda val: self.glob("g", val), self.subprogram)
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
         if expr is None:
@@ -589,6 +616,14 @@ class _Gen:
             elif fresh:
                 self.fresh.add(v)
                 self.contig.add(v)
+
+    def subprogram(self, jaxpr: Jaxpr, what: str) -> Any:
+        """Lower a sub-jaxpr (loop body, branch) to its own driver."""
+        closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(jaxpr, [])
+        prog = lower(closed, f"{what} in {self.fname}")
+        self.compiled += prog.compiled
+        self.subprograms.append((what, prog))
+        return prog.driver
 
     # -- fused kernels ----------------------------------------------------
     def gen_group(self, g: Group) -> None:
@@ -782,7 +817,7 @@ def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgr
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
     return LoweredProgram(gen.ns["_driver"], source, gen.kernels, gen.compiled,
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, gen.subprograms)
 
 
 __all__ = ["LoweredProgram", "fmt_eqn", "inline_calls", "lower", "plan"]
