@@ -18,6 +18,7 @@ import numpy as np
 
 from functrace.custom_derivatives import grad_hook_p, hook_call_p
 from functrace.interpreters import ad
+from functrace.jit import loops
 from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
 from functrace.lax import control_flow, reductions, shapes
 
@@ -171,6 +172,9 @@ def _run_scan(body: Any, num_consts: int, num_carry: int, length: int, reverse: 
 
 
 def _scan(ctx: DriverContext) -> str:
+    native = loops.native_scan(ctx)  # a scalar body: one Numba function for the whole loop
+    if native is not None:
+        return native
     p = ctx.params
     body = ctx.lower(p["jaxpr"], "scan body")
     nc, ncarry = p["num_consts"], p["num_carry"]
@@ -194,6 +198,9 @@ def _run_while(cond: Any, body: Any, cond_nconsts: int, body_nconsts: int,
 
 
 def _while(ctx: DriverContext) -> str:
+    native = loops.native_while(ctx)  # scalar cond and body: one Numba function
+    if native is not None:
+        return native
     p = ctx.params
     cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
     body = ctx.lower(p["body_jaxpr"], "while_loop body")

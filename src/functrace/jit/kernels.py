@@ -223,4 +223,25 @@ def load_kernel(spec: KernelSpec) -> LoadedKernel:
     return k
 
 
-__all__ = ["KernelSpec", "LoadedKernel", "kernel_jit", "kernel_source", "load_kernel"]
+def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
+    """Compile (or load from memory or the disk cache) a generated module whose
+    ``kernel`` function is decorated with :func:`kernel_jit`, for one explicit
+    Numba signature (native loops use this; fused kernels go through
+    :func:`load_kernel`)."""
+    name = cache.MODULE_PREFIX + cache.source_hash(source)
+    hit = _loaded.get(name)
+    if hit is not None:
+        return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
+    t0 = time.perf_counter()
+    mod = cache.import_source(name, source)
+    disp = mod.kernel
+    disp.compile(signature)
+    compiled = sum(disp._cache_hits.values()) == 0
+    disp.disable_compile()
+    k = LoadedKernel(name, source, disp, compiled, time.perf_counter() - t0)
+    _loaded[name] = k
+    return k
+
+
+__all__ = ["KernelSpec", "LoadedKernel", "kernel_jit", "kernel_source", "load_kernel",
+           "load_source"]

@@ -425,6 +425,12 @@ class _Gen:
 
     # -- namespace helpers ------------------------------------------------
     def glob(self, prefix: str, value: Any) -> str:
+        from functrace.jit.kernels import LoadedKernel
+
+        if isinstance(value, LoadedKernel):  # a kernel loaded by a driver rule (native loops)
+            self.kernels.append(value)
+            self.compiled += int(value.compiled)
+            value = value.dispatcher
         n = f"_{prefix}{self._counter}"
         self._counter += 1
         self.ns[n] = value

@@ -378,6 +378,16 @@ numba_emitters[erf_p] = _nb.erf
 
 abs_p = unop("abs", np.absolute, _NUMERIC, "a numeric")
 abs = _bind1(abs_p)  # noqa: A001
+
+
+def _abs_abstract(x: ShapedArray) -> ShapedArray:
+    check_dtype_kind("abs", x, _NUMERIC, "a numeric")
+    if x.dtype.kind == "c":  # |complex| is real, as in NumPy
+        return x.update(dtype=np.dtype(np.float32 if x.dtype.itemsize == 8 else np.float64))
+    return x
+
+
+core.abstract_eval_rules[abs_p] = _abs_abstract
 # d |x| = sign(x) dx; NOTE: 0 at x = 0 (the subgradient NumPy users expect).
 ad.defjvp(abs_p, lambda g, x: mul(g, sign(x)))
 numba_emitters[abs_p] = "np.abs({0})"

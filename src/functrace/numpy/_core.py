@@ -10,6 +10,7 @@ primitive is bound.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -67,6 +68,8 @@ def _dtype_key(aval: core.ShapedArray) -> Any:
 
 @lru_cache(maxsize=8192)
 def _resolve(ufunc: np.ufunc, keys: tuple[Any, ...]) -> tuple[np.dtype, ...]:
+    if all(isinstance(k, type) for k in keys):  # only Python scalars: their NumPy dtypes
+        keys = tuple(np.dtype(k) if k is not int else np.dtype(np.int64) for k in keys)
     return ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
 
 
@@ -147,20 +150,19 @@ def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
     nin = ufunc.nin
     if nin == 1:
 
-        def f1(x: Any, /) -> Any:
+        def f1(x: Any, /, *, _op: bool = False) -> Any:
             if not isinstance(x, Tracer) and core._dynamic is core._base and \
                     not has_tracer_in_sequence(x):
                 return ufunc(x)
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
-            out = lax_fn(x)
-            return out if core.get_aval(out).dtype == out_dt else cast(out, out_dt)
+            return _finish(lax_fn(x), out_dt, _op)
 
         f = f1
     else:
 
         same_type_out: dict[np.dtype, Any] = {}  # dtype -> output dtype, None: not closed
 
-        def f2(x: Any, y: Any, /) -> Any:
+        def f2(x: Any, y: Any, /, *, _op: bool = False) -> Any:
             if isinstance(x, Tracer) and isinstance(y, Tracer):
                 # fast path: two tracers of one type whose loop keeps that type
                 ax, ay = x.aval, y.aval
@@ -172,22 +174,31 @@ def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
                         out_dt = same_type_out[ax.dtype] = \
                             dts[2] if dts[0] == ax.dtype == dts[1] else None
                     if out_dt is not None:
-                        out = lax_fn(x, y)
-                        return out if core.get_aval(out).dtype == out_dt else cast(out, out_dt)
+                        return _finish(lax_fn(x, y), out_dt, _op)
             if not (isinstance(x, Tracer) or isinstance(y, Tracer)) and \
                     core._dynamic is core._base and not (
                         has_tracer_in_sequence(x) or has_tracer_in_sequence(y)):
                 return ufunc(x, y)
             (x, y), out_dt = promote_and_broadcast(
                 name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)])
-            out = lax_fn(x, y)
-            return out if core.get_aval(out).dtype == out_dt else cast(out, out_dt)
+            return _finish(lax_fn(x, y), out_dt, _op)
 
         f = f2
     f.__name__ = name
     f.__qualname__ = name
     f.__doc__ = doc or f"NumPy's ``{ufunc.__name__}``, traceable (see numpy.{ufunc.__name__})."
+    f._operator = functools.partial(f, _op=True)  # type: ignore[attr-defined]
     return f
+
+
+def _finish(out: Any, out_dt: np.dtype, operator: bool) -> Any:
+    """Give a ufunc's result NumPy's dtype. As in NumPy 2, an operator on weak values
+    (``x * 2.0`` with Python floats) stays weak, but a ufunc call (``exp(1.0)``) returns
+    a strong value."""
+    aval = core.get_aval(out)
+    if aval.dtype != out_dt or (aval.weak_type and not operator):
+        return lx.convert_element_type(out, out_dt, False)
+    return out
 
 
 def dtype_arg(dtype: Any) -> np.dtype | None:

@@ -36,6 +36,7 @@ _BINOPS = {
     "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
 }
 for _name, _f in _BINOPS.items():
+    _f = getattr(_f, "_operator", _f)  # operators keep weak (Python-scalar) types weak
     setattr(Tracer, f"__{_name}__", _defer(_f))
     setattr(Tracer, f"__r{_name}__", _defer(_swap(_f)))
 
@@ -52,9 +53,9 @@ def _matmul(a: Any, b: Any) -> Any:
 
 Tracer.__matmul__ = _defer(_matmul)  # type: ignore[attr-defined]
 Tracer.__rmatmul__ = _defer(_swap(_matmul))  # type: ignore[attr-defined]
-Tracer.__neg__ = lambda self: m.negative(self)  # type: ignore[attr-defined]
+Tracer.__neg__ = lambda self: m.negative(self, _op=True)  # type: ignore[attr-defined]
 Tracer.__pos__ = lambda self: self  # type: ignore[attr-defined]
-Tracer.__abs__ = lambda self: m.absolute(self)  # type: ignore[attr-defined]
+Tracer.__abs__ = lambda self: m.absolute(self, _op=True)  # type: ignore[attr-defined]
 Tracer.__invert__ = lambda self: m.invert(self)  # type: ignore[attr-defined]
 Tracer.__round__ = lambda self, ndigits=None: m.rint(self)  # type: ignore[attr-defined]
 
