@@ -15,9 +15,9 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 
 import numpy as np
-from _util import fmt_time, print_table, time_per_call
 
 import functrace as ft
+from _util import fmt_time, print_table, time_per_call
 from functrace import lax
 
 STEPS, DT = 1000, 0.01
