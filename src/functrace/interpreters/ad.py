@@ -405,6 +405,9 @@ def strip_tracers(tree: Any, trace: Trace) -> Any:
     return tree_map(strip, tree)
 
 
+_MISSING = object()
+
+
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
                   forward_known: bool = False) -> list[Any]:
     """Transpose the linear ``jaxpr``: cotangents of the outputs -> of the inputs.
@@ -433,30 +436,36 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
         write(v, ct)
     for eqn in reversed(jaxpr.eqns):
         prim = eqn.primitive
-        if forward_known and eqn.out_binders and eqn.out_binders[0] in known:
+        out_binders = eqn.out_binders
+        if forward_known and out_binders and out_binders[0] in known:
             continue  # evaluated forward: not linear
         if prim.multiple_results:
-            cts_out = [ct_env.pop(v, None) for v in eqn.out_binders]
+            cts_out = [ct_env.pop(v, None) for v in out_binders]
             if all(ct is None for ct in cts_out):
                 continue
             ct_arg: Any = [Zero(v.aval) if ct is None else ct
-                           for ct, v in zip(cts_out, eqn.out_binders)]
+                           for ct, v in zip(cts_out, out_binders)]
         else:
-            ct_arg = ct_env.pop(eqn.out_binders[0], None)
+            ct_arg = ct_env.pop(out_binders[0], None)
             if ct_arg is None:
                 continue
-        invals = [
-            x.val if type(x) is Literal else known[x] if x in known else UndefPrimal(x.aval)
-            for x in eqn.inputs
-        ]
+        invals = []
+        for x in eqn.inputs:
+            if type(x) is Literal:
+                invals.append(x.val)
+            else:
+                val = known.get(x, _MISSING)
+                invals.append(UndefPrimal(x.aval) if val is _MISSING else val)
         rule = transpose_rules.get(prim)
         if rule is None:
             raise MissingRuleError(prim.name, "transpose (reverse mode)", "transpose_rules",
                                    "functrace/lax")
         cts_in = rule(ct_arg, *invals, **eqn.params)
         for x, val, ct in zip(eqn.inputs, invals, cts_in):
-            if type(val) is UndefPrimal:
-                write(x, ct)
+            # accumulate the cotangent of each linear input (fan-out adds up)
+            if type(val) is UndefPrimal and ct is not None and type(ct) is not Zero:
+                prev = ct_env.get(x)
+                ct_env[x] = ct if prev is None else add_tangents(prev, ct)
     return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
 
 
