@@ -767,7 +767,7 @@ from functrace.jit import loops as jit_loops  # noqa: E402
 
 
 def _native_count(f, *args) -> int:
-    return f.lower(*args).as_text().count(jit_loops.MARKER + " (")
+    return f.lower(*args).as_text().count(jit_loops.MARKER + " [")
 
 
 def _euler_loss(c):
