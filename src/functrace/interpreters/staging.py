@@ -148,7 +148,7 @@ class StagingTrace(Trace):
     lift = pure
 
     def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
-        rule = core.abstract_eval_rules.get(primitive)
+        rule = primitive.abstract_eval
         if rule is None:
             raise MissingRuleError(primitive.name, "abstract evaluation (jit/make_jaxpr)",
                                    "abstract_eval_rules", "functrace/lax")

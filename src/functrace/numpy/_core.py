@@ -195,7 +195,7 @@ def _finish(out: Any, out_dt: np.dtype, operator: bool) -> Any:
     """Give a ufunc's result NumPy's dtype. As in NumPy 2, an operator on weak values
     (``x * 2.0`` with Python floats) stays weak, but a ufunc call (``exp(1.0)``) returns
     a strong value."""
-    aval = core.get_aval(out)
+    aval = out.aval if isinstance(out, Tracer) else core.get_aval(out)
     if aval.dtype != out_dt or (aval.weak_type and not operator):
         return lx.convert_element_type(out, out_dt, False)
     return out
