@@ -41,10 +41,15 @@ def main() -> None:
             rows.append([label, name, fmt_time(t_np), fmt_time(t_ft), f"{ratio:5.2f}x"])
             if name == "add":
                 ok = ratio <= target
-                verdicts.append(f"{label} add: {ratio:.2f}x raw NumPy (target <= {target}x): "
-                                f"{'OK' if ok else 'MISSED'}")
-    print_table("functrace.numpy dispatch overhead on plain NumPy inputs (median per call)",
-                ["size", "op", "numpy", "functrace", "ratio"], rows)
+                verdicts.append(
+                    f"{label} add: {ratio:.2f}x raw NumPy (target <= {target}x): "
+                    f"{'OK' if ok else 'MISSED'}"
+                )
+    print_table(
+        "functrace.numpy dispatch overhead on plain NumPy inputs (median per call)",
+        ["size", "op", "numpy", "functrace", "ratio"],
+        rows,
+    )
     print()
     for v in verdicts:
         print(v)

@@ -20,11 +20,11 @@ from _util import fmt_time, print_table, time_per_call  # noqa: E402
 
 
 def tiny(x, y):
-    return x * y + x ** 2
+    return x * y + x**2
 
 
 def tiny_by_hand(x, y):
-    return x * y + x ** 2, (y + 2 * x, x)
+    return x * y + x**2, (y + 2 * x, x)
 
 
 def chain(x):
@@ -58,13 +58,19 @@ def main() -> None:
     np.testing.assert_allclose(vg_chain(x)[1], chain_by_hand(x)[1], rtol=1e-10)
     t_ft2 = time_per_call(lambda: vg_chain(x))
     t_np2 = time_per_call(lambda: chain_by_hand(x))
-    rows.append(["50-op chain (100 floats)", fmt_time(t_np2), fmt_time(t_ft2),
-                 f"{t_ft2 / t_np2:6.1f}x"])
-    print_table("Eager value_and_grad (median per call)",
-                ["function", "NumPy by hand", "functrace", "ratio"], rows)
+    rows.append(
+        ["50-op chain (100 floats)", fmt_time(t_np2), fmt_time(t_ft2), f"{t_ft2 / t_np2:6.1f}x"]
+    )
+    print_table(
+        "Eager value_and_grad (median per call)",
+        ["function", "NumPy by hand", "functrace", "ratio"],
+        rows,
+    )
     ok = t_ft < 100e-6
-    print(f"\nvalue_and_grad of x*y + x**2: {t_ft * 1e6:.1f} us "
-          f"(target < 100 us): {'OK' if ok else 'MISSED'}")
+    print(
+        f"\nvalue_and_grad of x*y + x**2: {t_ft * 1e6:.1f} us "
+        f"(target < 100 us): {'OK' if ok else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -128,8 +128,11 @@ def numpy_step(params, m, v, t, x, y):
         if i:
             d = (d @ w.T) * (pre[i - 1] > 0)
     t = t + np.float32(1.0)
-    lr_t = np.float32(LR) * np.sqrt(np.float32(1) - np.float32(B2) ** t) / (
-        np.float32(1) - np.float32(B1) ** t)
+    lr_t = (
+        np.float32(LR)
+        * np.sqrt(np.float32(1) - np.float32(B2) ** t)
+        / (np.float32(1) - np.float32(B1) ** t)
+    )
     new_p, new_m, new_v = [], [], []
     for (p_w, p_b), (m_w, m_b), (v_w, v_b), (g_w, g_b) in zip(params, m, v, grads):
         pm, mm, vm = [], [], []
@@ -155,9 +158,11 @@ def _jax_worker(one_thread: bool) -> None:
     if one_thread:
         # XLA's flags alone still use ~1.8 cores here (its CPU runtime has its own
         # pools): pin the process to one core for a like-for-like comparison.
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                                   + " --xla_cpu_multi_thread_eigen=false"
-                                   + " intra_op_parallelism_threads=1")
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "")
+            + " --xla_cpu_multi_thread_eigen=false"
+            + " intra_op_parallelism_threads=1"
+        )
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     import jax
@@ -179,12 +184,13 @@ def _jax_worker(one_thread: bool) -> None:
         t = t + 1.0
         m = jax.tree_util.tree_map(lambda m_, g_: B1 * m_ + (1 - B1) * g_, m, g)
         v = jax.tree_util.tree_map(lambda v_, g_: B2 * v_ + (1 - B2) * g_ * g_, v, g)
-        lr_t = LR * jnp.sqrt(1 - B2 ** t) / (1 - B1 ** t)
-        params = jax.tree_util.tree_map(lambda p, m_, v_: p - lr_t * m_ / (jnp.sqrt(v_) + EPS),
-                                        params, m, v)
+        lr_t = LR * jnp.sqrt(1 - B2**t) / (1 - B1**t)
+        params = jax.tree_util.tree_map(
+            lambda p, m_, v_: p - lr_t * m_ / (jnp.sqrt(v_) + EPS), params, m, v
+        )
         return params, m, v, t, l_
 
-    jg = jax.jit(jax.value_and_grad(lambda x, y: x * y + x ** 2))
+    jg = jax.jit(jax.value_and_grad(lambda x, y: x * y + x**2))
     calls = {"scalar": lambda: jax.block_until_ready(jg(2.0, 3.0))}
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -204,8 +210,7 @@ class JaxWorker:
         args = [sys.executable, os.path.abspath(__file__), "--jax-worker"]
         if one_thread:
             args.append("--one-thread")
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     @staticmethod
     def available() -> bool:
@@ -218,8 +223,9 @@ class JaxWorker:
 
     def time(self, key: str, min_time: float, repeats: int) -> float:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"key": key, "min_time": min_time,
-                                          "repeats": repeats}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"key": key, "min_time": min_time, "repeats": repeats}) + "\n"
+        )
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
@@ -261,11 +267,18 @@ print(json.dumps({{"import": t1 - t0, "first_call": t3 - t2, "compiled": step.co
 
 
 def first_call(sizes, batch, cache_dir):
-    code = _CHILD.format(bench_dir=os.path.dirname(os.path.abspath(__file__)), sizes=sizes,
-                         batch=batch)
+    code = _CHILD.format(
+        bench_dir=os.path.dirname(os.path.abspath(__file__)), sizes=sizes, batch=batch
+    )
     env = dict(os.environ, FUNCTRACE_CACHE_DIR=cache_dir)
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=600, check=True)
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -294,7 +307,7 @@ def main() -> None:
 
 def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> None:
     # -- scalar dispatch -----------------------------------------------------
-    f = ft.value_and_grad(lambda x, y: x * y + x ** 2)
+    f = ft.value_and_grad(lambda x, y: x * y + x**2)
     jf = jit(f)
     cases: dict[str, Any] = {
         "functrace eager": lambda: time_per_call(lambda: f(2.0, 3.0), **per),
@@ -304,10 +317,13 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
         cases[name] = lambda w=w: w.time("scalar", **per)
     res = interleaved(cases, rounds)
     base = res["functrace eager"]
-    rows = [["value_and_grad(x*y + x**2), floats" if i == 0 else "", k, fmt_time(t),
-             f"{t / base:.3f}"] for i, (k, t) in enumerate(res.items())]
-    print_table("jit dispatch on scalars (ratio: vs eager)", ["case", "impl", "time", "ratio"],
-                rows)
+    rows = [
+        ["value_and_grad(x*y + x**2), floats" if i == 0 else "", k, fmt_time(t), f"{t / base:.3f}"]
+        for i, (k, t) in enumerate(res.items())
+    ]
+    print_table(
+        "jit dispatch on scalars (ratio: vs eager)", ["case", "impl", "time", "ratio"], rows
+    )
 
     # -- MLP steps -------------------------------------------------------------
     step_rows, first_rows = [], []
@@ -331,8 +347,11 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
         res = interleaved(cases, rounds)
         row = [label, fmt_time(res["ft"]), fmt_time(res["np"]), f"{res['ft'] / res['np']:.2f}"]
         for name in ("JAX jit", "JAX jit 1 core"):
-            row += ([fmt_time(res[name]), f"{res['ft'] / res[name]:.2f}"] if name in res
-                    else ["n/a", "n/a"])
+            row += (
+                [fmt_time(res[name]), f"{res['ft'] / res[name]:.2f}"]
+                if name in res
+                else ["n/a", "n/a"]
+            )
         row += [f"{compile_s:.2f} s", str(jstep.compile_count)]
         step_rows.append(row)
 
@@ -340,18 +359,48 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
             cold = first_call(sizes, batch, d)
             warm = [first_call(sizes, batch, d) for _ in range(3)]
         best = min(warm, key=lambda r: r["first_call"])
-        first_rows.append([label, f"{cold['first_call']:.2f} s", str(cold["compiled"]),
-                           f"{best['first_call']:.3f} s", str(best["compiled"]),
-                           f"{best['import']:.2f} s"])
-    print_table("MLP training step, float32 (forward + backward + Adam); medians",
-                ["model", "functrace jit", "NumPy by hand", "ft/NumPy", "JAX jit", "ft/JAX",
-                 "JAX jit 1 core", "ft/JAX-1c", "compile (this process)",
-                 "kernels compiled"], step_rows)
-    print_table("first call of the jitted step in a fresh process (warm: best of 3)",
-                ["model", "cold cache", "kernels compiled", "warm cache", "kernels compiled",
-                 "import functrace"], first_rows)
-    print(f"\nload average after the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
-          f"(other processes inflate every number; ratios come from interleaved rounds)")
+        first_rows.append(
+            [
+                label,
+                f"{cold['first_call']:.2f} s",
+                str(cold["compiled"]),
+                f"{best['first_call']:.3f} s",
+                str(best["compiled"]),
+                f"{best['import']:.2f} s",
+            ]
+        )
+    print_table(
+        "MLP training step, float32 (forward + backward + Adam); medians",
+        [
+            "model",
+            "functrace jit",
+            "NumPy by hand",
+            "ft/NumPy",
+            "JAX jit",
+            "ft/JAX",
+            "JAX jit 1 core",
+            "ft/JAX-1c",
+            "compile (this process)",
+            "kernels compiled",
+        ],
+        step_rows,
+    )
+    print_table(
+        "first call of the jitted step in a fresh process (warm: best of 3)",
+        [
+            "model",
+            "cold cache",
+            "kernels compiled",
+            "warm cache",
+            "kernels compiled",
+            "import functrace",
+        ],
+        first_rows,
+    )
+    print(
+        f"\nload average after the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+        f"(other processes inflate every number; ratios come from interleaved rounds)"
+    )
 
 
 if __name__ == "__main__":

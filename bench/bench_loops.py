@@ -73,8 +73,9 @@ def main() -> None:
         nb_val, nb_g = nb(c)
         np.testing.assert_allclose([nb_val, nb_g], [val, g], rtol=1e-9)
         t_nb = time_per_call(lambda: nb(c), min_time=0.5)
-        rows.append(["Numba by hand (forward + reverse sweep)", fmt_time(t_nb),
-                     f"{t_nb / t_ft:.2f}x"])
+        rows.append(
+            ["Numba by hand (forward + reverse sweep)", fmt_time(t_nb), f"{t_nb / t_ft:.2f}x"]
+        )
     except ImportError:
         pass
     try:
@@ -93,15 +94,21 @@ def main() -> None:
         jf = jax.jit(jax.value_and_grad(jloss))
         jf(c)[0].block_until_ready()
         t_jax = time_per_call(lambda: jf(c)[1].block_until_ready(), min_time=0.5)
-        rows.append(["JAX jit(value_and_grad) + fori_loop", fmt_time(t_jax),
-                     f"{t_jax / t_ft:.2f}x"])
+        rows.append(
+            ["JAX jit(value_and_grad) + fori_loop", fmt_time(t_jax), f"{t_jax / t_ft:.2f}x"]
+        )
     except ImportError:
         pass
-    print_table(f"{STEPS}-step Euler, damped oscillator: value and d/dc (median per call)",
-                ["implementation", "time", "time vs functrace"], rows)
+    print_table(
+        f"{STEPS}-step Euler, damped oscillator: value and d/dc (median per call)",
+        ["implementation", "time", "time vs functrace"],
+        rows,
+    )
     print(f"\nfunctrace first call (trace + compile): {compile_s:.2f} s (target < 3 s)")
-    print(f"functrace per call: {t_ft * 1e6:.1f} us (target <= 30 us): "
-          f"{'OK' if t_ft <= 30e-6 else 'MISSED'}")
+    print(
+        f"functrace per call: {t_ft * 1e6:.1f} us (target <= 30 us): "
+        f"{'OK' if t_ft <= 30e-6 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

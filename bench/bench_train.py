@@ -64,7 +64,7 @@ class NumpyStep:
         if norm > 1.0:
             grads = [g * (1.0 / norm) for g in grads]
         self.t += 1
-        b1c, b2c = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
+        b1c, b2c = 1 - 0.9**self.t, 1 - 0.999**self.t
         for p, m, v, g in zip(self.p, self.m, self.v, grads):
             m *= 0.9
             m += 0.1 * g
@@ -78,8 +78,7 @@ def main() -> None:
     X, y, _, _ = data.load_digits()
     xb, yb = X[:32], y[:32]
     model = nn.MLP([64, 128, 10], rng=0)
-    opt = optim.accumulate(optim.chain(optim.clip_by_global_norm(1.0), optim.adam(3e-3)),
-                           every_k=2)
+    opt = optim.accumulate(optim.chain(optim.clip_by_global_norm(1.0), optim.adam(3e-3)), every_k=2)
     step = make_step(opt)
     state = opt.init(model)
     t0 = time.perf_counter()
@@ -91,17 +90,30 @@ def main() -> None:
         m, s, _ = step(carry["model"], carry["state"], xb, yb)
         carry["model"], carry["state"] = m, s
 
-    params = [model.layers[0].weight, model.layers[0].bias, model.layers[1].weight,
-              model.layers[1].bias]
+    params = [
+        model.layers[0].weight,
+        model.layers[0].bias,
+        model.layers[1].weight,
+        model.layers[1].bias,
+    ]
     np_step = NumpyStep(params)
     t_ft = time_per_call(ft_step, min_time=1.0, repeats=5)
     t_np = time_per_call(lambda: np_step(xb, yb), min_time=1.0, repeats=5)
     jitted = callable(getattr(ft, "jit", None))
-    rows = [["NumPy by hand", fmt_time(t_np), f"{1 / t_np:9.0f}", "1.00x"],
-            [f"functrace ({'jit' if jitted else 'eager'})", fmt_time(t_ft), f"{1 / t_ft:9.0f}",
-             f"{t_ft / t_np:.2f}x"]]
-    print_table("Demo training step, MLP 64-128-10, micro-batch 32 (median per step)",
-                ["step", "time", "steps/s", "time vs NumPy"], rows)
+    rows = [
+        ["NumPy by hand", fmt_time(t_np), f"{1 / t_np:9.0f}", "1.00x"],
+        [
+            f"functrace ({'jit' if jitted else 'eager'})",
+            fmt_time(t_ft),
+            f"{1 / t_ft:9.0f}",
+            f"{t_ft / t_np:.2f}x",
+        ],
+    ]
+    print_table(
+        "Demo training step, MLP 64-128-10, micro-batch 32 (median per step)",
+        ["step", "time", "steps/s", "time vs NumPy"],
+        rows,
+    )
     print(f"\nfirst call (trace + compile or cache load): {first:.2f} s")
 
 

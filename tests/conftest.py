@@ -34,6 +34,5 @@ def pytest_runtest_setup(item):
     fn = getattr(obj, "__func__", obj)
     if fn is None or not hasattr(fn, "_hypothesis_internal_use_settings"):
         return
-    base = fn.__dict__.setdefault("_functrace_base_settings",
-                                  fn._hypothesis_internal_use_settings)
+    base = fn.__dict__.setdefault("_functrace_base_settings", fn._hypothesis_internal_use_settings)
     fn._hypothesis_internal_use_settings = base

@@ -74,13 +74,26 @@ class OpInfo:
         return self.name
 
 
-def _elem(name: str, fnp_fn: Callable[..., Any], np_fn: Callable[..., Any], nargs: int,
-          prims: tuple[str, ...], arg: Arg = F, **kw: Any) -> OpInfo:
+def _elem(
+    name: str,
+    fnp_fn: Callable[..., Any],
+    np_fn: Callable[..., Any],
+    nargs: int,
+    prims: tuple[str, ...],
+    arg: Arg = F,
+    **kw: Any,
+) -> OpInfo:
     return OpInfo(name, fnp_fn, np_fn, (arg,) * nargs, prims, **kw)
 
 
-def _lax(name: str, lax_fn: Callable[..., Any], np_fn: Callable[..., Any], nargs: int,
-         arg: Arg = F, **kw: Any) -> OpInfo:
+def _lax(
+    name: str,
+    lax_fn: Callable[..., Any],
+    np_fn: Callable[..., Any],
+    nargs: int,
+    arg: Arg = F,
+    **kw: Any,
+) -> OpInfo:
     kw.setdefault("shapes", "same")
     return OpInfo(f"lax.{name}", lax_fn, np_fn, (arg,) * nargs, (name,), **kw)
 
@@ -150,8 +163,14 @@ LAX_OPS: list[OpInfo] = [
     OpInfo("lax.rem", lax.rem, np.fmod, (REM_X, REM_Y), ("rem",), shapes="same"),
     _lax("max", lax.max, np.maximum, 2, avoid_ties=True),
     _lax("min", lax.min, np.minimum, 2, avoid_ties=True),
-    OpInfo("lax.integer_pow", lambda x: lax.integer_pow(x, 3), lambda x: x ** 3, (F,),
-           ("integer_pow",), shapes="same"),
+    OpInfo(
+        "lax.integer_pow",
+        lambda x: lax.integer_pow(x, 3),
+        lambda x: x**3,
+        (F,),
+        ("integer_pow",),
+        shapes="same",
+    ),
     OpInfo("lax.pow", lax.pow, np.power, (POS, F), ("pow",), shapes="same", rtol=1e-5),
     _lax("atan2", lax.atan2, np.arctan2, 2, arg=NONZERO),
     _lax("exp", lax.exp, np.exp, 1),
@@ -177,43 +196,148 @@ LAX_OPS: list[OpInfo] = [
     _lax("le", lax.le, np.less_equal, 2, grad=False),
     _lax("gt", lax.gt, np.greater, 2, grad=False),
     _lax("ge", lax.ge, np.greater_equal, 2, grad=False),
-    OpInfo("lax.and", lax.bitwise_and, np.bitwise_and, (BOOL, BOOL), ("and",), shapes="same",
-           grad=False, dtypes=(np.bool_,)),
-    OpInfo("lax.or", lax.bitwise_or, np.bitwise_or, (BOOL, BOOL), ("or",), shapes="same",
-           grad=False, dtypes=(np.bool_,)),
-    OpInfo("lax.xor", lax.bitwise_xor, np.bitwise_xor, (INT, INT), ("xor",), shapes="same",
-           grad=False, dtypes=(np.int64,)),
-    OpInfo("lax.not", lax.bitwise_not, np.invert, (INT,), ("not",), shapes="same",
-           grad=False, dtypes=(np.int64,)),
-    OpInfo("lax.select_n", lambda p, x, y: lax.select_n(p, x, y),
-           lambda p, x, y: np.where(p, y, x), (BOOL, F, F), ("select_n",), shapes="same"),
-    OpInfo("lax.clamp", lambda lo, x, hi: lax.clamp(lax.convert_element_type(lo, x.dtype), x,
-                                                    lax.convert_element_type(hi, x.dtype)),
-           lambda lo, x, hi: np.clip(x, lo, hi), (const(-1.0), F, const(1.0)), ("clamp",),
-           shapes="same", avoid=(-1.0, 1.0)),
-    OpInfo("lax.convert_element_type", lambda x: lax.convert_element_type(x, np.float32),
-           lambda x: np.asarray(x).astype(np.float32), (F,), ("convert_element_type",),
-           shapes="same", rtol=1e-6, dtypes=(np.float64,), grad_tol=1e-2),
-    OpInfo("lax.stop_gradient", lax.stop_gradient, lambda x: x, (F,), ("stop_gradient",),
-           shapes="same", grad=False),
-    OpInfo("lax.reduce_sum", lambda x: lax.reduce_sum(x, (0,)), lambda x: np.sum(x, 0),
-           (F,), ("reduce_sum",), shapes="same", min_dims=1, rtol=1e-5),
-    OpInfo("lax.broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, *x.shape),
-                                                                  tuple(range(1, x.ndim + 1))),
-           lambda x: np.broadcast_to(x, (2, *np.shape(x))), (F,), ("broadcast_in_dim",),
-           shapes="same"),
-    OpInfo("lax.scan", _scan_cumulative, _scan_cumulative_np, (UNIT,), ("scan",),
-           shapes="same", min_dims=1, rtol=1e-5),
-    OpInfo("lax.cond", lambda p, x: lax.cond(p, lambda x: fnp.sin(x) * x, fnp.cos, x),
-           lambda p, x: np.where(p, np.sin(x) * x, np.cos(x)), (Arg("const", value=True), F),
-           ("cond",), shapes="same"),
-    OpInfo("lax.cond_false", lambda p, x: lax.cond(p, lambda x: fnp.sin(x) * x, fnp.cos, x),
-           lambda p, x: np.where(p, np.sin(x) * x, np.cos(x)), (Arg("const", value=False), F),
-           ("cond",), shapes="same"),
-    OpInfo("lax.while_loop", _while_doubling, _while_doubling_np, (Arg(domain=(0.5, 2.0)),),
-           ("while",), shapes="same", min_dims=1, rtol=1e-5, grad_order=1),
-    OpInfo("lax.reshape", lambda x: lax.reshape(x, (int(np.prod(x.shape)),)),
-           lambda x: np.reshape(x, -1), (F,), ("reshape",), shapes="same"),
+    OpInfo(
+        "lax.and",
+        lax.bitwise_and,
+        np.bitwise_and,
+        (BOOL, BOOL),
+        ("and",),
+        shapes="same",
+        grad=False,
+        dtypes=(np.bool_,),
+    ),
+    OpInfo(
+        "lax.or",
+        lax.bitwise_or,
+        np.bitwise_or,
+        (BOOL, BOOL),
+        ("or",),
+        shapes="same",
+        grad=False,
+        dtypes=(np.bool_,),
+    ),
+    OpInfo(
+        "lax.xor",
+        lax.bitwise_xor,
+        np.bitwise_xor,
+        (INT, INT),
+        ("xor",),
+        shapes="same",
+        grad=False,
+        dtypes=(np.int64,),
+    ),
+    OpInfo(
+        "lax.not",
+        lax.bitwise_not,
+        np.invert,
+        (INT,),
+        ("not",),
+        shapes="same",
+        grad=False,
+        dtypes=(np.int64,),
+    ),
+    OpInfo(
+        "lax.select_n",
+        lambda p, x, y: lax.select_n(p, x, y),
+        lambda p, x, y: np.where(p, y, x),
+        (BOOL, F, F),
+        ("select_n",),
+        shapes="same",
+    ),
+    OpInfo(
+        "lax.clamp",
+        lambda lo, x, hi: lax.clamp(
+            lax.convert_element_type(lo, x.dtype), x, lax.convert_element_type(hi, x.dtype)
+        ),
+        lambda lo, x, hi: np.clip(x, lo, hi),
+        (const(-1.0), F, const(1.0)),
+        ("clamp",),
+        shapes="same",
+        avoid=(-1.0, 1.0),
+    ),
+    OpInfo(
+        "lax.convert_element_type",
+        lambda x: lax.convert_element_type(x, np.float32),
+        lambda x: np.asarray(x).astype(np.float32),
+        (F,),
+        ("convert_element_type",),
+        shapes="same",
+        rtol=1e-6,
+        dtypes=(np.float64,),
+        grad_tol=1e-2,
+    ),
+    OpInfo(
+        "lax.stop_gradient",
+        lax.stop_gradient,
+        lambda x: x,
+        (F,),
+        ("stop_gradient",),
+        shapes="same",
+        grad=False,
+    ),
+    OpInfo(
+        "lax.reduce_sum",
+        lambda x: lax.reduce_sum(x, (0,)),
+        lambda x: np.sum(x, 0),
+        (F,),
+        ("reduce_sum",),
+        shapes="same",
+        min_dims=1,
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.broadcast_in_dim",
+        lambda x: lax.broadcast_in_dim(x, (2, *x.shape), tuple(range(1, x.ndim + 1))),
+        lambda x: np.broadcast_to(x, (2, *np.shape(x))),
+        (F,),
+        ("broadcast_in_dim",),
+        shapes="same",
+    ),
+    OpInfo(
+        "lax.scan",
+        _scan_cumulative,
+        _scan_cumulative_np,
+        (UNIT,),
+        ("scan",),
+        shapes="same",
+        min_dims=1,
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.cond",
+        lambda p, x: lax.cond(p, lambda x: fnp.sin(x) * x, fnp.cos, x),
+        lambda p, x: np.where(p, np.sin(x) * x, np.cos(x)),
+        (Arg("const", value=True), F),
+        ("cond",),
+        shapes="same",
+    ),
+    OpInfo(
+        "lax.cond_false",
+        lambda p, x: lax.cond(p, lambda x: fnp.sin(x) * x, fnp.cos, x),
+        lambda p, x: np.where(p, np.sin(x) * x, np.cos(x)),
+        (Arg("const", value=False), F),
+        ("cond",),
+        shapes="same",
+    ),
+    OpInfo(
+        "lax.while_loop",
+        _while_doubling,
+        _while_doubling_np,
+        (Arg(domain=(0.5, 2.0)),),
+        ("while",),
+        shapes="same",
+        min_dims=1,
+        rtol=1e-5,
+        grad_order=1,
+    ),
+    OpInfo(
+        "lax.reshape",
+        lambda x: lax.reshape(x, (int(np.prod(x.shape)),)),
+        lambda x: np.reshape(x, -1),
+        (F,),
+        ("reshape",),
+        shapes="same",
+    ),
 ]
 
 # ---------------------------------------------------------------------------
@@ -225,14 +349,21 @@ FNP_OPS: list[OpInfo] = [
     _elem("subtract", fnp.subtract, np.subtract, 2, ("sub",)),
     _elem("multiply", fnp.multiply, np.multiply, 2, ("mul",)),
     OpInfo("true_divide", fnp.true_divide, np.true_divide, (F, NONZERO), ("div",)),
-    OpInfo("floor_divide", fnp.floor_divide, np.floor_divide, (F, NONZERO), ("div", "floor"),
-           grad=False),
+    OpInfo(
+        "floor_divide",
+        fnp.floor_divide,
+        np.floor_divide,
+        (F, NONZERO),
+        ("div", "floor"),
+        grad=False,
+    ),
     OpInfo("remainder", fnp.remainder, np.remainder, (REM_X, REM_Y), ("rem",)),
     OpInfo("remainder_signs", fnp.remainder, np.remainder, (F, NONZERO), ("rem",), grad=False),
     OpInfo("fmod", fnp.fmod, np.fmod, (REM_X, REM_Y), ("rem",)),
     OpInfo("power", fnp.power, np.power, (POS, F), ("pow",), rtol=1e-5),
-    OpInfo("power_int", lambda x: fnp.power(x, 3), lambda x: np.power(x, 3), (F,),
-           ("integer_pow",)),
+    OpInfo(
+        "power_int", lambda x: fnp.power(x, 3), lambda x: np.power(x, 3), (F,), ("integer_pow",)
+    ),
     OpInfo("square", fnp.square, np.square, (F,), ("integer_pow",)),
     OpInfo("reciprocal", fnp.reciprocal, np.reciprocal, (NONZERO,), ("div",)),
     _elem("maximum", fnp.maximum, np.maximum, 2, ("max",), avoid_ties=True),
@@ -261,41 +392,122 @@ FNP_OPS: list[OpInfo] = [
     _elem("less_equal", fnp.less_equal, np.less_equal, 2, ("le",), grad=False),
     _elem("greater", fnp.greater, np.greater, 2, ("gt",), grad=False),
     _elem("greater_equal", fnp.greater_equal, np.greater_equal, 2, ("ge",), grad=False),
-    OpInfo("logical_and", fnp.logical_and, np.logical_and, (BOOL, BOOL), ("and",),
-           grad=False, dtypes=(np.bool_,)),
-    OpInfo("logical_or", fnp.logical_or, np.logical_or, (BOOL, BOOL), ("or",),
-           grad=False, dtypes=(np.bool_,)),
-    OpInfo("logical_xor", fnp.logical_xor, np.logical_xor, (BOOL, BOOL), ("xor",),
-           grad=False, dtypes=(np.bool_,)),
-    OpInfo("logical_not", fnp.logical_not, np.logical_not, (BOOL,), ("not",),
-           grad=False, dtypes=(np.bool_,)),
-    OpInfo("bitwise_and", fnp.bitwise_and, np.bitwise_and, (INT, INT), ("and",),
-           grad=False, dtypes=(np.int64,)),
-    OpInfo("bitwise_or", fnp.bitwise_or, np.bitwise_or, (INT, INT), ("or",),
-           grad=False, dtypes=(np.int64,)),
-    OpInfo("bitwise_xor", fnp.bitwise_xor, np.bitwise_xor, (INT, INT), ("xor",),
-           grad=False, dtypes=(np.int64,)),
+    OpInfo(
+        "logical_and",
+        fnp.logical_and,
+        np.logical_and,
+        (BOOL, BOOL),
+        ("and",),
+        grad=False,
+        dtypes=(np.bool_,),
+    ),
+    OpInfo(
+        "logical_or",
+        fnp.logical_or,
+        np.logical_or,
+        (BOOL, BOOL),
+        ("or",),
+        grad=False,
+        dtypes=(np.bool_,),
+    ),
+    OpInfo(
+        "logical_xor",
+        fnp.logical_xor,
+        np.logical_xor,
+        (BOOL, BOOL),
+        ("xor",),
+        grad=False,
+        dtypes=(np.bool_,),
+    ),
+    OpInfo(
+        "logical_not",
+        fnp.logical_not,
+        np.logical_not,
+        (BOOL,),
+        ("not",),
+        grad=False,
+        dtypes=(np.bool_,),
+    ),
+    OpInfo(
+        "bitwise_and",
+        fnp.bitwise_and,
+        np.bitwise_and,
+        (INT, INT),
+        ("and",),
+        grad=False,
+        dtypes=(np.int64,),
+    ),
+    OpInfo(
+        "bitwise_or",
+        fnp.bitwise_or,
+        np.bitwise_or,
+        (INT, INT),
+        ("or",),
+        grad=False,
+        dtypes=(np.int64,),
+    ),
+    OpInfo(
+        "bitwise_xor",
+        fnp.bitwise_xor,
+        np.bitwise_xor,
+        (INT, INT),
+        ("xor",),
+        grad=False,
+        dtypes=(np.int64,),
+    ),
     OpInfo("invert", fnp.invert, np.invert, (INT,), ("not",), grad=False, dtypes=(np.int64,)),
     OpInfo("where", fnp.where, np.where, (BOOL, F, F), ("select_n",)),
-    OpInfo("clip", lambda x: fnp.clip(x, -1.0, 1.0), lambda x: np.clip(x, -1.0, 1.0), (F,),
-           ("select_n",), avoid=(-1.0, 1.0)),
-    OpInfo("clip_arrays", fnp.clip, np.clip, (F, Arg(domain=(-3, -1.5)), Arg(domain=(1.5, 3))),
-           ("select_n",), avoid=(-1.0, 1.0)),
-    OpInfo("logaddexp", fnp.logaddexp, np.logaddexp, (F, F), ("exp", "log"), rtol=1e-5,
-           avoid_ties=True),
+    OpInfo(
+        "clip",
+        lambda x: fnp.clip(x, -1.0, 1.0),
+        lambda x: np.clip(x, -1.0, 1.0),
+        (F,),
+        ("select_n",),
+        avoid=(-1.0, 1.0),
+    ),
+    OpInfo(
+        "clip_arrays",
+        fnp.clip,
+        np.clip,
+        (F, Arg(domain=(-3, -1.5)), Arg(domain=(1.5, 3))),
+        ("select_n",),
+        avoid=(-1.0, 1.0),
+    ),
+    OpInfo(
+        "logaddexp", fnp.logaddexp, np.logaddexp, (F, F), ("exp", "log"), rtol=1e-5, avoid_ties=True
+    ),
     OpInfo("isfinite", fnp.isfinite, np.isfinite, (F,), ("lt",), grad=False),
     OpInfo("isnan", fnp.isnan, np.isnan, (F,), ("ne",), grad=False),
     OpInfo("isinf", fnp.isinf, np.isinf, (F,), ("eq",), grad=False),
     OpInfo("sum", fnp.sum, np.sum, (F,), ("reduce_sum",), rtol=1e-5),
-    OpInfo("sum_axis", lambda x: fnp.sum(x, axis=-1, keepdims=True),
-           lambda x: np.sum(x, axis=-1, keepdims=True), (F,), ("reduce_sum",), min_dims=1,
-           rtol=1e-5),
+    OpInfo(
+        "sum_axis",
+        lambda x: fnp.sum(x, axis=-1, keepdims=True),
+        lambda x: np.sum(x, axis=-1, keepdims=True),
+        (F,),
+        ("reduce_sum",),
+        min_dims=1,
+        rtol=1e-5,
+    ),
     OpInfo("mean", fnp.mean, np.mean, (F,), ("reduce_sum", "div"), rtol=1e-5),
-    OpInfo("mean_axis", lambda x: fnp.mean(x, axis=0), lambda x: np.mean(x, axis=0), (F,),
-           ("reduce_sum", "div"), min_dims=1, rtol=1e-5),
-    OpInfo("reshape", lambda x: fnp.reshape(x, (-1,)), lambda x: np.reshape(x, (-1,)), (F,),
-           ("reshape",)),
+    OpInfo(
+        "mean_axis",
+        lambda x: fnp.mean(x, axis=0),
+        lambda x: np.mean(x, axis=0),
+        (F,),
+        ("reduce_sum", "div"),
+        min_dims=1,
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "reshape",
+        lambda x: fnp.reshape(x, (-1,)),
+        lambda x: np.reshape(x, (-1,)),
+        (F,),
+        ("reshape",),
+    ),
 ]
+
 
 def _extra_rows() -> list[OpInfo]:
     # Rows kept in separate files by family; each defines ROWS: list[OpInfo].
@@ -305,8 +517,14 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_numpy
     import op_rows_numpy2
 
-    return op_rows_lax.ROWS + op_rows_numpy.ROWS + op_rows_indexing.ROWS + op_rows_linalg.ROWS \
+    return (
+        op_rows_lax.ROWS
+        + op_rows_numpy.ROWS
+        + op_rows_indexing.ROWS
+        + op_rows_linalg.ROWS
         + op_rows_numpy2.ROWS
+    )
+
 
 # ---------------------------------------------------------------------------
 # Argument strategies
@@ -319,10 +537,11 @@ def shapes_for(op: OpInfo) -> st.SearchStrategy[tuple[tuple[int, ...], ...]]:
         return st.just(op.shapes)
     if op.shapes == "same" or n == 1:
         return hnp.array_shapes(min_dims=op.min_dims, max_dims=3, min_side=1, max_side=4).map(
-            lambda s: (s,) * n)
-    return hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=op.min_dims, max_dims=3,
-                                             min_side=1, max_side=4).map(
-        lambda bs: bs.input_shapes)
+            lambda s: (s,) * n
+        )
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=n, min_dims=op.min_dims, max_dims=3, min_side=1, max_side=4
+    ).map(lambda bs: bs.input_shapes)
 
 
 def _away(x: np.ndarray, points: tuple[float, ...], gap: float = 0.15) -> np.ndarray:
@@ -349,13 +568,18 @@ def op_args(draw: Any, op: OpInfo, dtype: Any) -> tuple[Any, ...]:
         else:
             lo, hi = arg.domain
             a = rng.uniform(lo, hi, shape)
+            size = int(np.prod(shape, dtype=np.int64))
+            if op.avoid_ties and size > 1:
+                # distinct values within an argument: a shuffled grid over the domain, spaced
+                # far wider than the finite-difference step
+                grid = np.linspace(lo, hi, size) + rng.uniform(0, 0.1, size) * (hi - lo) / size
+                a = rng.permutation(grid).reshape(shape)
             if arg is NONZERO:
                 a = a * np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+            if op.avoid_ties:
+                a = a + 0.37 * len(out)  # distinct values across arguments
             if op.avoid:
                 a = _away(a, op.avoid)
-            if op.avoid_ties:
-                # distinct values across arguments: offset each argument by its index
-                a = a + 0.37 * len(out)
         dt = np.dtype(dtype) if arg.kind == "float" else a.dtype
         a = np.asarray(a).astype(dt)
         out.append(a[()] if a.ndim == 0 and draw(st.booleans()) else a)

@@ -23,8 +23,9 @@ _ALONG = np.array([[2, 0], [1, 1], [0, 2], [2, 2]])  # indices along axis 0 of a
 
 
 def _get(name: str, idx: Any, shape: tuple[int, ...], prims: tuple[str, ...]) -> OpInfo:
-    return OpInfo(name, lambda x: x[idx], lambda x: np.asarray(x)[idx], (F,), prims,
-                  shapes=(shape,))
+    return OpInfo(
+        name, lambda x: x[idx], lambda x: np.asarray(x)[idx], (F,), prims, shapes=(shape,)
+    )
 
 
 def _np_update(op: str, idx: Any) -> Any:
@@ -35,20 +36,41 @@ def _np_update(op: str, idx: Any) -> Any:
             out[idx] = v
         else:
             {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[op].at(
-                out, idx, v)
+                out, idx, v
+            )
         return out
 
     return ref
 
 
-def _at(name: str, op: str, idx: Any, shapes: tuple[tuple[int, ...], ...],
-        prims: tuple[str, ...], **kw: Any) -> OpInfo:
+def _at(
+    name: str,
+    op: str,
+    idx: Any,
+    shapes: tuple[tuple[int, ...], ...],
+    prims: tuple[str, ...],
+    **kw: Any,
+) -> OpInfo:
     if len(shapes) == 1:  # a constant scalar value
         value = kw.pop("value")
-        return OpInfo(name, lambda x: getattr(fnp.at(x)[idx], op)(value),
-                      lambda x: _np_update(op, idx)(x, value), (F,), prims, shapes=shapes, **kw)
-    return OpInfo(name, lambda x, v: getattr(fnp.at(x)[idx], op)(v), _np_update(op, idx),
-                  (F, F), prims, shapes=shapes, **kw)
+        return OpInfo(
+            name,
+            lambda x: getattr(fnp.at(x)[idx], op)(value),
+            lambda x: _np_update(op, idx)(x, value),
+            (F,),
+            prims,
+            shapes=shapes,
+            **kw,
+        )
+    return OpInfo(
+        name,
+        lambda x, v: getattr(fnp.at(x)[idx], op)(v),
+        _np_update(op, idx),
+        (F, F),
+        prims,
+        shapes=shapes,
+        **kw,
+    )
 
 
 ROWS: list[OpInfo] = [
@@ -56,57 +78,132 @@ ROWS: list[OpInfo] = [
     _get("index_int", 1, (3, 4), ("slice", "squeeze")),
     _get("index_negative_int", (-1, -2), (3, 4), ("slice", "squeeze")),
     _get("index_slices", (slice(1, 3), slice(None, None, 2)), (3, 4), ("slice",)),
-    _get("index_negative_steps", (slice(None, None, -1), slice(3, 0, -2)), (3, 4),
-         ("rev", "slice")),
-    _get("index_none_ellipsis", (None, Ellipsis, 1, None), (2, 3, 4),
-         ("reshape", "slice", "squeeze")),
+    _get(
+        "index_negative_steps", (slice(None, None, -1), slice(3, 0, -2)), (3, 4), ("rev", "slice")
+    ),
+    _get(
+        "index_none_ellipsis", (None, Ellipsis, 1, None), (2, 3, 4), ("reshape", "slice", "squeeze")
+    ),
     # -- advanced indexing: gather (+ transpose) -------------------------------------
     _get("index_int_array_repeats", _REPEATS, (3, 4), ("gather",)),
     _get("index_int_list", ([2, 0],), (3, 4), ("gather",)),
-    _get("index_adv_adjacent", (slice(None), [0, 2, 2], [1, 0, 3]), (2, 3, 4),
-         ("gather", "transpose")),
+    _get(
+        "index_adv_adjacent",
+        (slice(None), [0, 2, 2], [1, 0, 3]),
+        (2, 3, 4),
+        ("gather", "transpose"),
+    ),
     _get("index_adv_separated", ([1, 0], slice(None), [3, 3]), (2, 3, 4), ("gather",)),
     _get("index_adv_broadcast", ([[0], [2]], [1, 0, 1]), (3, 4), ("gather",)),
-    _get("index_int_slice_array", (1, slice(None, None, -1), [0, 2]), (2, 3, 4),
-         ("rev", "gather")),
+    _get("index_int_slice_array", (1, slice(None, None, -1), [0, 2]), (2, 3, 4), ("rev", "gather")),
     _get("index_bool_mask", _MASK, (3, 4), ("gather",)),
     _get("index_bool_mask_2d", _MASK2, (3, 4), ("gather",)),
-    OpInfo("at_get", lambda x: fnp.at(x)[[1, -1]].get(), lambda x: np.asarray(x)[[1, -1]],
-           (F,), ("gather",), shapes=((3, 4),)),
+    OpInfo(
+        "at_get",
+        lambda x: fnp.at(x)[[1, -1]].get(),
+        lambda x: np.asarray(x)[[1, -1]],
+        (F,),
+        ("gather",),
+        shapes=((3, 4),),
+    ),
     # -- functional updates: dynamic_update_slice / scatter family --------------------
     _at("at_set_window", "set", (slice(1, 3), 2), ((3, 4), (2,)), ("dynamic_update_slice",)),
     _at("at_set_int_scalar", "set", 1, ((3, 4),), ("dynamic_update_slice",), value=2.5),
-    _at("at_set_strided", "set", (slice(None, None, -2), slice(1, None, 2)), ((3, 4), (2, 2)),
-        ("scatter",)),
+    _at(
+        "at_set_strided",
+        "set",
+        (slice(None, None, -2), slice(1, None, 2)),
+        ((3, 4), (2, 2)),
+        ("scatter",),
+    ),
     _at("at_set_repeats", "set", [0, 2, 0], ((3, 4), (3, 4)), ("scatter",)),
     _at("at_set_mask", "set", _MASK, ((3, 4), (4,)), ("scatter",)),
     _at("at_add_repeats", "add", _REPEATS, ((3, 4), (4, 4)), ("scatter_add",)),
-    _at("at_add_window", "add", (slice(None), slice(1, 3)), ((3, 4), (3, 2)),
-        ("dynamic_update_slice", "add")),
-    _at("at_add_adv_separated", "add", ([1, 1], slice(None), [0, 3]), ((2, 3, 4), (2, 3)),
-        ("scatter_add",)),
-    _at("at_add_scalar_strided", "add", (slice(None), slice(None, None, -3)), ((3, 4),),
-        ("scatter_add",), value=2.0),
+    _at(
+        "at_add_window",
+        "add",
+        (slice(None), slice(1, 3)),
+        ((3, 4), (3, 2)),
+        ("dynamic_update_slice", "add"),
+    ),
+    _at(
+        "at_add_adv_separated",
+        "add",
+        ([1, 1], slice(None), [0, 3]),
+        ((2, 3, 4), (2, 3)),
+        ("scatter_add",),
+    ),
+    _at(
+        "at_add_scalar_strided",
+        "add",
+        (slice(None), slice(None, None, -3)),
+        ((3, 4),),
+        ("scatter_add",),
+        value=2.0,
+    ),
     _at("at_mul", "mul", [2, 0], ((3, 4), (2, 4)), ("scatter_mul",)),
     _at("at_mul_repeats", "mul", [1, 1, 2], ((3, 4), (3, 1)), ("scatter_mul",)),
-    _at("at_min", "min", ([0, 2], [3, 1]), ((3, 4), (2,)), ("scatter_min",),
-        avoid_ties=True, grad_order=1),
-    _at("at_max", "max", (slice(None), [0, 2]), ((3, 4), (3, 2)), ("scatter_max",),
-        avoid_ties=True, grad_order=1),
+    _at(
+        "at_min",
+        "min",
+        ([0, 2], [3, 1]),
+        ((3, 4), (2,)),
+        ("scatter_min",),
+        avoid_ties=True,
+        grad_order=1,
+    ),
+    _at(
+        "at_max",
+        "max",
+        (slice(None), [0, 2]),
+        ((3, 4), (3, 2)),
+        ("scatter_max",),
+        avoid_ties=True,
+        grad_order=1,
+    ),
     # -- take / take_along_axis -------------------------------------------------------
-    OpInfo("take", lambda x: fnp.take(x, [2, 0, 2], axis=1),
-           lambda x: np.take(x, [2, 0, 2], axis=1), (F,), ("gather",), shapes=((2, 3, 4),)),
-    OpInfo("take_flat", lambda x: fnp.take(x, [[0, 5], [11, 5]]),
-           lambda x: np.take(x, [[0, 5], [11, 5]]), (F,), ("reshape", "gather"),
-           shapes=((3, 4),)),
-    OpInfo("take_modes", lambda x: fnp.take(x, [-1, 7], axis=0, mode="wrap")
-           + fnp.take(x, [-1, 7], axis=0, mode="clip"),
-           lambda x: np.take(x, [-1, 7], axis=0, mode="wrap")
-           + np.take(x, [-1, 7], axis=0, mode="clip"), (F,), ("gather",), shapes=((3, 4),)),
-    OpInfo("take_along_axis", lambda x, i: fnp.take_along_axis(x, i, axis=0),
-           lambda x, i: np.take_along_axis(x, i, axis=0), (F, const(_ALONG[:, :1].T)),
-           ("gather",), shapes=((3, 4), (1, 4))),
-    OpInfo("take_along_axis_broadcast", lambda x: fnp.take_along_axis(x, _ALONG.T, axis=0),
-           lambda x: np.take_along_axis(x, _ALONG.T, axis=0), (F,), ("gather",),
-           shapes=((3, 1),)),
+    OpInfo(
+        "take",
+        lambda x: fnp.take(x, [2, 0, 2], axis=1),
+        lambda x: np.take(x, [2, 0, 2], axis=1),
+        (F,),
+        ("gather",),
+        shapes=((2, 3, 4),),
+    ),
+    OpInfo(
+        "take_flat",
+        lambda x: fnp.take(x, [[0, 5], [11, 5]]),
+        lambda x: np.take(x, [[0, 5], [11, 5]]),
+        (F,),
+        ("reshape", "gather"),
+        shapes=((3, 4),),
+    ),
+    OpInfo(
+        "take_modes",
+        lambda x: (
+            fnp.take(x, [-1, 7], axis=0, mode="wrap") + fnp.take(x, [-1, 7], axis=0, mode="clip")
+        ),
+        lambda x: (
+            np.take(x, [-1, 7], axis=0, mode="wrap") + np.take(x, [-1, 7], axis=0, mode="clip")
+        ),
+        (F,),
+        ("gather",),
+        shapes=((3, 4),),
+    ),
+    OpInfo(
+        "take_along_axis",
+        lambda x, i: fnp.take_along_axis(x, i, axis=0),
+        lambda x, i: np.take_along_axis(x, i, axis=0),
+        (F, const(_ALONG[:, :1].T)),
+        ("gather",),
+        shapes=((3, 4), (1, 4)),
+    ),
+    OpInfo(
+        "take_along_axis_broadcast",
+        lambda x: fnp.take_along_axis(x, _ALONG.T, axis=0),
+        lambda x: np.take_along_axis(x, _ALONG.T, axis=0),
+        (F,),
+        ("gather",),
+        shapes=((3, 1),),
+    ),
 ]

@@ -15,7 +15,7 @@ from functrace.testing import numerical_grad
 
 
 def test_pytorch_numbers() -> None:
-    dx, dy = ft.grad(lambda x, y: x * y + x ** 2, argnums=(0, 1))(2.0, 3.0)
+    dx, dy = ft.grad(lambda x, y: x * y + x**2, argnums=(0, 1))(2.0, 3.0)
     assert (dx, dy) == (7.0, 2.0)
     assert ft.grad(lambda x: (x * 2) ** 2)(3.0) == 24.0
 
@@ -29,19 +29,19 @@ def test_pytorch_numbers() -> None:
 
     def branchy(x):
         if x > 0:
-            return x ** 2
+            return x**2
         return -x
 
     assert ft.grad(branchy)(-3.0) == -1.0
     assert ft.grad(branchy)(3.0) == 6.0
-    acc = ft.grad(lambda x: x ** 2)(1.0) + ft.grad(lambda x: x ** 3)(1.0)
+    acc = ft.grad(lambda x: x**2)(1.0) + ft.grad(lambda x: x**3)(1.0)
     assert acc == 5.0
 
 
 # -- composition matrix --------------------------------------------------------
 
 FUNCS = {
-    "poly": lambda x: fnp.sum(x ** 3 - 2.0 * x ** 2 + x),
+    "poly": lambda x: fnp.sum(x**3 - 2.0 * x**2 + x),
     "trig": lambda x: fnp.sum(fnp.sin(x) * fnp.cos(2.0 * x)),
     "exp_log": lambda x: fnp.sum(fnp.log1p(fnp.exp(x)) / (1.0 + x * x)),
     "tanh_mean": lambda x: fnp.mean(fnp.tanh(x) * x),
@@ -65,8 +65,7 @@ def test_composition_matrix(name: str) -> None:
     np.testing.assert_allclose(ft.jacfwd(f)(x), g, rtol=1e-10)
     # second order: hessian == jacfwd(grad) == jacrev(grad) == grad(grad) on diagonal
     H = ft.hessian(f)(x)
-    H_num = np.stack([numerical_grad(lambda y, i=i: ft.grad(f)(y)[i], (x,))[0]
-                      for i in range(3)])
+    H_num = np.stack([numerical_grad(lambda y, i=i: ft.grad(f)(y)[i], (x,))[0] for i in range(3)])
     np.testing.assert_allclose(H, H_num, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ft.jacrev(ft.grad(f))(x), H, rtol=1e-10, atol=1e-12)
     # forward-over-reverse Hessian-vector product
@@ -77,9 +76,9 @@ def test_composition_matrix(name: str) -> None:
 
 @given(st.floats(-2, 2), st.floats(-2, 2))
 def test_grad_of_grad_scalar(a: float, b: float) -> None:
-    f = lambda x, y: fnp.sin(x * y) + x ** 3 * y  # noqa: E731
+    f = lambda x, y: fnp.sin(x * y) + x**3 * y  # noqa: E731
     d2 = ft.grad(ft.grad(f, 0), 1)(a, b)
-    expected = np.cos(a * b) - a * b * np.sin(a * b) + 3 * a ** 2
+    expected = np.cos(a * b) - a * b * np.sin(a * b) + 3 * a**2
     np.testing.assert_allclose(d2, expected, rtol=1e-9, atol=1e-9)
 
 
@@ -101,12 +100,12 @@ def test_grad_of_function_calling_vjp() -> None:
 def test_argnums_has_aux_value_and_grad() -> None:
     def loss(w, b, x):
         y = w * x + b
-        return fnp.sum(y ** 2), {"pred": y}
+        return fnp.sum(y**2), {"pred": y}
 
     x = np.array([1.0, 2.0])
     (val, aux), (gw, gb) = ft.value_and_grad(loss, argnums=(0, 1), has_aux=True)(0.5, 1.0, x)
     y = 0.5 * x + 1.0
-    assert val == pytest.approx(np.sum(y ** 2))
+    assert val == pytest.approx(np.sum(y**2))
     np.testing.assert_allclose(aux["pred"], y)
     assert isinstance(aux["pred"], np.ndarray)
     assert gw == pytest.approx(np.sum(2 * y * x)) and gb == pytest.approx(np.sum(2 * y))
@@ -182,13 +181,13 @@ def test_grad_hook_prints_and_replaces() -> None:
 
     def f(x):
         h = ft.grad_hook(x * 2.0, lambda ct: seen.append(float(ct)))
-        return h ** 2
+        return h**2
 
     assert ft.grad(f)(3.0) == 24.0 and seen == [12.0]
 
     def clipped(x):
         h = ft.grad_hook(x * 2.0, lambda ct: fnp.clip(ct, -1.0, 1.0))
-        return h ** 2
+        return h**2
 
     assert ft.grad(clipped)(3.0) == 2.0
 
@@ -242,9 +241,9 @@ def test_custom_vjp_nondiff_and_errors() -> None:
 def test_custom_vjp_composes_with_grad_of_grad() -> None:
     @ft.custom_vjp
     def cube(x):
-        return x ** 3
+        return x**3
 
-    cube.defvjp(lambda x: (cube(x), x), lambda x, ct: (3.0 * x ** 2 * ct,))
+    cube.defvjp(lambda x: (cube(x), x), lambda x, ct: (3.0 * x**2 * ct,))
     assert ft.grad(ft.grad(cube))(2.0) == pytest.approx(12.0)
 
 
@@ -254,7 +253,7 @@ def test_custom_vjp_composes_with_grad_of_grad() -> None:
 def test_kink_conventions() -> None:
     assert ft.grad(lambda x: fnp.maximum(x, 0.0))(0.0) == 0.5  # relu at 0: tie splits
     assert ft.grad(fnp.abs)(0.0) == 0.0
-    assert ft.grad(lambda x: x ** 0)(0.0) == 0.0
+    assert ft.grad(lambda x: x**0)(0.0) == 0.0
     assert ft.grad(lambda x: fnp.maximum(x, x))(1.5) == 1.0  # total derivative at ties
     assert ft.grad(lambda x: fnp.clip(x, 0.0, 1.0))(1.0) == 1.0
 

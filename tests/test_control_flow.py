@@ -23,13 +23,13 @@ def test_scan_cumsum_and_rnn_match_python_loops() -> None:
 
     def rnn(W, U, seq):
         h, hs = lax.scan(lambda h, x: (fnp.tanh(h @ W + x @ U),) * 2, np.zeros(3), seq)
-        return fnp.sum(hs ** 2) + fnp.sum(h)
+        return fnp.sum(hs**2) + fnp.sum(h)
 
     def rnn_loop(W, U, seq):
         h, acc = np.zeros(3), 0.0
         for x in seq:
             h = np.tanh(h @ W + x @ U)
-            acc += np.sum(h ** 2)
+            acc += np.sum(h**2)
         return acc + h.sum()
 
     np.testing.assert_allclose(rnn(W, U, seq), rnn_loop(W, U, seq), rtol=1e-12)
@@ -90,7 +90,7 @@ def test_while_loop_data_dependent_trip_count_grads() -> None:
 
 
 def test_cond_and_switch() -> None:
-    f = lambda p, x: lax.cond(p, lambda x: x ** 2, lambda x: -x, x)  # noqa: E731
+    f = lambda p, x: lax.cond(p, lambda x: x**2, lambda x: -x, x)  # noqa: E731
     assert f(True, 3.0) == 9.0 and f(False, 3.0) == -3.0
     assert ft.grad(f, 1)(False, -3.0) == -1.0
     closed = ft.make_jaxpr(f)(True, 1.0)
@@ -101,7 +101,7 @@ def test_cond_and_switch() -> None:
     g = ft.make_jaxpr(ft.grad(lambda x, p: lax.cond(p, fnp.sin, fnp.cos, x)))(0.3, True)
     np.testing.assert_allclose(eval_jaxpr(g.jaxpr, g.consts, [0.3, True])[0], np.cos(0.3))
     np.testing.assert_allclose(eval_jaxpr(g.jaxpr, g.consts, [0.3, False])[0], -np.sin(0.3))
-    branches = [lambda x: x + 1.0, lambda x: x * 2.0, lambda x: x ** 3]
+    branches = [lambda x: x + 1.0, lambda x: x * 2.0, lambda x: x**3]
     assert [lax.switch(i, branches, 2.0) for i in (0, 1, 2, 7, -3)] == [3.0, 4.0, 8.0, 8.0, 3.0]
     ft.check_grads(lambda x: lax.switch(2, branches, x), (1.5,), order=2)
 
@@ -109,7 +109,7 @@ def test_cond_and_switch() -> None:
 def test_staged_cond_reverse_mode() -> None:
     # Under make_jaxpr the predicate is abstract, so grad must go through cond_p itself.
     def loss(x, p):
-        return lax.cond(p, lambda x: fnp.sum(fnp.sin(x) * x), lambda x: fnp.sum(x ** 3), x)
+        return lax.cond(p, lambda x: fnp.sum(fnp.sin(x) * x), lambda x: fnp.sum(x**3), x)
 
     x = np.array([0.3, -0.7])
     closed = ft.make_jaxpr(ft.grad(loss))(x, True)
@@ -143,8 +143,11 @@ def test_errors() -> None:
         lax.cond(1.5, lambda x: x, lambda x: x, 1.0)
     with pytest.raises(TypeError, match=r"cond: expected .*branch 1"):
         ft.make_jaxpr(lambda p: lax.cond(p, lambda: 1.0, lambda: np.ones(2)))(True)
-    with pytest.raises(TypeError, match=r"scan: expected the carry at .* of type f64\[\], got "
-                                        r"f32\[\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"scan: expected the carry at .* of type f64\[\], got "
+        r"f32\[\]",
+    ):
         lax.scan(lambda c, x: (fnp.astype(c, np.float32), x), 0.0, np.ones(3))
     with pytest.raises(ValueError, match=r"scan: expected one length .*\[3, 4\]"):
         lax.scan(lambda c, x: (c, x), 0.0, np.ones(3), length=4)

@@ -110,7 +110,7 @@ def test_tracer_array_interface() -> None:
     def f(x):
         seen["shape"], seen["ndim"], seen["size"], seen["dtype"] = x.shape, x.ndim, x.size, x.dtype
         seen["len"] = len(x)
-        y = (-x + 1) * 2 - x / 2 + x ** 2 + abs(x)
+        y = (-x + 1) * 2 - x / 2 + x**2 + abs(x)
         y = y.reshape(6).reshape((2, 3)).astype(np.float32)
         z = [row for row in y]
         return y.sum() + y.mean() + z[0].sum() + (y > 0).sum()

@@ -21,18 +21,45 @@ from functrace.numpy._indexing import getitem
 X = np.arange(2 * 3 * 4 * 5, dtype=np.float64).reshape(2, 3, 4, 5)
 
 INDICES: list[Any] = [
-    0, -1, (1, 2), slice(None), slice(1, None), slice(None, None, -1), slice(3, 0, -2),
-    (Ellipsis, 1), (None, 0), (0, None, slice(None), None), ([0, 1, 1],),
-    ([[0], [1]], [2, 0]), (slice(None), [0, 2], [1, 3]), ([0, 1], slice(None), [1, 3]),
-    (0, slice(None), [1, 2]), (Ellipsis, [1, 0]), ([1, 0], Ellipsis, [4, 4]), (True,),
-    (False,), (slice(None), True), (np.array([True, False]),),
+    0,
+    -1,
+    (1, 2),
+    slice(None),
+    slice(1, None),
+    slice(None, None, -1),
+    slice(3, 0, -2),
+    (Ellipsis, 1),
+    (None, 0),
+    (0, None, slice(None), None),
+    ([0, 1, 1],),
+    ([[0], [1]], [2, 0]),
+    (slice(None), [0, 2], [1, 3]),
+    ([0, 1], slice(None), [1, 3]),
+    (0, slice(None), [1, 2]),
+    (Ellipsis, [1, 0]),
+    ([1, 0], Ellipsis, [4, 4]),
+    (True,),
+    (False,),
+    (slice(None), True),
+    (np.array([True, False]),),
     (slice(None), np.array([[True, False, True, False]] * 3)),
-    (np.array([True, False]), slice(None, None, -1), [1, 2]), ([],),
-    (slice(None), slice(2, 2)), (1, slice(None, None, -1), None, [0, -1], slice(None, None, 2)),
-    (None, [1], None, [2]), (slice(-100, 100, 3),), (slice(None), [-1, -3]),
-    ([0, 1], [1, 2], [2, 3], [3, 4]), (0, 1, 2, 3), (slice(None, None, -3), slice(1, None, -1)),
-    (np.int64(1), np.array(2)), ([1, 0], None, [0, 1]), ([1, 0], 0), (0, [1, 0]),
-    (Ellipsis, None), ([[1, 0], [0, 0]], Ellipsis, 2), (np.array([1, 0], np.uint8),),
+    (np.array([True, False]), slice(None, None, -1), [1, 2]),
+    ([],),
+    (slice(None), slice(2, 2)),
+    (1, slice(None, None, -1), None, [0, -1], slice(None, None, 2)),
+    (None, [1], None, [2]),
+    (slice(-100, 100, 3),),
+    (slice(None), [-1, -3]),
+    ([0, 1], [1, 2], [2, 3], [3, 4]),
+    (0, 1, 2, 3),
+    (slice(None, None, -3), slice(1, None, -1)),
+    (np.int64(1), np.array(2)),
+    ([1, 0], None, [0, 1]),
+    ([1, 0], 0),
+    (0, [1, 0]),
+    (Ellipsis, None),
+    ([[1, 0], [0, 0]], Ellipsis, 2),
+    (np.array([1, 0], np.uint8),),
 ]
 UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
 
@@ -80,9 +107,20 @@ def test_at_update_matches_numpy(idx: Any, op: str) -> None:
     np.testing.assert_allclose(out, np_update(op, X, idx, 2.5))
 
 
-@pytest.mark.parametrize("s", [slice(None, None, -1), slice(None, None, -2), slice(4, 0, -3),
-                               slice(-1, -6, -1), slice(2, None, -1), slice(0, None, -1),
-                               slice(1, 3, -1), slice(100, -100, -4)], ids=repr)
+@pytest.mark.parametrize(
+    "s",
+    [
+        slice(None, None, -1),
+        slice(None, None, -2),
+        slice(4, 0, -3),
+        slice(-1, -6, -1),
+        slice(2, None, -1),
+        slice(0, None, -1),
+        slice(1, 3, -1),
+        slice(100, -100, -4),
+    ],
+    ids=repr,
+)
 def test_negative_steps(s: slice) -> None:
     x = np.arange(5.0)
     np.testing.assert_array_equal(staged(lambda x: x[s], x), x[s])
@@ -101,7 +139,7 @@ def test_grad_accumulates_repeated_indices() -> None:
 def test_index_with_traced_integers() -> None:
     def f(x):
         i = fnp.argmax(x)  # an integer tracer whose value is known under grad
-        return x[i] + x[[i, 0]].sum() + x[i - 1:]. sum()
+        return x[i] + x[[i, 0]].sum() + x[i - 1 :].sum()
 
     x = np.array([1.0, 5.0, 2.0])
     np.testing.assert_array_equal(ft.grad(f)(x), [2.0, 3.0, 1.0])
@@ -141,18 +179,21 @@ def test_mode_clip_clamps_concrete_indices() -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("idx,match", [
-    (5, "index 5 is out of bounds for axis 0 with size 3"),
-    (-4, "index -4 is out of bounds for axis 0 with size 3"),
-    ((None, 0, 7), "index 7 is out of bounds for axis 1 with size 4"),
-    ([0, 3], "index 3 is out of bounds for axis 0 with size 3"),
-    ((slice(None), [[0], [-9]]), "index -9 is out of bounds for axis 1 with size 4"),
-    ((0, 0, 0), "too many indices for array: array is 2-dimensional, but 3 were indexed"),
-    ((Ellipsis, 0, Ellipsis), "single ellipsis"),
-    (np.array([True, False]), "size of axis is 3 but size of corresponding boolean axis is 2"),
-    (1.0, "only integers, slices"),
-    (slice(0.5, 2), "slice bounds"),
-])
+@pytest.mark.parametrize(
+    "idx,match",
+    [
+        (5, "index 5 is out of bounds for axis 0 with size 3"),
+        (-4, "index -4 is out of bounds for axis 0 with size 3"),
+        ((None, 0, 7), "index 7 is out of bounds for axis 1 with size 4"),
+        ([0, 3], "index 3 is out of bounds for axis 0 with size 3"),
+        ((slice(None), [[0], [-9]]), "index -9 is out of bounds for axis 1 with size 4"),
+        ((0, 0, 0), "too many indices for array: array is 2-dimensional, but 3 were indexed"),
+        ((Ellipsis, 0, Ellipsis), "single ellipsis"),
+        (np.array([True, False]), "size of axis is 3 but size of corresponding boolean axis is 2"),
+        (1.0, "only integers, slices"),
+        (slice(0.5, 2), "slice bounds"),
+    ],
+)
 def test_index_errors(idx: Any, match: str) -> None:
     x = np.ones((3, 4))
     with pytest.raises(IndexError, match=match):
@@ -171,17 +212,19 @@ def test_traced_mask_under_staging_points_to_where() -> None:
 
 def test_at_with_traced_mask_lowers_to_where() -> None:
     x = np.array([[1.0, -2.0], [-3.0, 4.0]])
-    np.testing.assert_array_equal(staged(lambda x: x.at[x > 0].set(0.0), x),
-                                  np.where(x > 0, 0.0, x))
-    np.testing.assert_array_equal(staged(lambda x: x.at[x[:, 0] > 0].mul(10.0), x),
-                                  [[10.0, -20.0], [-3.0, 4.0]])
+    np.testing.assert_array_equal(
+        staged(lambda x: x.at[x > 0].set(0.0), x), np.where(x > 0, 0.0, x)
+    )
+    np.testing.assert_array_equal(
+        staged(lambda x: x.at[x[:, 0] > 0].mul(10.0), x), [[10.0, -20.0], [-3.0, 4.0]]
+    )
     with pytest.raises(ConcretizationError, match="where"):
         ft.make_jaxpr(lambda x: x.at[x > 0].set(np.arange(4.0)))(x)
 
 
 def test_traced_slice_bound_points_to_dynamic_slice() -> None:
     with pytest.raises(ConcretizationError, match="dynamic_slice_in_dim"):
-        ft.make_jaxpr(lambda x, i: x[i:i + 2])(np.ones(5), np.int64(1))
+        ft.make_jaxpr(lambda x, i: x[i : i + 2])(np.ones(5), np.int64(1))
 
 
 def test_setitem_error_points_to_at() -> None:
@@ -248,16 +291,19 @@ def test_grad_through_at_set() -> None:
     np.testing.assert_array_equal(gv, [0.0, 1.0])
     # windows (dynamic_update_slice) and strided slices (scatter) agree
     for idx in (slice(1, 3), slice(None, None, -2)):
-        ft.check_grads(lambda x, v, idx=idx: fnp.sin(fnp.at(x)[idx].set(v * v)),
-                       (np.arange(4.0), 0.5), order=2)
+        ft.check_grads(
+            lambda x, v, idx=idx: fnp.sin(fnp.at(x)[idx].set(v * v)), (np.arange(4.0), 0.5), order=2
+        )
 
 
 def test_grad_through_at_add_mul() -> None:
     x = np.arange(1.0, 5.0)
-    ft.check_grads(lambda x, v: fnp.at(x)[[0, 0, 3]].add(v) ** 2, (x, np.array([1.0, 2.0, 3.0])),
-                   order=2)
-    ft.check_grads(lambda x, v: fnp.at(x)[[1, 1, 2]].mul(v), (x, np.array([1.5, 2.0, -1.0])),
-                   order=2)
+    ft.check_grads(
+        lambda x, v: fnp.at(x)[[0, 0, 3]].add(v) ** 2, (x, np.array([1.0, 2.0, 3.0])), order=2
+    )
+    ft.check_grads(
+        lambda x, v: fnp.at(x)[[1, 1, 2]].mul(v), (x, np.array([1.5, 2.0, -1.0])), order=2
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -278,17 +324,25 @@ def test_iter_and_len_on_tracers() -> None:
 
 def test_take_and_take_along_axis() -> None:
     x = np.arange(12.0).reshape(3, 4)
-    for kwargs in ({"axis": 1}, {"axis": -2}, {}, {"axis": 0, "mode": "wrap"},
-                   {"axis": 0, "mode": "clip"}):
+    for kwargs in (
+        {"axis": 1},
+        {"axis": -2},
+        {},
+        {"axis": 0, "mode": "wrap"},
+        {"axis": 0, "mode": "clip"},
+    ):
         idx = np.array([[2, -1], [0, 5]]) if kwargs.get("mode") else np.array([[2, 1], [0, 2]])
-        np.testing.assert_array_equal(staged(lambda x, i=idx, k=kwargs: fnp.take(x, i, **k), x),
-                                      np.take(x, idx, **kwargs))
+        np.testing.assert_array_equal(
+            staged(lambda x, i=idx, k=kwargs: fnp.take(x, i, **k), x), np.take(x, idx, **kwargs)
+        )
     order = np.argsort(-x, axis=1)
-    np.testing.assert_array_equal(staged(lambda x: fnp.take_along_axis(x, order, 1), x),
-                                  np.take_along_axis(x, order, 1))
+    np.testing.assert_array_equal(
+        staged(lambda x: fnp.take_along_axis(x, order, 1), x), np.take_along_axis(x, order, 1)
+    )
     flat = np.array([11, 0, 5])
-    np.testing.assert_array_equal(staged(lambda x: fnp.take_along_axis(x, flat, None), x),
-                                  np.take_along_axis(x, flat, None))
+    np.testing.assert_array_equal(
+        staged(lambda x: fnp.take_along_axis(x, flat, None), x), np.take_along_axis(x, flat, None)
+    )
     g = ft.grad(lambda x: fnp.take_along_axis(x, np.zeros((1, 4), int), 0).sum())(x)
     np.testing.assert_array_equal(g, [[1.0] * 4, [0.0] * 4, [0.0] * 4])
     with pytest.raises(IndexError, match="out of bounds"):

@@ -101,8 +101,11 @@ def _layouts(args: tuple) -> dict[str, tuple]:
 
 
 def _params():
-    return [pytest.param(op, dt, id=f"{op.name}-{np.dtype(dt).name}")
-            for op in ALL_OPS for dt in op.dtypes]
+    return [
+        pytest.param(op, dt, id=f"{op.name}-{np.dtype(dt).name}")
+        for op in ALL_OPS
+        for dt in op.dtypes
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -139,29 +142,50 @@ def test_op_table_jit_matches_eager(op: OpInfo, dtype) -> None:
 def test_broadcast_patterns_are_never_confused() -> None:
     f = jit(lambda x, y: fnp.exp(x) * y + 1.0)
     rng = np.random.default_rng(0)
-    shapes = [((3, 4), (1, 4)), ((3, 4), (3, 4)), ((3, 4), (3, 1)), ((1, 4), (3, 1)),
-              ((3, 4), (4,)), ((3, 4), ()), ((2, 3, 4), (3, 1)), ((3, 4), (1, 4)),
-              ((5, 4), (1, 4)), ((1, 1), (1, 1))]
+    shapes = [
+        ((3, 4), (1, 4)),
+        ((3, 4), (3, 4)),
+        ((3, 4), (3, 1)),
+        ((1, 4), (3, 1)),
+        ((3, 4), (4,)),
+        ((3, 4), ()),
+        ((2, 3, 4), (3, 1)),
+        ((3, 4), (1, 4)),
+        ((5, 4), (1, 4)),
+        ((1, 1), (1, 1)),
+    ]
     for sx, sy in shapes:
         x, y = rng.standard_normal(sx), rng.standard_normal(sy)
-        np.testing.assert_allclose(f(x, y), np.exp(x) * y + 1.0, rtol=1e-12,
-                                   err_msg=f"{sx} + {sy}")
+        np.testing.assert_allclose(f(x, y), np.exp(x) * y + 1.0, rtol=1e-12, err_msg=f"{sx} + {sy}")
     sources = {s for e in f._cache.values() for s in (k.source for k in e.program.kernels)}
     assert len(sources) >= 5  # one kernel per broadcast pattern, not per shape
 
 
-_UNARY = [fnp.sin, fnp.exp, fnp.tanh, fnp.negative, lambda x: x * 0.5,
-          lambda x: fnp.sum(x, axis=-1, keepdims=True) if np.ndim(x) else x]
-_BINARY = [fnp.add, fnp.multiply, fnp.subtract, fnp.maximum,
-           lambda a, b: fnp.where(a > b, a, b * 2.0)]
+_UNARY = [
+    fnp.sin,
+    fnp.exp,
+    fnp.tanh,
+    fnp.negative,
+    lambda x: x * 0.5,
+    lambda x: fnp.sum(x, axis=-1, keepdims=True) if np.ndim(x) else x,
+]
+_BINARY = [
+    fnp.add,
+    fnp.multiply,
+    fnp.subtract,
+    fnp.maximum,
+    lambda a, b: fnp.where(a > b, a, b * 2.0),
+]
 
 
 @st.composite
 def _random_program(draw):
-    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3,
-                                                    min_side=1, max_side=3)).input_shapes
-    ops = draw(st.lists(st.tuples(st.booleans(), *[st.integers(0, 9)] * 3), min_size=1,
-                        max_size=8))
+    shapes = draw(
+        hnp.mutually_broadcastable_shapes(
+            num_shapes=3, min_dims=0, max_dims=3, min_side=1, max_side=3
+        )
+    ).input_shapes
+    ops = draw(st.lists(st.tuples(st.booleans(), *[st.integers(0, 9)] * 3), min_size=1, max_size=8))
     return shapes, draw(st.sampled_from([np.float32, np.float64])), ops
 
 
@@ -228,8 +252,12 @@ def test_output_types_and_pytrees() -> None:
     Pair = namedtuple("Pair", ["a", "b"])
 
     def f(d, x):
-        return {"sum": fnp.sum(x), "pair": Pair(x * 2.0, d["w"] + 1.0), "same": x,
-                "items": [x[0], d["w"]]}
+        return {
+            "sum": fnp.sum(x),
+            "pair": Pair(x * 2.0, d["w"] + 1.0),
+            "same": x,
+            "items": [x[0], d["w"]],
+        }
 
     d, x = {"w": np.ones(3)}, np.arange(3.0)
     out = jit(f)(d, x)
@@ -274,9 +302,15 @@ def test_keyword_arguments_defaults_and_empty_outputs() -> None:
 
 
 def test_scalars_python_and_numpy_weak_types() -> None:
-    f = jit(lambda x, y: x * y + x ** 2)
-    for x, y in [(2.0, 3.0), (np.float32(2), 3.0), (np.float32(2), np.float32(3)), (2, 3),
-                 (np.array(2.0), np.array(3.0)), (True, 2.0)]:
+    f = jit(lambda x, y: x * y + x**2)
+    for x, y in [
+        (2.0, 3.0),
+        (np.float32(2), 3.0),
+        (np.float32(2), np.float32(3)),
+        (2, 3),
+        (np.array(2.0), np.array(3.0)),
+        (True, 2.0),
+    ]:
         assert_like_eager(f(x, y), f.__wrapped__(x, y), what=f"{x!r}, {y!r}")
 
 
@@ -382,8 +416,10 @@ def test_control_flow_bodies_are_compiled_and_match_eager() -> None:
 
     np.testing.assert_allclose(jit(ft.grad(loss))(x), ft.grad(loss)(x), rtol=1e-12)
     zero_len = jit(lambda c, xs: lax.scan(lambda c, v: (c + v, v * 2.0), c, xs))
-    assert_like_eager(zero_len(np.ones(3), np.zeros((0, 3))),
-                      lax.scan(lambda c, v: (c + v, v * 2.0), np.ones(3), np.zeros((0, 3))))
+    assert_like_eager(
+        zero_len(np.ones(3), np.zeros((0, 3))),
+        lax.scan(lambda c, v: (c + v, v * 2.0), np.ones(3), np.zeros((0, 3))),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -529,8 +565,12 @@ def test_kernels_reject_unexpected_argument_types() -> None:
     (entry,) = f._cache.values()
     kernel = entry.program.kernels[0].dispatcher
     with pytest.raises(TypeError):  # compilation is disabled: no new specializations
-        kernel(np.ones((3, 4), np.float32), np.ones((3, 4), np.float32), np.float64(1),
-               np.empty((3, 4)))
+        kernel(
+            np.ones((3, 4), np.float32),
+            np.ones((3, 4), np.float32),
+            np.float64(1),
+            np.empty((3, 4)),
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -573,7 +613,7 @@ def test_lower_as_text_shows_each_equation() -> None:
 
 
 def test_scalar_functions_lower_to_plain_python() -> None:
-    f = jit(ft.value_and_grad(lambda x, y: x * y + x ** 2))
+    f = jit(ft.value_and_grad(lambda x, y: x * y + x**2))
     assert f(2.0, 3.0) == (10.0, 7.0)
     low = f.lower(2.0, 3.0)
     assert low.kernel_sources == [] and "_k" not in low.driver_source
@@ -587,8 +627,9 @@ def test_every_primitive_has_a_lowering_rule() -> None:
         jit_emitters.lowering_rule(p)  # raises for a primitive with no way to lower
     for p in elementwise_numpy:
         rule = jit_emitters.numba_emitters.get(p)
-        assert rule is not None and not isinstance(rule, jit_emitters.DriverRule), \
+        assert rule is not None and not isinstance(rule, jit_emitters.DriverRule), (
             f"{p.name}: elementwise but no Numba scalar emitter (register it in its block)"
+        )
     bogus = core.Primitive("bogus_prim")
     with pytest.raises(NotImplementedError, match="bogus_prim.*numba_emitters"):
         jit_emitters.lowering_rule(bogus)
@@ -676,8 +717,9 @@ def test_malloc_tuning_is_glibc_only_and_can_be_disabled(monkeypatch) -> None:
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_")
     monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    expected = sys.platform.startswith("linux") and hasattr(__import__("ctypes").CDLL(None),
-                                                            "gnu_get_libc_version")
+    expected = sys.platform.startswith("linux") and hasattr(
+        __import__("ctypes").CDLL(None), "gnu_get_libc_version"
+    )
     assert kernels.tune_malloc() is expected
 
 
@@ -709,10 +751,12 @@ _SCRIPT = textwrap.dedent("""
 
 
 def _run(script: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               **env_extra)
-    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=300)
+    env = dict(
+        os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_extra
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_second_process_loads_kernels_from_disk(tmp_path) -> None:
@@ -846,6 +890,7 @@ def test_native_loop_value_and_grad_fori_and_scan() -> None:
         def body(s, x):
             s = s * c + fnp.tanh(x * s)
             return s, s * s
+
         s, ys = lax.scan(body, 0.1, xs)
         return s + fnp.sum(ys)
 
@@ -859,6 +904,7 @@ def test_native_loop_falls_back_for_non_scalar_bodies() -> None:
     def f(v, xs):
         def body(c, x):
             return c * x + fnp.sum(c), fnp.sum(c) * x
+
         return lax.scan(body, v, xs)
 
     v, xs = np.arange(3.0), np.linspace(0, 1, 5)
@@ -871,6 +917,7 @@ def test_native_loop_falls_back_for_non_scalar_bodies() -> None:
     def nested(x):
         def outer(c, _):
             return lax.fori_loop(0, 3, lambda i, s: s * 1.1, c), c
+
         return lax.scan(outer, x, None, length=4)
 
     jn = jit(nested)

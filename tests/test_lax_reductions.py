@@ -50,8 +50,13 @@ def test_reduce_max_min_values(data: Any, shape: tuple, seed: int, dtype: Any) -
     x = rand(np.random.default_rng(seed), shape, dtype)
     if any(shape[a] == 0 for a in axes):  # empty reductions give the identity, as in JAX
         dt = np.dtype(dtype)
-        lo, hi = ((False, True) if dt.kind == "b" else (-np.inf, np.inf) if dt.kind == "f"
-                  else (np.iinfo(dt).min, np.iinfo(dt).max))
+        lo, hi = (
+            (False, True)
+            if dt.kind == "b"
+            else (-np.inf, np.inf)
+            if dt.kind == "f"
+            else (np.iinfo(dt).min, np.iinfo(dt).max)
+        )
         want_max, want_min = np.max(x, axes, initial=lo), np.min(x, axes, initial=hi)
     else:
         want_max, want_min = np.max(x, axes), np.min(x, axes)
@@ -85,8 +90,12 @@ def test_reduce_max_ties_average_the_tangent() -> None:
 def test_reduce_prod_values(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     axes = draw_axes(data, len(shape))
     x = rand(np.random.default_rng(seed), shape, dtype)
-    check_value(lambda x: lax.reduce_prod(x, axes), [x], np.prod(x, axes, dtype=dtype),
-                exact=np.dtype(dtype).kind != "f")
+    check_value(
+        lambda x: lax.reduce_prod(x, axes),
+        [x],
+        np.prod(x, axes, dtype=dtype),
+        exact=np.dtype(dtype).kind != "f",
+    )
 
 
 @SETTINGS
@@ -112,17 +121,24 @@ def test_reduce_prod_grad_at_zeros_exact() -> None:
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), seeds,
-       st.sampled_from(REDUCE_DTYPES + (np.bool_,)), st.sampled_from((np.int64, np.int32)))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4),
+    seeds,
+    st.sampled_from(REDUCE_DTYPES + (np.bool_,)),
+    st.sampled_from((np.int64, np.int32)),
+)
 def test_argmax_argmin(data: Any, shape: tuple, seed: int, dtype: Any, index_dtype: Any) -> None:
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     x = rand(np.random.default_rng(seed), shape, dtype)
     if np.dtype(dtype).kind == "f":
         x = np.round(x).astype(dtype)  # ties: NumPy's first occurrence
-    check_value(lambda x: lax.argmax(x, axis, index_dtype), [x],
-                np.argmax(x, axis).astype(index_dtype))
-    check_value(lambda x: lax.argmin(x, axis, index_dtype), [x],
-                np.argmin(x, axis).astype(index_dtype))
+    check_value(
+        lambda x: lax.argmax(x, axis, index_dtype), [x], np.argmax(x, axis).astype(index_dtype)
+    )
+    check_value(
+        lambda x: lax.argmin(x, axis, index_dtype), [x], np.argmin(x, axis).astype(index_dtype)
+    )
 
 
 def test_argmax_default_dtype_nan_and_zero_tangent() -> None:
@@ -147,10 +163,16 @@ CUMULATIVE = {
 
 @pytest.mark.parametrize("name", sorted(CUMULATIVE))
 @SETTINGS
-@given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5),
-       seed=seeds, dtype=st.sampled_from(REDUCE_DTYPES), reverse=st.booleans())
-def test_cumulative_values(data: Any, name: str, shape: tuple, seed: int, dtype: Any,
-                           reverse: bool) -> None:
+@given(
+    data=st.data(),
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5),
+    seed=seeds,
+    dtype=st.sampled_from(REDUCE_DTYPES),
+    reverse=st.booleans(),
+)
+def test_cumulative_values(
+    data: Any, name: str, shape: tuple, seed: int, dtype: Any, reverse: bool
+) -> None:
     op, ref = CUMULATIVE[name]
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     x = rand(np.random.default_rng(seed), shape, dtype)
@@ -160,8 +182,12 @@ def test_cumulative_values(data: Any, name: str, shape: tuple, seed: int, dtype:
 
 @pytest.mark.parametrize("name", sorted(CUMULATIVE))
 @SETTINGS
-@given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6),
-       seed=seeds, reverse=st.booleans())
+@given(
+    data=st.data(),
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6),
+    seed=seeds,
+    reverse=st.booleans(),
+)
 def test_cumulative_grads(data: Any, name: str, shape: tuple, seed: int, reverse: bool) -> None:
     op, _ = CUMULATIVE[name]
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
@@ -188,8 +214,11 @@ def test_cumprod_tangent_at_zero_is_exact() -> None:
 
 
 def test_cumulative_jaxpr_text() -> None:
-    cj, _ = staging.trace_to_jaxpr(lambda x: [lax.cumsum(x, -1, True)],
-                                   [core.ShapedArray((2, 3), np.dtype(np.float32))], origin="test")
+    cj, _ = staging.trace_to_jaxpr(
+        lambda x: [lax.cumsum(x, -1, True)],
+        [core.ShapedArray((2, 3), np.dtype(np.float32))],
+        origin="test",
+    )
     assert "b:f32[2,3] = cumsum[axis=1, reverse=True] a" in str(cj)
 
 
@@ -200,21 +229,28 @@ def test_cumulative_jaxpr_text() -> None:
 A23 = np.zeros((2, 3))
 
 
-@pytest.mark.parametrize("f, args, exc, fragments", [
-    (lambda x: lax.reduce_max(x, (2,)), [A23], ValueError, ("reduce_max", "(2, 3)")),
-    (lambda x: lax.reduce_min(x, (0, 0)), [A23], ValueError, ("reduce_min", "(2, 3)")),
-    (lambda x: lax.reduce_prod(x, (-1,)), [A23], ValueError, ("reduce_prod", "(2, 3)")),
-    (lambda x: lax.reduce_prod(x, (0,)), [A23 > 0], TypeError, ("reduce_prod", "bool")),
-    (lambda x: lax.reduce_max(x, (0,)), [A23.astype(complex)], TypeError,
-     ("reduce_max", "complex128")),
-    (lambda x: lax.argmax(x, 2), [A23], ValueError, ("argmax", "(2, 3)")),
-    (lambda x: lax.argmin(x, 0), [np.zeros((0, 3))], ValueError, ("argmin", "(0, 3)")),
-    (lambda x: lax.argmax(x, 0, np.float32), [A23], TypeError, ("argmax", "float32")),
-    (lambda x: lax.argmax(x, 0, np.uint8), [np.zeros(300)], TypeError, ("argmax", "uint8")),
-    (lambda x: lax.cumsum(x, 2), [A23], ValueError, ("cumsum", "(2, 3)")),
-    (lambda x: lax.cumprod(x), [np.float64(2.0)], ValueError, ("cumprod", "()")),
-    (lambda x: lax.cummax(x, -3), [A23], ValueError, ("cummax", "(2, 3)")),
-    (lambda x: lax.cummin(x, 0), [A23.astype(complex)], TypeError, ("cummin", "complex128")),
-])
+@pytest.mark.parametrize(
+    "f, args, exc, fragments",
+    [
+        (lambda x: lax.reduce_max(x, (2,)), [A23], ValueError, ("reduce_max", "(2, 3)")),
+        (lambda x: lax.reduce_min(x, (0, 0)), [A23], ValueError, ("reduce_min", "(2, 3)")),
+        (lambda x: lax.reduce_prod(x, (-1,)), [A23], ValueError, ("reduce_prod", "(2, 3)")),
+        (lambda x: lax.reduce_prod(x, (0,)), [A23 > 0], TypeError, ("reduce_prod", "bool")),
+        (
+            lambda x: lax.reduce_max(x, (0,)),
+            [A23.astype(complex)],
+            TypeError,
+            ("reduce_max", "complex128"),
+        ),
+        (lambda x: lax.argmax(x, 2), [A23], ValueError, ("argmax", "(2, 3)")),
+        (lambda x: lax.argmin(x, 0), [np.zeros((0, 3))], ValueError, ("argmin", "(0, 3)")),
+        (lambda x: lax.argmax(x, 0, np.float32), [A23], TypeError, ("argmax", "float32")),
+        (lambda x: lax.argmax(x, 0, np.uint8), [np.zeros(300)], TypeError, ("argmax", "uint8")),
+        (lambda x: lax.cumsum(x, 2), [A23], ValueError, ("cumsum", "(2, 3)")),
+        (lambda x: lax.cumprod(x), [np.float64(2.0)], ValueError, ("cumprod", "()")),
+        (lambda x: lax.cummax(x, -3), [A23], ValueError, ("cummax", "(2, 3)")),
+        (lambda x: lax.cummin(x, 0), [A23.astype(complex)], TypeError, ("cummin", "complex128")),
+    ],
+)
 def test_errors(f: Callable[..., Any], args: list[Any], exc: type, fragments: tuple) -> None:
     check_raises(f, args, exc, *fragments)

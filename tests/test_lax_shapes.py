@@ -37,8 +37,12 @@ from lax_checks import (
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_transpose(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     x = rand(np.random.default_rng(seed), shape, dtype)
@@ -47,8 +51,12 @@ def test_transpose(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=3), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=3),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_squeeze_and_expand_dims(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     ones = data.draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)))
     shape = tuple(1 if o else d for o, d in zip(ones, shape))
@@ -57,16 +65,21 @@ def test_squeeze_and_expand_dims(data: Any, shape: tuple, seed: int, dtype: Any)
     check_value(lambda x: lax.squeeze(x, dims), [x], np.squeeze(x, axis=dims))
     check_grads(lambda x: lax.squeeze(x, dims), [x], seed)
     k = data.draw(st.integers(0, 2))
-    new = tuple(data.draw(st.sets(st.integers(0, len(shape) + 1), min_size=k, max_size=k))
-                if k else ())
+    new = tuple(
+        data.draw(st.sets(st.integers(0, len(shape) + 1), min_size=k, max_size=k)) if k else ()
+    )
     new = tuple(a - (len(shape) + k) if a >= len(shape) + k else a for a in new)
     check_value(lambda x: lax.expand_dims(x, new), [x], np.expand_dims(x, new))
     check_grads(lambda x: lax.expand_dims(x, new), [x], seed)
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_rev(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     dims = tuple(data.draw(st.sets(st.integers(0, max(len(shape) - 1, 0)))) if shape else ())
     x = rand(np.random.default_rng(seed), shape, dtype)
@@ -90,22 +103,32 @@ def test_rank0_and_identity_shortcuts() -> None:
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_concatenate(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     dim = data.draw(st.integers(-len(shape), len(shape) - 1))
     sizes = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
     rng = np.random.default_rng(seed)
-    xs = [rand(rng, shape[:dim % len(shape)] + (n,) + shape[dim % len(shape) + 1:], dtype)
-          for n in sizes]
+    xs = [
+        rand(rng, shape[: dim % len(shape)] + (n,) + shape[dim % len(shape) + 1 :], dtype)
+        for n in sizes
+    ]
     f = lambda *xs: lax.concatenate(xs, dim)
     check_value(f, xs, np.concatenate(xs, axis=dim))
     check_grads(f, xs, seed)
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_slice(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     starts, limits, strides = [], [], []
     for d in shape:
@@ -132,13 +155,20 @@ def pad_reference(x: np.ndarray, v: Any, config: list[tuple[int, int, int]]) -> 
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_pad(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     config = []
     for d in shape:
-        lo, hi, interior = (data.draw(st.integers(-3, 3)), data.draw(st.integers(-3, 3)),
-                            data.draw(st.integers(0, 2)))
+        lo, hi, interior = (
+            data.draw(st.integers(-3, 3)),
+            data.draw(st.integers(-3, 3)),
+            data.draw(st.integers(0, 2)),
+        )
         while lo + hi + d + max(d - 1, 0) * interior < 0:
             hi += 1
         config.append((lo, hi, interior))
@@ -155,8 +185,11 @@ def test_pad(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
-       st.sampled_from((np.int32, np.int64, np.float32, np.uint8)))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
+    st.sampled_from((np.int32, np.int64, np.float32, np.uint8)),
+)
 def test_iota(data: Any, shape: tuple, dtype: Any) -> None:
     dim = data.draw(st.integers(0, len(shape) - 1))
     column = [-1 if i == dim else 1 for i in range(len(shape))]
@@ -181,8 +214,11 @@ def dot_reference(lhs: np.ndarray, rhs: np.ndarray, dims: Any) -> np.ndarray:
     for i, j in zip(lc + lb, rc + rb):
         rv[j] = lv[i]
     rv = [c or next(letters) for c in rv]
-    out = ([lv[i] for i in lb] + [lv[i] for i in range(lhs.ndim) if i not in lc + lb]
-           + [rv[j] for j in range(rhs.ndim) if j not in rc + rb])
+    out = (
+        [lv[i] for i in lb]
+        + [lv[i] for i in range(lhs.ndim) if i not in lc + lb]
+        + [rv[j] for j in range(rhs.ndim) if j not in rc + rb]
+    )
     return np.einsum(f"{''.join(lv)},{''.join(rv)}->{''.join(out)}", lhs, rhs)
 
 
@@ -202,8 +238,11 @@ DOT_CASES: dict[str, Callable[..., Any]] = {
 
 @pytest.mark.parametrize("case", sorted(DOT_CASES))
 @SETTINGS
-@given(sizes=st.lists(st.integers(0, 3), min_size=4, max_size=4), seed=seeds,
-       dtype=st.sampled_from(DTYPES))
+@given(
+    sizes=st.lists(st.integers(0, 3), min_size=4, max_size=4),
+    seed=seeds,
+    dtype=st.sampled_from(DTYPES),
+)
 def test_dot_general(case: str, sizes: list[int], seed: int, dtype: Any) -> None:
     ls, rs, dims = DOT_CASES[case](*sizes)
     rng = np.random.default_rng(seed)
@@ -233,8 +272,12 @@ def test_dot_general_preferred_element_type() -> None:
 
 
 @SETTINGS
-@given(st.data(), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), seeds,
-       st.sampled_from(DTYPES))
+@given(
+    st.data(),
+    hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5),
+    seeds,
+    st.sampled_from(DTYPES),
+)
 def test_sort_values(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     dim = data.draw(st.integers(-len(shape), len(shape) - 1))
     rng = np.random.default_rng(seed)
@@ -242,8 +285,9 @@ def test_sort_values(data: Any, shape: tuple, seed: int, dtype: Any) -> None:
     if np.dtype(dtype).kind == "f" and x.size:
         x.flat[0] = np.nan
     check_value(lambda x: lax.sort(x, dim), [x], np.sort(x, axis=dim, kind="stable"))
-    check_value(lambda x: lax.argsort(x, dim), [x],
-                np.argsort(x, axis=dim, kind="stable").astype(np.int64))
+    check_value(
+        lambda x: lax.argsort(x, dim), [x], np.argsort(x, axis=dim, kind="stable").astype(np.int64)
+    )
     keys2, vals = rng.integers(0, 2, shape).astype(dtype), rand(rng, shape, np.float32)
     perm1 = np.argsort(x, axis=dim, kind="stable")
     want1 = [np.take_along_axis(a, perm1, dim) for a in (x, keys2, vals)]
@@ -265,8 +309,9 @@ def test_sort_grads(data: Any, shape: tuple, seed: int) -> None:
     # Integer keys are constants; the values are permuted linearly.
     keys = rng.integers(0, 3, shape)
     check_grads(lambda v: lax.sort_multi([keys, keys, v], dim, 2)[2], [v], seed)
-    check_grads(lambda x: lax.mul(lax.convert_element_type(lax.argsort(x, dim), np.float64), x),
-                [x], seed)
+    check_grads(
+        lambda x: lax.mul(lax.convert_element_type(lax.argsort(x, dim), np.float64), x), [x], seed
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -276,43 +321,87 @@ def test_sort_grads(data: Any, shape: tuple, seed: int) -> None:
 A23, A32 = np.zeros((2, 3)), np.zeros((3, 2))
 
 
-@pytest.mark.parametrize("f, args, exc, fragments", [
-    (lambda x: lax.transpose(x, (0, 0)), [A23], ValueError, ("transpose", "(2, 3)")),
-    (lambda x: lax.transpose(x, (0,)), [A23], ValueError, ("transpose", "(2, 3)")),
-    (lambda x: lax.squeeze(x, (0,)), [A23], ValueError, ("squeeze", "(2, 3)")),
-    (lambda x: lax.squeeze(x, (5,)), [A23], ValueError, ("squeeze", "(2, 3)")),
-    (lambda x: lax.expand_dims(x, (0, 0)), [A23], ValueError, ("expand_dims", "(2, 3)")),
-    (lambda x, y: lax.concatenate([x, y], 0), [A23, A32], ValueError,
-     ("concatenate", "(2, 3)", "(3, 2)")),
-    (lambda x: lax.concatenate([x], 2), [A23], ValueError, ("concatenate", "(2, 3)")),
-    (lambda x, y: lax.concatenate([x, y], 0), [A23, A23.astype(np.float32)], TypeError,
-     ("concatenate", "float64", "float32")),
-    (lambda x: lax.slice(x, (0, 0), (3, 3)), [A23], ValueError, ("slice", "(2, 3)")),
-    (lambda x: lax.slice(x, (0,), (1,)), [A23], ValueError, ("slice", "(2, 3)")),
-    (lambda x: lax.slice(x, (0, 0), (1, 1), (0, 1)), [A23], ValueError, ("slice", "(2, 3)")),
-    (lambda x: lax.pad(x, 0.0, ((0, 0, 0),)), [A23], ValueError, ("pad", "(2, 3)")),
-    (lambda x: lax.pad(x, 0.0, ((-3, 0, 0), (0, 0, 0))), [A23], ValueError, ("pad", "(2, 3)")),
-    (lambda x: lax.pad(x, 0.0, ((0, 0, -1), (0, 0, 0))), [A23], ValueError, ("pad", "(2, 3)")),
-    (lambda x, v: lax.pad(x, v, ((0, 0, 0), (0, 0, 0))), [A23, np.zeros(2)], ValueError,
-     ("pad", "(2, 3)", "(2,)")),
-    (lambda x: lax.pad(x, np.float32(0), ((0, 0, 0), (0, 0, 0))), [A23], TypeError,
-     ("pad", "float64", "float32")),
-    (lambda x: lax.rev(x, (2,)), [A23], ValueError, ("rev", "(2, 3)")),
-    (lambda x, y: lax.dot_general(x, y, (((1,), (1,)), ((), ()))), [A23, A23.T], ValueError,
-     ("dot_general", "(2, 3)", "(3, 2)")),
-    (lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), ()))), [A23, A32], ValueError,
-     ("dot_general", "(2, 3)", "(3, 2)")),
-    (lambda x, y: lax.dot_general(x, y, (((3,), (0,)), ((), ()))), [A23, A32], ValueError,
-     ("dot_general", "(2, 3)", "(3, 2)")),
-    (lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))), [A23, A32.astype(np.float32)],
-     TypeError, ("dot_general", "float64", "float32")),
-    (lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), np.int32), [A23, A32],
-     TypeError, ("dot_general", "int32", "float64")),
-    (lambda x, y: lax.sort_multi([x, y], 0), [A23, A32], ValueError, ("sort", "(2, 3)", "(3, 2)")),
-    (lambda x: lax.sort(x, 2), [A23], ValueError, ("sort", "(2, 3)")),
-    (lambda x: lax.sort(x), [np.float64(1.0)], ValueError, ("sort", "()")),
-    (lambda x: lax.sort_multi([x, x], 0, 3), [A23], ValueError, ("sort", "(2, 3)")),
-])
+@pytest.mark.parametrize(
+    "f, args, exc, fragments",
+    [
+        (lambda x: lax.transpose(x, (0, 0)), [A23], ValueError, ("transpose", "(2, 3)")),
+        (lambda x: lax.transpose(x, (0,)), [A23], ValueError, ("transpose", "(2, 3)")),
+        (lambda x: lax.squeeze(x, (0,)), [A23], ValueError, ("squeeze", "(2, 3)")),
+        (lambda x: lax.squeeze(x, (5,)), [A23], ValueError, ("squeeze", "(2, 3)")),
+        (lambda x: lax.expand_dims(x, (0, 0)), [A23], ValueError, ("expand_dims", "(2, 3)")),
+        (
+            lambda x, y: lax.concatenate([x, y], 0),
+            [A23, A32],
+            ValueError,
+            ("concatenate", "(2, 3)", "(3, 2)"),
+        ),
+        (lambda x: lax.concatenate([x], 2), [A23], ValueError, ("concatenate", "(2, 3)")),
+        (
+            lambda x, y: lax.concatenate([x, y], 0),
+            [A23, A23.astype(np.float32)],
+            TypeError,
+            ("concatenate", "float64", "float32"),
+        ),
+        (lambda x: lax.slice(x, (0, 0), (3, 3)), [A23], ValueError, ("slice", "(2, 3)")),
+        (lambda x: lax.slice(x, (0,), (1,)), [A23], ValueError, ("slice", "(2, 3)")),
+        (lambda x: lax.slice(x, (0, 0), (1, 1), (0, 1)), [A23], ValueError, ("slice", "(2, 3)")),
+        (lambda x: lax.pad(x, 0.0, ((0, 0, 0),)), [A23], ValueError, ("pad", "(2, 3)")),
+        (lambda x: lax.pad(x, 0.0, ((-3, 0, 0), (0, 0, 0))), [A23], ValueError, ("pad", "(2, 3)")),
+        (lambda x: lax.pad(x, 0.0, ((0, 0, -1), (0, 0, 0))), [A23], ValueError, ("pad", "(2, 3)")),
+        (
+            lambda x, v: lax.pad(x, v, ((0, 0, 0), (0, 0, 0))),
+            [A23, np.zeros(2)],
+            ValueError,
+            ("pad", "(2, 3)", "(2,)"),
+        ),
+        (
+            lambda x: lax.pad(x, np.float32(0), ((0, 0, 0), (0, 0, 0))),
+            [A23],
+            TypeError,
+            ("pad", "float64", "float32"),
+        ),
+        (lambda x: lax.rev(x, (2,)), [A23], ValueError, ("rev", "(2, 3)")),
+        (
+            lambda x, y: lax.dot_general(x, y, (((1,), (1,)), ((), ()))),
+            [A23, A23.T],
+            ValueError,
+            ("dot_general", "(2, 3)", "(3, 2)"),
+        ),
+        (
+            lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), ()))),
+            [A23, A32],
+            ValueError,
+            ("dot_general", "(2, 3)", "(3, 2)"),
+        ),
+        (
+            lambda x, y: lax.dot_general(x, y, (((3,), (0,)), ((), ()))),
+            [A23, A32],
+            ValueError,
+            ("dot_general", "(2, 3)", "(3, 2)"),
+        ),
+        (
+            lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))),
+            [A23, A32.astype(np.float32)],
+            TypeError,
+            ("dot_general", "float64", "float32"),
+        ),
+        (
+            lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), np.int32),
+            [A23, A32],
+            TypeError,
+            ("dot_general", "int32", "float64"),
+        ),
+        (
+            lambda x, y: lax.sort_multi([x, y], 0),
+            [A23, A32],
+            ValueError,
+            ("sort", "(2, 3)", "(3, 2)"),
+        ),
+        (lambda x: lax.sort(x, 2), [A23], ValueError, ("sort", "(2, 3)")),
+        (lambda x: lax.sort(x), [np.float64(1.0)], ValueError, ("sort", "()")),
+        (lambda x: lax.sort_multi([x, x], 0, 3), [A23], ValueError, ("sort", "(2, 3)")),
+    ],
+)
 def test_errors(f: Callable[..., Any], args: list[Any], exc: type, fragments: tuple) -> None:
     check_raises(f, args, exc, *fragments)
 
@@ -326,10 +415,17 @@ def test_iota_errors() -> None:
 
 def test_jaxpr_text() -> None:
     f = lambda x, y: [lax.dot_general(lax.transpose(x, (1, 0)), y, (((1,), (0,)), ((), ())))]
-    cj, _ = staging.trace_to_jaxpr(f, [core.ShapedArray((3, 2), np.dtype(np.float32)),
-                                       core.ShapedArray((3, 4), np.dtype(np.float32))],
-                                   origin="test")
+    cj, _ = staging.trace_to_jaxpr(
+        f,
+        [
+            core.ShapedArray((3, 2), np.dtype(np.float32)),
+            core.ShapedArray((3, 4), np.dtype(np.float32)),
+        ],
+        origin="test",
+    )
     text = str(cj)
     assert "c:f32[2,3] = transpose[permutation=(1,0)] a" in text
-    assert ("d:f32[2,4] = dot_general[dimension_numbers=(((1,),(0,)),((),())), "
-            "preferred_element_type=None] c b") in text
+    assert (
+        "d:f32[2,4] = dot_general[dimension_numbers=(((1,),(0,)),((),())), "
+        "preferred_element_type=None] c b"
+    ) in text

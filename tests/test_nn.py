@@ -32,8 +32,7 @@ def test_module_is_pytree_with_static_fields() -> None:
     assert tree_structure(m) == tree_structure(doubled)
     assert tree_structure(nn.MLP([3, 4, 2], rng=0)) != tree_structure(nn.MLP([3, 5, 2], rng=0))
     paths = [p for p, _ in nn.named_parameters(m)]
-    assert paths == [".layers[0].weight", ".layers[0].bias", ".layers[1].weight",
-                     ".layers[1].bias"]
+    assert paths == [".layers[0].weight", ".layers[0].bias", ".layers[1].weight", ".layers[1].bias"]
 
 
 def test_module_immutable_and_replace() -> None:
@@ -73,8 +72,9 @@ def test_activations() -> None:
     np.testing.assert_allclose(nn.log_softmax(x), np.log(np.exp(x) / np.exp(x).sum()))
     import math
 
-    np.testing.assert_allclose(nn.gelu(x), [v * 0.5 * (1 + math.erf(v / math.sqrt(2)))
-                                            for v in x], rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.gelu(x), [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x], rtol=1e-12
+    )
     np.testing.assert_allclose(nn.log_softmax(np.array([1000.0, 0.0])), [0.0, -1000.0])
     ft.check_grads(lambda x: nn.log_softmax(x).sum() + nn.gelu(x).sum(), (x + 0.1,), order=2)
 
@@ -86,20 +86,25 @@ def test_losses_match_numpy() -> None:
     np.testing.assert_allclose(nn.cross_entropy(logits, labels), -logp[np.arange(6), labels].mean())
     probs = np.eye(4)[labels]
     np.testing.assert_allclose(nn.cross_entropy(logits, probs), nn.cross_entropy(logits, labels))
-    np.testing.assert_allclose(nn.cross_entropy(logits, labels, reduction="sum"),
-                               -logp[np.arange(6), labels].sum())
+    np.testing.assert_allclose(
+        nn.cross_entropy(logits, labels, reduction="sum"), -logp[np.arange(6), labels].sum()
+    )
     p, t = rng.standard_normal(5), rng.standard_normal(5)
     assert nn.mse_loss(p, t) == pytest.approx(np.mean((p - t) ** 2))
     z, y = rng.standard_normal(5), (rng.random(5) > 0.5).astype(float)
     s = 1 / (1 + np.exp(-z))
-    np.testing.assert_allclose(nn.binary_cross_entropy_with_logits(z, y),
-                               -np.mean(y * np.log(s) + (1 - y) * np.log(1 - s)))
+    np.testing.assert_allclose(
+        nn.binary_cross_entropy_with_logits(z, y), -np.mean(y * np.log(s) + (1 - y) * np.log(1 - s))
+    )
     ft.check_grads(lambda l: nn.cross_entropy(l, labels), (logits,), order=2)
 
 
 def test_loss_errors() -> None:
-    with pytest.raises(ValueError, match=r"mse_loss: expected predictions and targets of the "
-                                         r"same shape, got \(3,\) and \(2,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"mse_loss: expected predictions and targets of the "
+        r"same shape, got \(3,\) and \(2,\)",
+    ):
         nn.mse_loss(np.ones(3), np.ones(2))
     with pytest.raises(ValueError, match=r"cross_entropy: expected labels in \[0, 3\)"):
         nn.cross_entropy(np.ones((2, 3)), np.array([0, 3]))

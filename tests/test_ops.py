@@ -37,8 +37,12 @@ def assert_same(actual, expected, op: OpInfo, dtype) -> None:
 
 
 def _params(predicate=lambda op: True):
-    return [pytest.param(op, dt, id=f"{op.name}-{np.dtype(dt).name}")
-            for op in ALL_OPS if predicate(op) for dt in op.dtypes]
+    return [
+        pytest.param(op, dt, id=f"{op.name}-{np.dtype(dt).name}")
+        for op in ALL_OPS
+        if predicate(op)
+        for dt in op.dtypes
+    ]
 
 
 @pytest.mark.parametrize("op,dtype", _params(lambda op: op.ref is not None))
@@ -49,8 +53,9 @@ def test_eager_matches_numpy(op: OpInfo, dtype, data) -> None:
     expected = op.ref(*args)
     assert_same(out, expected, op, dtype)
     if not op.name.startswith("lax."):  # functrace.numpy promises NumPy's return types
-        assert isinstance(out, np.ndarray) == isinstance(expected, np.ndarray), \
+        assert isinstance(out, np.ndarray) == isinstance(expected, np.ndarray), (
             f"{op}: returned {type(out).__name__}, NumPy returns {type(expected).__name__}"
+        )
 
 
 @pytest.mark.parametrize("op,dtype", _params())
@@ -80,5 +85,11 @@ def test_check_grads(op: OpInfo, data) -> None:
             full[i] = v
         return op.fn(*full)
 
-    ft.check_grads(f, tuple(args[i] for i in nums), order=op.grad_order,
-                   modes=("fwd", "rev"), atol=op.grad_tol, rtol=10 * op.grad_tol)
+    ft.check_grads(
+        f,
+        tuple(args[i] for i in nums),
+        order=op.grad_order,
+        modes=("fwd", "rev"),
+        atol=op.grad_tol,
+        rtol=10 * op.grad_tol,
+    )

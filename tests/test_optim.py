@@ -30,7 +30,7 @@ def _ref_adam(p, g, lr=0.1, b1=0.9, b2=0.999, eps=1e-8, wd=0.0):
     for t in (1, 2):
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
-        upd = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * p
+        upd = (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps) + wd * p
         p = p - lr * upd
     return p
 
@@ -46,8 +46,10 @@ def _ref_rmsprop(p, g, lr=0.1, decay=0.9, eps=1e-8):
 OPTIMIZERS = {
     "sgd": (optim.sgd(0.1), lambda p, g: p - 0.2 * g),
     "sgd_momentum": (optim.sgd(0.1, momentum=0.9), _ref_sgd_momentum),
-    "sgd_nesterov": (optim.sgd(0.1, momentum=0.9, nesterov=True),
-                     lambda p, g: _ref_sgd_momentum(p, g, nesterov=True)),
+    "sgd_nesterov": (
+        optim.sgd(0.1, momentum=0.9, nesterov=True),
+        lambda p, g: _ref_sgd_momentum(p, g, nesterov=True),
+    ),
     "adam": (optim.adam(0.1), _ref_adam),
     "adamw": (optim.adamw(0.1, weight_decay=0.01), lambda p, g: _ref_adam(p, g, wd=0.01)),
     "rmsprop": (optim.rmsprop(0.1), _ref_rmsprop),
@@ -115,7 +117,7 @@ def test_accumulate_equals_big_batch_step() -> None:
     acc = optim.accumulate(optim.sgd(0.1), every_k=4)
     w, state = w0, acc.init(w0)
     for i in range(4):
-        xb, yb = X[4 * i:4 * i + 4], y[4 * i:4 * i + 4]
+        xb, yb = X[4 * i : 4 * i + 4], y[4 * i : 4 * i + 4]
         updates, state = acc.update(ft.grad(loss)(w, xb, yb), state, w)
         w = optim.apply_updates(w, updates)
         if i < 3:

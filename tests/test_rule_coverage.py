@@ -20,8 +20,10 @@ EXEMPT: dict[str, dict[str, str]] = {
     },
     "grad_hook": {"row": "covered by test_autodiff grad_hook tests"},
     "hook_call": {"row": "internal: a grad_hook callback staged under jit"},
-    "cond_lin": {"row": "internal: the linear half of cond in reverse mode, exercised by "
-                        "every gradient through lax.cond (op rows lax.cond*)"},
+    "cond_lin": {
+        "row": "internal: the linear half of cond in reverse mode, exercised by "
+        "every gradient through lax.cond (op rows lax.cond*)"
+    },
     "add_any": {"row": "internal: cotangent accumulation, exercised by every grad test"},
 }
 
@@ -46,8 +48,9 @@ def test_primitive_has_jvp_rule(p: core.Primitive) -> None:
     assert p in ad.jvp_rules, f"{p.name}: no JVP rule (register it in its block)"
 
 
-@pytest.mark.parametrize("p", sorted(ad.linear_primitives, key=lambda p: p.name),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "p", sorted(ad.linear_primitives, key=lambda p: p.name), ids=lambda p: p.name
+)
 def test_linear_primitive_has_transpose(p: core.Primitive) -> None:
     assert p in ad.transpose_rules, f"{p.name}: linear but no transpose rule"
 

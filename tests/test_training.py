@@ -74,19 +74,24 @@ def test_resume_in_new_process_is_bit_identical(tmp_path) -> None:
     m_full, s_full, _ = _train(step, model, state0, X, y, 10)
     m_half, s_half, _ = _train(step, model, state0, X, y, 5)
     io.save(tmp_path / "half.npz", {"model": m_half, "state": s_half})
-    script = RESUME_SCRIPT.format(tests=os.path.dirname(__file__),
-                                  path=str(tmp_path / "half.npz"),
-                                  out=str(tmp_path / "resumed.npz"))
+    script = RESUME_SCRIPT.format(
+        tests=os.path.dirname(__file__),
+        path=str(tmp_path / "half.npz"),
+        out=str(tmp_path / "resumed.npz"),
+    )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
     resumed = io.load(tmp_path / "resumed.npz", like={"model": m_full, "state": s_full})
-    for a, b in zip(ft.tree_util.tree_leaves(resumed), ft.tree_util.tree_leaves(
-            {"model": m_full, "state": s_full})):
+    for a, b in zip(
+        ft.tree_util.tree_leaves(resumed),
+        ft.tree_util.tree_leaves({"model": m_full, "state": s_full}),
+    ):
         np.testing.assert_array_equal(a, b)
 
 
 def test_linear_regression_pytorch_tutorial() -> None:
-    x, y = data.make_regression_line(200, slope=2.0, intercept=1.0, noise=0.1, rng=0,
-                                     dtype=np.float64)
+    x, y = data.make_regression_line(
+        200, slope=2.0, intercept=1.0, noise=0.1, rng=0, dtype=np.float64
+    )
     model = nn.Linear(1, 1, rng=0, dtype=np.float64)
     opt = optim.sgd(0.01)
     state = opt.init(model)

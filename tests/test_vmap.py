@@ -103,8 +103,11 @@ def batches(draw: Any, op: OpInfo, dtype: Any) -> Batch:
 
 
 def _rows(predicate: Any = lambda op: True) -> list[Any]:
-    return [pytest.param(op, id=op.name) for op in ALL_OPS
-            if any(a.kind != "const" for a in op.args) and predicate(op)]
+    return [
+        pytest.param(op, id=op.name)
+        for op in ALL_OPS
+        if any(a.kind != "const" for a in op.args) and predicate(op)
+    ]
 
 
 def _tol(op: OpInfo, dtype: Any) -> dict[str, float]:
@@ -176,8 +179,14 @@ def test_grad_of_vmap(op: OpInfo, data: Any) -> None:
             full[i] = v
         return f(*full)
 
-    ft.check_grads(g, tuple(batch.args[i] for i in nums), order=1, modes=("fwd", "rev"),
-                   atol=op.grad_tol, rtol=10 * op.grad_tol)
+    ft.check_grads(
+        g,
+        tuple(batch.args[i] for i in nums),
+        order=1,
+        modes=("fwd", "rev"),
+        atol=op.grad_tol,
+        rtol=10 * op.grad_tol,
+    )
 
 
 @pytest.mark.parametrize("op", _rows(lambda op: op.grad))
@@ -192,7 +201,7 @@ def test_vmap_of_jvp(op: OpInfo, data: Any) -> None:
     t_axes = [batch.in_axes[i] for i in nums]
 
     def f_jvp(*args_and_tangents: Any) -> Any:
-        args, tans = list(args_and_tangents[:len(op.args)]), args_and_tangents[len(op.args):]
+        args, tans = list(args_and_tangents[: len(op.args)]), args_and_tangents[len(op.args) :]
 
         def h(*diff: Any) -> Any:
             full = list(args)
@@ -205,8 +214,9 @@ def test_vmap_of_jvp(op: OpInfo, data: Any) -> None:
     def example_tangents(b: int) -> list[Any]:
         return [t if a is None else np.take(t, b, axis=a) for t, a in zip(tangents, t_axes)]
 
-    expected = np.stack([np.asarray(f_jvp(*ex, *example_tangents(b)))
-                         for b, ex in enumerate(batch.examples)])
+    expected = np.stack(
+        [np.asarray(f_jvp(*ex, *example_tangents(b))) for b, ex in enumerate(batch.examples)]
+    )
     out = ft.vmap(f_jvp, in_axes=(*batch.in_axes, *t_axes))(*batch.args, *tangents)
     assert_same(out, expected, op, np.float64, "vmap(jvp)")
 
@@ -249,13 +259,13 @@ def test_gather_scatter_batched_indices_grad() -> None:
     x = rng.normal(size=(3, 5, 2))
     idx = np.array([[0, 4, 4], [1, 1, 2], [3, 0, 1]])
     gather = lambda x, i: lax.gather(x, [i], (0,))
-    np.testing.assert_allclose(ft.vmap(gather)(x, idx),
-                               np.stack([x[b][idx[b]] for b in range(3)]))
+    np.testing.assert_allclose(ft.vmap(gather)(x, idx), np.stack([x[b][idx[b]] for b in range(3)]))
     ft.check_grads(lambda x: ft.vmap(gather)(x, idx), (x,), order=2)
     u = rng.normal(size=(3, 3, 2))
     add = lambda x, u, i: lax.scatter_add(x, u, [i], (0,))
-    np.testing.assert_allclose(ft.vmap(add)(x, u, idx),
-                               np.stack([add(x[b], u[b], idx[b]) for b in range(3)]))
+    np.testing.assert_allclose(
+        ft.vmap(add)(x, u, idx), np.stack([add(x[b], u[b], idx[b]) for b in range(3)])
+    )
     ft.check_grads(lambda x, u: ft.vmap(add)(x, u, idx), (x, u), order=2)
 
 
@@ -265,8 +275,12 @@ def test_gather_scatter_batched_indices_grad() -> None:
 
 
 def _mlp_params(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {"w1": rng.normal(size=(4, 8)) / 2, "b1": rng.normal(size=8) / 10,
-            "w2": rng.normal(size=(8, 3)) / 3, "b2": rng.normal(size=3) / 10}
+    return {
+        "w1": rng.normal(size=(4, 8)) / 2,
+        "b1": rng.normal(size=8) / 10,
+        "w2": rng.normal(size=(8, 3)) / 3,
+        "b2": rng.normal(size=3) / 10,
+    }
 
 
 def _loss(params: dict[str, Any], x: Any, y: Any) -> Any:
@@ -322,8 +336,7 @@ def test_vmap_of_vmap() -> None:
     x, w = rng.normal(size=(3, 4, 5, 2)), rng.normal(size=(4, 2))
     # outer: axis 3 of x (size 2) -> (3, 4, 5); inner: its last axis (size 5) -> (3, 4)
     out = ft.vmap(ft.vmap(_f, in_axes=(-1, None)), in_axes=(3, None))(x, w)
-    expected = np.stack([np.stack([_f(x[:, :, j, i], w) for j in range(5)])
-                         for i in range(2)])
+    expected = np.stack([np.stack([_f(x[:, :, j, i], w) for j in range(5)]) for i in range(2)])
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
@@ -343,8 +356,9 @@ def test_grad_of_summed_vmap_against_finite_differences() -> None:
     ft.check_grads(total, (x, w), order=2)
     g = ft.grad(total)(x, w)
     expected = ft.testing.numerical_grad(lambda x: total(x, w), (x,))
-    np.testing.assert_allclose(g, expected[0] if isinstance(expected, tuple) else expected,
-                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        g, expected[0] if isinstance(expected, tuple) else expected, rtol=1e-6, atol=1e-8
+    )
 
 
 def test_vmap_of_grad_of_vmap() -> None:
@@ -362,12 +376,14 @@ def test_vmap_of_jvp_and_vjp() -> None:
     w = rng.normal(size=(4, 2))
     f = lambda x: _f(x, w)
     jvp_out = ft.vmap(lambda x, t: ft.jvp(f, (x,), (t,))[1])(x, t)
-    np.testing.assert_allclose(jvp_out, np.stack([ft.jvp(f, (x[b],), (t[b],))[1]
-                                                  for b in range(5)]), rtol=1e-12)
+    np.testing.assert_allclose(
+        jvp_out, np.stack([ft.jvp(f, (x[b],), (t[b],))[1] for b in range(5)]), rtol=1e-12
+    )
     ct = rng.normal(size=(5, 2))
     vjp_out = ft.vmap(lambda x, c: ft.vjp(f, x)[1](c)[0])(x, ct)
-    np.testing.assert_allclose(vjp_out, np.stack([ft.vjp(f, x[b])[1](ct[b])[0]
-                                                  for b in range(5)]), rtol=1e-12)
+    np.testing.assert_allclose(
+        vjp_out, np.stack([ft.vjp(f, x[b])[1](ct[b])[0] for b in range(5)]), rtol=1e-12
+    )
 
 
 def _numerical_jacobian(f: Any, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
@@ -389,8 +405,9 @@ def test_jacobians_agree_with_finite_differences(jac: Any) -> None:
     # A batched Jacobian: vmap over a batch of points.
     xs = rng.normal(size=(2, 3, 4))
     out = ft.vmap(jac(f))(xs)
-    np.testing.assert_allclose(out, np.stack([_numerical_jacobian(f, xs[b]) for b in range(2)]),
-                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        out, np.stack([_numerical_jacobian(f, xs[b]) for b in range(2)]), rtol=1e-6, atol=1e-7
+    )
 
 
 def test_jit_of_vmap_matches_vmap() -> None:

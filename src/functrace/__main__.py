@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -26,10 +27,11 @@ def tour(argv: list[str]) -> int:
     def loss(params, X, y):
         logits = fnp.sum(X * params["w"], axis=1) + params["b"]
         # binary cross-entropy with logits, written stably
-        return fnp.mean(fnp.maximum(logits, 0.0) - logits * y
-                        + fnp.log1p(fnp.exp(-fnp.abs(logits))))
+        return fnp.mean(
+            fnp.maximum(logits, 0.0) - logits * y + fnp.log1p(fnp.exp(-fnp.abs(logits)))
+        )
 
-    params = {"w": np.zeros(d), "b": 0.0}
+    params: dict[str, Any] = {"w": np.zeros(d), "b": 0.0}
     print("The loss as functrace sees it (make_jaxpr):")
     print(ft.make_jaxpr(loss)(params, X[:4], y[:4]))
     print("\nIts gradient is a program too (make_jaxpr of grad):")
@@ -44,8 +46,10 @@ def tour(argv: list[str]) -> int:
             print(f"step {step:4d}  loss {float(value):.4f}")
     dt = time.perf_counter() - t0
     acc = np.mean(((X @ params["w"] + params["b"]) > 0) == (y > 0.5))
-    print(f"\ntrained logistic regression: accuracy {acc:.1%}, w = {np.round(params['w'], 2)}, "
-          f"{args.steps / dt:.0f} steps/s (eager)")
+    print(
+        f"\ntrained logistic regression: accuracy {acc:.1%}, w = {np.round(params['w'], 2)}, "
+        f"{args.steps / dt:.0f} steps/s (eager)"
+    )
     ft.check_grads(lambda w: loss({"w": w, "b": 0.1}, X[:8], y[:8]), (params["w"],), order=2)
     print("check_grads: forward and reverse mode agree with finite differences (order 2).")
     return 0
@@ -54,8 +58,10 @@ def tour(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m functrace demo [--epochs N] [--resume] [--out DIR]\n"
-              "       python -m functrace tour [--steps N]")
+        print(
+            "usage: python -m functrace demo [--epochs N] [--resume] [--out DIR]\n"
+            "       python -m functrace tour [--steps N]"
+        )
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":

@@ -63,21 +63,38 @@ def _plot(history: list[float], path: str) -> bool:
     return True
 
 
-def train(epochs: int = 12, *, out_dir: str = "demo_out", resume: bool = False,
-          micro_batch: int = 32, every_k: int = 2, lr: float = 3e-3, seed: int = 0,
-          hidden: int = 128, verbose: bool = True, dtype: Any = np.float32) -> dict[str, Any]:
+def train(
+    epochs: int = 12,
+    *,
+    out_dir: str = "demo_out",
+    resume: bool = False,
+    micro_batch: int = 32,
+    every_k: int = 2,
+    lr: float = 3e-3,
+    seed: int = 0,
+    hidden: int = 128,
+    verbose: bool = True,
+    dtype: Any = np.float32,
+) -> dict[str, Any]:
     """Train (or continue training) and return the final model, state and metrics."""
     X_train, y_train, X_test, y_test = data.load_digits(dtype=dtype)
-    opt = optim.accumulate(optim.chain(optim.clip_by_global_norm(1.0), optim.adam(lr)),
-                           every_k=every_k)
+    opt = optim.accumulate(
+        optim.chain(optim.clip_by_global_norm(1.0), optim.adam(lr)), every_k=every_k
+    )
     model = nn.MLP([64, hidden, 10], rng=seed, dtype=dtype)
-    state = {"model": model, "opt_state": opt.init(model), "epoch": np.int64(0),
-             "losses": np.zeros(0, dtype=np.float64)}
+    state = {
+        "model": model,
+        "opt_state": opt.init(model),
+        "epoch": np.int64(0),
+        "losses": np.zeros(0, dtype=np.float64),
+    }
     ckpt = os.path.join(out_dir, "checkpoint.npz")
     if resume:
         if not os.path.exists(ckpt):
-            raise FileNotFoundError(f"demo: expected a checkpoint at {ckpt} for --resume, got "
-                                    f"none. Run without --resume first.")
+            raise FileNotFoundError(
+                f"demo: expected a checkpoint at {ckpt} for --resume, got "
+                f"none. Run without --resume first."
+            )
         state = _load_state(ckpt, state)
     step = make_step(opt)
     model, opt_state = state["model"], state["opt_state"]
@@ -90,8 +107,9 @@ def train(epochs: int = 12, *, out_dir: str = "demo_out", resume: bool = False,
         rng = np.random.default_rng([seed, epoch])  # the order depends only on (seed, epoch)
         t0 = time.perf_counter()
         epoch_losses = []
-        for xb, yb in data.batches(X_train, y_train, batch_size=micro_batch, rng=rng,
-                                   drop_last=True):
+        for xb, yb in data.batches(
+            X_train, y_train, batch_size=micro_batch, rng=rng, drop_last=True
+        ):
             model, opt_state, loss = step(model, opt_state, xb, yb)
             epoch_losses.append(float(loss))
             if bar is not None:
@@ -103,21 +121,34 @@ def train(epochs: int = 12, *, out_dir: str = "demo_out", resume: bool = False,
             t_total += dt
             n_seen += len(epoch_losses) * micro_batch
         losses.extend(epoch_losses)
-        log(f"epoch {epoch + 1:3d}  loss {np.mean(epoch_losses):.4f}  "
+        log(
+            f"epoch {epoch + 1:3d}  loss {np.mean(epoch_losses):.4f}  "
             f"test accuracy {accuracy(model, X_test, y_test):6.2%}  "
-            f"{len(epoch_losses) * micro_batch / dt:8.0f} examples/s")
-    state = {"model": model, "opt_state": opt_state, "epoch": np.int64(start_epoch + epochs),
-             "losses": np.asarray(losses, dtype=np.float64)}
+            f"{len(epoch_losses) * micro_batch / dt:8.0f} examples/s"
+        )
+    state = {
+        "model": model,
+        "opt_state": opt_state,
+        "epoch": np.int64(start_epoch + epochs),
+        "losses": np.asarray(losses, dtype=np.float64),
+    }
     os.makedirs(out_dir, exist_ok=True)
     io.save(ckpt, state)
     plotted = _plot(losses, os.path.join(out_dir, "loss_curve.png"))
     acc = accuracy(model, X_test, y_test)
-    log(f"\ntest accuracy {acc:.2%}; {n_seen / max(t_total, 1e-9):.0f} examples/s after the "
+    log(
+        f"\ntest accuracy {acc:.2%}; {n_seen / max(t_total, 1e-9):.0f} examples/s after the "
         f"first epoch; "
-        f"checkpoint {ckpt}" + (f"; loss curve {os.path.join(out_dir, 'loss_curve.png')}"
-                                 if plotted else ""))
-    return {"model": model, "opt_state": opt_state, "accuracy": acc, "losses": losses,
-            "epoch": start_epoch + epochs}
+        f"checkpoint {ckpt}"
+        + (f"; loss curve {os.path.join(out_dir, 'loss_curve.png')}" if plotted else "")
+    )
+    return {
+        "model": model,
+        "opt_state": opt_state,
+        "accuracy": acc,
+        "losses": losses,
+        "epoch": start_epoch + epochs,
+    }
 
 
 def _load_state(path: str, like: dict[str, Any]) -> dict[str, Any]:

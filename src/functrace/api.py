@@ -33,22 +33,33 @@ from functrace.tree_util import (
 # ---------------------------------------------------------------------------
 
 
-def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int
-                       ) -> tuple[int, ...]:
+def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     out = []
     for a in nums:
         if not isinstance(a, (int, np.integer)):
             raise TypeError(f"{fname}: expected argnums of ints, got {argnums!r}.")
         if not -nargs <= a < nargs:
-            raise ValueError(f"{fname}: expected argnums in [{-nargs}, {nargs}) for a call "
-                             f"with {nargs} positional arguments, got {a}.")
+            raise ValueError(
+                f"{fname}: expected argnums in [{-nargs}, {nargs}) for a call "
+                f"with {nargs} positional arguments, got {a}."
+            )
         out.append(int(a) % nargs)
     return tuple(out)
 
 
-_FLAT_LEAF_TYPES = {float, np.ndarray, np.float64, np.float32, np.float16, int, np.int64,
-                    np.int32, bool, complex}
+_FLAT_LEAF_TYPES = {
+    float,
+    np.ndarray,
+    np.float64,
+    np.float32,
+    np.float16,
+    int,
+    np.int64,
+    np.int32,
+    bool,
+    complex,
+}
 
 
 def _output(x: Any) -> Any:
@@ -93,14 +104,19 @@ def _from_ct(ct: Any, primal: Any) -> Any:
     if type(ct) is ad.Zero:
         return _zero_cotangent(primal)
     aval = core.get_aval(primal)
-    if not isinstance(ct, Tracer) and np.ndim(ct) == 0 and aval.shape == () \
-            and not isinstance(ct, np.ndarray):
+    if (
+        not isinstance(ct, Tracer)
+        and np.ndim(ct) == 0
+        and aval.shape == ()
+        and not isinstance(ct, np.ndarray)
+    ):
         return ct
     return _output(ct)
 
 
-def _split_args(args: tuple[Any, ...], argnums: tuple[int, ...]
-                ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def _split_args(
+    args: tuple[Any, ...], argnums: tuple[int, ...]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """The differentiated args (a tuple, in argnums order) and a function putting new
     values for them back into the full argument tuple."""
     diff = tuple(args[i] for i in argnums)
@@ -119,8 +135,12 @@ def _split_args(args: tuple[Any, ...], argnums: tuple[int, ...]
 # ---------------------------------------------------------------------------
 
 
-def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+def value_and_grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), grad)`` with aux).
 
     >>> import functrace as ft
@@ -151,13 +171,16 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             res = fun(*full, **kwargs)
             out, aux = res if has_aux else (res, None)
             if has_aux and not (isinstance(res, tuple) and len(res) == 2):
-                raise TypeError(f"grad: expected {describe_fun(fun)} with has_aux=True to "
-                                f"return a pair (output, aux), got {type(res).__name__}.")
+                raise TypeError(
+                    f"grad: expected {describe_fun(fun)} with has_aux=True to "
+                    f"return a pair (output, aux), got {type(res).__name__}."
+                )
             _check_scalar_output(fun, out)
             return ([out], aux) if has_aux else [out]
 
-        outs, lin, aux = ad.linearize_flat(flat_fun, leaves, mask, origin=origin[0],
-                                           has_aux=has_aux)
+        outs, lin, aux = ad.linearize_flat(
+            flat_fun, leaves, mask, origin=origin[0], has_aux=has_aux
+        )
         ans = outs[0]
         cts = lin.transpose([np.ones((), core.get_aval(ans).dtype)])
         grads = [_from_ct(c, p) for c, p in zip(cts, leaves)]
@@ -171,8 +194,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
     if not core.is_array_like(out):
-        raise TypeError(f"grad: expected {describe_fun(fun)} to return a scalar array, got "
-                        f"{type(out).__name__}. Use has_aux=True to return extra values.")
+        raise TypeError(
+            f"grad: expected {describe_fun(fun)} to return a scalar array, got "
+            f"{type(out).__name__}. Use has_aux=True to return extra values."
+        )
     aval = core.get_aval(out)
     if aval.shape != ():
         raise TypeError(
@@ -187,8 +212,12 @@ def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
         )
 
 
-def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         allow_int: bool = False) -> Callable[..., Any]:
+def grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
     """The gradient of scalar ``fun`` with respect to the arguments ``argnums``.
 
     >>> import functrace as ft
@@ -216,15 +245,20 @@ def _check_ct_leaf(x: Any, expected: core.ShapedArray, path: str) -> Any:
     if type(x) is ad.Zero:
         return x
     if not core.is_array_like(x):
-        raise TypeError(f"vjp: expected an array cotangent at {path or 'the output'}, got "
-                        f"{type(x).__name__}.")
+        raise TypeError(
+            f"vjp: expected an array cotangent at {path or 'the output'}, got {type(x).__name__}."
+        )
     aval = core.get_aval(x)
     if aval.shape != expected.shape:
-        raise ValueError(f"vjp: expected a cotangent of shape {expected.shape} at "
-                         f"{path or 'the output'}, got shape {aval.shape}.")
+        raise ValueError(
+            f"vjp: expected a cotangent of shape {expected.shape} at "
+            f"{path or 'the output'}, got shape {aval.shape}."
+        )
     if aval.dtype != expected.dtype and not (aval.weak_type and aval.dtype.kind in "iufc"):
-        raise TypeError(f"vjp: expected a cotangent of dtype {expected.dtype.name} at "
-                        f"{path or 'the output'}, got {aval.dtype.name}.")
+        raise TypeError(
+            f"vjp: expected a cotangent of dtype {expected.dtype.name} at "
+            f"{path or 'the output'}, got {aval.dtype.name}."
+        )
     if aval.dtype != expected.dtype:
         from functrace.lax.elementwise import convert_element_type
 
@@ -253,8 +287,9 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         return (out_leaves, aux) if has_aux else out_leaves
 
     mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
-    outs, lin, aux = ad.linearize_flat(flat_fun, leaves, mask,
-                                       origin=f"vjp of {describe_fun(fun)}", has_aux=has_aux)
+    outs, lin, aux = ad.linearize_flat(
+        flat_fun, leaves, mask, origin=f"vjp of {describe_fun(fun)}", has_aux=has_aux
+    )
     out_tree = out_tree_box[-1]
     out_avals = [ad.tangent_aval(core.get_aval(o)) for o in outs]
 
@@ -262,8 +297,9 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         ct_leaves_paths, ct_tree = tree_flatten_with_path(ct)
         if ct_tree != out_tree:
             raise ValueError(structure_mismatch_message(out_tree, ct, "vjp cotangent"))
-        ct_leaves = [_check_ct_leaf(x, a, keystr(p))
-                     for (p, x), a in zip(ct_leaves_paths, out_avals)]
+        ct_leaves = [
+            _check_ct_leaf(x, a, keystr(p)) for (p, x), a in zip(ct_leaves_paths, out_avals)
+        ]
         cts = lin.transpose(ct_leaves)
         return tuple(tree_unflatten(in_tree, [_from_ct(c, p) for c, p in zip(cts, leaves)]))
 
@@ -279,25 +315,31 @@ def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any
             out.append(t)
             continue
         if not core.is_array_like(t):
-            raise TypeError(f"jvp: expected an array tangent for primal leaf {i}, got "
-                            f"{type(t).__name__}.")
+            raise TypeError(
+                f"jvp: expected an array tangent for primal leaf {i}, got {type(t).__name__}."
+            )
         ta = core.get_aval(t)
         expected = dtypes.tangent_dtype(pa.dtype)
         if ta.shape != pa.shape:
-            raise ValueError(f"jvp: expected tangent leaf {i} of shape {pa.shape} (the "
-                             f"primal's shape), got shape {ta.shape}.")
+            raise ValueError(
+                f"jvp: expected tangent leaf {i} of shape {pa.shape} (the "
+                f"primal's shape), got shape {ta.shape}."
+            )
         if expected == dtypes.float0:
             out.append(ad.Zero(ad.tangent_aval(pa)))
             continue
         if ta.dtype != expected and not ta.weak_type and not pa.weak_type:
-            raise TypeError(f"jvp: expected tangent leaf {i} of dtype {expected.name} (the "
-                            f"primal's dtype), got {ta.dtype.name}.")
+            raise TypeError(
+                f"jvp: expected tangent leaf {i} of dtype {expected.name} (the "
+                f"primal's dtype), got {ta.dtype.name}."
+            )
         out.append(t)
     return out
 
 
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
-        has_aux: bool = False) -> Any:
+def jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Any:
     """Forward mode: ``(fun(*primals), J @ tangents)``.
 
     >>> import functrace as ft
@@ -305,8 +347,10 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     (8.0, 12.0)
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(f"jvp: expected primals and tangents as tuples or lists, got "
-                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+        raise TypeError(
+            f"jvp: expected primals and tangents as tuples or lists, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
     p_leaves, p_tree = tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
@@ -321,8 +365,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         out_tree_box.append(out_tree)
         return (out_leaves, aux) if has_aux else out_leaves
 
-    res = ad.jvp_flat(flat_fun, p_leaves, t_leaves, origin=f"jvp of {describe_fun(fun)}",
-                      has_aux=has_aux)
+    res = ad.jvp_flat(
+        flat_fun, p_leaves, t_leaves, origin=f"jvp of {describe_fun(fun)}", has_aux=has_aux
+    )
     outs, t_outs = res[0], res[1]
     out_tree = out_tree_box[-1]
     primal_out = tree_unflatten(out_tree, [_output(o) for o in outs])
@@ -342,8 +387,9 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
         return out_leaves
 
     mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
-    outs, lin, _ = ad.linearize_flat(flat_fun, leaves, mask,
-                                     origin=f"linearize of {describe_fun(fun)}")
+    outs, lin, _ = ad.linearize_flat(
+        flat_fun, leaves, mask, origin=f"linearize of {describe_fun(fun)}"
+    )
     out_tree = out_tree_box[-1]
 
     def f_jvp(*tangents: Any) -> Any:
@@ -367,8 +413,9 @@ def _std_basis(aval: core.ShapedArray) -> np.ndarray:
     return np.eye(n, dtype=aval.dtype).reshape((n, *aval.shape))
 
 
-def _jac_leaf(stacked: Any, o_shape: tuple[int, ...], in_shape: tuple[int, ...],
-              basis_first: bool) -> Any:
+def _jac_leaf(
+    stacked: Any, o_shape: tuple[int, ...], in_shape: tuple[int, ...], basis_first: bool
+) -> Any:
     """Arrange a batch of derivatives (basis axis first) as ``out_shape + in_shape``."""
     from functrace import numpy as fnp
 
@@ -406,8 +453,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
             out_tree_box.append(ot)
             return o
 
-        outs, lin, _ = ad.linearize_flat(flat_fun, leaves,
-                                         origin=f"jacfwd of {describe_fun(fun)}")
+        outs, lin, _ = ad.linearize_flat(flat_fun, leaves, origin=f"jacfwd of {describe_fun(fun)}")
         out_tree = out_tree_box[-1]
         per_input = []
         for i, x in enumerate(leaves):
@@ -417,8 +463,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
             def push(t: Any, i: int = i, zeros: list[Any] = zeros) -> list[Any]:
                 return lin.forward([t if j == i else z for j, z in enumerate(zeros)])
 
-            cols, col_dims = batching.vmap_flat(push, aval.size, [_std_basis(aval)], [0],
-                                                origin=f"jacfwd of {describe_fun(fun)}")
+            cols, col_dims = batching.vmap_flat(
+                push, aval.size, [_std_basis(aval)], [0], origin=f"jacfwd of {describe_fun(fun)}"
+            )
             jac_k = []
             for o, c, d in zip(outs, cols, col_dims):
                 o_shape = core.get_aval(o).shape
@@ -455,8 +502,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
             out_tree_box.append(ot)
             return o
 
-        outs, lin, _ = ad.linearize_flat(flat_fun, leaves, mask,
-                                         origin=f"jacrev of {describe_fun(fun)}")
+        outs, lin, _ = ad.linearize_flat(
+            flat_fun, leaves, mask, origin=f"jacrev of {describe_fun(fun)}"
+        )
         out_tree = out_tree_box[-1]
         rows_per_out = []
         for k, o in enumerate(outs):
@@ -467,8 +515,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
                 cts = lin.transpose([ct if j == k else z for j, z in enumerate(zeros)])
                 return [ad.instantiate(c) for c in cts]
 
-            rows, row_dims = batching.vmap_flat(pull, o_aval.size, [_std_basis(o_aval)], [0],
-                                                origin=f"jacrev of {describe_fun(fun)}")
+            rows, row_dims = batching.vmap_flat(
+                pull,
+                o_aval.size,
+                [_std_basis(o_aval)],
+                [0],
+                origin=f"jacrev of {describe_fun(fun)}",
+            )
             rows_per_out.append((o_aval, rows, row_dims))
         per_input = []
         for i, x in enumerate(leaves):
@@ -483,8 +536,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     return jac_f
 
 
-def _assemble_jacobian(per_input: list[list[Any]], in_tree: Any, out_tree: Any,
-                       single: bool) -> Any:
+def _assemble_jacobian(
+    per_input: list[list[Any]], in_tree: Any, out_tree: Any, single: bool
+) -> Any:
     # Result structure: out_tree of (in_tree of arrays), like JAX.
     n_out = out_tree.num_leaves
     by_out = []
@@ -531,8 +585,9 @@ def _abstractify(fname: str, leaves: Sequence[Any]) -> list[core.ShapedArray]:
     return out
 
 
-def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
-               ) -> Callable[..., ClosedJaxpr]:
+def make_jaxpr(
+    fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
+) -> Callable[..., ClosedJaxpr]:
     """A function returning the IR of ``fun`` traced on its arguments' shapes and dtypes.
 
     >>> import functrace as ft, numpy as np
@@ -556,9 +611,12 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
             full = [a if i in nums else next(it) for i, a in enumerate(args)]
             return tree_flatten(fun(*full))[0]
 
-        closed, _ = trace_to_jaxpr(flat_fun, _abstractify("make_jaxpr", leaves),
-                                   origin=f"make_jaxpr of {describe_fun(fun)}",
-                                   arg_names=names)
+        closed, _ = trace_to_jaxpr(
+            flat_fun,
+            _abstractify("make_jaxpr", leaves),
+            origin=f"make_jaxpr of {describe_fun(fun)}",
+            arg_names=names,
+        )
         return closed
 
     return make_jaxpr_f
@@ -574,8 +632,9 @@ def eval_shape(fun: Callable[..., Any], *args: Any) -> Any:
         box.append(out_tree)
         return out
 
-    closed, _ = trace_to_jaxpr(flat_fun, _abstractify("eval_shape", leaves),
-                               origin=f"eval_shape of {describe_fun(fun)}")
+    closed, _ = trace_to_jaxpr(
+        flat_fun, _abstractify("eval_shape", leaves), origin=f"eval_shape of {describe_fun(fun)}"
+    )
     return tree_unflatten(box[-1], closed.out_avals)
 
 
@@ -626,27 +685,34 @@ def _axes_for(fname: str, prefix: Any, tree: Any, where: str) -> list[int | None
         return [None if prefix is None else int(prefix)] * len(tree_leaves(tree))
     if isinstance(prefix, dict) and isinstance(tree, dict):
         if set(prefix) != set(tree):
-            raise ValueError(f"{fname}: expected in_axes at {where} with keys "
-                             f"{sorted(tree)}, got keys {sorted(prefix)}.")
+            raise ValueError(
+                f"{fname}: expected in_axes at {where} with keys "
+                f"{sorted(tree)}, got keys {sorted(prefix)}."
+            )
         out: list[int | None] = []
         for k in sorted(tree):
             out += _axes_for(fname, prefix[k], tree[k], f"{where}[{k!r}]")
         return out
     if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
         if len(prefix) != len(tree):
-            raise ValueError(f"{fname}: expected in_axes at {where} with {len(tree)} entries "
-                             f"(one per element), got {len(prefix)}.")
+            raise ValueError(
+                f"{fname}: expected in_axes at {where} with {len(tree)} entries "
+                f"(one per element), got {len(prefix)}."
+            )
         out = []
         for k, (p, t) in enumerate(zip(prefix, tree)):
             out += _axes_for(fname, p, t, f"{where}[{k}]")
         return out
-    raise ValueError(f"{fname}: expected in_axes at {where} to be an int, None, or a "
-                     f"tuple/list/dict prefix of the argument, got {prefix!r} for a "
-                     f"{type(tree).__name__} argument.")
+    raise ValueError(
+        f"{fname}: expected in_axes at {where} to be an int, None, or a "
+        f"tuple/list/dict prefix of the argument, got {prefix!r} for a "
+        f"{type(tree).__name__} argument."
+    )
 
 
-def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable[..., Any]:
+def vmap(
+    fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+) -> Callable[..., Any]:
     """Map ``fun`` over a batch axis of its arguments.
 
     ``in_axes``: int, None (not mapped) or a prefix pytree of the positional arguments;
@@ -668,7 +734,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             if len(axes_prefix) != len(args):
                 raise ValueError(
                     f"vmap: expected in_axes with one entry per positional argument of "
-                    f"{describe_fun(fun)} ({len(args)}), got {len(axes_prefix)}: {in_axes!r}.")
+                    f"{describe_fun(fun)} ({len(args)}), got {len(axes_prefix)}: {in_axes!r}."
+                )
             axes = []
             for i, (p, a) in enumerate(zip(axes_prefix, args)):
                 axes += _axes_for("vmap", p, a, f"argument {i}")
@@ -683,12 +750,16 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                 dims.append(None)
                 continue
             if not core.is_array_like(x):
-                raise TypeError(f"vmap: expected an array at args{keystr(path)} mapped over "
-                                f"axis {ax}, got {type(x).__name__}.")
+                raise TypeError(
+                    f"vmap: expected an array at args{keystr(path)} mapped over "
+                    f"axis {ax}, got {type(x).__name__}."
+                )
             nd = core.get_aval(x).ndim
             if not -nd <= ax < nd:
-                raise ValueError(f"vmap: expected in_axes in [{-nd}, {nd}) for args"
-                                 f"{keystr(path)} of shape {core.get_aval(x).shape}, got {ax}.")
+                raise ValueError(
+                    f"vmap: expected in_axes in [{-nd}, {nd}) for args"
+                    f"{keystr(path)} of shape {core.get_aval(x).shape}, got {ax}."
+                )
             ax %= nd
             dims.append(ax)
             sizes[f"args{keystr(path)}"] = core.get_aval(x).shape[ax]
@@ -699,8 +770,10 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                 detail += f", axis_size={axis_size}"
             raise ValueError(f"vmap: expected all mapped axes to have one size, got {detail}.")
         if not distinct:
-            raise ValueError("vmap: expected at least one mapped argument or axis_size, got "
-                             "in_axes mapping nothing. Pass axis_size=N.")
+            raise ValueError(
+                "vmap: expected at least one mapped argument or axis_size, got "
+                "in_axes mapping nothing. Pass axis_size=N."
+            )
         size = distinct.pop()
         out_tree_box: list[Any] = []
 
@@ -709,25 +782,32 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             out_tree_box.append(out_tree)
             return out_leaves
 
-        outs, out_dims = batching.vmap_flat(flat_fun, size, leaves, dims,
-                                            origin=f"vmap of {describe_fun(fun)}")
+        outs, out_dims = batching.vmap_flat(
+            flat_fun, size, leaves, dims, origin=f"vmap of {describe_fun(fun)}"
+        )
         out_tree = out_tree_box[-1]
-        out_ax = _axes_for("vmap", out_axes, tree_unflatten(out_tree, [0] * len(outs)),
-                           "the output") if not isinstance(out_axes, (int, type(None))) \
+        out_ax = (
+            _axes_for("vmap", out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
+            if not isinstance(out_axes, (int, type(None)))
             else [out_axes] * len(outs)
+        )
         final = []
         for o, d, ax in zip(outs, out_dims, out_ax):
             if ax is None:
                 if d is not None:
-                    raise ValueError(f"vmap: expected an unbatched output for out_axes=None "
-                                     f"in {describe_fun(fun)}, got an output that depends on "
-                                     f"the mapped inputs.")
+                    raise ValueError(
+                        f"vmap: expected an unbatched output for out_axes=None "
+                        f"in {describe_fun(fun)}, got an output that depends on "
+                        f"the mapped inputs."
+                    )
                 final.append(_output(o))
                 continue
             nd = core.get_aval(o).ndim + (d is None)
             if not -nd <= ax < nd:
-                raise ValueError(f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
-                                 f"{nd} dimensions (batch included), got {ax}.")
+                raise ValueError(
+                    f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
+                    f"{nd} dimensions (batch included), got {ax}."
+                )
             final.append(_output(batching.bdim_at(o, d, size, ax % nd)))
         return tree_unflatten(out_tree, final)
 

@@ -60,8 +60,12 @@ class ShapedArray:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
-    def update(self, shape: tuple[int, ...] | None = None, dtype: np.dtype | None = None,
-               weak_type: bool | None = None) -> ShapedArray:
+    def update(
+        self,
+        shape: tuple[int, ...] | None = None,
+        dtype: np.dtype | None = None,
+        weak_type: bool | None = None,
+    ) -> ShapedArray:
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
@@ -103,8 +107,22 @@ _PY_SCALARS = {
 _SCALAR_AVALS: dict[type, ShapedArray] = {
     t: ShapedArray((), dt, weak) for t, (dt, weak) in _PY_SCALARS.items()
 }
-for _t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
-           np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128):
+for _t in (
+    np.float16,
+    np.float32,
+    np.float64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+    np.complex64,
+    np.complex128,
+):
     _SCALAR_AVALS[_t] = ShapedArray((), np.dtype(_t))
 
 
@@ -137,6 +155,7 @@ def is_array_like(x: Any) -> bool:
 # ---------------------------------------------------------------------------
 # Primitives
 # ---------------------------------------------------------------------------
+
 
 class _RuleTable(dict):  # type: ignore[type-arg]
     """A rule table that also caches each rule on its primitive (one attribute lookup on
@@ -188,8 +207,9 @@ class Primitive:
             if impl is None:
                 raise MissingRuleError(self.name, "evaluation", "impl_rules", "functrace/lax")
             return impl(*args, **params)
-        tracers = [a if isinstance(a, Tracer) and a._trace is top else top.full_raise(a)
-                   for a in args]
+        tracers = [
+            a if isinstance(a, Tracer) and a._trace is top else top.full_raise(a) for a in args
+        ]
         return top.process_primitive(self, tracers, params)
 
 
@@ -284,8 +304,9 @@ def pop_trace(trace: Trace) -> None:
 
 
 @contextlib.contextmanager
-def new_trace(trace_type: type[Trace], *args: Any, origin: str = "",
-              dynamic: bool = False) -> Iterator[Any]:
+def new_trace(
+    trace_type: type[Trace], *args: Any, origin: str = "", dynamic: bool = False
+) -> Iterator[Any]:
     """Push a new trace of ``trace_type`` on the stack for the duration of the block."""
     global _dynamic
     trace = push_trace(trace_type, *args, origin=origin)
@@ -340,6 +361,7 @@ class Tracer:
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000
+    _trace: Trace
 
     @property
     def aval(self) -> ShapedArray:
@@ -393,9 +415,7 @@ class Tracer:
 
     def __index__(self) -> int:
         if not dtypes.is_integer(self.dtype) and not dtypes.is_bool(self.dtype):
-            raise TypeError(
-                f"__index__: expected an integer array, got {self.aval.str_short()}."
-            )
+            raise TypeError(f"__index__: expected an integer array, got {self.aval.str_short()}.")
         return int(self.to_concrete_value("use as a Python index (__index__)"))
 
     def item(self, *args: Any) -> Any:

@@ -45,8 +45,9 @@ class _Callable:
         return self.__name__
 
 
-def _trace_flat(fun: Callable[..., Any], args: Sequence[Any], origin: str
-                ) -> tuple[ClosedJaxpr, Any]:
+def _trace_flat(
+    fun: Callable[..., Any], args: Sequence[Any], origin: str
+) -> tuple[ClosedJaxpr, Any]:
     """Trace ``fun`` (flat in, pytree out) on the types of ``args``."""
     box: list[Any] = []
 
@@ -71,18 +72,24 @@ def _call_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 
 
-def _custom_jvp_call_impl(*args: Any, call_jaxpr: ClosedJaxpr, jvp: Any,
-                          num_out: int) -> list[Any]:
+def _custom_jvp_call_impl(*args: Any, call_jaxpr: ClosedJaxpr, jvp: Any, num_out: int) -> list[Any]:
     return _call_closed(call_jaxpr, args)
 
 
-def _custom_jvp_call_abstract(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, jvp: Any,
-                              num_out: int) -> list[ShapedArray]:
+def _custom_jvp_call_abstract(
+    *avals: ShapedArray, call_jaxpr: ClosedJaxpr, jvp: Any, num_out: int
+) -> list[ShapedArray]:
     return call_jaxpr.out_avals
 
 
-def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-                         call_jaxpr: ClosedJaxpr, jvp: Any, num_out: int) -> Any:
+def _custom_jvp_call_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    jvp: Any,
+    num_out: int,
+) -> Any:
     outs, t_outs = jvp(list(primals), list(tangents))
     return outs, t_outs
 
@@ -120,8 +127,10 @@ class custom_jvp:
 
     def __call__(self, *args: Any) -> Any:
         if self.jvp is None:
-            raise AttributeError(f"custom_jvp: expected a JVP rule for "
-                                 f"{describe_fun(self.fun)}, got none. Call .defjvp first.")
+            raise AttributeError(
+                f"custom_jvp: expected a JVP rule for "
+                f"{describe_fun(self.fun)}, got none. Call .defjvp first."
+            )
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)
@@ -130,8 +139,7 @@ class custom_jvp:
             it = iter(diff)
             return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
 
-        if not any(isinstance(x, Tracer) for x in leaves) and \
-                core._dynamic is core._base:
+        if not any(isinstance(x, Tracer) for x in leaves) and core._dynamic is core._base:
             return self.fun(*args)
         name = describe_fun(self.fun)
 
@@ -145,30 +153,43 @@ class custom_jvp:
             p_tree = tree_unflatten(in_tree, primals)
             t_tree = tree_unflatten(in_tree, tangents)
             nd = [nondiff[i] for i in sorted(nondiff)]
-            res = user_jvp(*nd, tuple(p_tree), tuple(t_tree)) if nd else \
-                user_jvp(tuple(p_tree), tuple(t_tree))
+            res = (
+                user_jvp(*nd, tuple(p_tree), tuple(t_tree))
+                if nd
+                else user_jvp(tuple(p_tree), tuple(t_tree))
+            )
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"custom_jvp: expected the JVP rule of {name} to return a pair "
-                                f"(primal_out, tangent_out), got {type(res).__name__}.")
+                raise TypeError(
+                    f"custom_jvp: expected the JVP rule of {name} to return a pair "
+                    f"(primal_out, tangent_out), got {type(res).__name__}."
+                )
             out, t_out = res
             o_leaves, o_tree = tree_flatten(out)
             t_leaves, t_tree_out = tree_flatten(t_out)
             if o_tree != out_tree or t_tree_out != out_tree:
                 bad = out if o_tree != out_tree else t_out
-                raise ValueError(structure_mismatch_message(out_tree, bad,
-                                                            f"custom_jvp rule of {name}"))
+                raise ValueError(
+                    structure_mismatch_message(out_tree, bad, f"custom_jvp rule of {name}")
+                )
             for t, a in zip(t_leaves, closed.out_avals):
                 ta = core.get_aval(t)
                 if ta.shape != a.shape:
-                    raise ValueError(f"custom_jvp: expected the JVP rule of {name} to return a "
-                                     f"tangent of shape {a.shape}, got {ta.shape}.")
+                    raise ValueError(
+                        f"custom_jvp: expected the JVP rule of {name} to return a "
+                        f"tangent of shape {a.shape}, got {ta.shape}."
+                    )
             return o_leaves, t_leaves
 
-        outs = custom_jvp_call_p.bind(*closed.consts, *leaves,
-                                      call_jaxpr=_close_over_consts(closed),
-                                      jvp=_Callable(_skip_consts(flat_jvp, len(closed.consts)),
-                                                    f"jvp_of_{getattr(self.fun, '__name__', 'f')}"),
-                                      num_out=len(closed.out_avals))
+        outs = custom_jvp_call_p.bind(
+            *closed.consts,
+            *leaves,
+            call_jaxpr=_close_over_consts(closed),
+            jvp=_Callable(
+                _skip_consts(flat_jvp, len(closed.consts)),
+                f"jvp_of_{getattr(self.fun, '__name__', 'f')}",
+            ),
+            num_out=len(closed.out_avals),
+        )
         return tree_unflatten(out_tree, outs)
 
 
@@ -187,14 +208,16 @@ def _skip_consts(flat_rule: Callable[..., Any], n: int) -> Callable[..., Any]:
                 raise NotImplementedError(
                     "custom_jvp/custom_vjp: expected the function to close over no value "
                     "being differentiated, got a closure over a traced value. Pass that "
-                    "value as an argument instead.")
+                    "value as an argument instead."
+                )
         return flat_rule(primals[n:], [ad.instantiate(t) for t in tangents[n:]])
 
     return rule
 
 
-def _custom_call_batch(vals: list[Any], bdims: list[Any], *, call_jaxpr: ClosedJaxpr,
-                       **params: Any) -> tuple[list[Any], list[Any]]:
+def _custom_call_batch(
+    vals: list[Any], bdims: list[Any], *, call_jaxpr: ClosedJaxpr, **params: Any
+) -> tuple[list[Any], list[Any]]:
     # NOTE: under vmap the call is inlined (its jaxpr is batched like any code), so a
     # grad *outside* a vmap differentiates the function itself, not the custom rule.
     # grad inside vmap (per-example gradients) still uses the rule.
@@ -213,29 +236,37 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
-def _custom_vjp_call_impl(*args: Any, call_jaxpr: ClosedJaxpr, fwd: Any, bwd: Any,
-                          num_consts: int) -> list[Any]:
+def _custom_vjp_call_impl(
+    *args: Any, call_jaxpr: ClosedJaxpr, fwd: Any, bwd: Any, num_consts: int
+) -> list[Any]:
     return _call_closed(call_jaxpr, args)
 
 
-def _custom_vjp_call_abstract(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, fwd: Any,
-                              bwd: Any, num_consts: int) -> list[ShapedArray]:
+def _custom_vjp_call_abstract(
+    *avals: ShapedArray, call_jaxpr: ClosedJaxpr, fwd: Any, bwd: Any, num_consts: int
+) -> list[ShapedArray]:
     return call_jaxpr.out_avals
 
 
-def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-                         call_jaxpr: ClosedJaxpr, fwd: Any, bwd: Any,
-                         num_consts: int) -> Any:
+def _custom_vjp_call_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    fwd: Any,
+    bwd: Any,
+    num_consts: int,
+) -> Any:
     for t in tangents[:num_consts]:
         if type(t) is not Zero:
             raise NotImplementedError(
                 "custom_vjp: expected the function to close over no value being "
-                "differentiated, got a closure over a traced value. Pass it as an argument.")
+                "differentiated, got a closure over a traced value. Pass it as an argument."
+            )
     outs, res = fwd(list(primals[num_consts:]))
     lin_tangents = [ad.instantiate(t) for t in tangents[num_consts:]]
     out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
-    t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd,
-                               out_avals=out_avals)
+    t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals)
     return outs, t_outs
 
 
@@ -247,8 +278,9 @@ def _custom_lin_impl(*args: Any, num_res: int, bwd: Any, out_avals: Any) -> Any:
     )
 
 
-def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Any,
-                          out_avals: Any) -> list[Any]:
+def _custom_lin_transpose(
+    cts: Sequence[Any], *args: Any, num_res: int, bwd: Any, out_avals: Any
+) -> list[Any]:
     res = args[:num_res]
     cts = [ad.instantiate(c) for c in cts]
     cts_in = bwd(list(res), cts)
@@ -297,8 +329,10 @@ class custom_vjp:
 
     def __call__(self, *args: Any) -> Any:
         if self.fwd is None or self.bwd is None:
-            raise AttributeError(f"custom_vjp: expected fwd and bwd rules for "
-                                 f"{describe_fun(self.fun)}, got none. Call .defvjp first.")
+            raise AttributeError(
+                f"custom_vjp: expected fwd and bwd rules for "
+                f"{describe_fun(self.fun)}, got none. Call .defvjp first."
+            )
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)
@@ -310,8 +344,11 @@ class custom_vjp:
             return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
 
         name = describe_fun(self.fun)
-        closed, out_tree = _trace_flat(lambda *fl: self.fun(*full(tree_unflatten(in_tree, fl))),
-                                       leaves, f"custom_vjp of {name}")
+        closed, out_tree = _trace_flat(
+            lambda *fl: self.fun(*full(tree_unflatten(in_tree, fl))),
+            leaves,
+            f"custom_vjp of {name}",
+        )
         user_fwd, user_bwd = self.fwd, self.bwd
         nd_vals = [nondiff[i] for i in sorted(nondiff)]
         res_tree_box: list[Any] = []
@@ -321,13 +358,16 @@ class custom_vjp:
         def flat_fwd(primals: list[Any]) -> tuple[list[Any], list[Any]]:
             res = user_fwd(*full(tree_unflatten(in_tree, primals)))
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"custom_vjp: expected fwd of {name} to return a pair "
-                                f"(output, residuals), got {type(res).__name__}.")
+                raise TypeError(
+                    f"custom_vjp: expected fwd of {name} to return a pair "
+                    f"(output, residuals), got {type(res).__name__}."
+                )
             out, residuals = res
             o_leaves, o_tree = tree_flatten(out)
             if o_tree != out_tree:
-                raise ValueError(structure_mismatch_message(out_tree, out,
-                                                            f"custom_vjp fwd of {name}"))
+                raise ValueError(
+                    structure_mismatch_message(out_tree, out, f"custom_vjp fwd of {name}")
+                )
             r_leaves, r_tree = tree_flatten(residuals)
             res_tree_box.append(r_tree)
             return o_leaves, r_leaves
@@ -340,16 +380,19 @@ class custom_vjp:
                 raise TypeError(
                     f"custom_vjp: expected bwd of {name} to return a tuple with one cotangent "
                     f"per differentiable argument ({len(diff_args)}), got "
-                    f"{type(got).__name__}. Wrap a single cotangent as (ct,).")
+                    f"{type(got).__name__}. Wrap a single cotangent as (ct,)."
+                )
             got = tuple(got)
             if len(got) != len(diff_args):
                 raise ValueError(
                     f"custom_vjp: expected bwd of {name} to return {len(diff_args)} "
-                    f"cotangent(s), one per differentiable argument, got {len(got)}.")
+                    f"cotangent(s), one per differentiable argument, got {len(got)}."
+                )
             g_leaves, g_tree = tree_flatten(got, is_leaf=lambda x: x is None)
             if g_tree != in_tree:
-                raise ValueError(structure_mismatch_message(in_tree, got,
-                                                            f"custom_vjp bwd of {name}"))
+                raise ValueError(
+                    structure_mismatch_message(in_tree, got, f"custom_vjp bwd of {name}")
+                )
             out = []
             for g, a, p in zip(g_leaves, in_avals, in_paths):
                 if g is None:
@@ -359,15 +402,19 @@ class custom_vjp:
                 if ga.shape != a.shape:
                     raise ValueError(
                         f"custom_vjp: expected bwd of {name} to return a cotangent of shape "
-                        f"{a.shape} for argument {keystr(p)}, got shape {ga.shape}.")
+                        f"{a.shape} for argument {keystr(p)}, got shape {ga.shape}."
+                    )
                 out.append(g)
             return out
 
         outs = custom_vjp_call_p.bind(
-            *closed.consts, *leaves, call_jaxpr=_close_over_consts(closed),
+            *closed.consts,
+            *leaves,
+            call_jaxpr=_close_over_consts(closed),
             fwd=_Callable(flat_fwd, f"fwd_of_{getattr(self.fun, '__name__', 'f')}"),
             bwd=_Callable(flat_bwd, f"bwd_of_{getattr(self.fun, '__name__', 'f')}"),
-            num_consts=len(closed.consts))
+            num_consts=len(closed.consts),
+        )
         return tree_unflatten(out_tree, outs)
 
 
@@ -392,9 +439,11 @@ def _grad_hook_transpose(ct: Any, x: Any, *, fn: Any) -> list[Any]:
     if out is None:
         return [ct]
     if core.get_aval(out).shape != core.get_aval(ct).shape:
-        raise ValueError(f"grad_hook: expected the hook {fn.__name__} to return a cotangent "
-                         f"of shape {core.get_aval(ct).shape} or None, got shape "
-                         f"{core.get_aval(out).shape}.")
+        raise ValueError(
+            f"grad_hook: expected the hook {fn.__name__} to return a cotangent "
+            f"of shape {core.get_aval(ct).shape} or None, got shape "
+            f"{core.get_aval(out).shape}."
+        )
     return [out]
 
 
@@ -421,8 +470,7 @@ def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     from functrace.tree_util import tree_map
 
     wrapped = fn if isinstance(fn, _Callable) else _Callable(fn, getattr(fn, "__name__", "hook"))
-    return tree_map(lambda v: grad_hook_p.bind(v, fn=wrapped)
-                    if isinstance(v, Tracer) else v, x)
+    return tree_map(lambda v: grad_hook_p.bind(v, fn=wrapped) if isinstance(v, Tracer) else v, x)
 
 
 __all__ = ["custom_jvp", "custom_vjp", "grad_hook"]

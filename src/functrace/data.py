@@ -20,12 +20,15 @@ def _rng(rng: Any) -> np.random.Generator:
         return np.random.default_rng(rng)
     if isinstance(rng, np.random.Generator):
         return rng
-    raise TypeError(f"data: expected rng as None, an int seed or a numpy.random.Generator, "
-                    f"got {type(rng).__name__}.")
+    raise TypeError(
+        f"data: expected rng as None, an int seed or a numpy.random.Generator, "
+        f"got {type(rng).__name__}."
+    )
 
 
-def batches(*arrays: Any, batch_size: int, shuffle: bool = True, rng: Any = None,
-            drop_last: bool = False) -> Iterator[tuple[np.ndarray, ...]]:
+def batches(
+    *arrays: Any, batch_size: int, shuffle: bool = True, rng: Any = None, drop_last: bool = False
+) -> Iterator[tuple[np.ndarray, ...]]:
     """Yield tuples of aligned mini-batches (first axis), optionally shuffled.
 
     ``rng`` (int seed or Generator) makes the order reproducible; passing the same
@@ -39,17 +42,20 @@ def batches(*arrays: Any, batch_size: int, shuffle: bool = True, rng: Any = None
     n = len(arrays_np[0])
     for i, a in enumerate(arrays_np):
         if a.ndim == 0 or len(a) != n:
-            raise ValueError(f"batches: expected arrays of equal length along axis 0, got "
-                             f"{n} for array 0 and shape {a.shape} for array {i}.")
+            raise ValueError(
+                f"batches: expected arrays of equal length along axis 0, got "
+                f"{n} for array 0 and shape {a.shape} for array {i}."
+            )
     order = _rng(rng).permutation(n) if shuffle else np.arange(n)
     stop = n - n % batch_size if drop_last else n
     for start in range(0, stop, batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         yield tuple(a[idx] for a in arrays_np)
 
 
-def load_digits(*, normalize: bool = True, split: float | None = 0.2, rng: Any = 0,
-                dtype: Any = np.float32) -> Any:
+def load_digits(
+    *, normalize: bool = True, split: float | None = 0.2, rng: Any = 0, dtype: Any = np.float32
+) -> Any:
     """The 8x8 handwritten digits (1797 images, 10 classes), shipped with functrace.
 
     Returns ``(X_train, y_train, X_test, y_test)`` with a stratification-free random
@@ -73,9 +79,15 @@ def load_digits(*, normalize: bool = True, split: float | None = 0.2, rng: Any =
     return X[train], y[train], X[test], y[test]
 
 
-def make_regression_line(n: int = 100, *, slope: float = 2.0, intercept: float = 1.0,
-                         noise: float = 0.1, rng: Any = 0, dtype: Any = np.float32
-                         ) -> tuple[np.ndarray, np.ndarray]:
+def make_regression_line(
+    n: int = 100,
+    *,
+    slope: float = 2.0,
+    intercept: float = 1.0,
+    noise: float = 0.1,
+    rng: Any = 0,
+    dtype: Any = np.float32,
+) -> tuple[np.ndarray, np.ndarray]:
     """``y = slope * x + intercept + noise`` with x in [0, 1); shapes (n, 1) and (n, 1)."""
     gen = _rng(rng)
     x = gen.random((n, 1))
@@ -83,15 +95,22 @@ def make_regression_line(n: int = 100, *, slope: float = 2.0, intercept: float =
     return x.astype(dtype), y.astype(dtype)
 
 
-def make_spirals(n_per_class: int = 100, n_classes: int = 3, *, noise: float = 0.2,
-                 rng: Any = 0, dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
+def make_spirals(
+    n_per_class: int = 100,
+    n_classes: int = 3,
+    *,
+    noise: float = 0.2,
+    rng: Any = 0,
+    dtype: Any = np.float32,
+) -> tuple[np.ndarray, np.ndarray]:
     """Interleaved 2-D spirals (a classic non-linearly-separable problem)."""
     gen = _rng(rng)
     X, y = [], []
     for c in range(n_classes):
         r = np.linspace(0.0, 1.0, n_per_class)
         t = np.linspace(c * 4.0, (c + 1) * 4.0, n_per_class) + noise * gen.standard_normal(
-            n_per_class)
+            n_per_class
+        )
         X.append(np.stack([r * np.sin(t), r * np.cos(t)], axis=1))
         y.append(np.full(n_per_class, c))
     return np.concatenate(X).astype(dtype), np.concatenate(y).astype(np.int64)

@@ -71,17 +71,22 @@ def save(path: str | os.PathLike[str], tree: Any) -> None:
         except Exception as e:
             raise TypeError(f"save: expected array leaves, got {type(x).__name__}.") from e
         if arrays[f"leaf_{i}"].dtype == object:
-            raise TypeError(f"save: expected array leaves, got {type(x).__name__} at "
-                            f"{keystr(leaves_paths[i][0])}.")
-    meta = {"format": _FORMAT, "paths": [keystr(p) for p, _ in leaves_paths],
-            "structure": _describe(tree)}
+            raise TypeError(
+                f"save: expected array leaves, got {type(x).__name__} at "
+                f"{keystr(leaves_paths[i][0])}."
+            )
+    meta = {
+        "format": _FORMAT,
+        "paths": [keystr(p) for p, _ in leaves_paths],
+        "structure": _describe(tree),
+    }
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     directory = os.path.dirname(os.path.abspath(path)) or "."
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -101,18 +106,29 @@ def _read(path: str) -> tuple[dict[str, Any], list[np.ndarray]]:
     try:
         with np.load(path, allow_pickle=False) as f:
             if "__meta__" not in set(f.files):
-                raise ValueError(f"load: expected a functrace checkpoint, got {path!r} without "
-                                 f"functrace metadata.")
+                raise ValueError(
+                    f"load: expected a functrace checkpoint, got {path!r} without "
+                    f"functrace metadata."
+                )
             meta = json.loads(bytes(f["__meta__"]).decode())
             leaves = [f[f"leaf_{i}"] for i in range(len(meta["paths"]))]
     except FileNotFoundError:
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, json.JSONDecodeError,
-            UnicodeDecodeError, ValueError) as e:
+    except (
+        zipfile.BadZipFile,
+        EOFError,
+        OSError,
+        KeyError,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        ValueError,
+    ) as e:
         if isinstance(e, ValueError) and str(e).startswith("load:"):
             raise
-        raise ValueError(f"load: expected a complete checkpoint file, got {path!r}, which is "
-                         f"corrupted or truncated ({type(e).__name__}: {e}).") from e
+        raise ValueError(
+            f"load: expected a complete checkpoint file, got {path!r}, which is "
+            f"corrupted or truncated ({type(e).__name__}: {e})."
+        ) from e
     if meta.get("format") != _FORMAT:
         raise ValueError(f"load: expected format {_FORMAT!r}, got {meta.get('format')!r}.")
     return meta, leaves
@@ -128,20 +144,25 @@ def load(path: str | os.PathLike[str], like: Any = None) -> Any:
     meta, leaves = _read(os.fspath(path))
     if like is None:
         if meta["structure"] is None:
-            raise ValueError("load: expected `like` for a checkpoint of a tree with modules or "
-                             "other registered nodes; pass like=<a tree of the same structure>.")
+            raise ValueError(
+                "load: expected `like` for a checkpoint of a tree with modules or "
+                "other registered nodes; pass like=<a tree of the same structure>."
+            )
         return _rebuild(meta["structure"], list(leaves))
     like_leaves_paths, treedef = tree_flatten_with_path(like)
     like_paths = [keystr(p) for p, _ in like_leaves_paths]
     if like_paths != meta["paths"]:
         missing = [p for p in like_paths if p not in meta["paths"]]
         extra = [p for p in meta["paths"] if p not in like_paths]
-        first = next((a for a, b in zip(like_paths, meta["paths"]) if a != b),
-                     (missing or extra or ["<root>"])[0])
+        first = next(
+            (a for a, b in zip(like_paths, meta["paths"]) if a != b),
+            (missing or extra or ["<root>"])[0],
+        )
         raise ValueError(
             f"load: expected the checkpoint to match the structure of `like`, got a "
             f"different tree; first differing path {first}. Missing in file: {missing[:5]}; "
-            f"unexpected in file: {extra[:5]}.")
+            f"unexpected in file: {extra[:5]}."
+        )
     out = []
     for p, (_, ref), arr in zip(like_paths, like_leaves_paths, leaves):
         ref_a = np.asarray(ref)

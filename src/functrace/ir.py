@@ -67,8 +67,13 @@ class Jaxpr:
 
     __slots__ = ("constvars", "invars", "eqns", "outvars")
 
-    def __init__(self, constvars: tuple[Var, ...], invars: tuple[Var, ...],
-                 eqns: tuple[JaxprEqn, ...], outvars: tuple[Atom, ...]) -> None:
+    def __init__(
+        self,
+        constvars: tuple[Var, ...],
+        invars: tuple[Var, ...],
+        eqns: tuple[JaxprEqn, ...],
+        outvars: tuple[Atom, ...],
+    ) -> None:
         self.constvars = constvars
         self.invars = invars
         self.eqns = eqns
@@ -191,14 +196,14 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
     for eqn in jaxpr.eqns:
-        invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]
+        invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
         out = eqn.primitive.bind(*invals, **eqn.params)
         if eqn.primitive.multiple_results:
             for v, o in zip(eqn.out_binders, out):
                 env[v] = o
         else:
             env[eqn.out_binders[0]] = out
-    return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]
+    return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
 
 
 # ---------------------------------------------------------------------------
@@ -306,8 +311,10 @@ def jaxpr_to_dot(jaxpr: Jaxpr) -> str:
     for v in jaxpr.invars:
         n = name(v)
         producer[v] = f"v_{n}"
-        out.append(f'  v_{n} [shape=box, style=filled, fillcolor="#dbe9f6", '
-                   f'label="{n}:{v.aval.str_short()}"];')
+        out.append(
+            f'  v_{n} [shape=box, style=filled, fillcolor="#dbe9f6", '
+            f'label="{n}:{v.aval.str_short()}"];'
+        )
     for i, eqn in enumerate(jaxpr.eqns):
         node = f"e{i}"
         outs = ", ".join(f"{name(v)}:{v.aval.str_short()}" for v in eqn.out_binders)
@@ -347,8 +354,9 @@ def render_svg(dot_text: str) -> str | None:
     import subprocess
 
     try:
-        res = subprocess.run([exe, "-Tsvg"], input=dot_text.encode(), capture_output=True,
-                             timeout=30, check=True)
+        res = subprocess.run(
+            [exe, "-Tsvg"], input=dot_text.encode(), capture_output=True, timeout=30, check=True
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return res.stdout.decode("utf-8", "replace")

@@ -92,8 +92,10 @@ class Module:
 
     def tree_flatten_with_keys(self) -> tuple[list[tuple[Any, Any]], tuple[Any, ...]]:
         data, static = self._fields()
-        return ([(GetAttrKey(n), getattr(self, n)) for n in data],
-                tuple(getattr(self, n) for n in static))
+        return (
+            [(GetAttrKey(n), getattr(self, n)) for n in data],
+            tuple(getattr(self, n) for n in static),
+        )
 
     @classmethod
     def tree_unflatten(cls, aux: tuple[Any, ...], children: Sequence[Any]) -> Any:
@@ -110,8 +112,10 @@ class Module:
         data, static = self._fields()
         unknown = set(changes) - set(data) - set(static)
         if unknown:
-            raise TypeError(f"{type(self).__name__}.replace: expected field names from "
-                            f"{list(data + static)}, got {sorted(unknown)}.")
+            raise TypeError(
+                f"{type(self).__name__}.replace: expected field names from "
+                f"{list(data + static)}, got {sorted(unknown)}."
+            )
         obj = object.__new__(type(self))
         for n in (*data, *static):
             object.__setattr__(obj, n, changes.get(n, getattr(self, n)))
@@ -139,8 +143,9 @@ def _rng(rng: Any) -> np.random.Generator:
         return rng
     if isinstance(rng, (int, np.integer)):
         return np.random.default_rng(int(rng))
-    raise TypeError(f"nn: expected rng as an int seed or a numpy.random.Generator, got "
-                    f"{type(rng).__name__}.")
+    raise TypeError(
+        f"nn: expected rng as an int seed or a numpy.random.Generator, got {type(rng).__name__}."
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -148,8 +153,9 @@ def _rng(rng: Any) -> np.random.Generator:
 # ---------------------------------------------------------------------------
 
 
-def uniform_init(rng: Any, shape: tuple[int, ...], bound: float, dtype: Any = np.float32
-                 ) -> np.ndarray:
+def uniform_init(
+    rng: Any, shape: tuple[int, ...], bound: float, dtype: Any = np.float32
+) -> np.ndarray:
     """``U(-bound, bound)`` samples of ``shape``."""
     return _rng(rng).uniform(-bound, bound, shape).astype(dtype)
 
@@ -179,8 +185,15 @@ class Linear(Module):
     in_features: int = field(static=True)
     out_features: int = field(static=True)
 
-    def __init__(self, in_features: int, out_features: int, *, rng: Any, bias: bool = True,
-                 dtype: Any = np.float32) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        *,
+        rng: Any,
+        bias: bool = True,
+        dtype: Any = np.float32,
+    ) -> None:
         gen = _rng(rng)
         self.in_features = int(in_features)
         self.out_features = int(out_features)
@@ -208,8 +221,10 @@ class Sequential(Module):
     layers: tuple[Any, ...]
 
     def __init__(self, layers: Sequence[Any]) -> None:
-        self.layers = tuple(layer if isinstance(layer, Module) else Lambda(layer)
-                            for layer in layers)
+        self.layers = tuple(
+            layer if isinstance(layer, Module) else Lambda(layer)  # type: ignore[call-arg]
+            for layer in layers
+        )
 
     def __call__(self, x: Any) -> Any:
         for layer in self.layers:
@@ -229,13 +244,20 @@ class MLP(Module):
     layers: tuple[Linear, ...]
     activation: Callable[[Any], Any] = field(static=True)
 
-    def __init__(self, sizes: Sequence[int], *, rng: Any, activation: Callable[[Any], Any]
-                 | None = None, dtype: Any = np.float32) -> None:
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        *,
+        rng: Any,
+        activation: Callable[[Any], Any] | None = None,
+        dtype: Any = np.float32,
+    ) -> None:
         if len(sizes) < 2:
             raise ValueError(f"MLP: expected at least two sizes (in, out), got {list(sizes)}.")
         gen = _rng(rng)
-        self.layers = tuple(Linear(a, b, rng=gen, dtype=dtype)
-                            for a, b in zip(sizes[:-1], sizes[1:]))
+        self.layers = tuple(
+            Linear(a, b, rng=gen, dtype=dtype) for a, b in zip(sizes[:-1], sizes[1:])
+        )
         self.activation = relu if activation is None else activation
 
     def __call__(self, x: Any) -> Any:
@@ -322,8 +344,6 @@ def mse_loss(pred: Any, target: Any, reduction: str = "mean") -> Any:
     return _reduce(fnp.square(pred - target), reduction, "mse_loss")
 
 
-
-
 def cross_entropy(logits: Any, labels: Any, reduction: str = "mean") -> Any:
     """Softmax cross-entropy of ``logits`` (..., C) against integer class ``labels`` (...)
     or class probabilities (..., C) (PyTorch's ``CrossEntropyLoss``), via log-softmax."""
@@ -332,14 +352,21 @@ def cross_entropy(logits: Any, labels: Any, reduction: str = "mean") -> Any:
     logp = log_softmax(logits, axis=-1)
     if ya.dtype.kind in "iub":
         if ya.shape != la.shape[:-1]:
-            raise ValueError(f"cross_entropy: expected integer labels of shape {la.shape[:-1]} "
-                             f"for logits of shape {la.shape}, got {ya.shape}.")
+            raise ValueError(
+                f"cross_entropy: expected integer labels of shape {la.shape[:-1]} "
+                f"for logits of shape {la.shape}, got {ya.shape}."
+            )
         concrete = core.concrete_or_none(labels)
         n_classes = la.shape[-1]
-        if concrete is not None and concrete.size and (concrete.min() < 0 or
-                                                       concrete.max() >= n_classes):
-            raise ValueError(f"cross_entropy: expected labels in [0, {n_classes}), got values "
-                             f"in [{concrete.min()}, {concrete.max()}].")
+        if (
+            concrete is not None
+            and concrete.size
+            and (concrete.min() < 0 or concrete.max() >= n_classes)
+        ):
+            raise ValueError(
+                f"cross_entropy: expected labels in [0, {n_classes}), got values "
+                f"in [{concrete.min()}, {concrete.max()}]."
+            )
         onehot = fnp.equal(fnp.expand_dims(labels, -1), np.arange(n_classes))
         nll = -fnp.sum(fnp.where(onehot, logp, 0.0), axis=-1)
     else:
@@ -389,8 +416,25 @@ def grad_stats(grads: Any) -> dict[str, dict[str, float]]:
 
 
 __all__ = [
-    "MLP", "Lambda", "Linear", "Module", "Sequential", "binary_cross_entropy_with_logits",
-    "count_params", "cross_entropy", "field", "gelu", "grad_stats", "kaiming_uniform",
-    "log_softmax", "mse_loss", "named_parameters", "relu", "sigmoid", "softmax", "tanh",
-    "uniform_init", "xavier_uniform",
+    "MLP",
+    "Lambda",
+    "Linear",
+    "Module",
+    "Sequential",
+    "binary_cross_entropy_with_logits",
+    "count_params",
+    "cross_entropy",
+    "field",
+    "gelu",
+    "grad_stats",
+    "kaiming_uniform",
+    "log_softmax",
+    "mse_loss",
+    "named_parameters",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "tanh",
+    "uniform_init",
+    "xavier_uniform",
 ]

@@ -47,8 +47,9 @@ class EmptyState(NamedTuple):
 
 def _check_structure(fname: str, expected: Any, given: Any, what: str) -> None:
     if tree_structure(expected) != tree_structure(given):
-        raise ValueError(f"{fname}: " + structure_mismatch_message(
-            tree_structure(expected), given, what))
+        raise ValueError(
+            f"{fname}: " + structure_mismatch_message(tree_structure(expected), given, what)
+        )
 
 
 def _count_like() -> np.ndarray:
@@ -72,8 +73,9 @@ def _cast_like(value: Any, like: Any) -> Any:
 
 def identity() -> GradientTransformation:
     """Pass gradients through unchanged."""
-    return GradientTransformation(lambda params: EmptyState(),
-                                  lambda grads, state, params=None: (grads, state))
+    return GradientTransformation(
+        lambda params: EmptyState(), lambda grads, state, params=None: (grads, state)
+    )
 
 
 def scale(step_size: float) -> GradientTransformation:
@@ -89,8 +91,9 @@ class ScaleByScheduleState(NamedTuple):
     count: Any
 
 
-def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool = True
-                           ) -> GradientTransformation:
+def scale_by_learning_rate(
+    learning_rate: ScalarOrSchedule, *, flip_sign: bool = True
+) -> GradientTransformation:
     """Multiply by ``-learning_rate`` (a number or a schedule of the step count)."""
     sign = -1.0 if flip_sign else 1.0
     if not callable(learning_rate):
@@ -99,8 +102,7 @@ def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool =
     def init(params: Any) -> ScaleByScheduleState:
         return ScaleByScheduleState(_count_like())
 
-    def update(grads: Any, state: ScaleByScheduleState, params: Any = None
-               ) -> tuple[Any, Any]:
+    def update(grads: Any, state: ScaleByScheduleState, params: Any = None) -> tuple[Any, Any]:
         lr = learning_rate(state.count)
         updates = tree_map(lambda g: g * _cast_like(sign * lr, g), grads)
         return updates, ScaleByScheduleState(_incr(state.count))
@@ -133,8 +135,7 @@ class ScaleByAdamState(NamedTuple):
     nu: Any
 
 
-def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
-                  ) -> GradientTransformation:
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> GradientTransformation:
     """Adam's rescaling: bias-corrected first moment over root of second moment."""
 
     def init(params: Any) -> ScaleByAdamState:
@@ -150,8 +151,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
         bc1 = 1.0 - fnp.power(b1, t)
         bc2 = 1.0 - fnp.power(b2, t)
         updates = tree_map(
-            lambda m, v: (m / _cast_like(bc1, m))
-            / (fnp.sqrt(v / _cast_like(bc2, v)) + eps), mu, nu)
+            lambda m, v: (m / _cast_like(bc1, m)) / (fnp.sqrt(v / _cast_like(bc2, v)) + eps), mu, nu
+        )
         return updates, ScaleByAdamState(count, mu, nu)
 
     return GradientTransformation(init, update)
@@ -162,19 +163,22 @@ class ScaleByRmsState(NamedTuple):
     mu: Any
 
 
-def scale_by_rms(decay: float = 0.9, eps: float = 1e-8, centered: bool = False
-                 ) -> GradientTransformation:
+def scale_by_rms(
+    decay: float = 0.9, eps: float = 1e-8, centered: bool = False
+) -> GradientTransformation:
     """RMSProp's rescaling by a running root mean square of gradients."""
 
     def init(params: Any) -> ScaleByRmsState:
-        return ScaleByRmsState(tree_map(fnp.zeros_like, params),
-                               tree_map(fnp.zeros_like, params))
+        return ScaleByRmsState(tree_map(fnp.zeros_like, params), tree_map(fnp.zeros_like, params))
 
     def update(grads: Any, state: ScaleByRmsState, params: Any = None) -> tuple[Any, Any]:
         _check_structure("scale_by_rms.update", state.nu, grads, "gradients vs RMSProp state")
         nu = tree_map(lambda g, v: decay * v + (1 - decay) * (g * g), grads, state.nu)
-        mu = tree_map(lambda g, m: decay * m + (1 - decay) * g, grads, state.mu) \
-            if centered else state.mu
+        mu = (
+            tree_map(lambda g, m: decay * m + (1 - decay) * g, grads, state.mu)
+            if centered
+            else state.mu
+        )
         if centered:
             updates = tree_map(lambda g, v, m: g / (fnp.sqrt(v - m * m) + eps), grads, nu, mu)
         else:
@@ -189,8 +193,10 @@ def add_decayed_weights(weight_decay: float) -> GradientTransformation:
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         if params is None:
-            raise ValueError("add_decayed_weights.update: expected params, got None. Pass "
-                             "params to update(grads, state, params).")
+            raise ValueError(
+                "add_decayed_weights.update: expected params, got None. Pass "
+                "params to update(grads, state, params)."
+            )
         _check_structure("add_decayed_weights.update", params, grads, "gradients vs params")
         return tree_map(lambda g, p: g + weight_decay * p, grads, params), state
 
@@ -227,8 +233,10 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
 
     def update(grads: Any, state: tuple[Any, ...], params: Any = None) -> tuple[Any, Any]:
         if not isinstance(state, tuple) or len(state) != len(transforms):
-            raise ValueError(f"chain.update: expected a state tuple of {len(transforms)} "
-                             f"entries (from init), got {type(state).__name__}.")
+            raise ValueError(
+                f"chain.update: expected a state tuple of {len(transforms)} "
+                f"entries (from init), got {type(state).__name__}."
+            )
         new_states = []
         for t, s in zip(transforms, state):
             grads, s = t.update(grads, s, params)
@@ -249,8 +257,9 @@ def apply_updates(params: Any, updates: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def sgd(learning_rate: ScalarOrSchedule, momentum: float = 0.0, nesterov: bool = False
-        ) -> GradientTransformation:
+def sgd(
+    learning_rate: ScalarOrSchedule, momentum: float = 0.0, nesterov: bool = False
+) -> GradientTransformation:
     """Stochastic gradient descent, optionally with (Nesterov) momentum.
 
     >>> import numpy as np, functrace.optim as optim
@@ -264,21 +273,35 @@ def sgd(learning_rate: ScalarOrSchedule, momentum: float = 0.0, nesterov: bool =
     return chain(*parts, scale_by_learning_rate(learning_rate))
 
 
-def adam(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
-         eps: float = 1e-8) -> GradientTransformation:
+def adam(
+    learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
+) -> GradientTransformation:
     """Adam (Kingma and Ba)."""
     return chain(scale_by_adam(b1, b2, eps), scale_by_learning_rate(learning_rate))
 
 
-def adamw(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
-          eps: float = 1e-8, weight_decay: float = 1e-4) -> GradientTransformation:
+def adamw(
+    learning_rate: ScalarOrSchedule,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+    weight_decay: float = 1e-4,
+) -> GradientTransformation:
     """Adam with decoupled weight decay (Loshchilov and Hutter)."""
-    return chain(scale_by_adam(b1, b2, eps), add_decayed_weights(weight_decay),
-                 scale_by_learning_rate(learning_rate))
+    return chain(
+        scale_by_adam(b1, b2, eps),
+        add_decayed_weights(weight_decay),
+        scale_by_learning_rate(learning_rate),
+    )
 
 
-def rmsprop(learning_rate: ScalarOrSchedule, decay: float = 0.9, eps: float = 1e-8,
-            momentum: float = 0.0, centered: bool = False) -> GradientTransformation:
+def rmsprop(
+    learning_rate: ScalarOrSchedule,
+    decay: float = 0.9,
+    eps: float = 1e-8,
+    momentum: float = 0.0,
+    centered: bool = False,
+) -> GradientTransformation:
     """RMSProp, optionally centered and with momentum."""
     parts = [scale_by_rms(decay, eps, centered)]
     if momentum:
@@ -308,12 +331,14 @@ def accumulate(transform: GradientTransformation, every_k: int) -> GradientTrans
         raise ValueError(f"accumulate: expected every_k as an int >= 1, got {every_k!r}.")
 
     def init(params: Any) -> AccumulateState:
-        return AccumulateState(_count_like(), tree_map(fnp.zeros_like, params),
-                               transform.init(params))
+        return AccumulateState(
+            _count_like(), tree_map(fnp.zeros_like, params), transform.init(params)
+        )
 
     def update(grads: Any, state: AccumulateState, params: Any = None) -> tuple[Any, Any]:
-        _check_structure("accumulate.update", state.acc, grads,
-                         "gradients vs accumulated gradients")
+        _check_structure(
+            "accumulate.update", state.acc, grads, "gradients vs accumulated gradients"
+        )
         acc = tree_map(lambda a, g: a + g, state.acc, grads)
         step = state.mini_step + np.int32(1)
         concrete = core.concrete_or_none(step)
@@ -323,8 +348,7 @@ def accumulate(transform: GradientTransformation, every_k: int) -> GradientTrans
                 return zeros, AccumulateState(step, acc, state.inner)
             mean = tree_map(lambda a: a / every_k, acc)
             updates, inner = transform.update(mean, state.inner, params)
-            return updates, AccumulateState(_count_like(), tree_map(fnp.zeros_like, acc),
-                                            inner)
+            return updates, AccumulateState(_count_like(), tree_map(fnp.zeros_like, acc), inner)
         emit = step >= every_k
         mean = tree_map(lambda a: a / every_k, acc)
         new_updates, new_inner = transform.update(mean, state.inner, params)
@@ -366,8 +390,13 @@ def cosine_decay_schedule(init_value: float, decay_steps: int, alpha: float = 0.
     return schedule
 
 
-def warmup_cosine_decay_schedule(init_value: float, peak_value: float, warmup_steps: int,
-                                 decay_steps: int, end_value: float = 0.0) -> Schedule:
+def warmup_cosine_decay_schedule(
+    init_value: float,
+    peak_value: float,
+    warmup_steps: int,
+    decay_steps: int,
+    end_value: float = 0.0,
+) -> Schedule:
     """Linear warmup to ``peak_value``, then cosine decay to ``end_value``."""
     warm = linear_schedule(init_value, peak_value, warmup_steps)
     alpha = end_value / peak_value if peak_value else 0.0
@@ -380,10 +409,31 @@ def warmup_cosine_decay_schedule(init_value: float, peak_value: float, warmup_st
 
 
 __all__ = [
-    "AccumulateState", "EmptyState", "GradientTransformation", "ScaleByAdamState",
-    "ScaleByRmsState", "ScaleByScheduleState", "TraceState", "accumulate", "adam", "adamw",
-    "add_decayed_weights", "apply_updates", "chain", "clip_by_global_norm",
-    "constant_schedule", "cosine_decay_schedule", "global_norm", "identity",
-    "linear_schedule", "rmsprop", "scale", "scale_by_adam", "scale_by_learning_rate",
-    "scale_by_rms", "sgd", "trace", "warmup_cosine_decay_schedule",
+    "AccumulateState",
+    "EmptyState",
+    "GradientTransformation",
+    "ScaleByAdamState",
+    "ScaleByRmsState",
+    "ScaleByScheduleState",
+    "TraceState",
+    "accumulate",
+    "adam",
+    "adamw",
+    "add_decayed_weights",
+    "apply_updates",
+    "chain",
+    "clip_by_global_norm",
+    "constant_schedule",
+    "cosine_decay_schedule",
+    "global_norm",
+    "identity",
+    "linear_schedule",
+    "rmsprop",
+    "scale",
+    "scale_by_adam",
+    "scale_by_learning_rate",
+    "scale_by_rms",
+    "sgd",
+    "trace",
+    "warmup_cosine_decay_schedule",
 ]

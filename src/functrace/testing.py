@@ -39,15 +39,26 @@ def _rand_like(rng: np.random.Generator, tree: Any) -> Any:
 
 
 def _axpy(a: float, x: Any, y: Any) -> Any:
-    return tree_map(lambda u, v: (np.asarray(v) + a * np.asarray(u)).astype(np.asarray(v).dtype)
-                    if np.asarray(v).dtype.kind in "fc" else v, x, y)
+    return tree_map(
+        lambda u, v: (
+            (np.asarray(v) + a * np.asarray(u)).astype(np.asarray(v).dtype)
+            if np.asarray(v).dtype.kind in "fc"
+            else v
+        ),
+        x,
+        y,
+    )
 
 
 def _inner(x: Any, y: Any) -> float:
     xs, ys = tree_flatten(x)[0], tree_flatten(y)[0]
-    return float(sum(np.vdot(np.asarray(a, np.float64), np.asarray(b, np.float64)).real
-                     for a, b in zip(xs, ys)
-                     if np.asarray(a).dtype.kind in "fc"))
+    return float(
+        sum(
+            np.vdot(np.asarray(a, np.float64), np.asarray(b, np.float64)).real
+            for a, b in zip(xs, ys)
+            if np.asarray(a).dtype.kind in "fc"
+        )
+    )
 
 
 def _sub(x: Any, y: Any) -> Any:
@@ -58,16 +69,18 @@ def _scale(a: float, x: Any) -> Any:
     return tree_map(lambda v: a * np.asarray(v, np.float64), x)
 
 
-def numerical_jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
-                  eps: float) -> Any:
+def numerical_jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], eps: float
+) -> Any:
     """Central difference ``(f(x + eps t) - f(x - eps t)) / (2 eps)``."""
     f_pos = fun(*_axpy(eps, tangents, primals))
     f_neg = fun(*_axpy(-eps, tangents, primals))
     return _scale(0.5 / eps, _sub(f_pos, f_neg))
 
 
-def numerical_grad(fun: Callable[..., Any], args: Sequence[Any], eps: float | None = None
-                   ) -> tuple[Any, ...]:
+def numerical_grad(
+    fun: Callable[..., Any], args: Sequence[Any], eps: float | None = None
+) -> tuple[Any, ...]:
     """The gradient of scalar ``fun`` at ``args`` by central differences, one element
     at a time (for teaching and small checks).
 
@@ -83,8 +96,14 @@ def numerical_grad(fun: Callable[..., Any], args: Sequence[Any], eps: float | No
         a = np.asarray(x, dtype=np.float64)
         g = np.zeros_like(a)
         for idx in np.ndindex(a.shape):
-            def shifted(d: float, idx: Any = idx, i: int = i, a: np.ndarray = a,
-                        dt: np.dtype = np.asarray(x).dtype) -> Any:
+
+            def shifted(
+                d: float,
+                idx: Any = idx,
+                i: int = i,
+                a: np.ndarray = a,
+                dt: np.dtype = np.asarray(x).dtype,
+            ) -> Any:
                 b = a.copy()
                 b[idx] += d
                 new = list(leaves)
@@ -102,8 +121,9 @@ def _assert_close(what: str, expected: Any, actual: Any, atol: float, rtol: floa
         e = np.asarray(e, np.float64)
         a = np.asarray(a, np.float64)
         if e.shape != a.shape:
-            raise AssertionError(f"check_grads: {what}: expected shape {e.shape}, got "
-                                 f"{a.shape} (output leaf {k}).")
+            raise AssertionError(
+                f"check_grads: {what}: expected shape {e.shape}, got {a.shape} (output leaf {k})."
+            )
         if not np.allclose(a, e, atol=atol, rtol=rtol, equal_nan=True):
             err = np.max(np.abs(a - e)) if e.size else 0.0
             raise AssertionError(
@@ -113,17 +133,32 @@ def _assert_close(what: str, expected: Any, actual: Any, atol: float, rtol: floa
             )
 
 
-def check_jvp(fun: Callable[..., Any], args: Sequence[Any], *, atol: float, rtol: float,
-              eps: float, rng: np.random.Generator, order: int) -> None:
+def check_jvp(
+    fun: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    atol: float,
+    rtol: float,
+    eps: float,
+    rng: np.random.Generator,
+    order: int,
+) -> None:
     tangents = _rand_like(rng, tuple(args))
     _, t_out = api.jvp(fun, tuple(args), tangents)
     t_num = numerical_jvp(fun, args, tangents, eps)
-    _assert_close(f"mode 'fwd', order {order}: JVP vs finite differences", t_num, t_out,
-                  atol, rtol)
+    _assert_close(f"mode 'fwd', order {order}: JVP vs finite differences", t_num, t_out, atol, rtol)
 
 
-def check_vjp(fun: Callable[..., Any], args: Sequence[Any], *, atol: float, rtol: float,
-              eps: float, rng: np.random.Generator, order: int) -> None:
+def check_vjp(
+    fun: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    atol: float,
+    rtol: float,
+    eps: float,
+    rng: np.random.Generator,
+    order: int,
+) -> None:
     out, f_vjp = api.vjp(fun, *args)
     tangents = _rand_like(rng, tuple(args))
     ct = _rand_like(rng, out)
@@ -131,13 +166,25 @@ def check_vjp(fun: Callable[..., Any], args: Sequence[Any], *, atol: float, rtol
     t_num = numerical_jvp(fun, args, tangents, eps)
     lhs = _inner(cts_in, tangents)
     rhs = _inner(ct, t_num)
-    _assert_close(f"mode 'rev', order {order}: <vjp(ct), t> vs <ct, numerical jvp(t)>",
-                  np.array(rhs), np.array(lhs), atol, rtol)
+    _assert_close(
+        f"mode 'rev', order {order}: <vjp(ct), t> vs <ct, numerical jvp(t)>",
+        np.array(rhs),
+        np.array(lhs),
+        atol,
+        rtol,
+    )
 
 
-def check_grads(fun: Callable[..., Any], args: Sequence[Any], order: int = 1,
-                modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
-                rtol: float | None = None, eps: float | None = None, seed: int = 0) -> None:
+def check_grads(
+    fun: Callable[..., Any],
+    args: Sequence[Any],
+    order: int = 1,
+    modes: Sequence[str] = ("fwd", "rev"),
+    atol: float | None = None,
+    rtol: float | None = None,
+    eps: float | None = None,
+    seed: int = 0,
+) -> None:
     """Check ``fun``'s derivatives at ``args`` against finite differences, up to ``order``.
 
     Raises ``AssertionError`` naming the mode, the order and the mismatching values.

@@ -83,8 +83,7 @@ def add_tangents(x: Any, y: Any) -> Any:
 
 def _add_any_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     if not x.same_type(y):
-        raise ValueError(f"add_any: expected equal types, got {x.str_short()} and "
-                         f"{y.str_short()}.")
+        raise ValueError(f"add_any: expected equal types, got {x.str_short()} and {y.str_short()}.")
     return x.update(weak_type=x.weak_type and y.weak_type)
 
 
@@ -154,16 +153,23 @@ class JVPTrace(Trace):
             return JVPTracer(self, out, Zero.from_primal(out))
         rule = jvp_rules.get(primitive)
         if rule is None:
-            raise MissingRuleError(primitive.name, "jvp (forward and reverse mode)",
-                                   "jvp_rules", "functrace/lax")
+            raise MissingRuleError(
+                primitive.name, "jvp (forward and reverse mode)", "jvp_rules", "functrace/lax"
+            )
         primal_out, tangent_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
             return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
         return JVPTracer(self, primal_out, tangent_out)
 
 
-def jvp_flat(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], *,
-             origin: str = "jvp", has_aux: bool = False) -> Any:
+def jvp_flat(
+    fun: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    origin: str = "jvp",
+    has_aux: bool = False,
+) -> Any:
     """Forward mode on flat lists. Tangents may be :class:`Zero`.
 
     Returns ``(primals_out, tangents_out)``, plus ``aux`` with ``has_aux``.
@@ -239,8 +245,9 @@ def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
     linear_primitives.add(primitive)
 
 
-def deflinear_in(primitive: Primitive, argnums: tuple[int, ...],
-                 transpose_rule: Callable[..., Any]) -> None:
+def deflinear_in(
+    primitive: Primitive, argnums: tuple[int, ...], transpose_rule: Callable[..., Any]
+) -> None:
     """Linear in the inputs ``argnums``; the others (indices, predicates) are not
     differentiated. The JVP applies the primitive to the tangents of ``argnums`` and
     the primals of the rest."""
@@ -257,8 +264,9 @@ def deflinear_in(primitive: Primitive, argnums: tuple[int, ...],
     linear_primitives.add(primitive)
 
 
-def defbilinear(primitive: Primitive, lhs_transpose: Callable[..., Any],
-                rhs_transpose: Callable[..., Any]) -> None:
+def defbilinear(
+    primitive: Primitive, lhs_transpose: Callable[..., Any], rhs_transpose: Callable[..., Any]
+) -> None:
     """``primitive(x, y)`` linear in each argument separately (mul, dot_general).
 
     ``lhs_transpose(ct, y, x_aval, **params)`` gives the cotangent of x, and
@@ -278,8 +286,10 @@ def defbilinear(primitive: Primitive, lhs_transpose: Callable[..., Any],
 
     def transpose(ct: Any, x: Any, y: Any, **params: Any) -> list[Any]:
         if isinstance(x, UndefPrimal) and isinstance(y, UndefPrimal):
-            raise ValueError(f"{primitive.name} transpose: both operands are linear (a "
-                             f"non-linear use of tangents in a JVP rule).")
+            raise ValueError(
+                f"{primitive.name} transpose: both operands are linear (a "
+                f"non-linear use of tangents in a JVP rule)."
+            )
         if isinstance(x, UndefPrimal):
             return [lhs_transpose(ct, y, x.aval, **params), None]
         return [None, rhs_transpose(ct, x, y.aval, **params)]
@@ -325,8 +335,15 @@ class LinearFunction:
 
     __slots__ = ("jaxpr", "consts", "in_avals", "out_avals", "out_zero", "in_mask")
 
-    def __init__(self, jaxpr: Jaxpr, consts: list[Any], in_avals: list[ShapedArray],
-                 out_avals: list[ShapedArray], out_zero: list[bool], in_mask: list[bool]):
+    def __init__(
+        self,
+        jaxpr: Jaxpr,
+        consts: list[Any],
+        in_avals: list[ShapedArray],
+        out_avals: list[ShapedArray],
+        out_zero: list[bool],
+        in_mask: list[bool],
+    ):
         self.jaxpr = jaxpr
         self.consts = consts
         self.in_avals = in_avals
@@ -347,13 +364,19 @@ class LinearFunction:
 
         args = [instantiate(t) for t, m in zip(tangents_in, self.in_mask) if m]
         outs = iter(eval_jaxpr(self.jaxpr, self.consts, args))
-        return [zeros_like_aval(a) if z else next(outs)
-                for a, z in zip(self.out_avals, self.out_zero)]
+        return [
+            zeros_like_aval(a) if z else next(outs) for a, z in zip(self.out_avals, self.out_zero)
+        ]
 
 
-def linearize_flat(fun: Callable[..., Any], primals: Sequence[Any],
-                   diff_mask: Sequence[bool] | None = None, *, origin: str = "linearize",
-                   has_aux: bool = False) -> tuple[list[Any], LinearFunction, Any]:
+def linearize_flat(
+    fun: Callable[..., Any],
+    primals: Sequence[Any],
+    diff_mask: Sequence[bool] | None = None,
+    *,
+    origin: str = "linearize",
+    has_aux: bool = False,
+) -> tuple[list[Any], LinearFunction, Any]:
     """Run ``fun`` on ``primals`` and record its linearization.
 
     Returns ``(primals_out, linear_function, aux)``. With ``has_aux``, ``fun`` returns
@@ -384,12 +407,19 @@ def linearize_flat(fun: Callable[..., Any], primals: Sequence[Any],
         tangents_out = [t.tangent for t in outs]
         out_zero = [type(t) is Zero for t in tangents_out]
         live_out = [ltrace.full_raise(t) for t in tangents_out if type(t) is not Zero]
-        jaxpr, consts = builder.build([t for t in tangents_in if type(t) is StagingTracer],
-                                      live_out)
+        jaxpr, consts = builder.build(
+            [t for t in tangents_in if type(t) is StagingTracer], live_out
+        )
     finally:
         core.pop_trace(ltrace)
-    lin = LinearFunction(jaxpr, consts, t_avals,
-                         [tangent_aval(core.get_aval(p)) for p in primals_out], out_zero, mask)
+    lin = LinearFunction(
+        jaxpr,
+        consts,
+        t_avals,
+        [tangent_aval(core.get_aval(p)) for p in primals_out],
+        out_zero,
+        mask,
+    )
     return primals_out, lin, aux
 
 
@@ -408,8 +438,9 @@ def strip_tracers(tree: Any, trace: Trace) -> Any:
 _MISSING = object()
 
 
-def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
-                  forward_known: bool = False) -> list[Any]:
+def backward_pass(
+    jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any], forward_known: bool = False
+) -> list[Any]:
     """Transpose the linear ``jaxpr``: cotangents of the outputs -> of the inputs.
 
     Constants are the non-linear values (known); every invar is linear. Cotangents
@@ -422,7 +453,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
     ct_env: dict[Var, Any] = {}
     for eqn in jaxpr.eqns if forward_known else ():
         if all(type(x) is Literal or x in known for x in eqn.inputs):
-            vals = [x.val if type(x) is Literal else known[x] for x in eqn.inputs]
+            vals = [x.val if type(x) is Literal else known[x] for x in eqn.inputs]  # type: ignore
             out = eqn.primitive.bind(*vals, **eqn.params)
             outs = out if eqn.primitive.multiple_results else [out]
             known.update(zip(eqn.out_binders, outs))
@@ -443,8 +474,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
             cts_out = [ct_env.pop(v, None) for v in out_binders]
             if all(ct is None for ct in cts_out):
                 continue
-            ct_arg: Any = [Zero(v.aval) if ct is None else ct
-                           for ct, v in zip(cts_out, out_binders)]
+            ct_arg: Any = [
+                Zero(v.aval) if ct is None else ct for ct, v in zip(cts_out, out_binders)
+            ]
         else:
             ct_arg = ct_env.pop(out_binders[0], None)
             if ct_arg is None:
@@ -458,8 +490,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any],
                 invals.append(UndefPrimal(x.aval) if val is _MISSING else val)
         rule = transpose_rules.get(prim)
         if rule is None:
-            raise MissingRuleError(prim.name, "transpose (reverse mode)", "transpose_rules",
-                                   "functrace/lax")
+            raise MissingRuleError(
+                prim.name, "transpose (reverse mode)", "transpose_rules", "functrace/lax"
+            )
         cts_in = rule(ct_arg, *invals, **eqn.params)
         for x, val, ct in zip(eqn.inputs, invals, cts_in):
             # accumulate the cotangent of each linear input (fan-out adds up)

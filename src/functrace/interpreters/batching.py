@@ -38,8 +38,9 @@ class BatchTracer(Tracer):
         if aval is None:
             a = core.get_aval(self.val)
             if self.bdim is not None:
-                a = ShapedArray(a.shape[:self.bdim] + a.shape[self.bdim + 1:], a.dtype,
-                                a.weak_type)
+                a = ShapedArray(
+                    a.shape[: self.bdim] + a.shape[self.bdim + 1 :], a.dtype, a.weak_type
+                )
             aval = self._aval = a
         return aval
 
@@ -76,17 +77,23 @@ class BatchTrace(Trace):
             return BatchTracer(self, out, None)
         rule = batching_rules.get(primitive)
         if rule is None:
-            raise MissingRuleError(primitive.name, "vmap (batching)", "batching_rules",
-                                   "functrace/lax")
+            raise MissingRuleError(
+                primitive.name, "vmap (batching)", "batching_rules", "functrace/lax"
+            )
         out, out_bdim = rule(vals, bdims, **params)
         if primitive.multiple_results:
             return [BatchTracer(self, o, b) for o, b in zip(out, out_bdim)]
         return BatchTracer(self, out, out_bdim)
 
 
-def vmap_flat(fun: Callable[..., Sequence[Any]], axis_size: int, args: Sequence[Any],
-              in_dims: Sequence[int | None], *, origin: str = "vmap"
-              ) -> tuple[list[Any], list[int | None]]:
+def vmap_flat(
+    fun: Callable[..., Sequence[Any]],
+    axis_size: int,
+    args: Sequence[Any],
+    in_dims: Sequence[int | None],
+    *,
+    origin: str = "vmap",
+) -> tuple[list[Any], list[int | None]]:
     """Batch flat ``fun``: returns outputs and their batch dims."""
     trace = core.push_trace(BatchTrace, axis_size, origin=origin)
     try:

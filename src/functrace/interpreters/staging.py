@@ -42,12 +42,13 @@ class JaxprBuilder:
         self.arg_names: dict[Var, str] = {}
         self.invars: list[Var] = []
 
-    def build(self, in_tracers: Sequence[StagingTracer],
-              out_tracers: Sequence[StagingTracer]) -> tuple[Jaxpr, list[Any]]:
-        constvars = tuple(t.atom for t, _ in self.consts.values())
+    def build(
+        self, in_tracers: Sequence[StagingTracer], out_tracers: Sequence[StagingTracer]
+    ) -> tuple[Jaxpr, list[Any]]:
+        constvars: Any = tuple(t.atom for t, _ in self.consts.values())
         consts = [v for _, v in self.consts.values()]
-        jaxpr = Jaxpr(constvars, tuple(t.atom for t in in_tracers), tuple(self.eqns),
-                      tuple(t.atom for t in out_tracers))
+        invars: Any = tuple(t.atom for t in in_tracers)
+        jaxpr = Jaxpr(constvars, invars, tuple(self.eqns), tuple(t.atom for t in out_tracers))
         if enable_checks:
             typecheck_jaxpr(jaxpr)
         return jaxpr, consts
@@ -92,8 +93,10 @@ class StagingTracer(Tracer):
         deps = trace.builder.dependencies(self.atom)  # type: ignore[arg-type]
         dep_txt = (
             f" It depends on argument{'s' if len(deps) > 1 else ''} "
-            + ", ".join(f"`{d}`" for d in deps) + "."
-            if deps else ""
+            + ", ".join(f"`{d}`" for d in deps)
+            + "."
+            if deps
+            else ""
         )
         raise ConcretizationError(
             f"{trace.origin}: expected a concrete value for {why}, got an abstract tracer "
@@ -150,24 +153,32 @@ class StagingTrace(Trace):
     def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
         rule = primitive.abstract_eval
         if rule is None:
-            raise MissingRuleError(primitive.name, "abstract evaluation (jit/make_jaxpr)",
-                                   "abstract_eval_rules", "functrace/lax")
+            raise MissingRuleError(
+                primitive.name,
+                "abstract evaluation (jit/make_jaxpr)",
+                "abstract_eval_rules",
+                "functrace/lax",
+            )
         avals = [t._aval for t in tracers]
         out = rule(*avals, **params)
         inputs = tuple(t.atom for t in tracers)
         if primitive.multiple_results:
             outs = [StagingTracer(self, a, Var(a)) for a in out]
-            self.builder.eqns.append(
-                JaxprEqn(primitive, inputs, params, tuple(t.atom for t in outs)))  # type: ignore
+            binders: Any = tuple(t.atom for t in outs)
+            self.builder.eqns.append(JaxprEqn(primitive, inputs, params, binders))
             return outs
         tracer = StagingTracer(self, out, Var(out))
         self.builder.eqns.append(JaxprEqn(primitive, inputs, params, (tracer.atom,)))  # type: ignore
         return tracer
 
 
-def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray], *,
-                   origin: str, arg_names: Sequence[str] | None = None,
-                   ) -> tuple[ClosedJaxpr, int]:
+def trace_to_jaxpr(
+    fun: Callable[..., Sequence[Any]],
+    in_avals: Sequence[ShapedArray],
+    *,
+    origin: str,
+    arg_names: Sequence[str] | None = None,
+) -> tuple[ClosedJaxpr, int]:
     """Trace flat ``fun(*tracers) -> list`` to a type-checked closed jaxpr.
 
     Returns the jaxpr and the number of outputs. ``origin`` names the transform and

@@ -193,8 +193,18 @@ def _custom_node_key(x: Any, leaves: list[Any]) -> Any:
     return tuple(parts)
 
 
-_SIMPLE_AUX = (type(None), bool, int, float, str, bytes, type, np.dtype, types.FunctionType,
-               types.BuiltinFunctionType)
+_SIMPLE_AUX = (
+    type(None),
+    bool,
+    int,
+    float,
+    str,
+    bytes,
+    type,
+    np.dtype,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+)
 
 
 def _simple_aux(aux: Any) -> bool:
@@ -215,16 +225,19 @@ class JitFunction:
     cache) are for tests and curious users.
     """
 
-    def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (),
+    ) -> None:
         if not callable(fun):
             raise TypeError(f"jit: expected a callable, got {type(fun).__name__}.")
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._origin = f"jit of {describe_fun(fun)}"
         nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        names = (static_argnames,) if isinstance(static_argnames, str) else \
-            tuple(static_argnames)
+        names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         for n in nums:
             if not isinstance(n, int | np.integer):
                 raise TypeError(f"jit: expected static_argnums of ints, got {static_argnums!r}.")
@@ -235,8 +248,9 @@ class JitFunction:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
             params = []
-        positional = [p.name for p in params
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        positional = [
+            p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
         self._param_names = positional
         # Like JAX: a static parameter can be given by position or by keyword.
         nums_set = {int(n) % len(positional) if n < 0 and positional else int(n) for n in nums}
@@ -293,13 +307,17 @@ class JitFunction:
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
-                if tkey is not _NOT_SIMPLE and len(tleaves) == len(leaves) and \
-                        all(a is b for a, b in zip(tleaves, leaves)):
+                if (
+                    tkey is not _NOT_SIMPLE
+                    and len(tleaves) == len(leaves)
+                    and all(a is b for a, b in zip(tleaves, leaves))
+                ):
                     self._tree_fast[tkey] = entry.driver
         return out
 
-    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
-               ) -> tuple[list[tuple[int, Any]], list[Any], dict[str, Any], dict[str, Any]]:
+    def _split(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[tuple[int, Any]], list[Any], dict[str, Any], dict[str, Any]]:
         nums = set(self._static_nums)
         nums.update(n % len(args) for n in self._neg_nums if len(args) >= -n)
         static_pos, dyn_args = [], []
@@ -333,8 +351,9 @@ class JitFunction:
                 f"dynamic by leaving it out of static_argnums/static_argnames."
             ) from None
 
-    def _entry_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]
-                   ) -> tuple[_Entry | None, list[Any]]:
+    def _entry_for(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[_Entry | None, list[Any]]:
         static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
@@ -351,19 +370,27 @@ class JitFunction:
                     f"(static_argnums / static_argnames) if it is configuration rather "
                     f"than array data, or convert it with numpy.asarray."
                 ) from None
-        static_key = (tuple((i, type(a), a) for i, a in static_pos),
-                      tuple(sorted((k, type(v), v) for k, v in static_kw.items())))
+        static_key = (
+            tuple((i, type(a), a) for i, a in static_pos),
+            tuple(sorted((k, type(v), v) for k, v in static_kw.items())),
+        )
         key = (in_tree, tuple(avals), static_key)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(args, kwargs, static_pos, dyn_args, static_kw, dyn_kw,
-                                  leaves, in_tree, avals, key)
+            entry = self._compile(
+                args, kwargs, static_pos, dyn_args, static_kw, dyn_kw, leaves, in_tree, avals, key
+            )
             self._cache[key] = entry
         return entry, leaves
 
-    def _leaf_names(self, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    static_pos: list[tuple[int, Any]], dyn_args: list[Any],
-                    dyn_kw: dict[str, Any]) -> list[str]:
+    def _leaf_names(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        static_pos: list[tuple[int, Any]],
+        dyn_args: list[Any],
+        dyn_kw: dict[str, Any],
+    ) -> list[str]:
         static_idx = {i for i, _ in static_pos}
         dyn_positions = [i for i in range(len(args)) if i not in static_idx]
         names = []
@@ -372,8 +399,7 @@ class JitFunction:
             if isinstance(head, SequenceKey) and head.idx == 0 and sub:
                 first = sub[0]
                 pos = dyn_positions[first.idx] if isinstance(first, SequenceKey) else 0
-                base = self._param_names[pos] if pos < len(self._param_names) else \
-                    f"args[{pos}]"
+                base = self._param_names[pos] if pos < len(self._param_names) else f"args[{pos}]"
                 names.append(base + keystr(sub[1:]))
             elif sub and isinstance(sub[0], DictKey):
                 names.append(str(sub[0].key) + keystr(sub[1:]))
@@ -381,10 +407,19 @@ class JitFunction:
                 names.append(keystr(path))
         return names
 
-    def _compile(self, args: tuple[Any, ...], kwargs: dict[str, Any],
-                 static_pos: list[tuple[int, Any]], dyn_args: list[Any],
-                 static_kw: dict[str, Any], dyn_kw: dict[str, Any], leaves: list[Any],
-                 in_tree: Any, avals: list[ShapedArray], key: Any) -> _Entry:
+    def _compile(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        static_pos: list[tuple[int, Any]],
+        dyn_args: list[Any],
+        static_kw: dict[str, Any],
+        dyn_kw: dict[str, Any],
+        leaves: list[Any],
+        in_tree: Any,
+        avals: list[ShapedArray],
+        key: Any,
+    ) -> _Entry:
         from functrace.jit.lowering import lower
 
         fun = self._fun
@@ -418,11 +453,13 @@ class JitFunction:
         program = lower(closed, describe_fun(fun), out_box[-1])
         self.compile_count += program.compiled
         if _env_flag("FUNCTRACE_DEBUG_JIT"):
-            print(f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
-                  f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
-                  f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
-                  f"({program.compiled} compiled by Numba)\n{program.as_text()}",
-                  file=sys.stderr)
+            print(
+                f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
+                f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
+                f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
+                f"({program.compiled} compiled by Numba)\n{program.as_text()}",
+                file=sys.stderr,
+            )
         return _Entry(closed, program)
 
     # -- introspection ----------------------------------------------------------
@@ -437,8 +474,11 @@ class JitFunction:
         return f"<{self._origin}>"
 
 
-def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = ()) -> Any:
+def jit(
+    fun: Callable[..., Any] | None = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
     Elementwise chains fuse into one loop kernel each, matrix products call BLAS,
@@ -453,8 +493,9 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     [10.0, 7.0]
     """
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)
+        return functools.partial(
+            jit, static_argnums=static_argnums, static_argnames=static_argnames
+        )
     return JitFunction(fun, static_argnums, static_argnames)
 
 

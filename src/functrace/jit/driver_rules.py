@@ -84,8 +84,10 @@ numba_emitters[shapes.broadcast_in_dim_p] = DriverRule(_broadcast_in_dim)
 def _reduce_sum(ctx: DriverContext) -> str:
     # NumPy's pairwise summation (accurate in float32), exactly what the impl does.
     (x,) = ctx.in_avals
-    return (f"np.add.reduce({ctx.args[0]}, axis={tuple(ctx.params['axes'])}, "
-            f"dtype={ctx.const(x.dtype)})")
+    return (
+        f"np.add.reduce({ctx.args[0]}, axis={tuple(ctx.params['axes'])}, "
+        f"dtype={ctx.const(x.dtype)})"
+    )
 
 
 numba_emitters[reductions.reduce_sum_p] = DriverRule(_reduce_sum, fresh=True)
@@ -124,7 +126,6 @@ def _slice(ctx: DriverContext) -> str | None:
 numba_emitters[shapes.slice_p] = DriverRule(_slice)
 
 
-
 def _checked_hook(fn: Any, shape: tuple[int, ...], dtype: np.dtype, ct: Any) -> Any:
     # A grad_hook callback runs inside compiled code: what it returns feeds kernels
     # typed for the cotangent's shape and dtype, so check it here.
@@ -133,8 +134,10 @@ def _checked_hook(fn: Any, shape: tuple[int, ...], dtype: np.dtype, ct: Any) -> 
         return ct
     out = np.asarray(out)
     if out.shape != shape:
-        raise ValueError(f"grad_hook: expected the hook {getattr(fn, '__name__', fn)} to return "
-                         f"a cotangent of shape {shape} or None, got shape {out.shape}.")
+        raise ValueError(
+            f"grad_hook: expected the hook {getattr(fn, '__name__', fn)} to return "
+            f"a cotangent of shape {shape} or None, got shape {out.shape}."
+        )
     return out.astype(dtype, copy=False)
 
 
@@ -157,13 +160,20 @@ numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0])
 # ---------------------------------------------------------------------------
 
 
-def _run_scan(body: Any, num_consts: int, num_carry: int, length: int, reverse: bool,
-              y_avals: tuple[Any, ...], *args: Any) -> tuple[Any, ...]:
+def _run_scan(
+    body: Any,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    y_avals: tuple[Any, ...],
+    *args: Any,
+) -> tuple[Any, ...]:
     consts = args[:num_consts]
-    carry = args[num_consts:num_consts + num_carry]
-    xs = args[num_consts + num_carry:]
+    carry = args[num_consts : num_consts + num_carry]
+    xs = args[num_consts + num_carry :]
     ys = [np.empty((length, *a.shape), a.dtype) for a in y_avals]
-    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+    for i in range(length - 1, -1, -1) if reverse else range(length):
         out = body(*consts, *carry, *[x[i] for x in xs])
         carry = out[:num_carry]
         for y, v in zip(ys, out[num_carry:]):
@@ -187,11 +197,12 @@ def _scan(ctx: DriverContext) -> str:
 numba_emitters[control_flow.scan_p] = DriverRule(_scan)
 
 
-def _run_while(cond: Any, body: Any, cond_nconsts: int, body_nconsts: int,
-               *args: Any) -> tuple[Any, ...]:
+def _run_while(
+    cond: Any, body: Any, cond_nconsts: int, body_nconsts: int, *args: Any
+) -> tuple[Any, ...]:
     cc = args[:cond_nconsts]
-    bc = args[cond_nconsts:cond_nconsts + body_nconsts]
-    carry = args[cond_nconsts + body_nconsts:]
+    bc = args[cond_nconsts : cond_nconsts + body_nconsts]
+    carry = args[cond_nconsts + body_nconsts :]
     while cond(*cc, *carry)[0]:
         carry = body(*bc, *carry)
     return tuple(carry)
@@ -217,8 +228,7 @@ def _run_cond(branches: tuple[Any, ...], index: Any, *ops: Any) -> tuple[Any, ..
 
 
 def _cond(ctx: DriverContext) -> str:
-    branches = tuple(ctx.lower(b, f"cond branch {i}")
-                     for i, b in enumerate(ctx.params["branches"]))
+    branches = tuple(ctx.lower(b, f"cond branch {i}") for i, b in enumerate(ctx.params["branches"]))
     run = functools.partial(_run_cond, branches)
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 

@@ -90,8 +90,12 @@ _NUMBA_KINDS = "biufc"
 
 def numba_dtype_ok(dtype: np.dtype) -> bool:
     """Whether compiled code handles ``dtype`` (else the driver calls NumPy impls)."""
-    return (dtype.kind in _NUMBA_KINDS and dtype.isnative and dtype.itemsize <= 16
-            and dtype != np.float16)
+    return (
+        dtype.kind in _NUMBA_KINDS
+        and dtype.isnative
+        and dtype.itemsize <= 16
+        and dtype != np.float16
+    )
 
 
 def dtype_ctor(dtype: np.dtype) -> str:
@@ -117,8 +121,12 @@ def lowering_rule(p: Primitive) -> Emitter | str:
         return rule
     if p in core.impl_rules:
         return IMPL
-    raise MissingRuleError(p.name, "jit (Numba lowering)", "numba_emitters",
-                           "functrace/lax (elementwise) or functrace/jit/driver_rules.py")
+    raise MissingRuleError(
+        p.name,
+        "jit (Numba lowering)",
+        "numba_emitters",
+        "functrace/lax (elementwise) or functrace/jit/driver_rules.py",
+    )
 
 
 def scalar_expr(p: Primitive, ctx: EmitContext) -> str | None:

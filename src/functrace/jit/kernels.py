@@ -78,12 +78,17 @@ def tune_malloc() -> bool:
     when the first kernel is loaded; skipped outside glibc, when the user set
     ``MALLOC_*_``/``GLIBC_TUNABLES``, or with ``FUNCTRACE_MALLOC_TUNING=0``.
     """
-    if os.environ.get("FUNCTRACE_MALLOC_TUNING", "1").strip().lower() in ("0", "false", "no",
-                                                                          "off"):
+    if os.environ.get("FUNCTRACE_MALLOC_TUNING", "1").strip().lower() in (
+        "0",
+        "false",
+        "no",
+        "off",
+    ):
         return False
     if not sys.platform.startswith("linux") or any(
-            k in os.environ for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
-                                      "GLIBC_TUNABLES")):
+        k in os.environ
+        for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+    ):
         return False
     try:
         libc = ctypes.CDLL(None)
@@ -93,8 +98,9 @@ def tune_malloc() -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     m_trim_threshold, m_mmap_threshold = -1, -3
-    return bool(mallopt(m_mmap_threshold, _MMAP_THRESHOLD)
-                and mallopt(m_trim_threshold, _TRIM_THRESHOLD))
+    return bool(
+        mallopt(m_mmap_threshold, _MMAP_THRESHOLD) and mallopt(m_trim_threshold, _TRIM_THRESHOLD)
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -161,8 +167,7 @@ def kernel_source(spec: KernelSpec) -> str:
     params = [f"x{j}" for j in range(len(spec.arrays))]
     params += [f"s{j}" for j in range(len(spec.scalars))]
     params += [f"o{j}" for j in range(len(spec.outputs))]
-    lines = kernel_header(params, _sig_text(spec),
-                          "# functrace fused elementwise kernel")
+    lines = kernel_header(params, _sig_text(spec), "# functrace fused elementwise kernel")
     sizes = ", ".join(f"n{b}" for b in range(nd))
     lines.append(f"    {sizes}{',' if nd == 1 else ''} = o0.shape")
     by_depth: dict[int, list[str]] = {d: [] for d in range(nd + 1)}
@@ -187,8 +192,9 @@ def numba_signature(spec: KernelSpec) -> tuple[object, ...]:
     from numba import types
     from numba.np.numpy_support import from_dtype
 
-    sig: list[object] = [types.Array(from_dtype(dt), spec.ndim, "C", readonly=True)
-                         for dt, _ in spec.arrays]
+    sig: list[object] = [
+        types.Array(from_dtype(dt), spec.ndim, "C", readonly=True) for dt, _ in spec.arrays
+    ]
     sig += [from_dtype(dt) for dt in spec.scalars]
     sig += [types.Array(from_dtype(dt), spec.ndim, "C") for dt in spec.outputs]
     return tuple(sig)
@@ -249,5 +255,11 @@ def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
     return k
 
 
-__all__ = ["KernelSpec", "LoadedKernel", "kernel_jit", "kernel_source", "load_kernel",
-           "load_source"]
+__all__ = [
+    "KernelSpec",
+    "LoadedKernel",
+    "kernel_jit",
+    "kernel_source",
+    "load_kernel",
+    "load_source",
+]

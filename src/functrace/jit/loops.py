@@ -127,9 +127,13 @@ def _load(source: str, sig: tuple[Any, ...], ctx: DriverContext, what: str) -> s
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
         if what not in _warned:
             _warned.add(what)
-            warnings.warn(f"functrace.jit: expected Numba to compile the native {what} loop, "
-                          f"got {type(err).__name__}: {first[:200]}. The loop runs in Python "
-                          f"instead (same results, slower).", RuntimeWarning, stacklevel=4)
+            warnings.warn(
+                f"functrace.jit: expected Numba to compile the native {what} loop, "
+                f"got {type(err).__name__}: {first[:200]}. The loop runs in Python "
+                f"instead (same results, slower).",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         return None
     native_loops_built += 1
     return ctx.const(kernel)  # the driver registers the kernel (as_text, compile count)
@@ -161,9 +165,9 @@ def native_scan(ctx: DriverContext) -> str | None:
         jaxpr, body_consts = _unclose(p["jaxpr"])
         nx = len(jaxpr.invars) - nc - ncarry
         ny = len(jaxpr.outvars) - ncarry
-        for a in ctx.in_avals[:nc + ncarry]:
+        for a in ctx.in_avals[: nc + ncarry]:
             _check_aval(a)
-        for a in ctx.in_avals[nc + ncarry:]:
+        for a in ctx.in_avals[nc + ncarry :]:
             if a.ndim != 1 or not _ok_dtype(a.dtype):
                 raise _Decline
         names: dict[Var, str] = {}
@@ -171,9 +175,9 @@ def native_scan(ctx: DriverContext) -> str | None:
             names[v] = f"g{j}"
         for j, v in enumerate(jaxpr.invars[:nc]):
             names[v] = f"s{j}"
-        for j, v in enumerate(jaxpr.invars[nc:nc + ncarry]):
+        for j, v in enumerate(jaxpr.invars[nc : nc + ncarry]):
             names[v] = f"k{j}"
-        for j, v in enumerate(jaxpr.invars[nc + ncarry:]):
+        for j, v in enumerate(jaxpr.invars[nc + ncarry :]):
             names[v] = f"xv{j}"
         body = _Body(jaxpr, "v", names)
     except _Decline:
@@ -182,14 +186,21 @@ def native_scan(ctx: DriverContext) -> str | None:
     in_dts = [a.dtype for a in ctx.in_avals]
     y_dts = [v.aval.dtype for v in jaxpr.outvars[ncarry:]]
     g_dts = [v.aval.dtype for v in jaxpr.constvars]
-    params = ([f"g{j}" for j in range(len(body_consts))] + [f"s{j}" for j in range(nc)]
-              + [f"k{j}" for j in range(ncarry)] + [f"x{j}" for j in range(nx)] + ["n"])
+    params = (
+        [f"g{j}" for j in range(len(body_consts))]
+        + [f"s{j}" for j in range(nc)]
+        + [f"k{j}" for j in range(ncarry)]
+        + [f"x{j}" for j in range(nx)]
+        + ["n"]
+    )
     sig_text = ", ".join(
         [f"g{j}={_short(d)}" for j, d in enumerate(g_dts)]
         + [f"s{j}={_short(d)}" for j, d in enumerate(in_dts[:nc])]
-        + [f"k{j}={_short(d)}" for j, d in enumerate(in_dts[nc:nc + ncarry])]
-        + [f"x{j}={_short(d)}[1d C ro]" for j, d in enumerate(in_dts[nc + ncarry:])]
-        + ["n=i64"] + [f"-> y{j}={_short(d)}[1d]" for j, d in enumerate(y_dts)])
+        + [f"k{j}={_short(d)}" for j, d in enumerate(in_dts[nc : nc + ncarry])]
+        + [f"x{j}={_short(d)}[1d C ro]" for j, d in enumerate(in_dts[nc + ncarry :])]
+        + ["n=i64"]
+        + [f"-> y{j}={_short(d)}[1d]" for j, d in enumerate(y_dts)]
+    )
     what = "reverse scan" if reverse else "scan"
     lines = _header(params, sig_text, what)
     b = "    "
@@ -208,13 +219,13 @@ def native_scan(ctx: DriverContext) -> str | None:
     lines.append(f"{b}return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
     source = "\n".join(lines) + "\n"
 
-    sig = _signature(g_dts + in_dts[:nc + ncarry], in_dts[nc + ncarry:], with_n=True)
+    sig = _signature(g_dts + in_dts[: nc + ncarry], in_dts[nc + ncarry :], with_n=True)
     kn = _load(source, sig, ctx, what)
     if kn is None:
         return None
     gargs = [ctx.const(np.asarray(c, dtype=d)[()]) for c, d in zip(body_consts, g_dts)]
     args = gargs + [_scalar_arg(ctx, j) for j in range(nc + ncarry)]
-    args += [f"_asc({a})" for a in ctx.args[nc + ncarry:]]
+    args += [f"_asc({a})" for a in ctx.args[nc + ncarry :]]
     args.append(str(int(length)))
     return f"{kn}({', '.join(args)})  {MARKER}"
 
@@ -247,9 +258,13 @@ def native_while(ctx: DriverContext) -> str | None:
     in_dts = [a.dtype for a in ctx.in_avals]
     cg_dts = [v.aval.dtype for v in cj.constvars]
     bg_dts = [v.aval.dtype for v in bj.constvars]
-    params = ([f"cg{j}" for j in range(len(cg_dts))] + [f"bg{j}" for j in range(len(bg_dts))]
-              + [f"cs{j}" for j in range(ncc)] + [f"bs{j}" for j in range(nbc)]
-              + [f"k{j}" for j in range(ncarry)])
+    params = (
+        [f"cg{j}" for j in range(len(cg_dts))]
+        + [f"bg{j}" for j in range(len(bg_dts))]
+        + [f"cs{j}" for j in range(ncc)]
+        + [f"bs{j}" for j in range(nbc)]
+        + [f"k{j}" for j in range(ncarry)]
+    )
     names = params
     sig_text = ", ".join(f"{n}={_short(d)}" for n, d in zip(names, cg_dts + bg_dts + in_dts))
     lines = _header(params, sig_text, "while")

@@ -144,8 +144,9 @@ def fold_transposed_dots(jaxpr: Jaxpr) -> Jaxpr:
         changed = True
     if not changed:
         return jaxpr
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, tuple(q for q in eqns if q is not None),
-                 jaxpr.outvars)
+    return Jaxpr(
+        jaxpr.constvars, jaxpr.invars, tuple(q for q in eqns if q is not None), jaxpr.outvars
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -177,9 +178,12 @@ def _broadcast_p() -> Primitive:
 
 def _probe_ctx(eqn: JaxprEqn) -> EmitContext:
     n = len(eqn.inputs)
-    return EmitContext(tuple(f"_x{i}" for i in range(n)),
-                       tuple(x.aval.dtype for x in eqn.inputs),
-                       eqn.out_binders[0].aval.dtype, eqn.params)
+    return EmitContext(
+        tuple(f"_x{i}" for i in range(n)),
+        tuple(x.aval.dtype for x in eqn.inputs),
+        eqn.out_binders[0].aval.dtype,
+        eqn.params,
+    )
 
 
 def _elementwise_expr(eqn: JaxprEqn, args: tuple[str, ...]) -> str | None:
@@ -195,8 +199,11 @@ def _classify(eqn: JaxprEqn) -> str:
         return "other"
     shape = eqn.out_binders[0].aval.shape
     if shape == ():
-        if eqn.primitive.name == "convert_element_type" and \
-                eqn.inputs[0].aval.dtype.kind in "fc" and eqn.params["new_dtype"].kind in "iu":
+        if (
+            eqn.primitive.name == "convert_element_type"
+            and eqn.inputs[0].aval.dtype.kind in "fc"
+            and eqn.params["new_dtype"].kind in "iu"
+        ):
             return "other"  # np.int64(nan) raises in Python; the impl casts like NumPy
         return "scalar" if all(x.aval.shape == () for x in eqn.inputs) else "other"
     if all(x.aval.shape in (shape, ()) for x in eqn.inputs):
@@ -395,15 +402,21 @@ def _writable(x: Any) -> Any:
 
 
 class _Gen:
-    def __init__(self, jaxpr: Jaxpr, consts: list[Any], plan_: Plan, fname: str,
-                 out_tree: Any) -> None:
+    def __init__(
+        self, jaxpr: Jaxpr, consts: list[Any], plan_: Plan, fname: str, out_tree: Any
+    ) -> None:
         self.jaxpr = jaxpr
         self.out_tree = out_tree
         self.plan = plan_
         self.fname = fname
         self.name = _var_namer()
-        self.ns: dict[str, Any] = {"np": np, "math": math, "_asc": np.ascontiguousarray,
-                                   "_empty": np.empty, "_writable": _writable}
+        self.ns: dict[str, Any] = {
+            "np": np,
+            "math": math,
+            "_asc": np.ascontiguousarray,
+            "_empty": np.empty,
+            "_writable": _writable,
+        }
         self.lines: list[str] = []
         self.contig: set[Var] = set()  # known C-contiguous arrays
         self.fresh: set[Var] = set()  # known new, writable arrays
@@ -463,8 +476,10 @@ class _Gen:
                 expanded[d] = v.src.aval.shape[j]
             got = self.materialized[x] = self.name(x)
             self.emit(f"# {got}:{x.aval.str_short()} = broadcast_in_dim (a read-only view)")
-            self.emit(f"{got} = np.broadcast_to(np.reshape({self.atom(v.src)}, "
-                      f"{tuple(expanded)}), {tuple(v.shape)})")
+            self.emit(
+                f"{got} = np.broadcast_to(np.reshape({self.atom(v.src)}, "
+                f"{tuple(expanded)}), {tuple(v.shape)})"
+            )
         return got
 
     def contiguous(self, v: Var) -> str:
@@ -483,9 +498,11 @@ class _Gen:
             if isinstance(c, np.ndarray) and c.ndim > 0:
                 c = np.ascontiguousarray(c)
                 self.contig.add(v)
-            elif (isinstance(c, np.ndarray | np.generic) and c.ndim == 0
-                  or isinstance(c, int | float | bool | complex)) \
-                    and numba_dtype_ok(v.aval.dtype):
+            elif (
+                isinstance(c, np.ndarray | np.generic)
+                and c.ndim == 0
+                or isinstance(c, int | float | bool | complex)
+            ) and numba_dtype_ok(v.aval.dtype):
                 c = np.asarray(c, dtype=v.aval.dtype)[()]
                 self.exact0d.add(v)
             self.ns[self.name(v)] = c
@@ -493,8 +510,10 @@ class _Gen:
         self.lines.append(f"# functrace.jit driver for {self.fname}")
         self.lines.append(f"def _driver({', '.join(params)}):")
         if jaxpr.invars:
-            self.emit("# inputs: " + " ".join(f"{self.name(v)}:{v.aval.str_short()}"
-                                               for v in jaxpr.invars))
+            self.emit(
+                "# inputs: "
+                + " ".join(f"{self.name(v)}:{v.aval.str_short()}" for v in jaxpr.invars)
+            )
         for v in jaxpr.invars:
             if v.aval.shape == () and numba_dtype_ok(v.aval.dtype):
                 self.emit(f"{self.name(v)} = {dtype_ctor(v.aval.dtype)}({self.name(v)})")
@@ -512,9 +531,13 @@ class _Gen:
         self.emit(f"return {self.rebuild(outs)}")
         if self.kernels:  # zero-cost try: only a failing call pays for it
             head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
-            body = ["    " + ln for ln in self.lines[head + 1:]]
-            self.lines[head + 1:] = ["    try:", *body, "    except TypeError as _err:",
-                                     "        raise _kernel_args_error(_err)"]
+            body = ["    " + ln for ln in self.lines[head + 1 :]]
+            self.lines[head + 1 :] = [
+                "    try:",
+                *body,
+                "    except TypeError as _err:",
+                "        raise _kernel_args_error(_err)",
+            ]
             self.ns["_kernel_args_error"] = _kernel_args_error
         return "\n".join(self.lines) + "\n"
 
@@ -532,9 +555,11 @@ class _Gen:
             if data is None:
                 return next(it)
             typ, aux = data
-            simple = typ in (tuple, list, type(None)) or (
-                typ is dict and all(type(k) in (str, int) for k in aux)) or (
-                isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"))
+            simple = (
+                typ in (tuple, list, type(None))
+                or (typ is dict and all(type(k) in (str, int) for k in aux))
+                or (isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"))
+            )
             if not simple:
                 rebuild_one = getattr(tree_util, "_rebuild", None)  # one level, built kids
                 if rebuild_one is None:  # pragma: no cover - tree_util internals moved
@@ -581,9 +606,11 @@ class _Gen:
         expr = _elementwise_expr(eqn, args)
         assert expr is not None
         probe = _elementwise_expr(eqn, _probe_ctx(eqn).args)
-        exact = probe is not None and all(
-            isinstance(x, Literal) or x in self.exact0d for x in eqn.inputs
-        ) and _py_exact(probe, _probe_ctx(eqn).in_dtypes, out.aval.dtype)
+        exact = (
+            probe is not None
+            and all(isinstance(x, Literal) or x in self.exact0d for x in eqn.inputs)
+            and _py_exact(probe, _probe_ctx(eqn).in_dtypes, out.aval.dtype)
+        )
         if not exact:
             expr = f"{dtype_ctor(out.aval.dtype)}({expr})"
         self.emit(f"# {fmt_eqn(eqn, self.name)}")
@@ -597,9 +624,14 @@ class _Gen:
         expr = None
         fresh = False
         if isinstance(rule, DriverRule):
-            ctx = DriverContext(args, tuple(x.aval for x in eqn.inputs),
-                                tuple(v.aval for v in eqn.out_binders), dict(eqn.params),
-                                lambda val: self.glob("g", val), self.subprogram)
+            ctx = DriverContext(
+                args,
+                tuple(x.aval for x in eqn.inputs),
+                tuple(v.aval for v in eqn.out_binders),
+                dict(eqn.params),
+                lambda val: self.glob("g", val),
+                self.subprogram,
+            )
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
         if expr is None:
@@ -791,8 +823,7 @@ _fallback_warned: set[tuple[str, ...]] = set()
 
 
 def _warn_kernel_fallback(g: Group, err: Exception) -> None:
-    key = tuple(sorted({f"{e.primitive.name}:{e.out_binders[0].aval.dtype.name}"
-                        for e in g.eqns}))
+    key = tuple(sorted({f"{e.primitive.name}:{e.out_binders[0].aval.dtype.name}" for e in g.eqns}))
     if key in _fallback_warned:
         return
     _fallback_warned.add(key)
@@ -822,8 +853,14 @@ def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgr
     filename = f"<functrace jit driver {id(gen):x} of {fname}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
-    return LoweredProgram(gen.ns["_driver"], source, gen.kernels, gen.compiled,
-                          time.perf_counter() - t0, gen.subprograms)
+    return LoweredProgram(
+        gen.ns["_driver"],
+        source,
+        gen.kernels,
+        gen.compiled,
+        time.perf_counter() - t0,
+        gen.subprograms,
+    )
 
 
 __all__ = ["LoweredProgram", "fmt_eqn", "inline_calls", "lower", "plan"]

@@ -11,8 +11,9 @@ from functrace import core
 from functrace.core import Primitive, ShapedArray
 
 
-def register(primitive: Primitive, impl: Callable[..., Any],
-             abstract_eval: Callable[..., Any]) -> Primitive:
+def register(
+    primitive: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
+) -> Primitive:
     """Register the impl (NumPy) and abstract-eval (shape/dtype) rules of ``primitive``."""
     core.impl_rules[primitive] = impl
     core.abstract_eval_rules[primitive] = abstract_eval

@@ -34,8 +34,9 @@ from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path, tr
 # ---------------------------------------------------------------------------
 
 
-def _trace(fun: Callable[..., Sequence[Any]], avals: Sequence[ShapedArray], origin: str
-           ) -> tuple[Jaxpr, list[Any]]:
+def _trace(
+    fun: Callable[..., Sequence[Any]], avals: Sequence[ShapedArray], origin: str
+) -> tuple[Jaxpr, list[Any]]:
     """Trace flat ``fun`` to a jaxpr whose captured constants are leading inputs."""
     closed, _ = trace_to_jaxpr(fun, [a.update() for a in avals], origin=origin)
     j = closed.jaxpr
@@ -65,14 +66,20 @@ def _inst(t: Any, aval: ShapedArray) -> Any:
     return _zeros(aval) if type(t) is Zero else t
 
 
-def _type_diff(fname: str, what: str, paths: Sequence[str], expected: Sequence[ShapedArray],
-               got: Sequence[ShapedArray]) -> None:
+def _type_diff(
+    fname: str,
+    what: str,
+    paths: Sequence[str],
+    expected: Sequence[ShapedArray],
+    got: Sequence[ShapedArray],
+) -> None:
     for p, e, g in zip(paths, expected, got):
         if e.shape != g.shape or e.dtype != g.dtype:
             raise TypeError(
                 f"{fname}: expected {what} at {p or '<root>'} of type {e.str_short()}, got "
                 f"{g.str_short()}. Shapes and dtypes must match exactly: cast with "
-                f".astype(...), or give the initial value the dtype the body produces.")
+                f".astype(...), or give the initial value the dtype the body produces."
+            )
 
 
 def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
@@ -82,14 +89,13 @@ def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
         if any(isinstance(x, Var) and x in live for x in eqn.inputs):
             live.update(eqn.out_binders)
     # integer and boolean values never carry a (nonzero) tangent
-    return [isinstance(v, Var) and v in live and v.aval.dtype.kind in "fc"
-            for v in jaxpr.outvars]
+    return [isinstance(v, Var) and v in live and v.aval.dtype.kind in "fc" for v in jaxpr.outvars]
 
 
 def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
     out, i = [], 0
     for n in sizes:
-        out.append(list(xs[i:i + n]))
+        out.append(list(xs[i : i + n]))
         i += n
     out.append(list(xs[i:]))
     return out
@@ -106,34 +112,50 @@ def _linearizing(tangents: Sequence[Any]) -> bool:
 scan_p = Primitive("scan", multiple_results=True)
 
 
-def _scan_impl(*args: Any, jaxpr: Jaxpr, num_consts: int, num_carry: int, length: int,
-               reverse: bool, linear: tuple[bool, ...]) -> list[Any]:
+def _scan_impl(
+    *args: Any,
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    linear: tuple[bool, ...],
+) -> list[Any]:
     consts, carry, xs = _split(args, num_consts, num_carry)
     ys: list[list[Any]] = []
-    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+    for i in range(length - 1, -1, -1) if reverse else range(length):
         out = _run(jaxpr, consts + carry + [x[i] for x in xs])
         carry, y = out[:num_carry], out[num_carry:]
         ys.append(y)
     if reverse:
         ys.reverse()
     y_avals = [v.aval for v in jaxpr.outvars[num_carry:]]
-    stacked = [np.stack([np.asarray(y[k]) for y in ys]) if ys else
-               np.zeros((0, *a.shape), a.dtype) for k, a in enumerate(y_avals)]
+    stacked = [
+        np.stack([np.asarray(y[k]) for y in ys]) if ys else np.zeros((0, *a.shape), a.dtype)
+        for k, a in enumerate(y_avals)
+    ]
     return carry + [s.astype(a.dtype, copy=False) for s, a in zip(stacked, y_avals)]
 
 
-def _scan_abstract(*avals: ShapedArray, jaxpr: Jaxpr, num_consts: int, num_carry: int,
-                   length: int, reverse: bool, linear: tuple[bool, ...]) -> list[ShapedArray]:
+def _scan_abstract(
+    *avals: ShapedArray,
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    linear: tuple[bool, ...],
+) -> list[ShapedArray]:
     _, carry, xs = _split(avals, num_consts, num_carry)
     body_in = [v.aval for v in jaxpr.invars]
     for a, b in zip(carry + [_strip_batch(x) for x in xs], body_in[num_consts:]):
         if not a.same_type(b):
-            raise TypeError(f"scan: expected operand of type {b.str_short()}, got "
-                            f"{a.str_short()}.")
+            raise TypeError(f"scan: expected operand of type {b.str_short()}, got {a.str_short()}.")
     for x in xs:
         if not x.shape or x.shape[0] != length:
-            raise ValueError(f"scan: expected scanned inputs with leading axis {length}, got "
-                             f"shape {x.shape}.")
+            raise ValueError(
+                f"scan: expected scanned inputs with leading axis {length}, got shape {x.shape}."
+            )
     outs = [v.aval for v in jaxpr.outvars]
     return outs[:num_carry] + [_stack_aval(a, length) for a in outs[num_carry:]]
 
@@ -142,17 +164,38 @@ core.impl_rules[scan_p] = _scan_impl
 core.abstract_eval_rules[scan_p] = _scan_abstract
 
 
-def _bind_scan(consts: Sequence[Any], carry: Sequence[Any], xs: Sequence[Any], jaxpr: Jaxpr,
-               length: int, reverse: bool, linear: Sequence[bool] | None = None) -> list[Any]:
+def _bind_scan(
+    consts: Sequence[Any],
+    carry: Sequence[Any],
+    xs: Sequence[Any],
+    jaxpr: Jaxpr,
+    length: int,
+    reverse: bool,
+    linear: Sequence[bool] | None = None,
+) -> list[Any]:
     n = len(consts) + len(carry) + len(xs)
     lin = tuple(linear) if linear is not None else (False,) * n
-    return scan_p.bind(*consts, *carry, *xs, jaxpr=jaxpr, num_consts=len(consts),
-                       num_carry=len(carry), length=int(length), reverse=bool(reverse),
-                       linear=lin)
+    return scan_p.bind(
+        *consts,
+        *carry,
+        *xs,
+        jaxpr=jaxpr,
+        num_consts=len(consts),
+        num_carry=len(carry),
+        length=int(length),
+        reverse=bool(reverse),
+        linear=lin,
+    )
 
 
-def _scan_nonzeros(jaxpr: Jaxpr, num_consts: int, num_carry: int, nz_consts: list[bool],
-                   nz_carry: list[bool], nz_xs: list[bool]) -> tuple[list[bool], list[bool]]:
+def _scan_nonzeros(
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+    nz_consts: list[bool],
+    nz_carry: list[bool],
+    nz_xs: list[bool],
+) -> tuple[list[bool], list[bool]]:
     """Fixed point: carries whose tangent can become nonzero; and the ys' mask."""
     while True:
         out = _nonzero_outputs(jaxpr, nz_consts + nz_carry + nz_xs)
@@ -162,50 +205,95 @@ def _scan_nonzeros(jaxpr: Jaxpr, num_consts: int, num_carry: int, nz_consts: lis
         nz_carry = new
 
 
-def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: Jaxpr,
-              num_consts: int, num_carry: int, length: int, reverse: bool,
-              linear: tuple[bool, ...]) -> tuple[list[Any], list[Any]]:
+def _scan_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    linear: tuple[bool, ...],
+) -> tuple[list[Any], list[Any]]:
     consts, carry, xs = _split(primals, num_consts, num_carry)
     dc, dcarry, dxs = _split(tangents, num_consts, num_carry)
     nz_c = [type(t) is not Zero for t in dc]
     nz_x = [type(t) is not Zero for t in dxs]
-    nz_carry, nz_y = _scan_nonzeros(jaxpr, num_consts, num_carry, nz_c,
-                                    [type(t) is not Zero for t in dcarry], nz_x)
+    nz_carry, nz_y = _scan_nonzeros(
+        jaxpr, num_consts, num_carry, nz_c, [type(t) is not Zero for t in dcarry], nz_x
+    )
     if _linearizing(tangents):
-        return _scan_linearize(consts, carry, xs, dc, dcarry, dxs, nz_c, nz_carry, nz_x, nz_y,
-                               jaxpr=jaxpr, length=length, reverse=reverse)
+        return _scan_linearize(
+            consts,
+            carry,
+            xs,
+            dc,
+            dcarry,
+            dxs,
+            nz_c,
+            nz_carry,
+            nz_x,
+            nz_y,
+            jaxpr=jaxpr,
+            length=length,
+            reverse=reverse,
+        )
     c_avals = [core.get_aval(c) for c in consts]
-    carry_avals = [v.aval for v in jaxpr.invars[num_consts:num_consts + num_carry]]
-    x_avals = [v.aval for v in jaxpr.invars[num_consts + num_carry:]]
+    carry_avals = [v.aval for v in jaxpr.invars[num_consts : num_consts + num_carry]]
+    x_avals = [v.aval for v in jaxpr.invars[num_consts + num_carry :]]
     t = ad.tangent_aval
     n_dc, n_dcarry = sum(nz_c), sum(nz_carry)
 
     def jvp_body(*args: Any) -> list[Any]:
-        c, dc_nz, cr, dcr_nz, x, dx_nz = _split(args, len(consts), n_dc, num_carry, n_dcarry,
-                                                len(xs))
-        tans = (_fill(dc_nz, nz_c, [t(a) for a in c_avals])
-                + _fill(dcr_nz, nz_carry, [t(a) for a in carry_avals])
-                + _fill(dx_nz, nz_x, [t(a) for a in x_avals]))
+        c, dc_nz, cr, dcr_nz, x, dx_nz = _split(
+            args, len(consts), n_dc, num_carry, n_dcarry, len(xs)
+        )
+        tans = (
+            _fill(dc_nz, nz_c, [t(a) for a in c_avals])
+            + _fill(dcr_nz, nz_carry, [t(a) for a in carry_avals])
+            + _fill(dx_nz, nz_x, [t(a) for a in x_avals])
+        )
         outs, t_outs = ad.jvp_flat(lambda *a: _run(jaxpr, a), c + cr + x, tans)
         out_avals = [v.aval for v in jaxpr.outvars]
-        dcarry_out = [_inst(to, t(a)) for to, a, nz in
-                      zip(t_outs[:num_carry], out_avals, nz_carry) if nz]
-        dys = [_inst(to, t(a)) for to, a, nz in
-               zip(t_outs[num_carry:], out_avals[num_carry:], nz_y) if nz]
+        dcarry_out = [
+            _inst(to, t(a)) for to, a, nz in zip(t_outs[:num_carry], out_avals, nz_carry) if nz
+        ]
+        dys = [
+            _inst(to, t(a))
+            for to, a, nz in zip(t_outs[num_carry:], out_avals[num_carry:], nz_y)
+            if nz
+        ]
         return outs[:num_carry] + dcarry_out + outs[num_carry:] + dys
 
-    avals = (c_avals + [t(a) for a, nz in zip(c_avals, nz_c) if nz] + carry_avals
-             + [t(a) for a, nz in zip(carry_avals, nz_carry) if nz] + x_avals
-             + [t(a) for a, nz in zip(x_avals, nz_x) if nz])
+    avals = (
+        c_avals
+        + [t(a) for a, nz in zip(c_avals, nz_c) if nz]
+        + carry_avals
+        + [t(a) for a, nz in zip(carry_avals, nz_carry) if nz]
+        + x_avals
+        + [t(a) for a, nz in zip(x_avals, nz_x) if nz]
+    )
     body, hoisted = _trace(jvp_body, avals, "scan (jvp of the body)")
     dcarry_in = [_inst(d, t(a)) for d, a, nz in zip(dcarry, carry_avals, nz_carry) if nz]
-    outs = _bind_scan([*hoisted, *consts, *[d for d, nz in zip(dc, nz_c) if nz]],
-                      [*carry, *dcarry_in],
-                      [*xs, *[d for d, nz in zip(dxs, nz_x) if nz]], body, length, reverse)
+    outs = _bind_scan(
+        [*hoisted, *consts, *[d for d, nz in zip(dc, nz_c) if nz]],
+        [*carry, *dcarry_in],
+        [*xs, *[d for d, nz in zip(dxs, nz_x) if nz]],
+        body,
+        length,
+        reverse,
+    )
     carry_out, dcarry_out, ys, dys = _split(outs, num_carry, n_dcarry, len(nz_y))
-    out_avals = _scan_abstract(*[core.get_aval(p) for p in primals], jaxpr=jaxpr,
-                               num_consts=num_consts, num_carry=num_carry, length=length,
-                               reverse=reverse, linear=linear)
+    out_avals = _scan_abstract(
+        *[core.get_aval(p) for p in primals],
+        jaxpr=jaxpr,
+        num_consts=num_consts,
+        num_carry=num_carry,
+        length=length,
+        reverse=reverse,
+        linear=linear,
+    )
     t_carry = _unfill(dcarry_out, nz_carry, [t(a) for a in out_avals[:num_carry]])
     t_ys = _unfill(dys, nz_y, [t(a) for a in out_avals[num_carry:]])
     return carry_out + ys, t_carry + t_ys
@@ -216,28 +304,40 @@ def _fill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray
     return [next(it) if m else Zero(a) for m, a in zip(mask, avals)]
 
 
-def _unfill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray]
-            ) -> list[Any]:
+def _unfill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray]) -> list[Any]:
     return _fill(vals, mask, avals)
 
 
-def _scan_linearize(consts: list[Any], carry: list[Any], xs: list[Any], dc: list[Any],
-                    dcarry: list[Any], dxs: list[Any], nz_c: list[bool], nz_carry: list[bool],
-                    nz_x: list[bool], nz_y: list[bool], *, jaxpr: Jaxpr, length: int,
-                    reverse: bool) -> tuple[list[Any], list[Any]]:
+def _scan_linearize(
+    consts: list[Any],
+    carry: list[Any],
+    xs: list[Any],
+    dc: list[Any],
+    dcarry: list[Any],
+    dxs: list[Any],
+    nz_c: list[bool],
+    nz_carry: list[bool],
+    nz_x: list[bool],
+    nz_y: list[bool],
+    *,
+    jaxpr: Jaxpr,
+    length: int,
+    reverse: bool,
+) -> tuple[list[Any], list[Any]]:
     """Reverse mode: a forward scan stacking residuals, and a linear scan over tangents."""
     nc, ncarry = len(consts), len(carry)
     c_avals = [v.aval for v in jaxpr.invars[:nc]]
-    carry_avals = [v.aval for v in jaxpr.invars[nc:nc + ncarry]]
-    x_avals = [v.aval for v in jaxpr.invars[nc + ncarry:]]
+    carry_avals = [v.aval for v in jaxpr.invars[nc : nc + ncarry]]
+    x_avals = [v.aval for v in jaxpr.invars[nc + ncarry :]]
     box: dict[str, Any] = {}
 
     def fwd_body(*args: Any) -> list[Any]:
-        outs, lin, _ = ad.linearize_flat(lambda *a: _run(jaxpr, a), args,
-                                         nz_c + nz_carry + nz_x, origin="scan (linearize)")
+        outs, lin, _ = ad.linearize_flat(
+            lambda *a: _run(jaxpr, a), args, nz_c + nz_carry + nz_x, origin="scan (linearize)"
+        )
         const_in = {id(a): i for i, a in enumerate(args[:nc])}
         kinds: list[tuple[str, Any]] = []
-        stacked = []
+        stacked: list[Any] = []
         for r in lin.consts:
             if id(r) in const_in:
                 kinds.append(("const", const_in[id(r)]))
@@ -249,8 +349,9 @@ def _scan_linearize(consts: list[Any], carry: list[Any], xs: list[Any], dc: list
         box["lin"], box["kinds"] = lin, kinds
         return list(outs) + stacked
 
-    fwd, fwd_hoisted = _trace(fwd_body, c_avals + carry_avals + x_avals,
-                              "scan (forward pass of reverse mode)")
+    fwd, fwd_hoisted = _trace(
+        fwd_body, c_avals + carry_avals + x_avals, "scan (forward pass of reverse mode)"
+    )
     lin, kinds = box["lin"], box["kinds"]
     outs = _bind_scan([*fwd_hoisted, *consts], carry, xs, fwd, length, reverse)
     n_y = len(jaxpr.outvars) - ncarry
@@ -266,54 +367,85 @@ def _scan_linearize(consts: list[Any], carry: list[Any], xs: list[Any], dc: list
 
     def lin_body(*args: Any) -> list[Any]:
         r_raw, r_const, d_c, d_carry, r_x, d_x = _split(
-            args, len(raw), len(res_consts), len(dc_nz), len(dcarry_nz), len(res_stacked))
+            args, len(raw), len(res_consts), len(dc_nz), len(dcarry_nz), len(res_stacked)
+        )
         it_raw, it_const, it_x = iter(r_raw), iter(r_const), iter(r_x)
-        residuals = [next(it_raw) if k == "raw" else next(it_const) if k == "const"
-                     else next(it_x) for k, _ in kinds]
-        tans = _fill(d_c, nz_c, [t(a) for a in c_avals]) + _fill(
-            d_carry, nz_carry, [t(a) for a in carry_avals]) + _fill(
-            d_x, nz_x, [t(a) for a in x_avals])
+        residuals = [
+            next(it_raw) if k == "raw" else next(it_const) if k == "const" else next(it_x)
+            for k, _ in kinds
+        ]
+        tans = (
+            _fill(d_c, nz_c, [t(a) for a in c_avals])
+            + _fill(d_carry, nz_carry, [t(a) for a in carry_avals])
+            + _fill(d_x, nz_x, [t(a) for a in x_avals])
+        )
         lin_in = [tt for tt, m in zip(tans, lin.in_mask) if m]
-        live = iter(eval_jaxpr(lin.jaxpr, residuals, [_inst(tt, tt.aval) if type(tt) is Zero
-                                                       else tt for tt in lin_in]))
+        live = iter(
+            eval_jaxpr(
+                lin.jaxpr,
+                residuals,
+                [_inst(tt, tt.aval) if type(tt) is Zero else tt for tt in lin_in],
+            )
+        )
         t_out = [Zero(t(a)) if z else next(live) for a, z in zip(out_avals, lin.out_zero)]
-        d_carry_out = [_inst(to, t(a)) for to, a, m in
-                       zip(t_out[:ncarry], out_avals, nz_carry) if m]
-        d_ys = [_inst(to, t(a)) for to, a, m in
-                zip(t_out[ncarry:], out_avals[ncarry:], nz_y) if m]
+        d_carry_out = [
+            _inst(to, t(a)) for to, a, m in zip(t_out[:ncarry], out_avals, nz_carry) if m
+        ]
+        d_ys = [_inst(to, t(a)) for to, a, m in zip(t_out[ncarry:], out_avals[ncarry:], nz_y) if m]
         return d_carry_out + d_ys
 
-    lin_avals = ([core.get_aval(r) for r in raw] + [core.get_aval(r) for r in res_consts]
-                 + [t(a) for a, m in zip(c_avals, nz_c) if m]
-                 + [t(a) for a, m in zip(carry_avals, nz_carry) if m]
-                 + res_x_avals + [t(a) for a, m in zip(x_avals, nz_x) if m])
+    lin_avals = (
+        [core.get_aval(r) for r in raw]
+        + [core.get_aval(r) for r in res_consts]
+        + [t(a) for a, m in zip(c_avals, nz_c) if m]
+        + [t(a) for a, m in zip(carry_avals, nz_carry) if m]
+        + res_x_avals
+        + [t(a) for a, m in zip(x_avals, nz_x) if m]
+    )
     body, hoisted = _trace(lin_body, lin_avals, "scan (linear pass of reverse mode)")
     lin_consts = [*hoisted, *raw, *res_consts, *dc_nz]
-    linear = ([False] * (len(hoisted) + len(raw) + len(res_consts)) + [True] * len(dc_nz)
-              + [True] * len(dcarry_nz) + [False] * len(res_stacked) + [True] * len(dxs_nz))
-    t_outs = _bind_scan(lin_consts, dcarry_nz, [*res_stacked, *dxs_nz], body, length,
-                        reverse, linear)
-    d_carry_out, d_ys = t_outs[:len(dcarry_nz)], t_outs[len(dcarry_nz):]
+    linear = (
+        [False] * (len(hoisted) + len(raw) + len(res_consts))
+        + [True] * len(dc_nz)
+        + [True] * len(dcarry_nz)
+        + [False] * len(res_stacked)
+        + [True] * len(dxs_nz)
+    )
+    t_outs = _bind_scan(
+        lin_consts, dcarry_nz, [*res_stacked, *dxs_nz], body, length, reverse, linear
+    )
+    d_carry_out, d_ys = t_outs[: len(dcarry_nz)], t_outs[len(dcarry_nz) :]
     ys_avals = [_stack_aval(a, length) for a in out_avals[ncarry:]]
-    return (carry_out + ys,
-            _fill(d_carry_out, nz_carry, [t(a) for a in out_avals[:ncarry]])
-            + _fill(d_ys, nz_y, [t(a) for a in ys_avals]))
+    return (
+        carry_out + ys,
+        _fill(d_carry_out, nz_carry, [t(a) for a in out_avals[:ncarry]])
+        + _fill(d_ys, nz_y, [t(a) for a in ys_avals]),
+    )
 
 
-def _scan_transpose(cts: Sequence[Any], *args: Any, jaxpr: Jaxpr, num_consts: int,
-                    num_carry: int, length: int, reverse: bool, linear: tuple[bool, ...]
-                    ) -> list[Any]:
-    if not all(linear[num_consts:num_consts + num_carry]):
-        raise ValueError("scan transpose: expected a linear scan (from reverse mode), got a "
-                         "scan with non-linear carries.")
+def _scan_transpose(
+    cts: Sequence[Any],
+    *args: Any,
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    linear: tuple[bool, ...],
+) -> list[Any]:
+    if not all(linear[num_consts : num_consts + num_carry]):
+        raise ValueError(
+            "scan transpose: expected a linear scan (from reverse mode), got a "
+            "scan with non-linear carries."
+        )
     consts, carry, xs = _split(args, num_consts, num_carry)
     lin_c = list(linear[:num_consts])
-    lin_x = list(linear[num_consts + num_carry:])
+    lin_x = list(linear[num_consts + num_carry :])
     for v, is_lin in zip(consts + xs, lin_c + lin_x):
         if not is_lin and ad.is_undefined_primal(v):
             raise ValueError("scan transpose: a non-linear operand is unknown.")
     t = ad.tangent_aval
-    carry_avals = [v.aval for v in jaxpr.invars[num_consts:num_consts + num_carry]]
+    carry_avals = [v.aval for v in jaxpr.invars[num_consts : num_consts + num_carry]]
     out_avals = [v.aval for v in jaxpr.outvars]
     ct_carry = [_inst(c, t(a)) for c, a in zip(cts[:num_carry], carry_avals)]
     y_avals = [_stack_aval(a, length) for a in out_avals[num_carry:]]
@@ -322,11 +454,15 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, jaxpr: Jaxpr, num_consts: in
     known_x = [x for x, m in zip(xs, lin_x) if not m]
     c_vars, carry_vars, x_vars = _split(jaxpr.invars, num_consts, num_carry)
     lin_c_avals = [t(v.aval) for v, m in zip(c_vars, lin_c) if m]
-    view = Jaxpr(tuple(v for v, m in zip(c_vars, lin_c) if not m)
-                 + tuple(v for v, m in zip(x_vars, lin_x) if not m),
-                 tuple(v for v, m in zip(c_vars, lin_c) if m) + tuple(carry_vars)
-                 + tuple(v for v, m in zip(x_vars, lin_x) if m),
-                 jaxpr.eqns, jaxpr.outvars)
+    view = Jaxpr(
+        tuple(v for v, m in zip(c_vars, lin_c) if not m)
+        + tuple(v for v, m in zip(x_vars, lin_x) if not m),
+        tuple(v for v, m in zip(c_vars, lin_c) if m)
+        + tuple(carry_vars)
+        + tuple(v for v, m in zip(x_vars, lin_x) if m),
+        jaxpr.eqns,
+        jaxpr.outvars,
+    )
     n_lin_c = len(lin_c_avals)
 
     def body_t(*a: Any) -> list[Any]:
@@ -335,24 +471,42 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, jaxpr: Jaxpr, num_consts: in
         ct_lc, ct_carry_prev, ct_lx = _split(cts_in, n_lin_c, num_carry)
         ct_lc = [_inst(c, v.aval) for c, v in zip(ct_lc, view.invars[:n_lin_c])]
         ct_carry_prev = [_inst(c, ca) for c, ca in zip(ct_carry_prev, carry_avals)]
-        ct_lx = [_inst(c, v.aval) for c, v in zip(ct_lx, view.invars[n_lin_c + num_carry:])]
+        ct_lx = [_inst(c, v.aval) for c, v in zip(ct_lx, view.invars[n_lin_c + num_carry :])]
         from functrace.lax.elementwise import add
 
         return ct_carry_prev + [add(s, c) for s, c in zip(acc, ct_lc)] + ct_lx
 
-    avals = ([core.get_aval(c) for c in known_c] + [t(a) for a in carry_avals] + lin_c_avals
-             + [_strip_batch(core.get_aval(x)) for x in known_x]
-             + [t(a) for a in out_avals[num_carry:]])
+    avals = (
+        [core.get_aval(c) for c in known_c]
+        + [t(a) for a in carry_avals]
+        + lin_c_avals
+        + [_strip_batch(core.get_aval(x)) for x in known_x]
+        + [t(a) for a in out_avals[num_carry:]]
+    )
     body, hoisted = _trace(body_t, avals, "scan (transpose)")
     acc0 = [_zeros(a) for a in lin_c_avals]
-    lin_t = ([False] * (len(hoisted) + len(known_c)) + [True] * (num_carry + n_lin_c)
-             + [False] * len(known_x) + [True] * len(ct_ys))
-    outs = _bind_scan([*hoisted, *known_c], [*ct_carry, *acc0], [*known_x, *ct_ys], body,
-                      length, not reverse, lin_t)
+    lin_t = (
+        [False] * (len(hoisted) + len(known_c))
+        + [True] * (num_carry + n_lin_c)
+        + [False] * len(known_x)
+        + [True] * len(ct_ys)
+    )
+    outs = _bind_scan(
+        [*hoisted, *known_c],
+        [*ct_carry, *acc0],
+        [*known_x, *ct_ys],
+        body,
+        length,
+        not reverse,
+        lin_t,
+    )
     ct_init, ct_lc, ct_lx = _split(outs, num_carry, n_lin_c)
     it_c, it_x = iter(ct_lc), iter(ct_lx)
-    return ([next(it_c) if m else None for m in lin_c] + ct_init
-            + [next(it_x) if m else None for m in lin_x])
+    return (
+        [next(it_c) if m else None for m in lin_c]
+        + ct_init
+        + [next(it_x) if m else None for m in lin_x]
+    )
 
 
 ad.jvp_rules[scan_p] = _scan_jvp
@@ -360,33 +514,46 @@ ad.transpose_rules[scan_p] = _scan_transpose
 ad.linear_primitives.add(scan_p)
 
 
-def _scan_batch(vals: Sequence[Any], bdims: Sequence[int | None], *, jaxpr: Jaxpr,
-                num_consts: int, num_carry: int, length: int, reverse: bool,
-                linear: tuple[bool, ...]) -> tuple[list[Any], list[int | None]]:
+def _scan_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    *,
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    linear: tuple[bool, ...],
+) -> tuple[list[Any], list[int | None]]:
     size = batching.batch_size(vals, bdims)
     consts, carry, xs = _split(vals, num_consts, num_carry)
     bc, bcarry, bx = _split(bdims, num_consts, num_carry)
     # carries are batched (at 0) if their init or the body makes them batched: fixed point
     b_carry = [b is not None for b in bcarry]
     while True:
-        out = _nonzero_outputs(jaxpr, [b is not None for b in bc] + b_carry
-                               + [b is not None for b in bx])
+        out = _nonzero_outputs(
+            jaxpr, [b is not None for b in bc] + b_carry + [b is not None for b in bx]
+        )
         new = [a or b for a, b in zip(b_carry, out[:num_carry])]
         if new == b_carry:
             break
         b_carry = new
     b_y = out[num_carry:]
     consts = [c if b is None else batching.moveaxis(c, b, 0) for c, b in zip(consts, bc)]
-    carry = [batching.bdim_at(c, b, size, 0) if m else c
-             for c, b, m in zip(carry, bcarry, b_carry)]
+    carry = [batching.bdim_at(c, b, size, 0) if m else c for c, b, m in zip(carry, bcarry, b_carry)]
     xs = [x if b is None else batching.moveaxis(x, b, 1) for x, b in zip(xs, bx)]
-    in_dims = ([None if b is None else 0 for b in bc] + [0 if m else None for m in b_carry]
-               + [None if b is None else 0 for b in bx])
+    in_dims = (
+        [None if b is None else 0 for b in bc]
+        + [0 if m else None for m in b_carry]
+        + [None if b is None else 0 for b in bx]
+    )
 
     def body(*args: Any) -> list[Any]:
         outs, out_dims = batching.vmap_flat(lambda *a: _run(jaxpr, a), size, args, in_dims)
-        return [batching.bdim_at(o, d, size, 0) if m else o
-                for o, d, m in zip(outs, out_dims, b_carry + b_y)]
+        return [
+            batching.bdim_at(o, d, size, 0) if m else o
+            for o, d, m in zip(outs, out_dims, b_carry + b_y)
+        ]
 
     def aval_of(v: Any, d: int | None, per_iter: bool) -> ShapedArray:
         a = core.get_aval(v)
@@ -394,19 +561,34 @@ def _scan_batch(vals: Sequence[Any], bdims: Sequence[int | None], *, jaxpr: Jaxp
             a = _strip_batch(a)
         return a
 
-    avals = ([aval_of(c, None, False) for c in consts] + [aval_of(c, None, False) for c in carry]
-             + [aval_of(x, None, True) for x in xs])
+    avals = (
+        [aval_of(c, None, False) for c in consts]
+        + [aval_of(c, None, False) for c in carry]
+        + [aval_of(x, None, True) for x in xs]
+    )
     new_body, hoisted = _trace(body, avals, "scan (vmap of the body)")
-    outs = _bind_scan([*hoisted, *consts], carry, xs, new_body, length, reverse,
-                      [False] * len(hoisted) + list(linear))
+    outs = _bind_scan(
+        [*hoisted, *consts],
+        carry,
+        xs,
+        new_body,
+        length,
+        reverse,
+        [False] * len(hoisted) + list(linear),
+    )
     return outs, [0 if m else None for m in b_carry] + [1 if m else None for m in b_y]
 
 
 batching.batching_rules[scan_p] = _scan_batch
 
 
-def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
-         length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
     carry and the stacked ``y``s (JAX's ``lax.scan``).
 
@@ -416,8 +598,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     (np.float64(6.0), array([0., 0., 1., 3.]))
     """
     x_leaves, x_tree = tree_flatten(xs)
-    lengths = {int(core.get_aval(x).shape[0]) if core.get_aval(x).shape else -1
-               for x in x_leaves}
+    lengths = {int(core.get_aval(x).shape[0]) if core.get_aval(x).shape else -1 for x in x_leaves}
     if -1 in lengths:
         raise ValueError("scan: expected scanned inputs xs with a leading axis, got a 0-d leaf.")
     if length is not None:
@@ -425,8 +606,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     if len(lengths) != 1:
         if not lengths:
             raise ValueError("scan: expected xs with a leading axis or length=..., got neither.")
-        raise ValueError(f"scan: expected one length for all xs leaves and `length`, got "
-                         f"{sorted(lengths)}.")
+        raise ValueError(
+            f"scan: expected one length for all xs leaves and `length`, got {sorted(lengths)}."
+        )
     n = lengths.pop()
     init_paths, init_tree = tree_flatten_with_path(init)
     init_leaves = [x for _, x in init_paths]
@@ -436,19 +618,27 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     name = core.describe_fun(f)
 
     def flat_body(*args: Any) -> list[Any]:
-        carry = tree_unflatten(init_tree, args[:len(init_leaves)])
-        x = tree_unflatten(x_tree, args[len(init_leaves):])
+        carry = tree_unflatten(init_tree, args[: len(init_leaves)])
+        x = tree_unflatten(x_tree, args[len(init_leaves) :])
         res = f(carry, x)
         if not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError(f"scan: expected {name} to return a pair (carry, y), got "
-                            f"{type(res).__name__}.")
+            raise TypeError(
+                f"scan: expected {name} to return a pair (carry, y), got {type(res).__name__}."
+            )
         new_carry, y = res
         c_leaves, c_tree = tree_flatten(new_carry)
         if c_tree != init_tree:
-            raise TypeError(f"scan: expected {name} to return a carry with the structure of "
-                            f"init {init_tree}, got {c_tree}.")
-        _type_diff("scan", "the carry", [keystr(p) for p, _ in init_paths], carry_avals,
-                   [core.get_aval(c) for c in c_leaves])
+            raise TypeError(
+                f"scan: expected {name} to return a carry with the structure of "
+                f"init {init_tree}, got {c_tree}."
+            )
+        _type_diff(
+            "scan",
+            "the carry",
+            [keystr(p) for p, _ in init_paths],
+            carry_avals,
+            [core.get_aval(c) for c in c_leaves],
+        )
         y_leaves, y_tree = tree_flatten(y)
         y_tree_box.append(y_tree)
         return c_leaves + y_leaves
@@ -456,8 +646,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     jaxpr, consts = _trace(flat_body, carry_avals + x_avals, f"scan of {name}")
     init_cast = [_cast_to(x, a) for x, a in zip(init_leaves, carry_avals)]
     outs = _bind_scan(consts, init_cast, x_leaves, jaxpr, n, reverse)
-    carry_out = tree_unflatten(init_tree, outs[:len(init_leaves)])
-    return carry_out, tree_unflatten(y_tree_box[-1], outs[len(init_leaves):])
+    carry_out = tree_unflatten(init_tree, outs[: len(init_leaves)])
+    return carry_out, tree_unflatten(y_tree_box[-1], outs[len(init_leaves) :])
 
 
 def _cast_to(x: Any, aval: ShapedArray) -> Any:
@@ -477,26 +667,28 @@ def map(f: Callable[[Any], Any], xs: Any) -> Any:  # noqa: A001
     return ys
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any
-              ) -> Any:
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     With Python-int bounds this is a ``scan`` of fixed length (differentiable in both
     modes); with traced bounds, a ``while_loop``.
     """
     lo, hi = core.concrete_or_none(lower), core.concrete_or_none(upper)
-    static = (lo is not None and hi is not None and not isinstance(lower, Tracer)
-              and not isinstance(upper, Tracer))
+    static = (
+        lo is not None
+        and hi is not None
+        and not isinstance(lower, Tracer)
+        and not isinstance(upper, Tracer)
+    )
     if static:
-        lo_i, hi_i = int(lo), int(hi)
+        lo_i, hi_i = int(lo), int(hi)  # type: ignore[arg-type]
         dtype = np.result_type(np.asarray(lower).dtype, np.asarray(upper).dtype)
 
         def step(carry: Any, _: Any) -> Any:
             i, val = carry
             return (i + dtype.type(1), body_fun(i, val)), None
 
-        (_, val), _ = scan(step, (dtype.type(lo_i), init_val), None,
-                           length=max(hi_i - lo_i, 0))
+        (_, val), _ = scan(step, (dtype.type(lo_i), init_val), None, length=max(hi_i - lo_i, 0))
         return val
 
     def cond(carry: Any) -> Any:
@@ -510,8 +702,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
     lower_a, upper_a = fnp.asarray(lower), fnp.asarray(upper)
     dt = np.result_type(core.get_aval(lower_a).dtype, core.get_aval(upper_a).dtype)
-    _, _, val = while_loop(cond, body, (fnp.astype(lower_a, dt), fnp.astype(upper_a, dt),
-                                        init_val))
+    _, _, val = while_loop(cond, body, (fnp.astype(lower_a, dt), fnp.astype(upper_a, dt), init_val))
     return val
 
 
@@ -527,11 +718,11 @@ def _cond_impl(index: Any, *ops: Any, branches: tuple[Jaxpr, ...]) -> list[Any]:
     return _run(branches[i], ops)
 
 
-def _cond_abstract(index: ShapedArray, *ops: ShapedArray, branches: tuple[Jaxpr, ...]
-                   ) -> list[ShapedArray]:
+def _cond_abstract(
+    index: ShapedArray, *ops: ShapedArray, branches: tuple[Jaxpr, ...]
+) -> list[ShapedArray]:
     if index.shape != () or index.dtype.kind not in "iu":
-        raise TypeError(f"cond: expected a scalar integer branch index, got "
-                        f"{index.str_short()}.")
+        raise TypeError(f"cond: expected a scalar integer branch index, got {index.str_short()}.")
     return [v.aval for v in branches[0].outvars]
 
 
@@ -539,8 +730,9 @@ core.impl_rules[cond_p] = _cond_impl
 core.abstract_eval_rules[cond_p] = _cond_abstract
 
 
-def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-              branches: tuple[Jaxpr, ...]) -> tuple[list[Any], list[Any]]:
+def _cond_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, branches: tuple[Jaxpr, ...]
+) -> tuple[list[Any], list[Any]]:
     index, *ops = primals
     dops = list(tangents[1:])
     nz_in = [type(t) is not Zero for t in dops]
@@ -553,17 +745,21 @@ def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
     def make(b: Jaxpr) -> Any:
         def jvp_branch(*args: Any) -> list[Any]:
-            p, d = args[:len(ops)], args[len(ops):]
-            outs, t_outs = ad.jvp_flat(lambda *a: _run(b, a), p,
-                                       _fill(d, nz_in, [t(a) for a in op_avals]))
-            return list(outs) + [_inst(to, t(a)) for to, a, m in
-                                 zip(t_outs, out_avals, nz_out) if m]
+            p, d = args[: len(ops)], args[len(ops) :]
+            outs, t_outs = ad.jvp_flat(
+                lambda *a: _run(b, a), p, _fill(d, nz_in, [t(a) for a in op_avals])
+            )
+            return list(outs) + [
+                _inst(to, t(a)) for to, a, m in zip(t_outs, out_avals, nz_out) if m
+            ]
+
         return jvp_branch
 
     avals = op_avals + [t(a) for a, m in zip(op_avals, nz_in) if m]
     new_branches, consts = _trace_branches([make(b) for b in branches], avals, "cond (jvp)")
-    outs = cond_p.bind(index, *consts, *ops, *[d for d, m in zip(dops, nz_in) if m],
-                       branches=new_branches)
+    outs = cond_p.bind(
+        index, *consts, *ops, *[d for d, m in zip(dops, nz_in) if m], branches=new_branches
+    )
     n = len(out_avals)
     return outs[:n], _fill(outs[n:], nz_out, [t(a) for a in out_avals])
 
@@ -571,8 +767,9 @@ def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 ad.jvp_rules[cond_p] = _cond_jvp
 
 
-def _trace_branches(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[ShapedArray],
-                    origin: str) -> tuple[tuple[Jaxpr, ...], list[Any]]:
+def _trace_branches(
+    funs: Sequence[Callable[..., list[Any]]], avals: Sequence[ShapedArray], origin: str
+) -> tuple[tuple[Jaxpr, ...], list[Any]]:
     """Trace branches on the same operand types; their constants become one shared list
     of leading operands (each branch ignores the others')."""
     traced = [_trace(f, avals, f"{origin}, branch {i}") for i, f in enumerate(funs)]
@@ -583,9 +780,10 @@ def _trace_branches(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[Sh
         n_c = len(cs)
         before, after = offset, len(all_consts) - offset - n_c
 
-        def wrapped(*args: Any, j: Jaxpr = j, before: int = before, n_c: int = n_c,
-                    after: int = after) -> list[Any]:
-            return _run(j, args[before:before + n_c] + args[before + n_c + after:])
+        def wrapped(
+            *args: Any, j: Jaxpr = j, before: int = before, n_c: int = n_c, after: int = after
+        ) -> list[Any]:
+            return _run(j, args[before : before + n_c] + args[before + n_c + after :])
 
         full_avals = [core.get_aval(c) for c in all_consts] + list(avals)
         jw, extra = _trace(wrapped, full_avals, origin)
@@ -595,9 +793,14 @@ def _trace_branches(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[Sh
     return tuple(out), all_consts
 
 
-def _cond_linearize(index: Any, ops: list[Any], dops: list[Any], nz_in: list[bool],
-                    nz_out: list[bool], branches: tuple[Jaxpr, ...]
-                    ) -> tuple[list[Any], list[Any]]:
+def _cond_linearize(
+    index: Any,
+    ops: list[Any],
+    dops: list[Any],
+    nz_in: list[bool],
+    nz_out: list[bool],
+    branches: tuple[Jaxpr, ...],
+) -> tuple[list[Any], list[Any]]:
     """Reverse mode: each branch computes its primal outputs and residuals (all branches'
     residual slots, zeros in the others'); a linear cond over tangents reads them."""
     t = ad.tangent_aval
@@ -609,8 +812,9 @@ def _cond_linearize(index: Any, ops: list[Any], dops: list[Any], nz_in: list[boo
         box: dict[str, Any] = {}
 
         def fwd(*args: Any, b: Jaxpr = b, box: dict[str, Any] = box) -> list[Any]:
-            outs, lin, _ = ad.linearize_flat(lambda *a: _run(b, a), args, nz_in,
-                                             origin="cond (linearize)")
+            outs, lin, _ = ad.linearize_flat(
+                lambda *a: _run(b, a), args, nz_in, origin="cond (linearize)"
+            )
             box["lin"] = lin
             box["res_avals"] = [core.get_aval(r).update() for r in lin.consts]
             return list(outs) + list(lin.consts)
@@ -622,41 +826,60 @@ def _cond_linearize(index: Any, ops: list[Any], dops: list[Any], nz_in: list[boo
 
     def fwd_branch(k: int) -> Callable[..., list[Any]]:
         def f(*args: Any) -> list[Any]:
-            outs, lin, _ = ad.linearize_flat(lambda *a: _run(branches[k], a), args, nz_in,
-                                             origin="cond (linearize)")
+            outs, lin, _ = ad.linearize_flat(
+                lambda *a: _run(branches[k], a), args, nz_in, origin="cond (linearize)"
+            )
             res = [_zeros(a) for a in slots]
             for i, r in enumerate(lin.consts):
                 res[offsets[k] + i] = r
             return list(outs) + res
+
         return f
 
-    fwd_branches, fwd_consts = _trace_branches([fwd_branch(k) for k in range(len(branches))],
-                                               op_avals, "cond (forward pass of reverse mode)")
+    fwd_branches, fwd_consts = _trace_branches(
+        [fwd_branch(k) for k in range(len(branches))],
+        op_avals,
+        "cond (forward pass of reverse mode)",
+    )
     outs = cond_p.bind(index, *fwd_consts, *ops, branches=fwd_branches)
-    primal_out, res = outs[:len(out_avals)], outs[len(out_avals):]
+    primal_out, res = outs[: len(out_avals)], outs[len(out_avals) :]
     dops_nz = [d for d, m in zip(dops, nz_in) if m]
 
     def lin_branch(k: int) -> Callable[..., list[Any]]:
         lin = infos[k]["lin"]
 
         def f(*args: Any) -> list[Any]:
-            r, d = args[:len(slots)], args[len(slots):]
-            mine = list(r[offsets[k]:offsets[k + 1]])
-            tans = [tt for tt, m in zip(_fill(d, nz_in, [t(a) for a in op_avals]),
-                                        lin.in_mask) if m]
-            live = iter(eval_jaxpr(lin.jaxpr, mine, [_inst(tt, tt.aval) if type(tt) is Zero
-                                                     else tt for tt in tans]))
+            r, d = args[: len(slots)], args[len(slots) :]
+            mine = list(r[offsets[k] : offsets[k + 1]])
+            tans = [
+                tt for tt, m in zip(_fill(d, nz_in, [t(a) for a in op_avals]), lin.in_mask) if m
+            ]
+            live = iter(
+                eval_jaxpr(
+                    lin.jaxpr, mine, [_inst(tt, tt.aval) if type(tt) is Zero else tt for tt in tans]
+                )
+            )
             t_out = [Zero(t(a)) if z else next(live) for a, z in zip(out_avals, lin.out_zero)]
             return [_inst(to, t(a)) for to, a, m in zip(t_out, out_avals, nz_out) if m]
+
         return f
 
     # NOTE: the linearization traced inside lin_branch must match the one used for the
     # residual slots; both come from the same jaxpr and mask, so they do.
     lin_avals = slots + [t(a) for a, m in zip(op_avals, nz_in) if m]
-    lin_branches, lin_consts = _trace_branches([lin_branch(k) for k in range(len(branches))],
-                                               lin_avals, "cond (linear pass of reverse mode)")
-    t_out = cond_lin_p.bind(index, *lin_consts, *res, *dops_nz, branches=lin_branches,
-                            num_known=len(lin_consts) + len(res))
+    lin_branches, lin_consts = _trace_branches(
+        [lin_branch(k) for k in range(len(branches))],
+        lin_avals,
+        "cond (linear pass of reverse mode)",
+    )
+    t_out = cond_lin_p.bind(
+        index,
+        *lin_consts,
+        *res,
+        *dops_nz,
+        branches=lin_branches,
+        num_known=len(lin_consts) + len(res),
+    )
     return primal_out, _fill(t_out, nz_out, [t(a) for a in out_avals])
 
 
@@ -664,18 +887,19 @@ def _cond_linearize(index: Any, ops: list[Any], dops: list[Any], nz_in: list[boo
 cond_lin_p = Primitive("cond_lin", multiple_results=True)
 
 
-def _cond_lin_impl(index: Any, *ops: Any, branches: tuple[Jaxpr, ...], num_known: int
-                   ) -> list[Any]:
+def _cond_lin_impl(index: Any, *ops: Any, branches: tuple[Jaxpr, ...], num_known: int) -> list[Any]:
     return _cond_impl(index, *ops, branches=branches)
 
 
-def _cond_lin_abstract(index: ShapedArray, *ops: ShapedArray, branches: tuple[Jaxpr, ...],
-                       num_known: int) -> list[ShapedArray]:
+def _cond_lin_abstract(
+    index: ShapedArray, *ops: ShapedArray, branches: tuple[Jaxpr, ...], num_known: int
+) -> list[ShapedArray]:
     return _cond_abstract(index, *ops, branches=branches)
 
 
-def _cond_lin_transpose(cts: Sequence[Any], index: Any, *ops: Any, branches: tuple[Jaxpr, ...],
-                        num_known: int) -> list[Any]:
+def _cond_lin_transpose(
+    cts: Sequence[Any], index: Any, *ops: Any, branches: tuple[Jaxpr, ...], num_known: int
+) -> list[Any]:
     if ad.is_undefined_primal(index) or any(ad.is_undefined_primal(o) for o in ops[:num_known]):
         raise ValueError("cond transpose: the index and residuals must be known.")
     known = list(ops[:num_known])
@@ -690,17 +914,20 @@ def _cond_lin_transpose(cts: Sequence[Any], index: Any, *ops: Any, branches: tup
             k, c = args[:num_known], args[num_known:]
             res = ad.backward_pass(view, k, c, forward_known=True)
             return [_inst(r, a) for r, a in zip(res, lin_avals)]
+
         return f
 
     avals = [core.get_aval(k) for k in known] + out_avals
     t_branches, consts = _trace_branches([make(b) for b in branches], avals, "cond (transpose)")
-    outs = cond_lin_p.bind(index, *consts, *known, *cts, branches=t_branches,
-                           num_known=len(consts) + num_known)
+    outs = cond_lin_p.bind(
+        index, *consts, *known, *cts, branches=t_branches, num_known=len(consts) + num_known
+    )
     return [None] * (1 + num_known) + list(outs)
 
 
-def _cond_lin_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-                  branches: tuple[Jaxpr, ...], num_known: int) -> tuple[Any, Any]:
+def _cond_lin_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, branches: tuple[Jaxpr, ...], num_known: int
+) -> tuple[Any, Any]:
     # Linear in the trailing operands, so its tangent is itself applied to their tangents
     # when the known operands carry no tangent; in general, differentiate the branches.
     return _cond_jvp(primals, tangents, branches=branches)
@@ -713,14 +940,16 @@ ad.transpose_rules[cond_lin_p] = _cond_lin_transpose
 ad.linear_primitives.add(cond_lin_p)
 
 
-def _cond_batch(vals: Sequence[Any], bdims: Sequence[int | None], *,
-                branches: tuple[Jaxpr, ...], **params: Any) -> tuple[list[Any], list[Any]]:
+def _cond_batch(
+    vals: Sequence[Any], bdims: Sequence[int | None], *, branches: tuple[Jaxpr, ...], **params: Any
+) -> tuple[list[Any], list[Any]]:
     from functrace.lax.elementwise import clamp, convert_element_type, select_n
 
     size = batching.batch_size(vals, bdims)
     index, *ops = vals
     bi, *bops = bdims
     if bi is None:
+
         def run(k: int) -> Callable[..., list[Any]]:
             return lambda *a: _run(branches[k], a)
 
@@ -729,11 +958,13 @@ def _cond_batch(vals: Sequence[Any], bdims: Sequence[int | None], *,
             def f(*a: Any) -> list[Any]:
                 outs, dims = batching.vmap_flat(run(k), size, a, bops)
                 return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
+
             return f
 
         avals = [core.get_aval(o) for o in ops]
-        new_branches, consts = _trace_branches([branch_fn(k) for k in range(len(branches))],
-                                               avals, "cond (vmap)")
+        new_branches, consts = _trace_branches(
+            [branch_fn(k) for k in range(len(branches))], avals, "cond (vmap)"
+        )
         prim = cond_p if "num_known" not in params else cond_lin_p
         extra = {} if prim is cond_p else {"num_known": params["num_known"] + len(consts)}
         outs = prim.bind(index, *consts, *ops, branches=new_branches, **extra)
@@ -763,15 +994,15 @@ batching.batching_rules[cond_p] = _cond_batch
 batching.batching_rules[cond_lin_p] = _cond_batch
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
-           _fname: str = "switch") -> Any:
+def switch(
+    index: Any, branches: Sequence[Callable[..., Any]], *operands: Any, _fname: str = "switch"
+) -> Any:
     """Apply ``branches[index](*operands)`` (index clamped to the valid range)."""
     if not branches:
         raise ValueError("switch: expected at least one branch, got none.")
     idx_aval = core.get_aval(index)
     if idx_aval.shape != () or idx_aval.dtype.kind not in "iub":
-        raise TypeError(f"switch: expected a scalar integer index, got "
-                        f"{idx_aval.str_short()}.")
+        raise TypeError(f"switch: expected a scalar integer index, got {idx_aval.str_short()}.")
     concrete = core.concrete_or_none(index)
     if concrete is not None and not _batched(index):
         # A known index (eager, or under grad/jvp): call the branch directly.
@@ -789,17 +1020,24 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
             out_trees.append(tree)
             out_avals.append([core.get_aval(x) for x in leaves])
             return leaves
+
         return f
 
     jaxprs, consts = _trace_branches([flat(k) for k in range(len(branches))], avals, "switch")
     first = out_trees[0]
     for k in range(1, len(branches)):
         if out_trees[k] != first:
-            raise TypeError(f"{_fname}: expected every branch to return the structure "
-                            f"{first}, got {out_trees[k]} from branch {k}.")
-        _type_diff(_fname, f"the output of branch {k}", [f"leaf {i}" for i in
-                                                            range(len(out_avals[0]))],
-                   out_avals[0], out_avals[k])
+            raise TypeError(
+                f"{_fname}: expected every branch to return the structure "
+                f"{first}, got {out_trees[k]} from branch {k}."
+            )
+        _type_diff(
+            _fname,
+            f"the output of branch {k}",
+            [f"leaf {i}" for i in range(len(out_avals[0]))],
+            out_avals[0],
+            out_avals[k],
+        )
     from functrace.lax.elementwise import clamp, convert_element_type
 
     idx = convert_element_type(index, np.int32)
@@ -819,8 +1057,9 @@ def _batched(x: Any) -> bool:
     return False
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any) -> Any:
+def cond(
+    pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any
+) -> Any:
     """``true_fun(*operands) if pred else false_fun(*operands)``, staged under jit.
 
     >>> from functrace import lax
@@ -829,16 +1068,21 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     """
     aval = core.get_aval(pred)
     if aval.shape != ():
-        raise TypeError(f"cond: expected a scalar boolean predicate, got "
-                        f"{aval.str_short()}. Reduce it first (e.g. .any() or .all()).")
+        raise TypeError(
+            f"cond: expected a scalar boolean predicate, got "
+            f"{aval.str_short()}. Reduce it first (e.g. .any() or .all())."
+        )
     if aval.dtype.kind not in "biu":
-        raise TypeError(f"cond: expected a boolean predicate, got {aval.dtype.name}. Compare "
-                        f"it first (e.g. x > 0).")
+        raise TypeError(
+            f"cond: expected a boolean predicate, got {aval.dtype.name}. Compare "
+            f"it first (e.g. x > 0)."
+        )
     from functrace.lax.elementwise import convert_element_type, ne
 
     p = pred if aval.dtype.kind == "b" else ne(pred, np.zeros((), aval.dtype))
-    return switch(convert_element_type(p, np.int32), [false_fun, true_fun], *operands,
-                  _fname="cond")
+    return switch(
+        convert_element_type(p, np.int32), [false_fun, true_fun], *operands, _fname="cond"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -848,16 +1092,18 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 while_p = Primitive("while", multiple_results=True)
 
 
-def _while_impl(*args: Any, cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr, cond_nconsts: int,
-                body_nconsts: int) -> list[Any]:
+def _while_impl(
+    *args: Any, cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr, cond_nconsts: int, body_nconsts: int
+) -> list[Any]:
     cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
     while bool(_run(cond_jaxpr, cc + carry)[0]):
         carry = _run(body_jaxpr, bc + carry)
     return carry
 
 
-def _while_abstract(*avals: ShapedArray, cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr,
-                    cond_nconsts: int, body_nconsts: int) -> list[ShapedArray]:
+def _while_abstract(
+    *avals: ShapedArray, cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr, cond_nconsts: int, body_nconsts: int
+) -> list[ShapedArray]:
     return [v.aval for v in body_jaxpr.outvars]
 
 
@@ -865,14 +1111,18 @@ core.impl_rules[while_p] = _while_impl
 core.abstract_eval_rules[while_p] = _while_abstract
 
 
-def _while_trip_count(args: Sequence[Any], cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr,
-                      cond_nconsts: int, body_nconsts: int) -> int | None:
+def _while_trip_count(
+    args: Sequence[Any], cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr, cond_nconsts: int, body_nconsts: int
+) -> int | None:
     """Run the loop on concrete values to count iterations (None when abstract)."""
     vals = [core.concrete_or_none(a) for a in args]
     if any(v is None for v in vals):
         return None
-    cc, bc, carry = _split([v if np.ndim(v) else v[()] for v in vals], cond_nconsts,
-                           body_nconsts)
+    cc, bc, carry = _split(
+        [v if np.ndim(v) else v[()] for v in vals],  # type: ignore
+        cond_nconsts,
+        body_nconsts,
+    )
     n = 0
     while bool(_run(cond_jaxpr, cc + carry)[0]):
         carry = _run(body_jaxpr, bc + carry)
@@ -880,8 +1130,15 @@ def _while_trip_count(args: Sequence[Any], cond_jaxpr: Jaxpr, body_jaxpr: Jaxpr,
     return n
 
 
-def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: Jaxpr,
-               body_jaxpr: Jaxpr, cond_nconsts: int, body_nconsts: int) -> Any:
+def _while_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+) -> Any:
     cc, bc, carry = _split(primals, cond_nconsts, body_nconsts)
     _, dbc, dcarry = _split(tangents, cond_nconsts, body_nconsts)
     if _linearizing(tangents):
@@ -891,12 +1148,20 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: J
                 "while_loop: expected concrete loop inputs for reverse-mode differentiation, "
                 "got abstract values (grad inside jit). Reverse mode runs the loop once to "
                 "learn its trip count; use lax.fori_loop with Python-int bounds or lax.scan "
-                "inside jit, or take the gradient outside jit.")
+                "inside jit, or take the gradient outside jit."
+            )
         # Reverse mode as a scan of the (now known) trip count: the body is a scan body
         # with the loop's constants as consts, the carry as carry and no xs.
-        return _scan_jvp(list(bc) + list(carry), list(dbc) + list(dcarry), jaxpr=body_jaxpr,
-                         num_consts=body_nconsts, num_carry=len(carry), length=n,
-                         reverse=False, linear=(False,) * (body_nconsts + len(carry)))
+        return _scan_jvp(
+            list(bc) + list(carry),
+            list(dbc) + list(dcarry),
+            jaxpr=body_jaxpr,
+            num_consts=body_nconsts,
+            num_carry=len(carry),
+            length=n,
+            reverse=False,
+            linear=(False,) * (body_nconsts + len(carry)),
+        )
     nz_c = [type(t) is not Zero for t in dbc]
     nz_carry = [type(t) is not Zero for t in dcarry]
     while True:
@@ -913,38 +1178,60 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: J
     def body(*args: Any) -> list[Any]:
         c, d_c, cr, d_cr = _split(args, len(bc), n_dc, len(carry))
         tans = _fill(d_c, nz_c, [t(a) for a in bc_avals]) + _fill(
-            d_cr, nz_carry, [t(a) for a in carry_avals])
+            d_cr, nz_carry, [t(a) for a in carry_avals]
+        )
         outs, t_outs = ad.jvp_flat(lambda *a: _run(body_jaxpr, a), c + cr, tans)
-        return list(outs) + [_inst(to, t(a)) for to, a, m in zip(t_outs, carry_avals,
-                                                                 nz_carry) if m]
+        return list(outs) + [
+            _inst(to, t(a)) for to, a, m in zip(t_outs, carry_avals, nz_carry) if m
+        ]
 
     def cond_fn(*args: Any) -> list[Any]:
-        c, cr = args[:len(cc)], args[len(cc):len(cc) + len(carry)]
+        c, cr = args[: len(cc)], args[len(cc) : len(cc) + len(carry)]
         return _run(cond_jaxpr, list(c) + list(cr))
 
-    avals = (bc_avals + [t(a) for a, m in zip(bc_avals, nz_c) if m] + carry_avals
-             + [t(a) for a, m in zip(carry_avals, nz_carry) if m])
+    avals = (
+        bc_avals
+        + [t(a) for a, m in zip(bc_avals, nz_c) if m]
+        + carry_avals
+        + [t(a) for a, m in zip(carry_avals, nz_carry) if m]
+    )
     new_body, b_hoisted = _trace(body, avals, "while_loop (jvp of the body)")
     c_avals = [v.aval for v in cond_jaxpr.invars[:cond_nconsts]]
-    new_cond, c_hoisted = _trace(cond_fn, c_avals + carry_avals
-                                 + [t(a) for a, m in zip(carry_avals, nz_carry) if m],
-                                 "while_loop (cond)")
+    new_cond, c_hoisted = _trace(
+        cond_fn,
+        c_avals + carry_avals + [t(a) for a, m in zip(carry_avals, nz_carry) if m],
+        "while_loop (cond)",
+    )
     dcarry_in = [_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz_carry) if m]
-    outs = while_p.bind(*c_hoisted, *cc, *b_hoisted, *bc,
-                        *[d for d, m in zip(dbc, nz_c) if m], *carry, *dcarry_in,
-                        cond_jaxpr=new_cond, body_jaxpr=new_body,
-                        cond_nconsts=len(c_hoisted) + len(cc),
-                        body_nconsts=len(b_hoisted) + len(bc) + n_dc)
-    primal, d_out = outs[:len(carry)], outs[len(carry):]
+    outs = while_p.bind(
+        *c_hoisted,
+        *cc,
+        *b_hoisted,
+        *bc,
+        *[d for d, m in zip(dbc, nz_c) if m],
+        *carry,
+        *dcarry_in,
+        cond_jaxpr=new_cond,
+        body_jaxpr=new_body,
+        cond_nconsts=len(c_hoisted) + len(cc),
+        body_nconsts=len(b_hoisted) + len(bc) + n_dc,
+    )
+    primal, d_out = outs[: len(carry)], outs[len(carry) :]
     return primal, _fill(d_out, nz_carry, [t(a) for a in carry_avals])
 
 
 ad.jvp_rules[while_p] = _while_jvp
 
 
-def _while_batch(vals: Sequence[Any], bdims: Sequence[int | None], *, cond_jaxpr: Jaxpr,
-                 body_jaxpr: Jaxpr, cond_nconsts: int, body_nconsts: int
-                 ) -> tuple[list[Any], list[Any]]:
+def _while_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    *,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+) -> tuple[list[Any], list[Any]]:
     from functrace.lax.elementwise import select_n
     from functrace.lax.reductions import reduce_max
 
@@ -959,23 +1246,24 @@ def _while_batch(vals: Sequence[Any], bdims: Sequence[int | None], *, cond_jaxpr
     dbc0 = [None if d is None else 0 for d in dbc]
 
     def preds(c_consts: Sequence[Any], cr: Sequence[Any]) -> Any:
-        outs, dims = batching.vmap_flat(lambda *a: _run(cond_jaxpr, a), size,
-                                        list(c_consts) + list(cr), dcc0 + [0] * len(cr))
+        outs, dims = batching.vmap_flat(
+            lambda *a: _run(cond_jaxpr, a), size, list(c_consts) + list(cr), dcc0 + [0] * len(cr)
+        )
         return batching.bdim_at(outs[0], dims[0], size, 0)
 
     def cond_fn(*args: Any) -> list[Any]:
-        c, cr = args[:len(cc)], args[len(cc):]
+        c, cr = args[: len(cc)], args[len(cc) :]
         from functrace.lax.elementwise import convert_element_type
 
         p = preds(c, cr)
-        return [convert_element_type(reduce_max(convert_element_type(p, np.int32), (0,)),
-                                     np.bool_)]
+        return [convert_element_type(reduce_max(convert_element_type(p, np.int32), (0,)), np.bool_)]
 
     def body_fn(*args: Any) -> list[Any]:
         c, b, cr = _split(args, len(cc), len(bc))
         active = preds(c, cr)
-        outs, dims = batching.vmap_flat(lambda *a: _run(body_jaxpr, a), size, b + cr,
-                                        dbc0 + [0] * len(cr))
+        outs, dims = batching.vmap_flat(
+            lambda *a: _run(body_jaxpr, a), size, b + cr, dbc0 + [0] * len(cr)
+        )
         new = [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
         result = []
         from functrace.lax.shapes import broadcast_in_dim
@@ -989,19 +1277,30 @@ def _while_batch(vals: Sequence[Any], bdims: Sequence[int | None], *, cond_jaxpr
     c_avals = [core.get_aval(c) for c in cc]
     carry_avals = [core.get_aval(c) for c in carry]
     new_cond, c_h = _trace(cond_fn, c_avals + carry_avals, "while_loop (vmap cond)")
-    new_body, b_h = _trace(body_fn, c_avals + [core.get_aval(b) for b in bc] + carry_avals,
-                           "while_loop (vmap body)")
-    outs = while_p.bind(*c_h, *cc, *b_h, *cc, *bc, *carry, cond_jaxpr=new_cond,
-                        body_jaxpr=new_body, cond_nconsts=len(c_h) + len(cc),
-                        body_nconsts=len(b_h) + len(cc) + len(bc))
+    new_body, b_h = _trace(
+        body_fn, c_avals + [core.get_aval(b) for b in bc] + carry_avals, "while_loop (vmap body)"
+    )
+    outs = while_p.bind(
+        *c_h,
+        *cc,
+        *b_h,
+        *cc,
+        *bc,
+        *carry,
+        cond_jaxpr=new_cond,
+        body_jaxpr=new_body,
+        cond_nconsts=len(c_h) + len(cc),
+        body_nconsts=len(b_h) + len(cc) + len(bc),
+    )
     return outs, [0] * len(outs)
 
 
 batching.batching_rules[while_p] = _while_batch
 
 
-def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
-               ) -> Any:
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
     """``while cond_fun(val): val = body_fun(val)``; differentiable in both modes.
 
     Reverse mode needs no maximum trip count: the loop is run once to count its
@@ -1021,26 +1320,46 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
         out = cond_fun(tree_unflatten(tree, args))
         a = core.get_aval(out)
         if a.shape != () or a.dtype.kind != "b":
-            raise TypeError(f"while_loop: expected {cname} to return a scalar boolean, got "
-                            f"{a.str_short()}.")
+            raise TypeError(
+                f"while_loop: expected {cname} to return a scalar boolean, got {a.str_short()}."
+            )
         return [out]
 
     def flat_body(*args: Any) -> list[Any]:
         out = body_fun(tree_unflatten(tree, args))
         leaves, t2 = tree_flatten(out)
         if t2 != tree:
-            raise TypeError(f"while_loop: expected {bname} to return the structure of "
-                            f"init_val {tree}, got {t2}.")
+            raise TypeError(
+                f"while_loop: expected {bname} to return the structure of "
+                f"init_val {tree}, got {t2}."
+            )
         _type_diff("while_loop", "the carry", names, avals, [core.get_aval(x) for x in leaves])
         return leaves
 
     cj, cconsts = _trace(flat_cond, avals, f"while_loop cond {cname}")
     bj, bconsts = _trace(flat_body, avals, f"while_loop body {bname}")
     ops = [_cast_to(x, a) for x, a in zip(init, avals)]
-    outs = while_p.bind(*cconsts, *bconsts, *ops, cond_jaxpr=cj, body_jaxpr=bj,
-                        cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
+    outs = while_p.bind(
+        *cconsts,
+        *bconsts,
+        *ops,
+        cond_jaxpr=cj,
+        body_jaxpr=bj,
+        cond_nconsts=len(cconsts),
+        body_nconsts=len(bconsts),
+    )
     return tree_unflatten(tree, outs)
 
 
-__all__ = ["cond", "cond_lin_p", "cond_p", "fori_loop", "map", "scan", "scan_p", "switch",
-           "while_loop", "while_p"]
+__all__ = [
+    "cond",
+    "cond_lin_p",
+    "cond_p",
+    "fori_loop",
+    "map",
+    "scan",
+    "scan_p",
+    "switch",
+    "while_loop",
+    "while_p",
+]

@@ -45,8 +45,9 @@ def _unop_abstract(name: str, kinds: str, what: str) -> Callable[..., ShapedArra
     return rule
 
 
-def unop(name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT,
-         what: str = "a floating-point") -> Primitive:
+def unop(
+    name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT, what: str = "a floating-point"
+) -> Primitive:
     p = Primitive(name)
     register(p, np_fn, _unop_abstract(name, kinds, what))
     elementwise_numpy[p] = np_fn
@@ -54,8 +55,9 @@ def unop(name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT,
     return p
 
 
-def _binop_abstract(name: str, kinds: str, what: str,
-                    out_dtype: np.dtype | None = None) -> Callable[..., ShapedArray]:
+def _binop_abstract(
+    name: str, kinds: str, what: str, out_dtype: np.dtype | None = None
+) -> Callable[..., ShapedArray]:
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         shape, dtype = x.shape, x.dtype
         if shape != y.shape or dtype != y.dtype or dtype.kind not in kinds:
@@ -70,8 +72,13 @@ def _binop_abstract(name: str, kinds: str, what: str,
     return rule
 
 
-def binop(name: str, np_fn: Callable[..., Any], kinds: str = _NUMERIC,
-          what: str = "a numeric", out_dtype: np.dtype | None = None) -> Primitive:
+def binop(
+    name: str,
+    np_fn: Callable[..., Any],
+    kinds: str = _NUMERIC,
+    what: str = "a numeric",
+    out_dtype: np.dtype | None = None,
+) -> Primitive:
     p = Primitive(name)
 
     def impl(x: Any, y: Any) -> Any:
@@ -220,8 +227,9 @@ def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
     if not isinstance(y, int):
         raise TypeError(f"integer_pow: expected a Python int exponent y, got {y!r}.")
     if y < 0 and x.dtype.kind in "iu":
-        raise ValueError("integer_pow: expected a non-negative exponent for an integer base, "
-                         f"got {y}.")
+        raise ValueError(
+            f"integer_pow: expected a non-negative exponent for an integer base, got {y}."
+        )
     return x
 
 
@@ -259,8 +267,7 @@ pow = _bind2(pow_p)  # noqa: A001
 
 def _pow_jvp_lhs(g: Any, x: Any, y: Any) -> Any:
     # d x^y / dx = y x^(y-1); NOTE: 0 where y == 0 (also at x = 0).
-    safe = select_n(eq(y, zeros_like(y)), mul(y, pow(x, sub(y, full_like(y, 1)))),
-                    zeros_like(y))
+    safe = select_n(eq(y, zeros_like(y)), mul(y, pow(x, sub(y, full_like(y, 1)))), zeros_like(y))
     return mul(g, safe)
 
 
@@ -319,7 +326,7 @@ ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))  # d sin = cos dx
 numba_emitters[sin_p] = "np.sin({0})"
 
 cos_p = unop("cos", np.cos)
-cos = _bind1(cos_p)
+cos: Callable[[Any], Any] = _bind1(cos_p)
 ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))  # d cos = -sin dx
 numba_emitters[cos_p] = "np.cos({0})"
 
@@ -394,7 +401,7 @@ ad.defjvp(abs_p, lambda g, x: mul(g, sign(x)))
 numba_emitters[abs_p] = "np.abs({0})"
 
 sign_p = unop("sign", np.sign, _NUMERIC, "a numeric")
-sign = _bind1(sign_p)
+sign: Callable[[Any], Any] = _bind1(sign_p)
 ad.defjvp_zero(sign_p)
 numba_emitters[sign_p] = "np.sign({0})"
 
@@ -416,8 +423,11 @@ def _round_impl(x: Any, *, rounding_method: int = 0) -> Any:
 
 
 round_p = Primitive("round")
-register(round_p, _round_impl, lambda x, *, rounding_method=0: _unop_abstract(
-    "round", "f", "a real floating-point")(x))
+register(
+    round_p,
+    _round_impl,
+    lambda x, *, rounding_method=0: _unop_abstract("round", "f", "a real floating-point")(x),
+)
 elementwise_numpy[round_p] = np.rint
 batching.defvectorized(round_p)
 ad.defjvp_zero(round_p)
@@ -441,7 +451,12 @@ lt_p = binop("lt", np.less, _ANY, "a numeric or boolean", _BOOL)
 le_p = binop("le", np.less_equal, _ANY, "a numeric or boolean", _BOOL)
 gt_p = binop("gt", np.greater, _ANY, "a numeric or boolean", _BOOL)
 ge_p = binop("ge", np.greater_equal, _ANY, "a numeric or boolean", _BOOL)
-eq, ne, lt, le, gt, ge = map(_bind2, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+eq: Callable[[Any, Any], Any] = _bind2(eq_p)
+ne: Callable[[Any, Any], Any] = _bind2(ne_p)
+lt: Callable[[Any, Any], Any] = _bind2(lt_p)
+le: Callable[[Any, Any], Any] = _bind2(le_p)
+gt: Callable[[Any, Any], Any] = _bind2(gt_p)
+ge: Callable[[Any, Any], Any] = _bind2(ge_p)
 
 and_p = binop("and", np.bitwise_and, _INT_BOOL, "a boolean or integer")
 or_p = binop("or", np.bitwise_or, _INT_BOOL, "a boolean or integer")
@@ -458,7 +473,20 @@ bitwise_not = _bind1(not_p)
 
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p):
     ad.defjvp_zero(_p)
-numba_emitters.update({eq_p: "({0} == {1})", ne_p: "({0} != {1})", lt_p: _nb.ordered("<"), le_p: _nb.ordered("<="), gt_p: _nb.ordered(">"), ge_p: _nb.ordered(">="), and_p: "({0} & {1})", or_p: "({0} | {1})", xor_p: "({0} ^ {1})", not_p: _nb.not_})  # noqa: E501
+numba_emitters.update(
+    {
+        eq_p: "({0} == {1})",
+        ne_p: "({0} != {1})",
+        lt_p: _nb.ordered("<"),
+        le_p: _nb.ordered("<="),
+        gt_p: _nb.ordered(">"),
+        ge_p: _nb.ordered(">="),
+        and_p: "({0} & {1})",
+        or_p: "({0} | {1})",
+        xor_p: "({0} ^ {1})",
+        not_p: _nb.not_,
+    }
+)  # noqa: E501
 
 # ---------------------------------------------------------------------------
 # select_n, clamp, casts, stop_gradient
@@ -471,8 +499,9 @@ def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
     check_same_shapes("select_n", which, *cases)
     check_same_dtypes("select_n", *cases)
     if which.dtype.kind not in "biu":
-        raise TypeError(f"select_n: expected a boolean or integer selector, got "
-                        f"{which.dtype.name}.")
+        raise TypeError(
+            f"select_n: expected a boolean or integer selector, got {which.dtype.name}."
+        )
     if which.dtype.kind == "b" and len(cases) > 2:
         raise TypeError("select_n: a boolean selector picks between exactly two cases.")
     return cases[0].update(weak_type=all(c.weak_type for c in cases))
@@ -509,7 +538,8 @@ def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
     zeros = zeros_like(ct)
     return [None] + [
         select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
-        if ad.is_undefined_primal(c) else None
+        if ad.is_undefined_primal(c)
+        else None
         for i, c in enumerate(cases)
     ]
 
@@ -524,8 +554,9 @@ numba_emitters[select_n_p] = _nb.select_n
 def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
     for b, side in ((lo, "lower"), (hi, "upper")):
         if b.shape not in ((), x.shape):
-            raise ValueError(f"clamp: expected a {side} bound of shape () or {x.shape}, got "
-                             f"{b.shape}.")
+            raise ValueError(
+                f"clamp: expected a {side} bound of shape () or {x.shape}, got {b.shape}."
+            )
     check_same_dtypes("clamp", lo, x, hi)
     return x
 
@@ -583,7 +614,7 @@ def _clamp_batch(vals: list[Any], bdims: list[Any]) -> tuple[Any, Any]:
     size = batching.batch_size(vals, bdims)
     x_shape = core.get_aval(x).shape
     if bx is not None:
-        x_shape = x_shape[:bx] + x_shape[bx + 1:]
+        x_shape = x_shape[:bx] + x_shape[bx + 1 :]
     ops = []
     for v, b in ((lo, blo), (x, bx), (hi, bhi)):
         nd = core.get_aval(v).ndim - (b is not None)
@@ -621,8 +652,9 @@ def _convert_impl(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Any:
     return np.asarray(x).astype(new_dtype)[()] if np.ndim(x) == 0 else x.astype(new_dtype)
 
 
-convert_element_type_p = register(Primitive("convert_element_type"), _convert_impl,
-                                  _convert_abstract)
+convert_element_type_p = register(
+    Primitive("convert_element_type"), _convert_impl, _convert_abstract
+)
 
 
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
@@ -634,12 +666,16 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
-def _convert_jvp(primals: list[Any], tangents: list[Any], *, new_dtype: np.dtype,
-                 weak_type: bool) -> tuple[Any, Any]:
+def _convert_jvp(
+    primals: list[Any], tangents: list[Any], *, new_dtype: np.dtype, weak_type: bool
+) -> tuple[Any, Any]:
     (x,), (g,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if type(g) is Zero or not dtypes.is_differentiable(new_dtype) or \
-            not dtypes.is_differentiable(core.get_aval(x).dtype):
+    if (
+        type(g) is Zero
+        or not dtypes.is_differentiable(new_dtype)
+        or not dtypes.is_differentiable(core.get_aval(x).dtype)
+    ):
         return out, Zero.from_primal(out)
     return out, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type)
 
@@ -671,10 +707,93 @@ def stop_gradient(x: Any) -> Any:
     return stop_gradient_p.bind(x)
 
 
-__all__ = [n for n in dir() if n.endswith("_p")] + [
-    "abs", "add", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
-    "clamp", "convert_element_type", "cos", "div", "elementwise_numpy", "eq", "erf", "exp",
-    "expm1", "floor", "full_like", "ge", "gt", "integer_pow", "le", "log", "log1p",
-    "logistic", "lt", "max", "min", "mul", "ne", "neg", "pow", "rem", "round", "rsqrt",
-    "select_n", "sign", "sin", "sqrt", "stop_gradient", "sub", "tan", "tanh", "zeros_like",
+__all__ = [
+    "_p",
+    "abs",
+    "abs_p",
+    "add",
+    "add_p",
+    "and_p",
+    "atan2",
+    "atan2_p",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "ceil_p",
+    "clamp",
+    "clamp_p",
+    "convert_element_type",
+    "convert_element_type_p",
+    "cos",
+    "cos_p",
+    "div",
+    "div_p",
+    "elementwise_numpy",
+    "eq",
+    "eq_p",
+    "erf",
+    "erf_p",
+    "exp",
+    "exp_p",
+    "expm1",
+    "expm1_p",
+    "floor",
+    "floor_p",
+    "full_like",
+    "ge",
+    "ge_p",
+    "gt",
+    "gt_p",
+    "integer_pow",
+    "integer_pow_p",
+    "le",
+    "le_p",
+    "log",
+    "log1p",
+    "log1p_p",
+    "log_p",
+    "logistic",
+    "logistic_p",
+    "lt",
+    "lt_p",
+    "max",
+    "max_p",
+    "min",
+    "min_p",
+    "mul",
+    "mul_p",
+    "ne",
+    "ne_p",
+    "neg",
+    "neg_p",
+    "not_p",
+    "or_p",
+    "pow",
+    "pow_p",
+    "rem",
+    "rem_p",
+    "round",
+    "round_p",
+    "rsqrt",
+    "rsqrt_p",
+    "select_n",
+    "select_n_p",
+    "sign",
+    "sign_p",
+    "sin",
+    "sin_p",
+    "sqrt",
+    "sqrt_p",
+    "stop_gradient",
+    "stop_gradient_p",
+    "sub",
+    "sub_p",
+    "tan",
+    "tan_p",
+    "tanh",
+    "tanh_p",
+    "xor_p",
+    "zeros_like",
 ]

@@ -127,8 +127,11 @@ def _window_indices(
             hi = np.array(min(d - n, np.iinfo(dtype).max), dtype)[()]
             s = clamp(np.zeros((), dtype)[()], s, hi)
         s = clamp(np.int64(0), convert_element_type(s, np.int64), np.int64(d - n))
-        s = broadcast_in_dim(s, full, ()) if b is None else broadcast_in_dim(
-            batching.moveaxis(s, b, 0), full, (0,))
+        s = (
+            broadcast_in_dim(s, full, ())
+            if b is None
+            else broadcast_in_dim(batching.moveaxis(s, b, 0), full, (0,))
+        )
         out.append(add(s, iota(np.int64, n, k + 1, full)))
     return out
 
@@ -270,9 +273,7 @@ def _dynamic_update_slice_transpose(ct: Any, operand: Any, update: Any, *starts:
 ad.deflinear_in(dynamic_update_slice_p, (0, 1), _dynamic_update_slice_transpose)
 
 
-def _dynamic_update_slice_batch(
-    vals: Sequence[Any], bdims: Sequence[Any]
-) -> tuple[Any, int]:
+def _dynamic_update_slice_batch(vals: Sequence[Any], bdims: Sequence[Any]) -> tuple[Any, int]:
     operand, update, *starts = vals
     b_op, b_upd, *b_starts = bdims
     size = batching.batch_size(vals, bdims)

@@ -33,8 +33,10 @@ from functrace.lax.shapes import slice as lax_slice
 
 def _check_axes(name: str, x: ShapedArray, axes: tuple[int, ...]) -> tuple[int, ...]:
     if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: expected distinct axes in [0, {x.ndim}) for operand shape "
-                         f"{x.shape}, got {axes}. Normalize negative axes first.")
+        raise ValueError(
+            f"{name}: expected distinct axes in [0, {x.ndim}) for operand shape "
+            f"{x.shape}, got {axes}. Normalize negative axes first."
+        )
     return tuple(d for i, d in enumerate(x.shape) if i not in axes)
 
 
@@ -80,8 +82,9 @@ def _reduce_batch(p: Primitive) -> Callable[..., Any]:
 batching.batching_rules[reduce_sum_p] = _reduce_batch(reduce_sum_p)
 
 
-def _register_checked(primitive: Primitive, impl: Callable[..., Any],
-                      abstract_eval: Callable[..., Any]) -> Primitive:
+def _register_checked(
+    primitive: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
+) -> Primitive:
     """Register ``impl`` behind a call of ``abstract_eval`` (same checks eager and traced)."""
 
     def checked(*args: Any, **params: Any) -> Any:
@@ -94,15 +97,19 @@ def _register_checked(primitive: Primitive, impl: Callable[..., Any],
 def _canonical_axis(name: str, axis: Any, shape: tuple[int, ...]) -> int:
     a = int(operator_index(axis))
     if not -len(shape) <= a < len(shape):
-        raise ValueError(f"{name}: expected an axis in [{-len(shape)}, {len(shape)}) for operand "
-                         f"shape {shape}, got {a}. Pass an axis that exists in the operand.")
+        raise ValueError(
+            f"{name}: expected an axis in [{-len(shape)}, {len(shape)}) for operand "
+            f"shape {shape}, got {a}. Pass an axis that exists in the operand."
+        )
     return a % len(shape)
 
 
 def _check_axis(name: str, x: ShapedArray, axis: int) -> None:
     if not 0 <= axis < x.ndim:
-        raise ValueError(f"{name}: expected an axis in [0, {x.ndim}) for operand shape "
-                         f"{x.shape}, got {axis}. Rank-0 operands have no axis to scan.")
+        raise ValueError(
+            f"{name}: expected an axis in [0, {x.ndim}) for operand shape "
+            f"{x.shape}, got {axis}. Rank-0 operands have no axis to scan."
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -183,8 +190,9 @@ def _reduce_prod_impl(x: Any, *, axes: tuple[int, ...]) -> Any:
     return np.prod(x, axis=axes, dtype=x.dtype)
 
 
-reduce_prod_p = _register_checked(Primitive("reduce_prod"), _reduce_prod_impl,
-                                  _reduce_prod_abstract)
+reduce_prod_p = _register_checked(
+    Primitive("reduce_prod"), _reduce_prod_impl, _reduce_prod_abstract
+)
 
 
 def reduce_prod(x: Any, axes: tuple[int, ...]) -> Any:
@@ -199,7 +207,8 @@ def _reduce_prod_jvp(g: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
     aval = core.get_aval(x)
     kept = tuple(i for i in range(aval.ndim) if i not in axes)
     flat = tuple(aval.shape[i] for i in kept) + (
-        int(np.prod([aval.shape[a] for a in axes], dtype=np.int64)),)
+        int(np.prod([aval.shape[a] for a in axes], dtype=np.int64)),
+    )
     k = len(kept)
     xs = reshape(transpose(x, kept + axes), flat)
     gs = reshape(transpose(g, kept + axes), flat)
@@ -222,21 +231,24 @@ def _arg_extremum(name: str, np_fn: Callable[..., Any]) -> Primitive:
     def abstract(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
         check_dtype_kind(name, x, "biuf", "a real or boolean")
         if not 0 <= axis < x.ndim or x.shape[axis] == 0:
-            raise ValueError(f"{name}: expected a non-empty axis in [0, {x.ndim}) for operand "
-                             f"shape {x.shape}, got axis {axis}. An empty axis has no "
-                             f"{name[3:]}imum.")
+            raise ValueError(
+                f"{name}: expected a non-empty axis in [0, {x.ndim}) for operand "
+                f"shape {x.shape}, got axis {axis}. An empty axis has no "
+                f"{name[3:]}imum."
+            )
         if index_dtype.kind not in "iu" or x.shape[axis] - 1 > np.iinfo(index_dtype).max:
-            raise TypeError(f"{name}: expected an integer index_dtype that holds "
-                            f"{x.shape[axis] - 1}, got {index_dtype.name}. Use np.int64.")
-        return ShapedArray(x.shape[:axis] + x.shape[axis + 1:], index_dtype)
+            raise TypeError(
+                f"{name}: expected an integer index_dtype that holds "
+                f"{x.shape[axis] - 1}, got {index_dtype.name}. Use np.int64."
+            )
+        return ShapedArray(x.shape[:axis] + x.shape[axis + 1 :], index_dtype)
 
     def impl(x: Any, *, axis: int, index_dtype: np.dtype) -> Any:
         return np_fn(x, axis=axis).astype(index_dtype)
 
     def batch(vals: Any, bdims: Any, *, axis: int, index_dtype: np.dtype) -> tuple[Any, int]:
         (x,), (bdim,) = vals, bdims
-        return p.bind(x, axis=axis + (axis >= bdim), index_dtype=index_dtype), \
-            bdim - (axis < bdim)
+        return p.bind(x, axis=axis + (axis >= bdim), index_dtype=index_dtype), bdim - (axis < bdim)
 
     p = _register_checked(Primitive(name), impl, abstract)
     ad.defjvp_zero(p)  # integer indices: piecewise constant
@@ -298,14 +310,18 @@ def _cumulative_wrapper(p: Primitive) -> Callable[..., Any]:
     return f
 
 
-cumsum_p = _cumulative("cumsum", lambda x, a: np.cumsum(x, axis=a, dtype=x.dtype), "iufc",
-                       "a numeric")
-cumprod_p = _cumulative("cumprod", lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype), "iufc",
-                        "a numeric")
-cummax_p = _cumulative("cummax", lambda x, a: np.maximum.accumulate(x, axis=a), "biuf",
-                       "a real or boolean")
-cummin_p = _cumulative("cummin", lambda x, a: np.minimum.accumulate(x, axis=a), "biuf",
-                       "a real or boolean")
+cumsum_p = _cumulative(
+    "cumsum", lambda x, a: np.cumsum(x, axis=a, dtype=x.dtype), "iufc", "a numeric"
+)
+cumprod_p = _cumulative(
+    "cumprod", lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype), "iufc", "a numeric"
+)
+cummax_p = _cumulative(
+    "cummax", lambda x, a: np.maximum.accumulate(x, axis=a), "biuf", "a real or boolean"
+)
+cummin_p = _cumulative(
+    "cummin", lambda x, a: np.minimum.accumulate(x, axis=a), "biuf", "a real or boolean"
+)
 cumsum = _cumulative_wrapper(cumsum_p)
 cumprod = _cumulative_wrapper(cumprod_p)
 cummax = _cumulative_wrapper(cummax_p)
@@ -330,14 +346,15 @@ def _interleave(even: Any, odd: Any, n: int, axis: int) -> Any:
     if core.get_aval(odd).shape[axis] < count:
         cfg = tuple((0, 1 if i == axis else 0, 0) for i in range(aval.ndim))
         odd = pad(odd, np.zeros((), aval.dtype)[()], cfg)
-    split = aval.shape[:axis + 1] + (1,) + aval.shape[axis + 1:]
+    split = aval.shape[: axis + 1] + (1,) + aval.shape[axis + 1 :]
     pairs = concatenate([reshape(even, split), reshape(odd, split)], axis + 1)
-    merged = reshape(pairs, aval.shape[:axis] + (2 * count,) + aval.shape[axis + 1:])
+    merged = reshape(pairs, aval.shape[:axis] + (2 * count,) + aval.shape[axis + 1 :])
     return _slice_axis(merged, 0, n, 1, axis)
 
 
-def _prefix_scan(combine: Callable[[list[Any], list[Any]], list[Any]], elems: list[Any],
-                 axis: int) -> list[Any]:
+def _prefix_scan(
+    combine: Callable[[list[Any], list[Any]], list[Any]], elems: list[Any], axis: int
+) -> list[Any]:
     """Inclusive scan of an associative ``combine(earlier, later)`` over a tuple of arrays.
 
     Built from lax shape ops in log2(n) levels (combine neighbours, scan the pairs
@@ -346,14 +363,18 @@ def _prefix_scan(combine: Callable[[list[Any], list[Any]], list[Any]], elems: li
     n = core.get_aval(elems[0]).shape[axis]
     if n < 2:
         return list(elems)
-    pairs = combine([_slice_axis(e, 0, n - 1, 2, axis) for e in elems],
-                    [_slice_axis(e, 1, n, 2, axis) for e in elems])
+    pairs = combine(
+        [_slice_axis(e, 0, n - 1, 2, axis) for e in elems],
+        [_slice_axis(e, 1, n, 2, axis) for e in elems],
+    )
     odd = _prefix_scan(combine, pairs, axis)  # results at positions 1, 3, 5, ...
     first = [_slice_axis(e, 0, 1, 1, axis) for e in elems]
     m = (n - 1) // 2  # even positions 2, 4, ... combine the odd result just before them
     if m:
-        rest = combine([_slice_axis(o, 0, m, 1, axis) for o in odd],
-                       [_slice_axis(e, 2, n, 2, axis) for e in elems])
+        rest = combine(
+            [_slice_axis(o, 0, m, 1, axis) for o in odd],
+            [_slice_axis(e, 2, n, 2, axis) for e in elems],
+        )
         even = [concatenate([f, r], axis) for f, r in zip(first, rest)]
     else:
         even = first
@@ -395,7 +416,24 @@ ad.defjvp(cummax_p, _scan_jvp(_pick_later_if(ew.ge)))
 ad.defjvp(cummin_p, _scan_jvp(_pick_later_if(ew.le)))
 
 __all__ = [
-    "argmax", "argmax_p", "argmin", "argmin_p", "cummax", "cummax_p", "cummin", "cummin_p",
-    "cumprod", "cumprod_p", "cumsum", "cumsum_p", "reduce_max", "reduce_max_p", "reduce_min",
-    "reduce_min_p", "reduce_prod", "reduce_prod_p", "reduce_sum", "reduce_sum_p",
+    "argmax",
+    "argmax_p",
+    "argmin",
+    "argmin_p",
+    "cummax",
+    "cummax_p",
+    "cummin",
+    "cummin_p",
+    "cumprod",
+    "cumprod_p",
+    "cumsum",
+    "cumsum_p",
+    "reduce_max",
+    "reduce_max_p",
+    "reduce_min",
+    "reduce_min_p",
+    "reduce_prod",
+    "reduce_prod_p",
+    "reduce_sum",
+    "reduce_sum_p",
 ]

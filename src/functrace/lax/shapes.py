@@ -41,8 +41,9 @@ from functrace.lax._util import (
 # ---------------------------------------------------------------------------
 
 
-def _broadcast_in_dim_abstract(x: ShapedArray, *, shape: tuple[int, ...],
-                               broadcast_dimensions: tuple[int, ...]) -> ShapedArray:
+def _broadcast_in_dim_abstract(
+    x: ShapedArray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
+) -> ShapedArray:
     if len(broadcast_dimensions) != x.ndim:
         raise ValueError(
             f"broadcast_in_dim: expected one broadcast dimension per operand axis "
@@ -57,13 +58,16 @@ def _broadcast_in_dim_abstract(x: ShapedArray, *, shape: tuple[int, ...],
                 f"at operand size {d}."
             )
     if list(broadcast_dimensions) != sorted(broadcast_dimensions):
-        raise ValueError(f"broadcast_in_dim: expected increasing broadcast_dimensions, got "
-                         f"{broadcast_dimensions}.")
+        raise ValueError(
+            f"broadcast_in_dim: expected increasing broadcast_dimensions, got "
+            f"{broadcast_dimensions}."
+        )
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _broadcast_in_dim_impl(x: Any, *, shape: tuple[int, ...],
-                           broadcast_dimensions: tuple[int, ...]) -> Any:
+def _broadcast_in_dim_impl(
+    x: Any, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
+) -> Any:
     x = np.asarray(x)
     expanded = [1] * len(shape)
     for d, od in zip(x.shape, broadcast_dimensions):
@@ -71,12 +75,12 @@ def _broadcast_in_dim_impl(x: Any, *, shape: tuple[int, ...],
     return np.broadcast_to(x.reshape(expanded), shape)
 
 
-broadcast_in_dim_p = register(Primitive("broadcast_in_dim"), _broadcast_in_dim_impl,
-                              _broadcast_in_dim_abstract)
+broadcast_in_dim_p = register(
+    Primitive("broadcast_in_dim"), _broadcast_in_dim_impl, _broadcast_in_dim_abstract
+)
 
 
-def broadcast_in_dim(x: Any, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
-                     ) -> Any:
+def broadcast_in_dim(x: Any, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]) -> Any:
     """Broadcast ``x`` into ``shape``; operand axis i becomes output axis
     ``broadcast_dimensions[i]`` (where its size must be 1 or equal)."""
     shape = tuple(int(d) for d in shape)
@@ -87,15 +91,17 @@ def broadcast_in_dim(x: Any, shape: tuple[int, ...], broadcast_dimensions: tuple
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims)
 
 
-def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple[int, ...],
-                                broadcast_dimensions: tuple[int, ...]) -> list[Any]:
+def _broadcast_in_dim_transpose(
+    ct: Any, x: Any, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
+) -> list[Any]:
     # Sum the cotangent over the axes that were created or stretched.
     from functrace.lax.reductions import reduce_sum
 
     in_shape = x.aval.shape
     new_axes = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions)
-    stretched = tuple(od for d, od in zip(in_shape, broadcast_dimensions)
-                      if d == 1 and shape[od] != 1)
+    stretched = tuple(
+        od for d, od in zip(in_shape, broadcast_dimensions) if d == 1 and shape[od] != 1
+    )
     axes = tuple(sorted(new_axes + stretched))
     out = reduce_sum(ct, axes) if axes else ct
     return [reshape(out, in_shape)]
@@ -104,9 +110,13 @@ def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple[int, ...],
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
-def _broadcast_in_dim_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                            shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
-                            ) -> tuple[Any, int]:
+def _broadcast_in_dim_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[Any],
+    *,
+    shape: tuple[int, ...],
+    broadcast_dimensions: tuple[int, ...],
+) -> tuple[Any, int]:
     # The batch axis goes right after the output axis of the operand axis before it.
     (x,), (bdim,) = vals, bdims
     size = core.get_aval(x).shape[bdim]
@@ -126,8 +136,10 @@ batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedArray:
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
-        raise ValueError(f"reshape: expected a shape with {x.size} elements for operand shape "
-                         f"{x.shape}, got {new_sizes}.")
+        raise ValueError(
+            f"reshape: expected a shape with {x.size} elements for operand shape "
+            f"{x.shape}, got {new_sizes}."
+        )
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
@@ -149,8 +161,9 @@ def reshape(x: Any, new_sizes: tuple[int, ...]) -> Any:
 ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
 
 
-def _reshape_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                   new_sizes: tuple[int, ...]) -> tuple[Any, int]:
+def _reshape_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, new_sizes: tuple[int, ...]
+) -> tuple[Any, int]:
     # Row-major order mixes axes: the batch axis must lead so examples stay contiguous.
     x = batching.moveaxis(vals[0], bdims[0], 0)
     return reshape(x, (core.get_aval(x).shape[0], *new_sizes)), 0
@@ -164,8 +177,9 @@ batching.batching_rules[reshape_p] = _reshape_batch
 # ---------------------------------------------------------------------------
 
 
-def _register_checked(primitive: Primitive, impl: Callable[..., Any],
-                      abstract_eval: Callable[..., Any]) -> Primitive:
+def _register_checked(
+    primitive: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
+) -> Primitive:
     """Register ``impl`` behind a call of ``abstract_eval``, so eager calls get the same
     checks and messages as traced ones (NumPy would broadcast, promote or crash instead)."""
 
@@ -176,8 +190,9 @@ def _register_checked(primitive: Primitive, impl: Callable[..., Any],
     return register(primitive, checked, abstract_eval)
 
 
-def _canonical_axes(name: str, axes: Any, shape: tuple[int, ...],
-                    ndim: int | None = None) -> tuple[int, ...]:
+def _canonical_axes(
+    name: str, axes: Any, shape: tuple[int, ...], ndim: int | None = None
+) -> tuple[int, ...]:
     """``axes`` as non-negative Python ints (negative ones count from the end)."""
     nd = len(shape) if ndim is None else ndim
     axes = as_index_tuple(name, axes)
@@ -238,8 +253,9 @@ def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> li
 ad.deflinear(transpose_p, _transpose_transpose)
 
 
-def _transpose_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                     permutation: tuple[int, ...]) -> tuple[Any, int]:
+def _transpose_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, permutation: tuple[int, ...]
+) -> tuple[Any, int]:
     # Extend the permutation: the batch axis stays where it is.
     (x,), (bdim,) = vals, bdims
     perm = [p + (p >= bdim) for p in permutation]
@@ -255,8 +271,9 @@ batching.batching_rules[transpose_p] = _transpose_batch
 
 
 def _squeeze_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
-    if (len(set(dimensions)) != len(dimensions)
-            or any(not 0 <= d < x.ndim or x.shape[d] != 1 for d in dimensions)):
+    if len(set(dimensions)) != len(dimensions) or any(
+        not 0 <= d < x.ndim or x.shape[d] != 1 for d in dimensions
+    ):
         raise ValueError(
             f"squeeze: expected distinct axes of size 1 of operand shape {x.shape}, got "
             f"dimensions {dimensions}. Only size-1 axes can be removed; use reshape or slice."
@@ -284,8 +301,9 @@ def squeeze(x: Any, dimensions: tuple[int, ...]) -> Any:
 ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
 
 
-def _squeeze_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                   dimensions: tuple[int, ...]) -> tuple[Any, int]:
+def _squeeze_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, dimensions: tuple[int, ...]
+) -> tuple[Any, int]:
     # Drop the shifted size-1 axes; the batch axis moves left past the ones before it.
     (x,), (bdim,) = vals, bdims
     dims = tuple(d + (d >= bdim) for d in dimensions)
@@ -301,8 +319,10 @@ def expand_dims(x: Any, dimensions: tuple[int, ...]) -> Any:
     out_ndim = len(shape) + len(tuple(dimensions))
     dims = _canonical_axes("expand_dims", dimensions, shape, out_ndim)
     if len(set(dims)) != len(dims):
-        raise ValueError(f"expand_dims: expected distinct dimensions for operand shape {shape}, "
-                         f"got {tuple(dimensions)}. Name each new axis once.")
+        raise ValueError(
+            f"expand_dims: expected distinct dimensions for operand shape {shape}, "
+            f"got {tuple(dimensions)}. Name each new axis once."
+        )
     rest = iter(shape)
     return reshape(x, tuple(1 if i in dims else next(rest) for i in range(out_ndim)))
 
@@ -314,8 +334,10 @@ def expand_dims(x: Any, dimensions: tuple[int, ...]) -> Any:
 
 def _concatenate_abstract(*operands: ShapedArray, dimension: int) -> ShapedArray:
     if not operands:
-        raise ValueError("concatenate: expected at least one operand, got none. "
-                         "Pass a non-empty sequence of arrays.")
+        raise ValueError(
+            "concatenate: expected at least one operand, got none. "
+            "Pass a non-empty sequence of arrays."
+        )
     first = operands[0]
     shapes = ", ".join(str(o.shape) for o in operands)
     if not 0 <= dimension < first.ndim:
@@ -324,15 +346,16 @@ def _concatenate_abstract(*operands: ShapedArray, dimension: int) -> ShapedArray
             f"{shapes}, got {dimension}. Arrays of rank 0 must be reshaped to rank 1 first."
         )
     for o in operands:
-        if o.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(o.shape, first.shape))
-                                       if i != dimension):
+        if o.ndim != first.ndim or any(
+            a != b for i, (a, b) in enumerate(zip(o.shape, first.shape)) if i != dimension
+        ):
             raise ValueError(
                 f"concatenate: expected operand shapes equal except along dimension "
                 f"{dimension}, got shapes {shapes}. Reshape or broadcast the operands first."
             )
     check_same_dtypes("concatenate", *operands)
     size = sum(o.shape[dimension] for o in operands)
-    shape = first.shape[:dimension] + (size,) + first.shape[dimension + 1:]
+    shape = first.shape[:dimension] + (size,) + first.shape[dimension + 1 :]
     return ShapedArray(shape, first.dtype, all(o.weak_type for o in operands))
 
 
@@ -340,8 +363,9 @@ def _concatenate_impl(*operands: Any, dimension: int) -> Any:
     return np.concatenate(operands, axis=dimension)
 
 
-concatenate_p = _register_checked(Primitive("concatenate"), _concatenate_impl,
-                                  _concatenate_abstract)
+concatenate_p = _register_checked(
+    Primitive("concatenate"), _concatenate_impl, _concatenate_abstract
+)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
@@ -373,8 +397,9 @@ def _concatenate_transpose(ct: Any, *operands: Any, dimension: int) -> list[Any]
 ad.deflinear(concatenate_p, _concatenate_transpose)
 
 
-def _concatenate_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                       dimension: int) -> tuple[Any, int]:
+def _concatenate_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, dimension: int
+) -> tuple[Any, int]:
     # Align every operand on the first batched operand's batch axis (materialize the rest).
     size = batching.batch_size(vals, bdims)
     dst = next(b for b in bdims if b is not None)
@@ -393,9 +418,13 @@ def _slice_shape(start: int, limit: int, stride: int) -> int:
     return (limit - start + stride - 1) // stride
 
 
-def _slice_abstract(x: ShapedArray, *, start_indices: tuple[int, ...],
-                    limit_indices: tuple[int, ...],
-                    strides: tuple[int, ...] | None) -> ShapedArray:
+def _slice_abstract(
+    x: ShapedArray,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> ShapedArray:
     steps = (1,) * x.ndim if strides is None else strides
     if not len(start_indices) == len(limit_indices) == len(steps) == x.ndim:
         raise ValueError(
@@ -415,8 +444,13 @@ def _slice_abstract(x: ShapedArray, *, start_indices: tuple[int, ...],
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _slice_impl(x: Any, *, start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
-                strides: tuple[int, ...] | None) -> Any:
+def _slice_impl(
+    x: Any,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> Any:
     steps = (1,) * len(start_indices) if strides is None else strides
     idx = tuple(builtins.slice(s, l, k) for s, l, k in zip(start_indices, limit_indices, steps))
     return np.asarray(x)[idx]
@@ -425,22 +459,35 @@ def _slice_impl(x: Any, *, start_indices: tuple[int, ...], limit_indices: tuple[
 slice_p = _register_checked(Primitive("slice"), _slice_impl, _slice_abstract)
 
 
-def slice(x: Any, start_indices: tuple[int, ...], limit_indices: tuple[int, ...],  # noqa: A001
-          strides: tuple[int, ...] | None = None) -> Any:
+def slice(
+    x: Any,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],  # noqa: A001
+    strides: tuple[int, ...] | None = None,
+) -> Any:
     """``x[start:limit:stride]`` along every axis, with static bounds (no negative indices)."""
     starts = as_index_tuple("slice", start_indices)
     limits = as_index_tuple("slice", limit_indices)
     steps = None if strides is None else as_index_tuple("slice", strides)
     shape = core.get_aval(x).shape
-    if (limits == shape and not any(starts) and len(starts) == len(shape)
-            and (steps is None or all(k == 1 for k in steps))):
+    if (
+        limits == shape
+        and not any(starts)
+        and len(starts) == len(shape)
+        and (steps is None or all(k == 1 for k in steps))
+    ):
         return x
     return slice_p.bind(x, start_indices=starts, limit_indices=limits, strides=steps)
 
 
-def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
-                     limit_indices: tuple[int, ...],
-                     strides: tuple[int, ...] | None) -> list[Any]:
+def _slice_transpose(
+    ct: Any,
+    x: Any,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> list[Any]:
     # The transpose of taking elements is putting them back among zeros: a pad with
     # lo = start, interior = stride - 1 and hi = what is left after the last element taken.
     shape = x.aval.shape
@@ -456,9 +503,14 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple[int, ...],
 ad.deflinear(slice_p, _slice_transpose)
 
 
-def _slice_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                 start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
-                 strides: tuple[int, ...] | None) -> tuple[Any, int]:
+def _slice_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[Any],
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> tuple[Any, int]:
     # Take the whole batch axis.
     (x,), (bdim,) = vals, bdims
     size = core.get_aval(x).shape[bdim]
@@ -467,8 +519,12 @@ def _slice_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
         return t[:bdim] + (v,) + t[bdim:]
 
     steps = None if strides is None else ins(strides, 1)
-    return slice_p.bind(x, start_indices=ins(start_indices, 0),
-                        limit_indices=ins(limit_indices, size), strides=steps), bdim
+    return slice_p.bind(
+        x,
+        start_indices=ins(start_indices, 0),
+        limit_indices=ins(limit_indices, size),
+        strides=steps,
+    ), bdim
 
 
 batching.batching_rules[slice_p] = _slice_batch
@@ -484,8 +540,9 @@ def _dilated(n: int, interior: int) -> int:
     return n + max(n - 1, 0) * interior
 
 
-def _pad_abstract(x: ShapedArray, padding_value: ShapedArray, *,
-                  padding_config: PadConfig) -> ShapedArray:
+def _pad_abstract(
+    x: ShapedArray, padding_value: ShapedArray, *, padding_config: PadConfig
+) -> ShapedArray:
     if padding_value.shape != ():
         raise ValueError(
             f"pad: expected a scalar padding_value, got shape {padding_value.shape} (operand "
@@ -513,13 +570,22 @@ def _pad_abstract(x: ShapedArray, padding_value: ShapedArray, *,
 def _pad_impl(x: Any, padding_value: Any, *, padding_config: PadConfig) -> Any:
     x = np.asarray(x)
     # Pad with the non-negative parts of lo/hi, then crop the negative parts.
-    full = [max(lo, 0) + max(hi, 0) + _dilated(d, i)
-            for (lo, hi, i), d in zip(padding_config, x.shape)]
+    full = [
+        max(lo, 0) + max(hi, 0) + _dilated(d, i) for (lo, hi, i), d in zip(padding_config, x.shape)
+    ]
     out = np.full(full, padding_value, dtype=x.dtype)
-    out[tuple(builtins.slice(max(lo, 0), max(lo, 0) + _dilated(d, i), i + 1)
-              for (lo, hi, i), d in zip(padding_config, x.shape))] = x
-    return out[tuple(builtins.slice(max(-lo, 0), n - max(-hi, 0))
-                     for (lo, hi, _), n in zip(padding_config, full))]
+    out[
+        tuple(
+            builtins.slice(max(lo, 0), max(lo, 0) + _dilated(d, i), i + 1)
+            for (lo, hi, i), d in zip(padding_config, x.shape)
+        )
+    ] = x
+    return out[
+        tuple(
+            builtins.slice(max(-lo, 0), n - max(-hi, 0))
+            for (lo, hi, _), n in zip(padding_config, full)
+        )
+    ]
 
 
 pad_p = _register_checked(Primitive("pad"), _pad_impl, _pad_abstract)
@@ -537,16 +603,16 @@ def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int
     return pad_p.bind(x, padding_value, padding_config=config)
 
 
-def _pad_transpose(ct: Any, x: Any, padding_value: Any, *,
-                   padding_config: PadConfig) -> list[Any]:
+def _pad_transpose(ct: Any, x: Any, padding_value: Any, *, padding_config: PadConfig) -> list[Any]:
     # ct_x: undo the edges (a pad by -lo, -hi), then keep every (interior + 1)-th element;
     # ct_padding_value: the padding value was copied everywhere else: sum(ct) - sum(ct_x).
     from functrace.lax.elementwise import sub
     from functrace.lax.reductions import reduce_sum
 
     aval = core.get_aval(ct)
-    core_part = pad(ct, _zero_scalar(aval.dtype),
-                    tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
+    core_part = pad(
+        ct, _zero_scalar(aval.dtype), tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    )
     shape = core.get_aval(core_part).shape
     ct_x = slice(core_part, (0,) * len(shape), shape, tuple(i + 1 for *_, i in padding_config))
     ct_pv = None
@@ -559,8 +625,9 @@ def _pad_transpose(ct: Any, x: Any, padding_value: Any, *,
 ad.deflinear(pad_p, _pad_transpose)
 
 
-def _pad_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-               padding_config: PadConfig) -> tuple[Any, int]:
+def _pad_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, padding_config: PadConfig
+) -> tuple[Any, int]:
     from functrace.lax.elementwise import select_n
 
     x, pv = vals
@@ -617,9 +684,9 @@ def rev(x: Any, dimensions: tuple[int, ...]) -> Any:
 ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
-
-def _rev_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-               dimensions: tuple[int, ...]) -> tuple[Any, int]:
+def _rev_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, dimensions: tuple[int, ...]
+) -> tuple[Any, int]:
     # Reverse the shifted axes; the batch axis stays where it is.
     (x,), (bdim,) = vals, bdims
     return rev_p.bind(x, dimensions=tuple(d + (d >= bdim) for d in dimensions)), bdim
@@ -634,12 +701,16 @@ batching.batching_rules[rev_p] = _rev_batch
 
 def _iota_abstract(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> ShapedArray:
     if dtype.kind not in "iuf":
-        raise TypeError(f"iota: expected an integer or floating-point dtype, got {dtype.name}. "
-                        f"Cast the result with convert_element_type if needed.")
+        raise TypeError(
+            f"iota: expected an integer or floating-point dtype, got {dtype.name}. "
+            f"Cast the result with convert_element_type if needed."
+        )
     if any(d < 0 for d in shape) or not 0 <= dimension < len(shape):
-        raise ValueError(f"iota: expected a non-negative shape and a dimension in "
-                         f"[0, {len(shape)}), got shape {shape} and dimension {dimension}. "
-                         f"Pass shape=(size,) for a 1-d iota.")
+        raise ValueError(
+            f"iota: expected a non-negative shape and a dimension in "
+            f"[0, {len(shape)}), got shape {shape} and dimension {dimension}. "
+            f"Pass shape=(size,) for a 1-d iota."
+        )
     return ShapedArray(shape, dtype)
 
 
@@ -647,16 +718,16 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> An
     r = np.arange(shape[dimension], dtype=dtype)
     if len(shape) == 1:
         return r
-    return np.broadcast_to(r.reshape([-1 if i == dimension else 1 for i in range(len(shape))]),
-                           shape)
+    return np.broadcast_to(
+        r.reshape([-1 if i == dimension else 1 for i in range(len(shape))]), shape
+    )
 
 
 iota_p = _register_checked(Primitive("iota"), _iota_impl, _iota_abstract)
 ad.defjvp_zero(iota_p)  # a constant: no operands to differentiate
 
 
-def _iota_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any
-                ) -> tuple[Any, None]:
+def _iota_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> tuple[Any, None]:
     # No operands, so nothing is ever batched (BatchTrace does not even call this): the
     # same iota for every example.
     return iota_p.bind(**params), None
@@ -671,8 +742,10 @@ def iota(dtype: Any, size: int, dimension: int = 0, shape: tuple[int, ...] | Non
     dim = int(operator_index(dimension))
     shp = (size,) if shape is None else as_index_tuple("iota", shape)
     if shape is not None and (not -len(shp) <= dim < len(shp) or shp[dim] != size):
-        raise ValueError(f"iota: expected shape[dimension] == size, got shape {shp}, "
-                         f"dimension {dim} and size {size}. Make the sizes agree.")
+        raise ValueError(
+            f"iota: expected shape[dimension] == size, got shape {shp}, "
+            f"dimension {dim} and size {size}. Make the sizes agree."
+        )
     if shape is not None and dim < 0:
         dim += len(shp)
     return iota_p.bind(dtype=np.dtype(dtype), shape=shp, dimension=dim)
@@ -682,8 +755,9 @@ def iota(dtype: Any, size: int, dimension: int = 0, shape: tuple[int, ...] | Non
 # dot_general
 # ---------------------------------------------------------------------------
 
-DotDimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
-                            tuple[tuple[int, ...], tuple[int, ...]]]
+DotDimensionNumbers = tuple[
+    tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]
+]
 
 
 def _free_axes(ndim: int, contracting: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
@@ -697,8 +771,12 @@ def _check_preferred(lhs: ShapedArray, preferred: np.dtype | None) -> None:
     if d.kind in "iu":  # ints may accumulate in a wider int, or in any float
         ok = preferred.kind in "fc" or preferred.kind in "iu" and preferred.itemsize >= d.itemsize
     elif d.kind == "f":
-        ok = preferred.kind == "f" and preferred.itemsize >= d.itemsize or \
-            preferred.kind == "c" and preferred.itemsize >= 2 * d.itemsize
+        ok = (
+            preferred.kind == "f"
+            and preferred.itemsize >= d.itemsize
+            or preferred.kind == "c"
+            and preferred.itemsize >= 2 * d.itemsize
+        )
     else:
         ok = preferred.kind == "c" and preferred.itemsize >= d.itemsize
     if not ok:
@@ -709,9 +787,13 @@ def _check_preferred(lhs: ShapedArray, preferred: np.dtype | None) -> None:
         )
 
 
-def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
-                          dimension_numbers: DotDimensionNumbers,
-                          preferred_element_type: np.dtype | None) -> ShapedArray:
+def _dot_general_abstract(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    preferred_element_type: np.dtype | None,
+) -> ShapedArray:
     (lc, rc), (lb, rb) = dimension_numbers
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise ValueError(
@@ -736,16 +818,23 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *,
     dtype = check_same_dtypes("dot_general", lhs, rhs)
     check_dtype_kind("dot_general", lhs, "iufc", "a numeric")
     _check_preferred(lhs, preferred_element_type)
-    shape = (tuple(lhs.shape[i] for i in lb)
-             + tuple(lhs.shape[i] for i in _free_axes(lhs.ndim, lc, lb))
-             + tuple(rhs.shape[i] for i in _free_axes(rhs.ndim, rc, rb)))
+    shape = (
+        tuple(lhs.shape[i] for i in lb)
+        + tuple(lhs.shape[i] for i in _free_axes(lhs.ndim, lc, lb))
+        + tuple(rhs.shape[i] for i in _free_axes(rhs.ndim, rc, rb))
+    )
     if preferred_element_type is not None:
         return ShapedArray(shape, preferred_element_type)
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
-def _dot_general_impl(lhs: Any, rhs: Any, *, dimension_numbers: DotDimensionNumbers,
-                      preferred_element_type: np.dtype | None) -> Any:
+def _dot_general_impl(
+    lhs: Any,
+    rhs: Any,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    preferred_element_type: np.dtype | None,
+) -> Any:
     (lc, rc), (lb, rb) = dimension_numbers
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if preferred_element_type is not None:
@@ -765,23 +854,32 @@ def _dot_general_impl(lhs: Any, rhs: Any, *, dimension_numbers: DotDimensionNumb
     return out.reshape(batch + m + n)
 
 
-dot_general_p = _register_checked(Primitive("dot_general"), _dot_general_impl,
-                                  _dot_general_abstract)
+dot_general_p = _register_checked(
+    Primitive("dot_general"), _dot_general_impl, _dot_general_abstract
+)
 
 
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
-                preferred_element_type: Any = None) -> Any:
+def dot_general(
+    lhs: Any, rhs: Any, dimension_numbers: Any, preferred_element_type: Any = None
+) -> Any:
     """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free."""
     (lc, rc), (lb, rb) = dimension_numbers
-    dims = ((as_index_tuple("dot_general", lc), as_index_tuple("dot_general", rc)),
-            (as_index_tuple("dot_general", lb), as_index_tuple("dot_general", rb)))
+    dims = (
+        (as_index_tuple("dot_general", lc), as_index_tuple("dot_general", rc)),
+        (as_index_tuple("dot_general", lb), as_index_tuple("dot_general", rb)),
+    )
     pet = None if preferred_element_type is None else np.dtype(preferred_element_type)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, preferred_element_type=pet)
 
 
-def _dot_general_transpose_lhs(ct: Any, y: Any, x_aval: ShapedArray, *,
-                               dimension_numbers: DotDimensionNumbers,
-                               preferred_element_type: np.dtype | None) -> Any:
+def _dot_general_transpose_lhs(
+    ct: Any,
+    y: Any,
+    x_aval: ShapedArray,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    preferred_element_type: np.dtype | None,
+) -> Any:
     # ct_x[b, xf, xc] = sum_{yf} ct[b, xf, yf] y[b, yc, yf]: contract ct's y-free axes with
     # y's free axes (batching the batch axes), then move the axes into x's layout.
     from functrace.lax.elementwise import convert_element_type
@@ -807,28 +905,40 @@ def _dot_general_transpose_lhs(ct: Any, y: Any, x_aval: ShapedArray, *,
     return convert_element_type(transpose(out, tuple(perm)), x_aval.dtype, x_aval.weak_type)
 
 
-def _dot_general_transpose_rhs(ct: Any, x: Any, y_aval: ShapedArray, *,
-                               dimension_numbers: DotDimensionNumbers,
-                               preferred_element_type: np.dtype | None) -> Any:
+def _dot_general_transpose_rhs(
+    ct: Any,
+    x: Any,
+    y_aval: ShapedArray,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    preferred_element_type: np.dtype | None,
+) -> Any:
     # dot(x, y) with swapped roles is dot(y, x) with its free axes swapped in the output.
     (xc, yc), (xb, yb) = dimension_numbers
     nb = len(xb)
     nxf = core.get_aval(x).ndim - len(xc) - nb
     nyf = len(y_aval.shape) - len(yc) - nb
-    ct_swapped = transpose(ct, (*range(nb), *range(nb + nxf, nb + nxf + nyf),
-                                *range(nb, nb + nxf)))
-    return _dot_general_transpose_lhs(ct_swapped, x, y_aval,
-                                      dimension_numbers=((yc, xc), (yb, xb)),
-                                      preferred_element_type=preferred_element_type)
+    ct_swapped = transpose(ct, (*range(nb), *range(nb + nxf, nb + nxf + nyf), *range(nb, nb + nxf)))
+    return _dot_general_transpose_lhs(
+        ct_swapped,
+        x,
+        y_aval,
+        dimension_numbers=((yc, xc), (yb, xb)),
+        preferred_element_type=preferred_element_type,
+    )
 
 
 # d dot(x, y) = dot(dx, y) + dot(x, dy)
 ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 
 
-def _dot_general_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
-                       dimension_numbers: DotDimensionNumbers,
-                       preferred_element_type: np.dtype | None) -> tuple[Any, int]:
+def _dot_general_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[Any],
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    preferred_element_type: np.dtype | None,
+) -> tuple[Any, int]:
     # Both batched: the batch axes pair up as a new (leading) dot batch dimension.
     # One batched: its batch axis is one more free axis of that side.
     lhs, rhs = vals
@@ -850,8 +960,12 @@ def _dot_general_batch(vals: Sequence[Any], bdims: Sequence[Any], *,
         rhs_nd = core.get_aval(rhs).ndim
         n_lhs_free = lhs_nd - len(lc) - len(lb)
         out_bdim = len(lb) + n_lhs_free + _free_axes(rhs_nd, rc, rb).index(rbd)
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
-                             preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=((lc, rc), (lb, rb)),
+        preferred_element_type=preferred_element_type,
+    )
     return out, out_bdim
 
 
@@ -862,20 +976,27 @@ batching.batching_rules[dot_general_p] = _dot_general_batch
 # ---------------------------------------------------------------------------
 
 
-def _sort_abstract(*operands: ShapedArray, dimension: int, is_stable: bool,
-                   num_keys: int) -> list[ShapedArray]:
+def _sort_abstract(
+    *operands: ShapedArray, dimension: int, is_stable: bool, num_keys: int
+) -> list[ShapedArray]:
     if not operands:
         raise ValueError("sort: expected at least one operand, got none. Pass an array.")
     shapes = ", ".join(str(o.shape) for o in operands)
     if any(o.shape != operands[0].shape for o in operands):
-        raise ValueError(f"sort: expected operands of equal shape, got shapes {shapes}. "
-                         f"Broadcast the operands first.")
+        raise ValueError(
+            f"sort: expected operands of equal shape, got shapes {shapes}. "
+            f"Broadcast the operands first."
+        )
     if not 0 <= dimension < operands[0].ndim:
-        raise ValueError(f"sort: expected a dimension in [0, {operands[0].ndim}) for operand "
-                         f"shapes {shapes}, got {dimension}. Rank-0 arrays cannot be sorted.")
+        raise ValueError(
+            f"sort: expected a dimension in [0, {operands[0].ndim}) for operand "
+            f"shapes {shapes}, got {dimension}. Rank-0 arrays cannot be sorted."
+        )
     if not 1 <= num_keys <= len(operands):
-        raise ValueError(f"sort: expected num_keys in [1, {len(operands)}] for operand shapes "
-                         f"{shapes}, got {num_keys}. The keys are the first operands.")
+        raise ValueError(
+            f"sort: expected num_keys in [1, {len(operands)}] for operand shapes "
+            f"{shapes}, got {num_keys}. The keys are the first operands."
+        )
     for o in operands[:num_keys]:
         check_dtype_kind("sort", o, "biufc", "a numeric or boolean key")
     return list(operands)
@@ -888,16 +1009,21 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
     if num_keys == 1:
         perm = np.argsort(operands[0], axis=dimension, kind="stable")
     else:  # np.lexsort sorts by its *last* key first
-        perm = np.lexsort(operands[num_keys - 1::-1], axis=dimension)
+        perm = np.lexsort(operands[num_keys - 1 :: -1], axis=dimension)
     return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
 
 
-sort_p = _register_checked(Primitive("sort", multiple_results=True), _sort_impl,
-                           _sort_abstract)
+sort_p = _register_checked(Primitive("sort", multiple_results=True), _sort_impl, _sort_abstract)
 
 
-def _sort_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension: int,
-              is_stable: bool, num_keys: int) -> tuple[list[Any], list[Any]]:
+def _sort_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    dimension: int,
+    is_stable: bool,
+    num_keys: int,
+) -> tuple[list[Any], list[Any]]:
     # d sort(x)[i] = dx[perm[i]]: sort each tangent with the (primal) keys.
     params = dict(dimension=dimension, is_stable=is_stable, num_keys=num_keys)
     outs = sort_p.bind(*primals, **params)
@@ -910,16 +1036,22 @@ def _sort_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension: int
     return outs, t_outs
 
 
-def _sort_transpose(cts: Sequence[Any], *operands: Any, dimension: int, is_stable: bool,
-                    num_keys: int) -> list[Any]:
+def _sort_transpose(
+    cts: Sequence[Any], *operands: Any, dimension: int, is_stable: bool, num_keys: int
+) -> list[Any]:
     # Linear only in non-key operands, as a permutation P: the transpose applies P^-1,
     # i.e. sorts ct by the permutation perm = sort(keys..., iota)[-1].
     keys = operands[:num_keys]
     if any(ad.is_undefined_primal(k) for k in keys):
-        raise ValueError("sort transpose: expected known (non-linear) keys, got a linear key. "
-                         "Only the non-key operands of sort are linear.")
-    live = [i for i in range(num_keys, len(operands))
-            if ad.is_undefined_primal(operands[i]) and type(cts[i]) is not ad.Zero]
+        raise ValueError(
+            "sort transpose: expected known (non-linear) keys, got a linear key. "
+            "Only the non-key operands of sort are linear."
+        )
+    live = [
+        i
+        for i in range(num_keys, len(operands))
+        if ad.is_undefined_primal(operands[i]) and type(cts[i]) is not ad.Zero
+    ]
     out: list[Any] = [None] * len(operands)
     if not live:
         return out
@@ -938,16 +1070,17 @@ ad.transpose_rules[sort_p] = _sort_transpose
 ad.linear_primitives.add(sort_p)
 
 
-
-def _sort_batch(vals: Sequence[Any], bdims: Sequence[Any], *, dimension: int,
-                is_stable: bool, num_keys: int) -> tuple[list[Any], list[int]]:
+def _sort_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, dimension: int, is_stable: bool, num_keys: int
+) -> tuple[list[Any], list[int]]:
     # Align every operand on the first batched operand's batch axis; sort along the
     # shifted dimension.
     size = batching.batch_size(vals, bdims)
     dst = next(b for b in bdims if b is not None)
     ops = [batching.bdim_at(v, b, size, dst) for v, b in zip(vals, bdims)]
-    outs = sort_p.bind(*ops, dimension=dimension + (dimension >= dst), is_stable=is_stable,
-                       num_keys=num_keys)
+    outs = sort_p.bind(
+        *ops, dimension=dimension + (dimension >= dst), is_stable=is_stable, num_keys=num_keys
+    )
     return outs, [dst] * len(outs)
 
 
@@ -960,14 +1093,16 @@ def sort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
     return sort_p.bind(x, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
 
 
-def sort_multi(operands: Sequence[Any], dimension: int = -1, num_keys: int = 1,
-               is_stable: bool = True) -> list[Any]:
+def sort_multi(
+    operands: Sequence[Any], dimension: int = -1, num_keys: int = 1, is_stable: bool = True
+) -> list[Any]:
     """Sort all ``operands`` along ``dimension`` by the first ``num_keys`` (lexicographic)."""
     operands = list(operands)
     shape = core.get_aval(operands[0]).shape if operands else ()
     dim = _canonical_axes("sort", (dimension,), shape)[0]
-    return sort_p.bind(*operands, dimension=dim, is_stable=bool(is_stable),
-                       num_keys=int(operator_index(num_keys)))
+    return sort_p.bind(
+        *operands, dimension=dim, is_stable=bool(is_stable), num_keys=int(operator_index(num_keys))
+    )
 
 
 def argsort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
@@ -979,8 +1114,29 @@ def argsort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
 
 
 __all__ = [
-    "argsort", "broadcast_in_dim", "broadcast_in_dim_p", "concatenate", "concatenate_p",
-    "dot_general", "dot_general_p", "expand_dims", "iota", "iota_p", "pad", "pad_p", "rev",
-    "rev_p", "reshape", "reshape_p", "slice", "slice_p", "sort", "sort_multi", "sort_p",
-    "squeeze", "squeeze_p", "transpose", "transpose_p",
+    "argsort",
+    "broadcast_in_dim",
+    "broadcast_in_dim_p",
+    "concatenate",
+    "concatenate_p",
+    "dot_general",
+    "dot_general_p",
+    "expand_dims",
+    "iota",
+    "iota_p",
+    "pad",
+    "pad_p",
+    "rev",
+    "rev_p",
+    "reshape",
+    "reshape_p",
+    "slice",
+    "slice_p",
+    "sort",
+    "sort_multi",
+    "sort_p",
+    "squeeze",
+    "squeeze_p",
+    "transpose",
+    "transpose_p",
 ]

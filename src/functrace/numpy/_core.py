@@ -73,8 +73,9 @@ def _resolve(ufunc: np.ufunc, keys: tuple[Any, ...]) -> tuple[np.dtype, ...]:
     return ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
 
 
-def resolve_ufunc_dtypes(fname: str, ufunc: np.ufunc, avals: Sequence[core.ShapedArray]
-                         ) -> tuple[np.dtype, ...]:
+def resolve_ufunc_dtypes(
+    fname: str, ufunc: np.ufunc, avals: Sequence[core.ShapedArray]
+) -> tuple[np.dtype, ...]:
     """(input loop dtypes..., output dtypes...) NumPy would use for ``ufunc``."""
     try:
         return _resolve(ufunc, tuple(_dtype_key(a) for a in avals))
@@ -115,8 +116,9 @@ def cast(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     return lx.convert_element_type(x, dtype, weak)
 
 
-def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
-                          ) -> tuple[list[Any], np.dtype]:
+def promote_and_broadcast(
+    fname: str, ufunc: np.ufunc, args: Sequence[Any]
+) -> tuple[list[Any], np.dtype]:
     """Cast ``args`` to the loop dtypes of ``ufunc`` and broadcast them together.
 
     Returns the prepared operands and NumPy's output dtype.
@@ -144,46 +146,52 @@ def promote_and_broadcast(fname: str, ufunc: np.ufunc, args: Sequence[Any]
     return out, dts[nin]
 
 
-def elementwise(name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any],
-                doc: str = "") -> Callable[..., Any]:
+def elementwise(
+    name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any], doc: str = ""
+) -> Callable[..., Any]:
     """An fnp function for ``ufunc``: NumPy on plain inputs, ``lax_fn`` on tracers."""
     nin = ufunc.nin
     if nin == 1:
 
         def f1(x: Any, /, *, _op: bool = False) -> Any:
-            if not isinstance(x, Tracer) and core._dynamic is core._base and \
-                    not has_tracer_in_sequence(x):
+            if (
+                not isinstance(x, Tracer)
+                and core._dynamic is core._base
+                and not has_tracer_in_sequence(x)
+            ):
                 return ufunc(x)
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
             return _finish(lax_fn(x), out_dt, _op)
 
         f = f1
     else:
-
         same_type_out: dict[np.dtype, Any] = {}  # dtype -> output dtype, None: not closed
 
         def f2(x: Any, y: Any, /, *, _op: bool = False) -> Any:
             if isinstance(x, Tracer) and isinstance(y, Tracer):
                 # fast path: two tracers of one type whose loop keeps that type
                 ax, ay = x.aval, y.aval
-                if ax.shape == ay.shape and ax.dtype == ay.dtype and \
-                        ax.weak_type == ay.weak_type:
+                if ax.shape == ay.shape and ax.dtype == ay.dtype and ax.weak_type == ay.weak_type:
                     out_dt = same_type_out.get(ax.dtype, False)
                     if out_dt is False:
                         dts = resolve_ufunc_dtypes(name, ufunc, [ax, ay])
-                        out_dt = same_type_out[ax.dtype] = \
+                        out_dt = same_type_out[ax.dtype] = (
                             dts[2] if dts[0] == ax.dtype == dts[1] else None
+                        )
                     if out_dt is not None:
                         return _finish(lax_fn(x, y), out_dt, _op)
-            if not (isinstance(x, Tracer) or isinstance(y, Tracer)) and \
-                    core._dynamic is core._base and not (
-                        has_tracer_in_sequence(x) or has_tracer_in_sequence(y)):
+            if (
+                not (isinstance(x, Tracer) or isinstance(y, Tracer))
+                and core._dynamic is core._base
+                and not (has_tracer_in_sequence(x) or has_tracer_in_sequence(y))
+            ):
                 return ufunc(x, y)
             (x, y), out_dt = promote_and_broadcast(
-                name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)])
+                name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)]
+            )
             return _finish(lax_fn(x, y), out_dt, _op)
 
-        f = f2
+        f = f2  # type: ignore[assignment]
     f.__name__ = name
     f.__qualname__ = name
     f.__doc__ = doc or f"NumPy's ``{ufunc.__name__}``, traceable (see numpy.{ufunc.__name__})."

@@ -41,9 +41,12 @@ def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None
         v = v[()] if v.ndim == 0 else v
     vshape = core.get_aval(v).shape
     if len(vshape) > len(shape) or any(
-            d not in (1, t) for d, t in zip(vshape, shape[len(shape) - len(vshape):])):
-        raise ValueError(f"{fname}: expected a fill value that broadcasts to shape {shape}, got "
-                         f"shape {vshape}. Pass a scalar or a broadcastable array.")
+        d not in (1, t) for d, t in zip(vshape, shape[len(shape) - len(vshape) :])
+    ):
+        raise ValueError(
+            f"{fname}: expected a fill value that broadcasts to shape {shape}, got "
+            f"shape {vshape}. Pass a scalar or a broadcastable array."
+        )
     return broadcast_to_shape(v, shape)
 
 
@@ -154,16 +157,25 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     array([0, 1, 2])
     """
     if isinstance(start, Tracer) or isinstance(stop, Tracer) or isinstance(step, Tracer):
-        start, stop, step = (_concrete_scalar("arange", v, "bounds")
-                             for v in (start, stop, step))
+        start, stop, step = (_concrete_scalar("arange", v, "bounds") for v in (start, stop, step))
     if stop is None:
-        return np.arange(start, step=step, dtype=dtype) if step is not None else \
-            np.arange(start, dtype=dtype)
+        return (
+            np.arange(start, step=step, dtype=dtype)
+            if step is not None
+            else np.arange(start, dtype=dtype)
+        )
     return np.arange(start, stop, step, dtype=dtype)
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
 
     ``start`` and ``stop`` may be traced (and arrays: the samples run along ``axis``).
@@ -173,24 +185,35 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     if _plain([start, stop]):
-        return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,  # type: ignore
-                           dtype=dtype, axis=axis)
+        return np.linspace(
+            start,
+            stop,
+            num,
+            endpoint=endpoint,
+            retstep=retstep,  # type: ignore
+            dtype=dtype,
+            axis=axis,
+        )
     num = concrete_int("linspace", num, "num") if isinstance(num, Tracer) else int(num)
     if num < 0:
         raise ValueError(f"linspace: expected a non-negative num, got {num}.")
     from functrace.numpy import _math as m
     from functrace.numpy._shape import broadcast_arrays, moveaxis
 
-    start, stop = broadcast_arrays(asarray_or_tracer(start, "linspace"),
-                                   asarray_or_tracer(stop, "linspace"))
+    start, stop = broadcast_arrays(
+        asarray_or_tracer(start, "linspace"), asarray_or_tracer(stop, "linspace")
+    )
     avals = [core.get_aval(start), core.get_aval(stop)]
     dt, _ = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals], (_FLOAT64, True))
     start, stop = cast(start, dt), cast(stop, dt)
     shp = avals[0].shape
     div = num - 1 if endpoint else num
     delta = m.subtract(stop, start)
-    steps = ls.broadcast_in_dim(ls.iota(dt, num), (num, *shp), (0,)) if num else \
-        _fill("linspace", (0, *shp), 0, dt)
+    steps = (
+        ls.broadcast_in_dim(ls.iota(dt, num), (num, *shp), (0,))
+        if num
+        else _fill("linspace", (0, *shp), 0, dt)
+    )
     bstart = ls.broadcast_in_dim(start, (num, *shp), tuple(range(1, len(shp) + 1)))
     if div > 0:
         step = m.true_divide(delta, float(div))
@@ -226,6 +249,16 @@ def identity(n: int, dtype: Any = None) -> np.ndarray:
 
 
 __all__ = [
-    "arange", "empty", "empty_like", "eye", "full", "full_like", "identity", "linspace", "ones",
-    "ones_like", "zeros", "zeros_like",
+    "arange",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "identity",
+    "linspace",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
 ]

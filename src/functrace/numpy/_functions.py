@@ -127,14 +127,21 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)  # type: ignore
     x = asarray_or_tracer(f, "gradient")
     shape = _shape(x)
-    axes = tuple(range(len(shape))) if axis is None else \
-        tuple(normalize_axis("gradient", ax, len(shape))
-              for ax in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    axes = (
+        tuple(range(len(shape)))
+        if axis is None
+        else tuple(
+            normalize_axis("gradient", ax, len(shape))
+            for ax in ((axis,) if isinstance(axis, (int, np.integer)) else axis)
+        )
+    )
     if len(set(axes)) != len(axes):
         raise ValueError(f"gradient: expected distinct axes, got {axis}.")
     if edge_order != 1:
-        raise NotImplementedError(f"gradient: expected edge_order=1 on a traced array, got "
-                                  f"{edge_order}. Second-order edges need plain NumPy inputs.")
+        raise NotImplementedError(
+            f"gradient: expected edge_order=1 on a traced array, got "
+            f"{edge_order}. Second-order edges need plain NumPy inputs."
+        )
     if len(varargs) == 0:
         spacings: list[Any] = [1.0] * len(axes)
     elif len(varargs) == 1:
@@ -142,8 +149,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     elif len(varargs) == len(axes):
         spacings = list(varargs)
     else:
-        raise TypeError(f"gradient: expected 0, 1 or {len(axes)} spacings (one per axis), got "
-                        f"{len(varargs)}.")
+        raise TypeError(
+            f"gradient: expected 0, 1 or {len(axes)} spacings (one per axis), got {len(varargs)}."
+        )
     dt = _dtype(x)
     if dt.kind not in "fc":
         dt = np.dtype(np.float64)
@@ -151,9 +159,11 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     outs = []
     for ax, h in zip(axes, spacings):
         if (_shape(h) if isinstance(h, Tracer) else np.shape(h)) != ():
-            raise NotImplementedError("gradient: expected scalar spacings on a traced array, "
-                                      "got an array of coordinates. Pass plain NumPy inputs "
-                                      "for coordinate spacings.")
+            raise NotImplementedError(
+                "gradient: expected scalar spacings on a traced array, "
+                "got an array of coordinates. Pass plain NumPy inputs "
+                "for coordinate spacings."
+            )
         outs.append(_gradient_axis(x, ax, h, dt))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -163,8 +173,10 @@ def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:
 
     n = _shape(x)[ax]
     if n < 2:
-        raise ValueError(f"gradient: expected at least 2 elements along axis {ax}, got shape "
-                         f"{_shape(x)}. A numerical gradient needs edge_order + 1 points.")
+        raise ValueError(
+            f"gradient: expected at least 2 elements along axis {ax}, got shape "
+            f"{_shape(x)}. A numerical gradient needs edge_order + 1 points."
+        )
     h = cast(h, dt) if isinstance(h, Tracer) else np.asarray(h, dt)[()]
 
     def step(lo: int, hi: int, width: int) -> Any:
@@ -196,15 +208,19 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     if _plain([list(condlist), list(choicelist), default]):
         return np.select(condlist, choicelist, default)
     if len(condlist) != len(choicelist):
-        raise ValueError(f"select: expected as many conditions as choices, got "
-                         f"{len(condlist)} and {len(choicelist)}.")
+        raise ValueError(
+            f"select: expected as many conditions as choices, got "
+            f"{len(condlist)} and {len(choicelist)}."
+        )
     if not condlist:
         raise ValueError("select: expected at least one condition, got an empty list.")
     conds = [asarray_or_tracer(c, "select") for c in condlist]
     for i, c in enumerate(conds):
         if _dtype(c) != np.bool_:
-            raise TypeError(f"select: expected boolean conditions, got {_dtype(c).name} for "
-                            f"entry {i} of condlist. Compare first, e.g. x > 0.")
+            raise TypeError(
+                f"select: expected boolean conditions, got {_dtype(c).name} for "
+                f"entry {i} of condlist. Compare first, e.g. x > 0."
+            )
     choices = [asarray_or_tracer(c, "select") for c in (*choicelist, default)]
     avals = [core.get_aval(c) for c in choices]
     dt, weak = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
@@ -231,8 +247,10 @@ def _pairs(fname: str, what: str, value: Any, nd: int) -> np.ndarray:
     try:
         return np.broadcast_to(np.asarray(value), (nd, 2))
     except ValueError:
-        raise ValueError(f"{fname}: expected {what} as an int, a (before, after) pair or one "
-                         f"pair per axis ({nd} axes), got {value!r}.") from None
+        raise ValueError(
+            f"{fname}: expected {what} as an int, a (before, after) pair or one "
+            f"pair per axis ({nd} axes), got {value!r}."
+        ) from None
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
@@ -250,12 +268,15 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     if _plain([array, values]) and not isinstance(pad_width, Tracer):
         return np.pad(array, pad_width, mode, **kwargs)  # type: ignore[call-overload]
     if mode != "constant":
-        raise NotImplementedError(f"pad: expected mode='constant' on a traced array, got "
-                                  f"mode={mode!r}. Other modes work on plain NumPy inputs.")
+        raise NotImplementedError(
+            f"pad: expected mode='constant' on a traced array, got "
+            f"mode={mode!r}. Other modes work on plain NumPy inputs."
+        )
     extra = set(kwargs) - {"constant_values"}
     if extra:
-        raise TypeError(f"pad: expected only constant_values= with mode='constant', got "
-                        f"{sorted(extra)}.")
+        raise TypeError(
+            f"pad: expected only constant_values= with mode='constant', got {sorted(extra)}."
+        )
     x = asarray_or_tracer(array, "pad")
     nd = len(_shape(x))
     dt = _dtype(x)
@@ -301,8 +322,9 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
 # ---------------------------------------------------------------------------
 
 
-def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
-             indexing: str = "xy") -> tuple[Any, ...]:
+def meshgrid(
+    *xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
+) -> tuple[Any, ...]:
     """Coordinate arrays from 1-d coordinate vectors (NumPy's ``meshgrid``).
 
     With ``indexing="xy"`` (the default) the first two output axes are swapped
@@ -316,8 +338,12 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: expected indexing 'xy' or 'ij', got {indexing!r}.")
     if _plain(list(xi)):
-        return np.meshgrid(*xi, copy=copy, sparse=sparse,  # type: ignore[call-overload]
-                           indexing=indexing)
+        return np.meshgrid(
+            *xi,
+            copy=copy,
+            sparse=sparse,  # type: ignore[call-overload]
+            indexing=indexing,
+        )
     xs = [ravel(asarray_or_tracer(x, "meshgrid")) for x in xi]
     nd = len(xs)
     dims = list(range(nd))
@@ -364,15 +390,13 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
         return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
     a = asarray_or_tracer(a, "searchsorted")
     if len(_shape(a)) != 1:
-        raise ValueError(f"searchsorted: expected a 1-d sorted array a, got shape "
-                         f"{_shape(a)}.")
+        raise ValueError(f"searchsorted: expected a 1-d sorted array a, got shape {_shape(a)}.")
     if sorter is not None:
         from functrace.numpy._indexing import take
 
         a = take(a, sorter)
     v = asarray_or_tracer(v, "searchsorted")
-    dt, _ = dtypes.promote(*[(core.get_aval(t).dtype, core.get_aval(t).weak_type)
-                             for t in (a, v)])
+    dt, _ = dtypes.promote(*[(core.get_aval(t).dtype, core.get_aval(t).weak_type) for t in (a, v)])
     a, v = cast(a, dt), cast(v, dt)
     n = _shape(a)[0]
     vshape = _shape(v)
@@ -408,8 +432,10 @@ class _AxisConcatenator:
         for k, item in enumerate(items):
             if isinstance(item, str):
                 if k != 0:
-                    raise ValueError("r_: expected directive strings only as the first entry, "
-                                     f"got {item!r} at position {k}.")
+                    raise ValueError(
+                        "r_: expected directive strings only as the first entry, "
+                        f"got {item!r} at position {k}."
+                    )
                 axis, ndmin, trans1d = _directive(item, axis, ndmin, trans1d)
                 continue
             if isinstance(item, builtins.slice):
@@ -452,7 +478,8 @@ class _AxisConcatenator:
 
 def _slice_has_tracer(item: Any) -> bool:
     return isinstance(item, builtins.slice) and builtins.any(
-        isinstance(b, Tracer) for b in (item.start, item.stop, item.step))
+        isinstance(b, Tracer) for b in (item.start, item.stop, item.step)
+    )
 
 
 def _concrete(v: Any) -> Any:
@@ -479,14 +506,17 @@ def _ndmin(x: Any, ndmin: int) -> Any:
 
 def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple[int, int, int]:
     if item in ("r", "c"):
-        raise NotImplementedError("r_: expected no matrix directive ('r'/'c') with traced "
-                                  "values: np.matrix is not supported. Use the default "
-                                  "directive or reshape the result.")
+        raise NotImplementedError(
+            "r_: expected no matrix directive ('r'/'c') with traced "
+            "values: np.matrix is not supported. Use the default "
+            "directive or reshape the result."
+        )
     try:
         vec = [int(v) for v in item.split(",")]
     except ValueError:
-        raise ValueError(f"r_: expected a directive 'axis', 'axis,ndmin' or "
-                         f"'axis,ndmin,trans1d', got {item!r}.") from None
+        raise ValueError(
+            f"r_: expected a directive 'axis', 'axis,ndmin' or 'axis,ndmin,trans1d', got {item!r}."
+        ) from None
     if len(vec) == 1:
         return vec[0], ndmin, trans1d
     if len(vec) in (2, 3):

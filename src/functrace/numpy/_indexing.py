@@ -162,8 +162,11 @@ def _classify(fname: str, item: Any) -> tuple[Any, ...]:
     if item is Ellipsis:
         return ("ellipsis",)
     if isinstance(item, slice):
-        bounds = (_static_int(fname, item.start, "start"), _static_int(fname, item.stop, "stop"),
-                  _static_int(fname, item.step, "step"))
+        bounds = (
+            _static_int(fname, item.start, "start"),
+            _static_int(fname, item.stop, "stop"),
+            _static_int(fname, item.step, "step"),
+        )
         return ("slice", slice(*bounds))
     if isinstance(item, (bool, np.bool_)):
         return ("bool0", bool(item))
@@ -172,8 +175,10 @@ def _classify(fname: str, item: Any) -> tuple[Any, ...]:
     if isinstance(item, Tracer):
         kind = item.dtype.kind
         if kind not in "biu":
-            raise IndexError(f"{fname}: expected an integer or boolean index, got a tracer "
-                             f"{item.aval.str_short()}. {_VALID_INDICES}.")
+            raise IndexError(
+                f"{fname}: expected an integer or boolean index, got a tracer "
+                f"{item.aval.str_short()}. {_VALID_INDICES}."
+            )
         val = core.concrete_or_none(item)
         if val is None:
             if kind == "b":
@@ -191,8 +196,10 @@ def _classify(fname: str, item: Any) -> tuple[Any, ...]:
         return ("bool0", bool(arr)) if arr.ndim == 0 else ("mask", arr)
     if arr.dtype.kind in "iu":
         return ("int", int(arr)) if arr.ndim == 0 else ("arr", arr)
-    raise IndexError(f"{fname}: expected an integer or boolean index, got {arr.dtype.name} "
-                     f"({item!r:.60}). {_VALID_INDICES}.")
+    raise IndexError(
+        f"{fname}: expected an integer or boolean index, got {arr.dtype.name} "
+        f"({item!r:.60}). {_VALID_INDICES}."
+    )
 
 
 def _out_of_bounds(fname: str, index: Any, axis: int, dim: int) -> IndexError:
@@ -211,8 +218,7 @@ def _check_int(fname: str, i: int, dim: int, axis: int, mode: str | None) -> int
     return i + dim if i < 0 else i
 
 
-def _check_array(fname: str, arr: np.ndarray, dim: int, axis: int, mode: str | None
-                 ) -> np.ndarray:
+def _check_array(fname: str, arr: np.ndarray, dim: int, axis: int, mode: str | None) -> np.ndarray:
     if arr.dtype.kind == "u":  # keep huge unsigned values out of range after the cast
         i = np.minimum(arr, np.uint64(dim)).astype(np.intp)
     else:
@@ -233,18 +239,24 @@ def _parse(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> _P
     kinds = [_classify(fname, it) for it in items]
     n_ellipsis = sum(k[0] == "ellipsis" for k in kinds)
     if n_ellipsis > 1:
-        raise IndexError(f"{fname}: an index can only have a single ellipsis ('...'), got "
-                         f"{n_ellipsis}.")
-    consumed = sum(k[1].ndim if k[0] == "mask" else 1 for k in kinds
-                   if k[0] in ("slice", "int", "arr", "trace", "mask"))
+        raise IndexError(
+            f"{fname}: an index can only have a single ellipsis ('...'), got {n_ellipsis}."
+        )
+    consumed = sum(
+        k[1].ndim if k[0] == "mask" else 1
+        for k in kinds
+        if k[0] in ("slice", "int", "arr", "trace", "mask")
+    )
     ndim = len(shape)
     if consumed > ndim:
-        raise IndexError(f"{fname}: too many indices for array: array is {ndim}-dimensional, "
-                         f"but {consumed} were indexed.")
+        raise IndexError(
+            f"{fname}: too many indices for array: array is {ndim}-dimensional, "
+            f"but {consumed} were indexed."
+        )
     fill = [("slice", slice(None))] * (ndim - consumed)
     if n_ellipsis:
         at = next(i for i, k in enumerate(kinds) if k[0] == "ellipsis")
-        kinds = kinds[:at] + fill + kinds[at + 1:]
+        kinds = kinds[:at] + fill + kinds[at + 1 :]
     else:
         kinds = kinds + fill
 
@@ -257,8 +269,9 @@ def _parse(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> _P
             # A new axis of size 1; a 0-d boolean also indexes it with [0] (True) or [] (False).
             inserted = True
             new_shape.append(1)
-            entries.append(_Slice(0, 1, 1) if kind == "none"
-                           else _Adv(np.zeros(int(payload[0]), np.intp)))
+            entries.append(
+                _Slice(0, 1, 1) if kind == "none" else _Adv(np.zeros(int(payload[0]), np.intp))
+            )
             continue
         if kind == "mask":
             mask = payload[0]
@@ -289,8 +302,7 @@ def _parse(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> _P
 
     if any(isinstance(e, _Adv) for e in entries):
         # With an array index present, NumPy treats integers as (0-d) advanced indices.
-        entries = [_Adv(np.array(e.index, np.intp)) if isinstance(e, _Int) else e
-                   for e in entries]
+        entries = [_Adv(np.array(e.index, np.intp)) if isinstance(e, _Int) else e for e in entries]
     return _Plan(tuple(new_shape), entries, inserted)
 
 
@@ -300,7 +312,7 @@ def _adv_layout(fname: str, plan: _Plan) -> tuple[list[int], tuple[int, ...], in
     b_shape = broadcast_shapes(fname, *[core.get_aval(plan.entries[k].value).shape for k in adv])
     adjacent = adv == list(range(adv[0], adv[-1] + 1))
     # NumPy: adjacent advanced indices keep their place; separated ones go first.
-    pos = sum(isinstance(e, _Slice) for e in plan.entries[:adv[0]]) if adjacent else 0
+    pos = sum(isinstance(e, _Slice) for e in plan.entries[: adv[0]]) if adjacent else 0
     return adv, b_shape, pos
 
 
@@ -372,8 +384,9 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
         strides.append(step)
     if rev_axes:
         y = ls.rev(y, tuple(rev_axes))
-    y = ls.slice(y, tuple(starts), tuple(limits),
-                 tuple(strides) if any(s != 1 for s in strides) else None)
+    y = ls.slice(
+        y, tuple(starts), tuple(limits), tuple(strides) if any(s != 1 for s in strides) else None
+    )
     if int_axes:
         y = ls.squeeze(y, tuple(int_axes))
     if not plan.adv_axes:
@@ -382,9 +395,14 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
     # Advanced part: one gather (index dims first), then move them where NumPy puts them.
     adv, b_shape, pos = _adv_layout("getitem", plan)
     nb = len(b_shape)
-    indices = [_broadcast_index(plan.entries[k].value, b_shape,
-                                range(nb - core.get_aval(plan.entries[k].value).ndim, nb))
-               for k in adv]
+    indices = [
+        _broadcast_index(
+            plan.entries[k].value,
+            b_shape,
+            range(nb - core.get_aval(plan.entries[k].value).ndim, nb),
+        )
+        for k in adv
+    ]
     out = li.gather(y, indices, adv, "clip" if plan.abstract else "raise")
     if pos:
         n_rest = len(plan.shape) - len(adv)
@@ -398,11 +416,17 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
 # ---------------------------------------------------------------------------
 
 _UFUNCS: dict[str, np.ufunc] = {
-    "add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum,
+    "add": np.add,
+    "mul": np.multiply,
+    "min": np.minimum,
+    "max": np.maximum,
 }
 _SCATTERS: dict[str, Callable[..., Any]] = {
-    "set": li.scatter, "add": li.scatter_add, "mul": li.scatter_mul,
-    "min": li.scatter_min, "max": li.scatter_max,
+    "set": li.scatter,
+    "add": li.scatter_add,
+    "mul": li.scatter_mul,
+    "min": li.scatter_min,
+    "max": li.scatter_max,
 }
 
 
@@ -434,9 +458,11 @@ def _broadcast_values(fname: str, v: Any, shape: tuple[int, ...]) -> Any:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"{fname}: expected values broadcastable to the indexed shape "
-                         f"{shape}, got shape {core.get_aval(v).shape}. Reshape the values "
-                         f"or change the index.")
+        raise ValueError(
+            f"{fname}: expected values broadcastable to the indexed shape "
+            f"{shape}, got shape {core.get_aval(v).shape}. Reshape the values "
+            f"or change the index."
+        )
     return broadcast_to_shape(v, shape)
 
 
@@ -452,8 +478,12 @@ def _numpy_update(op: str, x: Any, idx: Any, v: Any) -> np.ndarray:
 
 def _abstract_mask(idx: Any) -> Tracer | None:
     item = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
-    if isinstance(item, Tracer) and item.dtype == np.bool_ and item.ndim > 0 \
-            and core.concrete_or_none(item) is None:
+    if (
+        isinstance(item, Tracer)
+        and item.dtype == np.bool_
+        and item.ndim > 0
+        and core.concrete_or_none(item) is None
+    ):
         return item
     return None
 
@@ -462,10 +492,12 @@ def _masked_update(fname: str, op: str, x: Any, mask: Tracer, v: Any) -> Any:
     # x.at[mask].op(v) with unknown mask values: where(mask, op(x, v), x). The values must
     # not depend on how many entries are selected, so v broadcasts over the unmasked dims.
     shape = core.get_aval(x).shape
-    if mask.shape != shape[:mask.ndim]:
-        raise IndexError(f"{fname}: expected a boolean mask of shape {shape[:mask.ndim]} (the "
-                         f"leading dims of {shape}), got {mask.aval.str_short()}.")
-    rest = shape[mask.ndim:]
+    if mask.shape != shape[: mask.ndim]:
+        raise IndexError(
+            f"{fname}: expected a boolean mask of shape {shape[: mask.ndim]} (the "
+            f"leading dims of {shape}), got {mask.aval.str_short()}."
+        )
+    rest = shape[mask.ndim :]
     vshape = core.get_aval(v).shape
     extra = len(vshape) - len(rest)
     if extra > 0:
@@ -483,23 +515,26 @@ def _masked_update(fname: str, op: str, x: Any, mask: Tracer, v: Any) -> Any:
 
 def _window_update(fname: str, op: str, y: Any, plan: _Plan, v: Any) -> Any:
     # Integers and unit-step slices select one window: read-modify-write it with dus.
-    starts = [e.index if isinstance(e, _Int) else e.start if e.length else 0
-              for e in plan.entries]
+    starts = [e.index if isinstance(e, _Int) else e.start if e.length else 0 for e in plan.entries]
     sizes = [1 if isinstance(e, _Int) else e.length for e in plan.entries]
     v = _broadcast_values(fname, v, _out_shape(fname, plan))
     if 0 in sizes:
         return y
     v = ls.reshape(v, tuple(sizes))
-    old = None if op == "set" else ls.slice(
-        y, tuple(starts), tuple(s + n for s, n in zip(starts, sizes)))
+    old = (
+        None
+        if op == "set"
+        else ls.slice(y, tuple(starts), tuple(s + n for s, n in zip(starts, sizes)))
+    )
     return li.dynamic_update_slice(y, _combine(op, old, v), starts)
 
 
 def _scatter_update(fname: str, op: str, y: Any, plan: _Plan, v: Any) -> Any:
     # Every axis that is not a whole in-order slice gets an index array over the grid G of
     # the non-whole output dims; the whole slices are the scatter's trailing dims.
-    entries: list[Any] = [_Adv(np.array(e.index, np.intp)) if isinstance(e, _Int) else e
-                          for e in plan.entries]
+    entries: list[Any] = [
+        _Adv(np.array(e.index, np.intp)) if isinstance(e, _Int) else e for e in plan.entries
+    ]
     plan = _Plan(plan.shape, entries, plan.inserted)
     v = _broadcast_values(fname, v, _out_shape(fname, plan))
     # Output dims in NumPy's order, each labeled by the axis it comes from (-1: index dims).
@@ -545,7 +580,8 @@ def _update(op: str, x: Any, idx: Any, v: Any, mode: str | None) -> Any:
     plan = _parse(fname, aval.shape, idx, mode)
     y = ls.reshape(x, plan.shape) if plan.inserted else x
     window = not plan.adv_axes and all(
-        isinstance(e, _Int) or e.step == 1 or e.length <= 1 for e in plan.entries)
+        isinstance(e, _Int) or e.step == 1 or e.length <= 1 for e in plan.entries
+    )
     out = (_window_update if window else _scatter_update)(fname, op, y, plan, v)
     return ls.reshape(out, aval.shape) if plan.inserted else out
 
@@ -663,8 +699,10 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None)
     shape = core.get_aval(a).shape
     axis = operator.index(axis)
     if not -len(shape) <= axis < len(shape):
-        raise ValueError(f"take: expected axis in [{-len(shape)}, {len(shape)}) for an array of "
-                         f"{len(shape)} dimensions, got {axis}.")
+        raise ValueError(
+            f"take: expected axis in [{-len(shape)}, {len(shape)}) for an array of "
+            f"{len(shape)} dimensions, got {axis}."
+        )
     axis %= len(shape)
     dim = shape[axis]
     idx = asarray_or_tracer(indices, "take")
@@ -695,24 +733,29 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     idx = asarray_or_tracer(indices, "take_along_axis")
     idx_aval = core.get_aval(idx)
     if idx_aval.dtype.kind not in "iu":
-        raise IndexError(f"take_along_axis: expected an integer index array, got "
-                         f"{idx_aval.dtype.name}.")
+        raise IndexError(
+            f"take_along_axis: expected an integer index array, got {idx_aval.dtype.name}."
+        )
     if axis is None:
         arr = ls.reshape(arr, (core.get_aval(arr).size,))
         axis = 0
     shape = core.get_aval(arr).shape
     if idx_aval.ndim != len(shape):
-        raise ValueError(f"take_along_axis: expected `indices` with as many dimensions as "
-                         f"`arr` ({len(shape)}), got {idx_aval.ndim}.")
+        raise ValueError(
+            f"take_along_axis: expected `indices` with as many dimensions as "
+            f"`arr` ({len(shape)}), got {idx_aval.ndim}."
+        )
     axis = operator.index(axis)
     if not -len(shape) <= axis < len(shape):
-        raise ValueError(f"take_along_axis: expected axis in [{-len(shape)}, {len(shape)}), "
-                         f"got {axis}.")
+        raise ValueError(
+            f"take_along_axis: expected axis in [{-len(shape)}, {len(shape)}), got {axis}."
+        )
     axis %= len(shape)
     nd = len(shape)
-    full = tuple(idx if d == axis else
-                 np.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - d - 1))
-                 for d, n in enumerate(shape))
+    full = tuple(
+        idx if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - d - 1))
+        for d, n in enumerate(shape)
+    )
     return getitem(arr, full)
 
 
@@ -743,20 +786,29 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
     if size is None:
         if not isinstance(a, Tracer):
             return np.nonzero(a)
-        return np.nonzero(_concrete("nonzero", a, "Pass size=n for a fixed number of positions "
-                                    "(nonzero(a, size=n, fill_value=...)), or use "
-                                    "functrace.numpy.where(cond, x, y)."))
+        return np.nonzero(
+            _concrete(
+                "nonzero",
+                a,
+                "Pass size=n for a fixed number of positions "
+                "(nonzero(a, size=n, fill_value=...)), or use "
+                "functrace.numpy.where(cond, x, y).",
+            )
+        )
     size = operator.index(size)
     a = asarray_or_tracer(a, "nonzero")
     aval = core.get_aval(a)
     if aval.ndim == 0:
-        raise ValueError("nonzero: expected an array with at least one axis, got a 0-d array. "
-                         "Use atleast_1d(a) first.")
+        raise ValueError(
+            "nonzero: expected an array with at least one axis, got a 0-d array. "
+            "Use atleast_1d(a) first."
+        )
     fills = (fill_value,) * aval.ndim if np.ndim(fill_value) == 0 else tuple(fill_value)
     fills = tuple(0 if f is None else f for f in fills)
     if len(fills) != aval.ndim:
-        raise ValueError(f"nonzero: expected one fill_value per axis ({aval.ndim}), got "
-                         f"{len(fills)}.")
+        raise ValueError(
+            f"nonzero: expected one fill_value per axis ({aval.ndim}), got {len(fills)}."
+        )
     val = core.concrete_or_none(a)
     if val is not None:
         out = []

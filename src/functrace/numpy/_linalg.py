@@ -77,8 +77,10 @@ def _promote(fname: str, *xs: Any, dtype: Any = None) -> tuple[list[Any], np.dty
     is_bool = dt.kind == "b"
     work = _INT64 if is_bool else dt
     if work.kind not in "iufc":
-        raise TypeError(f"{fname}: expected numeric or boolean operands, got "
-                        f"{', '.join(a.dtype.name for a in avals)}. Cast with .astype first.")
+        raise TypeError(
+            f"{fname}: expected numeric or boolean operands, got "
+            f"{', '.join(a.dtype.name for a in avals)}. Cast with .astype first."
+        )
     return [cast(x, work, weak) for x in xs], dt, is_bool
 
 
@@ -90,8 +92,12 @@ def _finish(out: Any, is_bool: bool) -> Any:
     return lx.ne(out, lx.zeros_like(out)) if is_bool else out
 
 
-def _dot(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
-         batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Any:
+def _dot(
+    a: Any,
+    b: Any,
+    contract: tuple[Sequence[int], Sequence[int]],
+    batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
+) -> Any:
     return ls.dot_general(a, b, (tuple(map(tuple, contract)), tuple(map(tuple, batch))))
 
 
@@ -117,13 +123,17 @@ def matmul(a: Any, b: Any, /) -> Any:
     (a, b), _, is_bool = _promote("matmul", a, b)
     sa, sb = _shapes(a, b)
     if not sa or not sb:
-        raise ValueError(f"matmul: expected operands with at least one axis, got shapes {sa} "
-                         f"and {sb}. Use multiply (*) for scalars.")
+        raise ValueError(
+            f"matmul: expected operands with at least one axis, got shapes {sa} "
+            f"and {sb}. Use multiply (*) for scalars."
+        )
     ca, cb = len(sa) - 1, builtins.max(len(sb) - 2, 0)
     if sa[ca] != sb[cb]:
-        raise ValueError(f"matmul: expected the last axis of a to match the "
-                         f"{'second-to-last' if len(sb) > 1 else 'only'} axis of b, got shapes "
-                         f"{sa} and {sb}. Transpose or reshape an operand.")
+        raise ValueError(
+            f"matmul: expected the last axis of a to match the "
+            f"{'second-to-last' if len(sb) > 1 else 'only'} axis of b, got shapes "
+            f"{sa} and {sb}. Transpose or reshape an operand."
+        )
     batch_a, batch_b = sa[:-2], sb[:-2]
     if not batch_a:
         out = _dot(a, b, ((ca,), (cb,)))
@@ -136,8 +146,10 @@ def matmul(a: Any, b: Any, /) -> Any:
         try:
             batch = np.broadcast_shapes(batch_a, batch_b)
         except ValueError:
-            raise ValueError(f"matmul: expected batch axes that broadcast together, got shapes "
-                             f"{sa} and {sb}. Make the leading axes equal or 1.") from None
+            raise ValueError(
+                f"matmul: expected batch axes that broadcast together, got shapes "
+                f"{sa} and {sb}. Make the leading axes equal or 1."
+            ) from None
         k = len(batch)
         a = broadcast_to_shape(a, batch + sa[-2:])
         b = broadcast_to_shape(b, batch + sb[-2:])
@@ -156,10 +168,14 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     if _plain2(a, b):
         return np.dot(a, b, out)
     if out is not None:
-        raise TypeError("dot: expected out=None, got an output array. functrace.numpy never "
-                        "writes in place: use the returned array.")
-    if not core.get_aval(asarray_or_tracer(a)).shape or \
-            not core.get_aval(asarray_or_tracer(b)).shape:
+        raise TypeError(
+            "dot: expected out=None, got an output array. functrace.numpy never "
+            "writes in place: use the returned array."
+        )
+    if (
+        not core.get_aval(asarray_or_tracer(a)).shape
+        or not core.get_aval(asarray_or_tracer(b)).shape
+    ):
         from functrace.numpy._math import multiply
 
         return multiply(*_strong(a, b))
@@ -167,9 +183,11 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     sa, sb = _shapes(a, b)
     ca, cb = len(sa) - 1, builtins.max(len(sb) - 2, 0)
     if sa[ca] != sb[cb]:
-        raise ValueError(f"dot: expected the last axis of a to match the "
-                         f"{'second-to-last' if len(sb) > 1 else 'only'} axis of b, got shapes "
-                         f"{sa} and {sb}. Transpose or reshape an operand.")
+        raise ValueError(
+            f"dot: expected the last axis of a to match the "
+            f"{'second-to-last' if len(sb) > 1 else 'only'} axis of b, got shapes "
+            f"{sa} and {sb}. Transpose or reshape an operand."
+        )
     return _finish(_dot(a, b, ((ca,), (cb,))), is_bool)
 
 
@@ -184,13 +202,17 @@ def vdot(a: Any, b: Any, /) -> Any:
         return np.vdot(a, b)
     (a, b), dt, is_bool = _promote("vdot", a, b)
     if dt.kind == "c":
-        raise NotImplementedError("vdot: expected real traced operands, got complex. The "
-                                  "conjugate of a traced complex array is not supported yet.")
+        raise NotImplementedError(
+            "vdot: expected real traced operands, got complex. The "
+            "conjugate of a traced complex array is not supported yet."
+        )
     sa, sb = _shapes(a, b)
     na, nb = int(np.prod(sa, dtype=np.int64)), int(np.prod(sb, dtype=np.int64))
     if na != nb:
-        raise ValueError(f"vdot: expected operands with the same number of elements, got "
-                         f"shapes {sa} and {sb}. Reshape them to one size.")
+        raise ValueError(
+            f"vdot: expected operands with the same number of elements, got "
+            f"shapes {sa} and {sb}. Reshape them to one size."
+        )
     return _finish(_dot(ls.reshape(a, (na,)), ls.reshape(b, (nb,)), ((0,), (0,))), is_bool)
 
 
@@ -220,16 +242,20 @@ def inner(a: Any, b: Any, /) -> Any:
     """
     if _plain2(a, b):
         return np.inner(a, b)
-    if not core.get_aval(asarray_or_tracer(a)).shape or \
-            not core.get_aval(asarray_or_tracer(b)).shape:
+    if (
+        not core.get_aval(asarray_or_tracer(a)).shape
+        or not core.get_aval(asarray_or_tracer(b)).shape
+    ):
         from functrace.numpy._math import multiply
 
         return multiply(*_strong(a, b))
     (a, b), _, is_bool = _promote("inner", a, b)
     sa, sb = _shapes(a, b)
     if sa[-1] != sb[-1]:
-        raise ValueError(f"inner: expected equal last axes, got shapes {sa} and {sb}. "
-                         f"Transpose or reshape an operand.")
+        raise ValueError(
+            f"inner: expected equal last axes, got shapes {sa} and {sb}. "
+            f"Transpose or reshape an operand."
+        )
     return _finish(_dot(a, b, ((len(sa) - 1,), (len(sb) - 1,))), is_bool)
 
 
@@ -237,22 +263,30 @@ def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
         if n < 0 or n > builtins.min(na, nb):
-            raise ValueError(f"tensordot: expected axes in [0, {builtins.min(na, nb)}] for "
-                             f"operands of {na} and {nb} dimensions, got {n}. Contract at most "
-                             f"the smaller number of axes.")
+            raise ValueError(
+                f"tensordot: expected axes in [0, {builtins.min(na, nb)}] for "
+                f"operands of {na} and {nb} dimensions, got {n}. Contract at most "
+                f"the smaller number of axes."
+            )
         return list(range(na - n, na)), list(range(n))
     try:
         xa, xb = axes
     except (TypeError, ValueError):
-        raise TypeError(f"tensordot: expected an int or a pair of axis sequences, got "
-                        f"{axes!r}. Pass e.g. ([1], [0]).") from None
+        raise TypeError(
+            f"tensordot: expected an int or a pair of axis sequences, got "
+            f"{axes!r}. Pass e.g. ([1], [0])."
+        ) from None
     xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
     xb = [xb] if isinstance(xb, (int, np.integer)) else list(xb)
     if len(xa) != len(xb):
-        raise ValueError(f"tensordot: expected as many axes of a as of b, got {xa} and {xb}. "
-                         f"Pair the contracted axes one to one.")
-    return ([normalize_axis("tensordot", x, na) for x in xa],
-            [normalize_axis("tensordot", x, nb) for x in xb])
+        raise ValueError(
+            f"tensordot: expected as many axes of a as of b, got {xa} and {xb}. "
+            f"Pair the contracted axes one to one."
+        )
+    return (
+        [normalize_axis("tensordot", x, na) for x in xa],
+        [normalize_axis("tensordot", x, nb) for x in xb],
+    )
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
@@ -269,8 +303,10 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     xa, xb = _tensordot_axes(axes, len(sa), len(sb))
     for i, j in zip(xa, xb):
         if sa[i] != sb[j]:
-            raise ValueError(f"tensordot: expected equal sizes of paired axes, got axis {i} of "
-                             f"shape {sa} and axis {j} of shape {sb}. Pair axes of one size.")
+            raise ValueError(
+                f"tensordot: expected equal sizes of paired axes, got axis {i} of "
+                f"shape {sa} and axis {j} of shape {sb}. Pair axes of one size."
+            )
     if len(set(xa)) != len(xa) or len(set(xb)) != len(xb):
         raise ValueError(f"tensordot: expected distinct axes, got {axes}. Name each axis once.")
     return _finish(_dot(a, b, (xa, xb)), is_bool)
@@ -287,35 +323,43 @@ def _parse_term(subscripts: str, term: str, ndim: int | None) -> list[Label]:
     """Labels of one term; ``...`` expands to ints -k..-1 (right-aligned broadcast axes)."""
     head, dots, tail = term.partition("...")
     if "." in head or "." in tail:
-        raise ValueError(f"einsum: expected '...' at most once per term and no other '.', got "
-                         f"{term!r} in {subscripts!r}.")
+        raise ValueError(
+            f"einsum: expected '...' at most once per term and no other '.', got "
+            f"{term!r} in {subscripts!r}."
+        )
     for c in head + tail:
         if not c.isalpha():
-            raise ValueError(f"einsum: expected letters and '...' in subscripts, got {c!r} in "
-                             f"{subscripts!r}. Use one letter per axis.")
+            raise ValueError(
+                f"einsum: expected letters and '...' in subscripts, got {c!r} in "
+                f"{subscripts!r}. Use one letter per axis."
+            )
     if ndim is None:  # the output term: its ellipsis is filled in by the caller
         return [*head, *(["..."] if dots else []), *tail]
     n_letters = len(head) + len(tail)
     if (dots and ndim < n_letters) or (not dots and ndim != n_letters):
-        raise ValueError(f"einsum: expected term {term!r} to label all {ndim} axes of its "
-                         f"operand, got {n_letters} letters{' and ...' if dots else ''}. Give one "
-                         f"letter per axis, or '...' for the leading ones.")
+        raise ValueError(
+            f"einsum: expected term {term!r} to label all {ndim} axes of its "
+            f"operand, got {n_letters} letters{' and ...' if dots else ''}. Give one "
+            f"letter per axis, or '...' for the leading ones."
+        )
     return [*head, *range(-(ndim - n_letters), 0), *tail]
 
 
-def _parse_einsum(subscripts: str, ndims: list[int]
-                  ) -> tuple[list[list[Label]], list[Label]]:
+def _parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[list[Label]], list[Label]]:
     spec = subscripts.replace(" ", "")
     lhs, arrow, rhs = spec.partition("->")
     if "->" in rhs or ("-" in lhs or ">" in lhs):
         raise ValueError(f"einsum: expected at most one '->', got {subscripts!r}.")
     terms = lhs.split(",")
     if len(terms) != len(ndims):
-        raise ValueError(f"einsum: expected one term per operand ({len(ndims)}), got "
-                         f"{len(terms)} terms in {subscripts!r}. Separate terms with ','.")
+        raise ValueError(
+            f"einsum: expected one term per operand ({len(ndims)}), got "
+            f"{len(terms)} terms in {subscripts!r}. Separate terms with ','."
+        )
     ins = [_parse_term(subscripts, t, n) for t, n in zip(terms, ndims)]
-    n_ell = builtins.max([-builtins.min([lb for lb in t if isinstance(lb, int)], default=0)
-                          for t in ins], default=0)
+    n_ell = builtins.max(
+        [-builtins.min([lb for lb in t if isinstance(lb, int)], default=0) for t in ins], default=0
+    )
     ell = list(range(-n_ell, 0))
     letters = [lb for t in ins for lb in t if isinstance(lb, str)]
     if arrow:
@@ -325,15 +369,20 @@ def _parse_einsum(subscripts: str, ndims: list[int]
             out.extend(ell if lb == "..." else [lb])
         for lb in out:
             if isinstance(lb, str) and lb not in letters:
-                raise ValueError(f"einsum: expected output labels that appear in the inputs, "
-                                 f"got {lb!r} in {subscripts!r}.")
+                raise ValueError(
+                    f"einsum: expected output labels that appear in the inputs, "
+                    f"got {lb!r} in {subscripts!r}."
+                )
         if len(set(out)) != len(out):
-            raise ValueError(f"einsum: expected each output label once, got {rhs!r} in "
-                             f"{subscripts!r}.")
+            raise ValueError(
+                f"einsum: expected each output label once, got {rhs!r} in {subscripts!r}."
+            )
         if n_ell and "..." not in out_raw:
-            raise ValueError(f"einsum: expected '...' in the output when the inputs' '...' "
-                             f"covers axes, got {subscripts!r}. NumPy requires it too; name "
-                             f"the axes with letters to sum over them.")
+            raise ValueError(
+                f"einsum: expected '...' in the output when the inputs' '...' "
+                f"covers axes, got {subscripts!r}. NumPy requires it too; name "
+                f"the axes with letters to sum over them."
+            )
     else:
         out = ell + sorted(lb for lb in set(letters) if letters.count(lb) == 1)
     for t, term in zip(ins, terms):
@@ -342,12 +391,14 @@ def _parse_einsum(subscripts: str, ndims: list[int]
                 f"einsum: expected distinct labels within each operand on traced arrays, got "
                 f"{term!r} in {subscripts!r}. Traces and diagonals (a label repeated within "
                 f"one operand) are not supported on tracers yet: multiply by fnp.eye(n) "
-                f"instead, e.g. einsum('ij,ij->', a, fnp.eye(n)) for the trace of a.")
+                f"instead, e.g. einsum('ij,ij->', a, fnp.eye(n)) for the trace of a."
+            )
     return ins, out
 
 
-def _label_sizes(subscripts: str, ins: list[list[Label]], shapes: list[tuple[int, ...]]
-                 ) -> dict[Label, int]:
+def _label_sizes(
+    subscripts: str, ins: list[list[Label]], shapes: list[tuple[int, ...]]
+) -> dict[Label, int]:
     sizes: dict[Label, int] = {}
     for labels, shape in zip(ins, shapes):
         for lb, d in zip(labels, shape):
@@ -356,14 +407,22 @@ def _label_sizes(subscripts: str, ins: list[list[Label]], shapes: list[tuple[int
                 sizes[lb] = d
             elif d not in (1, prev):
                 name = "..." if isinstance(lb, int) else repr(lb)
-                raise ValueError(f"einsum: expected one size per label, got sizes {prev} and "
-                                 f"{d} for {name} in {subscripts!r} with operand shapes "
-                                 f"{shapes}. Make the axes agree (or size 1 to broadcast).")
+                raise ValueError(
+                    f"einsum: expected one size per label, got sizes {prev} and "
+                    f"{d} for {name} in {subscripts!r} with operand shapes "
+                    f"{shapes}. Make the axes agree (or size 1 to broadcast)."
+                )
     return sizes
 
 
-def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
-           optimize: Any = False, **kwargs: Any) -> Any:
+def einsum(
+    subscripts: Any,
+    *operands: Any,
+    out: Any = None,
+    dtype: Any = None,
+    optimize: Any = False,
+    **kwargs: Any,
+) -> Any:
     """Einstein summation: ``einsum('ij,jk->ik', a, b)`` is ``a @ b``.
 
     Labels shared by operands and absent from the output are summed over; the
@@ -374,14 +433,17 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     array([3., 3.])
     """
     if _plain(*operands):
-        return np.einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize,
-                         **kwargs)
+        return np.einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize, **kwargs)
     if out is not None or kwargs:
-        raise TypeError(f"einsum: expected no out= or {sorted(kwargs)} on traced arrays, got "
-                        f"them. Use the returned array; only dtype= and optimize= are accepted.")
+        raise TypeError(
+            f"einsum: expected no out= or {sorted(kwargs)} on traced arrays, got "
+            f"them. Use the returned array; only dtype= and optimize= are accepted."
+        )
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum: expected a subscripts string on traced arrays, got "
-                                  "the interleaved (operand, sublist) form. Write it as a string.")
+        raise NotImplementedError(
+            "einsum: expected a subscripts string on traced arrays, got "
+            "the interleaved (operand, sublist) form. Write it as a string."
+        )
     xs, dt, is_bool = _promote("einsum", *operands, dtype=dtype)
     shapes = _shapes(*xs)
     ins, out_labels = _parse_einsum(subscripts, [len(s) for s in shapes])
@@ -390,8 +452,9 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     # simply absent from that operand, which is what broadcasting means).
     ops: list[tuple[Any, list[Label]]] = []
     for x, labels, shape in zip(xs, ins, shapes):
-        keep = [i for i, (lb, d) in enumerate(zip(labels, shape))
-                if not (d == 1 and sizes[lb] != 1)]
+        keep = [
+            i for i, (lb, d) in enumerate(zip(labels, shape)) if not (d == 1 and sizes[lb] != 1)
+        ]
         if len(keep) != len(labels):
             x = ls.reshape(x, tuple(shape[i] for i in keep))
             labels = [labels[i] for i in keep]
@@ -405,13 +468,14 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     return _finish(result, is_bool)
 
 
-def _contract(ops: list[tuple[Any, list[Label]]], out_labels: list[Label]
-              ) -> tuple[Any, list[Label]]:
+def _contract(
+    ops: list[tuple[Any, list[Label]]], out_labels: list[Label]
+) -> tuple[Any, list[Label]]:
     """Contract operands left to right, summing each label once nothing else needs it."""
 
     def needed_after(i: int) -> set[Label]:
         s = set(out_labels)
-        for _, lbs in ops[i + 1:]:
+        for _, lbs in ops[i + 1 :]:
             s.update(lbs)
         return s
 
@@ -434,11 +498,17 @@ def _contract(ops: list[tuple[Any, list[Label]]], out_labels: list[Label]
         common = [lb for lb in acc_l if lb in x_l]
         batch = [lb for lb in common if lb in later]
         contract = [lb for lb in common if lb not in later]
-        acc = _dot(acc, x,
-                   ([acc_l.index(lb) for lb in contract], [x_l.index(lb) for lb in contract]),
-                   ([acc_l.index(lb) for lb in batch], [x_l.index(lb) for lb in batch]))
-        acc_l = (batch + [lb for lb in acc_l if lb not in common]
-                 + [lb for lb in x_l if lb not in common])
+        acc = _dot(
+            acc,
+            x,
+            ([acc_l.index(lb) for lb in contract], [x_l.index(lb) for lb in contract]),
+            ([acc_l.index(lb) for lb in batch], [x_l.index(lb) for lb in batch]),
+        )
+        acc_l = (
+            batch
+            + [lb for lb in acc_l if lb not in common]
+            + [lb for lb in x_l if lb not in common]
+        )
     return acc, acc_l
 
 

@@ -132,8 +132,10 @@ def _power(x: Any, y: Any) -> Any:
         yv = core.concrete_or_none(y)
         if yv is not None and yv.size and np.all(yv == yv.flat[0]) and yv.flat[0] >= 0:
             return lx.integer_pow(x, int(yv.flat[0]))
-        raise TypeError("power: expected a float base or one concrete non-negative integer "
-                        "exponent for an integer base, got a traced integer exponent.")
+        raise TypeError(
+            "power: expected a float base or one concrete non-negative integer "
+            "exponent for an integer base, got a traced integer exponent."
+        )
     return lx.pow(x, y)
 
 
@@ -161,8 +163,11 @@ def reciprocal(x: Any, /) -> Any:
     if not is_traced(x):
         return np.reciprocal(x)
     x = asarray_or_tracer(x)
-    return true_divide(lx.full_like(x, 1), x) if x.dtype.kind in "fc" else \
-        floor_divide(lx.full_like(x, 1), x)
+    return (
+        true_divide(lx.full_like(x, 1), x)
+        if x.dtype.kind in "fc"
+        else floor_divide(lx.full_like(x, 1), x)
+    )
 
 
 def positive(x: Any, /) -> Any:
@@ -193,16 +198,25 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
     if not is_traced(condition, x, y):
         return np.where(condition, x, y)
     c = asarray_or_tracer(condition, "where")
-    (x, y), _ = promote_and_broadcast("where", np.add, [asarray_or_tracer(x, "where"),
-                                                       asarray_or_tracer(y, "where")])
+    (x, y), _ = promote_and_broadcast(
+        "where", np.add, [asarray_or_tracer(x, "where"), asarray_or_tracer(y, "where")]
+    )
     c = c if core.get_aval(c).dtype == np.bool_ else lx.ne(c, lx.zeros_like(c))
     shape = broadcast_shapes("where", core.get_aval(c).shape, core.get_aval(x).shape)
-    return lx.select_n(broadcast_to_shape(c, shape), broadcast_to_shape(y, shape),
-                       broadcast_to_shape(x, shape))
+    return lx.select_n(
+        broadcast_to_shape(c, shape), broadcast_to_shape(y, shape), broadcast_to_shape(x, shape)
+    )
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None, out: None = None, *,
-         min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clip(
+    a: Any,
+    a_min: Any = None,
+    a_max: Any = None,
+    out: None = None,
+    *,
+    min: Any = None,
+    max: Any = None,
+) -> Any:  # noqa: A002
     """Clip values to ``[a_min, a_max]`` (either may be None; ``min=``/``max=`` are the
     NumPy 2 spellings of the same bounds).
 
@@ -213,8 +227,10 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: None = None, *,
     array([0. , 0.5, 1. ])
     """
     if (a_min is not None and min is not None) or (a_max is not None and max is not None):
-        raise ValueError("clip: expected each bound once, got both a_min/min or a_max/max. "
-                         "Pass either the a_min=/a_max= or the min=/max= spelling.")
+        raise ValueError(
+            "clip: expected each bound once, got both a_min/min or a_max/max. "
+            "Pass either the a_min=/a_max= or the min=/max= spelling."
+        )
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     if lo is None and hi is None:
@@ -222,8 +238,10 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: None = None, *,
     if not is_traced(a, lo, hi):
         return np.clip(a, lo, hi, out=out)
     if out is not None:
-        raise TypeError("clip: expected out=None, got an output array. functrace.numpy never "
-                        "writes in place: use the returned array.")
+        raise TypeError(
+            "clip: expected out=None, got an output array. functrace.numpy never "
+            "writes in place: use the returned array."
+        )
     out = asarray_or_tracer(a, "clip")
     if lo is not None:
         out = _clip_side(out, lo, lx.ge)
@@ -272,9 +290,11 @@ def isinf(x: Any, /) -> Any:
 def _real_only(fname: str, x: Any) -> Any:
     x = asarray_or_tracer(x, fname)
     if core.get_aval(x).dtype.kind == "c":
-        raise NotImplementedError(f"{fname}: expected a real traced array, got "
-                                  f"{core.get_aval(x).dtype.name}. Complex parts of traced arrays "
-                                  f"are not supported yet (lax has no real/imag/conj primitive).")
+        raise NotImplementedError(
+            f"{fname}: expected a real traced array, got "
+            f"{core.get_aval(x).dtype.name}. Complex parts of traced arrays "
+            f"are not supported yet (lax has no real/imag/conj primitive)."
+        )
     return x
 
 
@@ -318,24 +338,26 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     if not is_traced(a):
         return np.round(a, decimals, out)
     if out is not None:
-        raise TypeError("round: expected out=None, got an output array. functrace.numpy never "
-                        "writes in place: use the returned array.")
+        raise TypeError(
+            "round: expected out=None, got an output array. functrace.numpy never "
+            "writes in place: use the returned array."
+        )
     x = _real_only("round", a)
     dt = core.get_aval(x).dtype
     decimals = int(decimals)
     if dt.kind in "biu":
         if decimals >= 0:
             return x
-        scale = 10.0 ** -decimals
+        scale = 10.0**-decimals
         xf = cast(x, np.dtype(np.float64))
         y = lx.round(lx.div(xf, lx.full_like(xf, scale)), 1)
         return cast(lx.mul(y, lx.full_like(y, scale)), dt)
     if decimals == 0:
         return lx.round(x, 1)
     if decimals > 0:
-        scale = lx.full_like(x, 10.0 ** decimals)
+        scale = lx.full_like(x, 10.0**decimals)
         return lx.div(lx.round(lx.mul(x, scale), 1), scale)
-    scale = lx.full_like(x, 10.0 ** -decimals)
+    scale = lx.full_like(x, 10.0**-decimals)
     return lx.mul(lx.round(lx.div(x, scale), 1), scale)
 
 
@@ -379,7 +401,8 @@ def _real_composite(name: str, fn: Any) -> Any:
             raise NotImplementedError(
                 f"{name}: expected a real traced array, got "
                 f"{core.get_aval(xs[0]).dtype.name}. Complex {name} is only available on "
-                f"plain NumPy inputs.")
+                f"plain NumPy inputs."
+            )
         return fn(*xs)
 
     return g
@@ -547,7 +570,11 @@ def _heaviside(x: Any, h0: Any) -> Any:
 
 _doc = "NumPy's ``{0}``, traceable; its derivatives come from a composite of lax primitives."
 
-arcsin = elementwise("arcsin", np.arcsin, _real_composite("arcsin", _arcsin), """\
+arcsin = elementwise(
+    "arcsin",
+    np.arcsin,
+    _real_composite("arcsin", _arcsin),
+    """\
 Inverse sine, elementwise (NumPy's ``arcsin``).
 
 Computed as ``atan2(x, sqrt((1 - x)(1 + x)))``, so every derivative order is right
@@ -557,8 +584,13 @@ one-sided limit); outside [-1, 1] the value and the derivatives are NaN, as in N
 >>> import functrace.numpy as fnp
 >>> float(fnp.arcsin(1.0))
 1.5707963267948966
-""")
-arccos = elementwise("arccos", np.arccos, _real_composite("arccos", _arccos), """\
+""",
+)
+arccos = elementwise(
+    "arccos",
+    np.arccos,
+    _real_composite("arccos", _arccos),
+    """\
 Inverse cosine, elementwise (NumPy's ``arccos``).
 
 Computed as ``atan2(sqrt((1 - x)(1 + x)), x)``. NOTE: at x = +-1 the derivative is
@@ -567,23 +599,34 @@ Computed as ``atan2(sqrt((1 - x)(1 + x)), x)``. NOTE: at x = +-1 the derivative 
 >>> import functrace.numpy as fnp
 >>> float(fnp.arccos(-1.0))
 3.141592653589793
-""")
-arctan = elementwise("arctan", np.arctan, _real_composite("arctan", _arctan),
-                     _doc.format("arctan"))
+""",
+)
+arctan = elementwise("arctan", np.arctan, _real_composite("arctan", _arctan), _doc.format("arctan"))
 sinh = elementwise("sinh", np.sinh, _real_composite("sinh", _sinh), _doc.format("sinh"))
 cosh = elementwise("cosh", np.cosh, _real_composite("cosh", _cosh), _doc.format("cosh"))
-arcsinh = elementwise("arcsinh", np.arcsinh, _real_composite("arcsinh", _arcsinh),
-                      _doc.format("arcsinh"))
-arccosh = elementwise("arccosh", np.arccosh, _real_composite("arccosh", _arccosh), """\
+arcsinh = elementwise(
+    "arcsinh", np.arcsinh, _real_composite("arcsinh", _arcsinh), _doc.format("arcsinh")
+)
+arccosh = elementwise(
+    "arccosh",
+    np.arccosh,
+    _real_composite("arccosh", _arccosh),
+    """\
 Inverse hyperbolic cosine, elementwise (NumPy's ``arccosh``).
 
 NOTE: at x = 1 the derivative is +inf; below 1 the value and derivatives are NaN.
-""")
-arctanh = elementwise("arctanh", np.arctanh, _real_composite("arctanh", _arctanh), """\
+""",
+)
+arctanh = elementwise(
+    "arctanh",
+    np.arctanh,
+    _real_composite("arctanh", _arctanh),
+    """\
 Inverse hyperbolic tangent, elementwise (NumPy's ``arctanh``).
 
 NOTE: at x = +-1 the value is +-inf and the derivative +inf; outside [-1, 1] NaN.
-""")
+""",
+)
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 atan2 = arctan2
@@ -594,7 +637,11 @@ deg2rad = elementwise("deg2rad", np.deg2rad, _deg2rad, _doc.format("deg2rad"))
 rad2deg = elementwise("rad2deg", np.rad2deg, _rad2deg, _doc.format("rad2deg"))
 radians = elementwise("radians", np.radians, _deg2rad, _doc.format("radians"))
 degrees = elementwise("degrees", np.degrees, _rad2deg, _doc.format("degrees"))
-hypot = elementwise("hypot", np.hypot, _real_composite("hypot", _hypot), """\
+hypot = elementwise(
+    "hypot",
+    np.hypot,
+    _real_composite("hypot", _hypot),
+    """\
 ``sqrt(x**2 + y**2)`` without overflow (NumPy's ``hypot``).
 
 NOTE: the gradient at x = y = 0 is NaN (0/0), like that of ``sqrt(x**2 + y**2)``.
@@ -602,12 +649,21 @@ NOTE: the gradient at x = y = 0 is NaN (0/0), like that of ``sqrt(x**2 + y**2)``
 >>> import functrace.numpy as fnp
 >>> float(fnp.hypot(3.0, 4.0))
 5.0
-""")
-logaddexp2 = elementwise("logaddexp2", np.logaddexp2,
-                         _real_composite("logaddexp2", _logaddexp2), """\
+""",
+)
+logaddexp2 = elementwise(
+    "logaddexp2",
+    np.logaddexp2,
+    _real_composite("logaddexp2", _logaddexp2),
+    """\
 ``log2(2**x + 2**y)`` without overflow (NumPy's ``logaddexp2``).
-""")
-fmax = elementwise("fmax", np.fmax, _nan_ignoring(lx.max), """\
+""",
+)
+fmax = elementwise(
+    "fmax",
+    np.fmax,
+    _nan_ignoring(lx.max),
+    """\
 Elementwise maximum that ignores NaN (NumPy's ``fmax``): NaN only where both are NaN.
 
 NOTE: at ties each operand gets half the derivative, so d fmax(x, x)/dx = 1.
@@ -615,28 +671,54 @@ NOTE: at ties each operand gets half the derivative, so d fmax(x, x)/dx = 1.
 >>> import functrace.numpy as fnp
 >>> fnp.fmax([1.0, fnp.nan], [fnp.nan, fnp.nan])
 array([ 1., nan])
-""")
-fmin = elementwise("fmin", np.fmin, _nan_ignoring(lx.min), """\
+""",
+)
+fmin = elementwise(
+    "fmin",
+    np.fmin,
+    _nan_ignoring(lx.min),
+    """\
 Elementwise minimum that ignores NaN (NumPy's ``fmin``): NaN only where both are NaN.
 
 NOTE: at ties each operand gets half the derivative, so d fmin(x, x)/dx = 1.
-""")
-fabs = elementwise("fabs", np.fabs, _real_composite("fabs", lx.abs), """\
+""",
+)
+fabs = elementwise(
+    "fabs",
+    np.fabs,
+    _real_composite("fabs", lx.abs),
+    """\
 Absolute value of real numbers (NumPy's ``fabs``). NOTE: the derivative at 0 is 0.
-""")
-cbrt = elementwise("cbrt", np.cbrt, _real_composite("cbrt", _cbrt), """\
+""",
+)
+cbrt = elementwise(
+    "cbrt",
+    np.cbrt,
+    _real_composite("cbrt", _cbrt),
+    """\
 Real cube root (NumPy's ``cbrt``). NOTE: the derivative at 0 is +inf.
-""")
+""",
+)
 signbit = elementwise("signbit", np.signbit, _signbit, _doc.format("signbit"))
-copysign = elementwise("copysign", np.copysign, _real_composite("copysign", _copysign),
-                       _doc.format("copysign"))
-heaviside = elementwise("heaviside", np.heaviside, _real_composite("heaviside", _heaviside),
-                        "The Heaviside step (NumPy's ``heaviside``); its derivative is 0.")
+copysign = elementwise(
+    "copysign", np.copysign, _real_composite("copysign", _copysign), _doc.format("copysign")
+)
+heaviside = elementwise(
+    "heaviside",
+    np.heaviside,
+    _real_composite("heaviside", _heaviside),
+    "The Heaviside step (NumPy's ``heaviside``); its derivative is 0.",
+)
 
 
-float_power = elementwise("float_power", np.float_power, lx.pow, """\
+float_power = elementwise(
+    "float_power",
+    np.float_power,
+    lx.pow,
+    """\
 ``x ** y`` computed in float64 (NumPy's ``float_power``).
-""")
+""",
+)
 
 
 def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:  # noqa: A001
@@ -673,8 +755,9 @@ def sinc(x: Any) -> Any:
     return _real_composite("sinc", _sinc)(x)
 
 
-def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
-               neginf: Any = None) -> Any:
+def nan_to_num(
+    x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+) -> Any:
     """NaN -> ``nan``, +inf -> ``posinf`` (default: the largest float), -inf -> ``neginf``
     (default: the most negative float); other values and integers pass unchanged.
 
@@ -693,9 +776,11 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
         return x
     info = np.finfo(aval.dtype)
     out = x
-    for bad, value in ((lx.ne(x, x), nan), (lx.eq(x, _k(x, np.inf)),
-                                            info.max if posinf is None else posinf),
-                       (lx.eq(x, _k(x, -np.inf)), info.min if neginf is None else neginf)):
+    for bad, value in (
+        (lx.ne(x, x), nan),
+        (lx.eq(x, _k(x, np.inf)), info.max if posinf is None else posinf),
+        (lx.eq(x, _k(x, -np.inf)), info.min if neginf is None else neginf),
+    ):
         if isinstance(value, Tracer):
             v = broadcast_to_shape(cast(value, aval.dtype), aval.shape)
         else:
@@ -704,7 +789,103 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     return out
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in {
-    "annotations", "Any", "math", "np", "core", "Tracer", "lx", "asarray_or_tracer",
-    "broadcast_shapes", "broadcast_to_shape", "cast", "elementwise", "is_traced",
-    "promote_and_broadcast"}]
+__all__ = [
+    "abs",
+    "absolute",
+    "acos",
+    "acosh",
+    "add",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "around",
+    "asin",
+    "asinh",
+    "astype",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "cbrt",
+    "ceil",
+    "clip",
+    "conj",
+    "conjugate",
+    "copysign",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "degrees",
+    "divide",
+    "divmod",
+    "equal",
+    "exp",
+    "exp2",
+    "expm1",
+    "fabs",
+    "fix",
+    "float_power",
+    "floor",
+    "floor_divide",
+    "fmax",
+    "fmin",
+    "fmod",
+    "greater",
+    "greater_equal",
+    "heaviside",
+    "hypot",
+    "imag",
+    "invert",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "less",
+    "less_equal",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logaddexp",
+    "logaddexp2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "mod",
+    "modf",
+    "multiply",
+    "nan_to_num",
+    "negative",
+    "not_equal",
+    "positive",
+    "power",
+    "rad2deg",
+    "radians",
+    "real",
+    "reciprocal",
+    "remainder",
+    "rint",
+    "round",
+    "sign",
+    "signbit",
+    "sin",
+    "sinc",
+    "sinh",
+    "sqrt",
+    "square",
+    "subtract",
+    "tan",
+    "tanh",
+    "true_divide",
+    "trunc",
+    "where",
+]

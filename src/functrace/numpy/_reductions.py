@@ -51,8 +51,7 @@ def axis_error(fname: str, axis: Any, ndim: int) -> np.exceptions.AxisError:
 def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
     """One NumPy axis (negative allowed) -> non-negative int."""
     if not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{fname}: expected an integer axis, got {axis!r}. "
-                        f"Pass a Python int.")
+        raise TypeError(f"{fname}: expected an integer axis, got {axis!r}. Pass a Python int.")
     a = int(axis)
     if not -ndim <= a < ndim:
         raise axis_error(fname, axis, ndim)
@@ -68,8 +67,10 @@ def normalize_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
     else:
-        raise TypeError(f"{fname}: expected axis None, an int or a tuple of ints, got "
-                        f"{axis!r}. Pass e.g. axis=0 or axis=(0, 1).")
+        raise TypeError(
+            f"{fname}: expected axis None, an int or a tuple of ints, got "
+            f"{axis!r}. Pass e.g. axis=0 or axis=(0, 1)."
+        )
     out = [normalize_axis(fname, a, ndim) for a in axes]
     if len(set(out)) != len(out):
         raise ValueError(f"{fname}: expected distinct axes, got {axis}. Name each axis once.")
@@ -86,8 +87,10 @@ def _finish(out: Any, in_shape: tuple[int, ...], axes: tuple[int, ...], keepdims
 
 def _no_out(fname: str, out: Any) -> None:
     if out is not None:
-        raise TypeError(f"{fname}: expected out=None, got an output array. functrace.numpy "
-                        f"never writes in place: use the returned array.")
+        raise TypeError(
+            f"{fname}: expected out=None, got an output array. functrace.numpy "
+            f"never writes in place: use the returned array."
+        )
 
 
 def _no_where(fname: str, where: Any) -> None:
@@ -95,7 +98,8 @@ def _no_where(fname: str, where: Any) -> None:
         raise NotImplementedError(
             f"{fname}: expected where=None on a traced array, got a mask. Masked reductions "
             f"are not supported on tracers: select first, e.g. "
-            f"fnp.{fname}(fnp.where(mask, x, 0)), or use fnp.nan{fname} with NaNs.")
+            f"fnp.{fname}(fnp.where(mask, x, 0)), or use fnp.nan{fname} with NaNs."
+        )
 
 
 def _where_kw(where: Any) -> dict[str, Any]:
@@ -136,7 +140,8 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
     if aval.dtype.kind == "c":
         raise NotImplementedError(
             f"{fname}: expected a real traced array, got {aval.dtype.name}. Complex "
-            f"reductions that need a conjugate are not supported on tracers yet.")
+            f"reductions that need a conjugate are not supported on tracers yet."
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -144,8 +149,15 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
 # ---------------------------------------------------------------------------
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
-        keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+def sum(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,  # noqa: A001
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     """Sum over ``axis`` (NumPy semantics, including the result dtype).
 
     >>> import functrace.numpy as fnp
@@ -169,8 +181,15 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
     return _finish(r, aval.shape, axes, keepdims)
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-         keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+def prod(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
 
     >>> import functrace.numpy as fnp
@@ -194,15 +213,23 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     return _finish(r, aval.shape, axes, keepdims)
 
 
-def _mean_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...],
-                 dt: np.dtype) -> Any:
+def _mean_traced(
+    fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...], dt: np.dtype
+) -> Any:
     _no_complex(fname, aval)
     s = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
     return lx.div(s, _full_as(_count(aval.shape, axes), s))
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-         keepdims: bool = False, *, where: Any = None) -> Any:
+def mean(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+) -> Any:
     """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy).
 
     >>> import functrace.numpy as fnp
@@ -224,14 +251,24 @@ def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
     if correction is None:
         return ddof
     if ddof != 0:
-        raise ValueError(f"{fname}: expected either ddof or correction, got both. "
-                         f"They mean the same: pass one.")
+        raise ValueError(
+            f"{fname}: expected either ddof or correction, got both. They mean the same: pass one."
+        )
     return correction
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-        keepdims: bool = False, *, where: Any = None, mean: Any = None,
-        correction: Any = None) -> Any:
+def var(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    ddof: Any = 0,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+    mean: Any = None,
+    correction: Any = None,
+) -> Any:
     """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
 
     >>> import functrace.numpy as fnp
@@ -243,8 +280,15 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
             if type(a) is np.ndarray:
                 return a.var(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
             return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      **_var_kw(where, mean, correction))
+        return np.var(
+            a,
+            axis=axis,
+            dtype=dtype,
+            out=out,
+            ddof=ddof,
+            keepdims=keepdims,
+            **_var_kw(where, mean, correction),
+        )
     _no_out("var", out)
     _no_where("var", where)
     _no_mean("var", mean)
@@ -264,13 +308,16 @@ def _var_kw(where: Any, mean: Any, correction: Any) -> dict[str, Any]:
 
 def _no_mean(fname: str, mean: Any) -> None:
     if mean is not None:
-        raise NotImplementedError(f"{fname}: expected mean=None on a traced array, got a "
-                                  f"precomputed mean. The mean is recomputed (and "
-                                  f"differentiated) from the data: drop the mean= argument.")
+        raise NotImplementedError(
+            f"{fname}: expected mean=None on a traced array, got a "
+            f"precomputed mean. The mean is recomputed (and "
+            f"differentiated) from the data: drop the mean= argument."
+        )
 
 
-def _var_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...],
-                dtype: Any, ddof: Any) -> Any:
+def _var_traced(
+    fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...], dtype: Any, ddof: Any
+) -> Any:
     _no_complex(fname, aval)
     dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
     x = cast(a, dt, aval.weak_type)
@@ -282,9 +329,18 @@ def _var_traced(fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...
     return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-        keepdims: bool = False, *, where: Any = None, mean: Any = None,
-        correction: Any = None) -> Any:
+def std(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    ddof: Any = 0,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+    mean: Any = None,
+    correction: Any = None,
+) -> Any:
     """Standard deviation ``sqrt(var(a, axis, ddof=ddof))`` (NumPy semantics).
 
     NOTE: where the variance is exactly 0 (a single element, or a constant slice) the
@@ -303,8 +359,15 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
             if type(a) is np.ndarray:
                 return a.std(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
             return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      **_var_kw(where, mean, correction))
+        return np.std(
+            a,
+            axis=axis,
+            dtype=dtype,
+            out=out,
+            ddof=ddof,
+            keepdims=keepdims,
+            **_var_kw(where, mean, correction),
+        )
     _no_out("std", out)
     _no_where("std", where)
     _no_mean("std", mean)
@@ -321,21 +384,30 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
 # ---------------------------------------------------------------------------
 
 
-def _extremum(fname: str, reduce: Any, combine: Any, a: Any, axis: Any,
-              keepdims: bool, initial: Any) -> Any:
+def _extremum(
+    fname: str, reduce: Any, combine: Any, a: Any, axis: Any, keepdims: bool, initial: Any
+) -> Any:
     a, aval, axes = _prepare(fname, a, axis)
     if initial is None and builtins.any(aval.shape[i] == 0 for i in axes):
-        raise ValueError(f"{fname}: expected a non-empty array along the reduced axes, got "
-                         f"shape {aval.shape} and axis {axis}. Pass initial= to give empty "
-                         f"reductions a value.")
+        raise ValueError(
+            f"{fname}: expected a non-empty array along the reduced axes, got "
+            f"shape {aval.shape} and axis {axis}. Pass initial= to give empty "
+            f"reductions a value."
+        )
     r = reduce(a, axes)
     if initial is not None:
         r = combine(r, _full_as(initial, r))
     return _finish(r, aval.shape, axes, keepdims)
 
 
-def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
-        initial: Any = None, where: Any = None) -> Any:
+def max(
+    a: Any,
+    axis: Any = None,
+    out: Any = None,
+    keepdims: bool = False,  # noqa: A001
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     """Maximum over ``axis`` (NaN propagates, as in NumPy).
 
     NOTE: at ties the gradient is shared equally among the tied elements.
@@ -356,8 +428,14 @@ def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     return _extremum("max", lr.reduce_max, lx.max, a, axis, keepdims, initial)
 
 
-def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
-        initial: Any = None, where: Any = None) -> Any:
+def min(
+    a: Any,
+    axis: Any = None,
+    out: Any = None,
+    keepdims: bool = False,  # noqa: A001
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     """Minimum over ``axis`` (NaN propagates, as in NumPy).
 
     NOTE: at ties the gradient is shared equally among the tied elements.
@@ -397,8 +475,10 @@ def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> A
     else:
         flat, ax, in_shape = a, normalize_axis(fname, axis, aval.ndim), aval.shape
     if in_shape[ax] == 0:
-        raise ValueError(f"{fname}: expected a non-empty array along the axis, got shape "
-                         f"{aval.shape} and axis {axis}. An empty sequence has no extremum.")
+        raise ValueError(
+            f"{fname}: expected a non-empty array along the axis, got shape "
+            f"{aval.shape} and axis {axis}. An empty sequence has no extremum."
+        )
     r = prim(flat, ax, np.int64)
     if not keepdims:
         return r
@@ -446,8 +526,14 @@ def _truth(a: Any) -> Any:
     return a if core.get_aval(a).dtype == np.bool_ else lx.ne(a, lx.zeros_like(a))
 
 
-def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
-        *, where: Any = None) -> Any:
+def any(
+    a: Any,
+    axis: Any = None,
+    out: Any = None,
+    keepdims: bool = False,  # noqa: A001
+    *,
+    where: Any = None,
+) -> Any:
     """Whether any element along ``axis`` is true (non-zero; NaN counts as true).
 
     >>> import functrace.numpy as fnp
@@ -464,8 +550,14 @@ def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     return _finish(lr.reduce_max(_truth(a), axes), aval.shape, axes, keepdims)
 
 
-def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
-        *, where: Any = None) -> Any:
+def all(
+    a: Any,
+    axis: Any = None,
+    out: Any = None,
+    keepdims: bool = False,  # noqa: A001
+    *,
+    where: Any = None,
+) -> Any:
     """Whether every element along ``axis`` is true (non-zero; empty gives True).
 
     >>> import functrace.numpy as fnp
@@ -511,8 +603,9 @@ def _logsumexp_numpy(a: Any, axis: Any, b: Any, keepdims: bool, return_sign: boo
     return (out, sign) if return_sign else out
 
 
-def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
-              return_sign: bool = False) -> Any:
+def logsumexp(
+    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+) -> Any:
     """``log(sum(b * exp(a)))`` over ``axis``, computed without overflow.
 
     Like ``scipy.special.logsumexp``. The maximum (through ``stop_gradient``) is
@@ -539,8 +632,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     axes = normalize_axes("logsumexp", axis, aval.ndim)
     kept = tuple(i for i in range(aval.ndim) if i not in axes)
     m = lr.reduce_max(a, axes)  # -inf over empty axes: replaced by 0 below
-    m = lx.stop_gradient(lx.select_n(lx.lt(lx.abs(m), _full_as(np.inf, m)),
-                                     lx.zeros_like(m), m))
+    m = lx.stop_gradient(lx.select_n(lx.lt(lx.abs(m), _full_as(np.inf, m)), lx.zeros_like(m), m))
     e = lx.exp(lx.sub(a, ls.broadcast_in_dim(m, aval.shape, kept)))
     if b is not None:
         e = multiply(e, b)
@@ -614,8 +706,9 @@ def _zero_nans(a: Any) -> tuple[Any, Any]:
     return lx.select_n(ok, lx.zeros_like(a), a), ok
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-           keepdims: bool = False) -> Any:
+def nansum(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+) -> Any:
     """``sum`` that treats NaNs as zero.
 
     >>> import functrace.numpy as fnp
@@ -631,8 +724,9 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-            keepdims: bool = False) -> Any:
+def nanmean(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+) -> Any:
     """``mean`` over the non-NaN elements (NaN where there are none, as in NumPy).
 
     >>> import functrace.numpy as fnp
@@ -654,6 +748,22 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 
 
 __all__ = [
-    "all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max",
-    "mean", "min", "nanmean", "nansum", "prod", "std", "sum", "var",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "cumprod",
+    "cumsum",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "nanmean",
+    "nansum",
+    "prod",
+    "std",
+    "sum",
+    "var",
 ]

@@ -65,8 +65,10 @@ def _shape_tuple(fname: str, shape: Any) -> tuple[int, ...]:
     try:
         return tuple(int(d) for d in shape)
     except TypeError:
-        raise TypeError(f"{fname}: expected a shape (an int or a tuple of ints), got "
-                        f"{shape!r}. Pass e.g. (2, 3).") from None
+        raise TypeError(
+            f"{fname}: expected a shape (an int or a tuple of ints), got "
+            f"{shape!r}. Pass e.g. (2, 3)."
+        ) from None
 
 
 def fnp_array(x: Any) -> Any:
@@ -85,7 +87,8 @@ def concrete_array(fname: str, x: Any, what: str) -> np.ndarray:
         raise ConcretizationError(
             f"{fname}: expected concrete {what}, got an abstract tracer "
             f"{x.aval.str_short()}. The output shape depends on it, so it must be known "
-            f"while tracing: pass a NumPy value, or mark the argument static (static_argnums).")
+            f"while tracing: pass a NumPy value, or mark the argument static (static_argnums)."
+        )
     return v
 
 
@@ -110,8 +113,10 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     avals = [core.get_aval(p) for p in parts]
     shapes = {a.shape for a in avals}
     if len(shapes) != 1:
-        raise ValueError(f"array: expected equally shaped elements, got shapes {sorted(shapes)}. "
-                         f"Make the nested lists rectangular.")
+        raise ValueError(
+            f"array: expected equally shaped elements, got shapes {sorted(shapes)}. "
+            f"Make the nested lists rectangular."
+        )
     (shape,) = shapes
     dt, weak = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
     dt = dt if dtype is None else dtype
@@ -130,25 +135,32 @@ def reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
     (2, 3)
     """
     if order != "C":
-        raise NotImplementedError(f"reshape: expected order='C', got {order!r}. Only row-major "
-                                  f"order is supported; transpose first for 'F' order.")
+        raise NotImplementedError(
+            f"reshape: expected order='C', got {order!r}. Only row-major "
+            f"order is supported; transpose first for 'F' order."
+        )
     if _plain(a):
         return np.reshape(a, shape)
     a = asarray_or_tracer(a, "reshape")
     shape = _shape_tuple("reshape", shape)
     size = core.get_aval(a).size
     if shape.count(-1) > 1:
-        raise ValueError(f"reshape: expected at most one -1, got {shape}. Give every other "
-                         f"dimension explicitly.")
+        raise ValueError(
+            f"reshape: expected at most one -1, got {shape}. Give every other dimension explicitly."
+        )
     if -1 in shape:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
         if known == 0 or size % known:
-            raise ValueError(f"reshape: expected a shape whose known sizes divide {size}, got "
-                             f"{shape}. Pick sizes with {size} elements in total.")
+            raise ValueError(
+                f"reshape: expected a shape whose known sizes divide {size}, got "
+                f"{shape}. Pick sizes with {size} elements in total."
+            )
         shape = tuple(size // known if d == -1 else d for d in shape)
     if int(np.prod(shape, dtype=np.int64)) != size:
-        raise ValueError(f"reshape: expected a shape with {size} elements, got {shape}. Pick "
-                         f"sizes whose product is {size}, or use -1 for one of them.")
+        raise ValueError(
+            f"reshape: expected a shape with {size} elements, got {shape}. Pick "
+            f"sizes whose product is {size}, or use -1 for one of them."
+        )
     return ls.reshape(a, shape)
 
 
@@ -210,8 +222,10 @@ def transpose(a: Any, axes: Any = None) -> Any:
     axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
     perm = tuple(normalize_axis("transpose", ax, nd) for ax in axes)
     if len(perm) != nd or len(set(perm)) != nd:
-        raise ValueError(f"transpose: expected a permutation of the {nd} axes, got {axes}. "
-                         f"List every axis exactly once.")
+        raise ValueError(
+            f"transpose: expected a permutation of the {nd} axes, got {axes}. "
+            f"List every axis exactly once."
+        )
     return ls.transpose(a, perm)
 
 
@@ -246,8 +260,10 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     src = [normalize_axis("moveaxis", s, nd) for s in np.atleast_1d(source).tolist()]
     dst = [normalize_axis("moveaxis", d, nd) for d in np.atleast_1d(destination).tolist()]
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ValueError(f"moveaxis: expected as many distinct source as destination axes, got "
-                         f"source={source} and destination={destination}. Pair them one to one.")
+        raise ValueError(
+            f"moveaxis: expected as many distinct source as destination axes, got "
+            f"source={source} and destination={destination}. Pair them one to one."
+        )
     perm: list[int | None] = [None] * nd
     for s, d in zip(src, dst):
         perm[d] = s
@@ -272,9 +288,11 @@ def squeeze(a: Any, axis: Any = None) -> Any:
         axes = normalize_axes("squeeze", axis, len(shp))
         for i in axes:
             if shp[i] != 1:
-                raise ValueError(f"squeeze: expected axes of size 1, got axis {i} of size "
-                                 f"{shp[i]} in shape {shp}. Only size-1 axes can be removed; "
-                                 f"use reshape or indexing otherwise.")
+                raise ValueError(
+                    f"squeeze: expected axes of size 1, got axis {i} of size "
+                    f"{shp[i]} in shape {shp}. Only size-1 axes can be removed; "
+                    f"use reshape or indexing otherwise."
+                )
     return ls.reshape(a, tuple(d for i, d in enumerate(shp) if i not in axes))
 
 
@@ -320,8 +338,7 @@ def flipud(m: Any) -> Any:
         return np.flipud(m)
     m = asarray_or_tracer(m, "flipud")
     if core.get_aval(m).ndim < 1:
-        raise ValueError("flipud: expected an array with at least 1 dimension, got a 0-d "
-                         "array.")
+        raise ValueError("flipud: expected an array with at least 1 dimension, got a 0-d array.")
     return ls.rev(m, (0,))
 
 
@@ -338,8 +355,10 @@ def fliplr(m: Any) -> Any:
     m = asarray_or_tracer(m, "fliplr")
     nd = core.get_aval(m).ndim
     if nd < 2:
-        raise ValueError(f"fliplr: expected an array with at least 2 dimensions, got {nd}. "
-                         f"Use flip for 1-d arrays.")
+        raise ValueError(
+            f"fliplr: expected an array with at least 2 dimensions, got {nd}. "
+            f"Use flip for 1-d arrays."
+        )
     return ls.rev(m, (1,))
 
 
@@ -395,9 +414,12 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     in_shape = core.get_aval(x).shape
     nd = len(shp)
     if len(in_shape) > nd or builtins.any(
-            d not in (1, t) for d, t in zip(in_shape, shp[nd - len(in_shape):])):
-        raise ValueError(f"broadcast_to: expected a shape that {in_shape} broadcasts to, got "
-                         f"{shp}. Each trailing axis must match or have size 1.")
+        d not in (1, t) for d, t in zip(in_shape, shp[nd - len(in_shape) :])
+    ):
+        raise ValueError(
+            f"broadcast_to: expected a shape that {in_shape} broadcasts to, got "
+            f"{shp}. Each trailing axis must match or have size 1."
+        )
     return broadcast_to_shape(x, shp)
 
 
@@ -422,8 +444,9 @@ def atleast_1d(*arys: Any) -> Any:
 
 def atleast_2d(*arys: Any) -> Any:
     """Each input with at least two axes (size-1 axes added in front)."""
-    return _atleast("atleast_2d", np.atleast_2d, lambda s: (1,) * builtins.max(2 - len(s), 0) + s,
-                    arys)
+    return _atleast(
+        "atleast_2d", np.atleast_2d, lambda s: (1,) * builtins.max(2 - len(s), 0) + s, arys
+    )
 
 
 def _shape_3d(s: tuple[int, ...]) -> tuple[int, ...]:
@@ -462,8 +485,13 @@ def _join_dtype(avals: Sequence[core.ShapedArray], dtype: Any) -> tuple[np.dtype
     return dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
 
 
-def concatenate(arrays: Sequence[Any], axis: Any = 0, out: Any = None, dtype: Any = None,
-                casting: Any = "same_kind") -> Any:
+def concatenate(
+    arrays: Sequence[Any],
+    axis: Any = 0,
+    out: Any = None,
+    dtype: Any = None,
+    casting: Any = "same_kind",
+) -> Any:
     """Join arrays along an existing ``axis`` (flattened first if ``axis`` is None).
 
     >>> import functrace.numpy as fnp
@@ -473,12 +501,15 @@ def concatenate(arrays: Sequence[Any], axis: Any = 0, out: Any = None, dtype: An
     if _plain(arrays):
         return np.concatenate(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
     if out is not None:
-        raise TypeError("concatenate: expected out=None, got an output array. functrace.numpy "
-                        "never writes in place: use the returned array.")
+        raise TypeError(
+            "concatenate: expected out=None, got an output array. functrace.numpy "
+            "never writes in place: use the returned array."
+        )
     xs = [asarray_or_tracer(x, "concatenate") for x in arrays]
     if not xs:
-        raise ValueError("concatenate: expected at least one array, got none. Pass a "
-                         "non-empty sequence.")
+        raise ValueError(
+            "concatenate: expected at least one array, got none. Pass a non-empty sequence."
+        )
     if axis is None:
         xs = [ls.reshape(x, (core.get_aval(x).size,)) for x in xs]
         axis = 0
@@ -486,14 +517,19 @@ def concatenate(arrays: Sequence[Any], axis: Any = 0, out: Any = None, dtype: An
     nd = avals[0].ndim
     shapes = ", ".join(str(a.shape) for a in avals)
     if nd == 0:
-        raise ValueError(f"concatenate: expected arrays with at least one axis, got shapes "
-                         f"{shapes}. Use stack to join 0-d arrays.")
+        raise ValueError(
+            f"concatenate: expected arrays with at least one axis, got shapes "
+            f"{shapes}. Use stack to join 0-d arrays."
+        )
     ax = normalize_axis("concatenate", axis, nd)
     for a in avals:
-        if a.ndim != nd or builtins.any(d != e for i, (d, e) in
-                                        enumerate(zip(a.shape, avals[0].shape)) if i != ax):
-            raise ValueError(f"concatenate: expected shapes equal except along axis {axis}, "
-                             f"got {shapes}. Reshape or broadcast the arrays first.")
+        if a.ndim != nd or builtins.any(
+            d != e for i, (d, e) in enumerate(zip(a.shape, avals[0].shape)) if i != ax
+        ):
+            raise ValueError(
+                f"concatenate: expected shapes equal except along axis {axis}, "
+                f"got {shapes}. Reshape or broadcast the arrays first."
+            )
     dt, weak = _join_dtype(avals, dtype)
     xs = [cast(x, dt, weak) for x in xs]
     return xs[0] if len(xs) == 1 else ls.concatenate(xs, ax)
@@ -510,12 +546,13 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = No
         return np.stack(arrays, axis=axis, out=out, dtype=dtype)
     xs = [asarray_or_tracer(x, "stack") for x in arrays]
     if not xs:
-        raise ValueError("stack: expected at least one array, got none. Pass a non-empty "
-                         "sequence.")
+        raise ValueError("stack: expected at least one array, got none. Pass a non-empty sequence.")
     shapes = {core.get_aval(x).shape for x in xs}
     if len(shapes) != 1:
-        raise ValueError(f"stack: expected arrays of one shape, got shapes {sorted(shapes)}. "
-                         f"Broadcast or reshape them to a common shape first.")
+        raise ValueError(
+            f"stack: expected arrays of one shape, got shapes {sorted(shapes)}. "
+            f"Broadcast or reshape them to a common shape first."
+        )
     (shp,) = shapes
     ax = normalize_axis("stack", axis, len(shp) + 1)
     new = shp[:ax] + (1,) + shp[ax:]
@@ -576,11 +613,15 @@ def _split(fname: str, ary: Any, indices_or_sections: Any, axis: int, equal: boo
     if isinstance(indices_or_sections, (int, np.integer)):
         k = int(indices_or_sections)
         if k <= 0:
-            raise ValueError(f"{fname}: expected a positive number of sections, got {k}. "
-                             f"Pass sections >= 1 or a list of split indices.")
+            raise ValueError(
+                f"{fname}: expected a positive number of sections, got {k}. "
+                f"Pass sections >= 1 or a list of split indices."
+            )
         if equal and n % k:
-            raise ValueError(f"{fname}: expected a number of sections that divides the axis "
-                             f"size {n}, got {k}. Use array_split for unequal parts.")
+            raise ValueError(
+                f"{fname}: expected a number of sections that divides the axis "
+                f"size {n}, got {k}. Use array_split for unequal parts."
+            )
         q, r = divmod(n, k)
         sizes = [q + 1] * r + [q] * (k - r)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
@@ -620,8 +661,7 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     x = asarray_or_tracer(ary, "hsplit")
     nd = core.get_aval(x).ndim
     if nd == 0:
-        raise ValueError("hsplit: expected an array with at least 1 dimension, got a 0-d "
-                         "array.")
+        raise ValueError("hsplit: expected an array with at least 1 dimension, got a 0-d array.")
     return _split("hsplit", x, indices_or_sections, 1 if nd > 1 else 0, equal=True)
 
 
@@ -635,15 +675,17 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     return _split_min_dims("dsplit", np.dsplit, ary, indices_or_sections, 2, 3)
 
 
-def _split_min_dims(fname: str, np_fn: Any, ary: Any, ios: Any, axis: int,
-                    min_dims: int) -> list[Any]:
+def _split_min_dims(
+    fname: str, np_fn: Any, ary: Any, ios: Any, axis: int, min_dims: int
+) -> list[Any]:
     if _plain(ary):
         return np_fn(ary, ios)
     x = asarray_or_tracer(ary, fname)
     nd = core.get_aval(x).ndim
     if nd < min_dims:
-        raise ValueError(f"{fname}: expected an array with at least {min_dims} dimensions, "
-                         f"got {nd}.")
+        raise ValueError(
+            f"{fname}: expected an array with at least {min_dims} dimensions, got {nd}."
+        )
     return _split(fname, x, ios, axis, equal=True)
 
 
@@ -716,17 +758,20 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
     else:
         reps = concrete_array("repeat", repeats, "repeats")
     if reps.dtype.kind not in "iub" or bool((reps < 0).any()):
-        raise ValueError(f"repeat: expected non-negative integer repeats, got "
-                         f"{reps.tolist()}. Pass counts >= 0.")
+        raise ValueError(
+            f"repeat: expected non-negative integer repeats, got {reps.tolist()}. Pass counts >= 0."
+        )
     if reps.ndim > 1 or reps.size not in (1, n):
-        raise ValueError(f"repeat: expected one count per element along axis {axis} ({n}) or "
-                         f"a single count, got repeats of shape {reps.shape}.")
+        raise ValueError(
+            f"repeat: expected one count per element along axis {axis} ({n}) or "
+            f"a single count, got repeats of shape {reps.shape}."
+        )
     if reps.size == 1:
         r = int(reps.reshape(-1)[0])
-        new = shp[:ax + 1] + (r,) + shp[ax + 1:]
+        new = shp[: ax + 1] + (r,) + shp[ax + 1 :]
         dims = tuple(i if i <= ax else i + 1 for i in range(len(shp)))
         b = ls.broadcast_in_dim(x, new, dims)
-        return ls.reshape(b, shp[:ax] + (n * r,) + shp[ax + 1:])
+        return ls.reshape(b, shp[:ax] + (n * r,) + shp[ax + 1 :])
     from functrace.lax.indexing import index_take
 
     idx = np.repeat(np.arange(n, dtype=np.int64), reps)
@@ -752,19 +797,28 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     if isinstance(shift, Tracer):
         s_shape = core.get_aval(shift).shape
         if len(s_shape) > 1 or (s_shape and s_shape[0] not in (1, len(axes))):
-            raise ValueError(f"roll: expected a shift per axis or one shift, got shift shape "
-                             f"{s_shape} for axes {axis}.")
+            raise ValueError(
+                f"roll: expected a shift per axis or one shift, got shift shape "
+                f"{s_shape} for axes {axis}."
+            )
         if s_shape:
-            shifts = [ls.reshape(_slice_along(shift, i if s_shape[0] > 1 else 0,
-                                              (i if s_shape[0] > 1 else 0) + 1, 0), ())
-                      for i in range(len(axes))]
+            shifts = [
+                ls.reshape(
+                    _slice_along(
+                        shift, i if s_shape[0] > 1 else 0, (i if s_shape[0] > 1 else 0) + 1, 0
+                    ),
+                    (),
+                )
+                for i in range(len(axes))
+            ]
         else:
             shifts = [shift] * len(axes)
     else:
         sh = np.atleast_1d(shift).tolist()
         if len(sh) not in (1, len(axes)) and len(axes) != 1:
-            raise ValueError(f"roll: expected a shift per axis or one shift, got shift {shift} "
-                             f"for axes {axis}.")
+            raise ValueError(
+                f"roll: expected a shift per axis or one shift, got shift {shift} for axes {axis}."
+            )
         if len(axes) == 1 and len(sh) > 1:
             axes = axes * len(sh)
         shifts = sh * len(axes) if len(sh) == 1 else sh
@@ -791,9 +845,40 @@ def _roll_axis(x: Any, s: Any, ax: int) -> Any:
 
 
 __all__ = [
-    "append", "array", "array_split", "asarray", "atleast_1d", "atleast_2d", "atleast_3d",
-    "broadcast_arrays", "broadcast_to", "column_stack", "concatenate", "dsplit", "dstack",
-    "expand_dims", "flip", "fliplr", "flipud", "hsplit", "hstack", "moveaxis", "ndim", "ravel",
-    "repeat", "reshape", "roll", "rot90", "shape", "size", "split", "squeeze", "stack",
-    "swapaxes", "tile", "transpose", "vsplit", "vstack",
+    "append",
+    "array",
+    "array_split",
+    "asarray",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_arrays",
+    "broadcast_to",
+    "column_stack",
+    "concatenate",
+    "dsplit",
+    "dstack",
+    "expand_dims",
+    "flip",
+    "fliplr",
+    "flipud",
+    "hsplit",
+    "hstack",
+    "moveaxis",
+    "ndim",
+    "ravel",
+    "repeat",
+    "reshape",
+    "roll",
+    "rot90",
+    "shape",
+    "size",
+    "split",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "tile",
+    "transpose",
+    "vsplit",
+    "vstack",
 ]

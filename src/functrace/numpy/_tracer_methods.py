@@ -22,8 +22,9 @@ def _swap(f: Any) -> Any:
 def _defer(f: Any) -> Any:
     # Return NotImplemented for operands we do not understand, so Python tries the other side.
     def g(self: Any, other: Any) -> Any:
-        if not isinstance(other, (Tracer, np.ndarray, np.generic, bool, int, float, complex,
-                                  list, tuple)):
+        if not isinstance(
+            other, (Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
+        ):
             return NotImplemented
         return f(self, other)
 
@@ -31,17 +32,30 @@ def _defer(f: Any) -> Any:
 
 
 _BINOPS = {
-    "add": m.add, "sub": m.subtract, "mul": m.multiply, "truediv": m.true_divide,
-    "floordiv": m.floor_divide, "mod": m.remainder, "pow": m.power,
-    "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
+    "add": m.add,
+    "sub": m.subtract,
+    "mul": m.multiply,
+    "truediv": m.true_divide,
+    "floordiv": m.floor_divide,
+    "mod": m.remainder,
+    "pow": m.power,
+    "and": m.bitwise_and,
+    "or": m.bitwise_or,
+    "xor": m.bitwise_xor,
 }
 for _name, _f in _BINOPS.items():
     _f = getattr(_f, "_operator", _f)  # operators keep weak (Python-scalar) types weak
     setattr(Tracer, f"__{_name}__", _defer(_f))
     setattr(Tracer, f"__r{_name}__", _defer(_swap(_f)))
 
-for _name, _f in {"eq": m.equal, "ne": m.not_equal, "lt": m.less, "le": m.less_equal,
-                  "gt": m.greater, "ge": m.greater_equal}.items():
+for _name, _f in {
+    "eq": m.equal,
+    "ne": m.not_equal,
+    "lt": m.less,
+    "le": m.less_equal,
+    "gt": m.greater,
+    "ge": m.greater_equal,
+}.items():
     setattr(Tracer, f"__{_name}__", _defer(_f))
 
 
@@ -51,13 +65,13 @@ def _matmul(a: Any, b: Any) -> Any:
     return matmul(a, b)
 
 
-Tracer.__matmul__ = _defer(_matmul)  # type: ignore[attr-defined]
-Tracer.__rmatmul__ = _defer(_swap(_matmul))  # type: ignore[attr-defined]
-Tracer.__neg__ = lambda self: m.negative(self, _op=True)  # type: ignore[attr-defined]
-Tracer.__pos__ = lambda self: self  # type: ignore[attr-defined]
-Tracer.__abs__ = lambda self: m.absolute(self, _op=True)  # type: ignore[attr-defined]
-Tracer.__invert__ = lambda self: m.invert(self)  # type: ignore[attr-defined]
-Tracer.__round__ = lambda self, ndigits=None: m.rint(self)  # type: ignore[attr-defined]
+Tracer.__matmul__ = _defer(_matmul)  # type: ignore
+Tracer.__rmatmul__ = _defer(_swap(_matmul))  # type: ignore
+Tracer.__neg__ = lambda self: m.negative(self, _op=True)  # type: ignore
+Tracer.__pos__ = lambda self: self  # type: ignore
+Tracer.__abs__ = lambda self: m.absolute(self, _op=True)  # type: ignore
+Tracer.__invert__ = lambda self: m.invert(self)  # type: ignore
+Tracer.__round__ = lambda self, ndigits=None: m.rint(self)  # type: ignore
 
 
 def _getitem(self: Any, idx: Any) -> Any:
@@ -66,7 +80,7 @@ def _getitem(self: Any, idx: Any) -> Any:
     return getitem(self, idx)
 
 
-Tracer.__getitem__ = _getitem  # type: ignore[attr-defined]
+Tracer.__getitem__ = _getitem  # type: ignore
 
 
 class _AtIndexer:
@@ -81,9 +95,9 @@ class _AtIndexer:
         return AtUpdater(self.x, idx)
 
 
-Tracer.at = property(lambda self: _AtIndexer(self))  # type: ignore[attr-defined]
-Tracer.T = property(lambda self: s.transpose(self))  # type: ignore[attr-defined]
-Tracer.mT = property(lambda self: s.swapaxes(self, -1, -2))  # type: ignore[attr-defined]
+Tracer.at = property(lambda self: _AtIndexer(self))  # type: ignore
+Tracer.T = property(lambda self: s.transpose(self))  # type: ignore
+Tracer.mT = property(lambda self: s.swapaxes(self, -1, -2))  # type: ignore
 
 
 def _method(name: str, module: Any) -> Any:
@@ -94,8 +108,21 @@ def _method(name: str, module: Any) -> Any:
     return meth
 
 
-for _name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all", "var",
-              "std", "cumsum", "cumprod"):
+for _name in (
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
+    "var",
+    "std",
+    "cumsum",
+    "cumprod",
+):
     setattr(Tracer, _name, _method(_name, r))
 for _name in ("transpose", "squeeze", "ravel", "flatten", "swapaxes", "repeat"):
     setattr(Tracer, _name, _method(_name, s))
@@ -121,32 +148,50 @@ def _dot(self: Any, other: Any) -> Any:
     return dot(self, other)
 
 
-Tracer.reshape = _reshape  # type: ignore[attr-defined]
-Tracer.transpose = _transpose  # type: ignore[attr-defined]
-def _astype(self: Any, dtype: Any, order: str = "K", casting: str = "unsafe",
-            subok: bool = True, copy: bool = True) -> Any:
+Tracer.reshape = _reshape  # type: ignore
+Tracer.transpose = _transpose  # type: ignore
+
+
+def _astype(
+    self: Any,
+    dtype: Any,
+    order: str = "K",
+    casting: str = "unsafe",
+    subok: bool = True,
+    copy: bool = True,
+) -> Any:
     return m.astype(self, dtype)
 
 
-Tracer.astype = _astype  # type: ignore[attr-defined]
-Tracer.dot = _dot  # type: ignore[attr-defined]
-Tracer.copy = lambda self: self  # type: ignore[attr-defined]
-Tracer.real = property(lambda self: m.real(self))  # type: ignore[attr-defined]
-Tracer.imag = property(lambda self: m.imag(self))  # type: ignore[attr-defined]
+Tracer.astype = _astype  # type: ignore
+Tracer.dot = _dot  # type: ignore
+Tracer.copy = lambda self: self  # type: ignore
+Tracer.real = property(lambda self: m.real(self))  # type: ignore
+Tracer.imag = property(lambda self: m.imag(self))  # type: ignore
 
 
 # ufunc.reduce / ufunc.accumulate on tracers: the functrace.numpy reduction doing the same
 # (np.add.reduce(x) -> fnp.sum(x, axis=0); np.ptp and np.linalg helpers use these).
-_UFUNC_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-                 "logical_and": "all", "logical_or": "any", "fmax": "max", "fmin": "min"}
+_UFUNC_REDUCE = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+    "fmax": "max",
+    "fmin": "min",
+}
 _UFUNC_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
 def _ufunc_error(ufunc: np.ufunc, method: str, why: str) -> TypeError:
     call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
-    return TypeError(f"numpy.{call}: expected a ufunc call functrace.numpy can trace, got "
-                     f"one on a tracer {why}. Call the functrace.numpy function instead "
-                     f"(fnp.{ufunc.__name__}(...)), which sees through transformations.")
+    return TypeError(
+        f"numpy.{call}: expected a ufunc call functrace.numpy can trace, got "
+        f"one on a tracer {why}. Call the functrace.numpy function instead "
+        f"(fnp.{ufunc.__name__}(...)), which sees through transformations."
+    )
 
 
 def _array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -163,8 +208,11 @@ def _array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs
         dtype = kwargs.pop("dtype", None)
         f = getattr(fnp, ufunc.__name__, None)
         if f is None or kwargs:
-            why = f"with keywords {sorted(kwargs)}" if f is not None else \
-                "(functrace.numpy has no such function yet)"
+            why = (
+                f"with keywords {sorted(kwargs)}"
+                if f is not None
+                else "(functrace.numpy has no such function yet)"
+            )
             raise _ufunc_error(ufunc, method, why)
         res = f(*inputs)
         return res if dtype is None else m.astype(res, dtype)
@@ -179,7 +227,7 @@ def _array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs
     raise _ufunc_error(ufunc, method, f"with method {method!r}")
 
 
-Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+Tracer.__array_ufunc__ = _array_ufunc  # type: ignore
 
 
 # NumPy functions that dispatch to the array's method (np.trace(x) and np.diagonal(x) do
@@ -209,16 +257,21 @@ def _diagonal(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any
     return diagonal(self, offset, axis1, axis2)
 
 
-def _trace(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-           out: Any = None) -> Any:
+def _trace(
+    self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None
+) -> Any:
     from functrace.numpy._twodim import trace
 
     return trace(self, offset, axis1, axis2, dtype, out)
 
 
-_DISPATCHED: dict[str, Any] = {"take": _take, "nonzero": _nonzero,
-                               "searchsorted": _searchsorted, "diagonal": _diagonal,
-                               "trace": _trace}
+_DISPATCHED: dict[str, Any] = {
+    "take": _take,
+    "nonzero": _nonzero,
+    "searchsorted": _searchsorted,
+    "diagonal": _diagonal,
+    "trace": _trace,
+}
 for _name, _meth in _DISPATCHED.items():
     if not hasattr(Tracer, _name):
         setattr(Tracer, _name, _meth)

@@ -53,12 +53,15 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     x = asarray_or_tracer(a, "diagonal")
     nd = len(_shape(x))
     if nd < 2:
-        raise ValueError(f"diagonal: expected an array with at least 2 dimensions, got {nd}. "
-                         f"Use diag to build a matrix from a vector.")
+        raise ValueError(
+            f"diagonal: expected an array with at least 2 dimensions, got {nd}. "
+            f"Use diag to build a matrix from a vector."
+        )
     i, j = normalize_axis("diagonal", axis1, nd), normalize_axis("diagonal", axis2, nd)
     if i == j:
-        raise ValueError(f"diagonal: expected two different axes, got axis1={axis1} and "
-                         f"axis2={axis2}.")
+        raise ValueError(
+            f"diagonal: expected two different axes, got axis1={axis1} and axis2={axis2}."
+        )
     perm = tuple(d for d in range(nd) if d not in (i, j)) + (i, j)
     if perm != tuple(range(nd)):
         x = ls.transpose(x, perm)
@@ -92,8 +95,10 @@ def diag(v: Any, k: int = 0) -> Any:
     if len(shape) == 2:
         return diagonal(x, k)
     if len(shape) != 1:
-        raise ValueError(f"diag: expected a 1-d or 2-d array, got {len(shape)} dimensions. "
-                         f"Use diagonal for the diagonals of stacked matrices.")
+        raise ValueError(
+            f"diag: expected a 1-d or 2-d array, got {len(shape)} dimensions. "
+            f"Use diagonal for the diagonals of stacked matrices."
+        )
     length = shape[0]
     n = length + abs(k)
     zero = np.zeros((), core.get_aval(x).dtype)[()]
@@ -104,8 +109,9 @@ def diag(v: Any, k: int = 0) -> Any:
     return ls.reshape(ls.pad(x, zero, [(start, after, n)]), (n, n))
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-          out: Any = None) -> Any:
+def trace(
+    a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None
+) -> Any:
     """Sum of the diagonal at ``offset`` (over ``axis1``, ``axis2``), NumPy's ``trace``.
 
     >>> import functrace.numpy as fnp
@@ -122,8 +128,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
 def _tri_mask(fname: str, x: Any, k: int, lower: bool) -> Any:
     shape = _shape(x)
     if not shape:
-        raise ValueError(f"{fname}: expected an array with at least 1 dimension, got a 0-d "
-                         f"array.")
+        raise ValueError(f"{fname}: expected an array with at least 1 dimension, got a 0-d array.")
     n, m = shape[-2:] if len(shape) >= 2 else (shape[0], shape[0])
     rows = ls.iota(np.int64, n, 0, (n, m))
     cols = ls.iota(np.int64, m, 1, (n, m))
@@ -197,8 +202,9 @@ def _component(x: Any, i: int) -> Any:
     return ls.reshape(part, tuple(batch))
 
 
-def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
-          axis: int | None = None) -> Any:
+def cross(
+    a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
+) -> Any:
     """Cross product of 3-vectors (or 2-vectors) along ``axisa``/``axisb``, broadcast
     over the other axes; the vectors of the result lie along ``axisc``.
 
@@ -215,14 +221,17 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     a, b = _strong(a), _strong(b)
     for x, ax, name in ((a, axisa, "axisa"), (b, axisb, "axisb")):
         if not _shape(x):
-            raise ValueError(f"cross: expected arrays with at least 1 dimension, got a 0-d "
-                             f"array for {name}.")
+            raise ValueError(
+                f"cross: expected arrays with at least 1 dimension, got a 0-d array for {name}."
+            )
         normalize_axis("cross", ax, len(_shape(x)))
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
     na, nb = _shape(a)[-1], _shape(b)[-1]
     if na not in (2, 3) or nb not in (2, 3):
-        raise ValueError(f"cross: expected vectors of 2 or 3 components, got {na} and {nb} "
-                         f"along axisa={axisa} and axisb={axisb}.")
+        raise ValueError(
+            f"cross: expected vectors of 2 or 3 components, got {na} and {nb} "
+            f"along axisa={axisa} and axisb={axisb}."
+        )
     from functrace.numpy._core import resolve_ufunc_dtypes
 
     dt = resolve_ufunc_dtypes("cross", np.multiply, [core.get_aval(a), core.get_aval(b)])[2]
