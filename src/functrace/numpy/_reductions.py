@@ -400,60 +400,43 @@ def _extremum(
     return _finish(r, aval.shape, axes, keepdims)
 
 
-def max(
-    a: Any,
-    axis: Any = None,
-    out: Any = None,
-    keepdims: bool = False,  # noqa: A001
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
-    """Maximum over ``axis`` (NaN propagates, as in NumPy).
+def _make_extremum(name: str, reduce: Any, combine: Any, example: str) -> Any:
+    np_fn = getattr(np, name)
 
-    NOTE: at ties the gradient is shared equally among the tied elements.
+    def extremum(
+        a: Any,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        if _plain(a):
+            if initial is None and where is None:
+                if type(a) is np.ndarray:
+                    return getattr(a, name)(axis=axis, out=out, keepdims=keepdims)
+                return np_fn(a, axis=axis, out=out, keepdims=keepdims)
+            kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
+            return np_fn(a, axis=axis, out=out, keepdims=keepdims, **kw)
+        _no_out(name, out)
+        _no_where(name, where)
+        return _extremum(name, reduce, combine, a, axis, keepdims, initial)
 
-    >>> import functrace.numpy as fnp
-    >>> fnp.max([[1, 5], [3, 2]], axis=1)
-    array([5, 3])
-    """
-    if _plain(a):
-        if initial is None and where is None:
-            if type(a) is np.ndarray:
-                return a.max(axis=axis, out=out, keepdims=keepdims)
-            return np.max(a, axis=axis, out=out, keepdims=keepdims)
-        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
-        return np.max(a, axis=axis, out=out, keepdims=keepdims, **kw)
-    _no_out("max", out)
-    _no_where("max", where)
-    return _extremum("max", lr.reduce_max, lx.max, a, axis, keepdims, initial)
+    extremum.__name__ = extremum.__qualname__ = name
+    extremum.__doc__ = (
+        f"{'Maximum' if name == 'max' else 'Minimum'} over ``axis`` (NaN propagates, as in "
+        f"NumPy).\n\n    NOTE: at ties the gradient is shared equally among the tied "
+        f"elements.\n\n    >>> import functrace.numpy as fnp\n    {example}\n    "
+    )
+    return extremum
 
 
-def min(
-    a: Any,
-    axis: Any = None,
-    out: Any = None,
-    keepdims: bool = False,  # noqa: A001
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
-    """Minimum over ``axis`` (NaN propagates, as in NumPy).
-
-    NOTE: at ties the gradient is shared equally among the tied elements.
-
-    >>> import functrace.numpy as fnp
-    >>> fnp.min([[1, 5], [3, 2]], axis=0)
-    array([1, 2])
-    """
-    if _plain(a):
-        if initial is None and where is None:
-            if type(a) is np.ndarray:
-                return a.min(axis=axis, out=out, keepdims=keepdims)
-            return np.min(a, axis=axis, out=out, keepdims=keepdims)
-        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
-        return np.min(a, axis=axis, out=out, keepdims=keepdims, **kw)
-    _no_out("min", out)
-    _no_where("min", where)
-    return _extremum("min", lr.reduce_min, lx.min, a, axis, keepdims, initial)
+max = _make_extremum(  # noqa: A001
+    "max", lr.reduce_max, lx.max, ">>> fnp.max([[1, 5], [3, 2]], axis=1)\n    array([5, 3])"
+)
+min = _make_extremum(  # noqa: A001
+    "min", lr.reduce_min, lx.min, ">>> fnp.min([[1, 5], [3, 2]], axis=0)\n    array([1, 2])"
+)
 
 
 amax = max
