@@ -294,18 +294,14 @@ def _scan_jvp(
         reverse=reverse,
         linear=linear,
     )
-    t_carry = _unfill(dcarry_out, nz_carry, [t(a) for a in out_avals[:num_carry]])
-    t_ys = _unfill(dys, nz_y, [t(a) for a in out_avals[num_carry:]])
+    t_carry = _fill(dcarry_out, nz_carry, [t(a) for a in out_avals[:num_carry]])
+    t_ys = _fill(dys, nz_y, [t(a) for a in out_avals[num_carry:]])
     return carry_out + ys, t_carry + t_ys
 
 
 def _fill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray]) -> list[Any]:
     it = iter(vals)
     return [next(it) if m else Zero(a) for m, a in zip(mask, avals)]
-
-
-def _unfill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray]) -> list[Any]:
-    return _fill(vals, mask, avals)
 
 
 def _scan_linearize(

@@ -509,52 +509,51 @@ def _truth(a: Any) -> Any:
     return a if core.get_aval(a).dtype == np.bool_ else lx.ne(a, lx.zeros_like(a))
 
 
-def any(
-    a: Any,
-    axis: Any = None,
-    out: Any = None,
-    keepdims: bool = False,  # noqa: A001
-    *,
-    where: Any = None,
-) -> Any:
+def _make_truth_reduction(name: str, reduce: Any, doc: str) -> Any:
+    np_fn = getattr(np, name)
+
+    def truth_reduction(
+        a: Any,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        *,
+        where: Any = None,
+    ) -> Any:
+        if _plain(a):
+            if type(a) is np.ndarray and where is None:
+                return getattr(a, name)(axis=axis, out=out, keepdims=keepdims)
+            return np_fn(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
+        _no_out(name, out)
+        _no_where(name, where)
+        a, aval, axes = _prepare(name, a, axis)
+        return _finish(reduce(_truth(a), axes), aval.shape, axes, keepdims)
+
+    truth_reduction.__name__ = truth_reduction.__qualname__ = name
+    truth_reduction.__doc__ = doc
+    return truth_reduction
+
+
+any = _make_truth_reduction(  # noqa: A001
+    "any",
+    lr.reduce_max,
     """Whether any element along ``axis`` is true (non-zero; NaN counts as true).
 
     >>> import functrace.numpy as fnp
     >>> fnp.any([[0, 1], [0, 0]], axis=1)
     array([ True, False])
-    """
-    if _plain(a):
-        if type(a) is np.ndarray and where is None:
-            return a.any(axis=axis, out=out, keepdims=keepdims)
-        return np.any(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
-    _no_out("any", out)
-    _no_where("any", where)
-    a, aval, axes = _prepare("any", a, axis)
-    return _finish(lr.reduce_max(_truth(a), axes), aval.shape, axes, keepdims)
-
-
-def all(
-    a: Any,
-    axis: Any = None,
-    out: Any = None,
-    keepdims: bool = False,  # noqa: A001
-    *,
-    where: Any = None,
-) -> Any:
+    """,
+)
+all = _make_truth_reduction(  # noqa: A001
+    "all",
+    lr.reduce_min,
     """Whether every element along ``axis`` is true (non-zero; empty gives True).
 
     >>> import functrace.numpy as fnp
     >>> fnp.all([[1, 1], [0, 1]], axis=0)
     array([False,  True])
-    """
-    if _plain(a):
-        if type(a) is np.ndarray and where is None:
-            return a.all(axis=axis, out=out, keepdims=keepdims)
-        return np.all(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
-    _no_out("all", out)
-    _no_where("all", where)
-    a, aval, axes = _prepare("all", a, axis)
-    return _finish(lr.reduce_min(_truth(a), axes), aval.shape, axes, keepdims)
+    """,
+)
 
 
 # ---------------------------------------------------------------------------
