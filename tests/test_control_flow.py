@@ -89,6 +89,62 @@ def test_while_loop_data_dependent_trip_count_grads() -> None:
         ft.check_grads(f, (x,), order=2, modes=("fwd", "rev"))
 
 
+def _trip_count_loss(x, c):
+    """A loss through a while_loop whose trip count depends on both arguments."""
+
+    def body(s):
+        v, w, k = s
+        return v * c + 0.1 * fnp.sin(w), w * 0.9 + v, k + 1
+
+    v, w, k = lax.while_loop(lambda s: fnp.min(s[0]) < 10.0, body, (x, fnp.zeros_like(x), 0))
+    return fnp.sum(v * w) + k
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_grad_of_while_loop_under_jit_matches_eager(dtype) -> None:
+    # Under jit the trip count is unknown while tracing: reverse mode stores the
+    # carries at run time (while_transpose) instead of running the loop first.
+    g = ft.grad(_trip_count_loss, argnums=(0, 1))
+    jg = ft.jit(g)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    for x, c in [(0.5, 1.6), (2.0, 1.3), (12.0, 1.5), (np.array([0.5, 3.0, 0.2]), 2.5)]:
+        x, c = np.asarray(x, dtype), dtype(c)
+        want, got = g(x, c), jg(x, c)
+        for a, b in zip(got, want):
+            assert np.asarray(a).dtype == np.asarray(b).dtype == dtype
+            np.testing.assert_allclose(a, b, rtol=rtol)
+    text = jg.lower(np.float64(0.5), 1.6).as_text()
+    assert "while_transpose[" in text and "while_loop reverse step" in text
+    # and against finite differences, through the compiled function
+    ft.check_grads(ft.jit(_trip_count_loss), (0.7, 1.45), order=1, modes=("rev",))
+
+
+def test_vmap_of_grad_of_while_loop_lanes_with_different_trip_counts() -> None:
+    g = ft.grad(_trip_count_loss, argnums=(0, 1))
+    xs = np.array([0.5, 3.0, 11.0, 0.05])  # 11.0: no iteration at all
+    cs = np.array([1.6, 2.5, 1.3, 1.2])
+    want = [g(x, c) for x, c in zip(xs, cs)]
+    for fn in (ft.vmap(g), ft.jit(ft.vmap(g)), ft.vmap(ft.jit(g))):
+        gx, gc = fn(xs, cs)
+        np.testing.assert_allclose(gx, [w[0] for w in want], rtol=1e-12)
+        np.testing.assert_allclose(gc, [w[1] for w in want], rtol=1e-12)
+    # an unbatched constant with per-lane cotangents: each lane gets its own
+    gc = ft.vmap(ft.grad(_trip_count_loss, argnums=1), (0, None))(xs, 1.7)
+    np.testing.assert_allclose(gc, [ft.grad(_trip_count_loss, argnums=1)(x, 1.7) for x in xs])
+
+
+def test_linearize_of_while_loop_under_jit_and_its_limits() -> None:
+    x, c, t = 0.5, 1.6, 0.25
+    lin = lambda x, c, t: ft.linearize(lambda x: _trip_count_loss(x, c), x)[1](t)  # noqa: E731
+    want = ft.jvp(lambda x: _trip_count_loss(x, c), (x,), (t,))[1]
+    np.testing.assert_allclose(ft.jit(lin)(x, c, t), want, rtol=1e-12)
+    # eagerly the trip count is known, so every order works; under jit the second
+    # reverse pass through a while_loop is a clear error
+    ft.check_grads(lambda x: _trip_count_loss(x, c), (x,), order=2, modes=("rev",))
+    with pytest.raises(NotImplementedError, match="second derivative"):
+        ft.jit(ft.grad(ft.grad(_trip_count_loss)))(x, c)
+
+
 def test_cond_and_switch() -> None:
     f = lambda p, x: lax.cond(p, lambda x: x**2, lambda x: -x, x)  # noqa: E731
     assert f(True, 3.0) == 9.0 and f(False, 3.0) == -3.0

@@ -24,6 +24,13 @@ EXEMPT: dict[str, dict[str, str]] = {
         "row": "internal: the linear half of cond in reverse mode, exercised by "
         "every gradient through lax.cond (op rows lax.cond*)"
     },
+    "while_lin": {
+        "row": "internal: the linear half of while_loop in reverse mode when the trip "
+        "count is traced (under jit/vmap); covered by test_control_flow's jit/vmap grads"
+    },
+    "while_transpose": {
+        "row": "internal: the transpose of while_lin; covered by test_control_flow's jit/vmap grads"
+    },
     "add_any": {"row": "internal: cotangent accumulation, exercised by every grad test"},
 }
 

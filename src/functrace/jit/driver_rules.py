@@ -222,6 +222,35 @@ def _while(ctx: DriverContext) -> str:
 numba_emitters[control_flow.while_p] = DriverRule(_while)
 
 
+def _while_lin(ctx: DriverContext) -> str:
+    p = ctx.params
+    step_jaxpr, hoisted = control_flow._while_jvp_body(
+        p["body_jaxpr"], p["body_nconsts"], p["nz_c"], p["nz_carry"]
+    )
+    cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
+    step = functools.partial(ctx.lower(step_jaxpr, "while_loop tangent step"), *hoisted)
+    sizes = (p["cond_nconsts"], p["body_nconsts"], len(p["nz_carry"]), sum(p["nz_c"]))
+    run = functools.partial(control_flow.run_while_lin, cond, step, sizes)
+    return f"tuple({ctx.const(run)}({', '.join(ctx.args)}))"
+
+
+def _while_transpose(ctx: DriverContext) -> str:
+    # The forward loop keeps every carry (the trip count is known only at run time),
+    # then the reverse sweep calls the compiled VJP step once per iteration.
+    p = ctx.params
+    cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
+    body = ctx.lower(p["body_jaxpr"], "while_loop body")
+    bwd = ctx.lower(p["bwd_jaxpr"], "while_loop reverse step")
+    sizes = (p["bwd_nconsts"], p["cond_nconsts"], p["body_nconsts"], len(p["nz_carry"]))
+    acc_avals = ctx.out_avals[: sum(p["nz_c"])]
+    run = functools.partial(control_flow.run_while_transpose, cond, body, bwd, sizes, acc_avals)
+    return f"tuple({ctx.const(run)}({', '.join(ctx.args)}))"
+
+
+numba_emitters[control_flow.while_lin_p] = DriverRule(_while_lin)
+numba_emitters[control_flow.while_transpose_p] = DriverRule(_while_transpose)
+
+
 def _run_cond(branches: tuple[Any, ...], index: Any, *ops: Any) -> tuple[Any, ...]:
     i = min(max(int(index), 0), len(branches) - 1)  # out-of-range indices clamp
     return branches[i](*ops)

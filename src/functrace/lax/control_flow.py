@@ -9,9 +9,11 @@ through them like any other argument.
 Reverse mode (linearize + transpose) splits a loop in two: a forward loop that
 computes the primal values and stacks the *residuals* each iteration's tangent
 computation needs, and a linear loop over the tangents that reads them. The
-linear loop transposes into a loop that runs the other way. ``while_loop`` is
-reverse-differentiated by first running it to learn its trip count, then
-treating it as a ``scan`` of that length: no user-given maximum is needed.
+linear loop transposes into a loop that runs the other way. ``while_loop`` needs no
+user-given maximum trip count: with concrete inputs it runs once to learn its trip
+count and is differentiated as a ``scan`` of that length; when the count is unknown
+while tracing (``jit``, ``vmap``), ``while_transpose`` stores the carries as the loop
+runs and then sweeps back (see the block after ``while_p``).
 """
 
 from __future__ import annotations
@@ -1126,6 +1128,45 @@ def _while_trip_count(
     return n
 
 
+def _while_nonzeros(body_jaxpr: Jaxpr, nz_c: Sequence[bool], nz_carry: list[bool]) -> list[bool]:
+    """Which carries may have a nonzero tangent: a fixed point over the body."""
+    while True:
+        out = _nonzero_outputs(body_jaxpr, list(nz_c) + nz_carry)
+        new = [a or b for a, b in zip(nz_carry, out)]
+        if new == nz_carry:
+            return nz_carry
+        nz_carry = new
+
+
+def _while_jvp_body(
+    body_jaxpr: Jaxpr, body_nconsts: int, nz_c: Sequence[bool], nz_carry: Sequence[bool]
+) -> tuple[Jaxpr, list[Any]]:
+    """One step of the JVP loop: ``(bc, dbc_nz, carry, dcarry_nz) -> (carry', dcarry'_nz)``
+    (``_nz``: only the entries the masks mark), and the constants its tracing hoisted."""
+    t = ad.tangent_aval
+    bc_avals = [v.aval for v in body_jaxpr.invars[:body_nconsts]]
+    carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
+    n_dc = sum(nz_c)
+
+    def body(*args: Any) -> list[Any]:
+        c, d_c, cr, d_cr = _split(args, body_nconsts, n_dc, len(carry_avals))
+        tans = _fill(d_c, nz_c, [t(a) for a in bc_avals]) + _fill(
+            d_cr, nz_carry, [t(a) for a in carry_avals]
+        )
+        outs, t_outs = ad.jvp_flat(lambda *a: _run(body_jaxpr, a), c + cr, tans)
+        return list(outs) + [
+            _inst(to, t(a)) for to, a, m in zip(t_outs, carry_avals, nz_carry) if m
+        ]
+
+    avals = (
+        bc_avals
+        + [t(a) for a, m in zip(bc_avals, nz_c) if m]
+        + carry_avals
+        + [t(a) for a, m in zip(carry_avals, nz_carry) if m]
+    )
+    return _trace(body, avals, "while_loop (jvp of the body)")
+
+
 def _while_jvp(
     primals: Sequence[Any],
     tangents: Sequence[Any],
@@ -1140,11 +1181,10 @@ def _while_jvp(
     if _linearizing(tangents):
         n = _while_trip_count(primals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
         if n is None:
-            raise NotImplementedError(
-                "while_loop: expected concrete loop inputs for reverse-mode differentiation, "
-                "got abstract values (grad inside jit). Reverse mode runs the loop once to "
-                "learn its trip count; use lax.fori_loop with Python-int bounds or lax.scan "
-                "inside jit, or take the gradient outside jit."
+            # Trip count unknown while tracing (under jit or vmap): the tangent map is a
+            # while_lin, whose transpose stores the carries as the loop runs.
+            return _while_linearize_abstract(
+                cc, bc, carry, dbc, dcarry, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
             )
         # Reverse mode as a scan of the (now known) trip count: the body is a scan body
         # with the loop's constants as consts, the carry as carry and no xs.
@@ -1159,39 +1199,16 @@ def _while_jvp(
             linear=(False,) * (body_nconsts + len(carry)),
         )
     nz_c = [type(t) is not Zero for t in dbc]
-    nz_carry = [type(t) is not Zero for t in dcarry]
-    while True:
-        out = _nonzero_outputs(body_jaxpr, nz_c + nz_carry)
-        new = [a or b for a, b in zip(nz_carry, out)]
-        if new == nz_carry:
-            break
-        nz_carry = new
+    nz_carry = _while_nonzeros(body_jaxpr, nz_c, [type(t) is not Zero for t in dcarry])
     t = ad.tangent_aval
-    bc_avals = [v.aval for v in body_jaxpr.invars[:body_nconsts]]
     carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
-    n_dc, _n_dcarry = sum(nz_c), sum(nz_carry)
-
-    def body(*args: Any) -> list[Any]:
-        c, d_c, cr, d_cr = _split(args, len(bc), n_dc, len(carry))
-        tans = _fill(d_c, nz_c, [t(a) for a in bc_avals]) + _fill(
-            d_cr, nz_carry, [t(a) for a in carry_avals]
-        )
-        outs, t_outs = ad.jvp_flat(lambda *a: _run(body_jaxpr, a), c + cr, tans)
-        return list(outs) + [
-            _inst(to, t(a)) for to, a, m in zip(t_outs, carry_avals, nz_carry) if m
-        ]
+    n_dc = sum(nz_c)
+    new_body, b_hoisted = _while_jvp_body(body_jaxpr, body_nconsts, nz_c, nz_carry)
 
     def cond_fn(*args: Any) -> list[Any]:
         c, cr = args[: len(cc)], args[len(cc) : len(cc) + len(carry)]
         return _run(cond_jaxpr, list(c) + list(cr))
 
-    avals = (
-        bc_avals
-        + [t(a) for a, m in zip(bc_avals, nz_c) if m]
-        + carry_avals
-        + [t(a) for a, m in zip(carry_avals, nz_carry) if m]
-    )
-    new_body, b_hoisted = _trace(body, avals, "while_loop (jvp of the body)")
     c_avals = [v.aval for v in cond_jaxpr.invars[:cond_nconsts]]
     new_cond, c_hoisted = _trace(
         cond_fn,
@@ -1219,27 +1236,40 @@ def _while_jvp(
 ad.jvp_rules[while_p] = _while_jvp
 
 
-def _while_batch(
+def _batch_while_parts(
     vals: Sequence[Any],
     bdims: Sequence[int | None],
-    *,
     cond_jaxpr: Jaxpr,
     body_jaxpr: Jaxpr,
     cond_nconsts: int,
     body_nconsts: int,
-) -> tuple[list[Any], list[Any]]:
-    from functrace.lax.elementwise import select_n
+    force_bc: Sequence[bool] = (),
+) -> tuple[list[Any], list[Any], list[Any], Jaxpr, Jaxpr, int]:
+    """The loop over a batch, as an unbatched loop: ``(cond_ops, body_ops, carry,
+    cond, body, n_extra)``.
+
+    Everything batched moves to axis 0 and the carry is batched throughout. The new
+    condition is "any lane still runs"; the new body steps the running lanes and keeps
+    the others (a select), so one loop runs until every lane is done. ``body_ops`` is
+    ``n_extra`` new leading constants followed by the old body constants; constants
+    marked in ``force_bc`` are batched even when they were not (their per-lane
+    cotangents differ)."""
+    from functrace.lax.elementwise import convert_element_type, select_n
     from functrace.lax.reductions import reduce_max
+    from functrace.lax.shapes import broadcast_in_dim
 
     size = batching.batch_size(vals, bdims)
     cc, bc, carry = _split(vals, cond_nconsts, body_nconsts)
     dcc, dbc, dcarry = _split(bdims, cond_nconsts, body_nconsts)
-    # Everything batched moves to axis 0; the carry is batched throughout.
+    force = list(force_bc) or [False] * len(bc)
     cc = [c if d is None else batching.moveaxis(c, d, 0) for c, d in zip(cc, dcc)]
-    bc = [c if d is None else batching.moveaxis(c, d, 0) for c, d in zip(bc, dbc)]
+    bc = [
+        batching.bdim_at(c, d, size, 0) if f else c if d is None else batching.moveaxis(c, d, 0)
+        for c, d, f in zip(bc, dbc, force)
+    ]
     carry = [batching.bdim_at(c, d, size, 0) for c, d in zip(carry, dcarry)]
     dcc0 = [None if d is None else 0 for d in dcc]
-    dbc0 = [None if d is None else 0 for d in dbc]
+    dbc0 = [None if d is None and not f else 0 for d, f in zip(dbc, force)]
 
     def preds(c_consts: Sequence[Any], cr: Sequence[Any]) -> Any:
         outs, dims = batching.vmap_flat(
@@ -1249,8 +1279,6 @@ def _while_batch(
 
     def cond_fn(*args: Any) -> list[Any]:
         c, cr = args[: len(cc)], args[len(cc) :]
-        from functrace.lax.elementwise import convert_element_type
-
         p = preds(c, cr)
         return [convert_element_type(reduce_max(convert_element_type(p, np.int32), (0,)), np.bool_)]
 
@@ -1260,14 +1288,11 @@ def _while_batch(
         outs, dims = batching.vmap_flat(
             lambda *a: _run(body_jaxpr, a), size, b + cr, dbc0 + [0] * len(cr)
         )
-        new = [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
         result = []
-        from functrace.lax.shapes import broadcast_in_dim
-
-        for n_, o_ in zip(new, cr):
-            shape = core.get_aval(o_).shape
+        for o, d, old in zip(outs, dims, cr):
+            shape = core.get_aval(old).shape
             mask = broadcast_in_dim(active, shape, (0,)) if len(shape) > 1 else active
-            result.append(select_n(mask, o_, n_))
+            result.append(select_n(mask, old, batching.bdim_at(o, d, size, 0)))
         return result
 
     c_avals = [core.get_aval(c) for c in cc]
@@ -1276,17 +1301,29 @@ def _while_batch(
     new_body, b_h = _trace(
         body_fn, c_avals + [core.get_aval(b) for b in bc] + carry_avals, "while_loop (vmap body)"
     )
+    return [*c_h, *cc], [*b_h, *cc, *bc], carry, new_cond, new_body, len(b_h) + len(cc)
+
+
+def _while_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    *,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+) -> tuple[list[Any], list[Any]]:
+    cond_ops, body_ops, carry, new_cond, new_body, _ = _batch_while_parts(
+        vals, bdims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
+    )
     outs = while_p.bind(
-        *c_h,
-        *cc,
-        *b_h,
-        *cc,
-        *bc,
+        *cond_ops,
+        *body_ops,
         *carry,
         cond_jaxpr=new_cond,
         body_jaxpr=new_body,
-        cond_nconsts=len(c_h) + len(cc),
-        body_nconsts=len(b_h) + len(cc) + len(bc),
+        cond_nconsts=len(cond_ops),
+        body_nconsts=len(body_ops),
     )
     return outs, [0] * len(outs)
 
@@ -1294,13 +1331,375 @@ def _while_batch(
 batching.batching_rules[while_p] = _while_batch
 
 
+# ---------------------------------------------------------------------------
+# while_loop in reverse mode when its trip count is unknown while tracing (under jit
+# or vmap). The tangent map is ``while_lin`` (linear in its trailing operands); its
+# transpose ``while_transpose`` runs the forward loop again, keeping every carry in a
+# list that grows at run time, then sweeps back through the body's VJP. Both have
+# static output types, so no maximum trip count is needed.
+# ---------------------------------------------------------------------------
+
+while_lin_p = Primitive("while_lin", multiple_results=True)
+while_transpose_p = Primitive("while_transpose", multiple_results=True)
+
+_NO_HIGHER_ORDER = (
+    "while_loop: differentiating the reverse mode of a while_loop again (a second "
+    "derivative) needs a trip count known while tracing; take the derivative outside "
+    "jit/vmap (eager reverse mode supports every order), or use lax.fori_loop with "
+    "Python-int bounds or lax.scan."
+)
+
+
+def _while_linearize_abstract(
+    cc: list[Any],
+    bc: list[Any],
+    carry: list[Any],
+    dbc: list[Any],
+    dcarry: list[Any],
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+) -> tuple[list[Any], list[Any]]:
+    """Reverse-mode JVP of a while loop whose trip count is not known yet."""
+    primal = while_p.bind(
+        *cc,
+        *bc,
+        *carry,
+        cond_jaxpr=cond_jaxpr,
+        body_jaxpr=body_jaxpr,
+        cond_nconsts=cond_nconsts,
+        body_nconsts=body_nconsts,
+    )
+    t = ad.tangent_aval
+    carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
+    nz_c = [type(d) is not Zero for d in dbc]
+    nz_carry = _while_nonzeros(body_jaxpr, nz_c, [type(d) is not Zero for d in dcarry])
+    if not any(nz_carry):
+        return primal, [Zero(t(a)) for a in carry_avals]
+    d_out = while_lin_p.bind(
+        *cc,
+        *bc,
+        *carry,
+        *[d for d, m in zip(dbc, nz_c) if m],
+        *[_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz_carry) if m],
+        cond_jaxpr=cond_jaxpr,
+        body_jaxpr=body_jaxpr,
+        cond_nconsts=cond_nconsts,
+        body_nconsts=body_nconsts,
+        nz_c=tuple(nz_c),
+        nz_carry=tuple(nz_carry),
+    )
+    return primal, _fill(d_out, nz_carry, [t(a) for a in carry_avals])
+
+
+def run_while_lin(
+    cond: Callable[..., Sequence[Any]],
+    step: Callable[..., Sequence[Any]],
+    sizes: tuple[int, int, int, int],
+    *args: Any,
+) -> list[Any]:
+    """Run the JVP loop; ``step`` is one step of it (see :func:`_while_jvp_body`) with
+    its hoisted constants bound. ``sizes``: numbers of cond consts, body consts, carries
+    and body-const tangents. Shared by the eager impl and the jit driver."""
+    ncc, nbc, ncarry, n_dbc = sizes
+    cc, bc, carry, dbc, dcarry = _split(args, ncc, nbc, ncarry, n_dbc)
+    while cond(*cc, *carry)[0]:
+        out = step(*bc, *dbc, *carry, *dcarry)
+        carry, dcarry = list(out[:ncarry]), list(out[ncarry:])
+    return dcarry
+
+
+def _while_lin_impl(
+    *args: Any,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...],
+) -> list[Any]:
+    step, hoisted = _while_jvp_body(body_jaxpr, body_nconsts, nz_c, nz_carry)
+    return run_while_lin(
+        lambda *a: _run(cond_jaxpr, a),
+        lambda *a: _run(step, [*hoisted, *a]),
+        (cond_nconsts, body_nconsts, len(nz_carry), sum(nz_c)),
+        *args,
+    )
+
+
+def _while_lin_abstract(
+    *avals: ShapedArray,
+    body_jaxpr: Jaxpr,
+    body_nconsts: int,
+    nz_carry: tuple[bool, ...],
+    **_: Any,
+) -> list[ShapedArray]:
+    carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
+    return [ad.tangent_aval(a) for a, m in zip(carry_avals, nz_carry) if m]
+
+
+def _linear_only_jvp(prim: Primitive, n_known: Callable[[dict[str, Any]], int]) -> Any:
+    """JVP of a primitive linear in its trailing operands: the map itself applied to
+    their tangents; a tangent on a leading (non-linear) operand is a second derivative."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        k = n_known(params)
+        if any(type(d) is not Zero for d in tangents[:k]):
+            raise NotImplementedError(_NO_HIGHER_ORDER)
+        outs = prim.bind(*primals, **params)
+        lin = [_inst(d, core.get_aval(p)) for d, p in zip(tangents[k:], primals[k:])]
+        return outs, prim.bind(*primals[:k], *lin, **params)
+
+    return rule
+
+
+def _while_lin_transpose(
+    cts: Sequence[Any],
+    *args: Any,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...],
+) -> list[Any]:
+    n_known = cond_nconsts + body_nconsts + len(nz_carry)
+    if any(ad.is_undefined_primal(x) for x in args[:n_known]):
+        raise ValueError(
+            "while_loop transpose: expected known loop constants and initial carry, got "
+            "an undefined (linear) value among them."
+        )
+    cc, bc, carry = _split(args[:n_known], cond_nconsts, body_nconsts)
+    out_avals = _while_lin_abstract(
+        body_jaxpr=body_jaxpr, body_nconsts=body_nconsts, nz_carry=nz_carry
+    )
+    cts = [_inst(c, a) for c, a in zip(cts, out_avals)]
+    outs = _while_transpose_bind(
+        cc, bc, carry, cts, cond_jaxpr, body_jaxpr, list(nz_c), list(nz_carry)
+    )
+    return [None] * n_known + outs
+
+
+def _while_lin_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    *,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...],
+) -> tuple[list[Any], list[Any]]:
+    size = batching.batch_size(vals, bdims)
+    n_known = cond_nconsts + body_nconsts + len(nz_carry)
+    # a body constant with a tangent is batched with it, so the tangent matches it
+    cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
+        vals[:n_known], bdims[:n_known], cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_c
+    )
+    lin = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
+    outs = while_lin_p.bind(
+        *cond_ops,
+        *body_ops,
+        *carry,
+        *lin,
+        cond_jaxpr=new_cond,
+        body_jaxpr=new_body,
+        cond_nconsts=len(cond_ops),
+        body_nconsts=len(body_ops),
+        nz_c=(False,) * n_extra + nz_c,
+        nz_carry=nz_carry,
+    )
+    return outs, [0] * len(outs)
+
+
+core.impl_rules[while_lin_p] = _while_lin_impl
+core.abstract_eval_rules[while_lin_p] = _while_lin_abstract
+ad.jvp_rules[while_lin_p] = _linear_only_jvp(
+    while_lin_p, lambda p: p["cond_nconsts"] + p["body_nconsts"] + len(p["nz_carry"])
+)
+ad.transpose_rules[while_lin_p] = _while_lin_transpose
+ad.linear_primitives.add(while_lin_p)
+batching.batching_rules[while_lin_p] = _while_lin_batch
+
+
+def _while_bwd_body(
+    body_jaxpr: Jaxpr, body_nconsts: int, nz_c: Sequence[bool], nz_carry: Sequence[bool]
+) -> tuple[Jaxpr, list[Any]]:
+    """One step of the reverse sweep:
+    ``(bc, carry_k, ct_carry_{k+1}, acc) -> (acc + ct_bc, ct_carry_k)`` over the masked
+    entries (the body's forward is recomputed from the stored ``carry_k``)."""
+    from functrace.lax.elementwise import add
+
+    t = ad.tangent_aval
+    bc_avals = [v.aval for v in body_jaxpr.invars[:body_nconsts]]
+    carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
+    mask = list(nz_c) + list(nz_carry)
+    nz_avals = [t(a) for a, m in zip(bc_avals + carry_avals, mask) if m]
+    acc_avals = [t(a) for a, m in zip(bc_avals, nz_c) if m]
+    ct_avals = [t(a) for a, m in zip(carry_avals, nz_carry) if m]
+
+    def bwd(*args: Any) -> list[Any]:
+        bc, carry, ct, acc = _split(args, body_nconsts, len(carry_avals), len(ct_avals))
+        primals = bc + carry
+
+        def f(*xs: Any) -> list[Any]:
+            it = iter(xs)
+            outs = _run(body_jaxpr, [next(it) if m else v for v, m in zip(primals, mask)])
+            return [o for o, m in zip(outs, nz_carry) if m]
+
+        _, lin, _ = ad.linearize_flat(
+            f, [v for v, m in zip(primals, mask) if m], origin="while_loop (reverse sweep)"
+        )
+        cts_in = [_inst(c, a) for c, a in zip(lin.transpose(ct), nz_avals)]
+        d_bc, d_carry = cts_in[: len(acc)], cts_in[len(acc) :]
+        return [add(a, d) for a, d in zip(acc, d_bc)] + d_carry
+
+    return _trace(bwd, bc_avals + carry_avals + ct_avals + acc_avals, "while_loop (reverse sweep)")
+
+
+def run_while_transpose(
+    cond: Callable[..., Sequence[Any]],
+    body: Callable[..., Sequence[Any]],
+    bwd: Callable[..., Sequence[Any]],
+    sizes: tuple[int, int, int, int],
+    acc_avals: Sequence[ShapedArray],
+    *args: Any,
+) -> list[Any]:
+    """Run the loop keeping every carry, then the reverse sweep: ``bwd`` is one step of
+    it (:func:`_while_bwd_body`). ``sizes``: numbers of the reverse step's hoisted
+    constants, cond consts, body consts and carries. Shared by the eager impl and the
+    jit driver."""
+    nbwd, ncc, nbc, ncarry = sizes
+    hoisted, cc, bc, carry, ct = _split(args, nbwd, ncc, nbc, ncarry)
+    stored: list[Sequence[Any]] = []
+    while cond(*cc, *carry)[0]:
+        stored.append(carry)
+        carry = list(body(*bc, *carry))
+    acc = [np.zeros(a.shape, a.dtype) if a.shape else a.dtype.type(0) for a in acc_avals]
+    for c in reversed(stored):
+        out = bwd(*hoisted, *bc, *c, *ct, *acc)
+        acc, ct = list(out[: len(acc)]), list(out[len(acc) :])
+    return [*acc, *ct]
+
+
+def _while_transpose_bind(
+    cc: list[Any],
+    bc: list[Any],
+    carry: list[Any],
+    cts: list[Any],
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    nz_c: list[bool],
+    nz_carry: list[bool],
+) -> list[Any]:
+    """Cotangents of the masked body constants and initial carries."""
+    bwd, hoisted = _while_bwd_body(body_jaxpr, len(bc), nz_c, nz_carry)
+    outs = while_transpose_p.bind(
+        *hoisted,
+        *cc,
+        *bc,
+        *carry,
+        *cts,
+        cond_jaxpr=cond_jaxpr,
+        body_jaxpr=body_jaxpr,
+        bwd_jaxpr=bwd,
+        bwd_nconsts=len(hoisted),
+        cond_nconsts=len(cc),
+        body_nconsts=len(bc),
+        nz_c=tuple(nz_c),
+        nz_carry=tuple(nz_carry),
+    )
+    return list(outs)
+
+
+def _while_transpose_impl(
+    *args: Any,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    bwd_jaxpr: Jaxpr,
+    bwd_nconsts: int,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...],
+) -> list[Any]:
+    return run_while_transpose(
+        lambda *a: _run(cond_jaxpr, a),
+        lambda *a: _run(body_jaxpr, a),
+        lambda *a: _run(bwd_jaxpr, a),
+        (bwd_nconsts, cond_nconsts, body_nconsts, len(nz_carry)),
+        _while_transpose_abstract(body_jaxpr=body_jaxpr, body_nconsts=body_nconsts, nz_c=nz_c),
+        *args,
+    )
+
+
+def _while_transpose_abstract(
+    *avals: ShapedArray,
+    body_jaxpr: Jaxpr,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...] = (),
+    **_: Any,
+) -> list[ShapedArray]:
+    mask = list(nz_c) + list(nz_carry)
+    return [ad.tangent_aval(v.aval) for v, m in zip(body_jaxpr.invars, mask) if m]
+
+
+def _while_transpose_batch(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    *,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    bwd_jaxpr: Jaxpr,
+    bwd_nconsts: int,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...],
+) -> tuple[list[Any], list[Any]]:
+    # The reverse sweep of the batched loop: the lanes that finished early step
+    # through the select as the identity, so their cotangents pass unchanged.
+    # Body constants with a cotangent are batched: each lane has its own.
+    size = batching.batch_size(vals, bdims)
+    vals, bdims = vals[bwd_nconsts:], bdims[bwd_nconsts:]
+    n_known = cond_nconsts + body_nconsts + len(nz_carry)
+    cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
+        vals[:n_known], bdims[:n_known], cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_c
+    )
+    cts = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
+    outs = _while_transpose_bind(
+        cond_ops,
+        body_ops,
+        carry,
+        cts,
+        new_cond,
+        new_body,
+        [False] * n_extra + list(nz_c),
+        list(nz_carry),
+    )
+    return outs, [0] * len(outs)
+
+
+core.impl_rules[while_transpose_p] = _while_transpose_impl
+core.abstract_eval_rules[while_transpose_p] = _while_transpose_abstract
+ad.jvp_rules[while_transpose_p] = _linear_only_jvp(
+    while_transpose_p,
+    lambda p: p["bwd_nconsts"] + p["cond_nconsts"] + p["body_nconsts"] + len(p["nz_carry"]),
+)
+batching.batching_rules[while_transpose_p] = _while_transpose_batch
+
+
 def while_loop(
     cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
 ) -> Any:
     """``while cond_fun(val): val = body_fun(val)``; differentiable in both modes.
 
-    Reverse mode needs no maximum trip count: the loop is run once to count its
-    iterations (so, for now, its inputs must be concrete: grad outside jit).
+    Reverse mode needs no maximum trip count, eagerly and under ``jit``/``vmap``
+    (there the carries are stored as the compiled loop runs). A second reverse pass
+    under ``jit`` needs ``fori_loop`` or ``scan``.
 
     >>> from functrace import lax
     >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
@@ -1356,6 +1755,8 @@ __all__ = [
     "scan",
     "scan_p",
     "switch",
+    "while_lin_p",
     "while_loop",
     "while_p",
+    "while_transpose_p",
 ]
