@@ -585,6 +585,79 @@ def test_float32_sum_is_accurate() -> None:
     assert abs(float(got) - 1e5) / 1e5 < 1e-5
 
 
+_REDUCTION_CASES = [
+    ((6, 5), (1,)),  # trailing: a local accumulator per row
+    ((6, 5), (0,)),  # leading: rows added in turn, as NumPy does
+    ((3, 4, 5), (1,)),  # middle
+    ((3, 4, 5), (0, 2)),  # leading and trailing
+    ((3, 4, 5), (1, 2)),  # trailing block of two axes (collapsed)
+    ((4, 1, 5), (1,)),  # only a unit axis
+    ((4, 1, 5), (1, 2)),
+    ((1, 7), (1,)),
+    ((2, 3, 4, 5), (0, 3)),
+]
+
+
+@pytest.mark.parametrize("shape,axes", _REDUCTION_CASES)
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+def test_reductions_fused_into_kernels_match_eager(shape, axes, kind) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape[-1]).astype(np.float32)
+    red = {"sum": fnp.sum, "max": fnp.max, "min": fnp.min}[kind]
+
+    def f(x, b):
+        y = fnp.exp(x * 0.5) + b  # computed in a kernel, reduced there too
+        return red(y, axis=axes), red(y * 2.0, axis=axes) - 1.0
+
+    low = jit(f).lower(x, b)
+    assert ".reduce(" not in low.driver_source
+    got, want = jit(f)(x, b), f(x, b)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float32 and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+
+
+def test_fused_reduction_when_the_value_is_also_an_output() -> None:
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    f = jit(lambda x: (x * 3.0, fnp.sum(x * 3.0, axis=1), fnp.max(x * 3.0, axis=0)))
+    for g, w in zip(f(x), (x * 3, (x * 3).sum(1), (x * 3).max(0))):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_fused_max_and_min_keep_nan_and_inf() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [-np.inf, -np.inf, -np.inf], [2.0, np.inf, 0.0]])
+    for dtype in (np.float32, np.float64):
+        xd = x.astype(dtype)
+        f = jit(lambda x: (fnp.max(x + 0.0, axis=1), fnp.min(x + 0.0, axis=1)))
+        got = f(xd)
+        np.testing.assert_array_equal(got[0], np.max(xd, axis=1))
+        np.testing.assert_array_equal(got[1], np.min(xd, axis=1))
+
+
+def test_fused_float32_sum_accumulates_accurately() -> None:
+    x = np.full((2, 200_000), 0.1, np.float32)
+    got = jit(lambda x: fnp.sum(x * 1.0, axis=1))(x)
+    np.testing.assert_allclose(got, [2e4, 2e4], rtol=1e-6)
+
+
+def test_softmax_cross_entropy_grad_fuses_its_reductions() -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((8, 5)).astype(np.float32)
+    y = np.eye(5, dtype=np.float32)[rng.integers(0, 5, 8)]
+
+    def loss(z, y):
+        m = fnp.max(z, axis=1, keepdims=True)
+        lse = fnp.log(fnp.sum(fnp.exp(z - m), axis=1, keepdims=True)) + m
+        return -fnp.mean(fnp.sum((z - lse) * y, axis=1))
+
+    f = ft.value_and_grad(loss)
+    low = jit(f).lower(logits, y)
+    assert low.driver_source.count(".reduce(") <= 2  # the input's max and the last mean
+    for g, w in zip(jit(f)(logits, y), f(logits, y)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
 def test_float32_stays_float32_in_kernels() -> None:
     x = np.linspace(0, 1, 7, dtype=np.float32)
     f = jit(lambda x: fnp.sqrt(x * 2.0 + 1e-3) / 3.0)

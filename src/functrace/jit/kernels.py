@@ -125,6 +125,10 @@ class KernelSpec:
     # (depth, comment, line) for each computed value, in dependency order
     body: list[tuple[int, str, str]] = field(default_factory=list)
     stores: list[str] = field(default_factory=list)  # value name per output
+    # Reductions of values into outputs y*: (kind "sum"|"max"|"min", dtype, per-block
+    # flag "kept" (False: reduced; the output has size 1 there), value name).
+    reductions: list[tuple[str, np.dtype, tuple[bool, ...], str]] = field(default_factory=list)
+    explicit_sizes: bool = False  # sizes n* as arguments (no output has the full shape)
 
     def load_depth(self, j: int) -> int:
         full = self.arrays[j][1]
@@ -158,7 +162,47 @@ def _sig_text(spec: KernelSpec) -> str:
     parts = [f"x{j}={_short(dt)}[{spec.ndim}d C ro]" for j, (dt, _) in enumerate(spec.arrays)]
     parts += [f"s{j}={_short(dt)}" for j, dt in enumerate(spec.scalars)]
     parts += [f"o{j}={_short(dt)}[{spec.ndim}d C]" for j, dt in enumerate(spec.outputs)]
+    parts += [f"y{j}={_short(r[1])}[{spec.ndim}d C]" for j, r in enumerate(spec.reductions)]
+    if spec.explicit_sizes:
+        parts += [f"n{b}=intp" for b in range(spec.ndim)]
     return ", ".join(parts)
+
+
+_REDUCE_UPDATE = {"sum": "{0} + {1}", "max": "np.maximum({0}, {1})", "min": "np.minimum({0}, {1})"}
+
+
+def _reduce_init(kind: str, dtype: np.dtype) -> str:
+    if kind == "sum":
+        return f"np.{dtype.name}(0)"
+    return f"np.{dtype.name}({'-' if kind == 'max' else ''}np.inf)"
+
+
+def _reduction_lines(
+    spec: KernelSpec, by_depth: dict[int, list[str]], after: dict[int, list[str]]
+) -> None:
+    """Place each reduction's init, update and store in the loop nest.
+
+    Reduced blocks forming a suffix of the nest accumulate in a local (float64 for
+    float32 sums), stored once per kept index when the inner loops end; any other
+    pattern accumulates in the output in order, like NumPy's reduction over leading
+    axes (adding whole rows in turn).
+    """
+    nd = spec.ndim
+    for m, (kind, dt, kept, v) in enumerate(spec.reductions):
+        k = next((b for b, f in enumerate(kept) if not f), nd)
+        idx = ", ".join(f"i{b}" if f else "0" for b, f in enumerate(kept))
+        cast = f"np.{dt.name}"
+        if not any(kept[k:]):  # a local accumulator
+            acc_dt = np.dtype(np.float64) if kind == "sum" and dt == np.float32 else dt
+            r, acc = f"r{m}", f"np.{acc_dt.name}"
+            by_depth[k].append(f"{r} = {_reduce_init(kind, acc_dt)}")
+            upd = _REDUCE_UPDATE[kind].format(r, f"{acc}({v})")
+            by_depth[nd].append(f"{r} = {acc}({upd})")
+            (by_depth[nd] if k == nd else after[k]).append(f"y{m}[{idx}] = {cast}({r})")
+        else:
+            by_depth[0].append(f"y{m}.fill({_reduce_init(kind, dt)})")
+            upd = _REDUCE_UPDATE[kind].format(f"y{m}[{idx}]", v)
+            by_depth[nd].append(f"y{m}[{idx}] = {cast}({upd})")
 
 
 def kernel_source(spec: KernelSpec) -> str:
@@ -167,10 +211,15 @@ def kernel_source(spec: KernelSpec) -> str:
     params = [f"x{j}" for j in range(len(spec.arrays))]
     params += [f"s{j}" for j in range(len(spec.scalars))]
     params += [f"o{j}" for j in range(len(spec.outputs))]
+    params += [f"y{j}" for j in range(len(spec.reductions))]
+    if spec.explicit_sizes:
+        params += [f"n{b}" for b in range(nd)]
     lines = kernel_header(params, _sig_text(spec), "# functrace fused elementwise kernel")
-    sizes = ", ".join(f"n{b}" for b in range(nd))
-    lines.append(f"    {sizes}{',' if nd == 1 else ''} = o0.shape")
+    if not spec.explicit_sizes:
+        sizes = ", ".join(f"n{b}" for b in range(nd))
+        lines.append(f"    {sizes}{',' if nd == 1 else ''} = o0.shape")
     by_depth: dict[int, list[str]] = {d: [] for d in range(nd + 1)}
+    after: dict[int, list[str]] = {d: [] for d in range(nd)}
     for j, (_, full) in enumerate(spec.arrays):
         idx = ", ".join(f"i{b}" if f else "0" for b, f in enumerate(full))
         by_depth[spec.load_depth(j)].append(f"a{j} = x{j}[{idx}]")
@@ -179,11 +228,14 @@ def kernel_source(spec: KernelSpec) -> str:
         by_depth[depth].append(line)
     idx_all = ", ".join(f"i{b}" for b in range(nd))
     by_depth[nd] += [f"o{m}[{idx_all}] = {v}" for m, v in enumerate(spec.stores)]
+    _reduction_lines(spec, by_depth, after)
     for d in range(nd + 1):
         pad = "    " * (d + 1)
         lines += [pad + ln for ln in by_depth[d]]
         if d < nd:
             lines.append(f"{pad}for i{d} in range(n{d}):")
+    for d in range(nd - 1, -1, -1):  # after the loop over block d ends
+        lines += ["    " * (d + 1) + ln for ln in after[d]]
     return "\n".join(lines) + "\n"
 
 
@@ -197,6 +249,9 @@ def numba_signature(spec: KernelSpec) -> tuple[object, ...]:
     ]
     sig += [from_dtype(dt) for dt in spec.scalars]
     sig += [types.Array(from_dtype(dt), spec.ndim, "C") for dt in spec.outputs]
+    sig += [types.Array(from_dtype(r[1]), spec.ndim, "C") for r in spec.reductions]
+    if spec.explicit_sizes:
+        sig += [types.intp] * spec.ndim
     return tuple(sig)
 
 

@@ -211,6 +211,30 @@ def _classify(eqn: JaxprEqn) -> str:
     return "other"
 
 
+def _reductions() -> dict[Primitive, str]:
+    from functrace.lax import reductions
+
+    return {
+        reductions.reduce_sum_p: "sum",
+        reductions.reduce_max_p: "max",
+        reductions.reduce_min_p: "min",
+    }
+
+
+def _fusible_reduction(eqn: JaxprEqn) -> bool:
+    """Whether a reduction may run inside the kernel computing its operand: float32
+    sums (accumulated in float64 along trailing axes, in NumPy's order along leading
+    ones) and float32/float64 max/min (exact in any order), non-empty, not to 0-d."""
+    kind = _reductions().get(eqn.primitive)
+    if kind is None:
+        return False
+    (x,), out = eqn.inputs, eqn.out_binders[0]
+    if not isinstance(x, Var) or math.prod(x.aval.shape) == 0 or out.aval.shape == ():
+        return False
+    dt = x.aval.dtype
+    return dt == np.float32 if kind == "sum" else dt in (np.float32, np.float64)
+
+
 @dataclass
 class Plan:
     schedule: list[tuple[str, Any]]  # ("group", Group) | ("scalar"|"other"|"virtual", eqn)
@@ -264,6 +288,15 @@ def plan(jaxpr: Jaxpr) -> Plan:
             g_same.eqns.append(eqn)
             made_by[eqn.out_binders[0]] = g_same
             continue
+        if _fusible_reduction(eqn):
+            # A reduction of a value the open group of its shape computes: the kernel
+            # reduces as it goes (no array, no NumPy call) and the group closes.
+            x = eqn.inputs[0]
+            pg = made_by.get(x) if isinstance(x, Var) and x not in virtual else None
+            if pg is not None and pg.open:
+                pg.eqns.append(eqn)
+                close(pg)
+                continue
         for x in eqn.inputs:
             if isinstance(x, Var):
                 src = resolve(x)
@@ -622,7 +655,7 @@ class _Gen:
         rule = lowering_rule(p)
         args = tuple(self.atom(x) for x in eqn.inputs)
         expr = None
-        fresh = False
+        fresh = keeps = False
         if isinstance(rule, DriverRule):
             ctx = DriverContext(
                 args,
@@ -634,6 +667,9 @@ class _Gen:
             )
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
+            src = eqn.inputs[0] if eqn.inputs else None
+            keeps = rule.keeps_contig and expr is not None and isinstance(src, Var)
+            keeps = keeps and src in self.contig
         if expr is None:
             impl = core.impl_rules.get(p)
             if impl is None:  # pragma: no cover - lowering_rule raised already
@@ -654,6 +690,8 @@ class _Gen:
             elif fresh:
                 self.fresh.add(v)
                 self.contig.add(v)
+            elif keeps:
+                self.contig.add(v)
 
     def subprogram(self, jaxpr: Jaxpr, what: str) -> Any:
         """Lower a sub-jaxpr (loop body, branch) to its own driver."""
@@ -668,16 +706,20 @@ class _Gen:
         from functrace.jit.kernels import KernelSpec, load_kernel
 
         shape = g.shape
-        produced = {e.out_binders[0] for e in g.eqns}
+        red_kinds = _reductions()
+        elem = [e for e in g.eqns if e.primitive not in red_kinds]
+        reds = [e for e in g.eqns if e.primitive in red_kinds]  # read members of `elem`
+        produced = {e.out_binders[0] for e in elem}
         uses_outside = self._outside_uses(g, produced)
-        outputs = [e.out_binders[0] for e in g.eqns if e.out_binders[0] in uses_outside]
+        outputs = [e.out_binders[0] for e in elem if e.out_binders[0] in uses_outside]
         out_names = [self.name(v) for v in outputs]
+        red_outs = [e.out_binders[0] for e in reds]
 
         def allocate() -> None:
             for e in g.eqns:
                 self.emit(f"# {fmt_eqn(e, self.name)}")
-            for v, n in zip(outputs, out_names):
-                self.emit(f"{n} = _empty({shape}, {dtype_ctor(v.aval.dtype)})")
+            for v in (*outputs, *red_outs):
+                self.emit(f"{self.name(v)} = _empty({v.aval.shape}, {dtype_ctor(v.aval.dtype)})")
                 self.fresh.add(v)
                 self.contig.add(v)
 
@@ -723,7 +765,7 @@ class _Gen:
 
         # Per-axis "varies" flags for each array input, then collapse axes.
         body_exprs: list[tuple[JaxprEqn, str, tuple[str, ...]]] = []
-        for k, e in enumerate(g.eqns):
+        for k, e in enumerate(elem):
             args = tuple(kernel_atom(x) for x in e.inputs)
             local[e.out_binders[0]] = f"v{k}"
             expr = _elementwise_expr(e, args)
@@ -738,6 +780,10 @@ class _Gen:
             return flags
 
         flags = [varies(s, d) for s, d in arrays]
+        red_flags = [
+            [d not in e.params["axes"] and shape[d] != 1 for d in range(len(shape))] for e in reds
+        ]
+        flags += red_flags  # collapsed blocks never mix reduced and kept axes
         kept = [d for d in range(len(shape)) if shape[d] != 1]
         blocks: list[list[int]] = []
         for d in kept:
@@ -749,6 +795,7 @@ class _Gen:
             blocks = [[]]
         coll = tuple(int(np.prod([shape[d] for d in b], dtype=np.int64)) for b in blocks)
         full = [tuple(bool(b) and f[b[0]] for b in blocks) for f in flags]
+        red_full = full[len(arrays) :]
 
         spec = KernelSpec(ndim=len(blocks))
         spec.arrays = [(s.aval.dtype, fl) for (s, _), fl in zip(arrays, full)]
@@ -763,6 +810,11 @@ class _Gen:
             comment = _fmt_line(e, [f"v{k}:{_short(out_dt)}"], list(args))
             spec.body.append((d, comment, f"v{k} = {dtype_ctor(out_dt)}({expr})"))
         spec.stores = [local[v] for v in outputs]
+        spec.reductions = [
+            (red_kinds[e.primitive], e.out_binders[0].aval.dtype, fl, kernel_atom(e.inputs[0]))
+            for e, fl in zip(reds, red_full)
+        ]
+        spec.explicit_sizes = not outputs
 
         try:
             kernel = load_kernel(spec)
@@ -791,6 +843,12 @@ class _Gen:
                 call_args.append(self.atom(x))
         for n in out_names:
             call_args.append(n if coll == shape else f"{n}.reshape({coll})")
+        for v, fl in zip(red_outs, red_full):
+            cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
+            n = self.name(v)
+            call_args.append(n if cshape == v.aval.shape else f"{n}.reshape({cshape})")
+        if spec.explicit_sizes:
+            call_args += [str(c) for c in coll]
         self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}")
 
     def _outside_uses(self, g: Group, produced: set[Var]) -> set[Var]:
