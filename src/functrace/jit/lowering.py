@@ -414,16 +414,20 @@ class LoweredProgram:
 
 
 def _kernel_args_error(err: TypeError) -> TypeError:
-    """Numba's "No matching definition" (a kernel got arguments of unexpected types) as
-    a functrace error; any other TypeError is returned unchanged."""
+    """A kernel's rejection of its arguments (an array of unexpected dtype) as a
+    functrace error; any other TypeError is returned unchanged."""
     msg = str(err)
-    if "No matching definition for argument type" not in msg:
+    if "can't unbox array" in msg:  # the compiled entry point's dtype check
+        got = "an array of another dtype"
+    elif "No matching definition for argument type" in msg:  # a dispatcher's
+        got = msg.splitlines()[0].split(":", 1)[-1].strip()
+    else:
         return err
     new = TypeError(
         f"functrace.jit: expected a compiled kernel's arguments to have the types traced "
-        f"for it, got {msg.splitlines()[0].split(':', 1)[-1].strip()}. A primitive's impl "
-        f"returned a dtype or layout its abstract-eval rule did not announce: please "
-        f"report it; functrace.disable_jit() runs the function eagerly meanwhile."
+        f"for it, got {got}. A primitive's impl returned a dtype or layout its "
+        f"abstract-eval rule did not announce: please report it; functrace.disable_jit() "
+        f"runs the function eagerly meanwhile."
     )
     new.__cause__ = err
     return new
@@ -828,12 +832,15 @@ class _Gen:
         allocate()
         self.kernels.append(kernel)
         self.compiled += int(kernel.compiled)
-        kn = self.glob("k", kernel.dispatcher)
+        kn = self.glob("k", kernel.entry)
         call_args = []
+        invars = set(self.jaxpr.invars)  # shapes checked by the call's signature
         for (src, _), fl in zip(arrays, full):
-            expr = self.contiguous(src) if not isinstance(src, Literal) else self.atom(src)
+            expr = self.contiguous(src)
             cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
-            if cshape != src.aval.shape:
+            # The entry point trusts ranks: reshape (which checks the size) unless the
+            # array's shape is known to be exactly this one.
+            if cshape != src.aval.shape or not (src in self.contig or src in invars):
                 expr = f"{expr}.reshape({cshape})"
             call_args.append(expr)
         for x in scalars:
