@@ -658,6 +658,81 @@ def test_softmax_cross_entropy_grad_fuses_its_reductions() -> None:
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+def _mlp_like(x, w):
+    h = fnp.maximum(x @ w + 1.0, 0.0)
+    z = h * 2.0 - fnp.max(h, axis=1, keepdims=True)
+    lse = fnp.log(fnp.sum(fnp.exp(z), axis=1))
+    # outputs that are views of kernel results: never scratch buffers
+    return lse, fnp.reshape(z, (-1,)), fnp.transpose(h * 3.0), fnp.sum(z * z, axis=0)
+
+
+def test_scratch_buffers_never_alias_returned_outputs() -> None:
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 6)).astype(np.float32)
+    xs = [rng.standard_normal((4, 5)).astype(np.float32) for _ in range(3)]
+    f = jit(_mlp_like)
+    assert "_new_scratch" in f.lower(xs[0], w).driver_source  # intermediates are reused
+    first = f(xs[0], w)
+    kept = [np.array(o, copy=True) for o in first]
+    for x in xs[1:]:
+        out = f(x, w)
+        for o, want in zip(out, _mlp_like(x, w)):
+            np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-6)
+    for o, k in zip(first, kept):  # later calls wrote nothing the first call returned
+        np.testing.assert_array_equal(o, k)
+    grad = jit(ft.grad(lambda w, x: fnp.sum(_mlp_like(x, w)[0])))
+    g1 = grad(w, xs[0])
+    g1_kept = g1.copy()
+    grad(w, xs[1])
+    np.testing.assert_array_equal(g1, g1_kept)
+
+
+def test_scratch_buffers_with_threads_and_reentrant_calls() -> None:
+    import threading
+
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((5, 6)).astype(np.float32)
+    xs = [rng.standard_normal((4, 5)).astype(np.float32) for _ in range(8)]
+    f = jit(_mlp_like)
+    f(xs[0], w)
+    errors: list[BaseException] = []
+
+    def work(x) -> None:
+        try:
+            want = _mlp_like(x, w)
+            for _ in range(200):
+                for o, e in zip(f(x, w), want):
+                    np.testing.assert_allclose(o, e, rtol=1e-5, atol=1e-6)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in xs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+    # A grad_hook calling the same compiled function while its own call is running.
+    inner: list[object] = []
+    depth = [0]
+
+    def hook(ct):
+        if depth[0] == 0:
+            depth[0] += 1
+            inner.append(g(xs[1], w))
+
+    def loss(x, w_):  # the hook runs first in the backward pass, then the rest
+        return fnp.sum(ft.grad_hook(_mlp_like(x * 2.0, w_)[0], hook))
+
+    g = jit(ft.grad(loss))
+    got = g(xs[0], w)
+    inner_want = ft.grad(lambda x, w: fnp.sum(_mlp_like(x * 2.0, w)[0]))(xs[1], w)
+    want = ft.grad(lambda x, w: fnp.sum(_mlp_like(x * 2.0, w)[0]))(xs[0], w)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(inner[0], inner_want, rtol=1e-5, atol=1e-6)
+
+
 def test_float32_stays_float32_in_kernels() -> None:
     x = np.linspace(0, 1, 7, dtype=np.float32)
     f = jit(lambda x: fnp.sqrt(x * 2.0 + 1e-3) / 3.0)

@@ -310,6 +310,96 @@ def plan(jaxpr: Jaxpr) -> Plan:
 
 
 # ---------------------------------------------------------------------------
+# Scratch buffers: kernel outputs reused from one call to the next
+# ---------------------------------------------------------------------------
+
+SCRATCH_MAX_BYTES = 256 << 10
+"""Largest array kept for reuse (larger ones cost little to allocate next to their
+kernel's work, and are not worth keeping alive between calls)."""
+SCRATCH_MAX_TOTAL = 4 << 20
+"""Most bytes of scratch buffers kept per compiled signature (per concurrent call)."""
+
+
+class _NoScratch(Exception):
+    """Raised to generate a driver again without scratch buffers (a kernel fell back
+    to NumPy calls, whose results may be views of their inputs)."""
+
+
+def _view_prims() -> set[Primitive]:
+    from functrace.lax.shapes import reshape_p, squeeze_p, transpose_p
+
+    return {reshape_p, squeeze_p, transpose_p}
+
+
+def _fresh_rule(eqn: JaxprEqn) -> bool:
+    """Whether the driver computes ``eqn`` with a rule promising fresh results (np.dot,
+    NumPy reductions, concatenate), which keep no reference to their operands."""
+    rule = emitters.numba_emitters.get(eqn.primitive)
+    if not isinstance(rule, DriverRule) or not rule.fresh:
+        return False
+
+    def no_lower(*_: Any) -> Any:
+        raise _NoScratch
+
+    ctx = DriverContext(
+        tuple(f"_x{i}" for i in range(len(eqn.inputs))),
+        tuple(x.aval for x in eqn.inputs),
+        tuple(v.aval for v in eqn.out_binders),
+        dict(eqn.params),
+        lambda _: "_c",
+        no_lower,
+    )
+    try:
+        return rule.emit(ctx) is not None
+    except _NoScratch:
+        return False
+
+
+def scratch_values(jaxpr: Jaxpr, plan_: Plan) -> set[Var]:
+    """Values whose arrays a driver may reuse across calls: never outputs, and read
+    only by kernels, by fresh rules, or through views (reshape, transpose) that are
+    such values themselves. Nothing that outlives a call (an output, a value handed to
+    an impl or a user callback) can then alias one of them."""
+    fused = {id(e) for kind, g in plan_.schedule if kind == "group" for e in g.eqns}
+    views = _view_prims()
+    outs = {x for x in jaxpr.outvars if isinstance(x, Var)}
+    uses: dict[Var, list[tuple[JaxprEqn, bool]]] = {}
+    for e in jaxpr.eqns:
+        if e.out_binders and e.out_binders[0] in plan_.virtual:
+            continue  # a virtual broadcast: its readers are counted on its source
+        for x in e.inputs:
+            if isinstance(x, Var):
+                v = plan_.virtual.get(x)
+                src = v.src if v is not None else x
+                if isinstance(src, Var):
+                    uses.setdefault(src, []).append((e, src is not x))
+    for x in list(outs):
+        v = plan_.virtual.get(x)
+        if v is not None and isinstance(v.src, Var):
+            outs.add(v.src)
+    safe: set[Var] = set()
+    for e in reversed(jaxpr.eqns):
+        for out in e.out_binders:
+            if out in outs or out in plan_.virtual:
+                continue
+            ok = True
+            for c, via_broadcast in uses.get(out, []):
+                if id(c) in fused:
+                    continue
+                if via_broadcast:
+                    ok = False
+                elif c.primitive in views:
+                    ok = c.out_binders[0] in safe
+                else:
+                    ok = _fresh_rule(c)
+                if not ok:
+                    break
+            if ok:
+                safe.add(out)
+    return safe
+
+
+# ---------------------------------------------------------------------------
 # Formatting helpers
 # ---------------------------------------------------------------------------
 
@@ -440,9 +530,20 @@ def _writable(x: Any) -> Any:
 
 class _Gen:
     def __init__(
-        self, jaxpr: Jaxpr, consts: list[Any], plan_: Plan, fname: str, out_tree: Any
+        self,
+        jaxpr: Jaxpr,
+        consts: list[Any],
+        plan_: Plan,
+        fname: str,
+        out_tree: Any,
+        scratch: set[Var] | None = None,
     ) -> None:
         self.jaxpr = jaxpr
+        self.scratch = scratch or set()  # values allowed in reused buffers
+        self.pooled: list[tuple[str, str]] = []  # (name, allocation expression)
+        # scratch buffers: var -> {shape: name of the buffer's view of that shape}
+        self.kernel_views: dict[Var, dict[tuple[int, ...], str]] = {}
+        self.pool_bytes = 0
         self.out_tree = out_tree
         self.plan = plan_
         self.fname = fname
@@ -565,9 +666,32 @@ class _Gen:
             else:
                 self.gen_other(unit)
         outs = [self.output(x) for x in jaxpr.outvars]
+        if self.pooled:
+            self.emit("_pool.append(_s)  # the scratch buffers, for the next call")
         self.emit(f"return {self.rebuild(outs)}")
+        head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
+        if self.pooled:
+            # A call takes a set of scratch buffers (or makes one) and gives it back when
+            # it returns: concurrent or re-entrant calls never share a set.
+            names = ", ".join(n for n, _ in self.pooled)
+            self.lines[head + 1 : head + 1] = [
+                "    try:",
+                "        _s = _pool.pop()",
+                "    except IndexError:",
+                "        _s = _new_scratch()",
+                f"    {names}, = _s",
+            ]
+            alloc = [f"    {n} = {expr}" for n, expr in self.pooled]
+            self.lines[head:head] = [
+                "def _new_scratch():",
+                *alloc,
+                f"    return ({names},)",
+                "",
+                "",
+            ]
+            head += len(alloc) + 4
+            self.ns["_pool"] = []
         if self.kernels:  # zero-cost try: only a failing call pays for it
-            head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
             body = ["    " + ln for ln in self.lines[head + 1 :]]
             self.lines[head + 1 :] = [
                 "    try:",
@@ -656,6 +780,8 @@ class _Gen:
 
     def gen_other(self, eqn: JaxprEqn) -> None:
         p = eqn.primitive
+        if self.scratch_reshape(eqn):
+            return
         rule = lowering_rule(p)
         args = tuple(self.atom(x) for x in eqn.inputs)
         expr = None
@@ -697,6 +823,29 @@ class _Gen:
             elif keeps:
                 self.contig.add(v)
 
+    def scratch_reshape(self, eqn: JaxprEqn) -> bool:
+        """A reshape of a scratch buffer is made once, with the buffer (True if so)."""
+        from functrace.lax.shapes import reshape_p, squeeze_p
+
+        src = eqn.inputs[0] if eqn.inputs else None
+        if eqn.primitive not in (reshape_p, squeeze_p) or not isinstance(src, Var):
+            return False
+        views = self.kernel_views.get(src)
+        if views is None:
+            return False
+        out = eqn.out_binders[0]
+        n = self.name(out)
+        self.emit(f"# {fmt_eqn(eqn, self.name)}  (a view of a scratch buffer)")
+        got = views.get(out.aval.shape)
+        if got is None:
+            views[out.aval.shape] = n
+            self.pooled.append((n, f"{views[src.aval.shape]}.reshape({out.aval.shape})"))
+        elif got != n:
+            self.emit(f"{n} = {got}")
+        self.kernel_views[out] = views
+        self.contig.add(out)
+        return True
+
     def subprogram(self, jaxpr: Jaxpr, what: str) -> Any:
         """Lower a sub-jaxpr (loop body, branch) to its own driver."""
         closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(jaxpr, [])
@@ -719,12 +868,33 @@ class _Gen:
         out_names = [self.name(v) for v in outputs]
         red_outs = [e.out_binders[0] for e in reds]
 
-        def allocate() -> None:
+        kernel_views = self.kernel_views
+
+        def allocate(coll: tuple[int, ...] | None = None) -> None:
             for e in g.eqns:
                 self.emit(f"# {fmt_eqn(e, self.name)}")
             for v in (*outputs, *red_outs):
-                self.emit(f"{self.name(v)} = _empty({v.aval.shape}, {dtype_ctor(v.aval.dtype)})")
-                self.fresh.add(v)
+                n, shape_v = self.name(v), v.aval.shape
+                alloc = f"_empty({shape_v}, {dtype_ctor(v.aval.dtype)})"
+                nbytes = math.prod(shape_v) * v.aval.dtype.itemsize
+                if (
+                    coll is not None
+                    and v in self.scratch
+                    and nbytes <= SCRATCH_MAX_BYTES
+                    and self.pool_bytes + nbytes <= SCRATCH_MAX_TOTAL
+                ):
+                    self.pool_bytes += nbytes
+                    self.pooled.append((n, alloc))
+                    fl = red_full[red_outs.index(v)] if v in red_outs else (True,) * len(coll)
+                    cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
+                    kernel_views[v] = {shape_v: n}
+                    if cshape != shape_v:
+                        kernel_views[v][cshape] = f"{n}_k"
+                        self.pooled.append((f"{n}_k", f"{n}.reshape({cshape})"))
+                    self.emit(f"# {n}: a scratch buffer (see _new_scratch)")
+                else:
+                    self.emit(f"{n} = {alloc}")
+                    self.fresh.add(v)
                 self.contig.add(v)
 
         if 0 in shape:
@@ -825,11 +995,13 @@ class _Gen:
         except Exception as err:  # a Numba typing gap: stay correct, say so once
             if strict_kernels:
                 raise
+            if self.scratch:
+                raise _NoScratch from err  # impls may return views: no reuse anywhere
             _warn_kernel_fallback(g, err)
             for e in g.eqns:
                 self.gen_other(e)
             return
-        allocate()
+        allocate(coll)
         self.kernels.append(kernel)
         self.compiled += int(kernel.compiled)
         kn = self.glob("k", kernel.entry)
@@ -840,7 +1012,13 @@ class _Gen:
             cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
             # The entry point trusts ranks: reshape (which checks the size) unless the
             # array's shape is known to be exactly this one.
-            if cshape != src.aval.shape or not (src in self.contig or src in invars):
+            views = self.kernel_views.get(src)
+            if views is not None:  # a scratch buffer: its view of this shape, made once
+                expr = views.get(cshape) or ""
+                if not expr:
+                    expr = views[cshape] = f"{self.name(src)}_r{len(views)}"
+                    self.pooled.append((expr, f"{views[src.aval.shape]}.reshape({cshape})"))
+            elif cshape != src.aval.shape or not (src in self.contig or src in invars):
                 expr = f"{expr}.reshape({cshape})"
             call_args.append(expr)
         for x in scalars:
@@ -848,12 +1026,18 @@ class _Gen:
                 call_args.append(f"{dtype_ctor(x.aval.dtype)}({self.atom(x)})")
             else:
                 call_args.append(self.atom(x))
-        for n in out_names:
-            call_args.append(n if coll == shape else f"{n}.reshape({coll})")
+        for v, n in zip(outputs, out_names):
+            if v in kernel_views:
+                call_args.append(kernel_views[v][coll])
+            else:
+                call_args.append(n if coll == shape else f"{n}.reshape({coll})")
         for v, fl in zip(red_outs, red_full):
             cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
             n = self.name(v)
-            call_args.append(n if cshape == v.aval.shape else f"{n}.reshape({cshape})")
+            if v in kernel_views:
+                call_args.append(kernel_views[v][cshape])
+            else:
+                call_args.append(n if cshape == v.aval.shape else f"{n}.reshape({cshape})")
         if spec.explicit_sizes:
             call_args += [str(c) for c in coll]
         self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}")
@@ -913,8 +1097,13 @@ def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgr
     jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))
     for e in jaxpr.eqns:
         lowering_rule(e.primitive)  # a missing rule is an error before any code is made
-    gen = _Gen(jaxpr, consts, plan(jaxpr), fname, out_tree)
-    source = gen.gen()
+    plan_ = plan(jaxpr)
+    try:
+        gen = _Gen(jaxpr, consts, plan_, fname, out_tree, scratch_values(jaxpr, plan_))
+        source = gen.gen()
+    except _NoScratch:
+        gen = _Gen(jaxpr, consts, plan_, fname, out_tree)
+        source = gen.gen()
     filename = f"<functrace jit driver {id(gen):x} of {fname}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
