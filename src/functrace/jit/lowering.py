@@ -806,6 +806,9 @@ class _Gen:
                 raise emitters.MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{self.glob('f', fn)}({', '.join(args)})"
+        elif fresh and expr.startswith("np.dot(") and self.scratch_buffer(eqn.out_binders[0]):
+            expr = f"{expr[:-1]}, {self.name(eqn.out_binders[0])})"  # BLAS writes into it
+            fresh = False
         outs = [self.name(v) for v in eqn.out_binders]
         self.emit(f"# {fmt_eqn(eqn, self.name)}")
         if p.multiple_results:
@@ -814,7 +817,9 @@ class _Gen:
             self.emit(f"{outs[0]} = {expr}")
         for v, n in zip(eqn.out_binders, outs):
             if v.aval.shape == ():
-                if numba_dtype_ok(v.aval.dtype):
+                if fresh and p in _reductions() and v.aval.dtype.kind in "fc":
+                    self.exact0d.add(v)  # a NumPy scalar of the operand's dtype already
+                elif numba_dtype_ok(v.aval.dtype):
                     self.emit(f"{n} = {dtype_ctor(v.aval.dtype)}({n})")
                     self.exact0d.add(v)
             elif fresh:
@@ -822,6 +827,26 @@ class _Gen:
                 self.contig.add(v)
             elif keeps:
                 self.contig.add(v)
+
+    def scratch_buffer(self, v: Var) -> bool:
+        """Give ``v`` a scratch buffer (allocated in ``_new_scratch``) if allowed."""
+        shape, dt = v.aval.shape, v.aval.dtype
+        nbytes = math.prod(shape) * dt.itemsize
+        if (
+            v not in self.scratch
+            or not shape
+            or nbytes == 0
+            or nbytes > SCRATCH_MAX_BYTES
+            or self.pool_bytes + nbytes > SCRATCH_MAX_TOTAL
+            or dt.kind not in "biufc"
+        ):
+            return False
+        n = self.name(v)
+        self.pool_bytes += nbytes
+        self.pooled.append((n, f"_empty({shape}, {dtype_ctor(dt)})"))
+        self.kernel_views[v] = {shape: n}
+        self.contig.add(v)
+        return True
 
     def scratch_reshape(self, eqn: JaxprEqn) -> bool:
         """A reshape of a scratch buffer is made once, with the buffer (True if so)."""
@@ -875,27 +900,17 @@ class _Gen:
                 self.emit(f"# {fmt_eqn(e, self.name)}")
             for v in (*outputs, *red_outs):
                 n, shape_v = self.name(v), v.aval.shape
-                alloc = f"_empty({shape_v}, {dtype_ctor(v.aval.dtype)})"
-                nbytes = math.prod(shape_v) * v.aval.dtype.itemsize
-                if (
-                    coll is not None
-                    and v in self.scratch
-                    and nbytes <= SCRATCH_MAX_BYTES
-                    and self.pool_bytes + nbytes <= SCRATCH_MAX_TOTAL
-                ):
-                    self.pool_bytes += nbytes
-                    self.pooled.append((n, alloc))
+                if coll is not None and self.scratch_buffer(v):
                     fl = red_full[red_outs.index(v)] if v in red_outs else (True,) * len(coll)
                     cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
-                    kernel_views[v] = {shape_v: n}
                     if cshape != shape_v:
                         kernel_views[v][cshape] = f"{n}_k"
                         self.pooled.append((f"{n}_k", f"{n}.reshape({cshape})"))
                     self.emit(f"# {n}: a scratch buffer (see _new_scratch)")
                 else:
-                    self.emit(f"{n} = {alloc}")
+                    self.emit(f"{n} = _empty({shape_v}, {dtype_ctor(v.aval.dtype)})")
                     self.fresh.add(v)
-                self.contig.add(v)
+                    self.contig.add(v)
 
         if 0 in shape:
             allocate()
