@@ -24,6 +24,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -101,6 +102,72 @@ def tune_malloc() -> bool:
     return bool(
         mallopt(m_mmap_threshold, _MMAP_THRESHOLD) and mallopt(m_trim_threshold, _TRIM_THRESHOLD)
     )
+
+
+BLAS_THREAD_VARS = (
+    "OPENBLAS_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def default_blas_threads() -> bool:
+    """One BLAS thread for compiled code, unless the user chose a number.
+
+    Matrix products in drivers go to NumPy's BLAS; a 2-thread pool on a busy 2-core
+    machine stalled for milliseconds per product (the benchmark's medium step went
+    from 4 ms to 100 ms). So when none of ``BLAS_THREAD_VARS`` is set and the
+    loaded OpenBLAS still runs its default (one thread per core), its pool is set
+    to one thread, once, when the first driver is made. The setting is process-wide
+    (NumPy products outside ``jit`` follow it too); set ``OPENBLAS_NUM_THREADS``
+    (or ``OMP_NUM_THREADS``) to keep any other count, which compiled code then uses.
+    Linux only (loaded libraries are found in ``/proc/self/maps``); other BLAS
+    libraries are left alone. Returns whether a pool was changed.
+    """
+    if any(k in os.environ for k in BLAS_THREAD_VARS) or not sys.platform.startswith("linux"):
+        return False
+    changed = False
+    for lib in _openblas_libs():
+        get = _first_attr(lib, "get_num_threads")
+        put = _first_attr(lib, "set_num_threads")
+        if get is None or put is None:
+            continue
+        get.restype = ctypes.c_int
+        put.argtypes = [ctypes.c_int]
+        if get() == (os.cpu_count() or 1) > 1:  # still the library's default
+            put(1)
+            changed = True
+    return changed
+
+
+def _openblas_libs() -> list[ctypes.CDLL]:
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                path = line.split()[-1] if line.strip() else ""
+                if "openblas" in path.lower() and path.startswith("/") and path not in paths:
+                    paths.append(path)
+    except OSError:
+        return []
+    libs = []
+    for path in paths:
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    return libs
+
+
+def _first_attr(lib: ctypes.CDLL, what: str) -> Any:
+    for name in (f"scipy_openblas_{what}64_", f"openblas_{what}64_", f"openblas_{what}"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            return fn
+    return None
 
 
 @functools.lru_cache(maxsize=1)

@@ -1106,7 +1106,9 @@ def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgr
     """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
     ``out_tree`` (a flat tuple when None)."""
     import functrace.jit.driver_rules  # noqa: F401  (registers the driver rules)
+    from functrace.jit.kernels import default_blas_threads
 
+    default_blas_threads()  # once per process: 1 BLAS thread unless the user chose
     t0 = time.perf_counter()
     jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
     jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))
