@@ -13,7 +13,9 @@ expected shapes.
 Values are scalars in registers; every operation's result is cast to its IR
 dtype, so float32 code stays float32. Loads and operations are placed at the
 outermost loop level where all their inputs are known (a bias broadcast along
-rows is loaded once per column, not per element).
+rows is loaded once per column, not per element). Reductions of computed values
+(``KernelSpec.reductions``) write outputs ``y*`` with size 1 on reduced blocks.
+Drivers call a kernel through its compiled entry point (:attr:`LoadedKernel.entry`).
 """
 
 from __future__ import annotations

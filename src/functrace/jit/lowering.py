@@ -13,6 +13,9 @@ Planning walks the equations once, in order:
   like the Adam updates of equal-shape parameters, share a kernel);
 * a 0-d elementwise equation becomes inline Python arithmetic on NumPy scalars
   in the driver (calling a kernel costs more than the arithmetic);
+* a reduction (float32 sums, float max/min, not to 0-d) of a value computed by the
+  open group of its shape joins that group, which closes: the kernel reduces as it
+  computes (see ``kernels._reduction_lines``);
 * anything else is one driver expression: its :class:`~functrace.jit.emitters.DriverRule`
   (``np.dot``...) or a call of its NumPy impl.
 
@@ -22,7 +25,8 @@ outside use keeps every dependency satisfied: all of a group's inputs were
 computed before it closed, and nothing read its values before it closed.
 
 Code generation names driver variables like the printed jaxpr (``a``, ``b``...)
-and puts each equation as a comment above its code.
+and puts each equation as a comment above its code. Arrays read only inside the
+call live in scratch buffers reused across calls (:func:`scratch_values`).
 """
 
 from __future__ import annotations
