@@ -810,7 +810,13 @@ class _Gen:
                 raise emitters.MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{self.glob('f', fn)}({', '.join(args)})"
-        elif fresh and expr.startswith("np.dot(") and self.scratch_buffer(eqn.out_binders[0]):
+        elif (
+            fresh
+            and expr.startswith("np.dot(")
+            and eqn.out_binders[0].aval.dtype.kind in "fc"
+            and eqn.out_binders[0].aval.dtype == eqn.inputs[0].aval.dtype  # np.dot's own type
+            and self.scratch_buffer(eqn.out_binders[0])
+        ):
             expr = f"{expr[:-1]}, {self.name(eqn.out_binders[0])})"  # BLAS writes into it
             fresh = False
         outs = [self.name(v) for v in eqn.out_binders]
