@@ -5,7 +5,8 @@ Prints medians over repeats and ratios against baselines measured in the same ru
 * ``jit(value_and_grad(f))`` for ``f(x, y) = x*y + x**2`` on Python floats vs eager;
 * one training step (forward + backward + Adam, float32) of an MLP at 784-64-10,
   batch 32 and 784-512-512-10, batch 128: functrace ``jit`` vs the same step
-  written by hand in NumPy vs JAX's ``jit`` (when ``import jax`` works);
+  written by hand in NumPy vs JAX's ``jit`` (when ``import jax`` works), and
+  functrace again in a process whose user opted into 2 BLAS threads;
 * the first call of the jitted step in a fresh process with a cold and a warm
   disk cache (import time reported separately).
 
@@ -203,17 +204,43 @@ def _jax_worker(one_thread: bool) -> None:
         print(json.dumps(t), flush=True)
 
 
-class JaxWorker:
-    """A JAX process that times a case when asked (None when JAX is not installed)."""
+def _ft_worker() -> None:
+    """functrace in a process started with the user's thread settings (see Worker)."""
+    calls: dict[str, Any] = {}
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        key = cmd["key"]
+        if key not in calls:
+            sizes, batch = json.loads(key)
+            state, step = init(tuple(sizes), batch), jit(train_step)
+            calls[key] = lambda s=state, j=step: j(*s)
+        t = time_per_call(calls[key], min_time=cmd["min_time"], repeats=cmd["repeats"])
+        print(json.dumps(t), flush=True)
 
-    def __init__(self, one_thread: bool) -> None:
-        args = [sys.executable, os.path.abspath(__file__), "--jax-worker"]
-        if one_thread:
-            args.append("--one-thread")
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+class Worker:
+    """A process that times a case when asked: JAX (default threading, or pinned to
+    one core), or functrace run by a user who set ``BLAS_THREADS`` BLAS threads."""
+
+    BLAS_THREADS = "2"
+
+    def __init__(self, kind: str) -> None:
+        args = [sys.executable, os.path.abspath(__file__)]
+        env = dict(os.environ)
+        if kind == "ft-threads":
+            args.append("--ft-worker")
+            for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                env[var] = self.BLAS_THREADS
+        else:
+            args.append("--jax-worker")
+            if kind == "jax-1core":
+                args.append("--one-thread")
+        self.proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
 
     @staticmethod
-    def available() -> bool:
+    def jax_available() -> bool:
         import importlib.util
 
         try:
@@ -229,7 +256,7 @@ class JaxWorker:
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError("the JAX worker died (see its stderr above)")
+            raise RuntimeError("a worker process died (see its stderr above)")
         return float(json.loads(line))
 
     def close(self) -> None:
@@ -295,9 +322,9 @@ def main() -> None:
     os.environ["FUNCTRACE_CACHE_DIR"] = tempfile.mkdtemp(prefix="ft-bench-cache-")
     rounds = 3 if QUICK else 7
     per = {"min_time": MIN_TIME / 2, "repeats": 3}
-    workers = {}
-    if JaxWorker.available():
-        workers = {"JAX jit": JaxWorker(False), "JAX jit 1 core": JaxWorker(True)}
+    workers = {"ft 2 threads": Worker("ft-threads")}
+    if Worker.jax_available():
+        workers.update({"JAX jit": Worker("jax"), "JAX jit 1 core": Worker("jax-1core")})
     try:
         _run(workers, rounds, per)
     finally:
@@ -305,7 +332,7 @@ def main() -> None:
             w.close()
 
 
-def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> None:
+def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
     # -- scalar dispatch -----------------------------------------------------
     f = ft.value_and_grad(lambda x, y: x * y + x**2)
     jf = jit(f)
@@ -314,7 +341,8 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
         "functrace jit": lambda: time_per_call(lambda: jf(2.0, 3.0), **per),
     }
     for name, w in workers.items():
-        cases[name] = lambda w=w: w.time("scalar", **per)
+        if name.startswith("JAX"):
+            cases[name] = lambda w=w: w.time("scalar", **per)
     res = interleaved(cases, rounds)
     base = res["functrace eager"]
     rows = [
@@ -346,12 +374,14 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
             cases[name] = lambda w=w, k=key: w.time(k, **per)
         res = interleaved(cases, rounds)
         row = [label, fmt_time(res["ft"]), fmt_time(res["np"]), f"{res['ft'] / res['np']:.2f}"]
-        for name in ("JAX jit", "JAX jit 1 core"):
+        for ft_name, name in (("ft", "JAX jit"), ("ft", "JAX jit 1 core")):
             row += (
-                [fmt_time(res[name]), f"{res['ft'] / res[name]:.2f}"]
+                [fmt_time(res[name]), f"{res[ft_name] / res[name]:.2f}"]
                 if name in res
                 else ["n/a", "n/a"]
             )
+        t2 = res["ft 2 threads"]
+        row += [fmt_time(t2), f"{t2 / res['JAX jit']:.2f}" if "JAX jit" in res else "n/a"]
         row += [f"{compile_s:.2f} s", str(jstep.compile_count)]
         step_rows.append(row)
 
@@ -380,6 +410,8 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
             "ft/JAX",
             "JAX jit 1 core",
             "ft/JAX-1c",
+            f"ft, {Worker.BLAS_THREADS} BLAS threads",
+            "ft-2t/JAX",
             "compile (this process)",
             "kernels compiled",
         ],
@@ -406,5 +438,7 @@ def _run(workers: dict[str, JaxWorker], rounds: int, per: dict[str, Any]) -> Non
 if __name__ == "__main__":
     if "--jax-worker" in sys.argv:
         _jax_worker("--one-thread" in sys.argv)
+    elif "--ft-worker" in sys.argv:
+        _ft_worker()
     else:
         main()

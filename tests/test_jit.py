@@ -585,6 +585,154 @@ def test_float32_sum_is_accurate() -> None:
     assert abs(float(got) - 1e5) / 1e5 < 1e-5
 
 
+_REDUCTION_CASES = [
+    ((6, 5), (1,)),  # trailing: a local accumulator per row
+    ((6, 5), (0,)),  # leading: rows added in turn, as NumPy does
+    ((3, 4, 5), (1,)),  # middle
+    ((3, 4, 5), (0, 2)),  # leading and trailing
+    ((3, 4, 5), (1, 2)),  # trailing block of two axes (collapsed)
+    ((4, 1, 5), (1,)),  # only a unit axis
+    ((4, 1, 5), (1, 2)),
+    ((1, 7), (1,)),
+    ((2, 3, 4, 5), (0, 3)),
+]
+
+
+@pytest.mark.parametrize("shape,axes", _REDUCTION_CASES)
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+def test_reductions_fused_into_kernels_match_eager(shape, axes, kind) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape[-1]).astype(np.float32)
+    red = {"sum": fnp.sum, "max": fnp.max, "min": fnp.min}[kind]
+
+    def f(x, b):
+        y = fnp.exp(x * 0.5) + b  # computed in a kernel, reduced there too
+        return red(y, axis=axes), red(y * 2.0, axis=axes) - 1.0
+
+    low = jit(f).lower(x, b)
+    assert ".reduce(" not in low.driver_source
+    got, want = jit(f)(x, b), f(x, b)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float32 and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+
+
+def test_fused_reduction_when_the_value_is_also_an_output() -> None:
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    f = jit(lambda x: (x * 3.0, fnp.sum(x * 3.0, axis=1), fnp.max(x * 3.0, axis=0)))
+    for g, w in zip(f(x), (x * 3, (x * 3).sum(1), (x * 3).max(0))):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_fused_max_and_min_keep_nan_and_inf() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [-np.inf, -np.inf, -np.inf], [2.0, np.inf, 0.0]])
+    for dtype in (np.float32, np.float64):
+        xd = x.astype(dtype)
+        f = jit(lambda x: (fnp.max(x + 0.0, axis=1), fnp.min(x + 0.0, axis=1)))
+        got = f(xd)
+        np.testing.assert_array_equal(got[0], np.max(xd, axis=1))
+        np.testing.assert_array_equal(got[1], np.min(xd, axis=1))
+
+
+def test_fused_float32_sum_accumulates_accurately() -> None:
+    x = np.full((2, 200_000), 0.1, np.float32)
+    got = jit(lambda x: fnp.sum(x * 1.0, axis=1))(x)
+    np.testing.assert_allclose(got, [2e4, 2e4], rtol=1e-6)
+
+
+def test_softmax_cross_entropy_grad_fuses_its_reductions() -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((8, 5)).astype(np.float32)
+    y = np.eye(5, dtype=np.float32)[rng.integers(0, 5, 8)]
+
+    def loss(z, y):
+        m = fnp.max(z, axis=1, keepdims=True)
+        lse = fnp.log(fnp.sum(fnp.exp(z - m), axis=1, keepdims=True)) + m
+        return -fnp.mean(fnp.sum((z - lse) * y, axis=1))
+
+    f = ft.value_and_grad(loss)
+    low = jit(f).lower(logits, y)
+    assert low.driver_source.count(".reduce(") <= 2  # the input's max and the last mean
+    for g, w in zip(jit(f)(logits, y), f(logits, y)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _mlp_like(x, w):
+    h = fnp.maximum(x @ w + 1.0, 0.0)
+    z = h * 2.0 - fnp.max(h, axis=1, keepdims=True)
+    lse = fnp.log(fnp.sum(fnp.exp(z), axis=1))
+    # outputs that are views of kernel results: never scratch buffers
+    return lse, fnp.reshape(z, (-1,)), fnp.transpose(h * 3.0), fnp.sum(z * z, axis=0)
+
+
+def test_scratch_buffers_never_alias_returned_outputs() -> None:
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 6)).astype(np.float32)
+    xs = [rng.standard_normal((4, 5)).astype(np.float32) for _ in range(3)]
+    f = jit(_mlp_like)
+    assert "_new_scratch" in f.lower(xs[0], w).driver_source  # intermediates are reused
+    first = f(xs[0], w)
+    kept = [np.array(o, copy=True) for o in first]
+    for x in xs[1:]:
+        out = f(x, w)
+        for o, want in zip(out, _mlp_like(x, w)):
+            np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-6)
+    for o, k in zip(first, kept):  # later calls wrote nothing the first call returned
+        np.testing.assert_array_equal(o, k)
+    grad = jit(ft.grad(lambda w, x: fnp.sum(_mlp_like(x, w)[0])))
+    g1 = grad(w, xs[0])
+    g1_kept = g1.copy()
+    grad(w, xs[1])
+    np.testing.assert_array_equal(g1, g1_kept)
+
+
+def test_scratch_buffers_with_threads_and_reentrant_calls() -> None:
+    import threading
+
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((5, 6)).astype(np.float32)
+    xs = [rng.standard_normal((4, 5)).astype(np.float32) for _ in range(8)]
+    f = jit(_mlp_like)
+    f(xs[0], w)
+    errors: list[BaseException] = []
+
+    def work(x) -> None:
+        try:
+            want = _mlp_like(x, w)
+            for _ in range(200):
+                for o, e in zip(f(x, w), want):
+                    np.testing.assert_allclose(o, e, rtol=1e-5, atol=1e-6)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in xs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+    # A grad_hook calling the same compiled function while its own call is running.
+    inner: list[object] = []
+    depth = [0]
+
+    def hook(ct):
+        if depth[0] == 0:
+            depth[0] += 1
+            inner.append(g(xs[1], w))
+
+    def loss(x, w_):  # the hook runs first in the backward pass, then the rest
+        return fnp.sum(ft.grad_hook(_mlp_like(x * 2.0, w_)[0], hook))
+
+    g = jit(ft.grad(loss))
+    got = g(xs[0], w)
+    inner_want = ft.grad(lambda x, w: fnp.sum(_mlp_like(x * 2.0, w)[0]))(xs[1], w)
+    want = ft.grad(lambda x, w: fnp.sum(_mlp_like(x * 2.0, w)[0]))(xs[0], w)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(inner[0], inner_want, rtol=1e-5, atol=1e-6)
+
+
 def test_float32_stays_float32_in_kernels() -> None:
     x = np.linspace(0, 1, 7, dtype=np.float32)
     f = jit(lambda x: fnp.sqrt(x * 2.0 + 1e-3) / 3.0)
@@ -770,6 +918,49 @@ def test_second_process_loads_kernels_from_disk(tmp_path) -> None:
     assert b["compiled"] == 0
     assert a["value"] == b["value"]
     assert any(p.name.endswith(".py") for p in (tmp_path / "cache").iterdir())
+
+
+_THREADS_SCRIPT = textwrap.dedent("""
+    import ctypes, json
+    import numpy as np
+    import functrace.numpy as fnp
+    from functrace.jit import jit
+
+    f = jit(lambda a, b: fnp.maximum(a @ b, 0.0))
+    f(np.ones((64, 64), np.float32), np.ones((64, 64), np.float32))
+    import numba
+
+    blas = None  # the BLAS NumPy's matrix products (and so compiled drivers) call
+    for line in open("/proc/self/maps"):
+        if "openblas" in line.lower() and line.split()[-1].startswith("/"):
+            lib = ctypes.CDLL(line.split()[-1])
+            for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                         "openblas_get_num_threads"):
+                if hasattr(lib, name):
+                    blas = getattr(lib, name)()
+                    break
+            break
+    print(json.dumps({"numba": numba.config.NUMBA_NUM_THREADS, "blas": blas}))
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_thread_settings_default_to_one_and_user_settings_reach_compiled_code() -> None:
+    from functrace.jit.kernels import BLAS_THREAD_VARS
+
+    names = ("NUMBA_NUM_THREADS", *BLAS_THREAD_VARS)
+    saved = {k: os.environ.pop(k) for k in names if k in os.environ}
+    try:
+        default = _run(_THREADS_SCRIPT, {})
+        user = _run(_THREADS_SCRIPT, {"NUMBA_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"})
+    finally:
+        os.environ.update(saved)
+    assert default.returncode == 0, default.stderr
+    assert user.returncode == 0, user.stderr
+    d, u = json.loads(default.stdout), json.loads(user.stdout)
+    assert d["numba"] == 1 and u["numba"] == 2  # functrace's default never overrides a choice
+    if u["blas"] is not None:  # OpenBLAS found: the user's count is what compiled code uses
+        assert d["blas"] == 1 and u["blas"] == 2
 
 
 def test_unwritable_cache_dir_warns_once_and_works(tmp_path) -> None:

@@ -69,11 +69,13 @@ class DriverRule:
 
     ``emit(ctx)`` returns the expression (a tuple expression for primitives with
     multiple results), or None to use the default impl call. ``fresh`` promises
-    that the results are new, writable, C-contiguous arrays (or NumPy scalars).
+    that the results are new, writable, C-contiguous arrays (or NumPy scalars);
+    ``keeps_contig`` that the result is C-contiguous when the operand is (reshapes).
     """
 
     emit: Callable[[DriverContext], str | None]
     fresh: bool = False
+    keeps_contig: bool = False
 
 
 ScalarEmitter = str | Callable[[EmitContext], str | None]

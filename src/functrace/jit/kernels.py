@@ -13,7 +13,9 @@ expected shapes.
 Values are scalars in registers; every operation's result is cast to its IR
 dtype, so float32 code stays float32. Loads and operations are placed at the
 outermost loop level where all their inputs are known (a bias broadcast along
-rows is loaded once per column, not per element).
+rows is loaded once per column, not per element). Reductions of computed values
+(``KernelSpec.reductions``) write outputs ``y*`` with size 1 on reduced blocks.
+Drivers call a kernel through its compiled entry point (:attr:`LoadedKernel.entry`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +106,72 @@ def tune_malloc() -> bool:
     )
 
 
+BLAS_THREAD_VARS = (
+    "OPENBLAS_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def default_blas_threads() -> bool:
+    """One BLAS thread for compiled code, unless the user chose a number.
+
+    Matrix products in drivers go to NumPy's BLAS; a 2-thread pool on a busy 2-core
+    machine stalled for milliseconds per product (the benchmark's medium step went
+    from 4 ms to 100 ms). So when none of ``BLAS_THREAD_VARS`` is set and the
+    loaded OpenBLAS still runs its default (one thread per core), its pool is set
+    to one thread, once, when the first driver is made. The setting is process-wide
+    (NumPy products outside ``jit`` follow it too); set ``OPENBLAS_NUM_THREADS``
+    (or ``OMP_NUM_THREADS``) to keep any other count, which compiled code then uses.
+    Linux only (loaded libraries are found in ``/proc/self/maps``); other BLAS
+    libraries are left alone. Returns whether a pool was changed.
+    """
+    if any(k in os.environ for k in BLAS_THREAD_VARS) or not sys.platform.startswith("linux"):
+        return False
+    changed = False
+    for lib in _openblas_libs():
+        get = _first_attr(lib, "get_num_threads")
+        put = _first_attr(lib, "set_num_threads")
+        if get is None or put is None:
+            continue
+        get.restype = ctypes.c_int
+        put.argtypes = [ctypes.c_int]
+        if get() == (os.cpu_count() or 1) > 1:  # still the library's default
+            put(1)
+            changed = True
+    return changed
+
+
+def _openblas_libs() -> list[ctypes.CDLL]:
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                path = line.split()[-1] if line.strip() else ""
+                if "openblas" in path.lower() and path.startswith("/") and path not in paths:
+                    paths.append(path)
+    except OSError:
+        return []
+    libs = []
+    for path in paths:
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    return libs
+
+
+def _first_attr(lib: ctypes.CDLL, what: str) -> Any:
+    for name in (f"scipy_openblas_{what}64_", f"openblas_{what}64_", f"openblas_{what}"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            return fn
+    return None
+
+
 @functools.lru_cache(maxsize=1)
 def _njit():  # type: ignore[no-untyped-def]
     tune_malloc()
@@ -125,6 +194,10 @@ class KernelSpec:
     # (depth, comment, line) for each computed value, in dependency order
     body: list[tuple[int, str, str]] = field(default_factory=list)
     stores: list[str] = field(default_factory=list)  # value name per output
+    # Reductions of values into outputs y*: (kind "sum"|"max"|"min", dtype, per-block
+    # flag "kept" (False: reduced; the output has size 1 there), value name).
+    reductions: list[tuple[str, np.dtype, tuple[bool, ...], str]] = field(default_factory=list)
+    explicit_sizes: bool = False  # sizes n* as arguments (no output has the full shape)
 
     def load_depth(self, j: int) -> int:
         full = self.arrays[j][1]
@@ -158,7 +231,49 @@ def _sig_text(spec: KernelSpec) -> str:
     parts = [f"x{j}={_short(dt)}[{spec.ndim}d C ro]" for j, (dt, _) in enumerate(spec.arrays)]
     parts += [f"s{j}={_short(dt)}" for j, dt in enumerate(spec.scalars)]
     parts += [f"o{j}={_short(dt)}[{spec.ndim}d C]" for j, dt in enumerate(spec.outputs)]
+    parts += [f"y{j}={_short(r[1])}[{spec.ndim}d C]" for j, r in enumerate(spec.reductions)]
+    if spec.explicit_sizes:
+        parts += [f"n{b}=intp" for b in range(spec.ndim)]
     return ", ".join(parts)
+
+
+_REDUCE_UPDATE = {"sum": "{0} + {1}", "max": "np.maximum({0}, {1})", "min": "np.minimum({0}, {1})"}
+
+
+def _reduce_init(kind: str, dtype: np.dtype) -> str:
+    if kind == "sum":
+        return f"np.{dtype.name}(0)"
+    return f"np.{dtype.name}({'-' if kind == 'max' else ''}np.inf)"
+
+
+def _reduction_lines(
+    spec: KernelSpec, by_depth: dict[int, list[str]], after: dict[int, list[str]]
+) -> None:
+    """Place each reduction's init, update and store in the loop nest.
+
+    Reduced blocks forming a suffix of the nest accumulate in a local (float64 for
+    float32 sums), stored once per kept index when the inner loops end; any other
+    pattern accumulates in the output in order, like NumPy's reduction over leading
+    axes (adding whole rows in turn).
+    """
+    nd = spec.ndim
+    for m, (kind, dt, kept, v) in enumerate(spec.reductions):
+        k = next((b for b, f in enumerate(kept) if not f), nd)
+        idx = ", ".join(f"i{b}" if f else "0" for b, f in enumerate(kept))
+        cast = f"np.{dt.name}"
+        if not any(kept[k:]):  # a local accumulator
+            acc_dt = np.dtype(np.float64) if kind == "sum" and dt == np.float32 else dt
+            r, acc = f"r{m}", f"np.{acc_dt.name}"
+            by_depth[k].append(f"{r} = {_reduce_init(kind, acc_dt)}")
+            upd = _REDUCE_UPDATE[kind].format(r, f"{acc}({v})")
+            by_depth[nd].append(f"{r} = {acc}({upd})")
+            (by_depth[nd] if k == nd else after[k]).append(f"y{m}[{idx}] = {cast}({r})")
+        else:  # initialized by a loop nest (``.fill`` doubles the compile time)
+            init = [f"{'    ' * b}for j{b} in range(y{m}.shape[{b}]):" for b in range(nd)]
+            jdx = ", ".join(f"j{b}" for b in range(nd))
+            by_depth[0] += [*init, f"{'    ' * nd}y{m}[{jdx}] = {_reduce_init(kind, dt)}"]
+            upd = _REDUCE_UPDATE[kind].format(f"y{m}[{idx}]", v)
+            by_depth[nd].append(f"y{m}[{idx}] = {cast}({upd})")
 
 
 def kernel_source(spec: KernelSpec) -> str:
@@ -167,10 +282,15 @@ def kernel_source(spec: KernelSpec) -> str:
     params = [f"x{j}" for j in range(len(spec.arrays))]
     params += [f"s{j}" for j in range(len(spec.scalars))]
     params += [f"o{j}" for j in range(len(spec.outputs))]
+    params += [f"y{j}" for j in range(len(spec.reductions))]
+    if spec.explicit_sizes:
+        params += [f"n{b}" for b in range(nd)]
     lines = kernel_header(params, _sig_text(spec), "# functrace fused elementwise kernel")
-    sizes = ", ".join(f"n{b}" for b in range(nd))
-    lines.append(f"    {sizes}{',' if nd == 1 else ''} = o0.shape")
+    if not spec.explicit_sizes:
+        sizes = ", ".join(f"n{b}" for b in range(nd))
+        lines.append(f"    {sizes}{',' if nd == 1 else ''} = o0.shape")
     by_depth: dict[int, list[str]] = {d: [] for d in range(nd + 1)}
+    after: dict[int, list[str]] = {d: [] for d in range(nd)}
     for j, (_, full) in enumerate(spec.arrays):
         idx = ", ".join(f"i{b}" if f else "0" for b, f in enumerate(full))
         by_depth[spec.load_depth(j)].append(f"a{j} = x{j}[{idx}]")
@@ -179,11 +299,14 @@ def kernel_source(spec: KernelSpec) -> str:
         by_depth[depth].append(line)
     idx_all = ", ".join(f"i{b}" for b in range(nd))
     by_depth[nd] += [f"o{m}[{idx_all}] = {v}" for m, v in enumerate(spec.stores)]
+    _reduction_lines(spec, by_depth, after)
     for d in range(nd + 1):
         pad = "    " * (d + 1)
         lines += [pad + ln for ln in by_depth[d]]
         if d < nd:
             lines.append(f"{pad}for i{d} in range(n{d}):")
+    for d in range(nd - 1, -1, -1):  # after the loop over block d ends
+        lines += ["    " * (d + 1) + ln for ln in after[d]]
     return "\n".join(lines) + "\n"
 
 
@@ -197,6 +320,9 @@ def numba_signature(spec: KernelSpec) -> tuple[object, ...]:
     ]
     sig += [from_dtype(dt) for dt in spec.scalars]
     sig += [types.Array(from_dtype(dt), spec.ndim, "C") for dt in spec.outputs]
+    sig += [types.Array(from_dtype(r[1]), spec.ndim, "C") for r in spec.reductions]
+    if spec.explicit_sizes:
+        sig += [types.intp] * spec.ndim
     return tuple(sig)
 
 
@@ -207,6 +333,20 @@ class LoadedKernel:
     dispatcher: object
     compiled: bool  # compiled by Numba in this process (False: loaded from disk)
     seconds: float
+
+    @property
+    def entry(self) -> object:
+        """The compiled signature's own wrapper, called by drivers instead of the
+        dispatcher: it unboxes the arguments without resolving their types (half the
+        cost of a call with a dozen arguments). It still rejects an array of another
+        dtype (``TypeError``), but takes the rank and C-contiguity of each array on
+        trust: the driver passes only C-contiguous arrays reshaped to the kernel's rank
+        (or of known shape). Falls back to the dispatcher if Numba's internals moved."""
+        overloads = getattr(self.dispatcher, "overloads", None)
+        if overloads is None or len(overloads) != 1:  # pragma: no cover - Numba internals
+            return self.dispatcher
+        (cres,) = overloads.values()
+        return getattr(cres, "entry_point", self.dispatcher)
 
 
 _loaded: dict[str, LoadedKernel] = {}

@@ -13,6 +13,9 @@ Planning walks the equations once, in order:
   like the Adam updates of equal-shape parameters, share a kernel);
 * a 0-d elementwise equation becomes inline Python arithmetic on NumPy scalars
   in the driver (calling a kernel costs more than the arithmetic);
+* a reduction (float32 sums, float max/min, not to 0-d) of a value computed by the
+  open group of its shape joins that group, which closes: the kernel reduces as it
+  computes (see ``kernels._reduction_lines``);
 * anything else is one driver expression: its :class:`~functrace.jit.emitters.DriverRule`
   (``np.dot``...) or a call of its NumPy impl.
 
@@ -22,7 +25,8 @@ outside use keeps every dependency satisfied: all of a group's inputs were
 computed before it closed, and nothing read its values before it closed.
 
 Code generation names driver variables like the printed jaxpr (``a``, ``b``...)
-and puts each equation as a comment above its code.
+and puts each equation as a comment above its code. Arrays read only inside the
+call live in scratch buffers reused across calls (:func:`scratch_values`).
 """
 
 from __future__ import annotations
@@ -211,6 +215,30 @@ def _classify(eqn: JaxprEqn) -> str:
     return "other"
 
 
+def _reductions() -> dict[Primitive, str]:
+    from functrace.lax import reductions
+
+    return {
+        reductions.reduce_sum_p: "sum",
+        reductions.reduce_max_p: "max",
+        reductions.reduce_min_p: "min",
+    }
+
+
+def _fusible_reduction(eqn: JaxprEqn) -> bool:
+    """Whether a reduction may run inside the kernel computing its operand: float32
+    sums (accumulated in float64 along trailing axes, in NumPy's order along leading
+    ones) and float32/float64 max/min (exact in any order), non-empty, not to 0-d."""
+    kind = _reductions().get(eqn.primitive)
+    if kind is None:
+        return False
+    (x,), out = eqn.inputs, eqn.out_binders[0]
+    if not isinstance(x, Var) or math.prod(x.aval.shape) == 0 or out.aval.shape == ():
+        return False
+    dt = x.aval.dtype
+    return dt == np.float32 if kind == "sum" else dt in (np.float32, np.float64)
+
+
 @dataclass
 class Plan:
     schedule: list[tuple[str, Any]]  # ("group", Group) | ("scalar"|"other"|"virtual", eqn)
@@ -264,6 +292,15 @@ def plan(jaxpr: Jaxpr) -> Plan:
             g_same.eqns.append(eqn)
             made_by[eqn.out_binders[0]] = g_same
             continue
+        if _fusible_reduction(eqn):
+            # A reduction of a value the open group of its shape computes: the kernel
+            # reduces as it goes (no array, no NumPy call) and the group closes.
+            x = eqn.inputs[0]
+            pg = made_by.get(x) if isinstance(x, Var) and x not in virtual else None
+            if pg is not None and pg.open:
+                pg.eqns.append(eqn)
+                close(pg)
+                continue
         for x in eqn.inputs:
             if isinstance(x, Var):
                 src = resolve(x)
@@ -274,6 +311,96 @@ def plan(jaxpr: Jaxpr) -> Plan:
     for g in list(open_groups.values()):
         close(g)
     return Plan(schedule, virtual)
+
+
+# ---------------------------------------------------------------------------
+# Scratch buffers: kernel outputs reused from one call to the next
+# ---------------------------------------------------------------------------
+
+SCRATCH_MAX_BYTES = 256 << 10
+"""Largest array kept for reuse (larger ones cost little to allocate next to their
+kernel's work, and are not worth keeping alive between calls)."""
+SCRATCH_MAX_TOTAL = 4 << 20
+"""Most bytes of scratch buffers kept per compiled signature (per concurrent call)."""
+
+
+class _NoScratch(Exception):
+    """Raised to generate a driver again without scratch buffers (a kernel fell back
+    to NumPy calls, whose results may be views of their inputs)."""
+
+
+def _view_prims() -> set[Primitive]:
+    from functrace.lax.shapes import reshape_p, squeeze_p, transpose_p
+
+    return {reshape_p, squeeze_p, transpose_p}
+
+
+def _fresh_rule(eqn: JaxprEqn) -> bool:
+    """Whether the driver computes ``eqn`` with a rule promising fresh results (np.dot,
+    NumPy reductions, concatenate), which keep no reference to their operands."""
+    rule = emitters.numba_emitters.get(eqn.primitive)
+    if not isinstance(rule, DriverRule) or not rule.fresh:
+        return False
+
+    def no_lower(*_: Any) -> Any:
+        raise _NoScratch
+
+    ctx = DriverContext(
+        tuple(f"_x{i}" for i in range(len(eqn.inputs))),
+        tuple(x.aval for x in eqn.inputs),
+        tuple(v.aval for v in eqn.out_binders),
+        dict(eqn.params),
+        lambda _: "_c",
+        no_lower,
+    )
+    try:
+        return rule.emit(ctx) is not None
+    except _NoScratch:
+        return False
+
+
+def scratch_values(jaxpr: Jaxpr, plan_: Plan) -> set[Var]:
+    """Values whose arrays a driver may reuse across calls: never outputs, and read
+    only by kernels, by fresh rules, or through views (reshape, transpose) that are
+    such values themselves. Nothing that outlives a call (an output, a value handed to
+    an impl or a user callback) can then alias one of them."""
+    fused = {id(e) for kind, g in plan_.schedule if kind == "group" for e in g.eqns}
+    views = _view_prims()
+    outs = {x for x in jaxpr.outvars if isinstance(x, Var)}
+    uses: dict[Var, list[tuple[JaxprEqn, bool]]] = {}
+    for e in jaxpr.eqns:
+        if e.out_binders and e.out_binders[0] in plan_.virtual:
+            continue  # a virtual broadcast: its readers are counted on its source
+        for x in e.inputs:
+            if isinstance(x, Var):
+                v = plan_.virtual.get(x)
+                src = v.src if v is not None else x
+                if isinstance(src, Var):
+                    uses.setdefault(src, []).append((e, src is not x))
+    for x in list(outs):
+        v = plan_.virtual.get(x)
+        if v is not None and isinstance(v.src, Var):
+            outs.add(v.src)
+    safe: set[Var] = set()
+    for e in reversed(jaxpr.eqns):
+        for out in e.out_binders:
+            if out in outs or out in plan_.virtual:
+                continue
+            ok = True
+            for c, via_broadcast in uses.get(out, []):
+                if id(c) in fused:
+                    continue
+                if via_broadcast:
+                    ok = False
+                elif c.primitive in views:
+                    ok = c.out_binders[0] in safe
+                else:
+                    ok = _fresh_rule(c)
+                if not ok:
+                    break
+            if ok:
+                safe.add(out)
+    return safe
 
 
 # ---------------------------------------------------------------------------
@@ -381,16 +508,20 @@ class LoweredProgram:
 
 
 def _kernel_args_error(err: TypeError) -> TypeError:
-    """Numba's "No matching definition" (a kernel got arguments of unexpected types) as
-    a functrace error; any other TypeError is returned unchanged."""
+    """A kernel's rejection of its arguments (an array of unexpected dtype) as a
+    functrace error; any other TypeError is returned unchanged."""
     msg = str(err)
-    if "No matching definition for argument type" not in msg:
+    if "can't unbox array" in msg:  # the compiled entry point's dtype check
+        got = "an array of another dtype"
+    elif "No matching definition for argument type" in msg:  # a dispatcher's
+        got = msg.splitlines()[0].split(":", 1)[-1].strip()
+    else:
         return err
     new = TypeError(
         f"functrace.jit: expected a compiled kernel's arguments to have the types traced "
-        f"for it, got {msg.splitlines()[0].split(':', 1)[-1].strip()}. A primitive's impl "
-        f"returned a dtype or layout its abstract-eval rule did not announce: please "
-        f"report it; functrace.disable_jit() runs the function eagerly meanwhile."
+        f"for it, got {got}. A primitive's impl returned a dtype or layout its "
+        f"abstract-eval rule did not announce: please report it; functrace.disable_jit() "
+        f"runs the function eagerly meanwhile."
     )
     new.__cause__ = err
     return new
@@ -403,9 +534,20 @@ def _writable(x: Any) -> Any:
 
 class _Gen:
     def __init__(
-        self, jaxpr: Jaxpr, consts: list[Any], plan_: Plan, fname: str, out_tree: Any
+        self,
+        jaxpr: Jaxpr,
+        consts: list[Any],
+        plan_: Plan,
+        fname: str,
+        out_tree: Any,
+        scratch: set[Var] | None = None,
     ) -> None:
         self.jaxpr = jaxpr
+        self.scratch = scratch or set()  # values allowed in reused buffers
+        self.pooled: list[tuple[str, str]] = []  # (name, allocation expression)
+        # scratch buffers: var -> {shape: name of the buffer's view of that shape}
+        self.kernel_views: dict[Var, dict[tuple[int, ...], str]] = {}
+        self.pool_bytes = 0
         self.out_tree = out_tree
         self.plan = plan_
         self.fname = fname
@@ -528,9 +670,32 @@ class _Gen:
             else:
                 self.gen_other(unit)
         outs = [self.output(x) for x in jaxpr.outvars]
+        if self.pooled:
+            self.emit("_pool.append(_s)  # the scratch buffers, for the next call")
         self.emit(f"return {self.rebuild(outs)}")
+        head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
+        if self.pooled:
+            # A call takes a set of scratch buffers (or makes one) and gives it back when
+            # it returns: concurrent or re-entrant calls never share a set.
+            names = ", ".join(n for n, _ in self.pooled)
+            self.lines[head + 1 : head + 1] = [
+                "    try:",
+                "        _s = _pool.pop()",
+                "    except IndexError:",
+                "        _s = _new_scratch()",
+                f"    {names}, = _s",
+            ]
+            alloc = [f"    {n} = {expr}" for n, expr in self.pooled]
+            self.lines[head:head] = [
+                "def _new_scratch():",
+                *alloc,
+                f"    return ({names},)",
+                "",
+                "",
+            ]
+            head += len(alloc) + 4
+            self.ns["_pool"] = []
         if self.kernels:  # zero-cost try: only a failing call pays for it
-            head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
             body = ["    " + ln for ln in self.lines[head + 1 :]]
             self.lines[head + 1 :] = [
                 "    try:",
@@ -619,10 +784,12 @@ class _Gen:
 
     def gen_other(self, eqn: JaxprEqn) -> None:
         p = eqn.primitive
+        if self.scratch_reshape(eqn):
+            return
         rule = lowering_rule(p)
         args = tuple(self.atom(x) for x in eqn.inputs)
         expr = None
-        fresh = False
+        fresh = keeps = False
         if isinstance(rule, DriverRule):
             ctx = DriverContext(
                 args,
@@ -634,12 +801,24 @@ class _Gen:
             )
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
+            src = eqn.inputs[0] if eqn.inputs else None
+            keeps = rule.keeps_contig and expr is not None and isinstance(src, Var)
+            keeps = keeps and src in self.contig
         if expr is None:
             impl = core.impl_rules.get(p)
             if impl is None:  # pragma: no cover - lowering_rule raised already
                 raise emitters.MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{self.glob('f', fn)}({', '.join(args)})"
+        elif (
+            fresh
+            and expr.startswith("np.dot(")
+            and eqn.out_binders[0].aval.dtype.kind in "fc"
+            and eqn.out_binders[0].aval.dtype == eqn.inputs[0].aval.dtype  # np.dot's own type
+            and self.scratch_buffer(eqn.out_binders[0])
+        ):
+            expr = f"{expr[:-1]}, {self.name(eqn.out_binders[0])})"  # BLAS writes into it
+            fresh = False
         outs = [self.name(v) for v in eqn.out_binders]
         self.emit(f"# {fmt_eqn(eqn, self.name)}")
         if p.multiple_results:
@@ -648,12 +827,59 @@ class _Gen:
             self.emit(f"{outs[0]} = {expr}")
         for v, n in zip(eqn.out_binders, outs):
             if v.aval.shape == ():
-                if numba_dtype_ok(v.aval.dtype):
+                if fresh and p in _reductions() and v.aval.dtype.kind in "fc":
+                    self.exact0d.add(v)  # a NumPy scalar of the operand's dtype already
+                elif numba_dtype_ok(v.aval.dtype):
                     self.emit(f"{n} = {dtype_ctor(v.aval.dtype)}({n})")
                     self.exact0d.add(v)
             elif fresh:
                 self.fresh.add(v)
                 self.contig.add(v)
+            elif keeps:
+                self.contig.add(v)
+
+    def scratch_buffer(self, v: Var) -> bool:
+        """Give ``v`` a scratch buffer (allocated in ``_new_scratch``) if allowed."""
+        shape, dt = v.aval.shape, v.aval.dtype
+        nbytes = math.prod(shape) * dt.itemsize
+        if (
+            v not in self.scratch
+            or not shape
+            or nbytes == 0
+            or nbytes > SCRATCH_MAX_BYTES
+            or self.pool_bytes + nbytes > SCRATCH_MAX_TOTAL
+            or dt.kind not in "biufc"
+        ):
+            return False
+        n = self.name(v)
+        self.pool_bytes += nbytes
+        self.pooled.append((n, f"_empty({shape}, {dtype_ctor(dt)})"))
+        self.kernel_views[v] = {shape: n}
+        self.contig.add(v)
+        return True
+
+    def scratch_reshape(self, eqn: JaxprEqn) -> bool:
+        """A reshape of a scratch buffer is made once, with the buffer (True if so)."""
+        from functrace.lax.shapes import reshape_p, squeeze_p
+
+        src = eqn.inputs[0] if eqn.inputs else None
+        if eqn.primitive not in (reshape_p, squeeze_p) or not isinstance(src, Var):
+            return False
+        views = self.kernel_views.get(src)
+        if views is None:
+            return False
+        out = eqn.out_binders[0]
+        n = self.name(out)
+        self.emit(f"# {fmt_eqn(eqn, self.name)}  (a view of a scratch buffer)")
+        got = views.get(out.aval.shape)
+        if got is None:
+            views[out.aval.shape] = n
+            self.pooled.append((n, f"{views[src.aval.shape]}.reshape({out.aval.shape})"))
+        elif got != n:
+            self.emit(f"{n} = {got}")
+        self.kernel_views[out] = views
+        self.contig.add(out)
+        return True
 
     def subprogram(self, jaxpr: Jaxpr, what: str) -> Any:
         """Lower a sub-jaxpr (loop body, branch) to its own driver."""
@@ -668,18 +894,33 @@ class _Gen:
         from functrace.jit.kernels import KernelSpec, load_kernel
 
         shape = g.shape
-        produced = {e.out_binders[0] for e in g.eqns}
+        red_kinds = _reductions()
+        elem = [e for e in g.eqns if e.primitive not in red_kinds]
+        reds = [e for e in g.eqns if e.primitive in red_kinds]  # read members of `elem`
+        produced = {e.out_binders[0] for e in elem}
         uses_outside = self._outside_uses(g, produced)
-        outputs = [e.out_binders[0] for e in g.eqns if e.out_binders[0] in uses_outside]
+        outputs = [e.out_binders[0] for e in elem if e.out_binders[0] in uses_outside]
         out_names = [self.name(v) for v in outputs]
+        red_outs = [e.out_binders[0] for e in reds]
 
-        def allocate() -> None:
+        kernel_views = self.kernel_views
+
+        def allocate(coll: tuple[int, ...] | None = None) -> None:
             for e in g.eqns:
                 self.emit(f"# {fmt_eqn(e, self.name)}")
-            for v, n in zip(outputs, out_names):
-                self.emit(f"{n} = _empty({shape}, {dtype_ctor(v.aval.dtype)})")
-                self.fresh.add(v)
-                self.contig.add(v)
+            for v in (*outputs, *red_outs):
+                n, shape_v = self.name(v), v.aval.shape
+                if coll is not None and self.scratch_buffer(v):
+                    fl = red_full[red_outs.index(v)] if v in red_outs else (True,) * len(coll)
+                    cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
+                    if cshape != shape_v:
+                        kernel_views[v][cshape] = f"{n}_k"
+                        self.pooled.append((f"{n}_k", f"{n}.reshape({cshape})"))
+                    self.emit(f"# {n}: a scratch buffer (see _new_scratch)")
+                else:
+                    self.emit(f"{n} = _empty({shape_v}, {dtype_ctor(v.aval.dtype)})")
+                    self.fresh.add(v)
+                    self.contig.add(v)
 
         if 0 in shape:
             allocate()
@@ -723,7 +964,7 @@ class _Gen:
 
         # Per-axis "varies" flags for each array input, then collapse axes.
         body_exprs: list[tuple[JaxprEqn, str, tuple[str, ...]]] = []
-        for k, e in enumerate(g.eqns):
+        for k, e in enumerate(elem):
             args = tuple(kernel_atom(x) for x in e.inputs)
             local[e.out_binders[0]] = f"v{k}"
             expr = _elementwise_expr(e, args)
@@ -738,6 +979,10 @@ class _Gen:
             return flags
 
         flags = [varies(s, d) for s, d in arrays]
+        red_flags = [
+            [d not in e.params["axes"] and shape[d] != 1 for d in range(len(shape))] for e in reds
+        ]
+        flags += red_flags  # collapsed blocks never mix reduced and kept axes
         kept = [d for d in range(len(shape)) if shape[d] != 1]
         blocks: list[list[int]] = []
         for d in kept:
@@ -749,6 +994,7 @@ class _Gen:
             blocks = [[]]
         coll = tuple(int(np.prod([shape[d] for d in b], dtype=np.int64)) for b in blocks)
         full = [tuple(bool(b) and f[b[0]] for b in blocks) for f in flags]
+        red_full = full[len(arrays) :]
 
         spec = KernelSpec(ndim=len(blocks))
         spec.arrays = [(s.aval.dtype, fl) for (s, _), fl in zip(arrays, full)]
@@ -763,25 +1009,41 @@ class _Gen:
             comment = _fmt_line(e, [f"v{k}:{_short(out_dt)}"], list(args))
             spec.body.append((d, comment, f"v{k} = {dtype_ctor(out_dt)}({expr})"))
         spec.stores = [local[v] for v in outputs]
+        spec.reductions = [
+            (red_kinds[e.primitive], e.out_binders[0].aval.dtype, fl, kernel_atom(e.inputs[0]))
+            for e, fl in zip(reds, red_full)
+        ]
+        spec.explicit_sizes = not outputs
 
         try:
             kernel = load_kernel(spec)
         except Exception as err:  # a Numba typing gap: stay correct, say so once
             if strict_kernels:
                 raise
+            if self.scratch:
+                raise _NoScratch from err  # impls may return views: no reuse anywhere
             _warn_kernel_fallback(g, err)
             for e in g.eqns:
                 self.gen_other(e)
             return
-        allocate()
+        allocate(coll)
         self.kernels.append(kernel)
         self.compiled += int(kernel.compiled)
-        kn = self.glob("k", kernel.dispatcher)
+        kn = self.glob("k", kernel.entry)
         call_args = []
+        invars = set(self.jaxpr.invars)  # shapes checked by the call's signature
         for (src, _), fl in zip(arrays, full):
-            expr = self.contiguous(src) if not isinstance(src, Literal) else self.atom(src)
+            expr = self.contiguous(src)
             cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
-            if cshape != src.aval.shape:
+            # The entry point trusts ranks: reshape (which checks the size) unless the
+            # array's shape is known to be exactly this one.
+            views = self.kernel_views.get(src)
+            if views is not None:  # a scratch buffer: its view of this shape, made once
+                expr = views.get(cshape) or ""
+                if not expr:
+                    expr = views[cshape] = f"{self.name(src)}_r{len(views)}"
+                    self.pooled.append((expr, f"{views[src.aval.shape]}.reshape({cshape})"))
+            elif cshape != src.aval.shape or not (src in self.contig or src in invars):
                 expr = f"{expr}.reshape({cshape})"
             call_args.append(expr)
         for x in scalars:
@@ -789,8 +1051,20 @@ class _Gen:
                 call_args.append(f"{dtype_ctor(x.aval.dtype)}({self.atom(x)})")
             else:
                 call_args.append(self.atom(x))
-        for n in out_names:
-            call_args.append(n if coll == shape else f"{n}.reshape({coll})")
+        for v, n in zip(outputs, out_names):
+            if v in kernel_views:
+                call_args.append(kernel_views[v][coll])
+            else:
+                call_args.append(n if coll == shape else f"{n}.reshape({coll})")
+        for v, fl in zip(red_outs, red_full):
+            cshape = tuple(c if f else 1 for c, f in zip(coll, fl))
+            n = self.name(v)
+            if v in kernel_views:
+                call_args.append(kernel_views[v][cshape])
+            else:
+                call_args.append(n if cshape == v.aval.shape else f"{n}.reshape({cshape})")
+        if spec.explicit_sizes:
+            call_args += [str(c) for c in coll]
         self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}")
 
     def _outside_uses(self, g: Group, produced: set[Var]) -> set[Var]:
@@ -842,14 +1116,21 @@ def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgr
     """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
     ``out_tree`` (a flat tuple when None)."""
     import functrace.jit.driver_rules  # noqa: F401  (registers the driver rules)
+    from functrace.jit.kernels import default_blas_threads
 
+    default_blas_threads()  # once per process: 1 BLAS thread unless the user chose
     t0 = time.perf_counter()
     jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
     jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))
     for e in jaxpr.eqns:
         lowering_rule(e.primitive)  # a missing rule is an error before any code is made
-    gen = _Gen(jaxpr, consts, plan(jaxpr), fname, out_tree)
-    source = gen.gen()
+    plan_ = plan(jaxpr)
+    try:
+        gen = _Gen(jaxpr, consts, plan_, fname, out_tree, scratch_values(jaxpr, plan_))
+        source = gen.gen()
+    except _NoScratch:
+        gen = _Gen(jaxpr, consts, plan_, fname, out_tree)
+        source = gen.gen()
     filename = f"<functrace jit driver {id(gen):x} of {fname}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
