@@ -558,6 +558,20 @@ def test_weak_int_comparison() -> None:
     assert jit(lambda n, m: n * m + 1)(3, 4) == 13
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_signed_remainders_match_numpy(dtype) -> None:
+    # Numba's np.fmod on signed integers is an unsigned remainder: the emitter avoids it.
+    info = np.iinfo(dtype)
+    vals = np.array([7, -8, 3, 0, -7, -1, 2, -2, info.min, info.max], dtype)
+    a, b = np.meshgrid(vals, vals)
+    with np.errstate(all="ignore"):
+        for f in (lax.rem, lambda a, b: a % b, lambda a, b: a // b):
+            assert_like_eager(jit(f)(a, b), f(a, b))  # fused kernels
+            for x, y in [(-7, 2), (7, -2), (-8, -2), (5, 0), (info.min, -1)]:
+                x, y = dtype(x), dtype(y)
+                assert_like_eager(jit(f)(x, y), f(x, y))  # 0-d: Python in the driver
+
+
 def test_kernels_reject_unexpected_argument_types() -> None:
     f = jit(lambda x, y: x * y + 1.0)
     x = np.ones((3, 4))
