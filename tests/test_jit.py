@@ -925,8 +925,8 @@ def test_native_loop_value_and_grad_fori_and_scan() -> None:
 
 def test_native_loop_falls_back_for_bodies_without_native_rules() -> None:
     def f(v, xs):
-        def body(c, x):  # cumsum has no native-loop rule: a Python loop around a body driver
-            return fnp.cumsum(c) * x + fnp.sum(c), fnp.sum(c) * x
+        def body(c, x):  # sort has no native-loop rule: a Python loop around a body driver
+            return lax.sort(c) * x + fnp.sum(c), fnp.sum(c) * x
 
         return lax.scan(body, v, xs)
 
@@ -939,7 +939,7 @@ def test_native_loop_falls_back_for_bodies_without_native_rules() -> None:
 
     def nested(x):
         def outer(c, _):
-            return fnp.cumsum(lax.fori_loop(0, 3, lambda i, s: s * 1.1, c)), c
+            return lax.sort(lax.fori_loop(0, 3, lambda i, s: s * 1.1, c)), c
 
         return lax.scan(outer, x, None, length=4)
 

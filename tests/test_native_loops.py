@@ -236,6 +236,37 @@ def test_layout_and_reduction_ops_inside_bodies(dtype) -> None:
     check(f, m, xs, idx, native=1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+def test_reductions_cumulative_and_arg_ops_inside_bodies(dtype) -> None:
+    def f(m, xs):
+        def body(c, x):
+            y = [fnp.argmax(c, axis=0), fnp.argmin(c, axis=1), fnp.argmax(x, axis=0)]
+            y += [lax.cummax(c, 1), lax.cummin(c, 0, reverse=True), fnp.max(c, axis=0)]
+            if dtype != np.bool_:
+                y += [fnp.prod(c, axis=0), lax.cumsum(c, 0), lax.cumprod(c, 1, reverse=True)]
+                y += [fnp.sum(c, axis=1), fnp.sum(c), fnp.min(c)]
+            return c, y
+
+        return lax.scan(body, m, xs)
+
+    m = np.array([[1, 5, 2], [4, 0, 3]], dtype)
+    xs = np.array([[1, 2, 3], [3, 2, 1], [0, 0, 0]], dtype)
+    check(f, m, xs, native=1)
+
+
+def test_nan_handling_and_float32_sums() -> None:
+    def f(m):
+        def body(c, _):
+            return c, (fnp.argmax(c, axis=1), fnp.argmin(c, axis=0), fnp.max(c, axis=1))
+
+        return lax.scan(body, m, None, length=2)
+
+    check(f, np.array([[1, np.nan, 2], [4, 0, np.nan]]), native=1)  # the first NaN wins
+    big = np.random.default_rng(0).normal(size=(5, 3000)).astype(np.float32)
+    # float32 sums accumulate in float64: as accurate as NumPy's pairwise sums
+    check(lambda xs: lax.scan(lambda c, x: (c + fnp.sum(x), x.sum()), np.float32(0), xs), big)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
 def test_integer_semantics_match_numpy(dtype) -> None:
     def f(a, xs):
@@ -323,7 +354,7 @@ def test_array_scans_match_eager_property(data, dtype, steps, shape, reverse) ->
 def test_bodies_without_native_rules_keep_the_python_loop() -> None:
     def f(v, xs):
         def body(c, x):
-            s = fnp.cumsum(c)  # no native rule: the Python loop with a body driver
+            s = lax.sort(c)  # no native rule: the Python loop with a body driver
             return s * x + 1.0, fnp.sum(s) * x
 
         return lax.scan(body, v, xs)
@@ -335,7 +366,7 @@ def test_bodies_without_native_rules_keep_the_python_loop() -> None:
     def nested(x):
         def outer(c, _):
             c = lax.fori_loop(0, 3, lambda i, s: s * 1.1, c)
-            return fnp.cumsum(c), c
+            return lax.sort(c), c
 
         return lax.scan(outer, x, None, length=4)
 

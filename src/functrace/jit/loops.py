@@ -10,16 +10,21 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   stacked outputs ``ys`` are allocated once and written row by row;
 * elementwise equations (every primitive with a scalar template in
   ``emitters.numba_emitters``) are fused into explicit loop nests over their shape,
-  consecutive equations of one shape sharing a nest, with ``broadcast_in_dim``
-  read by broadcast indexing. Every result is cast to its IR dtype, as in fused
-  kernels (float32 stays float32; Numba alone would widen ``float32 * 2.0``);
-* ``dot_general`` (any contraction and batch axes, real dtypes), ``reduce_sum``,
-  ``reduce_max``, ``reduce_min``, ``transpose``, ``reshape``, ``squeeze``, ``slice``,
+  consecutive equations of one shape sharing a nest. Every result is cast to its IR
+  dtype, as in fused kernels (float32 stays float32; Numba alone would widen
+  ``float32 * 2.0``), so integer and boolean results are NumPy's;
+* ``broadcast_in_dim``, ``transpose`` and ``rev`` are views: their readers index the
+  operand in place (``W.T @ h`` reads ``W``), an array is made only when needed;
+* ``dot_general`` (any contraction and batch axes, real dtypes) is an explicit loop
+  accumulating in the output dtype (four partial sums along a contiguous axis, whole
+  rows per step along a strided one); no BLAS, SciPy is not a dependency. A product
+  of more than :data:`MAX_DOT_FMAS` multiply-adds declines: BLAS in the Python loop is
+  faster there;
+* ``reduce_sum`` (float32 accumulated in float64), ``reduce_prod``, ``reduce_max``,
+  ``reduce_min``, ``argmax``, ``argmin`` (NaN semantics of NumPy), ``cumsum``,
+  ``cumprod``, ``cummax``, ``cummin``, ``reshape``, ``squeeze``, ``slice``,
   ``dynamic_slice``, ``dynamic_update_slice`` (starts clamped like the impls),
-  ``concatenate``, ``rev``, ``iota`` and ``broadcast_in_dim`` are explicit loops;
-  products accumulate in the output dtype, in order (no BLAS: SciPy is not a
-  dependency). A product of more than :data:`MAX_DOT_FMAS` multiply-adds declines:
-  BLAS in the Python loop is faster there;
+  ``concatenate`` and ``iota`` are explicit loops;
 * nested ``scan``/``while`` loops and ``cond``/``cond_lin`` (an ``if``/``elif`` on the
   clamped branch index, like the impl) are emitted inline in the same function;
 * a while loop's condition is evaluated inline before each iteration.
@@ -114,13 +119,14 @@ def _idx(name: str, idx: list[str] | tuple[str, ...]) -> str:
     return f"{name}[{', '.join(idx)}]" if idx else name
 
 
-def _identity(dt: np.dtype, is_max: bool) -> str:
+def _identity_value(dt: np.dtype, is_max: bool) -> Any:
+    """The identity of max (the smallest value) or min (the largest) for ``dt``."""
     if dt.kind == "f":
-        return _scalar_lit(dt, -np.inf if is_max else np.inf)
+        return -np.inf if is_max else np.inf
     if dt.kind == "b":
-        return _scalar_lit(dt, not is_max)
+        return not is_max
     info = np.iinfo(dt)
-    return _scalar_lit(dt, info.min if is_max else info.max)
+    return info.min if is_max else info.max
 
 
 class _Fn:
@@ -557,26 +563,45 @@ def _iota(b: _Block, e: JaxprEqn) -> list[str]:
     return [name]
 
 
-def _reduce(b: _Block, e: JaxprEqn, combine: Callable[[str, str], str], init: str) -> list[str]:
+def _reduce(
+    b: _Block,
+    e: JaxprEqn,
+    combine: Callable[[str, str], str],
+    init: Any,
+    acc_dtype: np.dtype | None = None,
+) -> list[str]:
+    """A reduction over ``axes``: accumulators (in ``acc_dtype``, default the output
+    dtype) start at ``init`` and take every element in order."""
     (x,), out = e.inputs, e.out_binders[0]
     axes = set(e.params["axes"])
-    ctor = dtype_ctor(out.aval.dtype)
+    fn = b.fn
     if x.aval.shape == ():
         return [b.value(x)]
-    src = b.value(x)
+    adt = acc_dtype or out.aval.dtype
+    actor, start = dtype_ctor(adt), _scalar_lit(adt, init)
     kept = [k for k in range(x.aval.ndim) if k not in axes]
     if out.aval.shape == ():
-        acc = b.fn.fresh("acc")
-        b.fn.emit(b.depth, f"{acc} = {init}")
-        idx, d = b.fn.loops(x.aval.shape, b.depth)
-        b.fn.emit(d, f"{acc} = {ctor}({combine(acc, _idx(src, idx))})")
+        acc = fn.fresh("acc")
+        fn.emit(b.depth, f"{acc} = {start}")
+        idx, d = fn.loops(x.aval.shape, b.depth)
+        fn.emit(d, f"{acc} = {actor}({combine(acc, b.elem_at(x, idx))})")
+        if adt == out.aval.dtype:
+            return [acc]
+        name = fn.fresh("v")
+        fn.emit(b.depth, f"{name} = {dtype_ctor(out.aval.dtype)}({acc})")
+        return [name]
+    acc = fn.fresh("acc")
+    fn.emit(b.depth, f"{acc} = np.empty({tuple(out.aval.shape)}, {actor})")
+    idx, d = fn.loops(out.aval.shape, b.depth)
+    fn.emit(d, f"{_idx(acc, idx)} = {start}")
+    idx, d = fn.loops(x.aval.shape, b.depth)
+    o = _idx(acc, [idx[k] for k in kept])
+    fn.emit(d, f"{o} = {actor}({combine(o, b.elem_at(x, idx))})")
+    if adt == out.aval.dtype:
         return [acc]
-    name = b.fn.alloc(b.depth, out.aval)
-    idx, d = b.fn.loops(out.aval.shape, b.depth)
-    b.fn.emit(d, f"{_idx(name, idx)} = {init}")
-    idx, d = b.fn.loops(x.aval.shape, b.depth)
-    o = _idx(name, [idx[k] for k in kept])
-    b.fn.emit(d, f"{o} = {ctor}({combine(o, _idx(src, idx))})")
+    name = fn.alloc(b.depth, out.aval)
+    idx, d = fn.loops(out.aval.shape, b.depth)
+    fn.emit(d, f"{_idx(name, idx)} = {dtype_ctor(out.aval.dtype)}({_idx(acc, idx)})")
     return [name]
 
 
@@ -585,30 +610,116 @@ def _reduce_sum(b: _Block, e: JaxprEqn) -> list[str]:
     dt = e.out_binders[0].aval.dtype
     if dt.kind == "b":
         raise _Decline
-    return _reduce(b, e, lambda a, x: f"{a} + {x}", _scalar_lit(dt, 0))
+    # float32 sums accumulate in float64: as accurate as NumPy's pairwise float32 sums
+    acc = np.dtype(np.float64) if dt == np.float32 else None
+    return _reduce(b, e, lambda a, x: f"{a} + {x}", 0, acc)
+
+
+@_rule("reduce_prod")
+def _reduce_prod(b: _Block, e: JaxprEqn) -> list[str]:
+    if e.out_binders[0].aval.dtype.kind == "b":
+        raise _Decline
+    return _reduce(b, e, lambda a, x: f"{a} * {x}", 1)
+
+
+def _pick(is_max: bool, dt: np.dtype) -> Callable[[str, str], str]:
+    from functrace.jit import emitters
+
+    rule = emitters.maximum if is_max else emitters.minimum
+
+    def combine(a: str, x: str) -> str:
+        expr = rule(EmitContext((a, x), (dt, dt), dt, {}))
+        if expr is None:
+            raise _Decline
+        return expr
+
+    return combine
 
 
 def _extremum(is_max: bool) -> Rule:
-    from functrace.jit import emitters
-
-    pick = emitters.maximum if is_max else emitters.minimum
-
     def rule(b: _Block, e: JaxprEqn) -> list[str]:
         dt = e.out_binders[0].aval.dtype
-
-        def combine(a: str, x: str) -> str:
-            expr = pick(EmitContext((a, x), (dt, dt), dt, {}))
-            if expr is None:
-                raise _Decline
-            return expr
-
-        return _reduce(b, e, combine, _identity(dt, is_max))
+        return _reduce(b, e, _pick(is_max, dt), _identity_value(dt, is_max))
 
     return rule
 
 
 _RULES["reduce_max"] = _extremum(True)
 _RULES["reduce_min"] = _extremum(False)
+
+
+def _along(b: _Block, x: Atom, axis: int) -> tuple[list[str], int, Callable[[str], list[str]]]:
+    """Loops over every axis of ``x`` but ``axis``: (their indices, the inner depth,
+    position along ``axis`` -> full index)."""
+    others = tuple(n for k, n in enumerate(x.aval.shape) if k != axis)
+    idx, d = b.fn.loops(others, b.depth)
+
+    def full(pos: str) -> list[str]:
+        return [*idx[:axis], pos, *idx[axis:]]
+
+    return idx, d, full
+
+
+def _cumulative(op: str) -> Rule:
+    def rule(b: _Block, e: JaxprEqn) -> list[str]:
+        (x,), out = e.inputs, e.out_binders[0]
+        axis, reverse = e.params["axis"], e.params["reverse"]
+        dt = out.aval.dtype
+        if dt.kind == "b" and op in ("sum", "prod"):
+            raise _Decline
+        combine = {
+            "sum": lambda a, v: f"{a} + {v}",
+            "prod": lambda a, v: f"{a} * {v}",
+            "max": _pick(True, dt),
+            "min": _pick(False, dt),
+        }[op]
+        fn, ctor, n = b.fn, dtype_ctor(dt), x.aval.shape[axis]
+        name = fn.alloc(b.depth, out.aval)
+        if n == 0:
+            return [name]
+        _, d, full = _along(b, x, axis)
+        acc, k = fn.fresh("acc"), fn.fresh("c")
+        first = str(n - 1) if reverse else "0"
+        fn.emit(d, f"{acc} = {b.elem_at(x, full(first))}")
+        fn.emit(d, f"{_idx(name, full(first))} = {acc}")
+        fn.emit(d, f"for {k} in range(1, {n}):")
+        pos = f"{n - 1} - {k}" if reverse else k
+        fn.emit(d + 1, f"{acc} = {ctor}({combine(acc, b.elem_at(x, full(pos)))})")
+        fn.emit(d + 1, f"{_idx(name, full(pos))} = {acc}")
+        return [name]
+
+    return rule
+
+
+for _op in ("sum", "prod", "max", "min"):
+    _RULES[f"cum{_op}"] = _cumulative(_op)
+
+
+def _arg_extremum(is_max: bool) -> Rule:
+    def rule(b: _Block, e: JaxprEqn) -> list[str]:
+        (x,), out = e.inputs, e.out_binders[0]
+        axis = e.params["axis"]
+        fn, n = b.fn, x.aval.shape[axis]
+        name = fn.fresh("v") if not out.aval.shape else fn.alloc(b.depth, out.aval)
+        idx, d, full = _along(b, x, axis)
+        best, at, k, v = fn.fresh("best"), fn.fresh("at"), fn.fresh("c"), fn.fresh("x")
+        fn.emit(d, f"{best} = {b.elem_at(x, full('0'))}")
+        fn.emit(d, f"{at} = 0")
+        fn.emit(d, f"for {k} in range(1, {n}):")
+        fn.emit(d + 1, f"{v} = {b.elem_at(x, full(k))}")
+        better = f"{v} {'>' if is_max else '<'} {best}"
+        if x.aval.dtype.kind == "f":  # the first NaN wins, as in NumPy
+            better = f"{best} == {best} and ({v} != {v} or {better})"
+        fn.emit(d + 1, f"if {better}:")
+        fn.emit(d + 2, f"{best}, {at} = {v}, {k}")
+        fn.emit(d, f"{_idx(name, idx)} = {dtype_ctor(out.aval.dtype)}({at})")
+        return [name]
+
+    return rule
+
+
+_RULES["argmax"] = _arg_extremum(True)
+_RULES["argmin"] = _arg_extremum(False)
 
 
 @_rule("dot_general")
