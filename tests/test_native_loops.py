@@ -225,7 +225,8 @@ def test_layout_and_reduction_ops_inside_bodies(dtype) -> None:
             bm = fnp.matmul(c[None], fnp.stack([c.T, c.T]))  # batched dot_general
             c2 = u * 0.5 + fnp.sum(s) * 0.01 + io[None, :].T * 0.1 + z[:, None]
             c2 = c2 + fnp.sum(bm, axis=0) * 0.01 + fnp.outer(z, io) * 0.01
-            y = (s, fnp.expand_dims(z, 0), fnp.squeeze(c[:1, :1]), fnp.where(c > 0, c, -c))
+            p = lax.pad(c, dtype(-1), [(1, -1, 1), (-2, 2, 0)])  # interior, negative crop
+            y = (s, fnp.expand_dims(z, 0), fnp.squeeze(c[:1, :1]), fnp.where(c > 0, c, -c), p)
             return c2, y
 
         return lax.scan(body, m, (xs, idx))
@@ -265,6 +266,42 @@ def test_nan_handling_and_float32_sums() -> None:
     big = np.random.default_rng(0).normal(size=(5, 3000)).astype(np.float32)
     # float32 sums accumulate in float64: as accurate as NumPy's pairwise sums
     check(lambda xs: lax.scan(lambda c, x: (c + fnp.sum(x), x.sum()), np.float32(0), xs), big)
+
+
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64, np.uint8, np.uint64])
+def test_scalar_gather_and_scatter_inside_bodies(idx_dtype) -> None:
+    m = np.arange(12.0).reshape(3, 4) / 10
+    signed = np.dtype(idx_dtype).kind == "i"
+    ks = np.array([0, -1, 2, -3] if signed else [0, 2, 1, 2], idx_dtype)
+
+    def f(m, ks):
+        def body(c, k):
+            r = fnp.take(m, k, axis=0)  # gather with a scalar index (negatives wrap)
+            c2 = c.at[k].add(fnp.sum(r)).at[1].set(r[1])
+            c2 = c2.at[k].multiply(1.5).at[k].max(0.2).at[k].min(3.0)
+            return c2, (r, fnp.take(fnp.transpose(m)[1], k))
+
+        return lax.scan(body, np.ones(3), ks)
+
+    check(f, m, ks, native=1)
+
+    def loss(m, ks):
+        c, (rows, _) = f(m, ks)
+        return fnp.sum(c) + fnp.sum(rows**2)
+
+    check(ft.grad(loss), m, ks, native=2)  # scatter_add in the transposed scan
+
+    def clipped(m, ks):
+        return lax.scan(lambda c, k: (c + lax.gather(m, [k], (0,), "clip"), None), m[0], ks)
+
+    check(clipped, m, np.array([5, -7, 1], np.int64), native=1)
+
+    def strict(m, ks):
+        return lax.scan(lambda c, k: (c + lax.gather(m, [k], (0,)), None), m[0], ks)
+
+    with pytest.raises(IndexError, match=r"expected indices in \[-3, 3\)"):
+        jit(strict)(m, np.array([1, 7], np.int64))
+    assert native_count(jit(strict), m, np.array([1, 2], np.int64)) == 1
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])

@@ -13,8 +13,11 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   consecutive equations of one shape sharing a nest. Every result is cast to its IR
   dtype, as in fused kernels (float32 stays float32; Numba alone would widen
   ``float32 * 2.0``), so integer and boolean results are NumPy's;
-* ``broadcast_in_dim``, ``transpose`` and ``rev`` are views: their readers index the
-  operand in place (``W.T @ h`` reads ``W``), an array is made only when needed;
+* ``broadcast_in_dim``, ``transpose``, ``rev`` and ``gather`` with scalar indices
+  (``x[k]``) are views: their readers index the operand in place (``W.T @ h`` reads
+  ``W``), an array is made only when needed. Scalar gather/scatter indices are
+  normalized like the impl (negatives wrap; ``mode="clip"`` clamps, ``mode="raise"``
+  raises IndexError from the compiled loop);
 * ``dot_general`` (any contraction and batch axes, real dtypes) is an explicit loop
   accumulating in the output dtype (four partial sums along a contiguous axis, whole
   rows per step along a strided one); no BLAS, SciPy is not a dependency. A product
@@ -22,8 +25,9 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   faster there;
 * ``reduce_sum`` (float32 accumulated in float64), ``reduce_prod``, ``reduce_max``,
   ``reduce_min``, ``argmax``, ``argmin`` (NaN semantics of NumPy), ``cumsum``,
-  ``cumprod``, ``cummax``, ``cummin``, ``reshape``, ``squeeze``, ``slice``,
+  ``cumprod``, ``cummax``, ``cummin``, ``reshape``, ``squeeze``, ``slice``, ``pad``,
   ``dynamic_slice``, ``dynamic_update_slice`` (starts clamped like the impls),
+  ``scatter``/``scatter_add``/``_mul``/``_min``/``_max`` with scalar indices,
   ``concatenate`` and ``iota`` are explicit loops;
 * nested ``scan``/``while`` loops and ``cond``/``cond_lin`` (an ``if``/``elif`` on the
   clamped branch index, like the impl) are emitted inline in the same function;
@@ -33,9 +37,10 @@ The driver has validated the shapes of every argument before calling (it is
 specialized to them), so the loop function indexes without bounds checks. The
 source goes through the same content-addressed disk cache as fused kernels
 (``kernels.load_source``), so a second process loads the machine code from disk.
-Anything else (primitives without a rule here such as gather, sort or linear
-algebra, complex numbers, n-way ``select_n``, effects) returns None: the caller keeps
-the Python-loop lowering, in which inner loops may still be native.
+Anything else (primitives without a rule here such as sort or linear algebra, gather
+and scatter with index arrays, complex numbers, n-way ``select_n``, effects) returns
+None: the caller keeps the Python-loop lowering, in which inner loops may still be
+native.
 
 ``FUNCTRACE_NATIVE_LOOPS=0`` in the environment (or ``loops.enabled = False`` before
 a function is first traced) turns native loops off, for comparisons.
@@ -247,10 +252,14 @@ class _Block:
             return self.views[x][2]
         return x.aval.ndim - 1
 
-    def add_view(self, e: JaxprEqn, index_map: IndexMap, last: int | None) -> None:
-        (x,), out = e.inputs, e.out_binders[0]
-        if not out.aval.shape:
-            self.env[out] = self.scalar(x)
+    def add_view(
+        self, e: JaxprEqn, index_map: IndexMap, last: int | None, x: Atom | None = None
+    ) -> None:
+        x, out = x if x is not None else e.inputs[0], e.out_binders[0]
+        if not out.aval.shape:  # one element: a scalar local
+            name = self.fn.fresh("v")
+            self.fn.emit(self.depth, f"{name} = {self.elem_at(x, index_map([]))}")
+            self.env[out] = name
             return
         if isinstance(x, Var) and x in self.views and x not in self.env:
             src, inner, _ = self.views[x]
@@ -437,10 +446,62 @@ def _rev_view(b: _Block, e: JaxprEqn) -> None:
     b.add_view(e, index_map, b.contiguous_axis(e.inputs[0]))
 
 
+def _positions(b: _Block, e: JaxprEqn) -> list[str]:
+    """Scalar gather/scatter indices normalized like the impl: negatives wrap once, then
+    ``mode="clip"`` clamps and ``mode="raise"`` raises IndexError."""
+    x, axes, mode = e.inputs[0], e.params["axes"], e.params["mode"]
+    name = e.primitive.name
+    indices = e.inputs[1:] if name == "gather" else e.inputs[2:]
+    pos = []
+    for a, idx in zip(axes, indices, strict=True):
+        dim, dt = x.aval.shape[a], idx.aval.dtype
+        if idx.aval.shape != () or dim == 0 or dt.kind not in "iu" or mode not in ("clip", "raise"):
+            raise _Decline  # index arrays stay with the impl
+        p, i = b.fn.fresh("p"), b.scalar(idx)
+        if dt.kind == "u" and np.iinfo(dt).max >= dim:
+            b.fn.emit(b.depth, f"{p} = np.int64(min({i}, {_scalar_lit(dt, dim)}))")
+        else:
+            b.fn.emit(b.depth, f"{p} = np.int64({i})")
+        if dt.kind == "i":
+            b.fn.emit(b.depth, f"if {p} < 0:")
+            b.fn.emit(b.depth + 1, f"{p} += {dim}")
+        if mode == "clip":
+            b.fn.emit(b.depth, f"{p} = min(max({p}, 0), {dim - 1})")
+        else:
+            b.fn.emit(b.depth, f"if {p} < 0 or {p} >= {dim}:")
+            msg = (
+                f"{name}: expected indices in [-{dim}, {dim}) for axis {a} of size {dim}, "
+                f"got an index out of range. Fix the index, or use mode='clip' to clamp "
+                f"out-of-range indices."
+            )
+            b.fn.emit(b.depth + 1, f"raise IndexError({msg!r})")
+        pos.append(p)
+    return pos
+
+
+def _with_positions(axes: tuple[int, ...], pos: list[str], ndim: int) -> IndexMap:
+    """Index of the operand: ``pos`` on ``axes``, the given indices on the other axes."""
+
+    def index_map(idx: list[str]) -> list[str]:
+        rest = iter(idx)
+        return [pos[axes.index(k)] if k in axes else next(rest) for k in range(ndim)]
+
+    return index_map
+
+
+def _gather_view(b: _Block, e: JaxprEqn) -> None:
+    x, axes = e.inputs[0], tuple(e.params["axes"])
+    pos = _positions(b, e)
+    lx = b.contiguous_axis(x)
+    last = None if lx is None or lx in axes else lx - sum(a < lx for a in axes)
+    b.add_view(e, _with_positions(axes, pos, x.aval.ndim), last, x)
+
+
 _VIEWS: dict[str, Callable[[_Block, JaxprEqn], None]] = {
     "broadcast_in_dim": _broadcast_view,
     "transpose": _transpose_view,
     "rev": _rev_view,
+    "gather": _gather_view,
 }
 
 
@@ -537,6 +598,66 @@ def _dynamic_update_slice(b: _Block, e: JaxprEqn) -> list[str]:
     idx, d = b.fn.loops(u.aval.shape, b.depth)
     dst = [f"{s} + {a}" for s, a in zip(st, idx, strict=True)]
     b.fn.emit(d, f"{_idx(name, dst)} = {b.elem_at(u, idx)}")
+    return [name]
+
+
+def _scatter(op: str | None) -> Rule:
+    def rule(b: _Block, e: JaxprEqn) -> list[str]:
+        x, upd = e.inputs[0], e.inputs[1]
+        out = e.out_binders[0]
+        dt = out.aval.dtype
+        if not x.aval.shape or (dt.kind == "b" and op in ("sum", "prod")):
+            raise _Decline
+        axes = tuple(e.params["axes"])
+        pos = _positions(b, e)
+        fn = b.fn
+        name = fn.alloc(b.depth, out.aval)
+        idx, d = fn.loops(out.aval.shape, b.depth)
+        fn.emit(d, f"{_idx(name, idx)} = {b.elem_at(x, idx)}")
+        idx, d = fn.loops(upd.aval.shape, b.depth)
+        dst = _idx(name, _with_positions(axes, pos, x.aval.ndim)(idx))
+        new = b.elem_at(upd, idx)
+        if op == "sum":
+            new = f"{dtype_ctor(dt)}({dst} + {new})"
+        elif op == "prod":
+            new = f"{dtype_ctor(dt)}({dst} * {new})"
+        elif op is not None:
+            new = f"{dtype_ctor(dt)}({_pick(op == 'max', dt)(dst, new)})"
+        fn.emit(d, f"{dst} = {new}")
+        return [name]
+
+    return rule
+
+
+for _name, _op in (
+    ("scatter", None),
+    ("scatter_add", "sum"),
+    ("scatter_mul", "prod"),
+    ("scatter_max", "max"),
+    ("scatter_min", "min"),
+):
+    _RULES[_name] = _scatter(_op)
+
+
+@_rule("pad")
+def _pad(b: _Block, e: JaxprEqn) -> list[str]:
+    (x, value), out = e.inputs, e.out_binders[0]
+    config = e.params["padding_config"]
+    fn = b.fn
+    name = fn.alloc(b.depth, out.aval)
+    idx, d = fn.loops(out.aval.shape, b.depth)
+    fn.emit(d, f"{_idx(name, idx)} = {b.scalar(value)}")
+    idx, d = fn.loops(x.aval.shape, b.depth)
+    dst, checks = [], []
+    for a, (lo, hi, interior), n in zip(idx, config, out.aval.shape, strict=True):
+        q = f"{lo} + {a}" if interior == 0 else f"{lo} + {a} * {interior + 1}"
+        dst.append(q)
+        if lo < 0 or hi < 0:  # a negative lo/hi crops: skip the elements cut off
+            checks.append(f"0 <= {q} < {n}")
+    if checks:
+        fn.emit(d, f"if {' and '.join(checks)}:")
+        d += 1
+    fn.emit(d, f"{_idx(name, dst)} = {b.elem_at(x, idx)}")
     return [name]
 
 
