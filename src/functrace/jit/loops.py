@@ -143,7 +143,7 @@ class _Fn:
         self.ro: set[str] = set()  # names of read-only arrays (arguments and their views)
         self.consts: list[Any] = []  # values closed over by (nested) bodies: g0, g1...
 
-    # -- helpers ------------------------------------------------------------
+    # -- emission -----------------------------------------------------------
     def fresh(self, prefix: str) -> str:
         self.count += 1
         return f"{prefix}{self.count}"
