@@ -1,9 +1,13 @@
-"""Loops: a 1000-step Euler integration of a damped oscillator and its gradient.
+"""Loops: a 1000-step Euler integration of a damped oscillator and its gradient, and
+a recurrent network scan with its gradient.
 
 ``jit(value_and_grad(loss))`` with ``lax.fori_loop``, against the same written by
 hand with Numba (a forward loop and a hand-written reverse sweep), and JAX's
 ``jit(value_and_grad)`` when JAX is installed. Target: at most 30 us per call and a
-compile under 3 s. Run: ``.venv/bin/python bench/bench_loops.py``.
+compile under 3 s. Then an RNN ``lax.scan`` (``h = tanh(W @ h + U @ x + b)``) under
+``jit(value_and_grad)``: native loops (each scan one Numba function) against the
+Python-loop lowering (``loops.enabled = False``, as with ``FUNCTRACE_NATIVE_LOOPS=0``)
+and eager. Run: ``.venv/bin/python bench/bench_loops.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import numpy as np
 
 import functrace as ft
+import functrace.numpy as fnp
 from _util import fmt_time, print_table, time_per_call
 from functrace import lax
 
@@ -111,5 +116,52 @@ def main() -> None:
     )
 
 
+def rnn_loss(w, u, b, xs):
+    def body(h, x):
+        h = fnp.tanh(w @ h + u @ x + b)
+        return h, fnp.sum(h * h)
+
+    h, ys = lax.scan(body, fnp.zeros(w.shape[0]), xs)
+    return fnp.sum(h) + fnp.sum(ys)
+
+
+def rnn_main(hidden: int = 32, inputs: int = 8, steps: int = 100) -> None:
+    from functrace.jit import loops
+
+    rng = np.random.default_rng(0)
+    args = (
+        rng.normal(size=(hidden, hidden)) * 0.3 / np.sqrt(hidden),
+        rng.normal(size=(hidden, inputs)) * 0.3,
+        rng.normal(size=hidden) * 0.1,
+        rng.normal(size=(steps, inputs)),
+    )
+    vg = ft.value_and_grad(rnn_loss, argnums=(0, 1, 2))
+    want = vg(*args)
+    rows, times = [], {}
+    for name, native in (("native loops", True), ("Python loops", False)):
+        loops.enabled = native
+        f = ft.jit(vg)
+        t0 = time.perf_counter()
+        got = f(*args)
+        first = time.perf_counter() - t0
+        for a, b in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+        times[name] = time_per_call(lambda f=f: f(*args), min_time=0.5)
+        rows.append([f"jit(value_and_grad), {name}", fmt_time(times[name]), f"{first:.2f} s"])
+    loops.enabled = True
+    t_eager = time_per_call(lambda: vg(*args), min_time=0.5)
+    rows.append(["eager value_and_grad", fmt_time(t_eager), "-"])
+    base = times["native loops"]
+    for r, t in zip(rows, [*times.values(), t_eager]):
+        r.append(f"{t / base:.2f}x")
+    print_table(
+        f"RNN scan, hidden {hidden}, {steps} steps: value and gradients (median per call)",
+        ["implementation", "time", "first call", "time vs native"],
+        rows,
+    )
+
+
 if __name__ == "__main__":
     main()
+    print()
+    rnn_main()

@@ -392,7 +392,11 @@ def test_nested_jit_is_inlined_and_disable_jit() -> None:
     assert outer.trace_count == 1
 
 
-def test_control_flow_bodies_are_compiled_and_match_eager() -> None:
+@pytest.mark.parametrize("native", [False, True])
+def test_control_flow_bodies_are_compiled_and_match_eager(native, monkeypatch) -> None:
+    from functrace.jit import loops as jit_loops
+
+    monkeypatch.setattr(jit_loops, "enabled", native)  # False: the Python-loop lowering
     x = np.linspace(0.0, 1.0, 7)
 
     def loops(x, n):
@@ -408,8 +412,13 @@ def test_control_flow_bodies_are_compiled_and_match_eager() -> None:
         assert_like_eager(f(x, n), loops(x, n), what=f"n={n}")
     assert f.trace_count == 1
     text = f.lower(x, np.int64(3)).as_text()
-    assert "scan body" in text and "while_loop body" in text and "cond branch 1" in text
-    assert "@kernel_jit" in text  # the bodies' elementwise chains are fused kernels
+    assert "cond branch 1" in text  # a cond outside loops: a driver per branch
+    if native:  # fori_loop, scan and while_loop: one Numba function each
+        assert "scan body" not in text and "while_loop body" not in text
+        assert text.count(jit_loops.MARKER + " [") == 3
+    else:
+        assert "scan body" in text and "while_loop body" in text
+        assert "@kernel_jit" in text  # the bodies' elementwise chains are fused kernels
 
     def loss(x):
         return fnp.sum(lax.fori_loop(0, 4, lambda i, c: fnp.tanh(c) * 1.1, x) ** 2)
@@ -556,6 +565,20 @@ def test_weak_scalar_through_unary_op_matches_numpy() -> None:
 def test_weak_int_comparison() -> None:
     assert bool(jit(lambda n: n > 2)(3)) is True
     assert jit(lambda n, m: n * m + 1)(3, 4) == 13
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_signed_remainders_match_numpy(dtype) -> None:
+    # Numba's np.fmod on signed integers is an unsigned remainder: the emitter avoids it.
+    info = np.iinfo(dtype)
+    vals = np.array([7, -8, 3, 0, -7, -1, 2, -2, info.min, info.max], dtype)
+    a, b = np.meshgrid(vals, vals)
+    with np.errstate(all="ignore"):
+        for f in (lax.rem, lambda a, b: a % b, lambda a, b: a // b):
+            assert_like_eager(jit(f)(a, b), f(a, b))  # fused kernels
+            for x, y in [(-7, 2), (7, -2), (-8, -2), (5, 0), (info.min, -1)]:
+                x, y = dtype(x), dtype(y)
+                assert_like_eager(jit(f)(x, y), f(x, y))  # 0-d: Python in the driver
 
 
 def test_kernels_reject_unexpected_argument_types() -> None:
@@ -995,7 +1018,7 @@ def test_disable_jit_env_and_clear_cache(tmp_path) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Native loops: scan/while with all-scalar bodies become one Numba function
+# Native loops: scan/while bodies become one Numba function (more in test_native_loops.py)
 # ---------------------------------------------------------------------------
 
 from functrace.jit import loops as jit_loops  # noqa: E402
@@ -1091,10 +1114,10 @@ def test_native_loop_value_and_grad_fori_and_scan() -> None:
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
-def test_native_loop_falls_back_for_non_scalar_bodies() -> None:
+def test_native_loop_falls_back_for_bodies_without_native_rules() -> None:
     def f(v, xs):
-        def body(c, x):
-            return c * x + fnp.sum(c), fnp.sum(c) * x
+        def body(c, x):  # sort has no native-loop rule: a Python loop around a body driver
+            return lax.sort(c) * x + fnp.sum(c), fnp.sum(c) * x
 
         return lax.scan(body, v, xs)
 
@@ -1107,11 +1130,11 @@ def test_native_loop_falls_back_for_non_scalar_bodies() -> None:
 
     def nested(x):
         def outer(c, _):
-            return lax.fori_loop(0, 3, lambda i, s: s * 1.1, c), c
+            return lax.sort(lax.fori_loop(0, 3, lambda i, s: s * 1.1, c)), c
 
         return lax.scan(outer, x, None, length=4)
 
     jn = jit(nested)
-    for a, b in zip(jn(1.0), nested(1.0)):
+    for a, b in zip(jn(v), nested(v)):
         np.testing.assert_allclose(a, b)
-    assert _native_count(jn, 1.0) == 1  # the inner loop only; the outer stays Python
+    assert _native_count(jn, v) == 1  # the inner loop only; the outer stays Python

@@ -187,7 +187,7 @@ def _run_scan(
 
 
 def _scan(ctx: DriverContext) -> str:
-    native = loops.native_scan(ctx)  # a scalar body: one Numba function for the whole loop
+    native = loops.native_scan(ctx)  # native rules for the whole body: one Numba function
     if native is not None:
         return native
     p = ctx.params
@@ -214,7 +214,7 @@ def _run_while(
 
 
 def _while(ctx: DriverContext) -> str:
-    native = loops.native_while(ctx)  # scalar cond and body: one Numba function
+    native = loops.native_while(ctx)  # native cond and body: one Numba function
     if native is not None:
         return native
     p = ctx.params

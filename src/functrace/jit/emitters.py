@@ -151,9 +151,25 @@ def scalar_expr(p: Primitive, ctx: EmitContext) -> str | None:
 
 def div(ctx: EmitContext) -> str:
     x, y = ctx.args
-    if ctx.out_dtype.kind in "iub":  # the impl floor-divides integers
+    if ctx.out_dtype.kind == "i":  # the impl floor-divides integers; MIN // -1 wraps
+        return f"(-{x} if {y} == -1 else np.floor_divide({x}, {y}))"
+    if ctx.out_dtype.kind in "ub":
         return f"np.floor_divide({x}, {y})"
     return f"({x} / {y})"
+
+
+def rem(ctx: EmitContext) -> str:
+    x, y = ctx.args
+    if ctx.out_dtype.kind != "i":
+        return f"np.fmod({x}, {y})"
+    # Numba's np.fmod on signed integers is an unsigned remainder (wrong for negative
+    # operands): take Python's floor remainder and move it to the dividend's sign.
+    # NumPy gives 0 for y == 0 and for y == -1 (where x % y could overflow).
+    r = f"({x} % {y})"
+    return (
+        f"({lit(ctx.out_dtype, 0)} if ({y} == 0 or {y} == -1) else "
+        f"({r} - {y} if ({r} != 0 and (({r} < 0) != ({x} < 0))) else {r}))"
+    )
 
 
 def maximum(ctx: EmitContext) -> str | None:

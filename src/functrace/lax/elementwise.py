@@ -192,7 +192,7 @@ ad.defjvp(  # d rem(x, y) = dx - trunc(x / y) dy
     lambda g, x, y: g,
     lambda g, x, y: mul(neg(g), round(div(sub(x, rem(x, y)), y))),
 )
-numba_emitters[rem_p] = "np.fmod({0}, {1})"
+numba_emitters[rem_p] = _nb.rem
 
 max_p = binop("max", np.maximum, _ANY, "a numeric or boolean")
 max = _bind2(max_p)  # noqa: A001
