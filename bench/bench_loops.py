@@ -7,7 +7,10 @@ hand with Numba (a forward loop and a hand-written reverse sweep), and JAX's
 compile under 3 s. Then an RNN ``lax.scan`` (``h = tanh(W @ h + U @ x + b)``) under
 ``jit(value_and_grad)``: native loops (each scan one Numba function) against the
 Python-loop lowering (``loops.enabled = False``, as with ``FUNCTRACE_NATIVE_LOOPS=0``)
-and eager. Run: ``.venv/bin/python bench/bench_loops.py``.
+and eager. Last, the oscillator integrated with ``lax.while_loop`` until ``t >= 10``
+(trip count known only at run time) under ``jit(value_and_grad)``: the reverse sweep
+stores the carries as the loop runs (JAX refuses reverse mode through ``while_loop``).
+Run: ``.venv/bin/python bench/bench_loops.py``.
 """
 
 from __future__ import annotations
@@ -125,17 +128,19 @@ def rnn_loss(w, u, b, xs):
     return fnp.sum(h) + fnp.sum(ys)
 
 
-def rnn_main(hidden: int = 32, inputs: int = 8, steps: int = 100) -> None:
+def while_loss(c):
+    def body(s):
+        x, v, t = s
+        return x + DT * v, v + DT * (-x - c * v), t + DT
+
+    x, v, _ = lax.while_loop(lambda s: s[2] < STEPS * DT, body, (1.0, 0.0, 0.0))
+    return x * x + v * v
+
+
+def compare_lowerings(title: str, vg, args, rtol: float = 1e-9) -> dict[str, float]:
+    """jit(vg) with native loops and with Python loops, and eager: a table of medians."""
     from functrace.jit import loops
 
-    rng = np.random.default_rng(0)
-    args = (
-        rng.normal(size=(hidden, hidden)) * 0.3 / np.sqrt(hidden),
-        rng.normal(size=(hidden, inputs)) * 0.3,
-        rng.normal(size=hidden) * 0.1,
-        rng.normal(size=(steps, inputs)),
-    )
-    vg = ft.value_and_grad(rnn_loss, argnums=(0, 1, 2))
     want = vg(*args)
     rows, times = [], {}
     for name, native in (("native loops", True), ("Python loops", False)):
@@ -145,7 +150,7 @@ def rnn_main(hidden: int = 32, inputs: int = 8, steps: int = 100) -> None:
         got = f(*args)
         first = time.perf_counter() - t0
         for a, b in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
-            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-12)
         times[name] = time_per_call(lambda f=f: f(*args), min_time=0.5)
         rows.append([f"jit(value_and_grad), {name}", fmt_time(times[name]), f"{first:.2f} s"])
     loops.enabled = True
@@ -154,10 +159,50 @@ def rnn_main(hidden: int = 32, inputs: int = 8, steps: int = 100) -> None:
     base = times["native loops"]
     for r, t in zip(rows, [*times.values(), t_eager]):
         r.append(f"{t / base:.2f}x")
-    print_table(
+    print_table(title, ["implementation", "time", "first call", "time vs native"], rows)
+    return times
+
+
+def while_main() -> None:
+    compare_lowerings(
+        f"Oscillator with while_loop (until t >= {STEPS * DT:g}, {STEPS} steps): value and "
+        "gradient (median per call)",
+        ft.value_and_grad(while_loss),
+        (0.3,),
+    )
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        def jloss(c):
+            def body(s):
+                x, v, t = s
+                return x + DT * v, v + DT * (-x - c * v), t + DT
+
+            x, v, _ = jax.lax.while_loop(lambda s: s[2] < STEPS * DT, body, (1.0, 0.0, 0.0))
+            return x * x + v * v
+
+        jax.jit(jax.value_and_grad(jloss))(jnp.float32(0.3))
+        print("JAX: reverse mode through while_loop ran (unexpected)")
+    except ImportError:
+        print("JAX: not installed")
+    except Exception as err:  # JAX refuses reverse mode through while_loop
+        print(f"JAX jit(value_and_grad) with while_loop: {type(err).__name__} (unsupported)")
+
+
+def rnn_main(hidden: int = 32, inputs: int = 8, steps: int = 100) -> None:
+
+    rng = np.random.default_rng(0)
+    args = (
+        rng.normal(size=(hidden, hidden)) * 0.3 / np.sqrt(hidden),
+        rng.normal(size=(hidden, inputs)) * 0.3,
+        rng.normal(size=hidden) * 0.1,
+        rng.normal(size=(steps, inputs)),
+    )
+    compare_lowerings(
         f"RNN scan, hidden {hidden}, {steps} steps: value and gradients (median per call)",
-        ["implementation", "time", "first call", "time vs native"],
-        rows,
+        ft.value_and_grad(rnn_loss, argnums=(0, 1, 2)),
+        args,
     )
 
 
@@ -165,3 +210,5 @@ if __name__ == "__main__":
     main()
     print()
     rnn_main()
+    print()
+    while_main()

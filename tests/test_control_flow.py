@@ -103,10 +103,15 @@ def _trip_count_loss(x, c):
     return fnp.sum(v * w) + k
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python-loop"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_grad_of_while_loop_under_jit_matches_eager(dtype) -> None:
+def test_grad_of_while_loop_under_jit_matches_eager(dtype, native, monkeypatch) -> None:
     # Under jit the trip count is unknown while tracing: reverse mode stores the
-    # carries at run time (while_transpose) instead of running the loop first.
+    # carries at run time (while_transpose) instead of running the loop first. Both
+    # lowerings: one native function, or compiled steps called from a Python loop.
+    from functrace.jit import loops
+
+    monkeypatch.setattr(loops, "enabled", native)
     g = ft.grad(_trip_count_loss, argnums=(0, 1))
     jg = ft.jit(g)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
@@ -117,7 +122,9 @@ def test_grad_of_while_loop_under_jit_matches_eager(dtype) -> None:
             assert np.asarray(a).dtype == np.asarray(b).dtype == dtype
             np.testing.assert_allclose(a, b, rtol=rtol)
     text = jg.lower(np.float64(0.5), 1.6).as_text()
-    assert "while_transpose[" in text and "while_loop reverse step" in text
+    assert "while_transpose[" in text
+    assert ("[while reverse sweep]" in text) == native
+    assert ("while_loop reverse step" in text) == (not native)
     # and against finite differences, through the compiled function
     ft.check_grads(ft.jit(_trip_count_loss), (0.7, 1.45), order=1, modes=("rev",))
 

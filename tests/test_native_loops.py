@@ -353,6 +353,26 @@ def test_cumsum_grad_is_native_both_ways() -> None:
     check(ft.grad(loss), m, native=2)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_while_loop_value_and_grad_is_native_both_ways(dtype) -> None:
+    # The trip count is known only at run time: the reverse sweep stores the carries
+    # in arrays that grow (16, 32, ...) inside the same native function.
+    def loss(x, c):
+        def body(s):
+            v, w, k = s
+            return v * c + 0.1 * fnp.sin(w) ** 2, w * 0.9 + v, k + 1
+
+        v, w, k = lax.while_loop(lambda s: fnp.min(s[0]) < 1e4, body, (x, fnp.zeros_like(x), 0))
+        return fnp.sum(v * w) + k
+
+    vg = ft.value_and_grad(loss, argnums=(0, 1))
+    c = dtype(1.2)  # about 50 iterations: the stores grow past their first capacity
+    for x in (np.array([0.5, 2.0, 0.1], dtype), np.array([2e4, 3e4], dtype)):  # 2nd: 0 trips
+        jf = check(vg, x, c, native=2)
+    text = jf.lower(x, c).as_text()
+    assert "[while reverse sweep]" in text and "while_loop reverse step" not in text
+
+
 @settings(max_examples=5)  # every new shape is a new Numba compile (~1 s)
 @given(
     data=st.data(),

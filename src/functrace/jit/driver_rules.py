@@ -241,7 +241,11 @@ def _while_lin(ctx: DriverContext) -> str:
 
 def _while_transpose(ctx: DriverContext) -> str:
     # The forward loop keeps every carry (the trip count is known only at run time),
-    # then the reverse sweep calls the compiled VJP step once per iteration.
+    # then the reverse sweep runs the VJP step once per iteration: one native function
+    # when the bodies have native rules, else compiled steps called from Python.
+    native = loops.native_while_transpose(ctx)
+    if native is not None:
+        return native
     p = ctx.params
     cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
     body = ctx.lower(p["body_jaxpr"], "while_loop body")

@@ -32,6 +32,10 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
 * nested ``scan``/``while`` loops and ``cond``/``cond_lin`` (an ``if``/``elif`` on the
   clamped branch index, like the impl) are emitted inline in the same function;
 * a while loop's condition is evaluated inline before each iteration.
+* ``while_transpose`` (reverse mode of a while loop whose trip count is known only
+  at run time) is one function too: the forward loop stores each iteration's carries
+  in arrays that double in capacity when full, then the reverse sweep walks them back
+  through the reverse step (the body's VJP).
 
 The driver has validated the shapes of every argument before calling (it is
 specialized to them), so the loop function indexes without bounds checks. The
@@ -1193,4 +1197,107 @@ def native_while(ctx: DriverContext) -> str | None:
     return _finish(fn, ctx, cs + bs + k_params, avals, carries, "while", with_n=False)
 
 
-__all__ = ["MARKER", "MAX_DOT_FMAS", "enabled", "native_scan", "native_while"]
+def _stack_store(fn: _Fn, depth: int, stack: str, i: str, value: str, aval: Any) -> None:
+    """``stack[i] = value`` element by element (an array setitem is slow to compile)."""
+    idx, d = fn.loops(aval.shape, depth)
+    fn.emit(d, f"{_idx(stack, [i, *idx])} = {_idx(value, idx)}")
+
+
+def native_while_transpose(ctx: DriverContext) -> str | None:
+    """A driver expression calling one native function for this ``while_transpose``
+    (reverse mode of a while loop whose trip count is known only at run time), or None.
+
+    The forward loop stores each iteration's carries in arrays that double in
+    capacity when full; the reverse sweep then walks them back through the reverse
+    step (``bwd_jaxpr``: the body's VJP, accumulating the constants' cotangents)."""
+    if not enabled:
+        return None
+    p = ctx.params
+    nbw, ncc, nbc = p["bwd_nconsts"], p["cond_nconsts"], p["body_nconsts"]
+    ncarry = len(p["nz_carry"])
+    avals = list(ctx.in_avals)
+    carry_avals = avals[nbw + ncc + nbc : nbw + ncc + nbc + ncarry]
+    ct_avals = avals[nbw + ncc + nbc + ncarry :]
+    acc_avals = list(ctx.out_avals[: sum(p["nz_c"])])
+    fn = _Fn()
+    try:
+        for a in avals + acc_avals:
+            _check_aval(a)
+        cj, cc = fn.open(p["cond_jaxpr"])
+        bj, bc = fn.open(p["body_jaxpr"])
+        wj, wc = fn.open(p["bwd_jaxpr"])
+        ws = [f"ws{j}" for j in range(nbw)]
+        cs = [f"cs{j}" for j in range(ncc)]
+        bs = [f"bs{j}" for j in range(nbc)]
+        fn.ro.update(n for n, a in zip(ws + cs + bs, avals) if a.ndim)
+        k_params, carries = _carry_params(fn, carry_avals, 0)
+        c_params, cts = _carry_params(fn, ct_avals, ncarry)
+        # forward: store every carry, then step
+        fn.emit(1, "cap = 16")
+        fn.emit(1, "m = 0")
+        stacks = []
+        for a in carry_avals:
+            st = fn.fresh("st")
+            fn.emit(
+                1, f"{st} = np.empty((cap, {', '.join(map(str, a.shape))}), {dtype_ctor(a.dtype)})"
+            )
+            stacks.append(st)
+        fn.emit(1, "while True:")
+        (c,) = fn.block(cj, cc + cs + carries, 2)
+        fn.emit(2, f"if not {c}:")
+        fn.emit(3, "break")
+        fn.emit(2, "if m == cap:")
+        fn.emit(3, "cap *= 2")
+        for st, a in zip(stacks, carry_avals):
+            grown = fn.fresh("st")
+            fn.emit(
+                3,
+                f"{grown} = np.empty((cap, {', '.join(map(str, a.shape))}), {dtype_ctor(a.dtype)})",
+            )
+            r = fn.fresh("r")
+            fn.emit(3, f"for {r} in range(m):")
+            _stack_store(fn, 4, grown, r, f"{st}[{r}]", a)
+            fn.emit(3, f"{st} = {grown}")
+        for st, k, a in zip(stacks, carries, carry_avals):
+            _stack_store(fn, 2, st, "m", k, a)
+        fn.emit(2, "m += 1")
+        if len(bj.outvars) != len(carries):
+            raise _Decline
+        outs = fn.block(bj, bc + bs + carries, 2)
+        _assign(fn, 2, bj.outvars, carries, outs)
+        # reverse sweep
+        accs = []
+        for a in acc_avals:
+            acc = fn.fresh("acc")
+            ctor = dtype_ctor(a.dtype)
+            zero = f"np.zeros({tuple(a.shape)}, {ctor})" if a.ndim else f"{ctor}(0)"
+            fn.emit(1, f"{acc} = {zero}")
+            accs.append(acc)
+        t, i = fn.fresh("t"), fn.fresh("i")
+        fn.emit(1, f"for {t} in range(m):")
+        fn.emit(2, f"{i} = m - 1 - {t}")
+        stored = []
+        for st, a in zip(stacks, carry_avals):
+            kv = fn.fresh("kv")
+            fn.emit(2, f"{kv} = {st}[{i}]")
+            if a.ndim:
+                fn.ro.add(kv)
+            stored.append(kv)
+        if len(wj.outvars) != len(accs) + len(cts):
+            raise _Decline
+        outs = fn.block(wj, wc + ws + bs + stored + cts + accs, 2)
+        _assign(fn, 2, wj.outvars, accs + cts, outs)
+    except _Decline:
+        return None
+    params = ws + cs + bs + k_params + c_params
+    return _finish(fn, ctx, params, avals, accs + cts, "while reverse sweep", with_n=False)
+
+
+__all__ = [
+    "MARKER",
+    "MAX_DOT_FMAS",
+    "enabled",
+    "native_scan",
+    "native_while",
+    "native_while_transpose",
+]
