@@ -209,7 +209,9 @@ def test_cond_and_switch_inside_bodies(dtype) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_layout_and_reduction_ops_inside_bodies(dtype) -> None:
+def test_layout_and_reduction_ops_inside_bodies(dtype, monkeypatch) -> None:
+    # one body exercising many rules at once: longer than the default MAX_LINES
+    monkeypatch.setattr(jit_loops, "MAX_LINES", 1000)
     rng = np.random.default_rng(2)
 
     def f(m, xs, idx):
@@ -444,6 +446,16 @@ def test_native_loops_switch(monkeypatch) -> None:
     loss, args = _rnn(np.float64)
     vg = ft.value_and_grad(loss, argnums=(0, 1, 2, 3))
     monkeypatch.setattr(jit_loops, "enabled", False)
+    jf = check(vg, *args, native=0)
+    assert "scan body" in jf.lower(*args).as_text()
+
+
+def test_long_loop_functions_keep_the_python_loop(monkeypatch) -> None:
+    # Numba's compile time grows with the function's length: past MAX_LINES the
+    # Python-loop lowering (compiled body, BLAS products) is used instead.
+    loss, args = _rnn(np.float64)
+    vg = ft.value_and_grad(loss, argnums=(0, 1, 2, 3))
+    monkeypatch.setattr(jit_loops, "MAX_LINES", 10)
     jf = check(vg, *args, native=0)
     assert "scan body" in jf.lower(*args).as_text()
 

@@ -78,6 +78,11 @@ enabled = os.environ.get("FUNCTRACE_NATIVE_LOOPS", "1").strip().lower() not in (
 MAX_DOT_FMAS = 1 << 14
 """Largest ``dot_general`` (multiply-adds per iteration) a native loop computes itself."""
 
+MAX_LINES = 200
+"""Longest native loop function (generated lines) made; longer loops keep the Python
+loop. Numba's compile time grows by ~10 ms per line (a body of six dense layers with
+its reverse loop: ~9 s), while the Python-loop lowering compiles such bodies in ~1 s."""
+
 native_loops_built = 0
 """How many native loops this process generated (for tests and diagnostics)."""
 
@@ -1103,6 +1108,8 @@ def _finish(
         + [desc(n, a) for n, a in zip(params, avals)]
         + (["n=i64"] if with_n else [])
     )
+    if len(fn.lines) > MAX_LINES:  # compile time would outweigh the gain
+        return None
     lines = kernel_header(all_params, sig_text, f"{MARKER} [{what}]")
     lines += fn.lines
     lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
@@ -1296,6 +1303,7 @@ def native_while_transpose(ctx: DriverContext) -> str | None:
 __all__ = [
     "MARKER",
     "MAX_DOT_FMAS",
+    "MAX_LINES",
     "enabled",
     "native_scan",
     "native_while",
