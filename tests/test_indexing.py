@@ -14,7 +14,11 @@ import pytest
 
 import functrace as ft
 import functrace.numpy as fnp
-from functrace.errors import ConcretizationError, TracerAssignmentError
+from functrace.errors import (
+    ConcretizationError,
+    TracerArrayConversionError,
+    TracerAssignmentError,
+)
 from functrace.ir import eval_jaxpr
 from functrace.numpy._indexing import getitem
 
@@ -387,3 +391,16 @@ def test_getitem_eager_is_numpy() -> None:
     x = np.arange(6.0).reshape(2, 3)
     out = getitem(x, (1, 2))
     assert type(out) is np.float64 and out == 5.0
+
+
+def test_traced_scalar_with_int_index_under_jit_and_numpy_array_hint() -> None:
+    # a traced 0-d index next to a Python int: both are 0-d advanced indices
+    m = np.arange(12.0).reshape(3, 4)
+    f = lambda m, k: m[k, 1]  # noqa: E731
+    assert ft.jit(f)(m, 2) == f(m, 2) == 9.0
+    got = ft.jit(lambda m, k: m[k, np.int64(-1)])(m, 1)
+    assert got == 7.0 and np.ndim(got) == 0
+    # a NumPy array indexed by a tracer cannot be intercepted: the error says what to do
+    with pytest.raises(TracerArrayConversionError, match=r"functrace.numpy.take"):
+        ft.jit(lambda k: m[k, 1])(2)
+    assert ft.jit(lambda k: fnp.take(m[:, 1], k))(2) == 9.0

@@ -429,7 +429,8 @@ class Tracer:
             f"numpy.asarray: expected a concrete array, got a functrace tracer "
             f"{self.aval.str_short()} inside {self._trace.origin or 'a transformation'}. "
             f"NumPy functions cannot see through tracers (that would silently drop the "
-            f"derivative); use the same function from functrace.numpy instead."
+            f"derivative); use the same function from functrace.numpy instead (to index "
+            f"a NumPy array with a traced index, use functrace.numpy.take(x, i, axis))."
         )
 
     def __setitem__(self, idx: Any, val: Any) -> None:

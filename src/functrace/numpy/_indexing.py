@@ -332,7 +332,7 @@ def _broadcast_index(v: Any, shape: tuple[int, ...], dims: Sequence[int]) -> Any
     expanded = [1] * len(shape)
     for d, n in zip(dims, np.shape(v)):
         expanded[d] = n
-    return np.ascontiguousarray(np.broadcast_to(np.reshape(v, expanded), shape))
+    return np.broadcast_to(np.reshape(v, expanded), shape).copy()  # 0-d stays 0-d
 
 
 # ---------------------------------------------------------------------------
