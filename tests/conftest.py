@@ -6,6 +6,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 import functrace.interpreters.staging as staging  # noqa: E402
@@ -36,3 +37,20 @@ def pytest_runtest_setup(item):
         return
     base = fn.__dict__.setdefault("_functrace_base_settings", fn._hypothesis_internal_use_settings)
     fn._hypothesis_internal_use_settings = base
+
+
+@pytest.fixture(scope="module")
+def private_jit_cache(tmp_path_factory: pytest.TempPathFactory):
+    """A fresh kernel cache directory for one test module, and strict kernels (a kernel
+    or native loop Numba cannot compile is a test failure, not a fallback)."""
+    from functrace.jit import lowering
+
+    old = os.environ.get("FUNCTRACE_CACHE_DIR")
+    os.environ["FUNCTRACE_CACHE_DIR"] = str(tmp_path_factory.mktemp("ft_cache"))
+    lowering.strict_kernels = True
+    yield
+    lowering.strict_kernels = False
+    if old is None:
+        os.environ.pop("FUNCTRACE_CACHE_DIR", None)
+    else:
+        os.environ["FUNCTRACE_CACHE_DIR"] = old

@@ -30,22 +30,12 @@ from functrace.jit import emitters as jit_emitters
 from functrace.jit import lowering as jit_lowering
 from op_db import ALL_OPS, OpInfo, op_args
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+    pytest.mark.usefixtures("private_jit_cache"),  # fresh cache, strict kernels
+]
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory):
-    old = os.environ.get("FUNCTRACE_CACHE_DIR")
-    os.environ["FUNCTRACE_CACHE_DIR"] = str(tmp_path_factory.mktemp("ft_cache"))
-    jit_lowering.strict_kernels = True  # a kernel Numba cannot compile is a test failure
-    yield
-    jit_lowering.strict_kernels = False
-    if old is None:
-        os.environ.pop("FUNCTRACE_CACHE_DIR", None)
-    else:
-        os.environ["FUNCTRACE_CACHE_DIR"] = old
 
 
 def _tol(op: OpInfo | None, dtype: np.dtype) -> dict[str, float]:

@@ -20,24 +20,13 @@ import functrace.numpy as fnp
 from functrace import lax
 from functrace.jit import jit
 from functrace.jit import loops as jit_loops
-from functrace.jit import lowering as jit_lowering
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+    pytest.mark.usefixtures("private_jit_cache"),  # fresh cache, strict kernels
+]
 
 FLOATS = [np.float32, np.float64]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory):
-    old = os.environ.get("FUNCTRACE_CACHE_DIR")
-    os.environ["FUNCTRACE_CACHE_DIR"] = str(tmp_path_factory.mktemp("ft_cache"))
-    jit_lowering.strict_kernels = True  # a loop Numba cannot compile is a test failure
-    yield
-    jit_lowering.strict_kernels = False
-    if old is None:
-        os.environ.pop("FUNCTRACE_CACHE_DIR", None)
-    else:
-        os.environ["FUNCTRACE_CACHE_DIR"] = old
 
 
 def native_count(jf, *args) -> int:
