@@ -171,11 +171,43 @@ def test_linearize_of_while_loop_under_jit_and_its_limits() -> None:
     lin = lambda x, c, t: ft.linearize(lambda x: _trip_count_loss(x, c), x)[1](t)  # noqa: E731
     want = ft.jvp(lambda x: _trip_count_loss(x, c), (x,), (t,))[1]
     np.testing.assert_allclose(ft.jit(lin)(x, c, t), want, rtol=1e-12)
-    # eagerly the trip count is known, so every order works; under jit the second
-    # reverse pass through a while_loop is a clear error
+    # eagerly the trip count is known, so every order works; under jit a second
+    # reverse pass (reverse-over-reverse) through a while_loop is a clear error
     ft.check_grads(lambda x: _trip_count_loss(x, c), (x,), order=2, modes=("rev",))
     with pytest.raises(NotImplementedError, match="second derivative"):
         ft.jit(ft.grad(ft.grad(_trip_count_loss)))(x, c)
+
+
+def _assert_trees_close(got, want, rtol=1e-10) -> None:
+    for a, b in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-12)
+
+
+def test_forward_over_reverse_through_while_loop_under_jit_and_vmap() -> None:
+    # Forward mode through the stored-carries reverse sweep (jvp(grad), hessian,
+    # jacfwd/jacrev) when the trip count is known only at run time.
+    x, c = np.array([0.5, 0.7, 0.2]), 1.6
+    hess = ft.hessian(_trip_count_loss, argnums=(0, 1))
+    want = hess(x, c)  # eager: counted scan
+    _assert_trees_close(ft.jit(hess)(x, c), want)
+    t = np.array([1.0, -0.5, 0.25])
+    g = lambda x, c: ft.grad(_trip_count_loss)(x, c)  # noqa: E731
+    hvp = ft.jit(lambda x, c, t: ft.jvp(lambda x: g(x, c), (x,), (t,))[1])
+    np.testing.assert_allclose(hvp(x, c, t), want[0][0] @ t, rtol=1e-10)
+    xs = np.array([[0.5, 0.7, 0.2], [2.0, 0.1, 9.0]])
+    per_example = ft.vmap(ft.hessian(_trip_count_loss), (0, None))(xs, c)
+    for k, xk in enumerate(xs):
+        np.testing.assert_allclose(per_example[k], ft.hessian(_trip_count_loss)(xk, c), rtol=1e-10)
+
+    def traj(x):  # a vector output: Jacobians batch tangents or cotangents only
+        def body(s):
+            v, k = s
+            return v * 1.3 + 0.1 * fnp.sin(v), k + 1
+
+        return lax.while_loop(lambda s: fnp.min(s[0]) < 5.0, body, (x, 0))[0]
+
+    for jac in (ft.jacfwd, ft.jacrev):
+        _assert_trees_close(ft.jit(jac(traj))(x), jac(traj)(x))
 
 
 def test_cond_and_switch() -> None:

@@ -1244,6 +1244,7 @@ def _batch_while_parts(
     cond_nconsts: int,
     body_nconsts: int,
     force_bc: Sequence[bool] = (),
+    size: int | None = None,
 ) -> tuple[list[Any], list[Any], list[Any], Jaxpr, Jaxpr, int]:
     """The loop over a batch, as an unbatched loop: ``(cond_ops, body_ops, carry,
     cond, body, n_extra)``.
@@ -1253,12 +1254,13 @@ def _batch_while_parts(
     the others (a select), so one loop runs until every lane is done. ``body_ops`` is
     ``n_extra`` new leading constants followed by the old body constants; constants
     marked in ``force_bc`` are batched even when they were not (their per-lane
-    cotangents differ)."""
+    cotangents differ). ``size``: the batch size, when only other operands (tangents,
+    cotangents) are batched."""
     from functrace.lax.elementwise import convert_element_type, select_n
     from functrace.lax.reductions import reduce_max
     from functrace.lax.shapes import broadcast_in_dim
 
-    size = batching.batch_size(vals, bdims)
+    size = batching.batch_size(vals, bdims) if size is None else size
     cc, bc, carry = _split(vals, cond_nconsts, body_nconsts)
     dcc, dbc, dcarry = _split(bdims, cond_nconsts, body_nconsts)
     force = list(force_bc) or [False] * len(bc)
@@ -1343,10 +1345,11 @@ while_lin_p = Primitive("while_lin", multiple_results=True)
 while_transpose_p = Primitive("while_transpose", multiple_results=True)
 
 _NO_HIGHER_ORDER = (
-    "while_loop: differentiating the reverse mode of a while_loop again (a second "
-    "derivative) needs a trip count known while tracing; take the derivative outside "
-    "jit/vmap (eager reverse mode supports every order), or use lax.fori_loop with "
-    "Python-int bounds or lax.scan."
+    "while_loop: a second reverse-mode pass (a second derivative in reverse-over-reverse "
+    "mode, e.g. grad(grad(f))) through a while_loop needs a trip count known while "
+    "tracing; under jit/vmap use forward-over-reverse (jvp(grad(f)), ft.hessian), take "
+    "the derivative outside jit/vmap (eager reverse mode supports every order), or use "
+    "lax.fori_loop with Python-int bounds or lax.scan."
 )
 
 
@@ -1496,7 +1499,14 @@ def _while_lin_batch(
     n_known = cond_nconsts + body_nconsts + len(nz_carry)
     # a body constant with a tangent is batched with it, so the tangent matches it
     cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
-        vals[:n_known], bdims[:n_known], cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_c
+        vals[:n_known],
+        bdims[:n_known],
+        cond_jaxpr,
+        body_jaxpr,
+        cond_nconsts,
+        body_nconsts,
+        nz_c,
+        size,
     )
     lin = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
     outs = while_lin_p.bind(
@@ -1667,7 +1677,14 @@ def _while_transpose_batch(
     vals, bdims = vals[bwd_nconsts:], bdims[bwd_nconsts:]
     n_known = cond_nconsts + body_nconsts + len(nz_carry)
     cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
-        vals[:n_known], bdims[:n_known], cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_c
+        vals[:n_known],
+        bdims[:n_known],
+        cond_jaxpr,
+        body_jaxpr,
+        cond_nconsts,
+        body_nconsts,
+        nz_c,
+        size,
     )
     cts = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
     outs = _while_transpose_bind(
@@ -1685,10 +1702,107 @@ def _while_transpose_batch(
 
 core.impl_rules[while_transpose_p] = _while_transpose_impl
 core.abstract_eval_rules[while_transpose_p] = _while_transpose_abstract
-ad.jvp_rules[while_transpose_p] = _linear_only_jvp(
-    while_transpose_p,
-    lambda p: p["bwd_nconsts"] + p["cond_nconsts"] + p["body_nconsts"] + len(p["nz_carry"]),
-)
+
+
+def _while_transpose_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    bwd_jaxpr: Jaxpr,
+    bwd_nconsts: int,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    nz_carry: tuple[bool, ...],
+) -> tuple[list[Any], list[Any]]:
+    """Forward mode through a reverse sweep (``jvp(grad(f))``, ``hessian``).
+
+    The sweep is ``x, ct -> J(x)^T ct`` for the loop ``L`` (``x``: the masked body
+    constants and initial carries). Its tangent along ``(dx, dct)`` is
+    ``J^T dct + d/dx(J^T ct) dx``, which is the ``x`` part of the VJP, with cotangents
+    ``(dct, ct)``, of the loop run together with its JVP, ``(x, dx) -> (L(x), J(x) dx)``
+    (second derivatives are symmetric). That VJP is one more ``while_transpose``."""
+    params = dict(
+        cond_jaxpr=cond_jaxpr,
+        body_jaxpr=body_jaxpr,
+        bwd_jaxpr=bwd_jaxpr,
+        bwd_nconsts=bwd_nconsts,
+        cond_nconsts=cond_nconsts,
+        body_nconsts=body_nconsts,
+        nz_c=nz_c,
+        nz_carry=nz_carry,
+    )
+    ncarry = len(nz_carry)
+    bw, cc, bc, carry, ct = _split(primals, bwd_nconsts, cond_nconsts, body_nconsts, ncarry)
+    _, _, dbc, dcarry, dct = _split(tangents, bwd_nconsts, cond_nconsts, body_nconsts, ncarry)
+    outs = while_transpose_p.bind(*primals, **params)
+    t = ad.tangent_aval
+    ct_avals = [core.get_aval(c) for c in ct]
+    dct = [_inst(d, a) for d, a in zip(dct, ct_avals)]
+    nz2_c = [type(d) is not Zero for d in dbc]
+    if not any(nz2_c) and all(type(d) is Zero for d in dcarry):
+        # only the cotangent moves: the sweep is linear in it
+        return outs, list(while_transpose_p.bind(*bw, *cc, *bc, *carry, *dct, **params))
+    carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
+    nz2_carry = _while_nonzeros(body_jaxpr, nz2_c, [type(d) is not Zero for d in dcarry])
+    # the loop together with its JVP: consts (bc, dbc), carries (carry, dcarry)
+    jbody, jb_hoisted = _while_jvp_body(body_jaxpr, body_nconsts, nz2_c, nz2_carry)
+
+    def cond_fn(*args: Any) -> list[Any]:
+        return _run(cond_jaxpr, list(args[: cond_nconsts + ncarry]))
+
+    d_avals = [t(a) for a, m in zip(carry_avals, nz2_carry) if m]
+    c_avals = [core.get_aval(c) for c in cc]
+    jcond, jc_hoisted = _trace(cond_fn, c_avals + carry_avals + d_avals, "while_loop (cond)")
+    dbc2 = [d for d, m in zip(dbc, nz2_c) if m]
+    dcarry2 = [_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz2_carry) if m]
+    n_extra = len(jb_hoisted)
+    aug_nz_c = [False] * n_extra + list(nz_c) + [False] * len(dbc2)
+    aug_nz_carry = _while_nonzeros(jbody, aug_nz_c, list(nz_carry) + [True] * len(dcarry2))
+    if aug_nz_carry[:ncarry] != list(nz_carry):
+        raise AssertionError("while_loop jvp of the reverse sweep: carry masks disagree")
+    # cotangents: dct on the loop's own outputs, ct on its tangent outputs
+    ct_of = dict(zip([i for i, m in enumerate(nz_carry) if m], ct))
+    cts = list(dct) + [
+        ct_of[i] if i in ct_of else _zeros(t(carry_avals[i])) for i, m in enumerate(nz2_carry) if m
+    ]
+    res = _while_transpose_bind(
+        [*jc_hoisted, *cc],
+        [*jb_hoisted, *bc, *dbc2],
+        [*carry, *dcarry2],
+        cts,
+        jcond,
+        jbody,
+        aug_nz_c,
+        aug_nz_carry,
+    )
+    n_out = sum(nz_c) + sum(nz_carry)
+    return outs, res[:n_out]
+
+
+def _while_transpose_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+    # Linear in the cotangent operands only (``x, ct -> J(x)^T ct``): its transpose is
+    # ``u -> J(x) u``, the tangent loop. A tangent in ``x`` (from forward mode through
+    # the sweep, recorded on a reverse-mode tape) would need the sweep's own VJP.
+    k = params["bwd_nconsts"] + params["cond_nconsts"] + params["body_nconsts"]
+    k += len(params["nz_carry"])
+    if any(ad.is_undefined_primal(x) for x in args[:k]):
+        raise NotImplementedError(_NO_HIGHER_ORDER)
+    _, cc, rest = _split(args[:k], params["bwd_nconsts"], params["cond_nconsts"])
+    bc, carry = _split(rest, params["body_nconsts"])
+    avals = _while_transpose_abstract(**params)
+    u = [_inst(c, a) for c, a in zip(cts, avals)]
+    keep = {n: params[n] for n in ("cond_jaxpr", "body_jaxpr", "cond_nconsts", "body_nconsts")}
+    outs = while_lin_p.bind(
+        *cc, *bc, *carry, *u, nz_c=params["nz_c"], nz_carry=params["nz_carry"], **keep
+    )
+    return [None] * k + list(outs)
+
+
+ad.jvp_rules[while_transpose_p] = _while_transpose_jvp
+ad.transpose_rules[while_transpose_p] = _while_transpose_transpose
 batching.batching_rules[while_transpose_p] = _while_transpose_batch
 
 
@@ -1698,8 +1812,9 @@ def while_loop(
     """``while cond_fun(val): val = body_fun(val)``; differentiable in both modes.
 
     Reverse mode needs no maximum trip count, eagerly and under ``jit``/``vmap``
-    (there the carries are stored as the compiled loop runs). A second reverse pass
-    under ``jit`` needs ``fori_loop`` or ``scan``.
+    (there the carries are stored as the compiled loop runs), and so do
+    ``jvp(grad(f))`` and ``hessian``. Reverse-over-reverse (``grad(grad(f))``) under
+    ``jit``/``vmap`` needs ``fori_loop`` or ``scan``.
 
     >>> from functrace import lax
     >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
