@@ -1167,6 +1167,24 @@ def _while_jvp_body(
     return _trace(body, avals, "while_loop (jvp of the body)")
 
 
+def _while_jvp_cond(
+    cond_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    carry_avals: Sequence[ShapedArray],
+    nz_carry: Sequence[bool],
+) -> tuple[Jaxpr, list[Any]]:
+    """The JVP loop's condition ``(cc, carry, dcarry_nz) -> pred``: the tangents are
+    carried along but never read; and the constants its tracing hoisted."""
+    ncarry = len(carry_avals)
+
+    def cond_fn(*args: Any) -> list[Any]:
+        return _run(cond_jaxpr, list(args[: cond_nconsts + ncarry]))
+
+    c_avals = [v.aval for v in cond_jaxpr.invars[:cond_nconsts]]
+    d_avals = [ad.tangent_aval(a) for a, m in zip(carry_avals, nz_carry) if m]
+    return _trace(cond_fn, c_avals + list(carry_avals) + d_avals, "while_loop (cond)")
+
+
 def _while_jvp(
     primals: Sequence[Any],
     tangents: Sequence[Any],
@@ -1204,17 +1222,7 @@ def _while_jvp(
     carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
     n_dc = sum(nz_c)
     new_body, b_hoisted = _while_jvp_body(body_jaxpr, body_nconsts, nz_c, nz_carry)
-
-    def cond_fn(*args: Any) -> list[Any]:
-        c, cr = args[: len(cc)], args[len(cc) : len(cc) + len(carry)]
-        return _run(cond_jaxpr, list(c) + list(cr))
-
-    c_avals = [v.aval for v in cond_jaxpr.invars[:cond_nconsts]]
-    new_cond, c_hoisted = _trace(
-        cond_fn,
-        c_avals + carry_avals + [t(a) for a, m in zip(carry_avals, nz_carry) if m],
-        "while_loop (cond)",
-    )
+    new_cond, c_hoisted = _while_jvp_cond(cond_jaxpr, cond_nconsts, carry_avals, nz_carry)
     dcarry_in = [_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz_carry) if m]
     outs = while_p.bind(
         *c_hoisted,
@@ -1442,19 +1450,15 @@ def _while_lin_abstract(
     return [ad.tangent_aval(a) for a, m in zip(carry_avals, nz_carry) if m]
 
 
-def _linear_only_jvp(prim: Primitive, n_known: Callable[[dict[str, Any]], int]) -> Any:
-    """JVP of a primitive linear in its trailing operands: the map itself applied to
-    their tangents; a tangent on a leading (non-linear) operand is a second derivative."""
-
-    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
-        k = n_known(params)
-        if any(type(d) is not Zero for d in tangents[:k]):
-            raise NotImplementedError(_NO_HIGHER_ORDER)
-        outs = prim.bind(*primals, **params)
-        lin = [_inst(d, core.get_aval(p)) for d, p in zip(tangents[k:], primals[k:])]
-        return outs, prim.bind(*primals[:k], *lin, **params)
-
-    return rule
+def _while_lin_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+    # Linear in its trailing operands: the map itself applied to their tangents. A
+    # tangent on a leading (non-linear) operand is a second derivative.
+    k = params["cond_nconsts"] + params["body_nconsts"] + len(params["nz_carry"])
+    if any(type(d) is not Zero for d in tangents[:k]):
+        raise NotImplementedError(_NO_HIGHER_ORDER)
+    outs = while_lin_p.bind(*primals, **params)
+    lin = [_inst(d, core.get_aval(p)) for d, p in zip(tangents[k:], primals[k:])]
+    return outs, while_lin_p.bind(*primals[:k], *lin, **params)
 
 
 def _while_lin_transpose(
@@ -1484,6 +1488,37 @@ def _while_lin_transpose(
     return [None] * n_known + outs
 
 
+def _batch_known_loop(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    cond_jaxpr: Jaxpr,
+    body_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    body_nconsts: int,
+    nz_c: tuple[bool, ...],
+    ncarry: int,
+) -> tuple[list[Any], list[Any], list[Any], list[Any], Jaxpr, Jaxpr, tuple[bool, ...]]:
+    """Batching ``while_lin``/``while_transpose``: the loop (its known leading
+    operands) as a masked batched loop, the trailing (co)tangents moved to axis 0, and
+    the mask of body constants for the new body. A body constant with a (co)tangent is
+    batched, so each lane has its own; the batch size comes from every operand (only
+    the (co)tangents may be batched, as in jacfwd/jacrev)."""
+    size = batching.batch_size(vals, bdims)
+    n_known = cond_nconsts + body_nconsts + ncarry
+    cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
+        vals[:n_known],
+        bdims[:n_known],
+        cond_jaxpr,
+        body_jaxpr,
+        cond_nconsts,
+        body_nconsts,
+        nz_c,
+        size,
+    )
+    trailing = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
+    return cond_ops, body_ops, carry, trailing, new_cond, new_body, (False,) * n_extra + nz_c
+
+
 def _while_lin_batch(
     vals: Sequence[Any],
     bdims: Sequence[int | None],
@@ -1495,20 +1530,9 @@ def _while_lin_batch(
     nz_c: tuple[bool, ...],
     nz_carry: tuple[bool, ...],
 ) -> tuple[list[Any], list[Any]]:
-    size = batching.batch_size(vals, bdims)
-    n_known = cond_nconsts + body_nconsts + len(nz_carry)
-    # a body constant with a tangent is batched with it, so the tangent matches it
-    cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
-        vals[:n_known],
-        bdims[:n_known],
-        cond_jaxpr,
-        body_jaxpr,
-        cond_nconsts,
-        body_nconsts,
-        nz_c,
-        size,
+    cond_ops, body_ops, carry, lin, new_cond, new_body, new_nz_c = _batch_known_loop(
+        vals, bdims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_c, len(nz_carry)
     )
-    lin = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
     outs = while_lin_p.bind(
         *cond_ops,
         *body_ops,
@@ -1518,7 +1542,7 @@ def _while_lin_batch(
         body_jaxpr=new_body,
         cond_nconsts=len(cond_ops),
         body_nconsts=len(body_ops),
-        nz_c=(False,) * n_extra + nz_c,
+        nz_c=new_nz_c,
         nz_carry=nz_carry,
     )
     return outs, [0] * len(outs)
@@ -1526,9 +1550,7 @@ def _while_lin_batch(
 
 core.impl_rules[while_lin_p] = _while_lin_impl
 core.abstract_eval_rules[while_lin_p] = _while_lin_abstract
-ad.jvp_rules[while_lin_p] = _linear_only_jvp(
-    while_lin_p, lambda p: p["cond_nconsts"] + p["body_nconsts"] + len(p["nz_carry"])
-)
+ad.jvp_rules[while_lin_p] = _while_lin_jvp
 ad.transpose_rules[while_lin_p] = _while_lin_transpose
 ad.linear_primitives.add(while_lin_p)
 batching.batching_rules[while_lin_p] = _while_lin_batch
@@ -1673,20 +1695,16 @@ def _while_transpose_batch(
     # The reverse sweep of the batched loop: the lanes that finished early step
     # through the select as the identity, so their cotangents pass unchanged.
     # Body constants with a cotangent are batched: each lane has its own.
-    size = batching.batch_size(vals, bdims)
-    vals, bdims = vals[bwd_nconsts:], bdims[bwd_nconsts:]
-    n_known = cond_nconsts + body_nconsts + len(nz_carry)
-    cond_ops, body_ops, carry, new_cond, new_body, n_extra = _batch_while_parts(
-        vals[:n_known],
-        bdims[:n_known],
+    cond_ops, body_ops, carry, cts, new_cond, new_body, new_nz_c = _batch_known_loop(
+        vals[bwd_nconsts:],
+        bdims[bwd_nconsts:],
         cond_jaxpr,
         body_jaxpr,
         cond_nconsts,
         body_nconsts,
         nz_c,
-        size,
+        len(nz_carry),
     )
-    cts = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals[n_known:], bdims[n_known:])]
     outs = _while_transpose_bind(
         cond_ops,
         body_ops,
@@ -1694,7 +1712,7 @@ def _while_transpose_batch(
         cts,
         new_cond,
         new_body,
-        [False] * n_extra + list(nz_c),
+        list(new_nz_c),
         list(nz_carry),
     )
     return outs, [0] * len(outs)
@@ -1749,13 +1767,7 @@ def _while_transpose_jvp(
     nz2_carry = _while_nonzeros(body_jaxpr, nz2_c, [type(d) is not Zero for d in dcarry])
     # the loop together with its JVP: consts (bc, dbc), carries (carry, dcarry)
     jbody, jb_hoisted = _while_jvp_body(body_jaxpr, body_nconsts, nz2_c, nz2_carry)
-
-    def cond_fn(*args: Any) -> list[Any]:
-        return _run(cond_jaxpr, list(args[: cond_nconsts + ncarry]))
-
-    d_avals = [t(a) for a, m in zip(carry_avals, nz2_carry) if m]
-    c_avals = [core.get_aval(c) for c in cc]
-    jcond, jc_hoisted = _trace(cond_fn, c_avals + carry_avals + d_avals, "while_loop (cond)")
+    jcond, jc_hoisted = _while_jvp_cond(cond_jaxpr, cond_nconsts, carry_avals, nz2_carry)
     dbc2 = [d for d, m in zip(dbc, nz2_c) if m]
     dcarry2 = [_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz2_carry) if m]
     n_extra = len(jb_hoisted)
