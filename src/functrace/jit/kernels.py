@@ -358,28 +358,13 @@ def forget_loaded() -> None:
 
 def load_kernel(spec: KernelSpec) -> LoadedKernel:
     """Compile ``spec`` or load it from memory or the disk cache."""
-    source = kernel_source(spec)
-    name = cache.MODULE_PREFIX + cache.source_hash(source)
-    hit = _loaded.get(name)
-    if hit is not None:
-        return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
-    t0 = time.perf_counter()
-    mod = cache.import_source(name, source)
-    disp = mod.kernel
-    sig = numba_signature(spec)
-    disp.compile(sig)
-    compiled = sum(disp._cache_hits.values()) == 0  # Numba's own hit/miss counters
-    disp.disable_compile()  # any other argument types are an error, never a new compile
-    k = LoadedKernel(name, source, disp, compiled, time.perf_counter() - t0)
-    _loaded[name] = k
-    return k
+    return load_source(kernel_source(spec), numba_signature(spec))
 
 
 def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
     """Compile (or load from memory or the disk cache) a generated module whose
     ``kernel`` function is decorated with :func:`kernel_jit`, for one explicit
-    Numba signature (native loops use this; fused kernels go through
-    :func:`load_kernel`)."""
+    Numba signature (fused kernels and native loops)."""
     name = cache.MODULE_PREFIX + cache.source_hash(source)
     hit = _loaded.get(name)
     if hit is not None:
@@ -388,8 +373,8 @@ def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
     mod = cache.import_source(name, source)
     disp = mod.kernel
     disp.compile(signature)
-    compiled = sum(disp._cache_hits.values()) == 0
-    disp.disable_compile()
+    compiled = sum(disp._cache_hits.values()) == 0  # Numba's own hit/miss counters
+    disp.disable_compile()  # any other argument types are an error, never a new compile
     k = LoadedKernel(name, source, disp, compiled, time.perf_counter() - t0)
     _loaded[name] = k
     return k

@@ -276,25 +276,35 @@ def var(
     np.float64(1.6666666666666667)
     """
     if _plain(a):
-        if correction is None and where is None and mean is None:
-            if type(a) is np.ndarray:
-                return a.var(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-            return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np.var(
-            a,
-            axis=axis,
-            dtype=dtype,
-            out=out,
-            ddof=ddof,
-            keepdims=keepdims,
-            **_var_kw(where, mean, correction),
-        )
+        return _plain_var_std(np.var, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
     _no_out("var", out)
     _no_where("var", where)
     _no_mean("var", mean)
     ddof = _ddof("var", ddof, correction)
     a, aval, axes = _prepare("var", a, axis)
     return _finish(_var_traced("var", a, aval, axes, dtype, ddof), aval.shape, axes, keepdims)
+
+
+def _plain_var_std(
+    fn: Any,
+    a: Any,
+    axis: Any,
+    dtype: Any,
+    out: Any,
+    ddof: Any,
+    keepdims: bool,
+    where: Any,
+    mean: Any,
+    correction: Any,
+) -> Any:
+    """``np.var``/``np.std`` on plain values, passing the newer keywords only when given
+    (a bare ndarray takes the method, the cheapest call)."""
+    kw = _var_kw(where, mean, correction)
+    if not kw and type(a) is np.ndarray:
+        return getattr(a, fn.__name__)(
+            axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims
+        )
+    return fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
 
 
 def _var_kw(where: Any, mean: Any, correction: Any) -> dict[str, Any]:
@@ -355,19 +365,7 @@ def std(
     np.float64(1.0)
     """
     if _plain(a):
-        if correction is None and where is None and mean is None:
-            if type(a) is np.ndarray:
-                return a.std(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-            return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np.std(
-            a,
-            axis=axis,
-            dtype=dtype,
-            out=out,
-            ddof=ddof,
-            keepdims=keepdims,
-            **_var_kw(where, mean, correction),
-        )
+        return _plain_var_std(np.std, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
     _no_out("std", out)
     _no_where("std", where)
     _no_mean("std", mean)
