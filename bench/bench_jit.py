@@ -6,7 +6,9 @@ Prints medians over repeats and ratios against baselines measured in the same ru
 * one training step (forward + backward + Adam, float32) of an MLP at 784-64-10,
   batch 32 and 784-512-512-10, batch 128: functrace ``jit`` vs the same step
   written by hand in NumPy vs JAX's ``jit`` (when ``import jax`` works), and
-  functrace again in a process whose user opted into 2 BLAS threads;
+  functrace again in a process whose user opted into 2 BLAS threads; timed twice,
+  as the machine is, then with one core kept busy by another process (the busy
+  2-core machines the targets are set for; ``--no-busy`` skips these rounds);
 * the first call of the jitted step in a fresh process with a cold and a warm
   disk cache (import time reported separately).
 
@@ -22,12 +24,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -41,6 +45,7 @@ from functrace.jit import jit  # noqa: E402
 from functrace.tree_util import tree_map  # noqa: E402
 
 QUICK = "--quick" in sys.argv
+NO_BUSY = "--no-busy" in sys.argv  # skip the rounds with one core kept busy
 MIN_TIME = 0.1 if QUICK else 0.3
 REPEATS = 5 if QUICK else 7
 
@@ -265,6 +270,27 @@ class Worker:
         self.proc.wait(timeout=60)
 
 
+@contextlib.contextmanager
+def busy_core() -> Iterator[None]:
+    """Keep one core busy with another process (a Python loop) for the duration: the
+    busy 2-core machines these targets are set for."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)  # let the scheduler see it
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _step_row(label: str, res: dict[str, float]) -> list[str]:
+    row = [label, fmt_time(res["ft"]), fmt_time(res["np"]), f"{res['ft'] / res['np']:.2f}"]
+    for name in ("JAX jit", "JAX jit 1 core"):
+        row += [fmt_time(res[name]), f"{res['ft'] / res[name]:.2f}"] if name in res else ["n/a"] * 2
+    t2 = res["ft 2 threads"]
+    return row + [fmt_time(t2), f"{t2 / res['JAX jit']:.2f}" if "JAX jit" in res else "n/a"]
+
+
 def interleaved(cases: dict[str, Any], rounds: int) -> dict[str, float]:
     """Median over ``rounds`` of each case's time, the cases timed in turn each round."""
     samples: dict[str, list[float]] = {k: [] for k in cases}
@@ -354,7 +380,8 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
     )
 
     # -- MLP steps -------------------------------------------------------------
-    step_rows, first_rows = [], []
+    step_rows: dict[str, list[list[str]]] = {"quiet": [], "busy": []}
+    first_rows = []
     for sizes, batch in [((784, 64, 10), 32), ((784, 512, 512, 10), 128)]:
         label = "-".join(map(str, sizes)) + f" b{batch}"
         state = init(sizes, batch)
@@ -372,18 +399,17 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
         }
         for name, w in workers.items():
             cases[name] = lambda w=w, k=key: w.time(k, **per)
-        res = interleaved(cases, rounds)
-        row = [label, fmt_time(res["ft"]), fmt_time(res["np"]), f"{res['ft'] / res['np']:.2f}"]
-        for ft_name, name in (("ft", "JAX jit"), ("ft", "JAX jit 1 core")):
-            row += (
-                [fmt_time(res[name]), f"{res[ft_name] / res[name]:.2f}"]
-                if name in res
-                else ["n/a", "n/a"]
+        for regime in step_rows:
+            if regime == "busy":
+                if NO_BUSY:
+                    continue
+                with busy_core():
+                    res = interleaved(cases, rounds)
+            else:
+                res = interleaved(cases, rounds)
+            step_rows[regime].append(
+                _step_row(label, res) + [f"{compile_s:.2f} s", str(jstep.compile_count)]
             )
-        t2 = res["ft 2 threads"]
-        row += [fmt_time(t2), f"{t2 / res['JAX jit']:.2f}" if "JAX jit" in res else "n/a"]
-        row += [f"{compile_s:.2f} s", str(jstep.compile_count)]
-        step_rows.append(row)
 
         with tempfile.TemporaryDirectory() as d:
             cold = first_call(sizes, batch, d)
@@ -399,24 +425,28 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
                 f"{best['import']:.2f} s",
             ]
         )
-    print_table(
-        "MLP training step, float32 (forward + backward + Adam); medians",
-        [
-            "model",
-            "functrace jit",
-            "NumPy by hand",
-            "ft/NumPy",
-            "JAX jit",
-            "ft/JAX",
-            "JAX jit 1 core",
-            "ft/JAX-1c",
-            f"ft, {Worker.BLAS_THREADS} BLAS threads",
-            "ft-2t/JAX",
-            "compile (this process)",
-            "kernels compiled",
-        ],
-        step_rows,
-    )
+    header = [
+        "model",
+        "functrace jit",
+        "NumPy by hand",
+        "ft/NumPy",
+        "JAX jit",
+        "ft/JAX",
+        "JAX jit 1 core",
+        "ft/JAX-1c",
+        f"ft, {Worker.BLAS_THREADS} BLAS threads",
+        "ft-2t/JAX",
+        "compile (this process)",
+        "kernels compiled",
+    ]
+    title = "MLP training step, float32 (forward + backward + Adam); medians"
+    print_table(f"{title}; no load started by the benchmark", header, step_rows["quiet"])
+    if step_rows["busy"]:
+        print_table(
+            f"{title}; one core kept busy by another process (the machine class of the targets)",
+            header,
+            step_rows["busy"],
+        )
     print_table(
         "first call of the jitted step in a fresh process (warm: best of 3)",
         [

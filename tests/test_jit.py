@@ -253,9 +253,47 @@ def test_output_types_and_pytrees() -> None:
     out = jit(f)(d, x)
     assert_like_eager(out, f(d, x))
     assert type(out["pair"]) is Pair and isinstance(out["sum"], np.float64)
-    assert jit(lambda x: (x,))(1.0) == (np.float64(1.0),)
-    assert isinstance(jit(lambda x: x + 1)(2), np.int64)
+    assert jit(lambda x: (x,))(1.0) == (1.0,)
+    assert type(jit(lambda x: x + 1)(2)) is int
     assert jit(lambda: 1.5)() == 1.5
+
+
+PY_SCALAR_FUNS = {
+    "identity": lambda x: x,
+    "constant": lambda x: 2.0,
+    "operators": lambda x: (x * 2 + 1) ** 2 - x / 3,
+    "floordiv_mod": lambda x: (x // 2, x % 3),
+    "unary": lambda x: (-x, abs(x), +x),
+    "compare": lambda x: (x > 1, x == 2),
+    "numpy_function": lambda x: fnp.sin(x) + x,  # NumPy's result: np.float64
+    "numpy_scalar": lambda x: x * np.float32(2.0),
+    "grad": ft.grad(lambda x: x * x + 1.0),
+    "value_and_grad": ft.value_and_grad(lambda x: x * x + 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PY_SCALAR_FUNS))
+@pytest.mark.parametrize(
+    "arg", [3.0, 3, True, np.float64(3.0), np.int32(3), np.float32(3.0), np.array(3.0)]
+)
+def test_python_scalar_outputs_match_eager(name, arg) -> None:
+    """Python operators on Python scalars give Python scalars under jit too; anything
+    that went through a NumPy-typed value or a functrace function gives NumPy's type."""
+    f = PY_SCALAR_FUNS[name]
+    try:
+        expected = f(arg)
+    except (TypeError, ValueError):
+        return  # e.g. grad of an integer: the eager error is tested elsewhere
+    got = jit(f)(arg)
+    assert_like_eager(got, expected, what=name)  # 0-d arrays: NumPy scalars under jit
+
+    def kind(x):  # Python scalar types exactly; NumPy's 0-d values as one kind
+        return "numpy 0-d" if isinstance(x, np.generic | np.ndarray) and not np.ndim(x) else type(x)
+
+    kinds = ft.tree_util.tree_map
+    assert kinds(kind, got) == kinds(kind, expected), (got, expected)
+    if type(arg) is bool:  # Python bools and NumPy bools are separate signatures
+        test_python_scalar_outputs_match_eager(name, np.bool_(arg))
 
 
 def test_pytree_arguments_take_the_fast_path_correctly() -> None:

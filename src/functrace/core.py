@@ -126,6 +126,11 @@ for _t in (
     _SCALAR_AVALS[_t] = ShapedArray((), np.dtype(_t))
 
 
+def is_python_scalar(x: Any) -> bool:
+    """A Python (not NumPy) bool, int, float or complex."""
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a tracer, NumPy array, NumPy scalar or Python scalar."""
     t = type(x)
@@ -362,6 +367,7 @@ class Tracer:
     __slots__ = ("_trace",)
     __array_priority__ = 1000
     _trace: Trace
+    py = False  # a Python scalar in an eager run (only jit's tracers set it: StagingTracer)
 
     @property
     def aval(self) -> ShapedArray:

@@ -74,12 +74,16 @@ class JaxprBuilder:
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "atom")
+    # ``py``: the value is a Python scalar in an eager run (a Python-scalar argument of
+    # ``jit``, or Python operators applied to such values and Python scalars only), so
+    # ``jit`` returns it as a Python scalar too (see ``numpy/_tracer_methods.py``).
+    __slots__ = ("_aval", "atom", "py")
 
     def __init__(self, trace: StagingTrace, aval: ShapedArray, var: Var | Literal) -> None:
         self._trace = trace
         self._aval = aval
         self.atom = var
+        self.py = False
 
     @property
     def aval(self) -> ShapedArray:

@@ -49,6 +49,8 @@ def _env_flag(name: str) -> bool:
 _disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
 _trace_stack = core.trace_stack  # the same list object, mutated in place by core
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
+
+
 _ndarray = np.ndarray
 
 
@@ -357,9 +359,12 @@ class JitFunction:
         static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
+        py_bools = []  # Python bools: the aval is np.bool_'s, the eager results differ
         for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
                 return None, leaves  # a leaked tracer: the plain call reports it
+            if type(x) is bool:
+                py_bools.append(i)
             try:
                 avals.append(core.get_aval(x))
             except TypeError:
@@ -374,7 +379,7 @@ class JitFunction:
             tuple((i, type(a), a) for i, a in static_pos),
             tuple(sorted((k, type(v), v) for k, v in static_kw.items())),
         )
-        key = (in_tree, tuple(avals), static_key)
+        key = (in_tree, tuple(avals), static_key, tuple(py_bools))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(
@@ -426,9 +431,12 @@ class JitFunction:
         nargs = len(args)
         static_map = dict(static_pos)
         out_box: list[Any] = []
+        py_box: list[tuple[bool, ...]] = []  # which outputs are Python scalars eagerly
         origin = self._origin
 
         def flat_fun(*tracers: Any) -> list[Any]:
+            for t, x in zip(tracers, leaves):
+                t.py = core.is_python_scalar(x)
             d_args, d_kw = tree_unflatten(in_tree, tracers)
             it = iter(d_args)
             full = [static_map[i] if i in static_map else next(it) for i in range(nargs)]
@@ -442,6 +450,8 @@ class JitFunction:
                         f"Return only array data from a jitted function."
                     )
             out_box.append(out_tree)
+            py = [x.py if isinstance(x, Tracer) else core.is_python_scalar(x) for x in out_leaves]
+            py_box.append(tuple(py))
             return out_leaves
 
         t0 = time.perf_counter()
@@ -450,7 +460,7 @@ class JitFunction:
         closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
         self.trace_count += 1
         t1 = time.perf_counter()
-        program = lower(closed, describe_fun(fun), out_box[-1])
+        program = lower(closed, describe_fun(fun), out_box[-1], py_box[-1])
         self.compile_count += program.compiled
         if _env_flag("FUNCTRACE_DEBUG_JIT"):
             print(

@@ -37,6 +37,7 @@ import linecache
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -532,6 +533,10 @@ def _writable(x: Any) -> Any:
     return x if x.flags.writeable else x.copy()
 
 
+_PY_CTORS = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
+"""Python scalar type of a 0-d output by dtype kind (outputs marked ``py_outs``)."""
+
+
 class _Gen:
     def __init__(
         self,
@@ -634,7 +639,7 @@ class _Gen:
         return got
 
     # -- units ------------------------------------------------------------
-    def gen(self) -> str:
+    def gen(self, py_outs: Sequence[bool] = ()) -> str:
         jaxpr = self.jaxpr
         for v, c in zip(jaxpr.constvars, self.consts):
             if isinstance(c, np.ndarray) and c.ndim > 0:
@@ -670,6 +675,9 @@ class _Gen:
             else:
                 self.gen_other(unit)
         outs = [self.output(x) for x in jaxpr.outvars]
+        for i, py in enumerate(py_outs):
+            if py:
+                outs[i] = f"{_PY_CTORS[jaxpr.outvars[i].aval.dtype.kind]}({outs[i]})"
         if self.pooled:
             self.emit("_pool.append(_s)  # the scratch buffers, for the next call")
         self.emit(f"return {self.rebuild(outs)}")
@@ -1112,9 +1120,12 @@ def _warn_kernel_fallback(g: Group, err: Exception) -> None:
     )
 
 
-def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgram:
+def lower(
+    closed: ClosedJaxpr, fname: str, out_tree: Any = None, py_outs: Sequence[bool] = ()
+) -> LoweredProgram:
     """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
-    ``out_tree`` (a flat tuple when None)."""
+    ``out_tree`` (a flat tuple when None); outputs flagged in ``py_outs`` are returned
+    as Python scalars (the eager call computes them with Python operators)."""
     import functrace.jit.driver_rules  # noqa: F401  (registers the driver rules)
     from functrace.jit.kernels import default_blas_threads
 
@@ -1127,10 +1138,10 @@ def lower(closed: ClosedJaxpr, fname: str, out_tree: Any = None) -> LoweredProgr
     plan_ = plan(jaxpr)
     try:
         gen = _Gen(jaxpr, consts, plan_, fname, out_tree, scratch_values(jaxpr, plan_))
-        source = gen.gen()
+        source = gen.gen(py_outs)
     except _NoScratch:
         gen = _Gen(jaxpr, consts, plan_, fname, out_tree)
-        source = gen.gen()
+        source = gen.gen(py_outs)
     filename = f"<functrace jit driver {id(gen):x} of {fname}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver

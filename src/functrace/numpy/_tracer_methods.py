@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from functrace.core import Tracer
+from functrace.core import Tracer, is_python_scalar
+from functrace.lax.elementwise import convert_element_type
 from functrace.numpy import _math as m
 from functrace.numpy import _reductions as r
 from functrace.numpy import _shape as s
@@ -19,14 +20,49 @@ def _swap(f: Any) -> Any:
     return g
 
 
-def _defer(f: Any) -> Any:
+def _is_py(x: Any) -> bool:
+    """Whether ``x`` is a Python scalar in an eager run: a Python scalar, or a tracer
+    marked so (``StagingTracer.py``: ``jit`` returns a Python scalar for it, as the
+    eager call does)."""
+    return x.py if isinstance(x, Tracer) else is_python_scalar(x)
+
+
+def _mark_py(out: Any) -> Any:
+    try:
+        out.py = True  # Python operators on Python scalars give a Python scalar
+    except AttributeError:  # not a staging tracer: nothing to mark
+        pass
+    return out
+
+
+def _py_arith(x: Any) -> Any:
+    """Python arithmetic treats a bool as the int 0 or 1 (``True + True == 2``)."""
+    if type(x) is bool:
+        return int(x)
+    if isinstance(x, Tracer) and x.dtype.kind == "b":
+        return _mark_py(convert_element_type(x, np.int64, weak_type=True))
+    return x
+
+
+def _defer(f: Any, arith: bool = False) -> Any:
     # Return NotImplemented for operands we do not understand, so Python tries the other side.
     def g(self: Any, other: Any) -> Any:
         if not isinstance(
             other, (Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
         ):
             return NotImplemented
+        if _is_py(self) and _is_py(other):
+            if arith:
+                self, other = _py_arith(self), _py_arith(other)
+            return _mark_py(f(self, other))
         return f(self, other)
+
+    return g
+
+
+def _unary(f: Any) -> Any:
+    def g(self: Any) -> Any:
+        return _mark_py(f(_py_arith(self))) if _is_py(self) else f(self)
 
     return g
 
@@ -45,8 +81,9 @@ _BINOPS = {
 }
 for _name, _f in _BINOPS.items():
     _f = getattr(_f, "_operator", _f)  # operators keep weak (Python-scalar) types weak
-    setattr(Tracer, f"__{_name}__", _defer(_f))
-    setattr(Tracer, f"__r{_name}__", _defer(_swap(_f)))
+    _arith = _name not in ("and", "or", "xor")  # bool & bool stays a bool in Python
+    setattr(Tracer, f"__{_name}__", _defer(_f, _arith))
+    setattr(Tracer, f"__r{_name}__", _defer(_swap(_f), _arith))
 
 for _name, _f in {
     "eq": m.equal,
@@ -67,10 +104,10 @@ def _matmul(a: Any, b: Any) -> Any:
 
 Tracer.__matmul__ = _defer(_matmul)  # type: ignore
 Tracer.__rmatmul__ = _defer(_swap(_matmul))  # type: ignore
-Tracer.__neg__ = lambda self: m.negative(self, _op=True)  # type: ignore
-Tracer.__pos__ = lambda self: self  # type: ignore
-Tracer.__abs__ = lambda self: m.absolute(self, _op=True)  # type: ignore
-Tracer.__invert__ = lambda self: m.invert(self)  # type: ignore
+Tracer.__neg__ = _unary(lambda self: m.negative(self, _op=True))  # type: ignore
+Tracer.__pos__ = _unary(lambda self: self)  # type: ignore
+Tracer.__abs__ = _unary(lambda self: m.absolute(self, _op=True))  # type: ignore
+Tracer.__invert__ = _unary(m.invert)  # type: ignore
 Tracer.__round__ = lambda self, ndigits=None: m.rint(self)  # type: ignore
 
 
