@@ -6,7 +6,8 @@ Prints medians over repeats and ratios against baselines measured in the same ru
 * one training step (forward + backward + Adam, float32) of an MLP at 784-64-10,
   batch 32 and 784-512-512-10, batch 128: functrace ``jit`` vs the same step
   written by hand in NumPy vs JAX's ``jit`` (when ``import jax`` works), and
-  functrace again in a process whose user opted into 2 BLAS threads; timed twice,
+  functrace again in a process whose user asked for 2 threads (NUMBA_NUM_THREADS=2,
+  the thread count JAX uses by default here); timed twice,
   as the machine is, then with one core kept busy by another process (the busy
   2-core machines the targets are set for; ``--no-busy`` skips these rounds);
 * the first call of the jitted step in a fresh process with a cold and a warm
@@ -225,17 +226,17 @@ def _ft_worker() -> None:
 
 class Worker:
     """A process that times a case when asked: JAX (default threading, or pinned to
-    one core), or functrace run by a user who set ``BLAS_THREADS`` BLAS threads."""
+    one core), or functrace run by a user who asked for ``THREADS`` threads
+    (``NUMBA_NUM_THREADS``; products then run on Numba's threads, see jit/parallel.py)."""
 
-    BLAS_THREADS = "2"
+    THREADS = "2"
 
     def __init__(self, kind: str) -> None:
         args = [sys.executable, os.path.abspath(__file__)]
         env = dict(os.environ)
         if kind == "ft-threads":
             args.append("--ft-worker")
-            for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-                env[var] = self.BLAS_THREADS
+            env["NUMBA_NUM_THREADS"] = self.THREADS
         else:
             args.append("--jax-worker")
             if kind == "jax-1core":
@@ -434,7 +435,7 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
         "ft/JAX",
         "JAX jit 1 core",
         "ft/JAX-1c",
-        f"ft, {Worker.BLAS_THREADS} BLAS threads",
+        f"ft, {Worker.THREADS} threads",
         "ft-2t/JAX",
         "compile (this process)",
         "kernels compiled",

@@ -46,7 +46,7 @@ import numpy as np
 from functrace import core
 from functrace.core import Primitive
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
-from functrace.jit import emitters
+from functrace.jit import emitters, parallel
 from functrace.jit.emitters import (
     DriverContext,
     DriverRule,
@@ -820,7 +820,7 @@ class _Gen:
             expr = f"{self.glob('f', fn)}({', '.join(args)})"
         elif (
             fresh
-            and expr.startswith("np.dot(")
+            and self.takes_out(expr)
             and eqn.out_binders[0].aval.dtype.kind in "fc"
             and eqn.out_binders[0].aval.dtype == eqn.inputs[0].aval.dtype  # np.dot's own type
             and self.scratch_buffer(eqn.out_binders[0])
@@ -845,6 +845,12 @@ class _Gen:
                 self.contig.add(v)
             elif keeps:
                 self.contig.add(v)
+
+    def takes_out(self, expr: str) -> bool:
+        """Whether ``expr`` calls ``np.dot`` or a function called like it (its result
+        can then be written into a given array: ``f(a, b, out)``)."""
+        head = expr.split("(", 1)[0]
+        return head == "np.dot" or getattr(self.ns.get(head), "takes_out", False)
 
     def scratch_buffer(self, v: Var) -> bool:
         """Give ``v`` a scratch buffer (allocated in ``_new_scratch``) if allowed."""
@@ -1022,6 +1028,7 @@ class _Gen:
             for e, fl in zip(reds, red_full)
         ]
         spec.explicit_sizes = not outputs
+        spec.parallel = parallel.kernel_in_parallel(spec, coll)
 
         try:
             kernel = load_kernel(spec)

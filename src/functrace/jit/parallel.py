@@ -1,0 +1,239 @@
+"""Compiled code on several threads, for users who ask for them.
+
+functrace's compiled code is single-threaded by default (``NUMBA_NUM_THREADS=1``
+unless set; one BLAS thread, see ``kernels.default_blas_threads``): thread pools on
+busy 2-core machines stall. A user who sets ``NUMBA_NUM_THREADS`` to 2 or more before
+importing functrace asks for threads, and then
+
+* large fused elementwise kernels (``MIN_KERNEL_SIZE`` elements or more, without
+  reductions) run their outermost loop with ``prange`` (``parallel=True``);
+* large float32/float64 matrix products (``MIN_DOT_FMAS`` multiply-adds or more) are
+  split into row (or column) blocks, one single-threaded BLAS ``gemm`` call per
+  Numba thread, when NumPy's BLAS is an OpenBLAS running one thread (the default
+  functrace sets; a user who also set ``OPENBLAS_NUM_THREADS`` keeps OpenBLAS's own
+  threads for products instead).
+
+Both use Numba's thread pool only, so products and elementwise work never compete
+with a second pool spinning on the same cores (OpenBLAS's threads and Numba's together
+made the medium MLP step ~2.5x slower than either alone on 2 cores).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib
+import math
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from functrace.jit import kernels
+
+MIN_KERNEL_SIZE = 1 << 16
+"""Elements of a fused kernel's output from which its outer loop runs on all threads."""
+MIN_DOT_FMAS = 1 << 21
+"""Multiply-adds of a matrix product from which it is split across threads."""
+
+
+def threads() -> int:
+    """Threads for compiled code: Numba's thread count (1 unless the user set
+    ``NUMBA_NUM_THREADS``: ``functrace.jit`` makes 1 the default)."""
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        return int(numba.config.NUMBA_NUM_THREADS)
+    try:  # what Numba will read when it is imported
+        return max(1, int(os.environ.get("NUMBA_NUM_THREADS", "1")))
+    except ValueError:
+        return 1
+
+
+def enabled() -> bool:
+    """Whether compiled code uses threads: the user asked for them (``threads() > 1``)
+    and Numba has a pool that takes launches from several Python threads at once (TBB
+    or OpenMP; its fallback "workqueue" layer aborts the process on concurrent
+    launches, so without TBB or OpenMP everything stays single-threaded)."""
+    return threads() > 1 and _layer_ok()
+
+
+@functools.lru_cache(maxsize=1)
+def _layer_ok() -> bool:
+    layer = kernels.import_numba().config.THREADING_LAYER
+    if layer in ("tbb", "omp"):
+        return True
+    if layer == "workqueue":
+        return False
+    for pool in ("tbbpool", "omppool"):  # "default" and the "safe" choices take these first
+        try:
+            importlib.import_module(f"numba.np.ufunc.{pool}")
+        except ImportError:
+            continue
+        return True
+    return False
+
+
+def kernel_in_parallel(spec: kernels.KernelSpec, sizes: tuple[int, ...]) -> bool:
+    """Whether a fused kernel of these (collapsed) sizes runs its outer loop on all
+    threads: the user asked for threads, it is large, and it only stores elementwise
+    results (reductions accumulate across the outer loop)."""
+    return (
+        not spec.reductions
+        and not spec.explicit_sizes
+        and sizes[0] > 1
+        and math.prod(sizes) >= MIN_KERNEL_SIZE
+        and enabled()
+    )
+
+
+# ---------------------------------------------------------------------------
+# Products: gemm blocks on Numba's threads
+# ---------------------------------------------------------------------------
+
+_GEMM_NAMES = {"float32": "sgemm", "float64": "dgemm"}
+
+
+@functools.lru_cache(maxsize=1)
+def _gemm_int_bits() -> int | None:
+    """Register NumPy's OpenBLAS ``cblas_?gemm`` under functrace's own symbol names for
+    compiled code; the width of its integers (32 or 64), or None when products stay
+    with NumPy (no OpenBLAS found, no CBLAS symbols, or OpenBLAS runs its own threads)."""
+    import llvmlite.binding as llb
+
+    kernels.import_numba()
+    for lib in kernels._openblas_libs():
+        get = kernels._first_attr(lib, "get_num_threads")
+        if get is None:
+            continue
+        get.restype = ctypes.c_int
+        if get() != 1:
+            return None
+        for prefix, suffix, bits in (
+            ("scipy_cblas_", "64_", 64),
+            ("cblas_", "64_", 64),
+            ("scipy_cblas_", "", 32),
+            ("cblas_", "", 32),
+        ):
+            fns: list[Any] = [
+                getattr(lib, f"{prefix}{g}{suffix}", None) for g in _GEMM_NAMES.values()
+            ]
+            if all(f is not None for f in fns):
+                for g, f in zip(_GEMM_NAMES.values(), fns):
+                    addr = ctypes.cast(f, ctypes.c_void_p).value
+                    llb.add_symbol(f"functrace_cblas_{g}_i{bits}", addr)
+                return bits
+    return None
+
+
+_DOT_SOURCE = """\
+# functrace parallel matrix product (generated by functrace.jit; do not edit).
+# signature: a={dt}[2d C ro], b={dt}[2d C ro], ta=intp, tb=intp, c={dt}[2d C], parts=intp
+import numpy as np
+from numba import prange, types
+
+from functrace.jit.kernels import kernel_jit_parallel
+
+_I, _R = types.int{bits}, types.{dt}
+gemm = types.ExternalFunction(
+    "functrace_cblas_{gemm}_i{bits}",
+    types.void(types.intc, types.intc, types.intc, _I, _I, _I, _R, types.uintp, _I,
+               types.uintp, _I, _R, types.uintp, _I),
+)
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS's enum values
+
+
+@kernel_jit_parallel
+def kernel(a, b, ta, tb, c, parts):
+    # c = op(a) @ op(b), row-major; op(x) is x, or x.T when t* is 1. The larger of
+    # c's dimensions is split into `parts` blocks (one per thread), one BLAS call each.
+    m, n = c.shape
+    k = a.shape[0] if ta else a.shape[1]
+    lda, ldb, s = max(1, a.shape[1]), max(1, b.shape[1]), {size}
+    order = np.intc(ROW_MAJOR)
+    opa, opb = np.intc(TRANS if ta else NO_TRANS), np.intc(TRANS if tb else NO_TRANS)
+    one, zero = np.{dt}(1.0), np.{dt}(0.0)
+    by_rows = m >= n
+    parts = min(parts, m if by_rows else n)
+    step = ((m if by_rows else n) + parts - 1) // parts
+    for p in prange(parts):
+        lo = p * step
+        hi = min(m if by_rows else n, lo + step)
+        if hi <= lo:
+            continue
+        if by_rows:  # rows lo:hi of op(a) and of c
+            pa = a.ctypes.data + lo * s * (1 if ta else lda)
+            gemm(order, opa, opb, np.int{bits}(hi - lo), np.int{bits}(n),
+                 np.int{bits}(k), one, pa, np.int{bits}(lda), b.ctypes.data,
+                 np.int{bits}(ldb), zero, c.ctypes.data + lo * n * s, np.int{bits}(n))
+        else:  # columns lo:hi of op(b) and of c
+            pb = b.ctypes.data + lo * s * (ldb if tb else 1)
+            gemm(order, opa, opb, np.int{bits}(m), np.int{bits}(hi - lo),
+                 np.int{bits}(k), one, a.ctypes.data, np.int{bits}(lda), pb,
+                 np.int{bits}(ldb), zero, c.ctypes.data + lo * s, np.int{bits}(n))
+    return c
+"""
+
+
+def _dot_kernel(dtype: np.dtype) -> kernels.LoadedKernel:
+    bits = _gemm_int_bits()
+    assert bits is not None
+    kernels.import_numba()
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    source = _DOT_SOURCE.format(
+        dt=dtype.name, bits=bits, gemm=_GEMM_NAMES[dtype.name], size=dtype.itemsize
+    )
+    arr = types.Array(from_dtype(dtype), 2, "C", readonly=True)
+    out = types.Array(from_dtype(dtype), 2, "C")
+    sig = (arr, arr, types.intp, types.intp, out, types.intp)
+    return kernels.load_source(source, sig)
+
+
+def dot_for(dtype: np.dtype, fmas: int) -> tuple[Any, kernels.LoadedKernel] | None:
+    """A replacement for ``np.dot(a, b[, out])`` of 2-D ``dtype`` operands that splits
+    the product across threads, with the kernel it calls; None where ``np.dot`` stays
+    (one thread, a small product, another dtype, no single-threaded OpenBLAS)."""
+    if (
+        fmas < MIN_DOT_FMAS
+        or dtype.name not in _GEMM_NAMES
+        or not enabled()
+        or _gemm_int_bits() is None
+    ):
+        return None
+    loaded = _dot_kernel(dtype)
+    entry: Any = loaded.entry
+    get_num_threads = kernels.import_numba().get_num_threads
+
+    def dot(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        # Operands are C-contiguous arrays or transposes of them (BLAS reads either);
+        # anything else is copied first, as np.dot does.
+        if a.flags.c_contiguous:
+            ta = 0
+        elif a.T.flags.c_contiguous:
+            a, ta = a.T, 1
+        else:
+            a, ta = np.ascontiguousarray(a), 0
+        if b.flags.c_contiguous:
+            tb = 0
+        elif b.T.flags.c_contiguous:
+            b, tb = b.T, 1
+        else:
+            b, tb = np.ascontiguousarray(b), 0
+        if out is None:
+            out = np.empty((a.shape[ta], b.shape[1 - tb]), a.dtype)
+        return entry(a, b, ta, tb, out, get_num_threads())
+
+    dot.takes_out = True  # type: ignore[attr-defined]  # called like np.dot(a, b, out)
+    return dot, loaded
+
+
+__all__ = [
+    "MIN_DOT_FMAS",
+    "MIN_KERNEL_SIZE",
+    "dot_for",
+    "enabled",
+    "kernel_in_parallel",
+    "threads",
+]
