@@ -18,8 +18,11 @@ import pytest
 
 from functrace.jit import kernels, parallel
 
+pytestmark = pytest.mark.usefixtures("private_jit_cache")  # subprocesses compile into it
+
 _SCRIPT = textwrap.dedent("""
     import json
+    import threading
     import numpy as np
     import functrace as ft
     import functrace.numpy as fnp
@@ -69,6 +72,23 @@ _SCRIPT = textwrap.dedent("""
     x = rng.standard_normal((128, 784)).astype(np.float32)
     t = rng.standard_normal((128, 10)).astype(np.float32)
     check("value_and_grad", ft.value_and_grad(loss), p, x, t)
+
+    # Calls from several Python threads at once share Numba's pool safely.
+    step = jit(ft.value_and_grad(loss))
+    ref = ft.tree_util.tree_leaves(step(p, x, t))
+    same = []
+
+    def work():
+        for _ in range(5):
+            out = ft.tree_util.tree_leaves(step(p, x, t))
+            same.append(all(np.array_equal(a, b) for a, b in zip(out, ref)))
+
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(same) == 15 and all(same)
     print(json.dumps({"enabled": parallel.enabled(), "seen": seen}))
 """)
 
