@@ -191,6 +191,16 @@ def _dot_kernel(dtype: np.dtype) -> kernels.LoadedKernel:
     return kernels.load_source(source, sig)
 
 
+def _blas_layout(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(c, t)`` with ``c`` C-contiguous and ``x`` equal to ``c`` (t=0) or ``c.T``
+    (t=1), which BLAS reads in place; any other layout is copied, as np.dot does."""
+    if x.flags.c_contiguous:
+        return x, 0
+    if x.T.flags.c_contiguous:
+        return x.T, 1
+    return np.ascontiguousarray(x), 0
+
+
 def dot_for(dtype: np.dtype, fmas: int) -> tuple[Any, kernels.LoadedKernel] | None:
     """A replacement for ``np.dot(a, b[, out])`` of 2-D ``dtype`` operands that splits
     the product across threads, with the kernel it calls; None where ``np.dot`` stays
@@ -207,20 +217,7 @@ def dot_for(dtype: np.dtype, fmas: int) -> tuple[Any, kernels.LoadedKernel] | No
     get_num_threads = kernels.import_numba().get_num_threads
 
     def dot(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        # Operands are C-contiguous arrays or transposes of them (BLAS reads either);
-        # anything else is copied first, as np.dot does.
-        if a.flags.c_contiguous:
-            ta = 0
-        elif a.T.flags.c_contiguous:
-            a, ta = a.T, 1
-        else:
-            a, ta = np.ascontiguousarray(a), 0
-        if b.flags.c_contiguous:
-            tb = 0
-        elif b.T.flags.c_contiguous:
-            b, tb = b.T, 1
-        else:
-            b, tb = np.ascontiguousarray(b), 0
+        (a, ta), (b, tb) = _blas_layout(a), _blas_layout(b)
         if out is None:
             out = np.empty((a.shape[ta], b.shape[1 - tb]), a.dtype)
         return entry(a, b, ta, tb, out, get_num_threads())
