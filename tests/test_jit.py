@@ -263,6 +263,7 @@ PY_SCALAR_FUNS = {
     "constant": lambda x: 2.0,
     "operators": lambda x: (x * 2 + 1) ** 2 - x / 3,
     "floordiv_mod": lambda x: (x // 2, x % 3),
+    "negative_power": lambda x: x**-2 + x,  # a Python int to a negative power: a float
     "unary": lambda x: (-x, abs(x), +x),
     "compare": lambda x: (x > 1, x == 2),
     "numpy_function": lambda x: fnp.sin(x) + x,  # NumPy's result: np.float64
@@ -588,6 +589,13 @@ def test_weak_scalar_through_unary_op_matches_numpy() -> None:
         return (y * 2.0 - y) * x
 
     assert jit(g)(np.float32(1), 1.0).dtype == g(np.float32(1), 1.0).dtype == np.float32
+
+
+def test_integer_to_negative_power_is_a_clear_error() -> None:
+    # NumPy refuses integer arrays to negative powers; Python ints give floats.
+    with pytest.raises(TypeError, match="power: .* got the negative exponent -1"):
+        jit(lambda x: x**-1)(np.arange(1, 4))
+    assert jit(lambda x: x**-1)(2) == 0.5
 
 
 def test_weak_int_comparison() -> None:

@@ -132,11 +132,19 @@ def _power(x: Any, y: Any) -> Any:
         yv = core.concrete_or_none(y)
         if yv is not None and yv.size and np.all(yv == yv.flat[0]) and yv.flat[0] >= 0:
             return lx.integer_pow(x, int(yv.flat[0]))
-        raise TypeError(
-            "power: expected a float base or one concrete non-negative integer "
-            "exponent for an integer base, got a traced integer exponent."
-        )
+        if yv is None:
+            raise _int_power_error("a traced integer exponent")
+        if yv.size and np.all(yv == yv.flat[0]):
+            raise _int_power_error(f"the negative exponent {yv.flat[0]}")
+        raise _int_power_error("exponents that differ across elements")
     return lx.pow(x, y)
+
+
+def _int_power_error(got: str) -> TypeError:
+    return TypeError(
+        "power: expected a float base or one concrete non-negative integer exponent for an "
+        f"integer base, got {got}. Use a float base (x.astype(float) ** y)."
+    )
 
 
 _power_f = elementwise("power", np.power, _power)
@@ -148,6 +156,8 @@ def power(x: Any, y: Any, /) -> Any:
         aval = x.aval
         if aval.dtype.kind in "iufc" and (y >= 0 or aval.dtype.kind in "fc"):
             return lx.integer_pow(x, y)
+        if aval.dtype.kind in "iu":  # NumPy refuses integers to negative powers too
+            raise _int_power_error(f"the negative exponent {y}")
     return _power_f(x, y)
 
 

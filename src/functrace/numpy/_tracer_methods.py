@@ -79,10 +79,21 @@ _BINOPS = {
     "or": m.bitwise_or,
     "xor": m.bitwise_xor,
 }
+
+
+def _py_pow(f: Any) -> Any:
+    def g(x: Any, y: Any) -> Any:
+        if type(y) is int and y < 0 and x.py and x.dtype.kind in "iu":
+            x = _mark_py(convert_element_type(x, np.float64, weak_type=True))  # 2 ** -1
+        return f(x, y)
+
+    return g
+
+
 for _name, _f in _BINOPS.items():
     _f = getattr(_f, "_operator", _f)  # operators keep weak (Python-scalar) types weak
     _arith = _name not in ("and", "or", "xor")  # bool & bool stays a bool in Python
-    setattr(Tracer, f"__{_name}__", _defer(_f, _arith))
+    setattr(Tracer, f"__{_name}__", _defer(_py_pow(_f) if _name == "pow" else _f, _arith))
     setattr(Tracer, f"__r{_name}__", _defer(_swap(_f), _arith))
 
 for _name, _f in {
