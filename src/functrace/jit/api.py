@@ -49,8 +49,6 @@ def _env_flag(name: str) -> bool:
 _disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
 _trace_stack = core.trace_stack  # the same list object, mutated in place by core
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
-
-
 _ndarray = np.ndarray
 
 

@@ -172,10 +172,10 @@ def _first_attr(lib: ctypes.CDLL, what: str) -> Any:
     return None
 
 
-@functools.lru_cache(maxsize=1)
-def _njit():  # type: ignore[no-untyped-def]
+@functools.lru_cache(maxsize=2)
+def _njit(parallel: bool = False):  # type: ignore[no-untyped-def]
     tune_malloc()
-    return import_numba().njit(**NJIT_OPTIONS)
+    return import_numba().njit(**NJIT_OPTIONS, **({"parallel": True} if parallel else {}))
 
 
 def kernel_jit(fn):  # type: ignore[no-untyped-def]
@@ -183,16 +183,10 @@ def kernel_jit(fn):  # type: ignore[no-untyped-def]
     return _njit()(fn)
 
 
-@functools.lru_cache(maxsize=1)
-def _njit_parallel():  # type: ignore[no-untyped-def]
-    tune_malloc()
-    return import_numba().njit(**NJIT_OPTIONS, parallel=True)
-
-
 def kernel_jit_parallel(fn):  # type: ignore[no-untyped-def]
     """``kernel_jit`` with ``parallel=True``: kernels whose ``prange`` loops run on
     Numba's threads (only made when the user asked for threads, see ``parallel.py``)."""
-    return _njit_parallel()(fn)
+    return _njit(parallel=True)(fn)
 
 
 @dataclass
