@@ -276,3 +276,25 @@ def test_errors() -> None:
         lax.while_loop(lambda c: c, lambda c: c, 1.0)
     with pytest.raises(ConcretizationError):
         ft.make_jaxpr(lambda x: 1.0 if x > 0 else 0.0)(1.0)
+
+
+def test_vmap_scan_batches_integer_and_boolean_outputs() -> None:
+    # Found by the composition fuzzer: scan's batching rule took "has a nonzero tangent"
+    # for "is batched", so a boolean output or residual depending on a batched value
+    # (norm's zero mask under vmap(vjp) of a fori_loop) kept its batch axis unannounced.
+    x = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]])
+
+    def ys(v):
+        return lax.scan(lambda c, _: (c + 1.0, (v > 0, fnp.argmax(v))), 0.0, None, length=2)[1]
+
+    got = ft.vmap(ys)(x)
+    for b in range(3):
+        for g, e in zip(got, ys(x[b])):
+            np.testing.assert_array_equal(g[b], e)
+
+    def f(v):
+        a = fnp.tanh(v) + 1.0
+        return lax.fori_loop(0, 2, lambda i, c: c * 0.5 + fnp.linalg.norm(a), 0.0)
+
+    g = lambda v: ft.vjp(f, v)[1](1.0)[0]  # noqa: E731
+    np.testing.assert_allclose(ft.vmap(g)(x), np.stack([g(v) for v in x]), rtol=1e-12)

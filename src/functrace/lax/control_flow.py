@@ -84,14 +84,19 @@ def _type_diff(
             )
 
 
-def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
-    """Which outputs may have a nonzero tangent (a conservative dependency analysis)."""
-    live: set[Var] = {v for v, nz in zip(jaxpr.invars, nz_in) if nz}
+def _dependent_outputs(jaxpr: Jaxpr, dep_in: Sequence[bool]) -> list[bool]:
+    """Which outputs may depend on the marked inputs (a conservative dependency analysis)."""
+    live: set[Var] = {v for v, dep in zip(jaxpr.invars, dep_in) if dep}
     for eqn in jaxpr.eqns:
         if any(isinstance(x, Var) and x in live for x in eqn.inputs):
             live.update(eqn.out_binders)
-    # integer and boolean values never carry a (nonzero) tangent
-    return [isinstance(v, Var) and v in live and v.aval.dtype.kind in "fc" for v in jaxpr.outvars]
+    return [isinstance(v, Var) and v in live for v in jaxpr.outvars]
+
+
+def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
+    """Which outputs may have a nonzero tangent: integer and boolean values never do."""
+    dep = _dependent_outputs(jaxpr, nz_in)
+    return [d and v.aval.dtype.kind in "fc" for d, v in zip(dep, jaxpr.outvars)]
 
 
 def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
@@ -526,10 +531,11 @@ def _scan_batch(
     size = batching.batch_size(vals, bdims)
     consts, carry, xs = _split(vals, num_consts, num_carry)
     bc, bcarry, bx = _split(bdims, num_consts, num_carry)
-    # carries are batched (at 0) if their init or the body makes them batched: fixed point
+    # carries are batched (at 0) if their init or the body makes them batched: fixed point;
+    # an output of any dtype is batched if it depends on a batched input
     b_carry = [b is not None for b in bcarry]
     while True:
-        out = _nonzero_outputs(
+        out = _dependent_outputs(
             jaxpr, [b is not None for b in bc] + b_carry + [b is not None for b in bx]
         )
         new = [a or b for a, b in zip(b_carry, out[:num_carry])]
