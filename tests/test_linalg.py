@@ -454,3 +454,32 @@ def test_vmap_over_matrices_and_right_hand_sides() -> None:
     # vmap over an inner batch axis of a stack
     w = ft.vmap(lambda s: L.eigvalsh(s), in_axes=1)(np.stack([stack, stack], axis=1))
     np.testing.assert_allclose(w, np.stack([np.linalg.eigvalsh(stack)] * 2), rtol=1e-10)
+
+
+def test_singular_inputs_give_nan_under_transforms_not_an_error() -> None:
+    # As in JAX: a factorization of a singular (or indefinite) matrix under a transform
+    # is NaN, so that evaluating an untaken branch never raises.
+    a = np.stack([np.eye(2), np.zeros((2, 2))])
+    x = ft.vmap(lambda a: fnp.linalg.solve(a, np.ones(2)))(a)
+    np.testing.assert_array_equal(x[0], [1.0, 1.0])
+    assert np.isnan(x[1]).all()
+    c = ft.jit(fnp.linalg.cholesky)(-np.eye(2))
+    assert np.isnan(c).all()
+    with pytest.raises(np.linalg.LinAlgError):  # plain NumPy calls keep NumPy's error
+        fnp.linalg.solve(np.zeros((2, 2)), np.ones(2))
+
+
+def test_vmap_grad_of_cond_with_a_factorization_in_each_branch() -> None:
+    # Found by the composition fuzzer: under vmap with a batched predicate both branches
+    # run on the whole batch, the untaken one on zero residuals; det's transpose solves
+    # with them and raised LinAlgError.
+    m = np.array([[2.0, 0.3, 0.1], [0.2, 1.5, -0.4], [0.0, 0.7, 1.2]])
+
+    def f(x):
+        a = m + 0.01 * fnp.tanh(x)
+        return lax.cond(x > 0, fnp.linalg.det, lambda a: fnp.linalg.det(a) * 0.5, a)
+
+    xs = np.array([0.3, -0.2])
+    np.testing.assert_allclose(
+        ft.vmap(ft.grad(f))(xs), [ft.grad(f)(x) for x in xs], rtol=1e-12
+    )

@@ -32,6 +32,13 @@ Decisions (JAX's semantics unless noted):
   block of ``a`` is non-singular.
 * ``det``/``slogdet``: ``d det = det tr(a^-1 da)``, ``d logabsdet = tr(a^-1 da)``,
   the sign has derivative zero. Both are singular (infinite/NaN) at singular ``a``.
+* Singular or non-positive-definite inputs give NaN results, not an exception (as in
+  JAX): ``solve``/``triangular_solve`` of a singular matrix and ``cholesky`` of a
+  matrix that is not positive definite fill that matrix's result with NaN. A
+  transform may evaluate a factorization on values the program never uses (the
+  untaken branch of a ``cond`` under ``vmap``, whose residuals are zeros), so these
+  primitives must not raise. Plain NumPy calls (``functrace.numpy.linalg`` on NumPy
+  arrays) keep NumPy's ``LinAlgError``.
 * ``triangular_solve``'s impl is ``np.linalg.solve`` on the chosen triangle (NumPy has
   no triangular solver; SciPy is not a runtime dependency).
 * ``jit`` boundary: these primitives have no Numba emitter; the generated driver
@@ -226,13 +233,34 @@ def _triangular_solve_abstract(
     return ShapedArray(b.shape, b.dtype)
 
 
+def _nan_where_singular(fn: Callable[..., np.ndarray], *args: np.ndarray) -> np.ndarray:
+    """``fn(*args)`` on stacks of matrices, with NaN for each matrix LAPACK rejects."""
+    try:
+        return fn(*args)
+    except np.linalg.LinAlgError:
+        pass
+    batch = np.broadcast_shapes(*(a.shape[:-2] for a in args))
+    out = None
+    for idx in np.ndindex(batch):
+        mats = [np.broadcast_to(a, batch + a.shape[-2:])[idx] for a in args]
+        try:
+            r = fn(*mats)
+        except np.linalg.LinAlgError:
+            r = None
+        if out is None:  # the result type, from a well-posed problem of the same types
+            like = r if r is not None else fn(*[np.eye(*m.shape, dtype=m.dtype) for m in mats])
+            out = np.empty(batch + like.shape, like.dtype)
+        out[idx] = np.nan if r is None else r
+    return out
+
+
 def _triangular_solve_impl(
     a: np.ndarray, b: np.ndarray, *, lower: bool, transpose_a: bool
 ) -> np.ndarray:
     t = np.tril(a) if lower else np.triu(a)
     if transpose_a:
         t = np.swapaxes(t, -1, -2)
-    return np.linalg.solve(t, b)
+    return _nan_where_singular(np.linalg.solve, t, b)
 
 
 triangular_solve_p = _register_checked(
@@ -288,7 +316,7 @@ def _solve_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
 
 
 def _solve_impl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.linalg.solve(a, b)
+    return _nan_where_singular(np.linalg.solve, a, b)
 
 
 solve_p = _register_checked(Primitive("solve"), _solve_impl, _solve_abstract)
@@ -336,7 +364,7 @@ def _cholesky_abstract(a: ShapedArray) -> ShapedArray:
 
 
 def _cholesky_impl(a: np.ndarray) -> np.ndarray:
-    return np.linalg.cholesky(a)
+    return _nan_where_singular(np.linalg.cholesky, a)
 
 
 cholesky_p = _register_checked(Primitive("cholesky"), _cholesky_impl, _cholesky_abstract)
