@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
 
-.PHONY: demo test bench lint clean venv
+.PHONY: demo test fuzz bench lint clean venv
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbmake tests $(wildcard notebooks)
+
+# The composition fuzzer's long profile: FUZZ_SECONDS of fresh random programs (default 20 min).
+FUZZ_SECONDS ?= 1200
+fuzz: $(STAMP)
+	FUNCTRACE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -s tests/test_composition_fuzz.py
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -1,0 +1,53 @@
+"""Random programs from the op table under every stack of up to three transforms.
+
+``make test`` runs a bounded deterministic sample; ``make fuzz`` runs the long profile
+(``FUNCTRACE_FUZZ_SECONDS``, default 1200) and prints how many programs it tried.
+See ``composition_fuzz.py`` for what a program and a reference are.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import composition_fuzz as cf
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+    pytest.mark.usefixtures("private_jit_cache"),
+]
+
+SECONDS = float(os.environ.get("FUNCTRACE_FUZZ_SECONDS", "0"))
+CI_EXAMPLES = int(os.environ.get("FUNCTRACE_FUZZ_EXAMPLES", "60"))
+_tried = 0
+
+
+def _check(case: cf.Case) -> None:
+    global _tried
+    _tried += 1
+    cf.check(case)
+
+
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+
+@pytest.mark.skipif(SECONDS > 0, reason="the long profile runs instead")
+@settings(max_examples=CI_EXAMPLES, suppress_health_check=_HEALTH)
+@given(case=cf.cases())
+def test_composition_fuzz(case: cf.Case) -> None:
+    _check(case)
+
+
+@pytest.mark.skipif(SECONDS <= 0, reason="long profile: set FUNCTRACE_FUZZ_SECONDS (make fuzz)")
+def test_composition_fuzz_long() -> None:
+    """Fresh random batches of programs until the time is up."""
+    deadline = time.monotonic() + SECONDS
+    run = settings(
+        max_examples=200, derandomize=False, database=None, suppress_health_check=_HEALTH
+    )(given(case=cf.cases())(_check))
+    while time.monotonic() < deadline:
+        run()
+    print(f"\ncomposition fuzzer: {_tried} programs tried in {SECONDS:.0f} s, all passed")
