@@ -476,7 +476,12 @@ def _assert_close(got: Any, want: Any, what: str, fd: bool) -> None:
             assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} != {b.dtype}"
         if a.dtype.kind in "fc":
             scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
-            rtol, atol = (1e-4, 1e-5 * scale) if fd else (1e-7, 1e-9 * scale)
+            if fd:
+                rtol, atol = 1e-4, 1e-5 * scale
+            elif np.float32 in (a.dtype, b.dtype):
+                rtol, atol = 2e-5, 2e-5 * scale
+            else:
+                rtol, atol = 1e-7, 1e-9 * scale
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=what, equal_nan=True)
         else:
             np.testing.assert_array_equal(a, b, err_msg=what)

@@ -298,3 +298,23 @@ def test_vmap_scan_batches_integer_and_boolean_outputs() -> None:
 
     g = lambda v: ft.vjp(f, v)[1](1.0)[0]  # noqa: E731
     np.testing.assert_allclose(ft.vmap(g)(x), np.stack([g(v) for v in x]), rtol=1e-12)
+
+
+def test_vmap_of_cond_sends_no_nan_from_the_untaken_branch() -> None:
+    # Found by the composition fuzzer: vjp(vmap(vjp(f))) with a batched cond predicate
+    # ran the untaken branch's transpose on zero residuals (log'(0) = inf) and its
+    # 0 * inf = NaN reached the operands' cotangents.
+    def f(x):
+        s = fnp.sum(x)
+        a = 1.98 + 0.01 * fnp.tanh(s)
+        n0 = lax.cond(s > 0.1, fnp.log, lambda a: fnp.log(a) * 0.5, a)
+        return fnp.fmod(1.6 + 0.01 * fnp.tanh(s), 1.01 + 0.01 * fnp.tanh(n0))
+
+    def vjp_of(F):
+        return lambda x: ft.vjp(F, x)[1](np.cos(np.arange(np.size(F(x)))).reshape(np.shape(F(x))))[0]
+
+    x = np.array([[0.3, 0.2], [-0.3, -0.4]])  # one example per branch
+    got = vjp_of(ft.vmap(vjp_of(f)))(x)
+    want = vjp_of(lambda x: fnp.stack([vjp_of(f)(x[0]), vjp_of(f)(x[1])]))(x)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -974,20 +974,40 @@ def _cond_batch(
         outs = prim.bind(index, *consts, *ops, branches=new_branches, **extra)
         return outs, [0] * len(outs)
     # A batched index: run every branch on the whole batch and select per example.
-    results = []
-    for b in branches:
-        outs, dims = batching.vmap_flat(lambda *a, b=b: _run(b, a), size, ops, bops)
-        results.append([batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)])
+    from functrace.lax.elementwise import eq, stop_gradient, zeros_like
+    from functrace.lax.shapes import broadcast_in_dim
+
     idx = batching.moveaxis(index, bi, 0)
     idx = convert_element_type(idx, np.int32)
     idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+
+    def per_example(mask: Any, shape: tuple[int, ...]) -> Any:
+        return broadcast_in_dim(mask, shape, (0,)) if len(shape) > 1 else mask
+
+    # Each branch sees its float operands only where it is taken: elsewhere their gradient
+    # is stopped (and a linear operand of cond_lin is zero), so that an untaken branch run
+    # on values it was never meant for (zero residuals: log'(0) = inf) sends no NaN back
+    # to the operands in reverse mode (0 * inf). JAX's batched cond does the same.
+    n_known = params.get("num_known", len(ops))
+    ops0 = [batching.bdim_at(o, d, size, 0) for o, d in zip(ops, bops)]
+    results = []
+    for k, b in enumerate(branches):
+        taken = eq(idx, np.full(core.get_aval(idx).shape, k, np.int32))
+        masked = []
+        for i, o in enumerate(ops0):
+            aval = core.get_aval(o)
+            if aval.dtype.kind not in "fc":
+                masked.append(o)
+                continue
+            off = zeros_like(o) if i >= n_known else stop_gradient(o)
+            masked.append(select_n(per_example(taken, aval.shape), off, o))
+        outs, dims = batching.vmap_flat(lambda *a, b=b: _run(b, a), size, masked, [0] * len(ops))
+        results.append([batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)])
     outs = []
     for k in range(len(results[0])):
         cases = [r[k] for r in results]
         shape = core.get_aval(cases[0]).shape
-        from functrace.lax.shapes import broadcast_in_dim
-
-        which = broadcast_in_dim(idx, shape, (0,)) if len(shape) > 1 else idx
+        which = per_example(idx, shape)
         if len(cases) == 2:
             which = convert_element_type(which, np.bool_)
         outs.append(select_n(which, *cases))
