@@ -430,7 +430,12 @@ class Case:
 
 
 @st.composite
-def cases(draw: Any) -> Case:
+def cases(draw: Any, stack: list[tuple[Any, ...]] | None = None) -> Case:
+    """A case with a random stack, or with the given one (a program that can take it)."""
+    if stack is not None:
+        diff = any(t[0] in DERIVATIVES for t in stack) or draw(st.booleans())
+        prog = draw(programs(diff).filter(lambda p: valid_stack(p, stack)))
+        return Case(prog, list(stack), draw(st.integers(0, 2**31 - 1)))
     n = draw(st.sampled_from([3, 2, 1]))
     stack = draw(st.lists(transforms, min_size=n, max_size=n))
     diff = any(t[0] in DERIVATIVES for t in stack) or draw(st.booleans())
@@ -513,7 +518,8 @@ def check(case: Case) -> None:
             ) from err
         if (err is None) != (ref_err is None):
             raise AssertionError(
-                f"{describe_stack(stack)}: " + (
+                f"{describe_stack(stack)}: "
+                + (
                     f"raised the documented {type(err).__name__}: {err}; the reference did not"
                     if err is not None
                     else f"the reference raised {type(ref_err).__name__}: {ref_err}; the "
@@ -525,7 +531,8 @@ def check(case: Case) -> None:
         _assert_close(got, want, f"{describe_stack(stack)} vs {what}", fd)
 
 
-def all_stacks(max_len: int = 3) -> list[list[tuple[Any, ...]]]:
-    """Every stack of up to ``max_len`` transforms (vmap at in_axes 0 only), for counting."""
-    kinds = [("grad",), ("vjp",), ("jvp",), ("jit",), ("vmap", (0, 0))]
+def all_stacks(max_len: int) -> list[list[tuple[Any, ...]]]:
+    """Every stack of up to ``max_len`` transforms (vmap at in_axes (0, 0), (1, 0),
+    (0, None) and (None, 0))."""
+    kinds = [("grad",), ("vjp",), ("jvp",), ("jit",)] + [("vmap", ax) for ax in VMAP_AXES[:4]]
     return [list(p) for n in range(1, max_len + 1) for p in itertools.product(kinds, repeat=n)]

@@ -38,7 +38,23 @@ _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_
 @settings(max_examples=CI_EXAMPLES, suppress_health_check=_HEALTH)
 @given(case=cf.cases())
 def test_composition_fuzz(case: cf.Case) -> None:
+    """Random stacks of one to three transforms."""
     _check(case)
+
+
+@pytest.mark.skipif(SECONDS > 0, reason="the long profile runs instead")
+@pytest.mark.parametrize(
+    "stack", cf.all_stacks(2), ids=[cf.describe_stack(s) for s in cf.all_stacks(2)]
+)
+def test_every_stack_of_up_to_two(stack) -> None:
+    """Every transform, and every ordered pair, on programs drawn for it."""
+
+    @settings(max_examples=2, suppress_health_check=_HEALTH)
+    @given(case=cf.cases(stack))
+    def run(case: cf.Case) -> None:
+        _check(case)
+
+    run()
 
 
 @pytest.mark.skipif(SECONDS <= 0, reason="long profile: set FUNCTRACE_FUZZ_SECONDS (make fuzz)")

@@ -311,7 +311,11 @@ def test_vmap_of_cond_sends_no_nan_from_the_untaken_branch() -> None:
         return fnp.fmod(1.6 + 0.01 * fnp.tanh(s), 1.01 + 0.01 * fnp.tanh(n0))
 
     def vjp_of(F):
-        return lambda x: ft.vjp(F, x)[1](np.cos(np.arange(np.size(F(x)))).reshape(np.shape(F(x))))[0]
+        def g(x):
+            out, pullback = ft.vjp(F, x)
+            return pullback(np.cos(np.arange(np.size(out))).reshape(np.shape(out)))[0]
+
+        return g
 
     x = np.array([[0.3, 0.2], [-0.3, -0.4]])  # one example per branch
     got = vjp_of(ft.vmap(vjp_of(f)))(x)

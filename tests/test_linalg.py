@@ -480,6 +480,4 @@ def test_vmap_grad_of_cond_with_a_factorization_in_each_branch() -> None:
         return lax.cond(x > 0, fnp.linalg.det, lambda a: fnp.linalg.det(a) * 0.5, a)
 
     xs = np.array([0.3, -0.2])
-    np.testing.assert_allclose(
-        ft.vmap(ft.grad(f))(xs), [ft.grad(f)(x) for x in xs], rtol=1e-12
-    )
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(xs), [ft.grad(f)(x) for x in xs], rtol=1e-12)
