@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import functrace as ft
+import functrace.lax as lax
 import functrace.numpy as fnp
 from functrace.jit import jit
 
@@ -128,3 +131,78 @@ def test_item7_eigh_under_vmap_and_jit() -> None:
         np.testing.assert_allclose(np.abs(v), np.abs(v_np), atol=1e-12)
         wv = ft.vmap(lambda a, uplo=uplo: L.eigvalsh(a, UPLO=uplo))(stack)
         np.testing.assert_allclose(wv, w_np, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# item 7: JVPs of max/min reductions (ties split evenly, NaN entries are the extremum)
+# ---------------------------------------------------------------------------
+
+
+def _extremum_jvp_reference(
+    x: np.ndarray, t: np.ndarray, axis: Any, keepdims: bool, is_max: bool
+) -> np.ndarray:
+    """The documented convention: the mean of the tangent over the positions of the
+    extremum (the tied entries, or the NaN entries when the result is NaN)."""
+    ans = (np.max if is_max else np.min)(x, axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        at = (x == ans) | (np.isnan(x) & np.isnan(ans))
+    return np.sum(t * at, axis=axis, keepdims=keepdims) / np.sum(at, axis=axis, keepdims=keepdims)
+
+
+@st.composite
+def _reduction_cases(draw: Any) -> tuple[np.ndarray, np.ndarray, Any, bool]:
+    shape = tuple(draw(st.lists(st.integers(1, 3), max_size=3)))
+    nd = len(shape)
+    size = int(np.prod(shape))
+    # a few values only, so ties are common; infinities and NaN too
+    vals = st.sampled_from([0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan])
+    x = np.array(draw(st.lists(vals, min_size=size, max_size=size)), float).reshape(shape)
+    axes: list[Any] = [st.none()]
+    if nd:
+        axes += [st.integers(-nd, nd - 1), st.lists(st.integers(0, nd - 1), unique=True).map(tuple)]
+    axis = draw(st.one_of(*axes))
+    t = np.random.default_rng(draw(st.integers(0, 2**16))).normal(size=shape)
+    return x, t, axis, draw(st.booleans())
+
+
+@given(_reduction_cases(), st.sampled_from(["max", "min", "amax", "amin"]))
+def test_item7_max_min_jvp_ties_inf_nan(case: Any, name: str) -> None:
+    x, t, axis, keepdims = case
+    f = getattr(fnp, name)
+    out, tan = ft.jvp(lambda x: f(x, axis=axis, keepdims=keepdims), (x,), (t,))
+    np.testing.assert_array_equal(out, getattr(np, name)(x, axis=axis, keepdims=keepdims))
+    ref = _extremum_jvp_reference(x, t, axis, keepdims, name.endswith("max"))
+    assert not np.isnan(ref).any()
+    np.testing.assert_allclose(tan, ref, rtol=1e-12, atol=1e-12)
+    # reverse mode is the transpose: <vjp(ct), t> == <ct, jvp(t)>
+    _, f_vjp = ft.vjp(lambda x: f(x, axis=axis, keepdims=keepdims), x)
+    ct = np.random.default_rng(1).normal(size=np.shape(out))
+    np.testing.assert_allclose(np.sum(f_vjp(ct)[0] * t), np.sum(ct * ref), rtol=1e-10, atol=1e-12)
+    # the primitive, under jit
+    ax = tuple(range(x.ndim)) if axis is None else axis
+    ax = (ax % x.ndim,) if isinstance(ax, int) else ax
+    prim = lax.reduce_max if name.endswith("max") else lax.reduce_min
+    tan_p = jit(lambda x, t: ft.jvp(lambda x: prim(x, ax), (x,), (t,))[1])(x, t)
+    ref_p = _extremum_jvp_reference(x, t, ax, False, name.endswith("max"))
+    np.testing.assert_allclose(tan_p, ref_p, rtol=1e-12, atol=1e-12)
+
+
+def test_item7_max_min_jvp_matches_finite_differences_without_ties() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3, 4, 2))
+    for axis in (None, 0, -1, (0, 2), (1,)):
+        for keepdims in (False, True):
+            for f in (fnp.max, fnp.min):
+                ft.check_grads(
+                    lambda x, f=f, axis=axis, k=keepdims: f(x, axis=axis, keepdims=k), (x,), order=2
+                )
+
+
+def test_item7_max_with_nan_gives_the_tangent_to_the_nan_entries() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [2.0, 5.0, 5.0]])
+    g = ft.grad(lambda x: fnp.sum(fnp.max(x, axis=1)))(x)
+    np.testing.assert_array_equal(g, [[0.0, 1.0, 0.0], [0.0, 0.5, 0.5]])
+    g = ft.grad(lambda x: fnp.sum(fnp.min(x, axis=1) * np.array([1.0, 2.0])))(x)
+    np.testing.assert_array_equal(g, [[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]])
+    g = ft.grad(lambda x: fnp.max(x))(np.array([np.nan, 0.0, np.nan]))
+    np.testing.assert_array_equal(g, [0.5, 0.0, 0.5])
