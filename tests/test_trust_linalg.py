@@ -206,3 +206,103 @@ def test_item7_max_with_nan_gives_the_tangent_to_the_nan_entries() -> None:
     np.testing.assert_array_equal(g, [[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]])
     g = ft.grad(lambda x: fnp.max(x))(np.array([np.nan, 0.0, np.nan]))
     np.testing.assert_array_equal(g, [0.5, 0.0, 0.5])
+
+
+# ---------------------------------------------------------------------------
+# item 7: pinv to second order
+# ---------------------------------------------------------------------------
+
+
+def _well_conditioned(m: int, n: int, seed: int) -> np.ndarray:
+    """Full rank, singular values distinct and in [1, 3] (finite differences of the
+    second derivative are accurate there: it grows like 1 / s^3)."""
+    rng = np.random.default_rng(seed)
+    k = min(m, n)
+    u = np.linalg.qr(rng.normal(size=(m, k)))[0]
+    v = np.linalg.qr(rng.normal(size=(n, k)))[0]
+    s = np.linspace(3.0, 1.0, k) + rng.uniform(0, 0.2, k)
+    return (u * s) @ v.T
+
+
+@given(
+    st.sampled_from([(1, 1), (2, 2), (3, 3), (4, 2), (5, 3), (2, 4), (3, 5), (1, 3), (3, 1)]),
+    st.integers(0, 2**16),
+)
+def test_item7_pinv_second_order(shape: tuple[int, int], seed: int) -> None:
+    a = _well_conditioned(*shape, seed)
+    np.testing.assert_allclose(L.pinv(a), np.linalg.pinv(a), rtol=1e-10, atol=1e-12)
+    w = np.random.default_rng(seed).normal(size=shape[::-1])
+    ft.check_grads(lambda a: fnp.sum(fnp.sin(L.pinv(a)) * w), (a,), order=2, modes=("fwd", "rev"))
+    ft.check_grads(L.pinv, (a,), order=2, modes=("fwd", "rev"), seed=seed)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+def test_item7_pinv_second_derivatives_agree_across_modes(shape: tuple[int, int]) -> None:
+    # fwd-over-fwd, rev-over-fwd and fwd-over-rev give one Hessian, equal to a
+    # Richardson-extrapolated difference of the exact first derivative
+    def f(a: Any) -> Any:
+        return fnp.sum(fnp.sin(L.pinv(a)))
+
+    a = _well_conditioned(*shape, 7)
+    rng = np.random.default_rng(1)
+    t1, t2 = rng.normal(size=shape), rng.normal(size=shape)
+
+    def d1(a: Any) -> Any:
+        return ft.jvp(f, (a,), (t1,))[1]
+
+    ff = ft.jvp(d1, (a,), (t2,))[1]
+    rf = np.sum(ft.grad(d1)(a) * t2)
+    fr = np.sum(ft.jvp(ft.grad(f), (a,), (t2,))[1] * t1)
+
+    def fd(h: float) -> float:
+        return (float(d1(a + h * t2)) - float(d1(a - h * t2))) / (2 * h)
+
+    richardson = (4 * fd(1e-5) - fd(2e-5)) / 3
+    np.testing.assert_allclose([rf, fr], [ff, ff], rtol=1e-12)
+    np.testing.assert_allclose(ff, richardson, rtol=1e-8)
+
+
+# ---------------------------------------------------------------------------
+# item 7: hypot at the origin
+# ---------------------------------------------------------------------------
+
+
+def _hypot_v(v: Any) -> Any:
+    return fnp.hypot(v[..., 0], v[..., 1])
+
+
+def test_item7_hypot_gradient_at_origin_is_zero() -> None:
+    h = fnp.hypot
+    assert ft.grad(h, argnums=(0, 1))(0.0, 0.0) == (0.0, 0.0)
+    assert ft.grad(h, argnums=(0, 1))(-0.0, 0.0) == (0.0, 0.0)
+    # higher orders at the origin: zero, never NaN
+    assert ft.grad(ft.grad(h))(0.0, 0.0) == 0.0
+    assert ft.grad(ft.grad(ft.grad(h, argnums=1)))(0.0, 0.0) == 0.0
+    np.testing.assert_array_equal(ft.hessian(_hypot_v)(np.zeros(2)), np.zeros((2, 2)))
+    np.testing.assert_array_equal(ft.jacfwd(ft.jacrev(_hypot_v))(np.zeros(2)), np.zeros((2, 2)))
+    # elementwise, under jit and vmap, float32 too
+    x = np.array([0.0, 3.0, 0.0, -1.0])
+    y = np.array([0.0, 4.0, 2.0, 0.0])
+    want = np.array([[0.0, 0.6, 0.0, -1.0], [0.0, 0.8, 1.0, 0.0]])
+    g = jit(ft.grad(lambda x, y: fnp.sum(fnp.hypot(x, y)), argnums=(0, 1)))(x, y)
+    np.testing.assert_allclose(np.array(g), want, rtol=1e-15)
+    gv = ft.vmap(ft.grad(h, argnums=(0, 1)))(x, y)
+    np.testing.assert_allclose(np.array(gv), want, rtol=1e-15)
+    g32 = ft.grad(h, argnums=(0, 1))(np.float32(0), np.float32(0))
+    assert g32 == (0.0, 0.0) and g32[0].dtype == np.float32
+    np.testing.assert_array_equal(fnp.hypot(x, y), np.hypot(x, y))
+
+
+@pytest.mark.parametrize("r", [1e-3, 1e-8, 1e-100])
+def test_item7_hypot_second_order_near_origin_is_finite_and_right(r: float) -> None:
+    for angle in (0.0, 0.7, np.pi / 2, 2.5):
+        v = r * np.array([np.cos(angle), np.sin(angle)])
+        g = ft.grad(_hypot_v)(v)
+        np.testing.assert_allclose(g, v / r, rtol=1e-12, atol=1e-15)
+        hess = ft.hessian(_hypot_v)(v)
+        # the Hessian of |v|: (I - u u^T) / |v| with u = v / |v|
+        u = v / r
+        np.testing.assert_allclose(hess, (np.eye(2) - np.outer(u, u)) / r, rtol=1e-9, atol=1e-6 / r)
+        assert np.isfinite(ft.jacfwd(ft.jacrev(_hypot_v))(v)).all()
+    # finite differences away from the kink, to second order
+    ft.check_grads(fnp.hypot, (np.array([3.0, -0.1, 2.0]), np.array([4.0, 0.2, 0.0])), order=2)
