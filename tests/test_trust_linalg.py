@@ -21,6 +21,7 @@ import functrace as ft
 import functrace.lax as lax
 import functrace.numpy as fnp
 from functrace.jit import jit
+from functrace.testing import numerical_grad
 
 L = fnp.linalg
 
@@ -306,3 +307,104 @@ def test_item7_hypot_second_order_near_origin_is_finite_and_right(r: float) -> N
         assert np.isfinite(ft.jacfwd(ft.jacrev(_hypot_v))(v)).all()
     # finite differences away from the kink, to second order
     ft.check_grads(fnp.hypot, (np.array([3.0, -0.1, 2.0]), np.array([4.0, 0.2, 0.0])), order=2)
+
+
+# ---------------------------------------------------------------------------
+# item 8: numerical_grad / check_grads on integer and low-precision inputs
+# ---------------------------------------------------------------------------
+
+
+def test_item8_integer_inputs_raise_naming_the_argument() -> None:
+    def f(x: Any, y: Any = 1.0) -> Any:
+        return fnp.sum(x**3) * y
+
+    for bad in (np.array([1, 2]), 3, np.array([True, False]), np.int32(2)):
+        with pytest.raises(
+            TypeError, match=r"numerical_grad: expected floating-point .* argument 0"
+        ):
+            numerical_grad(f, (bad,))
+        with pytest.raises(TypeError, match=r"check_grads: expected floating-point .* argument 0"):
+            ft.check_grads(f, (bad,))
+    with pytest.raises(TypeError, match=r"got dtype int64 for argument 1 \(leaf 1\)"):
+        ft.check_grads(lambda x, p: f(x, p["a"] + p["b"]), (np.ones(2), {"a": 1.0, "b": 2}))
+    with pytest.raises(TypeError, match=r"got dtype int64 for argument 1"):
+        numerical_grad(f, (np.ones(2), 2))
+
+
+_LOW = [np.float16, np.float32]
+
+
+def _funcs() -> dict[str, Any]:
+    return {
+        "cube": lambda x: fnp.sum(x**3),
+        "sin_tanh": lambda x: fnp.sum(fnp.sin(x) * fnp.tanh(0.5 * x)),
+        "softplus": lambda x: fnp.mean(fnp.log1p(fnp.exp(x)) * x),
+        "outer": lambda x: fnp.sum(fnp.outer(x.ravel(), x.ravel()) ** 2) * 1e-2,
+    }
+
+
+@given(
+    st.lists(st.integers(1, 4), min_size=0, max_size=2),
+    st.sampled_from(_LOW),
+    st.sampled_from(sorted(_funcs())),
+    st.integers(0, 2**16),
+)
+def test_item8_low_precision_inputs_right_numbers_no_false_alarms(
+    shape: list[int], dtype: Any, name: str, seed: int
+) -> None:
+    f = _funcs()[name]
+    x64 = np.random.default_rng(seed).uniform(-1.5, 1.5, tuple(shape))
+    x = x64.astype(dtype)
+    exact = ft.grad(f)(x.astype(np.float64))  # at the same (rounded) point, in float64
+    g = numerical_grad(f, (x,))[0]
+    assert np.asarray(g).dtype == dtype
+    np.testing.assert_allclose(np.asarray(g, np.float64), exact, rtol=2e-3, atol=2e-3)
+    # float64 differences of a low-precision point: as accurate as float64 ones
+    g64 = numerical_grad(f, (x.astype(np.float64),))[0]
+    np.testing.assert_allclose(np.asarray(g, np.float64), g64, rtol=1e-3, atol=1e-3)
+    ft.check_grads(f, (x,), order=2, modes=("fwd", "rev"), seed=seed)
+
+
+def test_item8_integer_input_no_longer_gives_wrong_numbers() -> None:
+    # the example: the gradient of sum(x**3) at [1, 2] is [3, 12]
+    with pytest.raises(TypeError, match="numerical_grad"):
+        numerical_grad(lambda x: fnp.sum(x**3), (np.array([1, 2]),))
+    g = numerical_grad(lambda x: fnp.sum(x**3), (np.array([1, 2], np.float16),))[0]
+    np.testing.assert_array_equal(g, np.array([3.0, 12.0], np.float16))
+    assert g.dtype == np.float16
+    g = numerical_grad(lambda x, y: x * y**2, (np.float16(3.0), np.float32(2.0)))
+    assert g == (4.0, 12.0) and g[0].dtype == np.float16 and g[1].dtype == np.float32
+
+
+def test_item8_low_precision_check_grads_still_catches_wrong_derivatives() -> None:
+    @ft.custom_jvp
+    def bad_sin(x: Any) -> Any:
+        return fnp.sin(x)
+
+    @bad_sin.defjvp
+    def _bad_sin_jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        return fnp.sin(x), 1.2 * fnp.cos(x) * t  # 20% off
+
+    for dtype in (np.float16, np.float32, np.float64):
+        # (outputs of order 1-10: the tolerances are absolute and relative)
+        x = np.array([0.3, -0.8, 1.1, 0.1, -1.4, 0.6], dtype)
+        for mode in ("fwd", "rev"):
+            with pytest.raises(AssertionError, match=f"mode '{mode}', order 1"):
+                ft.check_grads(lambda x: 4 * fnp.sum(bad_sin(x)), (x,), modes=(mode,))
+        ft.check_grads(lambda x: 4 * fnp.sum(fnp.sin(x)), (x,), order=2)
+
+
+def test_item8_mixed_precision_uses_the_loosest_tolerance() -> None:
+    # a float16 leaf next to a float64 one: its gradient is float16, checked at float16
+    # tolerance, while the differences are float64 throughout
+    w = np.array([0.5, -1.25, 2.0], np.float16)
+    b = np.array([0.1, 0.2, -0.3])
+    ft.check_grads(lambda w, b: fnp.sum(fnp.tanh(w * b + b) ** 2), (w, b), order=2)
+    gw, gb = numerical_grad(lambda w, b: fnp.sum(fnp.tanh(w * b + b) ** 2), (w, b))
+    ew, eb = ft.grad(lambda w, b: fnp.sum(fnp.tanh(w * b + b) ** 2), argnums=(0, 1))(
+        w.astype(np.float64), b
+    )
+    np.testing.assert_allclose(gw.astype(np.float64), ew, rtol=2e-3)
+    np.testing.assert_allclose(gb, eb, rtol=1e-7)
+    assert gw.dtype == np.float16 and gb.dtype == np.float64
