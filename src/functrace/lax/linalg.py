@@ -12,10 +12,16 @@ Decisions (JAX's semantics unless noted):
 
 * ``cholesky`` and ``eigh`` read only one triangle of ``a`` (the lower one for
   cholesky; ``lower`` chooses for eigh), exactly as LAPACK and NumPy do, so their
-  values are NumPy's for any input. Their JVPs treat ``a`` as symmetric: the
-  tangent is symmetrized, ``(da + da^T) / 2``, so gradients are symmetric matrices
-  (HIPS autograd's convention; JAX's too at symmetric inputs). Along symmetric
-  perturbations this is the exact derivative.
+  values are NumPy's for any input, and their derivatives are the exact
+  derivatives of that function: the symmetric matrix the decomposition sees is
+  ``S = T + T^T - diag(T)`` with ``T`` the triangle read, so the tangent is
+  ``dS = tri(da) + tri_strict(da)^T``. The gradient is zero on the triangle not
+  read, and an off-diagonal entry of the triangle read counts for both symmetric
+  positions (twice the symmetric gradient). Along symmetric perturbations this
+  agrees with the symmetrized-tangent convention of HIPS autograd and JAX (whose
+  ``eigh``/``cholesky`` symmetrize the input first); only the gradient matrix
+  itself differs (not symmetric). For a symmetric gradient, pass
+  ``(a + a^T) / 2``.
 * ``triangular_solve(a, b, lower, transpose_a)`` solves ``op(a) x = b`` (left side)
   with ``op(a) = a`` or ``a.T``, reading only the chosen triangle of ``a``.
 * ``solve`` and ``triangular_solve`` take ``b`` of shape ``(..., n, k)`` with the
@@ -157,9 +163,12 @@ def _triu(x: Any, k: int = 0) -> Any:
     return _masked(x, np.triu(np.ones((m, n)), k))
 
 
-def _symmetrize(x: Any) -> Any:
-    """``(x + x^T) / 2``: the tangent convention of cholesky and eigh."""
-    return mul(add(x, _mT(x)), _const(x, np.array(0.5)))
+def _from_triangle(x: Any, lower: bool) -> Any:
+    """The symmetric matrix built from one triangle of ``x``: ``T + T^T - diag(T)``
+    (the matrix cholesky and eigh see, so also their tangent map: it is linear)."""
+    if lower:
+        return add(_tril(x), _mT(_tril(x, -1)))
+    return add(_triu(x), _mT(_triu(x, 1)))
 
 
 def _diag(x: Any) -> Any:
@@ -372,14 +381,15 @@ cholesky_p = _register_checked(Primitive("cholesky"), _cholesky_impl, _cholesky_
 
 def cholesky(a: Any) -> Any:
     """The lower Cholesky factor ``L`` of ``a = L @ L.T`` (only the lower triangle of
-    ``a`` is read; the derivative treats ``a`` as symmetric)."""
+    ``a`` is read, and the derivative is that of exactly this function: zero for the
+    upper triangle, see the module notes)."""
     return cholesky_p.bind(a)
 
 
 def _cholesky_jvp(g: Any, L: Any, a: Any) -> Any:
     # dA = dL L^T + L dL^T  =>  dL = L Phi(L^-1 dA L^-T), Phi: strict lower part + half diagonal
-    # (dA symmetrized: see the module notes)
-    g = _symmetrize(g)
+    # (dA built from the lower triangle read: see the module notes)
+    g = _from_triangle(g, lower=True)
     left = triangular_solve(L, g, lower=True)  # L^-1 dA
     x = triangular_solve(L, _mT(left), lower=True)  # L^-1 dA L^-T (dA symmetric)
     n = _shape(a)[-1]
@@ -414,7 +424,8 @@ eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl,
 def eigh(a: Any, lower: bool = True, eigvals_only: bool = False) -> Any:
     """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of symmetric ``a``,
     reading its ``lower`` (or upper) triangle. Returns ``[w, v]``, or ``[w]`` with
-    ``eigvals_only``. The derivative treats ``a`` as symmetric."""
+    ``eigvals_only``. The derivative is that of exactly this function (zero for the
+    triangle not read, see the module notes)."""
     return eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
 
 
@@ -422,13 +433,13 @@ def _eigh_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, eigvals_only: bool
 ) -> tuple[list[Any], list[Any]]:
     # M = V^T dA V: dw = diag(M); dV = V (F o M), F_ij = 1 / (w_j - w_i) off the diagonal
-    # (dA symmetrized: see the module notes).
+    # (dA built from the triangle read: see the module notes).
     (a,), (g,) = primals, tangents
     w, v = eigh(a, lower, eigvals_only=False)
     outs = [w] if eigvals_only else [w, v]
     if type(g) is Zero:
         return outs, [Zero.from_primal(o) for o in outs]
-    m = _mm(_mT(v), _mm(_symmetrize(g), v))
+    m = _mm(_mT(v), _mm(_from_triangle(g, lower), v))
     dw = _diag(m)
     if eigvals_only:
         return outs, [dw]

@@ -7,7 +7,8 @@ Decisions (JAX's semantics unless noted):
 
 * ``reduce_max``/``reduce_min`` over an empty axis give the identity (``-inf``/``inf``,
   the integer min/max, False/True), as in JAX, where NumPy raises.
-* Ties: ``reduce_max``/``reduce_min`` average the tangent over the tied positions;
+* Ties: ``reduce_max``/``reduce_min`` average the tangent over the tied positions
+  (NaN entries, which make the result NaN, count as the tied positions);
   ``cummax``/``cummin`` give it to the latest tied position (PyTorch's index
   convention); ``argmax``/``argmin`` return the first one (NumPy), NaN counting as
   the extremum.
@@ -160,12 +161,17 @@ def reduce_min(x: Any, axes: tuple[int, ...]) -> Any:
 def _extremum_jvp(g: Any, ans: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
     # d max(x) = sum(dx * [x == max]) / #[x == max]
     # NOTE: at ties the tangent is averaged over the tied positions (max(a, a) gets
-    # (da1 + da2) / 2), as for lax.max; empty reductions have a zero tangent.
+    # (da1 + da2) / 2), as for lax.max; empty reductions have a zero tangent. A NaN
+    # result comes from the NaN entries (NaN propagates), so they are the positions
+    # of the extremum and share its tangent (not 0/0).
     shape = core.get_aval(x).shape
     if any(shape[a] == 0 for a in axes):
         return ad.Zero.from_primal(ans)
     kept = tuple(i for i in range(len(shape)) if i not in axes)
-    at_ext = ew.eq(x, broadcast_in_dim(ans, shape, kept))
+    full = broadcast_in_dim(ans, shape, kept)
+    at_ext = ew.eq(x, full)
+    if core.get_aval(x).dtype.kind == "f":
+        at_ext = ew.bitwise_or(at_ext, ew.bitwise_and(ew.ne(x, x), ew.ne(full, full)))
     mask = ew.convert_element_type(at_ext, core.get_aval(g).dtype)
     return ew.div(reduce_sum(ew.mul(g, mask), axes), reduce_sum(mask, axes))
 

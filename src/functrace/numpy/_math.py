@@ -513,12 +513,18 @@ def _rad2deg(x: Any) -> Any:
 def _hypot(x: Any, y: Any) -> Any:
     # s * sqrt((x/s)^2 + (y/s)^2) with s = max(|x|, |y|) held constant (stop_gradient):
     # no overflow, and the derivatives are exactly those of sqrt(x^2 + y^2).
+    # NOTE: at x = y = 0 the value is |x| + |y| (0), so every derivative there is 0
+    # (abs'(0) = 0; hypot(x, 0) = |x|); the double where keeps the sqrt branch's
+    # derivative (0/0 there) out of it.
     ax, ay = lx.abs(x), lx.abs(y)
+    zero = _k(x, 0)
+    origin = lx.bitwise_and(lx.eq(ax, zero), lx.eq(ay, zero))
     s = lx.stop_gradient(lx.max(ax, ay))
     inf = _k(x, np.inf)
-    s = _where(lx.bitwise_and(lx.gt(s, _k(x, 0)), lx.lt(s, inf)), s, _k(x, 1))
+    s = _where(lx.bitwise_and(lx.gt(s, zero), lx.lt(s, inf)), s, _k(x, 1))
     xs, ys = lx.div(x, s), lx.div(y, s)
-    r = lx.mul(s, lx.sqrt(lx.add(lx.mul(xs, xs), lx.mul(ys, ys))))
+    sq = _where(origin, _k(x, 1), lx.add(lx.mul(xs, xs), lx.mul(ys, ys)))
+    r = _where(origin, lx.add(ax, ay), lx.mul(s, lx.sqrt(sq)))
     return _where(lx.bitwise_or(lx.eq(ax, inf), lx.eq(ay, inf)), inf, r)  # hypot(inf, nan)
 
 
@@ -654,7 +660,10 @@ hypot = elementwise(
     """\
 ``sqrt(x**2 + y**2)`` without overflow (NumPy's ``hypot``).
 
-NOTE: the gradient at x = y = 0 is NaN (0/0), like that of ``sqrt(x**2 + y**2)``.
+NOTE: the gradient at x = y = 0 is 0 for both arguments, and so are the higher
+derivatives there (the convention of ``abs'(0) = 0`` and of ``linalg.norm`` at the
+zero vector: ``hypot(x, 0) = |x|``). Elsewhere the derivatives are those of
+``sqrt(x**2 + y**2)``; the second derivative grows like ``1 / hypot(x, y)`` near 0.
 
 >>> import functrace.numpy as fnp
 >>> float(fnp.hypot(3.0, 4.0))

@@ -9,11 +9,12 @@ Stacks of matrices ``(..., m, n)`` work everywhere, as in NumPy.
 Decisions (JAX's where NumPy has no gradient convention):
 
 * ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of ``a``, as NumPy does
-  (values are NumPy's for every input), and differentiate as if ``a`` were
-  symmetric: the tangent is symmetrized, ``(da + da.T) / 2``, so the gradient with
-  respect to ``a`` is a symmetric matrix (HIPS autograd's convention; JAX's too at
-  symmetric inputs). Finite differences agree along symmetric perturbations, so
-  check gradients through a symmetric construction such as ``b @ b.T``.
+  (values are NumPy's for every input), and their derivatives are exactly those of
+  that function, so finite differences agree for every input: the gradient is zero
+  on the triangle not read, and an off-diagonal entry of the triangle read counts
+  for both symmetric positions. Along symmetric perturbations this equals the
+  symmetrized-tangent convention (HIPS autograd's; JAX's, whose functions
+  symmetrize the input); for a symmetric gradient pass ``(a + a.T) / 2``.
 * ``svd`` on traced inputs computes the reduced SVD: ``full_matrices=True`` (NumPy's
   default) raises ``NotImplementedError`` for non-square matrices, since the extra
   columns of the complete SVD are not unique and have no derivative.
@@ -403,9 +404,10 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Cholesky factor of a symmetric positive-definite ``a``: lower ``L`` with
     ``a = L @ L.T`` (or upper ``U = L.T`` with ``upper=True``).
 
-    Only the lower (``upper=True``: upper) triangle of ``a`` is read, as in NumPy.
-    NOTE: the gradient with respect to ``a`` is symmetric (the tangent is
-    symmetrized, see the module notes).
+    Only the lower (``upper=True``: upper) triangle of ``a`` is read, as in NumPy, and
+    the derivative is that of exactly this function: zero for the other triangle, an
+    off-diagonal entry of the triangle read counting for both symmetric positions
+    (see ``functrace.lax.linalg``). Pass ``(a + a.T) / 2`` for a symmetric gradient.
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
@@ -424,9 +426,12 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``:
     ``EighResult(eigenvalues, eigenvectors)``, reading the ``UPLO`` triangle.
 
-    NOTE: the gradient with respect to ``a`` is symmetric (see the module notes); the
-    eigenvector derivative assumes distinct eigenvalues (use ``eigvalsh`` when only
-    the values are needed: its derivative has no such restriction).
+    NOTE: the derivative is that of exactly this function of ``a``: zero for the
+    triangle not read, an off-diagonal entry of the triangle read counting for both
+    symmetric positions (see ``functrace.lax.linalg``; pass ``(a + a.T) / 2`` for a
+    symmetric gradient). The eigenvector derivative assumes distinct eigenvalues (use
+    ``eigvalsh`` when only the values are needed: its derivative has no such
+    restriction).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigh(np.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
@@ -442,7 +447,8 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
     """Eigenvalues (ascending) of symmetric ``a``, reading the ``UPLO`` triangle; the
-    gradient is symmetric (see the module notes).
+    derivative is that of exactly this function (zero for the triangle not read, see
+    ``eigh``).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigvalsh(np.array([[2.0, 0.0], [0.0, 1.0]]))
