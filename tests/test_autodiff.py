@@ -318,3 +318,12 @@ def test_numerical_grad() -> None:
     g = numerical_grad(lambda x, y: fnp.sum(x * y), (np.array([1.0, 2.0]), 3.0))
     np.testing.assert_allclose(g[0], [3.0, 3.0], rtol=1e-8)
     assert g[1] == pytest.approx(3.0)
+
+
+def test_jvp_python_scalar_tangent_takes_the_primal_dtype() -> None:
+    # A Python float tangent reached maximum's JVP rule unconverted ('float' has no dtype).
+    p, t = ft.jvp(lambda x: fnp.maximum(x, 1.0), (np.float64(2.0),), (1.0,))
+    assert (p, t) == (2.0, 1.0) and np.asarray(t).dtype == np.float64
+    p, t = ft.jvp(fnp.sin, (np.float32(2.0),), (1.0,))
+    assert np.asarray(t).dtype == np.float32
+    np.testing.assert_allclose(t, np.cos(np.float32(2.0)), rtol=1e-6)

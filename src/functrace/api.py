@@ -333,6 +333,15 @@ def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any
                 f"jvp: expected tangent leaf {i} of dtype {expected.name} (the "
                 f"primal's dtype), got {ta.dtype.name}."
             )
+        if ta.dtype != expected or not isinstance(t, (np.ndarray, np.generic, core.Tracer)):
+            # a Python scalar (weak) tangent takes the tangent dtype of its primal
+            from functrace.lax.elementwise import convert_element_type
+
+            t = (
+                convert_element_type(t, expected)
+                if isinstance(t, core.Tracer)
+                else np.asarray(t, expected)[()]
+            )
         out.append(t)
     return out
 
