@@ -313,7 +313,23 @@ def _trace(
     return trace(self, offset, axis1, axis2, dtype, out)
 
 
+def _argsort(self: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw: Any) -> Any:
+    from functrace.numpy._sorting import argsort
+
+    return argsort(self, axis, kind, order, **kw)
+
+
+def _argpartition(
+    self: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    from functrace.numpy._sorting import argpartition
+
+    return argpartition(self, kth, axis, kind, order)
+
+
 _DISPATCHED: dict[str, Any] = {
+    "argsort": _argsort,
+    "argpartition": _argpartition,
     "take": _take,
     "nonzero": _nonzero,
     "searchsorted": _searchsorted,
