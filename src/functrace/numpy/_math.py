@@ -278,8 +278,9 @@ def isfinite(x: Any, /) -> Any:
     if not is_traced(x):
         return np.isfinite(x)
     x = asarray_or_tracer(x)
-    if x.dtype.kind not in "fc":
-        return lx.eq(x, x) if False else broadcast_to_shape(np.bool_(True), x.shape)
+    aval = core.get_aval(x)  # x may be a Python scalar inside a trace
+    if aval.dtype.kind not in "fc":
+        return broadcast_to_shape(np.bool_(True), aval.shape)
     return lx.lt(abs(x), lx.full_like(x, np.inf))
 
 
@@ -294,6 +295,9 @@ def isinf(x: Any, /) -> Any:
     if not is_traced(x):
         return np.isinf(x)
     x = asarray_or_tracer(x)
+    aval = core.get_aval(x)
+    if aval.dtype.kind not in "fc":  # integers and bools are never infinite
+        return broadcast_to_shape(np.bool_(False), aval.shape)
     return lx.eq(abs(x), lx.full_like(x, np.inf))
 
 
