@@ -86,7 +86,7 @@ def test_item9_sort_gradient_follows_the_permutation() -> None:
 
 def test_item9_sort_kinds_and_errors() -> None:
     x = RNG.normal(size=(3, 4))
-    for kind in (None, "quicksort", "mergesort", "heapsort", "stable"):
+    for kind in (None, "quicksort", "mergesort", "heapsort", "stable", "q", "Merge"):
         _eq(jit(lambda v, k=kind: fnp.sort(v, kind=k))(x), np.sort(x, kind=kind))
     _eq(jit(lambda v: fnp.sort(v, stable=False))(x), np.sort(x))
     with pytest.raises(ValueError, match="sort: expected kind"):

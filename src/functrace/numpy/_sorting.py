@@ -29,11 +29,12 @@ from functrace.numpy._core import asarray_or_tracer
 from functrace.numpy._reductions import normalize_axis
 from functrace.numpy._shape import _plain, ravel
 
-_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
-
 
 def _check_kind(fname: str, kind: Any, stable: Any = None) -> None:
-    if kind not in _KINDS:
+    # NumPy reads only the first letter, in either case ('q', 'Merge', ...)
+    if kind is not None and not (
+        isinstance(kind, str) and kind[:1].lower() in ("q", "m", "h", "s")
+    ):
         raise ValueError(
             f"{fname}: expected kind None, 'quicksort', 'mergesort', 'heapsort' or "
             f"'stable', got {kind!r}."
