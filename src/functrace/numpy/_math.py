@@ -836,8 +836,8 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     """Whether ``isclose(a, b, rtol, atol, equal_nan)`` holds everywhere.
 
-    On plain NumPy inputs a Python bool, as NumPy returns; on tracers a traced 0-d
-    bool (its truth value is known only when the inputs are).
+    On plain NumPy inputs a Python bool, as NumPy returns (``jit`` returns one too);
+    on tracers a traced 0-d bool (its truth value is known only when the inputs are).
 
     >>> import functrace.numpy as fnp
     >>> fnp.allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
@@ -847,7 +847,12 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
         return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
     from functrace.numpy._reductions import all as _all
 
-    return _all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    out = _all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        out.py = True  # a Python bool eagerly, so jit returns one too
+    except AttributeError:  # not a staging tracer
+        pass
+    return out
 
 
 def angle(z: Any, deg: bool = False) -> Any:

@@ -327,7 +327,20 @@ def _argpartition(
     return argpartition(self, kth, axis, kind, order)
 
 
+def _in_place(name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{name}: expected no in-place {name} on a traced array, got x.{name}(...) on "
+            f"{self.aval.str_short()}. functrace arrays are immutable under "
+            f"transformations: use x = functrace.numpy.{name}(x, ...)."
+        )
+
+    return method
+
+
 _DISPATCHED: dict[str, Any] = {
+    "sort": _in_place("sort"),
+    "partition": _in_place("partition"),
     "argsort": _argsort,
     "argpartition": _argpartition,
     "take": _take,
