@@ -516,6 +516,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_linalg
     import op_rows_numpy
     import op_rows_numpy2
+    import op_rows_numpy3
 
     return (
         op_rows_lax.ROWS
@@ -523,6 +524,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_indexing.ROWS
         + op_rows_linalg.ROWS
         + op_rows_numpy2.ROWS
+        + op_rows_numpy3.ROWS
     )
 
 

@@ -23,6 +23,7 @@ from functrace.numpy._linalg import *  # noqa: F401,F403
 from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
+from functrace.numpy._sorting import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
 
 # dtypes and constants, as in NumPy

@@ -1,5 +1,5 @@
 """Products of functrace.numpy: ``matmul``, ``dot``, ``vdot``, ``outer``, ``inner``,
-``tensordot`` and ``einsum``.
+``tensordot``, ``einsum`` and ``convolve``.
 
 On plain NumPy inputs each function calls NumPy. On tracers the operands are
 promoted (NumPy 2 rules) and cast explicitly, then contracted by one
@@ -12,10 +12,16 @@ Decisions:
   "any a and b").
 * ``matmul`` broadcasts batch axes explicitly only when both operands have them;
   a 1-d or 2-d operand is contracted without copies.
-* ``einsum`` on tracers handles explicit (``->``) and implicit outputs, ``...``,
-  contractions over any number of operands (left to right) and size-1 broadcasting;
-  a label repeated within one operand (traces, diagonals: ``'ii->'``) raises
-  ``NotImplementedError``.
+* ``einsum`` on tracers handles the subscripts string and the interleaved
+  ``(a, [0, 1], b, [1, 2], [0, 2])`` form, explicit (``->``) and implicit outputs,
+  ``...``, contractions over any number of operands (left to right) and size-1
+  broadcasting. A label repeated within one operand (``'ii->'``, ``'ii->i'``,
+  ``'iij->ij'``) first takes that operand's diagonal (a strided ``slice``, see
+  ``diagonal``). ``optimize=`` is accepted and checked but the contraction order is
+  always left to right.
+* ``convolve`` builds the (m, L) windows of the zero-padded longer sequence with
+  ``broadcast_in_dim``/``reshape``/``pad``/``slice`` (O(m * (n + m)) memory) and
+  contracts them with the reversed shorter one in one ``dot_general``.
 * ``vdot`` of complex tracers raises ``NotImplementedError`` (no conjugate in lax yet).
 """
 
@@ -385,15 +391,64 @@ def _parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[list[Label]],
             )
     else:
         out = ell + sorted(lb for lb in set(letters) if letters.count(lb) == 1)
-    for t, term in zip(ins, terms):
-        if len(set(t)) != len(t):
-            raise NotImplementedError(
-                f"einsum: expected distinct labels within each operand on traced arrays, got "
-                f"{term!r} in {subscripts!r}. Traces and diagonals (a label repeated within "
-                f"one operand) are not supported on tracers yet: multiply by fnp.eye(n) "
-                f"instead, e.g. einsum('ij,ij->', a, fnp.eye(n)) for the trace of a."
-            )
     return ins, out
+
+
+def _sublist_letters(sub: Any, what: str) -> str:
+    """One term of the interleaved form: ints 0-25 are 'A'-'Z', 26-51 'a'-'z'."""
+    try:
+        items = list(sub)
+    except TypeError:
+        raise TypeError(
+            f"einsum: expected a sublist (a list of ints and Ellipsis) for {what}, got "
+            f"{sub!r}. The interleaved form is einsum(a, [0, 1], b, [1, 2], [0, 2])."
+        ) from None
+    out = []
+    for lb in items:
+        if lb is Ellipsis:
+            out.append("...")
+        elif isinstance(lb, (int, np.integer)) and not isinstance(lb, bool) and 0 <= lb < 52:
+            out.append(chr(ord("A") + lb) if lb < 26 else chr(ord("a") + lb - 26))
+        else:
+            raise ValueError(
+                f"einsum: expected sublist entries that are ints in [0, 52) or Ellipsis, "
+                f"got {lb!r} in {what} {sub!r}."
+            )
+    return "".join(out)
+
+
+def _interleaved(first: Any, rest: Sequence[Any]) -> tuple[str, list[Any]]:
+    """``(a, sub_a, b, sub_b, ..., [sub_out])`` -> (subscripts string, operands)."""
+    args = [first, *rest]
+    operands, subs = args[0:-1:2] if len(args) % 2 else args[0::2], args[1::2]
+    terms = [_sublist_letters(sub, f"operand {i}") for i, sub in enumerate(subs)]
+    spec = ",".join(terms)
+    if len(args) % 2:
+        spec += "->" + _sublist_letters(args[-1], "the output")
+    return spec, list(operands)
+
+
+def _take_diagonals(
+    subscripts: str, x: Any, labels: list[Label], k: int
+) -> tuple[Any, list[Label]]:
+    """Collapse each label repeated within operand ``k`` onto its diagonal, which
+    becomes the operand's last axis (``'ii'`` keeps the ``i == j`` elements)."""
+    from functrace.numpy._twodim import diagonal
+
+    while True:
+        repeated = next((lb for lb in labels if labels.count(lb) > 1), None)
+        if repeated is None:
+            return x, labels
+        p = labels.index(repeated)
+        q = labels.index(repeated, p + 1)
+        shape = core.get_aval(x).shape
+        if shape[p] != shape[q]:
+            raise ValueError(
+                f"einsum: expected equal sizes for label {repeated!r} repeated in operand "
+                f"{k}, got {shape[p]} and {shape[q]} (shape {shape}) in {subscripts!r}."
+            )
+        x = diagonal(x, 0, p, q)
+        labels = [lb for i, lb in enumerate(labels) if i not in (p, q)] + [repeated]
 
 
 def _label_sizes(
@@ -415,6 +470,23 @@ def _label_sizes(
     return sizes
 
 
+def _check_optimize(optimize: Any) -> None:
+    ok = (
+        optimize in (False, True, "greedy", "optimal")
+        if isinstance(optimize, (bool, str))
+        else (
+            isinstance(optimize, (list, tuple))
+            and len(optimize) > 0
+            and optimize[0] == "einsum_path"
+        )
+    )
+    if not ok:
+        raise TypeError(
+            f"einsum: expected optimize False, True, 'greedy', 'optimal' or an "
+            f"['einsum_path', ...] list, got {optimize!r}."
+        )
+
+
 def einsum(
     subscripts: Any,
     *operands: Any,
@@ -432,21 +504,24 @@ def einsum(
     >>> fnp.einsum('bi,bi->b', fnp.ones((2, 3)), fnp.ones((2, 3)))
     array([3., 3.])
     """
-    if _plain(*operands):
+    if _plain(subscripts, *operands):
         return np.einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize, **kwargs)
     if out is not None or kwargs:
         raise TypeError(
             f"einsum: expected no out= or {sorted(kwargs)} on traced arrays, got "
             f"them. Use the returned array; only dtype= and optimize= are accepted."
         )
+    _check_optimize(optimize)
+    args = list(operands)
     if not isinstance(subscripts, str):
-        raise NotImplementedError(
-            "einsum: expected a subscripts string on traced arrays, got "
-            "the interleaved (operand, sublist) form. Write it as a string."
-        )
-    xs, dt, is_bool = _promote("einsum", *operands, dtype=dtype)
+        subscripts, args = _interleaved(subscripts, operands)
+    if not args:
+        raise ValueError(f"einsum: expected at least one operand, got none for {subscripts!r}.")
+    xs, dt, is_bool = _promote("einsum", *args, dtype=dtype)
+    ins, out_labels = _parse_einsum(subscripts, [len(s) for s in _shapes(*xs)])
+    for k in range(len(xs)):
+        xs[k], ins[k] = _take_diagonals(subscripts, xs[k], ins[k], k)
     shapes = _shapes(*xs)
-    ins, out_labels = _parse_einsum(subscripts, [len(s) for s in shapes])
     sizes = _label_sizes(subscripts, ins, shapes)
     # Size-1 axes that broadcast against a larger size: drop them (the label is then
     # simply absent from that operand, which is what broadcasting means).
@@ -512,4 +587,73 @@ def _contract(
     return acc, acc_l
 
 
-__all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "vdot"]
+# ---------------------------------------------------------------------------
+# convolve
+# ---------------------------------------------------------------------------
+
+_CONVOLVE_MODES = {
+    "valid": "valid",
+    "same": "same",
+    "full": "full",
+    0: "valid",
+    1: "same",
+    2: "full",
+}
+
+
+def convolve(a: Any, v: Any, mode: Any = "full") -> Any:
+    """Discrete linear convolution of two 1-d sequences: ``out[k] = sum_j a[j] v[k - j]``.
+
+    ``mode="full"`` gives all ``n + m - 1`` overlaps, ``"same"`` the central
+    ``max(n, m)`` of them, ``"valid"`` only the ``max(n, m) - min(n, m) + 1`` where the
+    sequences overlap completely (NumPy's ``convolve``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5])
+    array([0. , 1. , 2.5, 4. , 1.5])
+    """
+    if _plain(a, v):
+        return np.convolve(a, v, mode)
+    key = mode if isinstance(mode, str) or type(mode) is int else None
+    if key not in _CONVOLVE_MODES:
+        raise ValueError(
+            f"convolve: expected mode 'full', 'same' or 'valid' (or 2, 1, 0), got {mode!r}."
+        )
+    kind = _CONVOLVE_MODES[key]
+    (a, v), _, is_bool = _promote("convolve", a, v)
+    for name, x in (("a", a), ("v", v)):
+        if core.get_aval(x).dtype.kind == "c":
+            raise NotImplementedError(
+                "convolve: expected real traced arrays, got complex ones. Complex "
+                "convolution works on plain NumPy inputs only."
+            )
+        if core.get_aval(x).ndim > 1:
+            raise ValueError(
+                f"convolve: expected 1-d sequences, got {name} of shape "
+                f"{core.get_aval(x).shape}. Convolve each row separately (e.g. with vmap)."
+            )
+    a, v = (ls.reshape(x, (1,)) if core.get_aval(x).ndim == 0 else x for x in (a, v))
+    (n,), (m,) = _shapes(a, v)
+    if m > n:
+        a, v, n, m = v, a, m, n
+    if m == 0:
+        raise ValueError(f"convolve: expected non-empty sequences, got lengths {n} and {m}.")
+    # Output k of the full convolution is sum_r a_p[k + r] * v[m - 1 - r] with a padded
+    # by m - 1 zeros on both sides; "same" and "valid" start at s = (m - 1) // 2 and
+    # m - 1, i.e. pad less. The (m, L) windows w[r, i] = a_p[r + i] come from m
+    # copies of a_p read with a row stride of len(a_p) + 1; one dot_general contracts
+    # them with the reversed v.
+    start = {"full": 0, "same": (m - 1) // 2, "valid": m - 1}[kind]
+    length = {"full": n + m - 1, "same": n, "valid": n - m + 1}[kind]
+    zero = np.zeros((), core.get_aval(a).dtype)[()]
+    lo, hi = m - 1 - start, length + start - n
+    a_p = ls.pad(a, zero, [(lo, hi, 0)]) if lo or hi else a
+    big = length + m - 1  # len(a_p)
+    rows = ls.reshape(ls.broadcast_in_dim(a_p, (m, big), (1,)), (m * big,))
+    rows = ls.reshape(ls.pad(rows, zero, [(0, m, 0)]), (m, big + 1))
+    windows = ls.slice(rows, (0, 0), (m, length))
+    out = _dot(ls.rev(v, (0,)), windows, ((0,), (0,)))
+    return _finish(out, is_bool)
+
+
+__all__ = ["convolve", "dot", "einsum", "inner", "matmul", "outer", "tensordot", "vdot"]

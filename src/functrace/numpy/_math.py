@@ -278,8 +278,9 @@ def isfinite(x: Any, /) -> Any:
     if not is_traced(x):
         return np.isfinite(x)
     x = asarray_or_tracer(x)
-    if x.dtype.kind not in "fc":
-        return lx.eq(x, x) if False else broadcast_to_shape(np.bool_(True), x.shape)
+    aval = core.get_aval(x)  # x may be a Python scalar inside a trace
+    if aval.dtype.kind not in "fc":
+        return broadcast_to_shape(np.bool_(True), aval.shape)
     return lx.lt(abs(x), lx.full_like(x, np.inf))
 
 
@@ -294,6 +295,9 @@ def isinf(x: Any, /) -> Any:
     if not is_traced(x):
         return np.isinf(x)
     x = asarray_or_tracer(x)
+    aval = core.get_aval(x)
+    if aval.dtype.kind not in "fc":  # integers and bools are never infinite
+        return broadcast_to_shape(np.bool_(False), aval.shape)
     return lx.eq(abs(x), lx.full_like(x, np.inf))
 
 
@@ -808,12 +812,102 @@ def nan_to_num(
     return out
 
 
+# ---------------------------------------------------------------------------
+# isclose, allclose, angle, real_if_close
+# ---------------------------------------------------------------------------
+
+
+def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` for finite ``b``, or ``a == b``
+    (so equal infinities are close); NaNs are close to each other only with
+    ``equal_nan=True``. NumPy's ``isclose``, on tracers too; the result is bool.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.isclose([1.0, 1.1, fnp.inf], [1.0 + 1e-9, 1.0, fnp.inf])
+    array([ True, False,  True])
+    """
+    if not is_traced(a, b, rtol, atol):
+        return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    x, y = (_real_only("isclose", v) for v in (a, b))
+    atol, rtol = (_real_only("isclose", v) for v in (atol, rtol))
+    # As NumPy: b is made inexact first (abs of the smallest int would overflow).
+    if type(y) is int:
+        y = float(y)
+    elif type(y) is not float and core.get_aval(y).dtype.kind in "biu":
+        y = cast(y, np.dtype(np.float64))
+    close = less_equal(absolute(subtract(x, y)), add(atol, multiply(rtol, absolute(y))))
+    result = bitwise_or(bitwise_and(close, isfinite(y)), equal(x, y))
+    if equal_nan:
+        result = bitwise_or(result, bitwise_and(isnan(x), isnan(y)))
+    return result
+
+
+def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    """Whether ``isclose(a, b, rtol, atol, equal_nan)`` holds everywhere.
+
+    On plain NumPy inputs a Python bool, as NumPy returns (``jit`` returns one too);
+    on tracers a traced 0-d bool (its truth value is known only when the inputs are).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
+    True
+    """
+    if not is_traced(a, b, rtol, atol):
+        return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    from functrace.numpy._reductions import all as _all
+
+    out = _all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        out.py = True  # a Python bool eagerly, so jit returns one too
+    except AttributeError:  # not a staging tracer
+        pass
+    return out
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The counterclockwise angle from the positive real axis, in radians (degrees
+    with ``deg=True``). On real arrays: 0 for ``x >= 0``, pi for ``x < 0`` and for
+    ``-0.0``, NaN for NaN (NumPy's ``arctan2(0, x)``); its derivative is 0.
+
+    Traced arrays must be real (complex tracers are not supported).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.angle([1.0, -2.0])
+    array([0.        , 3.14159265])
+    """
+    if not is_traced(z):
+        return np.angle(z, deg=deg)
+    x = _real_only("angle", z)
+    # piecewise constant in x: no derivative flows (atan2's would be 0/0 at x = 0)
+    out = arctan2(0, lx.stop_gradient(x))
+    return multiply(out, 180 / np.pi) if deg else out
+
+
+def real_if_close(a: Any, tol: Any = 100) -> Any:
+    """``a.real`` if ``a`` is complex with all imaginary parts below ``tol`` (machine
+    epsilons when ``tol > 1``), else ``a`` unchanged. Traced arrays must be real, so
+    on tracers this returns ``a`` itself.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.real_if_close([2.1 + 4e-14j, 5.2 + 3e-15j], tol=1000)
+    array([2.1, 5.2])
+    """
+    if not is_traced(a):
+        return np.real_if_close(a, tol=tol)
+    x = _real_only("real_if_close", a)
+    if not isinstance(x, Tracer):
+        return np.asarray(x)
+    return x
+
+
 __all__ = [
     "abs",
     "absolute",
     "acos",
     "acosh",
     "add",
+    "allclose",
+    "angle",
     "arccos",
     "arccosh",
     "arcsin",
@@ -862,6 +956,7 @@ __all__ = [
     "hypot",
     "imag",
     "invert",
+    "isclose",
     "isfinite",
     "isinf",
     "isnan",
@@ -890,6 +985,7 @@ __all__ = [
     "rad2deg",
     "radians",
     "real",
+    "real_if_close",
     "reciprocal",
     "remainder",
     "rint",

@@ -271,6 +271,36 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     return ls.transpose(a, tuple(next(rest) if p is None else p for p in perm))
 
 
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """Move ``axis`` so that it sits before the axis now at ``start`` (NumPy's older
+    form of ``moveaxis``; ``start`` may be ``ndim`` to move it last).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.rollaxis(fnp.zeros((3, 4, 5, 6)), 3, 1).shape
+    (3, 6, 4, 5)
+    """
+    if _plain(a):
+        return np.rollaxis(a, axis, start)
+    a = asarray_or_tracer(a, "rollaxis")
+    nd = core.get_aval(a).ndim
+    ax = normalize_axis("rollaxis", axis, nd)
+    if not isinstance(start, (int, np.integer)):
+        raise TypeError(f"rollaxis: expected an integer start, got {start!r}. Pass a Python int.")
+    st = int(start) + nd if start < 0 else int(start)
+    if not 0 <= st <= nd:
+        raise np.exceptions.AxisError(
+            f"rollaxis: expected start in [{-nd}, {nd}] for an array of {nd} dimensions, "
+            f"got {start}."
+        )
+    if ax < st:
+        st -= 1  # counted before the axis was taken out
+    if ax == st:
+        return a
+    perm = [d for d in range(nd) if d != ax]
+    perm.insert(st, ax)
+    return ls.transpose(a, tuple(perm))
+
+
 def squeeze(a: Any, axis: Any = None) -> Any:
     """Remove size-1 axes (all of them if ``axis`` is None).
 
@@ -869,6 +899,7 @@ __all__ = [
     "ravel",
     "repeat",
     "reshape",
+    "rollaxis",
     "roll",
     "rot90",
     "shape",

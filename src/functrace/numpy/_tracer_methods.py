@@ -313,7 +313,36 @@ def _trace(
     return trace(self, offset, axis1, axis2, dtype, out)
 
 
+def _argsort(self: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw: Any) -> Any:
+    from functrace.numpy._sorting import argsort
+
+    return argsort(self, axis, kind, order, **kw)
+
+
+def _argpartition(
+    self: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    from functrace.numpy._sorting import argpartition
+
+    return argpartition(self, kth, axis, kind, order)
+
+
+def _in_place(name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{name}: expected no in-place {name} on a traced array, got x.{name}(...) on "
+            f"{self.aval.str_short()}. functrace arrays are immutable under "
+            f"transformations: use x = functrace.numpy.{name}(x, ...)."
+        )
+
+    return method
+
+
 _DISPATCHED: dict[str, Any] = {
+    "sort": _in_place("sort"),
+    "partition": _in_place("partition"),
+    "argsort": _argsort,
+    "argpartition": _argpartition,
     "take": _take,
     "nonzero": _nonzero,
     "searchsorted": _searchsorted,

@@ -1,0 +1,174 @@
+"""Sorting in functrace.numpy: ``sort``, ``argsort``, ``partition`` and ``argpartition``.
+
+Plain NumPy inputs go to NumPy; on tracers all four are one ``sort`` primitive
+(``lax.sort``/``lax.argsort``), whose rules give the derivative (the tangent is
+permuted like the values), batching and jit.
+
+Decisions:
+
+* Sorting is always stable, whatever ``kind=`` says (every kind NumPy accepts is
+  accepted): a stable order is a valid result of each kind, and it makes eager, jit
+  and vmap agree on ties. NaNs sort last, as in NumPy.
+* ``argsort``/``argpartition`` return int64 indices, which carry no derivative.
+* ``partition``/``argpartition`` return the fully sorted array (resp. the stable
+  argsort), also on plain NumPy inputs. NumPy leaves the order within the two sides
+  of each ``kth`` element unspecified, so a sorted result is one of the results it
+  allows; the cost is O(n log n) instead of O(n).
+* ``axis=None`` sorts the flattened array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.lax import shapes as ls
+from functrace.numpy._core import asarray_or_tracer
+from functrace.numpy._reductions import normalize_axis
+from functrace.numpy._shape import _plain, ravel
+
+
+def _check_kind(fname: str, kind: Any, stable: Any = None) -> None:
+    # NumPy reads only the first letter, in either case ('q', 'Merge', ...)
+    if kind is not None and not (
+        isinstance(kind, str) and kind[:1].lower() in ("q", "m", "h", "s")
+    ):
+        raise ValueError(
+            f"{fname}: expected kind None, 'quicksort', 'mergesort', 'heapsort' or "
+            f"'stable', got {kind!r}."
+        )
+    if stable not in (None, True, False):
+        raise ValueError(f"{fname}: expected stable=None, True or False, got {stable!r}.")
+    if stable is not None and kind is not None:
+        raise ValueError(
+            f"{fname}: expected kind= or stable=, got both (kind={kind!r}, stable={stable!r})."
+        )
+
+
+def _check_order(fname: str, order: Any) -> None:
+    if order is not None:
+        raise NotImplementedError(
+            f"{fname}: expected order=None on traced arrays, got order={order!r}. "
+            f"Structured (record) arrays cannot be traced."
+        )
+
+
+def _prepare(fname: str, a: Any, axis: Any) -> tuple[Any, int]:
+    """The operand (flattened for ``axis=None``) and the non-negative sort axis."""
+    x = asarray_or_tracer(a, fname)
+    if axis is None:
+        x = ravel(x)
+        return x, 0
+    return x, normalize_axis(fname, axis, len(core.get_aval(x).shape))
+
+
+def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
+    """A sorted copy of ``a`` along ``axis`` (flattened first for ``axis=None``);
+    NaNs last, ties in their original order.
+
+    The derivative moves each tangent element with its value.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.sort([3.0, float("nan"), 1.0, 2.0])
+    array([ 1.,  2.,  3., nan])
+    """
+    _check_kind("sort", kind, stable)
+    if _plain(a):
+        if order is not None:
+            return np.sort(a, axis, kind, order)
+        return np.sort(a, axis, kind="stable")
+    _check_order("sort", order)
+    x, ax = _prepare("sort", a, axis)
+    return ls.sort(x, ax)
+
+
+def argsort(
+    a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
+) -> Any:
+    """int64 indices that sort ``a`` along ``axis`` (of the flattened array for
+    ``axis=None``); always stable, NaNs last. Integer output: no derivative.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.argsort([3.0, 1.0, 2.0, 1.0])
+    array([1, 3, 2, 0])
+    """
+    _check_kind("argsort", kind, stable)
+    if _plain(a):
+        if order is not None:
+            return np.argsort(a, axis, kind, order)
+        return np.argsort(a, axis, kind="stable")
+    _check_order("argsort", order)
+    x, ax = _prepare("argsort", a, axis)
+    return ls.argsort(x, ax)
+
+
+def _check_kth(fname: str, kth: Any, shape: tuple[int, ...], axis: Any) -> None:
+    if isinstance(kth, core.Tracer):
+        raise TypeError(
+            f"{fname}: expected a concrete kth (an int or a sequence of ints), got a "
+            f"tracer. kth decides the output's structure and must be known when tracing."
+        )
+    ks = np.asarray(kth)
+    if ks.dtype.kind not in "iu" or ks.ndim > 1:
+        raise TypeError(f"{fname}: expected kth an int or a 1-d sequence of ints, got {kth!r}.")
+    n = int(np.prod(shape)) if axis is None else shape[normalize_axis(fname, axis, len(shape))]
+    for k in ks.reshape(-1).tolist():
+        if not -n <= k < n:
+            raise ValueError(
+                f"{fname}: expected kth in [{-n}, {n}) for an axis of length {n}, got {k}."
+            )
+
+
+def partition(
+    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    """``a`` rearranged so that the element at each ``kth`` position is the one a
+    full sort puts there, smaller ones before it and larger ones after.
+
+    This implementation returns the fully sorted array (a valid partition for every
+    ``kth``; NumPy leaves the order within each side unspecified).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.partition([3.0, 1.0, 2.0], 1)
+    array([1., 2., 3.])
+    """
+    if kind != "introselect":
+        raise ValueError(f"partition: expected kind='introselect', got {kind!r}.")
+    x = asarray_or_tracer(a, "partition")
+    _check_kth("partition", kth, core.get_aval(x).shape, axis)
+    if _plain(a):
+        if order is not None:
+            return np.partition(a, kth, axis, "introselect", order)
+        return np.sort(a, axis, kind="stable")
+    _check_order("partition", order)
+    x, ax = _prepare("partition", x, axis)
+    return ls.sort(x, ax)
+
+
+def argpartition(
+    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    """int64 indices that partition ``a`` around each ``kth`` position (see
+    ``partition``): this implementation returns the stable ``argsort``. Integer
+    output: no derivative.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.argpartition([3.0, 1.0, 2.0], 0)
+    array([1, 2, 0])
+    """
+    if kind != "introselect":
+        raise ValueError(f"argpartition: expected kind='introselect', got {kind!r}.")
+    x = asarray_or_tracer(a, "argpartition")
+    _check_kth("argpartition", kth, core.get_aval(x).shape, axis)
+    if _plain(a):
+        if order is not None:
+            return np.argpartition(a, kth, axis, "introselect", order)
+        return np.argsort(a, axis, kind="stable")
+    _check_order("argpartition", order)
+    x, ax = _prepare("argpartition", x, axis)
+    return ls.argsort(x, ax)
+
+
+__all__ = ["argpartition", "argsort", "partition", "sort"]
