@@ -22,6 +22,7 @@ from typing import Any
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer, describe_fun
+from functrace.errors import UnexpectedTracerError
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -493,13 +494,21 @@ def _batched_bwd(
         zero_box.append([type(g) is Zero for g in got])
         return [g for g in got if type(g) is not Zero]
 
-    vals, vdims = batching.vmap_flat(
-        one,
-        size,
-        [*res, *cts],
-        [*res_dims, *(0 if b else None for b in out_batched)],
-        origin=f"vmap of {bwd.__name__}",
-    )
+    try:
+        vals, vdims = batching.vmap_flat(
+            one,
+            size,
+            [*res, *cts],
+            [*res_dims, *(0 if b else None for b in out_batched)],
+            origin=f"vmap of {bwd.__name__}",
+        )
+    except UnexpectedTracerError as e:
+        raise UnexpectedTracerError(
+            f"custom_vjp: expected the bwd of {_rule_name(bwd, 'bwd_of_')} to use only its "
+            f"residuals and cotangents, got a closure over a value of a vmap that has "
+            f"returned (reverse mode runs bwd after the vmap). Pass that value as an "
+            f"argument and return it from fwd as a residual. ({e})"
+        ) from e
     it = iter(zip(vals, vdims))
     out: list[Any] = []
     for z, d_in, aval in zip(zero_box[-1], in_dims, in_avals):
