@@ -110,6 +110,10 @@ ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 class custom_jvp:
     """A function with a user-defined JVP rule (and so reverse mode by transposition).
 
+    The rule is used under every transform and order, ``vmap`` included:
+    ``grad(vmap(f))`` and ``jvp(vmap(f))`` run the rule on each example (batched), as
+    ``vmap(grad(f))`` does.
+
     >>> import functrace as ft, functrace.numpy as fnp
     >>> @ft.custom_jvp
     ... def softplus(x):
@@ -568,7 +572,13 @@ class custom_vjp:
     """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct)`` returns a
-    tuple with one cotangent per differentiable argument.
+    tuple with one cotangent per differentiable argument (``None`` for a zero one).
+
+    The rules are used under every transform and order, ``vmap`` included:
+    ``grad(vmap(f))`` runs ``fwd`` and ``bwd`` on each example (batched), as
+    ``vmap(grad(f))`` does; an argument shared by the batch gets the sum of the
+    examples' cotangents. ``bwd`` runs after the ``vmap`` has returned, so it must not
+    close over values of that ``vmap``: pass them through the residuals.
 
     >>> import functrace as ft, functrace.numpy as fnp
     >>> @ft.custom_vjp
@@ -803,6 +813,12 @@ batching.rules_with_trace.update((grad_hook_p, hook_call_p))
 def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     """Identity on ``x``; in reverse mode calls ``fn(cotangent)`` and, if it returns an
     array, uses it as the new cotangent (print, clip, monitor gradients).
+
+    Under ``vmap`` the hook sees what a Python loop over the examples would: one call per
+    example, in order, with that example's cotangent, and a returned replacement is that
+    example's. This holds in ``vmap(grad(f))`` and ``grad(vmap(f))`` alike, and for a
+    value that is the same for every example (a shared parameter): its cotangent is
+    still per example, so a hook can clip per-example gradients.
 
     >>> import functrace as ft
     >>> seen = []
