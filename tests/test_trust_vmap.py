@@ -337,3 +337,22 @@ def test_item1_rules_closing_over_batched_values() -> None:
 
     with pytest.raises(ft.errors.UnexpectedTracerError, match=r"bwd of 'h'.*residual"):
         ft.grad(lambda xs: fnp.sum(ft.vmap(g2)(s, xs)))(X)
+
+
+def test_item1_nondiff_argument_batched_or_shared() -> None:
+    @partial(ft.custom_vjp, nondiff_argnums=(0,))
+    def scale(k, x):
+        return k * x
+
+    scale.defvjp(lambda k, x: (scale(k, x), None), lambda k, res, ct: (10.0 * k * ct,))
+    ks, xs = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    loop = np.array([ft.grad(lambda x, k=k: scale(k, x))(x) for k, x in zip(ks, xs)])
+    np.testing.assert_allclose(loop, [10.0, 20.0])
+    for got in (
+        ft.grad(lambda x: fnp.sum(ft.vmap(scale)(ks, x)))(xs),
+        ft.jit(ft.grad(lambda x: fnp.sum(ft.vmap(scale)(ks, x))))(xs),
+        ft.vmap(ft.grad(scale, argnums=1))(ks, xs),
+    ):
+        np.testing.assert_allclose(got, loop)
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(scale, in_axes=(None, 0))(3.0, x)))(xs)
+    np.testing.assert_allclose(g, [30.0, 30.0])

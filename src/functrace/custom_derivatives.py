@@ -53,6 +53,28 @@ class _Callable:
         return self.__name__
 
 
+class _Bwd:
+    """The bwd of one fwd call: ``fn(nondiff, residuals, cts)`` with the values of the
+    non-differentiable arguments it uses (``nd``), which a batched fwd replaces by their
+    per-example values (passed to bwd as residuals)."""
+
+    __slots__ = ("fn", "nd", "__name__")
+
+    def __init__(self, fn: Callable[..., Any], nd: Sequence[Any], name: str) -> None:
+        self.fn = fn
+        self.nd = list(nd)
+        self.__name__ = name
+
+    def __call__(self, res: list[Any], cts: list[Any]) -> Any:
+        return self.fn(self.nd, res, cts)
+
+    def with_nd(self, nd: Sequence[Any]) -> _Bwd:
+        return _Bwd(self.fn, nd, self.__name__)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
 def _trace_flat(
     fun: Callable[..., Any], args: Sequence[Any], origin: str
 ) -> tuple[ClosedJaxpr, Any]:
@@ -459,33 +481,41 @@ def _batched_fwd(
     residuals batched along axis 0 (those that are the same for every example stay
     unbatched), and a bwd that runs the user's bwd per example."""
     size, num_out = trace.axis_size, len(state.batched)
-    box: list[tuple[int, Any]] = []
+    box: list[tuple[int, _Bwd, list[int]]] = []
 
     def one(*xs: Any) -> list[Any]:
         outs, res, bwd = fwd(list(xs))
-        box.append((len(res), bwd))
-        return [*outs, *res]
+        # Traced non-differentiable arguments reach bwd as residuals, per example.
+        nd_pos = [i for i, v in enumerate(bwd.nd) if isinstance(v, Tracer)]
+        box.append((len(res), bwd, nd_pos))
+        return [*outs, *res, *(bwd.nd[i] for i in nd_pos)]
 
     vals, vdims = _per_example(trace, one, primals, dims, f"vmap of the fwd of {state.name}")
-    _, bwd = box[-1]
+    n_res, bwd, nd_pos = box[-1]
     batched = state.widen([d is not None for d in vdims[:num_out]], "fwd rule")
     outs = [_at_front(o, d, b, size) for o, d, b in zip(vals[:num_out], vdims, batched)]
     res, res_dims = _to_front(vals[num_out:], vdims[num_out:])
     in_avals = [ad.tangent_aval(core.get_aval(p)) for p in primals]
-    new_bwd = _Callable(
-        functools.partial(_batched_bwd, bwd, size, res_dims, list(batched), dims, in_avals),
+    new_bwd = _Bwd(
+        functools.partial(
+            _batched_bwd, bwd, n_res, nd_pos, size, res_dims, list(batched), dims, in_avals
+        ),
+        (),
         bwd.__name__,
     )
     return outs, res, new_bwd
 
 
 def _batched_bwd(
-    bwd: Any,
+    bwd: _Bwd,
+    n_res: int,
+    nd_pos: list[int],
     size: int,
     res_dims: list[int | None],
     out_batched: list[bool],
     in_dims: list[int | None],
     in_avals: list[ShapedArray],
+    _nd: list[Any],
     res: list[Any],
     cts: list[Any],
 ) -> list[Any]:
@@ -494,7 +524,10 @@ def _batched_bwd(
     zero_box: list[list[bool]] = []
 
     def one(*xs: Any) -> list[Any]:
-        got = bwd(list(xs[: len(res)]), list(xs[len(res) :]))
+        nd = list(bwd.nd)
+        for i, v in zip(nd_pos, xs[n_res : len(res)]):
+            nd[i] = v
+        got = bwd.with_nd(nd)(list(xs[:n_res]), list(xs[len(res) :]))
         zero_box.append([type(g) is Zero for g in got])
         return [g for g in got if type(g) is not Zero]
 
@@ -627,7 +660,7 @@ class custom_vjp:
             f"custom_vjp of {name}",
         )
         user_fwd, user_bwd = self.fwd, self.bwd
-        nd_vals = [nondiff[i] for i in sorted(nondiff)]
+        nd_leaves, nd_tree = tree_flatten([nondiff[i] for i in sorted(nondiff)])
         bwd_name = f"bwd_of_{getattr(self.fun, '__name__', 'f')}"
         in_avals = [ad.tangent_aval(core.get_aval(x)) for x in leaves]
         in_paths = [p for p, _ in tree_flatten_with_path(diff_args)[0]]
@@ -646,9 +679,11 @@ class custom_vjp:
                     structure_mismatch_message(out_tree, out, f"custom_vjp fwd of {name}")
                 )
             r_leaves, r_tree = tree_flatten(residuals)
-            return o_leaves, r_leaves, _Callable(functools.partial(flat_bwd, r_tree), bwd_name)
+            bwd = _Bwd(functools.partial(flat_bwd, r_tree), nd_leaves, bwd_name)
+            return o_leaves, r_leaves, bwd
 
-        def flat_bwd(r_tree: Any, res: list[Any], cts: list[Any]) -> list[Any]:
+        def flat_bwd(r_tree: Any, nd: list[Any], res: list[Any], cts: list[Any]) -> list[Any]:
+            nd_vals = tree_unflatten(nd_tree, nd)
             residuals = tree_unflatten(r_tree, res)
             ct = tree_unflatten(out_tree, cts)
             got = user_bwd(*nd_vals, residuals, ct)
