@@ -6,6 +6,12 @@ and the user's rules. Evaluating it runs the jaxpr; the JVP interpreter calls th
 user's rule instead of differentiating the jaxpr. For ``custom_vjp`` the JVP rule
 runs ``fwd`` and emits a linear ``custom_lin`` equation whose transpose is ``bwd``,
 so reverse mode (linearize + transpose) calls ``bwd`` with the residuals.
+
+Under ``vmap`` the call stays a custom call: its batching rule binds a new call whose
+function is the batched jaxpr and whose rules run the user's rules per example (inside
+the same vmap), so ``grad(vmap(f))`` and ``jvp(vmap(f))`` use the rules too. A
+``grad_hook`` under ``vmap`` calls its hook once per example, with that example's
+cotangent.
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ from typing import Any
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer, describe_fun
+from functrace.errors import UnexpectedTracerError
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
+from functrace.lax.reductions import reduce_sum
 from functrace.tree_util import (
     keystr,
     structure_mismatch_message,
@@ -40,6 +48,28 @@ class _Callable:
 
     def __call__(self, *args: Any) -> Any:
         return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+class _Bwd:
+    """The bwd of one fwd call: ``fn(nondiff, residuals, cts)`` with the values of the
+    non-differentiable arguments it uses (``nd``), which a batched fwd replaces by their
+    per-example values (passed to bwd as residuals)."""
+
+    __slots__ = ("fn", "nd", "__name__")
+
+    def __init__(self, fn: Callable[..., Any], nd: Sequence[Any], name: str) -> None:
+        self.fn = fn
+        self.nd = list(nd)
+        self.__name__ = name
+
+    def __call__(self, res: list[Any], cts: list[Any]) -> Any:
+        return self.fn(self.nd, res, cts)
+
+    def with_nd(self, nd: Sequence[Any]) -> _Bwd:
+        return _Bwd(self.fn, nd, self.__name__)
 
     def __repr__(self) -> str:
         return self.__name__
@@ -101,6 +131,10 @@ ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 class custom_jvp:
     """A function with a user-defined JVP rule (and so reverse mode by transposition).
+
+    The rule is used under every transform and order, ``vmap`` included:
+    ``grad(vmap(f))`` and ``jvp(vmap(f))`` run the rule on each example (batched), as
+    ``vmap(grad(f))`` does.
 
     >>> import functrace as ft, functrace.numpy as fnp
     >>> @ft.custom_jvp
@@ -215,17 +249,166 @@ def _skip_consts(flat_rule: Callable[..., Any], n: int) -> Callable[..., Any]:
     return rule
 
 
-def _custom_call_batch(
-    vals: list[Any], bdims: list[Any], *, call_jaxpr: ClosedJaxpr, **params: Any
+# ---------------------------------------------------------------------------
+# Batching the custom calls: a new custom call whose rules are vmaps of the rules
+# ---------------------------------------------------------------------------
+
+
+def _level(x: Any) -> int:
+    return x._trace.level if isinstance(x, Tracer) else 0
+
+
+def _to_front(vals: Sequence[Any], bdims: Sequence[int | None]) -> tuple[list[Any], list[Any]]:
+    """Operands with their batch dimension moved to axis 0 (unbatched ones unchanged)."""
+    args = [v if d in (None, 0) else batching.moveaxis(v, d, 0) for v, d in zip(vals, bdims)]
+    return args, [None if d is None else 0 for d in bdims]
+
+
+def _at_front(x: Any, d: int | None, batched: bool, size: int) -> Any:
+    return batching.bdim_at(x, d, size, 0) if batched else x
+
+
+def _batch_jaxpr(
+    closed: ClosedJaxpr, size: int, args: Sequence[Any], dims: Sequence[int | None], origin: str
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """The jaxpr of ``closed`` batched over ``dims`` (0 or None) and which of its
+    outputs are batched (at axis 0)."""
+    box: list[list[bool]] = []
+
+    def batched(*xs: Any) -> list[Any]:
+        outs, out_dims = batching.vmap_flat(
+            lambda *a: _call_closed(closed, a), size, xs, dims, origin=origin
+        )
+        box.append([d is not None for d in out_dims])
+        return [o if d in (None, 0) else batching.moveaxis(o, d, 0) for o, d in zip(outs, out_dims)]
+
+    new, _ = trace_to_jaxpr(batched, [core.get_aval(a).update() for a in args], origin=origin)
+    return new, box[-1]
+
+
+def _per_example(
+    trace: batching.BatchTrace,
+    fn: Callable[..., Sequence[Any]],
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    origin: str,
+) -> tuple[list[Any], list[int | None]]:
+    """Run flat ``fn`` on each example of ``args``: its outputs and their batch dims.
+
+    While the vmap that batched the call is still running (the rule is called from the
+    bind of the batched call), the user's rule runs in that same vmap, so it may close
+    over that vmap's values, like the function itself; otherwise in a fresh vmap."""
+    if not trace.finished and all(_level(a) < trace.level for a in args):
+        tracers = [batching.BatchTracer(trace, a, d) for a, d in zip(args, dims)]
+        outs = [trace.full_raise(o) for o in fn(*tracers)]
+        return [t.val for t in outs], [t.bdim for t in outs]
+    return batching.vmap_flat(fn, trace.axis_size, args, dims, origin=origin)
+
+
+class _OutBatch:
+    """Which outputs of one batched custom call are batched (at axis 0).
+
+    It starts as what the batched function gives. A rule whose results differ between
+    examples where the function's do not (a tangent that depends on a batched input the
+    primal ignores) widens it while the call is being bound; the batching rule then
+    reports those outputs as batched. Outside that bind (the call replayed from a jaxpr)
+    the output types are fixed, and such a rule is an error."""
+
+    __slots__ = ("batched", "binding", "name")
+
+    def __init__(self, batched: list[bool], name: str) -> None:
+        self.batched = batched
+        self.binding = False
+        self.name = name
+
+    def widen(self, got: Sequence[bool], what: str) -> list[bool]:
+        new = [a or b for a, b in zip(self.batched, got)]
+        if new != self.batched:
+            if not self.binding:
+                k = next(i for i, (a, b) in enumerate(zip(self.batched, new)) if a != b)
+                raise ValueError(
+                    f"vmap: expected the {what} of {self.name} to give, for output {k}, "
+                    f"a result that is the same for every example, as the function "
+                    f"does, got one that differs between examples. Make the function's "
+                    f"output depend on the same inputs as the rule's."
+                )
+            self.batched = new
+        return new
+
+    def dims(self) -> list[int | None]:
+        return [0 if b else None for b in self.batched]
+
+
+def _rule_name(rule: Any, prefix: str) -> str:
+    return f"'{rule.__name__.removeprefix(prefix)}'"
+
+
+def _batched_jvp(
+    jvp: Any,
+    trace: batching.BatchTrace,
+    dims: list[int | None],
+    state: _OutBatch,
+    primals: list[Any],
+    tangents: list[Any],
 ) -> tuple[list[Any], list[Any]]:
-    # NOTE: under vmap the call is inlined (its jaxpr is batched like any code), so a
-    # grad *outside* a vmap differentiates the function itself, not the custom rule.
-    # grad inside vmap (per-example gradients) still uses the rule.
-    size = batching.batch_size(vals, bdims)
-    return batching.vmap_flat(lambda *a: _call_closed(call_jaxpr, a), size, vals, bdims)
+    """The JVP rule of a batched custom_jvp call: the user's rule per example."""
+    size, n, num_out = trace.axis_size, len(primals), len(state.batched)
+    live = [type(t) is not Zero for t in tangents]
+    # A symbolic zero stays symbolic: each example gets a Zero of its own type.
+    zeros = [
+        None if m else Zero(t.aval if d is None else t.aval.update(shape=t.aval.shape[1:]))
+        for t, m, d in zip(tangents, live, dims)
+    ]
+
+    def one(*xs: Any) -> list[Any]:
+        it = iter(xs[n:])
+        ts = [next(it) if m else z for m, z in zip(live, zeros)]
+        outs, t_outs = jvp(list(xs[:n]), ts)
+        return [*outs, *t_outs]
+
+    vals, vdims = _per_example(
+        trace,
+        one,
+        [*primals, *(t for t, m in zip(tangents, live) if m)],
+        [*dims, *(d for d, m in zip(dims, live) if m)],
+        f"vmap of the JVP rule of {state.name}",
+    )
+    od, td = vdims[:num_out], vdims[num_out:]
+    batched = state.widen([a is not None or b is not None for a, b in zip(od, td)], "JVP rule")
+    outs = [_at_front(o, d, b, size) for o, d, b in zip(vals[:num_out], od, batched)]
+    t_outs = [_at_front(t, d, b, size) for t, d, b in zip(vals[num_out:], td, batched)]
+    return outs, t_outs
 
 
-batching.batching_rules[custom_jvp_call_p] = _custom_call_batch
+def _custom_jvp_call_batch(
+    vals: list[Any],
+    bdims: list[Any],
+    *,
+    trace: batching.BatchTrace,
+    call_jaxpr: ClosedJaxpr,
+    jvp: Any,
+    num_out: int,
+) -> tuple[list[Any], list[Any]]:
+    if all(d is None for d in bdims):
+        outs = custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp=jvp, num_out=num_out)
+        return outs, [None] * num_out
+    name = _rule_name(jvp, "jvp_of_")
+    args, dims = _to_front(vals, bdims)
+    new_jaxpr, out_batched = _batch_jaxpr(
+        call_jaxpr, trace.axis_size, args, dims, f"vmap of custom_jvp {name}"
+    )
+    state = _OutBatch(out_batched, name)
+    rule = _Callable(functools.partial(_batched_jvp, jvp, trace, dims, state), jvp.__name__)
+    state.binding = True
+    try:
+        outs = custom_jvp_call_p.bind(*args, call_jaxpr=new_jaxpr, jvp=rule, num_out=num_out)
+    finally:
+        state.binding = False
+    return outs, state.dims()
+
+
+batching.batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+batching.rules_with_trace.add(custom_jvp_call_p)
 
 
 # ---------------------------------------------------------------------------
@@ -237,13 +420,13 @@ custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
 def _custom_vjp_call_impl(
-    *args: Any, call_jaxpr: ClosedJaxpr, fwd: Any, bwd: Any, num_consts: int
+    *args: Any, call_jaxpr: ClosedJaxpr, fwd: Any, num_consts: int
 ) -> list[Any]:
     return _call_closed(call_jaxpr, args)
 
 
 def _custom_vjp_call_abstract(
-    *avals: ShapedArray, call_jaxpr: ClosedJaxpr, fwd: Any, bwd: Any, num_consts: int
+    *avals: ShapedArray, call_jaxpr: ClosedJaxpr, fwd: Any, num_consts: int
 ) -> list[ShapedArray]:
     return call_jaxpr.out_avals
 
@@ -254,7 +437,6 @@ def _custom_vjp_call_jvp(
     *,
     call_jaxpr: ClosedJaxpr,
     fwd: Any,
-    bwd: Any,
     num_consts: int,
 ) -> Any:
     for t in tangents[:num_consts]:
@@ -263,7 +445,8 @@ def _custom_vjp_call_jvp(
                 "custom_vjp: expected the function to close over no value being "
                 "differentiated, got a closure over a traced value. Pass it as an argument."
             )
-    outs, res = fwd(list(primals[num_consts:]))
+    # fwd gives the outputs, the residuals and the bwd that reads those residuals.
+    outs, res, bwd = fwd(list(primals[num_consts:]))
     lin_tangents = [ad.instantiate(t) for t in tangents[num_consts:]]
     out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
     t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals)
@@ -287,6 +470,126 @@ def _custom_lin_transpose(
     return [None] * num_res + list(cts_in)
 
 
+def _batched_fwd(
+    fwd: Any,
+    trace: batching.BatchTrace,
+    dims: list[int | None],
+    state: _OutBatch,
+    primals: list[Any],
+) -> tuple[list[Any], list[Any], Any]:
+    """The fwd rule of a batched custom_vjp call: the user's fwd per example, with the
+    residuals batched along axis 0 (those that are the same for every example stay
+    unbatched), and a bwd that runs the user's bwd per example."""
+    size, num_out = trace.axis_size, len(state.batched)
+    box: list[tuple[int, _Bwd, list[int]]] = []
+
+    def one(*xs: Any) -> list[Any]:
+        outs, res, bwd = fwd(list(xs))
+        # Traced non-differentiable arguments reach bwd as residuals, per example.
+        nd_pos = [i for i, v in enumerate(bwd.nd) if isinstance(v, Tracer)]
+        box.append((len(res), bwd, nd_pos))
+        return [*outs, *res, *(bwd.nd[i] for i in nd_pos)]
+
+    vals, vdims = _per_example(trace, one, primals, dims, f"vmap of the fwd of {state.name}")
+    n_res, bwd, nd_pos = box[-1]
+    batched = state.widen([d is not None for d in vdims[:num_out]], "fwd rule")
+    outs = [_at_front(o, d, b, size) for o, d, b in zip(vals[:num_out], vdims, batched)]
+    res, res_dims = _to_front(vals[num_out:], vdims[num_out:])
+    in_avals = [ad.tangent_aval(core.get_aval(p)) for p in primals]
+    new_bwd = _Bwd(
+        functools.partial(
+            _batched_bwd, bwd, n_res, nd_pos, size, res_dims, list(batched), dims, in_avals
+        ),
+        (),
+        bwd.__name__,
+    )
+    return outs, res, new_bwd
+
+
+def _batched_bwd(
+    bwd: _Bwd,
+    n_res: int,
+    nd_pos: list[int],
+    size: int,
+    res_dims: list[int | None],
+    out_batched: list[bool],
+    in_dims: list[int | None],
+    in_avals: list[ShapedArray],
+    _nd: list[Any],
+    res: list[Any],
+    cts: list[Any],
+) -> list[Any]:
+    """The user's bwd per example. The cotangent of an input that is the same for every
+    example is the sum of the examples' cotangents."""
+    zero_box: list[list[bool]] = []
+
+    def one(*xs: Any) -> list[Any]:
+        nd = list(bwd.nd)
+        for i, v in zip(nd_pos, xs[n_res : len(res)]):
+            nd[i] = v
+        got = bwd.with_nd(nd)(list(xs[:n_res]), list(xs[len(res) :]))
+        zero_box.append([type(g) is Zero for g in got])
+        return [g for g in got if type(g) is not Zero]
+
+    try:
+        vals, vdims = batching.vmap_flat(
+            one,
+            size,
+            [*res, *cts],
+            [*res_dims, *(0 if b else None for b in out_batched)],
+            origin=f"vmap of {bwd.__name__}",
+        )
+    except UnexpectedTracerError as e:
+        raise UnexpectedTracerError(
+            f"custom_vjp: expected the bwd of {_rule_name(bwd, 'bwd_of_')} to use only its "
+            f"residuals and cotangents, got a closure over a value of a vmap that has "
+            f"returned (reverse mode runs bwd after the vmap). Pass that value as an "
+            f"argument and return it from fwd as a residual. ({e})"
+        ) from e
+    it = iter(zip(vals, vdims))
+    out: list[Any] = []
+    for z, d_in, aval in zip(zero_box[-1], in_dims, in_avals):
+        if z:
+            out.append(Zero(aval))
+            continue
+        g, d = next(it)
+        if d_in is not None:
+            out.append(batching.bdim_at(g, d, size, 0))
+        else:
+            out.append(g if d is None else reduce_sum(g, (d,)))
+    return out
+
+
+def _custom_vjp_call_batch(
+    vals: list[Any],
+    bdims: list[Any],
+    *,
+    trace: batching.BatchTrace,
+    call_jaxpr: ClosedJaxpr,
+    fwd: Any,
+    num_consts: int,
+) -> tuple[list[Any], list[Any]]:
+    num_out = len(call_jaxpr.out_avals)
+    if all(d is None for d in bdims):
+        outs = custom_vjp_call_p.bind(*vals, call_jaxpr=call_jaxpr, fwd=fwd, num_consts=num_consts)
+        return outs, [None] * num_out
+    name = _rule_name(fwd, "fwd_of_")
+    args, dims = _to_front(vals, bdims)
+    new_jaxpr, out_batched = _batch_jaxpr(
+        call_jaxpr, trace.axis_size, args, dims, f"vmap of custom_vjp {name}"
+    )
+    state = _OutBatch(out_batched, name)
+    rule = _Callable(
+        functools.partial(_batched_fwd, fwd, trace, dims[num_consts:], state), fwd.__name__
+    )
+    state.binding = True
+    try:
+        outs = custom_vjp_call_p.bind(*args, call_jaxpr=new_jaxpr, fwd=rule, num_consts=num_consts)
+    finally:
+        state.binding = False
+    return outs, state.dims()
+
+
 core.impl_rules[custom_vjp_call_p] = _custom_vjp_call_impl
 core.abstract_eval_rules[custom_vjp_call_p] = _custom_vjp_call_abstract
 ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
@@ -294,14 +597,21 @@ core.impl_rules[custom_lin_p] = _custom_lin_impl
 core.abstract_eval_rules[custom_lin_p] = lambda *a, num_res, bwd, out_avals: list(out_avals)
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
 ad.linear_primitives.add(custom_lin_p)
-batching.batching_rules[custom_vjp_call_p] = _custom_call_batch
+batching.batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+batching.rules_with_trace.add(custom_vjp_call_p)
 
 
 class custom_vjp:
     """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct)`` returns a
-    tuple with one cotangent per differentiable argument.
+    tuple with one cotangent per differentiable argument (``None`` for a zero one).
+
+    The rules are used under every transform and order, ``vmap`` included:
+    ``grad(vmap(f))`` runs ``fwd`` and ``bwd`` on each example (batched), as
+    ``vmap(grad(f))`` does; an argument shared by the batch gets the sum of the
+    examples' cotangents. ``bwd`` runs after the ``vmap`` has returned, so it must not
+    close over values of that ``vmap``: pass them through the residuals.
 
     >>> import functrace as ft, functrace.numpy as fnp
     >>> @ft.custom_vjp
@@ -350,12 +660,12 @@ class custom_vjp:
             f"custom_vjp of {name}",
         )
         user_fwd, user_bwd = self.fwd, self.bwd
-        nd_vals = [nondiff[i] for i in sorted(nondiff)]
-        res_tree_box: list[Any] = []
+        nd_leaves, nd_tree = tree_flatten([nondiff[i] for i in sorted(nondiff)])
+        bwd_name = f"bwd_of_{getattr(self.fun, '__name__', 'f')}"
         in_avals = [ad.tangent_aval(core.get_aval(x)) for x in leaves]
         in_paths = [p for p, _ in tree_flatten_with_path(diff_args)[0]]
 
-        def flat_fwd(primals: list[Any]) -> tuple[list[Any], list[Any]]:
+        def flat_fwd(primals: list[Any]) -> tuple[list[Any], list[Any], Any]:
             res = user_fwd(*full(tree_unflatten(in_tree, primals)))
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
                 raise TypeError(
@@ -369,11 +679,12 @@ class custom_vjp:
                     structure_mismatch_message(out_tree, out, f"custom_vjp fwd of {name}")
                 )
             r_leaves, r_tree = tree_flatten(residuals)
-            res_tree_box.append(r_tree)
-            return o_leaves, r_leaves
+            bwd = _Bwd(functools.partial(flat_bwd, r_tree), nd_leaves, bwd_name)
+            return o_leaves, r_leaves, bwd
 
-        def flat_bwd(res: list[Any], cts: list[Any]) -> list[Any]:
-            residuals = tree_unflatten(res_tree_box[-1], res)
+        def flat_bwd(r_tree: Any, nd: list[Any], res: list[Any], cts: list[Any]) -> list[Any]:
+            nd_vals = tree_unflatten(nd_tree, nd)
+            residuals = tree_unflatten(r_tree, res)
             ct = tree_unflatten(out_tree, cts)
             got = user_bwd(*nd_vals, residuals, ct)
             if not isinstance(got, (tuple, list)):
@@ -412,7 +723,6 @@ class custom_vjp:
             *leaves,
             call_jaxpr=_close_over_consts(closed),
             fwd=_Callable(flat_fwd, f"fwd_of_{getattr(self.fun, '__name__', 'f')}"),
-            bwd=_Callable(flat_bwd, f"bwd_of_{getattr(self.fun, '__name__', 'f')}"),
             num_consts=len(closed.consts),
         )
         return tree_unflatten(out_tree, outs)
@@ -431,20 +741,97 @@ def _hook_call_impl(ct: Any, *, fn: Any) -> Any:
     return ct if out is None else out
 
 
-def _grad_hook_transpose(ct: Any, x: Any, *, fn: Any) -> list[Any]:
+def _apply_hook(fn: Any, ct: Any) -> Any:
+    """The cotangent after the hook: the hook runs now, or, when the value is not known
+    while tracing (under jit), when the compiled code runs."""
     if isinstance(ct, Tracer) and core.concrete_or_none(ct) is None:
-        # Abstract (under jit): run the hook when the compiled code runs.
-        return [hook_call_p.bind(ct, fn=fn)]
+        return hook_call_p.bind(ct, fn=fn)
     out = fn(ct)
     if out is None:
-        return [ct]
+        return ct
     if core.get_aval(out).shape != core.get_aval(ct).shape:
         raise ValueError(
             f"grad_hook: expected the hook {fn.__name__} to return a cotangent "
             f"of shape {core.get_aval(ct).shape} or None, got shape "
             f"{core.get_aval(out).shape}."
         )
-    return [out]
+    return out
+
+
+class _PerExample:
+    """A hook called on each example of a cotangent batched along ``axis`` in turn;
+    the replacements it returns (if any) are stacked back along ``axis``."""
+
+    __slots__ = ("fn", "axis", "size", "__name__")
+
+    def __init__(self, fn: Any, axis: int, size: int) -> None:
+        self.fn = fn
+        self.axis = axis
+        self.size = size
+        self.__name__ = fn.__name__
+
+    def __call__(self, ct: Any) -> Any:
+        from functrace import numpy as fnp
+        from functrace.lax import convert_element_type
+
+        idx = (slice(None),) * self.axis
+        outs, replaced = [], False
+        for i in range(self.size):
+            c = ct[(*idx, i)]
+            o = self.fn(c)
+            if o is None:
+                outs.append(c)
+                continue
+            replaced = True
+            got, want = core.get_aval(o), core.get_aval(c)
+            if got.shape != want.shape:
+                raise ValueError(
+                    f"grad_hook: expected the hook {self.__name__} to return a cotangent "
+                    f"of shape {want.shape} (one example's, under vmap) or None, got "
+                    f"shape {got.shape}."
+                )
+            outs.append(o if got.dtype == want.dtype else convert_element_type(o, want.dtype))
+        return fnp.stack(outs, axis=self.axis) if replaced else None
+
+
+def _per_example_value(x: Any) -> Any:
+    """``x`` batched in every vmap running at or above its level: a value that is the
+    same for every example is broadcast, so that its cotangent is per example."""
+    lvl = _level(x)
+    for t in core.trace_stack:
+        if type(t) is not batching.BatchTrace or t.level < lvl:
+            continue
+        if isinstance(x, batching.BatchTracer) and x._trace is t:
+            if x.bdim is None:
+                x = batching.BatchTracer(t, batching.broadcast_batch(x.val, t.axis_size, 0), 0)
+        else:
+            x = batching.BatchTracer(t, batching.broadcast_batch(x, t.axis_size, 0), 0)
+        lvl = t.level
+    return x
+
+
+def _grad_hook_transpose(ct: Any, x: Any, *, fn: Any) -> list[Any]:
+    # Transposed inside a vmap (vmap(grad(f))): one call per example of that vmap.
+    return [_apply_hook(fn, _per_example_value(ct))]
+
+
+def _grad_hook_batch(
+    vals: list[Any], bdims: list[Any], *, trace: batching.BatchTrace, fn: Any
+) -> tuple[Any, Any]:
+    # The hook of the batched value calls the user's hook once per example.
+    (x,), (d,) = vals, bdims
+    if d is None:
+        x, d = batching.broadcast_batch(x, trace.axis_size, 0), 0
+    return grad_hook_p.bind(x, fn=_PerExample(fn, d, trace.axis_size)), d
+
+
+def _hook_call_batch(
+    vals: list[Any], bdims: list[Any], *, trace: batching.BatchTrace, fn: Any
+) -> tuple[Any, Any]:
+    (ct,), (d,) = vals, bdims
+    if d is None:
+        ct, d = batching.broadcast_batch(ct, trace.axis_size, 0), 0
+    return _apply_hook(_PerExample(fn, d, trace.axis_size), ct), d
 
 
 core.impl_rules[grad_hook_p] = lambda x, *, fn: x
@@ -453,13 +840,20 @@ ad.deflinear(grad_hook_p, _grad_hook_transpose)
 core.impl_rules[hook_call_p] = _hook_call_impl
 core.abstract_eval_rules[hook_call_p] = lambda x, *, fn: x
 ad.defjvp_zero(hook_call_p)
-batching.defvectorized(grad_hook_p)
-batching.defvectorized(hook_call_p)
+batching.batching_rules[grad_hook_p] = _grad_hook_batch
+batching.batching_rules[hook_call_p] = _hook_call_batch
+batching.rules_with_trace.update((grad_hook_p, hook_call_p))
 
 
 def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     """Identity on ``x``; in reverse mode calls ``fn(cotangent)`` and, if it returns an
     array, uses it as the new cotangent (print, clip, monitor gradients).
+
+    Under ``vmap`` the hook sees what a Python loop over the examples would: one call per
+    example, in order, with that example's cotangent, and a returned replacement is that
+    example's. This holds in ``vmap(grad(f))`` and ``grad(vmap(f))`` alike, and for a
+    value that is the same for every example (a shared parameter): its cotangent is
+    still per example, so a hook can clip per-example gradients.
 
     >>> import functrace as ft
     >>> seen = []
@@ -470,7 +864,12 @@ def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     from functrace.tree_util import tree_map
 
     wrapped = fn if isinstance(fn, _Callable) else _Callable(fn, getattr(fn, "__name__", "hook"))
-    return tree_map(lambda v: grad_hook_p.bind(v, fn=wrapped) if isinstance(v, Tracer) else v, x)
+
+    def hook(v: Any) -> Any:
+        # Inside a vmap the hook sees each example's cotangent (see _per_example_value).
+        return grad_hook_p.bind(_per_example_value(v), fn=wrapped) if isinstance(v, Tracer) else v
+
+    return tree_map(hook, x)
 
 
 __all__ = ["custom_jvp", "custom_vjp", "grad_hook"]

@@ -19,6 +19,11 @@ from functrace.errors import ConcretizationError, MissingRuleError
 
 # batching_rules[p](vals, bdims, **params) -> (out, out_bdim)  (lists for multiple results)
 batching_rules: dict[Primitive, Callable[..., Any]] = {}
+# Primitives whose rule also needs the vmap itself: it is called as
+# ``rule(vals, bdims, trace=the BatchTrace, **params)``, even when no operand is batched.
+# The custom_jvp/custom_vjp calls run the user's rules per example inside that vmap;
+# grad_hook gives its hook one call per example, also for a value that is not batched.
+rules_with_trace: set[Primitive] = set()
 
 not_mapped = None
 
@@ -70,6 +75,11 @@ class BatchTrace(Trace):
     def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
         vals = [t.val for t in tracers]
         bdims = [t.bdim for t in tracers]
+        if primitive in rules_with_trace:
+            out, out_bdim = batching_rules[primitive](vals, bdims, trace=self, **params)
+            if primitive.multiple_results:
+                return [BatchTracer(self, o, b) for o, b in zip(out, out_bdim)]
+            return BatchTracer(self, out, out_bdim)
         if all(b is None for b in bdims):
             out = primitive.bind(*vals, **params)
             if primitive.multiple_results:
@@ -185,6 +195,7 @@ __all__ = [
     "defvectorized",
     "moveaxis",
     "not_mapped",
+    "rules_with_trace",
     "vmap_flat",
 ]
 

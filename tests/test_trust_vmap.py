@@ -1,0 +1,358 @@
+"""Regression tests: custom rules and grad_hook under vmap behave as the unbatched program
+(a Python loop over the examples) does."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+import functrace as ft
+import functrace.numpy as fnp
+
+X = np.array([[0.3, 1.7, -2.2], [2.6, -0.4, 0.9]])  # 2 examples of 3 along axis 0
+W = np.array([0.5, -1.5, 2.0])
+
+
+def _loop(f, xs, axis=0):
+    """Stack f over the examples of xs along ``axis`` (the reference without vmap)."""
+    return np.stack([np.asarray(f(np.take(xs, i, axis=axis))) for i in range(xs.shape[axis])])
+
+
+# -- item 1: custom_vjp / custom_jvp keep their rules under vmap ----------------
+
+
+@ft.custom_vjp
+def sround(x):
+    return fnp.round(x)
+
+
+sround.defvjp(lambda x: (fnp.round(x), None), lambda r, g: (g,))
+
+
+@ft.custom_vjp
+def clip_grad(x):
+    return x
+
+
+clip_grad.defvjp(lambda x: (x, None), lambda r, g: (fnp.clip(g, -1.0, 1.0),))
+
+
+@ft.custom_jvp
+def jround(x):
+    return fnp.round(x)
+
+
+@jround.defjvp
+def _jround_jvp(primals, tangents):
+    return fnp.round(primals[0]), tangents[0] * 2.0
+
+
+def test_item1_custom_vjp_grad_of_vmap_uses_rule() -> None:
+    x = np.array([0.3, 1.7])
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(sround)(x)))(x)
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+    # the clipped-gradient identity: the cotangent 5 is clipped to 1
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(lambda v: clip_grad(v) * 5.0)(x)))(x)
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+    g = ft.grad(lambda x: fnp.sum(5.0 * ft.vmap(clip_grad)(x)))(x)
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+
+
+def _f_vjp(w, x):
+    return fnp.sum(sround(x * w) + clip_grad(x) * 3.0)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit_grad", "vjp", "vmap_of_grad_is_unchanged"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_item1_custom_vjp_under_vmap_matches_loop(transform, axis) -> None:
+    xs = X if axis == 0 else X.T
+
+    def batched(w):
+        return fnp.sum(ft.vmap(_f_vjp, in_axes=(None, axis))(w, xs))
+
+    ref_w = sum(ft.grad(_f_vjp)(W, np.take(xs, i, axis=axis)) for i in range(2))
+    ref_x = _loop(lambda x: ft.grad(_f_vjp, argnums=1)(W, x), xs, axis)
+    if axis == 1:
+        ref_x = ref_x.T
+    if transform == "grad":
+        np.testing.assert_allclose(ft.grad(batched)(W), ref_w)
+        gx = ft.grad(lambda xs_: fnp.sum(ft.vmap(_f_vjp, in_axes=(None, axis))(W, xs_)))(xs)
+        np.testing.assert_allclose(gx, ref_x)
+    elif transform == "jit_grad":
+        np.testing.assert_allclose(ft.jit(ft.grad(batched))(W), ref_w)
+    elif transform == "vjp":
+        out, pull = ft.vjp(lambda w, xs_: ft.vmap(_f_vjp, in_axes=(None, axis))(w, xs_), W, xs)
+        np.testing.assert_allclose(out, [_f_vjp(W, np.take(xs, i, axis=axis)) for i in range(2)])
+        gw, gx = pull(np.ones(2))
+        np.testing.assert_allclose(gw, ref_w)
+        np.testing.assert_allclose(gx, ref_x)
+    else:
+        got = ft.vmap(ft.grad(_f_vjp, argnums=1), in_axes=(None, axis))(W, xs)
+        np.testing.assert_allclose(got, _loop(lambda x: ft.grad(_f_vjp, argnums=1)(W, x), xs, axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_item1_custom_jvp_under_vmap_matches_loop(axis) -> None:
+    def f(w, x):
+        return jround(x * w)
+
+    xs = X if axis in (0, None) else X.T
+    if axis is None:  # x not mapped, w mapped
+        ws = np.stack([W, 2 * W])
+        primal = ft.vmap(f, in_axes=(0, None))(ws, xs[0])
+        vf0 = ft.vmap(f, in_axes=(0, None))
+        out, t = ft.jvp(lambda w: vf0(w, xs[0]), (ws,), (np.ones_like(ws),))
+        ref_t = _loop(lambda w: ft.jvp(lambda w_: f(w_, xs[0]), (w,), (np.ones(3),))[1], ws)
+        np.testing.assert_allclose(out, primal)
+        np.testing.assert_allclose(t, ref_t)
+        g = ft.grad(lambda w: fnp.sum(vf0(w, xs[0])))(ws)
+        ref_g = _loop(lambda w: ft.grad(lambda w_: fnp.sum(f(w_, xs[0])))(w), ws)
+        np.testing.assert_allclose(g, ref_g)
+        return
+    vf = ft.vmap(f, in_axes=(None, axis))
+    per = [np.take(xs, i, axis=axis) for i in range(2)]
+    # jvp(vmap): the rule's tangent is 2 * (x*w)' , not round's zero derivative
+    out, t = ft.jvp(lambda x: vf(W, x), (xs,), (np.ones_like(xs),))
+    np.testing.assert_allclose(t, np.stack([2.0 * W * np.ones(3) for _ in per]))
+    np.testing.assert_allclose(out, np.stack([np.round(p * W) for p in per]))
+    ref_gw = sum(ft.grad(lambda w, p: fnp.sum(f(w, p)))(W, p) for p in per)
+    np.testing.assert_allclose(ft.grad(lambda w: fnp.sum(vf(w, xs)))(W), ref_gw)
+    np.testing.assert_allclose(ft.jit(ft.grad(lambda w: fnp.sum(vf(w, xs))))(W), ref_gw)
+    _, pull = ft.vjp(lambda w: vf(w, xs), W)
+    np.testing.assert_allclose(pull(np.ones((2, 3)))[0], ref_gw)
+
+
+def test_item1_nested_vmap_jit_and_rule_used_twice() -> None:
+    xs = np.stack([X, X * 0.5])  # (2, 2, 3)
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(ft.vmap(sround))(x)))(xs)
+    np.testing.assert_array_equal(g, np.ones_like(xs))
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(ft.vmap(jround, in_axes=1), in_axes=2)(x)))(xs)
+    np.testing.assert_array_equal(g, 2.0 * np.ones_like(xs))
+    # vmap inside jit, and jit inside vmap
+    g = ft.jit(ft.grad(lambda x: fnp.sum(ft.vmap(lambda v: clip_grad(v) * 5.0)(x))))(X)
+    np.testing.assert_array_equal(g, np.ones_like(X))
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(ft.jit(lambda v: 5.0 * clip_grad(v)))(x)))(X)
+    np.testing.assert_array_equal(g, np.ones_like(X))
+    # grad(vmap(grad(f))): the rule in both passes (second derivative of cube via bwd)
+
+    @ft.custom_vjp
+    def cube(x):
+        return x**3
+
+    cube.defvjp(lambda x: (cube(x), x), lambda x, ct: (3.0 * x**2 * ct + 100.0 * 0 * x,))
+    x = np.array([1.0, 2.0, -3.0])
+    g2 = ft.grad(lambda x: fnp.sum(ft.vmap(ft.grad(cube))(x)))(x)
+    np.testing.assert_allclose(g2, 6.0 * x)
+
+    @ft.custom_vjp
+    def fake_sq(x):
+        return x * x
+
+    fake_sq.defvjp(lambda x: (fake_sq(x), x), lambda x, ct: (10.0 * x * ct,))  # not 2x
+    g2 = ft.grad(lambda x: fnp.sum(ft.vmap(ft.grad(fake_sq))(x)))(x)
+    np.testing.assert_allclose(g2, [10.0, 10.0, 10.0])  # d/dx of the rule's 10x
+    g1 = ft.grad(lambda x: fnp.sum(ft.vmap(fake_sq)(x)))(x)
+    np.testing.assert_allclose(g1, 10.0 * x)
+
+
+def test_item1_nondiff_pytrees_none_cotangents_and_batchness() -> None:
+    @partial(ft.custom_vjp, nondiff_argnums=(0,))
+    def scaled(k, p):
+        return {"u": k * p["a"] * p["b"], "v": p["a"]}
+
+    def fwd(k, p):
+        return scaled(k, p), (p["a"], p["b"])
+
+    def bwd(k, res, ct):
+        a, b = res
+        return ({"a": 7.0 * ct["u"] * b, "b": None},)  # b: None cotangent, v's ct ignored
+
+    scaled.defvjp(fwd, bwd)
+    a = np.array([1.0, 2.0, 3.0])
+    b = 2.5  # not mapped
+
+    def loss(a_, b_):
+        out = ft.vmap(lambda ai, bi: scaled(3.0, {"a": ai, "b": bi}), in_axes=(0, None))(a_, b_)
+        return fnp.sum(out["u"]) + fnp.sum(out["v"])
+
+    ga, gb = ft.grad(loss, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, 7.0 * b * np.ones(3))
+    assert gb == 0.0
+
+    # a tangent that differs per example for an output the function computes the same
+    # for every example: the output becomes batched
+    @ft.custom_jvp
+    def first(w, x):
+        return w * 1.0
+
+    @first.defjvp
+    def _first_jvp(primals, tangents):
+        (w, _), (tw, tx) = primals, tangents
+        return w * 1.0, tw + tx
+
+    xs = np.array([1.0, 2.0, 3.0])
+    out, t = ft.jvp(lambda x: ft.vmap(first, in_axes=(None, 0))(4.0, x), (xs,), (xs,))
+    np.testing.assert_allclose(out, [4.0, 4.0, 4.0])
+    np.testing.assert_allclose(t, xs)
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(first, in_axes=(None, 0))(4.0, x) * x))(xs)
+    np.testing.assert_allclose(g, [4.0 + 1.0, 4.0 + 2.0, 4.0 + 3.0])
+    # symbolic-zero tangent for the unmapped argument (not differentiated)
+    g = ft.grad(lambda w: fnp.sum(ft.vmap(first, in_axes=(None, 0))(w, xs)))(4.0)
+    assert g == 3.0
+    # primal-only vmap unchanged
+    np.testing.assert_array_equal(ft.vmap(sround)(X), np.round(X))
+    np.testing.assert_array_equal(ft.jit(ft.vmap(sround))(X), np.round(X))
+
+
+# -- item 2: grad_hook under vmap sees each example ---------------------------
+
+
+def _hooked(seen, replace=None):
+    def hook(ct):
+        seen.append(np.asarray(ct).copy())
+        return None if replace is None else replace(ct)
+
+    def f(w, x):
+        h = ft.grad_hook(w * x, hook)
+        return fnp.sum(fnp.sin(h) * x)
+
+    return f
+
+
+def _clip(ct):
+    n = fnp.sqrt(fnp.sum(ct * ct))
+    return ct * fnp.minimum(1.0, 0.5 / n)
+
+
+@pytest.mark.parametrize("replace", [None, _clip])
+@pytest.mark.parametrize(
+    "transform", ["vmap_grad", "grad_vmap", "jit_vmap_grad", "jit_grad_vmap", "vjp_vmap"]
+)
+def test_item2_grad_hook_per_example(transform, replace) -> None:
+    seen: list[np.ndarray] = []
+    f = _hooked(seen, replace)
+    ref = [ft.grad(f)(W, x) for x in X]
+    ref_seen = list(seen)
+    seen.clear()
+    if transform == "vmap_grad":
+        got = ft.vmap(ft.grad(f), in_axes=(None, 0))(W, X)
+        np.testing.assert_allclose(got, np.stack(ref))
+    elif transform == "jit_vmap_grad":
+        got = ft.jit(ft.vmap(ft.grad(f), in_axes=(None, 0)))(W, X)
+        np.testing.assert_allclose(got, np.stack(ref))
+    else:
+        total = lambda w: fnp.sum(ft.vmap(f, in_axes=(None, 0))(w, X))  # noqa: E731
+        if transform == "grad_vmap":
+            got = ft.grad(total)(W)
+        elif transform == "jit_grad_vmap":
+            got = ft.jit(ft.grad(total))(W)
+        else:
+            got = ft.vjp(lambda w: ft.vmap(f, in_axes=(None, 0))(w, X), W)[1](np.ones(2))[0]
+        np.testing.assert_allclose(got, sum(ref))
+    assert len(seen) == len(ref_seen) == 2
+    for s, r in zip(seen, ref_seen):
+        np.testing.assert_allclose(s, r)
+
+
+def test_item2_grad_hook_unbatched_value_and_nested_vmap() -> None:
+    # The hooked value is a parameter closed over (not batched): still one call per
+    # example, each with that example's cotangent; the clipped cotangents are summed.
+    seen: list[np.ndarray] = []
+
+    def clip_and_log(ct):
+        seen.append(np.asarray(ct).copy())
+        return _clip(ct)
+
+    def loss(w, x):
+        return fnp.sum(ft.grad_hook(w, clip_and_log) * x)
+
+    ref = sum(ft.grad(loss)(W, x) for x in X)
+    ref_seen = list(seen)
+    seen.clear()
+    for run in (
+        lambda: ft.grad(lambda w: fnp.sum(ft.vmap(lambda x: loss(w, x))(X)))(W),
+        lambda: ft.grad(lambda w: fnp.sum(ft.vmap(loss, in_axes=(None, 0))(w, X)))(W),
+        lambda: ft.jit(ft.grad(lambda w: fnp.sum(ft.vmap(lambda x: loss(w, x))(X))))(W),
+        lambda: ft.vmap(ft.grad(loss), in_axes=(None, 0))(W, X).sum(0),
+        lambda: ft.vmap(ft.grad(loss), in_axes=(None, 1))(W, X.T).sum(0),
+    ):
+        np.testing.assert_allclose(run(), ref)
+        assert len(seen) == 2
+        for s, r in zip(seen, ref_seen):
+            np.testing.assert_allclose(s, r)
+        seen.clear()
+    # nested vmap: one call per (outer, inner) example, in loop order
+    xs = np.stack([X, -2.0 * X])  # (2 outer, 2 inner, 3)
+    f = _hooked(seen)
+    ref_g = [[ft.grad(f)(W, x) for x in xo] for xo in xs]
+    ref_seen = list(seen)
+    seen.clear()
+    got = ft.vmap(ft.vmap(ft.grad(f), in_axes=(None, 0)), in_axes=(None, 0))(W, xs)
+    np.testing.assert_allclose(got, np.array(ref_g))
+    assert len(seen) == 4
+    for s, r in zip(seen, ref_seen):
+        np.testing.assert_allclose(s, r)
+    seen.clear()
+    vvf = ft.vmap(ft.vmap(f, in_axes=(None, 0)), in_axes=(None, 0))
+    g = ft.grad(lambda w: fnp.sum(vvf(w, xs)))(W)
+    np.testing.assert_allclose(g, np.array(ref_g).sum((0, 1)))
+    assert len(seen) == 4
+    for s, r in zip(seen, ref_seen):
+        np.testing.assert_allclose(s, r)
+
+
+def test_item2_grad_hook_bad_replacement_under_vmap() -> None:
+    f = lambda w, x: fnp.sum(ft.grad_hook(w * x, lambda ct: np.ones(7)))  # noqa: E731
+    with pytest.raises(ValueError, match=r"grad_hook.*shape \(3,\)"):
+        ft.vmap(ft.grad(f), in_axes=(None, 0))(W, X)
+    with pytest.raises(ValueError, match=r"grad_hook.*shape \(3,\)"):
+        ft.grad(lambda w: fnp.sum(ft.vmap(f, in_axes=(None, 0))(w, X)))(W)
+
+
+def test_item1_rules_closing_over_batched_values() -> None:
+    # A JVP rule closing over a batched value runs inside the same vmap: it works.
+    def g(s, x):
+        @ft.custom_jvp
+        def h(x):
+            return fnp.round(x) * s
+
+        h.defjvp(lambda p, t: (h(p[0]), t[0] * s * 3.0))
+        return h(x)
+
+    s = np.array([1.0, 2.0])
+    got = ft.grad(lambda xs: fnp.sum(ft.vmap(g)(s, xs)))(X)
+    ref = np.stack([ft.grad(lambda x, si: fnp.sum(g(si, x)))(x, si) for si, x in zip(s, X)])
+    np.testing.assert_allclose(got, ref)
+
+    # bwd runs after the vmap has returned: a closure over its values is a clear error
+    def g2(s, x):
+        @ft.custom_vjp
+        def h(x):
+            return fnp.round(x) * s
+
+        h.defvjp(lambda x: (h(x), None), lambda r, ct: (ct * s * 3.0,))
+        return h(x)
+
+    with pytest.raises(ft.errors.UnexpectedTracerError, match=r"bwd of 'h'.*residual"):
+        ft.grad(lambda xs: fnp.sum(ft.vmap(g2)(s, xs)))(X)
+
+
+def test_item1_nondiff_argument_batched_or_shared() -> None:
+    @partial(ft.custom_vjp, nondiff_argnums=(0,))
+    def scale(k, x):
+        return k * x
+
+    scale.defvjp(lambda k, x: (scale(k, x), None), lambda k, res, ct: (10.0 * k * ct,))
+    ks, xs = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    loop = np.array([ft.grad(lambda x, k=k: scale(k, x))(x) for k, x in zip(ks, xs)])
+    np.testing.assert_allclose(loop, [10.0, 20.0])
+    for got in (
+        ft.grad(lambda x: fnp.sum(ft.vmap(scale)(ks, x)))(xs),
+        ft.jit(ft.grad(lambda x: fnp.sum(ft.vmap(scale)(ks, x))))(xs),
+        ft.vmap(ft.grad(scale, argnums=1))(ks, xs),
+    ):
+        np.testing.assert_allclose(got, loop)
+    g = ft.grad(lambda x: fnp.sum(ft.vmap(scale, in_axes=(None, 0))(3.0, x)))(xs)
+    np.testing.assert_allclose(g, [30.0, 30.0])
