@@ -166,7 +166,7 @@ def _make_node(node: _Node, children: list[Any]) -> Any:
         return info(*children)
     cls, aux = info
     nd = tree_util._lookup(cls)
-    assert nd is not None
+    assert nd is not None and nd.unflatten is not None
     return nd.unflatten(aux, tuple(children))
 
 
@@ -731,13 +731,14 @@ def _read_member(
     with zf.open(info) as m:
         m.read(header_len)
         if flat.nbytes:
-            buf = memoryview(flat.view(np.uint8))
+            buf = flat.view(np.uint8)
             got = 0
-            while got < len(buf):
-                n = m.readinto(buf[got:])
-                if not n:
+            while got < buf.size:
+                chunk = m.read(min(1 << 20, buf.size - got))
+                if not chunk:
                     raise EOFError(f"member {info.filename} ends early")
-                got += n
+                buf[got : got + len(chunk)] = np.frombuffer(chunk, np.uint8)
+                got += len(chunk)
         if m.read(1):  # also makes zipfile check the CRC
             raise EOFError(f"member {info.filename} has trailing data")
     if fortran:
@@ -891,9 +892,9 @@ def load(path: str | os.PathLike[str], like: Any = None) -> Any:
             f"different tree; first differing path {first}. Missing in file: {missing[:5]}; "
             f"unexpected in file: {extra[:5]}."
         )
-    nodes: list[_Node] = []
-    _walk(like, nodes)
-    like_kinds = [info for kind, _, info in nodes if kind == "leaf"]
+    like_nodes: list[_Node] = []
+    _walk(like, like_nodes)
+    like_kinds = [info for kind, _, info in like_nodes if kind == "leaf"]
     out = []
     for p, (_, ref), arr, kind, fkind in zip(
         like_paths, like_leaves_paths, leaves, like_kinds, meta["kinds"]
@@ -909,7 +910,7 @@ def load(path: str | os.PathLike[str], like: Any = None) -> Any:
         if arr.dtype != ref_a.dtype:
             raise TypeError(f"load: expected dtype {ref_a.dtype} at {p}, got {arr.dtype}.")
         out.append(_leaf_value(arr, kind, where, p))
-    return _rebuild(nodes, out, where)
+    return _rebuild(like_nodes, out, where)
 
 
 __all__ = [

@@ -23,6 +23,7 @@ import os
 import sys
 import time
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -47,6 +48,22 @@ def _env_flag(name: str) -> bool:
 
 
 _disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
+
+
+def _env_cache_size() -> int:
+    raw = os.environ.get("FUNCTRACE_JIT_CACHE_SIZE", "").strip()
+    try:
+        n = int(raw) if raw else 4096
+    except ValueError:
+        n = 4096
+    return max(n, 1)
+
+
+cache_size = _env_cache_size()
+"""How many signatures each jitted function keeps traced and lowered (least recently
+used ones are dropped first; a dropped signature is traced again when it comes back).
+4096 by default, as JAX's in-memory caches; ``$FUNCTRACE_JIT_CACHE_SIZE`` or
+``functrace.jit.api.cache_size = n`` (for functions created afterwards) change it."""
 _trace_stack = core.trace_stack  # the same list object, mutated in place by core
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
@@ -265,9 +282,14 @@ class JitFunction:
         self._static_nums = frozenset(nums_set)
         self._static_names = frozenset(names_set)
         self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
-        self._fast: dict[tuple[Any, ...], Callable[..., Any]] = {}  # flat positional args
-        self._tree_fast: dict[Any, Callable[..., Any]] = {}  # simple pytrees of args
-        self._cache: dict[Any, _Entry] = {}
+        # Three LRU-bounded maps (``cache_size`` entries each): signature -> entry, and
+        # the two fast paths' keys -> driver. Fast-path hits refresh their key's recency
+        # only once the map is half full (free while far from the bound).
+        self._bound = cache_size
+        self._watch = cache_size // 2
+        self._fast: OrderedDict[tuple[Any, ...], Callable[..., Any]] = OrderedDict()
+        self._tree_fast: OrderedDict[Any, Callable[..., Any]] = OrderedDict()
+        self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         self.trace_count = 0
         self.compile_count = 0
 
@@ -277,16 +299,31 @@ class JitFunction:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
-            drv = self._fast.get(key)
+            fast = self._fast
+            drv = fast.get(key)
             if drv is not None:
+                if len(fast) > self._watch:
+                    fast.move_to_end(key)
                 return drv(*args)
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
         tkey = _tree_key(args, leaves)
         drv = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
         if drv is not None:
+            if len(self._tree_fast) > self._watch:
+                self._tree_fast.move_to_end(tkey)
             return drv(*leaves)
         return self._call_general(args, kwargs)
+
+    def _remember(self, table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        table[key] = value
+        table.move_to_end(key)
+        while len(table) > self._bound:
+            _, old = table.popitem(last=False)
+            if table is self._cache:  # the fast paths must not keep its driver alive
+                for fast in (self._fast, self._tree_fast):
+                    for k in [k for k, d in fast.items() if d is old.driver]:
+                        del fast[k]
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -303,7 +340,7 @@ class JitFunction:
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
-                self._fast[key] = entry.driver
+                self._remember(self._fast, key, entry.driver)
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
@@ -312,7 +349,7 @@ class JitFunction:
                     and len(tleaves) == len(leaves)
                     and all(a is b for a, b in zip(tleaves, leaves))
                 ):
-                    self._tree_fast[tkey] = entry.driver
+                    self._remember(self._tree_fast, tkey, entry.driver)
         return out
 
     def _split(
@@ -383,7 +420,9 @@ class JitFunction:
             entry = self._compile(
                 args, kwargs, static_pos, dyn_args, static_kw, dyn_kw, leaves, in_tree, avals, key
             )
-            self._cache[key] = entry
+            self._remember(self._cache, key, entry)
+        else:
+            self._cache.move_to_end(key)
         return entry, leaves
 
     def _leaf_names(
