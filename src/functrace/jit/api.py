@@ -129,12 +129,13 @@ class Lowered:
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "program", "driver")
+    __slots__ = ("jaxpr", "program", "driver", "key")
 
     def __init__(self, jaxpr: ClosedJaxpr, program: Any) -> None:
         self.jaxpr = jaxpr
         self.program = program
         self.driver = program.driver
+        self.key: Any = None  # its signature in the function's cache
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -282,13 +283,14 @@ class JitFunction:
         self._static_nums = frozenset(nums_set)
         self._static_names = frozenset(names_set)
         self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
-        # Three LRU-bounded maps (``cache_size`` entries each): signature -> entry, and
-        # the two fast paths' keys -> driver. Fast-path hits refresh their key's recency
-        # only once the map is half full (free while far from the bound).
+        # ``_cache`` (signature -> entry) is LRU-bounded at ``cache_size`` entries. The
+        # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
+        # entry's recency only once the cache is half full (the hot path pays nothing far
+        # from the bound), and evicting an entry drops the fast keys that lead to it.
         self._bound = cache_size
         self._watch = cache_size // 2
-        self._fast: OrderedDict[tuple[Any, ...], Callable[..., Any]] = OrderedDict()
-        self._tree_fast: OrderedDict[Any, Callable[..., Any]] = OrderedDict()
+        self._fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], _Entry]] = OrderedDict()
+        self._tree_fast: OrderedDict[Any, tuple[Callable[..., Any], _Entry]] = OrderedDict()
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         self.trace_count = 0
         self.compile_count = 0
@@ -299,31 +301,33 @@ class JitFunction:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
-            fast = self._fast
-            drv = fast.get(key)
-            if drv is not None:
-                if len(fast) > self._watch:
-                    fast.move_to_end(key)
-                return drv(*args)
+            hit = self._fast.get(key)
+            if hit is not None:
+                if len(self._cache) > self._watch:
+                    self._cache.move_to_end(hit[1].key)
+                return hit[0](*args)
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
         tkey = _tree_key(args, leaves)
-        drv = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
-        if drv is not None:
-            if len(self._tree_fast) > self._watch:
-                self._tree_fast.move_to_end(tkey)
-            return drv(*leaves)
+        hit = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
+        if hit is not None:
+            if len(self._cache) > self._watch:
+                self._cache.move_to_end(hit[1].key)
+            return hit[0](*leaves)
         return self._call_general(args, kwargs)
 
-    def _remember(self, table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
-        table[key] = value
-        table.move_to_end(key)
-        while len(table) > self._bound:
-            _, old = table.popitem(last=False)
-            if table is self._cache:  # the fast paths must not keep its driver alive
-                for fast in (self._fast, self._tree_fast):
-                    for k in [k for k, d in fast.items() if d is old.driver]:
-                        del fast[k]
+    def _add_entry(self, key: Any, entry: _Entry) -> None:
+        self._cache[key] = entry
+        if len(self._cache) > self._bound:
+            _, old = self._cache.popitem(last=False)
+            for fast in (self._fast, self._tree_fast):
+                for k in [k for k, v in fast.items() if v[1] is old]:
+                    del fast[k]
+
+    def _add_fast(self, fast: OrderedDict[Any, Any], key: Any, entry: _Entry) -> None:
+        fast[key] = (entry.driver, entry)
+        if len(fast) > self._bound:  # several fast keys can lead to one entry
+            fast.popitem(last=False)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -340,7 +344,7 @@ class JitFunction:
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
-                self._remember(self._fast, key, entry.driver)
+                self._add_fast(self._fast, key, entry)
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
@@ -349,7 +353,7 @@ class JitFunction:
                     and len(tleaves) == len(leaves)
                     and all(a is b for a, b in zip(tleaves, leaves))
                 ):
-                    self._remember(self._tree_fast, tkey, entry.driver)
+                    self._add_fast(self._tree_fast, tkey, entry)
         return out
 
     def _split(
@@ -420,7 +424,8 @@ class JitFunction:
             entry = self._compile(
                 args, kwargs, static_pos, dyn_args, static_kw, dyn_kw, leaves, in_tree, avals, key
             )
-            self._remember(self._cache, key, entry)
+            entry.key = key
+            self._add_entry(key, entry)
         else:
             self._cache.move_to_end(key)
         return entry, leaves

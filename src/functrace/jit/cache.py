@@ -160,14 +160,14 @@ def _check_dir(requested: str) -> str | None:
 def _memory_only(directory: str, why: str | None) -> None:
     if why is None:
         _warn_once(
-            "unwritable",
+            "unwritable:" + directory,
             f"functrace.jit: expected a writable cache directory, got {directory!r}. "
             f"Compiled kernels are kept in memory for this process only; set "
             f"FUNCTRACE_CACHE_DIR to a writable directory to reuse them across runs.",
         )
     else:
         _warn_once(
-            "untrusted",
+            "untrusted:" + directory,
             f"functrace.jit: the kernel cache directory {directory!r} is {why}. Loading "
             f"compiled code from it would run whatever anyone who can write there put in "
             f"it, so it is not used: compiled kernels are kept in memory for this process "
@@ -315,9 +315,10 @@ def purge_entry(path: str, module: str) -> None:
 def verify_entry(dispatcher: Any, module: str) -> bool:
     """Check a kernel's Numba files against its checksums before Numba reads them.
 
-    Returns whether a verified entry is there to load. Anything else (files without
-    checksums, a mismatch, a missing or extra file, an untrusted Numba cache
-    directory) deletes the entry (or turns the dispatcher's disk cache off) first.
+    Returns whether a verified entry is there to load. Anything else deletes the entry
+    first: files without checksums (never sealed) silently, a mismatch or a missing or
+    extra file with one warning; an untrusted Numba cache directory turns the
+    dispatcher's disk cache off.
     """
     path = numba_cache_path(dispatcher)
     if path is None:
@@ -330,6 +331,11 @@ def verify_entry(dispatcher: Any, module: str) -> bool:
     if not files:
         if os.path.exists(sums_path):
             purge_entry(path, module)
+        return False
+    if not os.path.exists(sums_path):
+        # Never sealed (an older functrace, or a crash between Numba's save and ours):
+        # not loaded, silently replaced.
+        purge_entry(path, module)
         return False
     sums = _read_sums(sums_path)
     ok = sums is not None and sorted(sums) == files
