@@ -312,7 +312,7 @@ def test_item4_in_memory_cache_is_lru(monkeypatch) -> None:
 
 
 _BOUNDED = textwrap.dedent("""
-    import json
+    import itertools, json
     import numpy as np
     import functrace.numpy as fnp
     from functrace.jit import jit
@@ -324,11 +324,12 @@ _BOUNDED = textwrap.dedent("""
     f = jit(lambda x, y: fnp.tanh(x * y + 1.0).sum())
     g = jit(lambda t: {"s": t["a"] * 2.0 + t["b"]})  # the pytree fast path
     sizes = []
-    for n in range(1, 1001):
-        x = np.ones(n)
+    # 1000 distinct shapes of at most 1000 elements (growing arrays would grow the heap)
+    for i, shape in enumerate(itertools.product(range(1, 11), repeat=3), 1):
+        x = np.ones(shape)
         f(x, x)
         g({"a": x, "b": 1.0})
-        if n in (300, 1000):
+        if i in (300, 1000):
             sizes.append(rss())
     print(json.dumps({"rss": sizes, "f": [len(f._cache), len(f._fast), f.trace_count],
                       "g": [len(g._cache), len(g._tree_fast)]}))
