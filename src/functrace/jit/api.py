@@ -89,7 +89,8 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
 
 def clear_cache() -> None:
     """Empty the on-disk kernel cache (``$FUNCTRACE_CACHE_DIR``, default
-    ``~/.cache/functrace``). Functions compiled in this process keep working."""
+    ``~/.cache/functrace``, capped at ``$FUNCTRACE_CACHE_MAX_MB``). Functions compiled
+    in this process keep working. The cache holds trusted code: see ``jit/cache.py``."""
     from functrace.jit import cache
 
     cache.clear_cache()
@@ -240,7 +241,9 @@ class JitFunction:
 
     Attributes ``trace_count`` (signatures traced) and ``compile_count`` (kernels
     compiled by Numba in this process, not counting those loaded from the disk
-    cache) are for tests and curious users.
+    cache) are for tests and curious users. At most ``functrace.jit.api.cache_size``
+    signatures (default 4096, ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
+    the least recently used is dropped first and traced again if it comes back.
     """
 
     def __init__(
