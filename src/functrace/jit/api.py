@@ -23,6 +23,7 @@ import os
 import sys
 import time
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -47,6 +48,22 @@ def _env_flag(name: str) -> bool:
 
 
 _disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
+
+
+def _env_cache_size() -> int:
+    raw = os.environ.get("FUNCTRACE_JIT_CACHE_SIZE", "").strip()
+    try:
+        n = int(raw) if raw else 4096
+    except ValueError:
+        n = 4096
+    return max(n, 1)
+
+
+cache_size = _env_cache_size()
+"""How many signatures each jitted function keeps traced and lowered (least recently
+used ones are dropped first; a dropped signature is traced again when it comes back).
+4096 by default, as JAX's in-memory caches; ``$FUNCTRACE_JIT_CACHE_SIZE`` or
+``functrace.jit.api.cache_size = n`` (for functions created afterwards) change it."""
 _trace_stack = core.trace_stack  # the same list object, mutated in place by core
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
@@ -72,7 +89,8 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
 
 def clear_cache() -> None:
     """Empty the on-disk kernel cache (``$FUNCTRACE_CACHE_DIR``, default
-    ``~/.cache/functrace``). Functions compiled in this process keep working."""
+    ``~/.cache/functrace``, capped at ``$FUNCTRACE_CACHE_MAX_MB``). Functions compiled
+    in this process keep working. The cache holds trusted code: see ``jit/cache.py``."""
     from functrace.jit import cache
 
     cache.clear_cache()
@@ -112,12 +130,13 @@ class Lowered:
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "program", "driver")
+    __slots__ = ("jaxpr", "program", "driver", "key")
 
     def __init__(self, jaxpr: ClosedJaxpr, program: Any) -> None:
         self.jaxpr = jaxpr
         self.program = program
         self.driver = program.driver
+        self.key: Any = None  # its signature in the function's cache
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -222,7 +241,9 @@ class JitFunction:
 
     Attributes ``trace_count`` (signatures traced) and ``compile_count`` (kernels
     compiled by Numba in this process, not counting those loaded from the disk
-    cache) are for tests and curious users.
+    cache) are for tests and curious users. At most ``functrace.jit.api.cache_size``
+    signatures (default 4096, ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
+    the least recently used is dropped first and traced again if it comes back.
     """
 
     def __init__(
@@ -265,9 +286,15 @@ class JitFunction:
         self._static_nums = frozenset(nums_set)
         self._static_names = frozenset(names_set)
         self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
-        self._fast: dict[tuple[Any, ...], Callable[..., Any]] = {}  # flat positional args
-        self._tree_fast: dict[Any, Callable[..., Any]] = {}  # simple pytrees of args
-        self._cache: dict[Any, _Entry] = {}
+        # ``_cache`` (signature -> entry) is LRU-bounded at ``cache_size`` entries. The
+        # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
+        # entry's recency only once the cache is half full (the hot path pays nothing far
+        # from the bound), and evicting an entry drops the fast keys that lead to it.
+        self._bound = cache_size
+        self._watch = cache_size // 2
+        self._fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], _Entry]] = OrderedDict()
+        self._tree_fast: OrderedDict[Any, tuple[Callable[..., Any], _Entry]] = OrderedDict()
+        self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         self.trace_count = 0
         self.compile_count = 0
 
@@ -277,16 +304,33 @@ class JitFunction:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
-            drv = self._fast.get(key)
-            if drv is not None:
-                return drv(*args)
+            hit = self._fast.get(key)
+            if hit is not None:
+                if len(self._cache) > self._watch:
+                    self._cache.move_to_end(hit[1].key)
+                return hit[0](*args)
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
         tkey = _tree_key(args, leaves)
-        drv = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
-        if drv is not None:
-            return drv(*leaves)
+        hit = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
+        if hit is not None:
+            if len(self._cache) > self._watch:
+                self._cache.move_to_end(hit[1].key)
+            return hit[0](*leaves)
         return self._call_general(args, kwargs)
+
+    def _add_entry(self, key: Any, entry: _Entry) -> None:
+        self._cache[key] = entry
+        if len(self._cache) > self._bound:
+            _, old = self._cache.popitem(last=False)
+            for fast in (self._fast, self._tree_fast):
+                for k in [k for k, v in fast.items() if v[1] is old]:
+                    del fast[k]
+
+    def _add_fast(self, fast: OrderedDict[Any, Any], key: Any, entry: _Entry) -> None:
+        fast[key] = (entry.driver, entry)
+        if len(fast) > self._bound:  # several fast keys can lead to one entry
+            fast.popitem(last=False)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -303,7 +347,7 @@ class JitFunction:
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
-                self._fast[key] = entry.driver
+                self._add_fast(self._fast, key, entry)
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
@@ -312,7 +356,7 @@ class JitFunction:
                     and len(tleaves) == len(leaves)
                     and all(a is b for a, b in zip(tleaves, leaves))
                 ):
-                    self._tree_fast[tkey] = entry.driver
+                    self._add_fast(self._tree_fast, tkey, entry)
         return out
 
     def _split(
@@ -383,7 +427,10 @@ class JitFunction:
             entry = self._compile(
                 args, kwargs, static_pos, dyn_args, static_kw, dyn_kw, leaves, in_tree, avals, key
             )
-            self._cache[key] = entry
+            entry.key = key
+            self._add_entry(key, entry)
+        else:
+            self._cache.move_to_end(key)
         return entry, leaves
 
     def _leaf_names(

@@ -1,40 +1,63 @@
-"""The on-disk kernel cache.
+"""The on-disk kernel cache, and why it is trusted code.
 
 Numba's ``cache=True`` needs a function defined in a real source file. Each
-generated kernel is therefore written to ``<cache dir>/ft_<hash>.py``, where the
-hash covers the kernel source and the versions of functrace, Numba, llvmlite,
-NumPy and Python. The file is written atomically (temp file + ``os.replace``),
-registered in ``sys.modules`` and imported; Numba then stores the compiled
-machine code next to it (``__pycache__``), so a second process loads it instead
-of compiling. Content addressing means a file is never rewritten with other
-content, and files from other versions are simply never looked at.
+generated kernel is therefore written to ``<cache dir>/_functrace_kernel_<hash>.py``,
+where the hash covers the kernel source and the versions of functrace, Numba,
+llvmlite, NumPy and Python. The file is written atomically (temp file +
+``os.replace``) and the module is executed from the source text functrace
+generated (never from that file or a ``.pyc``); Numba then stores the compiled
+machine code next to it (``__pycache__/<module>.*.nbi`` / ``.nbc``), so a second
+process loads it instead of compiling. Content addressing means a file is never
+rewritten with other content, and files from other versions are never looked at.
 
-The directory is ``$FUNCTRACE_CACHE_DIR``, default ``~/.cache/functrace``. If it
-cannot be written, one warning is issued and a private temporary directory is
-used for the rest of the process (removed at exit).
+**The cache is trusted code.** Numba's cache files are pickles: loading them runs
+whatever they say. Anyone who can write to the cache directory can therefore run
+code in every later process that uses ``jit``. So:
+
+* the directory, its ``__pycache__`` and every file functrace writes there are
+  created ``0700``/``0600`` whatever the umask (Numba's own files are set to
+  ``0600`` after each compile);
+* before anything is loaded, the directory and its ``__pycache__`` must be owned
+  by the current user and not group/world-writable; otherwise one warning is
+  issued and compiled kernels are kept in memory for the rest of the process
+  (nothing is read from or written to that directory). The same happens, with
+  another warning, when the directory cannot be written;
+* after a successful compile, functrace records the SHA-256 of each of the
+  kernel's Numba files in ``<module>.ftsum`` (written atomically), and checks
+  them before Numba reads the files; a mismatch, a missing or unexpected file,
+  or a failed load deletes that kernel's entry and compiles it again, with one
+  short warning (:func:`verify_entry`). A damaged file is never handed to Numba
+  (a bit flip in a ``.nbc`` can abort the process inside LLVM).
+
+The directory is ``$FUNCTRACE_CACHE_DIR``, default ``~/.cache/functrace``. Its
+size is capped at ``$FUNCTRACE_CACHE_MAX_MB`` (default 1024; ``0`` means no cap):
+after each compile, the least recently used kernels (by the time of their last
+load or compile) are deleted until the cache fits. :func:`clear_cache` deletes
+all of functrace's files in it.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import importlib.util
+import json
 import os
-import shutil
+import stat
 import sys
 import tempfile
 import threading
+import types
 import warnings
-from types import ModuleType
 from typing import Any
 
 _lock = threading.RLock()
-_fallback_dir: str | None = None
-_warned = False
-_checked: dict[str, str] = {}  # requested dir -> usable dir
+_warned: set[str] = set()
+_checked: dict[str, str | None] = {}  # requested dir -> trusted dir, or None (memory only)
 _version_tag: str | None = None
 
 MODULE_PREFIX = "_functrace_kernel_"
+SUM_SUFFIX = ".ftsum"
+DEFAULT_MAX_MB = 1024
+PYCACHE = "__pycache__"
 
 
 def default_cache_dir() -> str:
@@ -65,9 +88,45 @@ def version_tag() -> str:
     return _version_tag
 
 
+def _warn_once(key: str, message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    warnings.warn(message, RuntimeWarning, stacklevel=5)
+
+
+def _private_dir(path: str) -> None:
+    """Create ``path`` (and missing parents) with the leaf ``0700``, whatever the umask."""
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):
+        os.makedirs(parent, exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    os.chmod(path, 0o700)
+
+
+def untrusted_reason(path: str) -> str | None:
+    """Why ``path`` may not hold code this process loads (None: it may)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return f"not accessible ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory"
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by this user (uid {os.geteuid()})"
+    if st.st_mode & 0o022:
+        who = "others" if st.st_mode & 0o002 else "its group"
+        return f"writable by {who} (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
 def _writable(path: str) -> bool:
     try:
-        os.makedirs(path, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=path, prefix=".probe-")
         os.close(fd)
         os.remove(probe)
@@ -76,32 +135,54 @@ def _writable(path: str) -> bool:
         return False
 
 
-def _use_fallback(requested: str) -> str:
-    global _fallback_dir, _warned
-    if _fallback_dir is None:
-        _fallback_dir = tempfile.mkdtemp(prefix="functrace-jit-")
-        atexit.register(shutil.rmtree, _fallback_dir, True)
-    if not _warned:
-        _warned = True
-        warnings.warn(
-            f"functrace.jit: expected a writable cache directory, got {requested!r}. "
-            f"Compiled kernels are kept in a temporary directory for this process only; "
-            f"set FUNCTRACE_CACHE_DIR to a writable directory to reuse them across runs.",
-            RuntimeWarning,
-            stacklevel=4,
+def _check_dir(requested: str) -> str | None:
+    try:
+        _private_dir(requested)
+    except OSError:
+        pass
+    if not os.path.isdir(requested) or not _writable(requested):
+        _memory_only(requested, None)
+        return None
+    for d in (requested, os.path.join(requested, PYCACHE)):
+        if d != requested:
+            try:
+                _private_dir(d)
+            except OSError:
+                _memory_only(requested, None)
+                return None
+        why = untrusted_reason(d)
+        if why is not None:
+            _memory_only(d, why)
+            return None
+    return requested
+
+
+def _memory_only(directory: str, why: str | None) -> None:
+    if why is None:
+        _warn_once(
+            "unwritable:" + directory,
+            f"functrace.jit: expected a writable cache directory, got {directory!r}. "
+            f"Compiled kernels are kept in memory for this process only; set "
+            f"FUNCTRACE_CACHE_DIR to a writable directory to reuse them across runs.",
         )
-    return _fallback_dir
+    else:
+        _warn_once(
+            "untrusted:" + directory,
+            f"functrace.jit: the kernel cache directory {directory!r} is {why}. Loading "
+            f"compiled code from it would run whatever anyone who can write there put in "
+            f"it, so it is not used: compiled kernels are kept in memory for this process "
+            f"only. Make the directory yours with mode 0700, or set FUNCTRACE_CACHE_DIR.",
+        )
 
 
-def cache_dir() -> str:
-    """The directory kernels are written to (falling back as described above)."""
+def cache_dir() -> str | None:
+    """The trusted directory kernels are cached in, or None when compiled kernels are
+    kept in memory only (an unwritable or untrusted directory, see the module doc)."""
     requested = default_cache_dir()
     with _lock:
-        got = _checked.get(requested)
-        if got is None:
-            got = requested if _writable(requested) else _use_fallback(requested)
-            _checked[requested] = got
-        return got
+        if requested not in _checked:
+            _checked[requested] = _check_dir(requested)
+        return _checked[requested]
 
 
 def source_hash(source: str) -> str:
@@ -112,12 +193,13 @@ def source_hash(source: str) -> str:
     return h.hexdigest()[:24]
 
 
-def _write_atomic(path: str, text: str) -> None:
+def _write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a ``0600`` temp file and ``os.replace``."""
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -129,40 +211,251 @@ def _write_atomic(path: str, text: str) -> None:
 
 def _ensure_file(directory: str, name: str, text: str) -> str:
     path = os.path.join(directory, name)
+    data = text.encode("utf-8")
     try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return path  # never touch an existing identical file
+        with open(path, "rb") as f:
+            if f.read(len(data) + 1) == data:
+                return path  # never touch an identical file (Numba stamps its mtime)
+        warn_healed(directory)  # exists with other content: damaged or tampered with
     except OSError:
         pass
-    _write_atomic(path, text)
+    _write_atomic(path, data)
     return path
 
 
-def import_source(name: str, text: str) -> ModuleType:
-    """Write ``text`` as module ``name`` into the cache directory and import it."""
+def import_source(name: str, text: str) -> types.ModuleType:
+    """Make module ``name`` from ``text``: written into the cache directory (so Numba
+    can cache its functions) unless the cache is memory-only, and always executed from
+    ``text`` itself, never from a file or bytecode on disk."""
     with _lock:
         mod = sys.modules.get(name)
         if mod is not None:
             return mod
         directory = cache_dir()
-        try:
-            path = _ensure_file(directory, name + ".py", text)
-        except OSError:
-            # The directory went away or became read-only: continue in the fallback.
-            directory = _use_fallback(directory)
-            _checked[default_cache_dir()] = directory
-            path = _ensure_file(directory, name + ".py", text)
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
+        path = None
+        if directory is not None:
+            try:
+                path = _ensure_file(directory, name + ".py", text)
+            except OSError:
+                # The directory went away or became read-only: memory only from now on.
+                _memory_only(directory, None)
+                _checked[default_cache_dir()] = None
+        filename = path if path is not None else f"<functrace kernel {name}>"
+        if path is None:
+            import linecache
+
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        mod = types.ModuleType(name)
+        mod.__file__ = filename
+        code = compile(text, filename, "exec")
         sys.modules[name] = mod  # Numba's cache looks the module up while compiling
         try:
-            spec.loader.exec_module(mod)
+            exec(code, mod.__dict__)  # noqa: S102 - functrace's own generated source
         except BaseException:
             sys.modules.pop(name, None)
             raise
         return mod
+
+
+def forget_module(name: str) -> None:
+    with _lock:
+        sys.modules.pop(name, None)
+
+
+# ---------------------------------------------------------------------------
+# Integrity of Numba's files: <module>.ftsum next to them
+# ---------------------------------------------------------------------------
+
+
+def numba_cache_path(dispatcher: Any) -> str | None:
+    """Where Numba keeps ``dispatcher``'s cache files (None: not cached on disk)."""
+    c = getattr(dispatcher, "_cache", None)
+    path = getattr(c, "_cache_path", None)
+    return path if isinstance(path, str) else None
+
+
+def _entry_files(path: str, module: str) -> list[str]:
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    prefix = module + "."
+    return sorted(n for n in names if n.startswith(prefix) and not n.endswith(SUM_SUFFIX))
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_sums(path: str) -> dict[str, str] | None:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(1 << 16)
+        sums = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not (isinstance(sums, dict) and all(isinstance(v, str) for v in sums.values())):
+        return None
+    return sums
+
+
+def purge_entry(path: str, module: str) -> None:
+    """Delete a kernel's Numba files and checksums (its ``.py`` stays)."""
+    for n in [*_entry_files(path, module), module + SUM_SUFFIX]:
+        try:
+            os.remove(os.path.join(path, n))
+        except OSError:
+            pass
+
+
+def verify_entry(dispatcher: Any, module: str) -> bool:
+    """Check a kernel's Numba files against its checksums before Numba reads them.
+
+    Returns whether a verified entry is there to load. Anything else deletes the entry
+    first: files without checksums (never sealed) silently, a mismatch or a missing or
+    extra file with one warning; an untrusted Numba cache directory turns the
+    dispatcher's disk cache off.
+    """
+    path = numba_cache_path(dispatcher)
+    if path is None:
+        return False
+    if untrusted_reason(path) is not None:
+        disable_disk_cache(dispatcher, path, untrusted_reason(path))
+        return False
+    files = _entry_files(path, module)
+    sums_path = os.path.join(path, module + SUM_SUFFIX)
+    if not files:
+        if os.path.exists(sums_path):
+            purge_entry(path, module)
+        return False
+    if not os.path.exists(sums_path):
+        # Never sealed (an older functrace, or a crash between Numba's save and ours):
+        # not loaded, silently replaced.
+        purge_entry(path, module)
+        return False
+    sums = _read_sums(sums_path)
+    ok = sums is not None and sorted(sums) == files
+    if ok:
+        assert sums is not None
+        try:
+            ok = all(_sha256(os.path.join(path, n)) == sums[n] for n in files)
+        except OSError:
+            ok = False
+    if not ok:
+        purge_entry(path, module)
+        warn_healed(path)
+        return False
+    try:
+        os.utime(sums_path)  # the entry's last use, for the size cap's LRU eviction
+    except OSError:
+        pass
+    return True
+
+
+def warn_healed(path: str) -> None:
+    _warn_once(
+        "healed",
+        f"functrace.jit: damaged or unverified kernel cache files in {path!r} were "
+        f"deleted and the kernels compiled again.",
+    )
+
+
+def disable_disk_cache(dispatcher: Any, path: str, why: str | None) -> None:
+    from numba.core.caching import NullCache
+
+    dispatcher._cache = NullCache()
+    _memory_only(path, why)
+
+
+def seal_entry(dispatcher: Any, module: str) -> None:
+    """After Numba compiled and saved ``module``'s kernel: make its files ``0600`` and
+    record their checksums atomically; then keep the cache under its size cap."""
+    path = numba_cache_path(dispatcher)
+    if path is None:
+        return
+    try:
+        sums = {}
+        for n in _entry_files(path, module):
+            full = os.path.join(path, n)
+            if ".tmp." in n:  # a leftover of an interrupted Numba write
+                os.remove(full)
+                continue
+            os.chmod(full, 0o600)
+            sums[n] = _sha256(full)
+        if sums:
+            _write_atomic(os.path.join(path, module + SUM_SUFFIX), json.dumps(sums).encode())
+    except OSError:
+        purge_entry(path, module)
+        return
+    enforce_size_cap(keep=module)
+
+
+def max_bytes() -> int | None:
+    """``$FUNCTRACE_CACHE_MAX_MB`` in bytes (default 1024 MB; 0 or less: no cap)."""
+    raw = os.environ.get("FUNCTRACE_CACHE_MAX_MB", "").strip()
+    try:
+        mb = float(raw) if raw else float(DEFAULT_MAX_MB)
+    except ValueError:
+        _warn_once(
+            "max_mb",
+            f"functrace.jit: expected a number for FUNCTRACE_CACHE_MAX_MB, got {raw!r}; "
+            f"using {DEFAULT_MAX_MB}.",
+        )
+        mb = float(DEFAULT_MAX_MB)
+    return None if mb <= 0 else int(mb * 2**20)
+
+
+def _entries(directory: str) -> dict[str, tuple[int, float, list[str]]]:
+    """``{module: (bytes, last use, files)}`` of the kernels in ``directory``."""
+    out: dict[str, tuple[int, float, list[str]]] = {}
+    for d in (directory, os.path.join(directory, PYCACHE)):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            if not n.startswith(MODULE_PREFIX):
+                continue
+            module = n.split(".", 1)[0]
+            full = os.path.join(d, n)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            size, used, files = out.get(module, (0, 0.0, []))
+            files.append(full)
+            out[module] = (size + st.st_size, max(used, st.st_mtime), files)
+    return out
+
+
+def enforce_size_cap(keep: str | None = None) -> int:
+    """Delete least recently used kernels until the cache fits ``max_bytes()``;
+    returns how many were deleted. ``keep`` (the kernel just compiled) is never deleted."""
+    cap = max_bytes()
+    directory = cache_dir()
+    if cap is None or directory is None:
+        return 0
+    with _lock:
+        entries = _entries(directory)
+        total = sum(e[0] for e in entries.values())
+        deleted = 0
+        for module, (size, _, files) in sorted(entries.items(), key=lambda kv: kv[1][1]):
+            if total <= cap:
+                break
+            if module == keep:
+                continue
+            for f in files:
+                try:
+                    os.remove(f)
+                except OSError:
+                    pass
+            total -= size
+            deleted += 1
+        return deleted
 
 
 def clear_cache() -> None:
@@ -177,23 +470,19 @@ def clear_cache() -> None:
     with _lock:
         for name in [n for n in sys.modules if n.startswith(MODULE_PREFIX)]:
             del sys.modules[name]
-        directory = default_cache_dir()
-        dirs = {directory, _checked.get(directory, directory)}
-        if _fallback_dir is not None:
-            dirs.add(_fallback_dir)
-        for d in dirs:
-            _clear_dir(d)
+        directory = _checked.get(default_cache_dir(), default_cache_dir())
+        if directory is not None and untrusted_reason(directory) is None:
+            _clear_dir(directory)
 
 
 def _clear_dir(directory: str) -> None:
-    if not os.path.isdir(directory):
-        return
     # Only our files: the directory may be shared with other things.
-    pycache = os.path.join(directory, "__pycache__")
-    for d in (directory, pycache):
-        if not os.path.isdir(d):
+    for d in (directory, os.path.join(directory, PYCACHE)):
+        try:
+            names = os.listdir(d)
+        except OSError:
             continue
-        for entry in os.listdir(d):
+        for entry in names:
             if entry.startswith((MODULE_PREFIX, ".tmp-")):
                 try:
                     os.remove(os.path.join(d, entry))
@@ -202,10 +491,16 @@ def _clear_dir(directory: str) -> None:
 
 
 def cache_info() -> dict[str, Any]:
-    """Where the cache is and how many kernel files it holds (for debugging)."""
+    """Where the cache is, how many kernels and bytes it holds (for debugging)."""
     d = cache_dir()
-    files = [f for f in os.listdir(d) if f.startswith(MODULE_PREFIX)] if os.path.isdir(d) else []
-    return {"dir": d, "kernels": len(files), "version": version_tag()}
+    entries = _entries(d) if d is not None else {}
+    return {
+        "dir": d,
+        "kernels": len(entries),
+        "bytes": sum(e[0] for e in entries.values()),
+        "max_bytes": max_bytes(),
+        "version": version_tag(),
+    }
 
 
 __all__ = ["cache_dir", "cache_info", "clear_cache", "import_source", "source_hash"]

@@ -172,21 +172,28 @@ def _first_attr(lib: ctypes.CDLL, what: str) -> Any:
     return None
 
 
-@functools.lru_cache(maxsize=2)
-def _njit(parallel: bool = False):  # type: ignore[no-untyped-def]
+@functools.lru_cache(maxsize=4)
+def _njit(parallel: bool = False, disk: bool = True):  # type: ignore[no-untyped-def]
     tune_malloc()
-    return import_numba().njit(**NJIT_OPTIONS, **({"parallel": True} if parallel else {}))
+    opts = dict(NJIT_OPTIONS, cache=disk)
+    return import_numba().njit(**opts, **({"parallel": True} if parallel else {}))
+
+
+def _on_disk(fn) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ``fn`` comes from a kernel file in the trusted cache directory (else the
+    cache is memory-only and Numba must not cache it, see ``cache.py``)."""
+    return not fn.__code__.co_filename.startswith("<")
 
 
 def kernel_jit(fn):  # type: ignore[no-untyped-def]
     """The one ``njit`` wrapper every generated kernel uses (see NJIT_OPTIONS)."""
-    return _njit()(fn)
+    return _njit(False, _on_disk(fn))(fn)
 
 
 def kernel_jit_parallel(fn):  # type: ignore[no-untyped-def]
     """``kernel_jit`` with ``parallel=True``: kernels whose ``prange`` loops run on
     Numba's threads (only made when the user asked for threads, see ``parallel.py``)."""
-    return _njit(parallel=True)(fn)
+    return _njit(True, _on_disk(fn))(fn)
 
 
 @dataclass
@@ -384,10 +391,25 @@ def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
     if hit is not None:
         return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
     t0 = time.perf_counter()
-    mod = cache.import_source(name, source)
-    disp = mod.kernel
-    disp.compile(signature)
+    disp = cache.import_source(name, source).kernel
+    # Numba reads its cache files in compile(): check them first (see cache.py).
+    verified = cache.verify_entry(disp, name)
+    try:
+        disp.compile(signature)
+    except Exception:
+        if not verified:
+            raise
+        # Verified files Numba could not load: drop the entry and compile once afresh.
+        path = cache.numba_cache_path(disp)
+        assert path is not None
+        cache.purge_entry(path, name)
+        cache.warn_healed(path)
+        cache.forget_module(name)
+        disp = cache.import_source(name, source).kernel
+        disp.compile(signature)
     compiled = sum(disp._cache_hits.values()) == 0  # Numba's own hit/miss counters
+    if compiled:
+        cache.seal_entry(disp, name)
     disp.disable_compile()  # any other argument types are an error, never a new compile
     k = LoadedKernel(name, source, disp, compiled, time.perf_counter() - t0)
     _loaded[name] = k

@@ -37,6 +37,7 @@ import linecache
 import math
 import time
 import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -1152,6 +1153,8 @@ def lower(
     filename = f"<functrace jit driver {id(gen):x} of {fname}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
+    # The source stays readable in tracebacks while the driver lives, and no longer.
+    weakref.finalize(gen.ns["_driver"], linecache.cache.pop, filename, None)
     return LoweredProgram(
         gen.ns["_driver"],
         source,
