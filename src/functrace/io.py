@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from functrace import core
 from functrace.tree_util import (
     keystr,
     tree_flatten,
@@ -69,7 +70,7 @@ def save(path: str | os.PathLike[str], tree: Any) -> None:
         try:
             arrays[f"leaf_{i}"] = np.asarray(x)
         except Exception as e:
-            raise TypeError(f"save: expected array leaves, got {type(x).__name__}.") from e
+            raise TypeError(f"save: expected array leaves, got {core.describe_value(x)}.") from e
         if arrays[f"leaf_{i}"].dtype == object:
             raise TypeError(
                 f"save: expected array leaves, got {type(x).__name__} at "
