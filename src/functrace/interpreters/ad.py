@@ -170,15 +170,23 @@ _WEAK_RESULT_TYPES = (np.float64, np.int64, np.complex128)
 
 def _keep_weak(out: JVPTracer, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
     """Concrete primals lose the weak type of Python scalars (``2.5 * 2.0`` evaluates to a
-    strong np.float64); give the tracer the aval abstract evaluation gives, so promotion
-    later on (``* float32``) follows NumPy 2 as it does eagerly and under jit."""
-    if type(out.primal) not in _WEAK_RESULT_TYPES:
+    strong np.float64); mark the tracer weak where abstract evaluation would, so that
+    promotion later on (``* float32``) follows NumPy 2 as it does eagerly and under jit:
+    a result of weak operands of its own dtype, or a cast that asks for a weak type."""
+    p = out.primal
+    if type(p) not in _WEAK_RESULT_TYPES:
         return out
-    in_avals = [t.aval for t in tracers]
-    if any(a.weak_type for a in in_avals):
-        aval = primitive.abstract_eval(*in_avals, **params)  # type: ignore[misc]
-        if aval.weak_type and aval.dtype == out.primal.dtype:
-            out._aval = aval
+    if "weak_type" in params:  # convert_element_type: the parameter decides
+        weak = params["weak_type"]
+    else:
+        weak = True
+        for t in tracers:
+            a = t.aval
+            if not a.weak_type or a.dtype != p.dtype:
+                weak = False
+                break
+    if weak:
+        out._aval = ShapedArray((), p.dtype, True)
     return out
 
 

@@ -283,6 +283,8 @@ def _pow_jvp_lhs(g: Any, x: Any, y: Any) -> Any:
     # d x^y / dx = y x^(y-1); NOTE: 0 where y == 0 (also at x = 0). The double select keeps
     # every higher derivative finite where its limit is: where y == 0 the unselected
     # branch is computed with y = 1 (x^0, whose own derivative is 0), not 0 * x^-1.
+    if not isinstance(y, core.Tracer) and not np.any(np.asarray(y) == 0):
+        return mul(g, mul(y, pow(x, sub(y, full_like(y, 1)))))  # a known exponent, no 0
     y_is_0 = eq(y, zeros_like(y))
     y_safe = select_n(y_is_0, y, full_like(y, 1))
     jac = mul(y_safe, pow(x, sub(y_safe, full_like(y, 1))))
