@@ -38,6 +38,7 @@ POS = Arg(domain=(0.2, 3.0))
 UNIT = Arg(domain=(-0.9, 0.9))
 NONZERO = Arg(domain=(0.3, 3.0))  # sign is drawn separately below for "nonzero"
 INT = Arg("int", (-5, 5))
+NONNEG_INT = Arg("int", (0, 5))
 # x / y in (1.05, 1.9): away from the jumps of rem, where finite differences break.
 REM_X = Arg(domain=(1.1, 1.9))
 REM_Y = Arg(domain=(1.0, 1.05))
@@ -456,6 +457,33 @@ FNP_OPS: list[OpInfo] = [
         dtypes=(np.int64,),
     ),
     OpInfo("invert", fnp.invert, np.invert, (INT,), ("not",), grad=False, dtypes=(np.int64,)),
+    OpInfo(
+        "left_shift",
+        fnp.left_shift,
+        np.left_shift,
+        (INT, INT),  # negative amounts shift everything out, as in NumPy
+        ("shift_left",),
+        grad=False,
+        dtypes=(np.int64, np.int32),
+    ),
+    OpInfo(
+        "right_shift",
+        fnp.right_shift,
+        np.right_shift,
+        (INT, INT),
+        ("shift_right_arithmetic",),
+        grad=False,
+        dtypes=(np.int64, np.int32),
+    ),
+    OpInfo(
+        "power_int_arrays",  # an integer base to integer exponents that differ
+        fnp.power,
+        np.power,
+        (INT, NONNEG_INT),
+        ("pow",),
+        grad=False,
+        dtypes=(np.int64,),
+    ),
     OpInfo("where", fnp.where, np.where, (BOOL, F, F), ("select_n",)),
     OpInfo(
         "clip",

@@ -168,12 +168,12 @@ def value_and_grad(
             full = list(args)
             for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
                 full[i] = v
-            res = fun(*full, **kwargs)
+            res = core.call_user("grad", fun, full, kwargs)
             out, aux = res if has_aux else (res, None)
             if has_aux and not (isinstance(res, tuple) and len(res) == 2):
                 raise TypeError(
                     f"grad: expected {describe_fun(fun)} with has_aux=True to "
-                    f"return a pair (output, aux), got {type(res).__name__}."
+                    f"return a pair (output, aux), got {core.describe_value(res)}."
                 )
             _check_scalar_output(fun, out)
             return ([out], aux) if has_aux else [out]
@@ -280,7 +280,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     out_tree_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> Any:
-        res = fun(*tree_unflatten(in_tree, flat))
+        res = core.call_user("vjp", fun, tree_unflatten(in_tree, flat), {})
         out, aux = res if has_aux else (res, None)
         out_leaves, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
@@ -368,7 +368,7 @@ def jvp(
     out_tree_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> Any:
-        res = fun(*tree_unflatten(p_tree, flat))
+        res = core.call_user("jvp", fun, tree_unflatten(p_tree, flat), {})
         out, aux = res if has_aux else (res, None)
         out_leaves, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
@@ -391,7 +391,8 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     out_tree_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> Any:
-        out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, flat)))
+        out = core.call_user("linearize", fun, tree_unflatten(in_tree, flat), {})
+        out_leaves, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
         return out_leaves
 
@@ -458,7 +459,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         out_tree_box: list[Any] = []
 
         def flat_fun(*fl: Any) -> list[Any]:
-            o, ot = tree_flatten(fun(*merge(tree_unflatten(tree, fl))))
+            full = merge(tree_unflatten(tree, fl))
+            o, ot = tree_flatten(core.call_user("jacfwd", fun, full, {}))
             out_tree_box.append(ot)
             return o
 
@@ -507,7 +509,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         out_tree_box: list[Any] = []
 
         def flat_fun(*fl: Any) -> Any:
-            o, ot = tree_flatten(fun(*merge(tree_unflatten(tree, fl))))
+            full = merge(tree_unflatten(tree, fl))
+            o, ot = tree_flatten(core.call_user("jacrev", fun, full, {}))
             out_tree_box.append(ot)
             return o
 
@@ -618,7 +621,7 @@ def make_jaxpr(
         def flat_fun(*flat: Any) -> list[Any]:
             it = iter(tree_unflatten(in_tree, flat))
             full = [a if i in nums else next(it) for i, a in enumerate(args)]
-            return tree_flatten(fun(*full))[0]
+            return tree_flatten(core.call_user("make_jaxpr", fun, full, {}))[0]
 
         closed, _ = trace_to_jaxpr(
             flat_fun,
@@ -637,7 +640,8 @@ def eval_shape(fun: Callable[..., Any], *args: Any) -> Any:
     box: list[Any] = []
 
     def flat_fun(*flat: Any) -> list[Any]:
-        out, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, flat)))
+        res = core.call_user("eval_shape", fun, tree_unflatten(in_tree, flat), {})
+        out, out_tree = tree_flatten(res)
         box.append(out_tree)
         return out
 
@@ -787,7 +791,8 @@ def vmap(
         out_tree_box: list[Any] = []
 
         def flat_fun(*flat: Any) -> list[Any]:
-            out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, flat)))
+            res = core.call_user("vmap", fun, tree_unflatten(in_tree, flat), {})
+            out_leaves, out_tree = tree_flatten(res)
             out_tree_box.append(out_tree)
             return out_leaves
 

@@ -22,6 +22,7 @@ own table in its own module. ``core`` never imports an interpreter.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -356,6 +357,66 @@ def describe_fun(fun: Any) -> str:
     return f"'{name}'"
 
 
+_CONTAINERS = (list, tuple, dict)
+# Python's own messages for an operator or method applied to a list/tuple/dict itself.
+_CONTAINER_ERROR = re.compile(
+    r"unsupported operand type\(s\) for|can't multiply sequence|can only concatenate|"
+    r"bad operand type for unary|object has no attribute|not supported between instances"
+)
+
+
+def call_user(transform: str, fun: Callable[..., Any], args: Sequence[Any], kwargs: Any) -> Any:
+    """``fun(*args, **kwargs)`` for ``transform`` ("grad", "jit"...); when the function
+    applies an operator or an array method to a list/tuple/dict argument itself, the error
+    says that the argument is a pytree."""
+    try:
+        return fun(*args, **kwargs)
+    except (TypeError, AttributeError) as e:
+        err = _container_argument_error(e, f"{transform} of {describe_fun(fun)}", fun, args, kwargs)
+        if err is None:
+            raise
+        raise err from e
+
+
+def _container_argument_error(
+    e: Exception, origin: str, fun: Callable[..., Any], args: Sequence[Any], kwargs: Any
+) -> Exception | None:
+    msg = str(e)
+    if getattr(e, "_functrace_explained", False) or not _CONTAINER_ERROR.search(msg):
+        return None
+
+    def named(t: type) -> bool:  # "'list' and 'int'", "concatenate list", "sequence by"
+        n = t.__name__
+        return f"'{n}'" in msg or f" {n} " in msg or ("sequence" in msg and t is not dict)
+
+    found = [(i, a) for i, a in enumerate(args)] + list((kwargs or {}).items())
+    hit = next(((k, a) for k, a in found if type(a) in _CONTAINERS and named(type(a))), None)
+    if hit is None:
+        return None
+    key, value = hit
+    if isinstance(key, str):
+        label = f"`{key}`"
+    else:
+        try:
+            import inspect
+
+            p = list(inspect.signature(fun).parameters.values())[key]
+            ok = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            label = f"`{p.name}`" if ok else f"at position {key}"
+        except (TypeError, ValueError, IndexError):
+            label = f"at position {key}"
+    t = type(value).__name__
+    err = type(e)(
+        f"{origin}: expected an array for argument {label}, got a {t} of {len(value)} "
+        f"elements. A {t} is a pytree, so the function receives a {t} of separate values "
+        f"(traced one by one), and Python's {t} does not support this operation "
+        f"({msg}). To work on it as one array, pass np.asarray(...) of it (or call "
+        f"fnp.asarray inside the function); to keep separate values, use its elements."
+    )
+    err._functrace_explained = True  # type: ignore[attr-defined]
+    return err
+
+
 class Tracer:
     """Stands in for an array during a traced call.
 
@@ -463,10 +524,81 @@ class Tracer:
         )
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        return f"Traced<{self.aval.str_short()}> under {self._trace.origin or 'a transformation'}"
+
+    def describe(self) -> str:
+        """How messages name this value: ``a traced value f64[3] under jit of 'loss' (...)``."""
+        return f"a traced value {self.aval.str_short()} under {self._trace.origin or 'a transform'}"
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails. Private and dunder names (probes by NumPy,
+        # pytrees, copy...) fail fast and plainly.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if hasattr(type(self), name):  # a property that itself raised: re-raise its error
+            return object.__getattribute__(self, name)
+        hint = _TORCH_HINTS.get(name)
+        if hint is not None:
+            raise AttributeError(
+                f"{name}: {self.describe()} has no attribute {name!r} (a PyTorch habit): {hint}"
+            )
+        raise AttributeError(
+            f"{name}: {self.describe()} has no attribute {name!r}. Traced values have the "
+            f"attributes and methods of NumPy arrays (.shape, .dtype, .T, .sum(), .reshape(), "
+            f".astype(), .at[...]); other functions are in functrace.numpy."
+        )
 
     def __reduce__(self) -> Any:
         raise TypeError("pickle: expected a concrete array, got a tracer.")
+
+
+_GRAD_HINT = (
+    "functrace differentiates functions, not arrays. Write the loss as a function and call "
+    "ft.grad(loss)(params) or ft.value_and_grad(loss)(params) (ft.vjp for non-scalar "
+    "outputs); gradients are returned, not stored on the inputs."
+)
+_IMMUTABLE_HINT = (
+    "functrace arrays are immutable: build a new value instead (x.at[idx].set(v), "
+    "fnp.zeros_like(x), x + y)."
+)
+_TORCH_HINTS = {
+    "detach": "use ft.stop_gradient(x) to treat a value as a constant for differentiation.",
+    "data": "use ft.stop_gradient(x) to treat a value as a constant for differentiation.",
+    "requires_grad": _GRAD_HINT,
+    "requires_grad_": _GRAD_HINT,
+    "backward": _GRAD_HINT,
+    "grad": _GRAD_HINT,
+    "retain_grad": _GRAD_HINT,
+    "register_hook": "use y = ft.grad_hook(x, fn) to see or replace the cotangent of x.",
+    "numpy": (
+        "a traced value has no NumPy value inside the transformed function; return it "
+        "(results are NumPy arrays), or look at it with ft.debug.print / ft.debug.callback."
+    ),
+    "cpu": "there are no devices: functrace arrays are NumPy arrays in memory; drop the call.",
+    "cuda": "there are no devices: functrace arrays are NumPy arrays in memory; drop the call.",
+    "to": "there are no devices: functrace arrays are NumPy arrays in memory; use .astype().",
+    "zero_": _IMMUTABLE_HINT,
+    "fill_": _IMMUTABLE_HINT,
+    "add_": _IMMUTABLE_HINT,
+    "sub_": _IMMUTABLE_HINT,
+    "mul_": _IMMUTABLE_HINT,
+    "div_": _IMMUTABLE_HINT,
+    "copy_": _IMMUTABLE_HINT,
+    "clamp_": _IMMUTABLE_HINT,
+    "clone": "arrays are immutable, so no copy is needed (x.copy() also works).",
+    "dim": "use x.ndim.",
+    "view": "use x.reshape(...).",
+    "unsqueeze": "use fnp.expand_dims(x, axis).",
+    "permute": "use x.transpose(...).",
+    "float": "use x.astype(fnp.float32).",
+    "double": "use x.astype(fnp.float64).",
+    "long": "use x.astype(fnp.int64).",
+}
+
+
+def describe_value(x: Any) -> str:
+    """How a message names a user's value: its type, or what a traced value stands for."""
+    return x.describe() if isinstance(x, Tracer) else type(x).__name__
 
 
 def concrete_or_none(x: Any) -> np.ndarray | None:
@@ -490,9 +622,11 @@ __all__ = [
     "Trace",
     "Tracer",
     "abstract_eval_rules",
+    "call_user",
     "concrete_or_none",
     "current_level",
     "describe_fun",
+    "describe_value",
     "get_aval",
     "impl_rules",
     "new_trace",

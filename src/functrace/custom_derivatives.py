@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from functrace import core
-from functrace.core import Primitive, ShapedArray, Tracer, describe_fun
+from functrace.core import Primitive, ShapedArray, Tracer, describe_fun, describe_value
 from functrace.errors import UnexpectedTracerError
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
@@ -195,7 +195,7 @@ class custom_jvp:
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
                 raise TypeError(
                     f"custom_jvp: expected the JVP rule of {name} to return a pair "
-                    f"(primal_out, tangent_out), got {type(res).__name__}."
+                    f"(primal_out, tangent_out), got {describe_value(res)}."
                 )
             out, t_out = res
             o_leaves, o_tree = tree_flatten(out)
@@ -670,7 +670,7 @@ class custom_vjp:
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
                 raise TypeError(
                     f"custom_vjp: expected fwd of {name} to return a pair "
-                    f"(output, residuals), got {type(res).__name__}."
+                    f"(output, residuals), got {describe_value(res)}."
                 )
             out, residuals = res
             o_leaves, o_tree = tree_flatten(out)
@@ -691,7 +691,7 @@ class custom_vjp:
                 raise TypeError(
                     f"custom_vjp: expected bwd of {name} to return a tuple with one cotangent "
                     f"per differentiable argument ({len(diff_args)}), got "
-                    f"{type(got).__name__}. Wrap a single cotangent as (ct,)."
+                    f"{describe_value(got)}. Wrap a single cotangent as (ct,)."
                 )
             got = tuple(got)
             if len(got) != len(diff_args):

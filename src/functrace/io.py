@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import tree_util
+from functrace import core, tree_util
 from functrace.tree_util import keystr, tree_flatten_with_path
 
 FORMAT = "functrace-checkpoint"
@@ -495,7 +495,9 @@ def _leaf_array(x: Any, kind: str, path: str) -> np.ndarray:
     try:
         a = np.asarray(x)
     except Exception as e:
-        raise TypeError(f"save: expected array leaves, got {type(x).__name__} at {path}.") from e
+        raise TypeError(
+            f"save: expected array leaves, got {core.describe_value(x)} at {path}."
+        ) from e
     if a.dtype.hasobject:
         raise TypeError(
             f"save: expected array leaves (any dtype NumPy stores without pickle), got "

@@ -150,7 +150,9 @@ class JVPTrace(Trace):
             out = primitive.bind(*primals, **params)
             if primitive.multiple_results:
                 return [JVPTracer(self, o, Zero.from_primal(o)) for o in out]
-            return JVPTracer(self, out, Zero.from_primal(out))
+            return _keep_weak(
+                JVPTracer(self, out, Zero.from_primal(out)), primitive, tracers, params
+            )
         rule = jvp_rules.get(primitive)
         if rule is None:
             raise MissingRuleError(
@@ -159,7 +161,33 @@ class JVPTrace(Trace):
         primal_out, tangent_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
             return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
-        return JVPTracer(self, primal_out, tangent_out)
+        return _keep_weak(JVPTracer(self, primal_out, tangent_out), primitive, tracers, params)
+
+
+# NumPy scalars of the dtypes of Python scalars: what the impls return for weak operands.
+_WEAK_RESULT_TYPES = (np.float64, np.int64, np.complex128)
+
+
+def _keep_weak(out: JVPTracer, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+    """Concrete primals lose the weak type of Python scalars (``2.5 * 2.0`` evaluates to a
+    strong np.float64); mark the tracer weak where abstract evaluation would, so that
+    promotion later on (``* float32``) follows NumPy 2 as it does eagerly and under jit:
+    a result of weak operands of its own dtype, or a cast that asks for a weak type."""
+    p = out.primal
+    if type(p) not in _WEAK_RESULT_TYPES:
+        return out
+    if "weak_type" in params:  # convert_element_type: the parameter decides
+        weak = params["weak_type"]
+    else:
+        weak = True
+        for t in tracers:
+            a = t.aval
+            if not a.weak_type or a.dtype != p.dtype:
+                weak = False
+                break
+    if weak:
+        out._aval = ShapedArray((), p.dtype, True)
+    return out
 
 
 def jvp_flat(

@@ -485,7 +485,7 @@ class JitFunction:
             d_args, d_kw = tree_unflatten(in_tree, tracers)
             it = iter(d_args)
             full = [static_map[i] if i in static_map else next(it) for i in range(nargs)]
-            out = fun(*full, **static_kw, **d_kw)
+            out = core.call_user("jit", fun, full, {**static_kw, **d_kw})
             out_leaves, out_tree = tree_flatten(out)
             for leaf in out_leaves:
                 if not core.is_array_like(leaf):

@@ -627,7 +627,8 @@ def scan(
         res = f(carry, x)
         if not (isinstance(res, tuple) and len(res) == 2):
             raise TypeError(
-                f"scan: expected {name} to return a pair (carry, y), got {type(res).__name__}."
+                f"scan: expected {name} to return a pair (carry, y), got "
+                f"{core.describe_value(res)}."
             )
         new_carry, y = res
         c_leaves, c_tree = tree_flatten(new_carry)

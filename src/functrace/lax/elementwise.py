@@ -261,25 +261,51 @@ def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
 numba_emitters[integer_pow_p] = _nb.integer_pow
 
-pow_p = binop("pow", np.power, _FLOAT, "a floating-point")
+
+def _pow_impl(x: Any, y: Any) -> Any:
+    eager_check_binary("pow", x, y)
+    if np.asarray(y).dtype.kind == "i" and np.any(y < 0):  # an integer base (equal dtypes)
+        raise ValueError(
+            "pow: expected non-negative exponents for an integer base (NumPy's rule), got the "
+            f"negative exponent {np.min(y)}. Use a float base (2.0 ** n, x.astype(float) ** n)."
+        )
+    return np.power(x, y)
+
+
+pow_p = Primitive("pow")  # integers too: x ** n with a traced integer n
+register(pow_p, _pow_impl, _binop_abstract("pow", _NUMERIC, "a numeric"))
+elementwise_numpy[pow_p] = np.power
+batching.defbroadcasting(pow_p)
 pow = _bind2(pow_p)  # noqa: A001
 
 
 def _pow_jvp_lhs(g: Any, x: Any, y: Any) -> Any:
-    # d x^y / dx = y x^(y-1); NOTE: 0 where y == 0 (also at x = 0).
-    safe = select_n(eq(y, zeros_like(y)), mul(y, pow(x, sub(y, full_like(y, 1)))), zeros_like(y))
-    return mul(g, safe)
+    # d x^y / dx = y x^(y-1); NOTE: 0 where y == 0 (also at x = 0). The double select keeps
+    # every higher derivative finite where its limit is: where y == 0 the unselected
+    # branch is computed with y = 1 (x^0, whose own derivative is 0), not 0 * x^-1.
+    if not isinstance(y, core.Tracer) and not np.any(np.asarray(y) == 0):
+        return mul(g, mul(y, pow(x, sub(y, full_like(y, 1)))))  # a known exponent, no 0
+    y_is_0 = eq(y, zeros_like(y))
+    y_safe = select_n(y_is_0, y, full_like(y, 1))
+    jac = mul(y_safe, pow(x, sub(y_safe, full_like(y, 1))))
+    return mul(g, select_n(y_is_0, jac, zeros_like(y)))
 
 
 def _pow_jvp_rhs(g: Any, x: Any, y: Any) -> Any:
-    # d x^y / dy = log(x) x^y; NOTE: 0 at x == 0 (the limit from the right).
+    # d x^y / dy = log(x) x^y; NOTE: 0 at x == 0 (0^y = 0 for y > 0; also at y = 0).
     is_zero = eq(x, zeros_like(x))
     safe_x = select_n(is_zero, x, full_like(x, 1))
     return mul(g, mul(log(safe_x), pow(x, y)))
 
 
+def _pow_emit(ctx: _nb.EmitContext) -> str | None:
+    if ctx.in_dtypes[0].kind in "iu":
+        return None  # the impl: NumPy's check of negative exponents
+    return f"np.power({ctx.args[0]}, {ctx.args[1]})"
+
+
 ad.defjvp(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
-numba_emitters[pow_p] = "np.power({0}, {1})"
+numba_emitters[pow_p] = _pow_emit
 
 atan2_p = binop("atan2", np.arctan2, _FLOAT, "a floating-point")
 atan2 = _bind2(atan2_p)
@@ -471,7 +497,20 @@ def _not_impl(x: Any) -> Any:
 not_p = unop("not", _not_impl, _INT_BOOL, "a boolean or integer")
 bitwise_not = _bind1(not_p)
 
+# Shifts with NumPy's semantics: right shifts of signed integers are arithmetic, and a
+# shift by the bit width or more (or by a negative amount) gives 0 (-1 for a negative x
+# shifted right). In compiled code they run as NumPy calls in the driver (rare in
+# array programs; NumPy's overshift rule needs no special case there).
+shift_left_p = binop("shift_left", np.left_shift, "iu", "an integer")
+shift_right_arithmetic_p = binop("shift_right_arithmetic", np.right_shift, "iu", "an integer")
+shift_left = _bind2(shift_left_p)
+shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
+numba_emitters[shift_left_p] = lambda ctx: None
+numba_emitters[shift_right_arithmetic_p] = lambda ctx: None
+
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p):
+    ad.defjvp_zero(_p)
+for _p in (shift_left_p, shift_right_arithmetic_p):
     ad.defjvp_zero(_p)
 numba_emitters.update(
     {
@@ -775,6 +814,10 @@ __all__ = [
     "rem",
     "rem_p",
     "round",
+    "shift_left",
+    "shift_left_p",
+    "shift_right_arithmetic",
+    "shift_right_arithmetic_p",
     "round_p",
     "rsqrt",
     "rsqrt_p",

@@ -126,7 +126,13 @@ def promote_and_broadcast(
     avals = [core.get_aval(a) for a in args]
     if len(avals) == 2:  # fast path: same shape, same dtype, same weakness
         a0, a1 = avals
-        if a0.shape == a1.shape and a0.dtype == a1.dtype and a0.weak_type == a1.weak_type:
+        if (
+            a0.shape == a1.shape
+            and a0.dtype == a1.dtype
+            and a0.weak_type == a1.weak_type
+            and type(args[0]) not in _PY_SCALARS  # Python scalars become NumPy values below
+            and type(args[1]) not in _PY_SCALARS
+        ):
             dts = resolve_ufunc_dtypes(fname, ufunc, avals)
             if dts[0] == a0.dtype and dts[1] == a0.dtype:
                 return list(args), dts[2]
@@ -139,6 +145,8 @@ def promote_and_broadcast(
         if isinstance(x, Tracer):
             if aval.dtype != dt:
                 x = lx.convert_element_type(x, dt, aval.weak_type and all_weak)
+        elif all_weak and type(x) in _PY_SCALARS:
+            x = _WEAK_TYPES[dt.kind](x)  # stays a weak Python scalar: x * 2.0 stays weak
         elif aval.dtype != dt or type(x) in _PY_SCALARS:
             # a constant: convert now (a NumPy value with the loop dtype), no equation
             x = np.asarray(x, dtype=dt)[()] if not aval.shape else np.asarray(x, dt)

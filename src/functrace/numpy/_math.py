@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -11,6 +12,7 @@ from functrace import core
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.numpy._core import (
+    _finish,
     asarray_or_tracer,
     broadcast_shapes,
     broadcast_to_shape,
@@ -34,7 +36,13 @@ cos = elementwise("cos", np.cos, lx.cos)
 tan = elementwise("tan", np.tan, lx.tan)
 tanh = elementwise("tanh", np.tanh, lx.tanh)
 sqrt = elementwise("sqrt", np.sqrt, lx.sqrt)
-add = elementwise("add", np.add, lx.add)
+
+
+def _add(x: Any, y: Any) -> Any:
+    return lx.bitwise_or(x, y) if _kind(x) == "b" else lx.add(x, y)  # NumPy: True + True
+
+
+add = elementwise("add", np.add, _add)
 subtract = elementwise("subtract", np.subtract, lx.sub)
 multiply = elementwise("multiply", np.multiply, lx.mul)
 true_divide = elementwise("true_divide", np.true_divide, lx.div)
@@ -52,20 +60,28 @@ greater_equal = elementwise("greater_equal", np.greater_equal, lx.ge)
 bitwise_and = elementwise("bitwise_and", np.bitwise_and, lx.bitwise_and)
 bitwise_or = elementwise("bitwise_or", np.bitwise_or, lx.bitwise_or)
 bitwise_xor = elementwise("bitwise_xor", np.bitwise_xor, lx.bitwise_xor)
+left_shift = elementwise("left_shift", np.left_shift, lx.shift_left)
+right_shift = elementwise("right_shift", np.right_shift, lx.shift_right_arithmetic)
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 invert = elementwise("invert", np.invert, lx.bitwise_not)
 bitwise_not = invert
 
 
+def _kind(x: Any) -> str:
+    """The dtype kind of an operand (a tracer, a NumPy value or a weak Python scalar)."""
+    return core.get_aval(x).dtype.kind
+
+
 def _floor(x: Any) -> Any:
-    return x if x.dtype.kind in "biu" else lx.floor(x)
+    return x if _kind(x) in "biu" else lx.floor(x)
 
 
 def _ceil(x: Any) -> Any:
-    return x if x.dtype.kind in "biu" else lx.ceil(x)
+    return x if _kind(x) in "biu" else lx.ceil(x)
 
 
 def _rint(x: Any) -> Any:
-    return x if x.dtype.kind in "biu" else lx.round(x, 1)
+    return x if _kind(x) in "biu" else lx.round(x, 1)
 
 
 floor = elementwise("floor", np.floor, _floor)
@@ -74,7 +90,7 @@ rint = elementwise("rint", np.rint, _rint)
 
 
 def _trunc(x: Any) -> Any:
-    if x.dtype.kind in "biu":
+    if _kind(x) in "biu":
         return x
     return lx.select_n(lx.lt(x, lx.zeros_like(x)), lx.floor(x), lx.ceil(x))
 
@@ -84,7 +100,7 @@ fix = trunc
 
 
 def _logical(x: Any) -> Any:
-    return x if x.dtype == np.bool_ else lx.ne(x, lx.zeros_like(x))
+    return x if _kind(x) == "b" else lx.ne(x, lx.zeros_like(x))
 
 
 def _logical_and(x: Any, y: Any) -> Any:
@@ -106,7 +122,7 @@ logical_not = elementwise("logical_not", np.logical_not, lambda x: lx.bitwise_no
 
 
 def _floor_divide(x: Any, y: Any) -> Any:
-    if x.dtype.kind in "iu":
+    if _kind(x) in "iu":
         return lx.div(x, y)  # lax.div on integers floors, like NumPy's //
     return lx.floor(lx.div(x, y))
 
@@ -127,38 +143,40 @@ mod = remainder
 
 
 def _power(x: Any, y: Any) -> Any:
-    if x.dtype.kind in "iu":
-        # Integer powers by repeated squaring on concrete exponents only.
+    if _kind(x) in "iu":
+        # One known exponent: integer_pow (repeated squaring); else lax.pow on integers,
+        # which refuses negative exponents when it runs, as NumPy does.
         yv = core.concrete_or_none(y)
-        if yv is not None and yv.size and np.all(yv == yv.flat[0]) and yv.flat[0] >= 0:
+        if yv is not None and yv.size and np.any(yv < 0):
+            raise _int_power_error(f"the negative exponent {yv.min()}")
+        if yv is not None and yv.size and np.all(yv == yv.flat[0]):
             return lx.integer_pow(x, int(yv.flat[0]))
-        if yv is None:
-            raise _int_power_error("a traced integer exponent")
-        if yv.size and np.all(yv == yv.flat[0]):
-            raise _int_power_error(f"the negative exponent {yv.flat[0]}")
-        raise _int_power_error("exponents that differ across elements")
     return lx.pow(x, y)
 
 
-def _int_power_error(got: str) -> TypeError:
-    return TypeError(
-        "power: expected a float base or one concrete non-negative integer exponent for an "
-        f"integer base, got {got}. Use a float base (x.astype(float) ** y)."
+def _int_power_error(got: str) -> ValueError:
+    return ValueError(
+        "power: expected non-negative exponents for an integer base (NumPy's rule), got "
+        f"{got}. Use a float base (2.0 ** n, x.astype(float) ** y)."
     )
 
 
 _power_f = elementwise("power", np.power, _power)
 
 
-def power(x: Any, y: Any, /) -> Any:
+def power(x: Any, y: Any, /, *, _op: bool = False) -> Any:
     """NumPy's ``power``; a Python int exponent becomes ``integer_pow`` (exact, cheap)."""
     if type(y) is int and isinstance(x, Tracer):
         aval = x.aval
         if aval.dtype.kind in "iufc" and (y >= 0 or aval.dtype.kind in "fc"):
-            return lx.integer_pow(x, y)
+            return _finish(lx.integer_pow(x, y), aval.dtype, _op)
         if aval.dtype.kind in "iu":  # NumPy refuses integers to negative powers too
             raise _int_power_error(f"the negative exponent {y}")
-    return _power_f(x, y)
+    return _power_f(x, y, _op=_op)
+
+
+power._operator = functools.partial(power, _op=True)  # type: ignore[attr-defined]
+pow = power  # noqa: A001  (NumPy 2's alias)
 
 
 def square(x: Any, /) -> Any:
@@ -269,6 +287,9 @@ def logaddexp(x: Any, y: Any, /) -> Any:
     """``log(exp(x) + exp(y))`` without overflow."""
     if not is_traced(x, y):
         return np.logaddexp(x, y)
+    (x, y), _ = promote_and_broadcast(  # NumPy's dtypes (and its refusal of complex)
+        "logaddexp", np.logaddexp, [asarray_or_tracer(x, "logaddexp"), asarray_or_tracer(y)]
+    )
     m = maximum(x, y)
     m = lx.stop_gradient(where(isfinite(m), m, 0.0))
     return add(m, log(add(exp(subtract(x, m)), exp(subtract(y, m)))))
@@ -923,8 +944,10 @@ __all__ = [
     "atan2",
     "atanh",
     "bitwise_and",
+    "bitwise_left_shift",
     "bitwise_not",
     "bitwise_or",
+    "bitwise_right_shift",
     "bitwise_xor",
     "cbrt",
     "ceil",
@@ -960,6 +983,7 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "left_shift",
     "less",
     "less_equal",
     "log",
@@ -981,6 +1005,7 @@ __all__ = [
     "negative",
     "not_equal",
     "positive",
+    "pow",
     "power",
     "rad2deg",
     "radians",
@@ -988,6 +1013,7 @@ __all__ = [
     "real_if_close",
     "reciprocal",
     "remainder",
+    "right_shift",
     "rint",
     "round",
     "sign",

@@ -78,6 +78,8 @@ _BINOPS = {
     "and": m.bitwise_and,
     "or": m.bitwise_or,
     "xor": m.bitwise_xor,
+    "lshift": m.left_shift,
+    "rshift": m.right_shift,
 }
 
 
@@ -96,6 +98,22 @@ for _name, _f in _BINOPS.items():
     setattr(Tracer, f"__{_name}__", _defer(_py_pow(_f) if _name == "pow" else _f, _arith))
     setattr(Tracer, f"__r{_name}__", _defer(_swap(_f), _arith))
 
+
+def _py_ordered(f: Any, symbol: str) -> Any:
+    def g(x: Any, y: Any) -> Any:
+        if _is_py(x) and _is_py(y):  # Python does not order complex numbers (NumPy does)
+            for v in (x, y):
+                if (v.dtype.kind if isinstance(v, Tracer) else type(v).__name__[0]) == "c":
+                    raise TypeError(
+                        f"'{symbol}' not supported between Python complex numbers and other "
+                        f"numbers (as in Python). Compare .real, or use fnp.less & co. on "
+                        f"arrays for NumPy's order."
+                    )
+        return f(x, y)
+
+    return g
+
+
 for _name, _f in {
     "eq": m.equal,
     "ne": m.not_equal,
@@ -104,7 +122,8 @@ for _name, _f in {
     "gt": m.greater,
     "ge": m.greater_equal,
 }.items():
-    setattr(Tracer, f"__{_name}__", _defer(_f))
+    _sym = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}.get(_name)
+    setattr(Tracer, f"__{_name}__", _defer(_py_ordered(_f, _sym) if _sym else _f))
 
 
 def _matmul(a: Any, b: Any) -> Any:
