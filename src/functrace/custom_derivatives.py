@@ -139,7 +139,7 @@ class custom_jvp:
             it = iter(diff)
             return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
 
-        if not any(isinstance(x, Tracer) for x in leaves) and core._dynamic is core._base:
+        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
             return self.fun(*args)
         name = describe_fun(self.fun)
 
@@ -336,7 +336,7 @@ class custom_vjp:
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)
-        if not any(isinstance(x, Tracer) for x in leaves) and core._dynamic is core._base:
+        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
             return self.fun(*args)
 
         def full(diff: Sequence[Any]) -> list[Any]:

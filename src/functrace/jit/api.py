@@ -11,7 +11,9 @@ those arguments fails while tracing, with the primitive's or the tracer's error.
 
 Under another transform (any trace active: ``grad(jit(f))``, ``vmap(jit(f))``,
 ``jit`` inside ``jit``) the function is simply called, so it is traced through
-and inlined. ``disable_jit()`` and ``FUNCTRACE_DISABLE_JIT=1`` run it eagerly.
+and inlined. ``disable_jit()`` (in the calling thread) and ``FUNCTRACE_DISABLE_JIT=1``
+run it eagerly. A jitted function may be called from several threads at once: a new
+signature is traced and lowered once, under the function's lock.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -46,8 +49,15 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
-_disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
-_trace_stack = core.trace_stack  # the same list object, mutated in place by core
+class _JitState(threading.local):
+    """Per-thread ``disable_jit`` flag (its default comes from FUNCTRACE_DISABLE_JIT,
+    read at import)."""
+
+    disabled = _env_flag("FUNCTRACE_DISABLE_JIT")  # the class default: every thread
+
+
+_jit_state = _JitState()
+_trace_state = core._state  # the per-thread trace state (the object is shared)
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
 
@@ -56,18 +66,20 @@ _ndarray = np.ndarray
 def disable_jit(disable: bool = True) -> Iterator[None]:
     """Run jitted functions eagerly (op by op, debuggable) inside the block.
 
+    The setting is per thread, like all trace state: other threads keep compiling.
+
     >>> import functrace as ft
     >>> with ft.disable_jit():
     ...     print(ft.jit(lambda x: x + 1)(1.0))
     2.0
     """
-    global _disabled
-    prev = _disabled
-    _disabled = bool(disable)
+    state = _jit_state
+    prev = state.disabled
+    state.disabled = bool(disable)
     try:
         yield
     finally:
-        _disabled = prev
+        state.disabled = prev
 
 
 def clear_cache() -> None:
@@ -268,12 +280,15 @@ class JitFunction:
         self._fast: dict[tuple[Any, ...], Callable[..., Any]] = {}  # flat positional args
         self._tree_fast: dict[Any, Callable[..., Any]] = {}  # simple pytrees of args
         self._cache: dict[Any, _Entry] = {}
+        # Held while a signature is traced and lowered: threads calling with the same
+        # new signature at once trace it once (the others wait and reuse the entry).
+        self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or self._has_static or _disabled or len(_trace_stack) != 1:
+        if kwargs or self._has_static or _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
@@ -294,7 +309,7 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if _disabled or len(_trace_stack) != 1:
+        if _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._fun(*args, **kwargs)  # inlined into the enclosing transform
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
@@ -380,10 +395,22 @@ class JitFunction:
         key = (in_tree, tuple(avals), static_key, tuple(py_bools))
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(
-                args, kwargs, static_pos, dyn_args, static_kw, dyn_kw, leaves, in_tree, avals, key
-            )
-            self._cache[key] = entry
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(
+                        args,
+                        kwargs,
+                        static_pos,
+                        dyn_args,
+                        static_kw,
+                        dyn_kw,
+                        leaves,
+                        in_tree,
+                        avals,
+                        key,
+                    )
+                    self._cache[key] = entry
         return entry, leaves
 
     def _leaf_names(
