@@ -166,6 +166,66 @@ def is_array_like(x: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# Array arguments: the one rule for ndarray subclasses and unusual layouts
+# ---------------------------------------------------------------------------
+
+_REJECTED_SUBCLASSES: tuple[tuple[type, str], ...] = (
+    (np.matrix, "`*` is a matrix product and its reductions keep two dimensions"),
+    (np.ma.MaskedArray, "its mask would be silently dropped"),
+)
+
+
+def is_plain_array(x: np.ndarray) -> bool:
+    """An exact ``numpy.ndarray`` in native byte order and aligned memory: what every
+    transform computes with (see :func:`plain_array`)."""
+    return type(x) is np.ndarray and x.dtype.isnative and x.flags.aligned
+
+
+def plain_array(x: np.ndarray, where: str, arg: str) -> np.ndarray:
+    """The array a transform computes with for the ndarray ``x`` (the documented rule):
+
+    * a plain ndarray in native byte order and aligned memory is used as is (any
+      strides: views, broadcasts, read-only arrays);
+    * ``numpy.matrix`` and ``numpy.ma.MaskedArray`` (and their subclasses) are
+      rejected with a ``TypeError``, as is any subclass overriding
+      ``__array_ufunc__`` or ``__array_function__`` (it changes what NumPy's
+      functions mean for it, e.g. units); convert with ``numpy.asarray`` (or
+      ``numpy.ma.filled``) first;
+    * any other subclass (``numpy.memmap``, a user subclass adding attributes) is
+      viewed as its base ``numpy.ndarray`` (no copy);
+    * a non-native byte order (``>f8`` on a little-endian machine) is converted to
+      the native one, as NumPy's own functions return it; unaligned memory is copied.
+
+    ``where`` names the transform and function, ``arg`` the argument (for errors).
+    """
+    t = type(x)
+    if t is not np.ndarray:
+        for cls, why in _REJECTED_SUBCLASSES:
+            if isinstance(x, cls):
+                fix = "numpy.asarray(x)" if cls is np.matrix else "numpy.ma.filled(x, value)"
+                raise TypeError(
+                    f"{where}: expected a numpy.ndarray for {arg}, got a {t.__module__}."
+                    f"{t.__qualname__}: under transformations {why}. Pass {fix} instead."
+                )
+        if (
+            t.__array_ufunc__ is not np.ndarray.__array_ufunc__
+            or t.__array_function__ is not np.ndarray.__array_function__
+        ):
+            raise TypeError(
+                f"{where}: expected a numpy.ndarray for {arg}, got a {t.__module__}."
+                f"{t.__qualname__}, a subclass that overrides NumPy's functions "
+                f"(__array_ufunc__ / __array_function__), whose meaning transformations "
+                f"cannot keep. Pass numpy.asarray(x) instead."
+            )
+        x = x.view(np.ndarray)
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    if not x.flags.aligned:
+        x = x.copy()
+    return x
+
+
+# ---------------------------------------------------------------------------
 # Primitives
 # ---------------------------------------------------------------------------
 
@@ -258,6 +318,13 @@ class Trace:
 
     def full_raise(self, val: Any) -> Any:
         if not isinstance(val, Tracer):
+            # a constant meets a tracer: the rule for ndarray subclasses and layouts
+            if (
+                isinstance(val, np.ndarray)
+                if type(val) is not np.ndarray
+                else not (val.dtype.isnative and val.flags.aligned)
+            ):
+                val = plain_array(val, self.origin or "functrace", "a constant it closes over")
             return self.pure(val)
         t = val._trace
         if t is self:

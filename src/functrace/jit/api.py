@@ -133,10 +133,15 @@ class _Entry:
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    # Exact ndarrays only (subclasses take the general path, which applies the rule of
+    # ``core.plain_array``); a non-native dtype is its own key, never stored (see
+    # ``_call_general``), and unaligned memory must be copied, so it takes that path too.
     key: list[Any] = []
     for a in args:
         t = type(a)
         if t is _ndarray:
+            if not a.flags.aligned:
+                return None
             key.append((a.shape, a.dtype))
         elif t in _SCALAR_TYPES:
             key.append(t)
@@ -154,6 +159,8 @@ def _tree_key(x: Any, leaves: list[Any]) -> Any:
     ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
     t = type(x)
     if t is _ndarray:
+        if not x.flags.aligned:
+            return _NOT_SIMPLE
         leaves.append(x)
         return (x.shape, x.dtype)
     if t in _SCALAR_TYPES:
@@ -318,7 +325,9 @@ class JitFunction:
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
-                self._fast[key] = entry.driver
+                # only for arguments used as they are (not converted by the general path)
+                if all(a is b for a, b in zip(args, leaves)):
+                    self._fast[key] = entry.driver
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
@@ -373,9 +382,15 @@ class JitFunction:
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
         py_bools = []  # Python bools: the aval is np.bool_'s, the eager results differ
+        names: list[str] | None = None
         for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
                 return None, leaves  # a leaked tracer: the plain call reports it
+            if isinstance(x, np.ndarray) and not core.is_plain_array(x):
+                # ndarray subclasses, byte order, alignment: the rule of core.plain_array
+                if names is None:
+                    names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+                x = leaves[i] = core.plain_array(x, self._origin, f"argument `{names[i]}`")
             if type(x) is bool:
                 py_bools.append(i)
             try:
@@ -516,6 +531,9 @@ def jit(
 ) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
+    Array arguments follow the rule of ``core.plain_array``: ``numpy.matrix`` and masked
+    arrays are rejected (TypeError), other ndarray subclasses are viewed as ndarray,
+    non-native byte order and unaligned memory are converted; any strides work.
     Elementwise chains fuse into one loop kernel each, matrix products call BLAS,
     and compiled kernels are cached on disk (``$FUNCTRACE_CACHE_DIR``). Python
     control flow on traced values raises ``ConcretizationError``: use
