@@ -262,3 +262,18 @@ def test_item6_layouts_under_other_transforms(layout: str) -> None:
         for g, e in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(expected)):
             assert np.asarray(g).dtype == np.asarray(e).dtype, name
             np.testing.assert_array_equal(g, e, err_msg=name)
+
+
+def test_item6_errors_name_the_argument() -> None:
+    m = _matrix()
+    ok = np.ones((2, 2))
+    with pytest.raises(TypeError, match=r"grad of '<lambda>'.*argument `p`\['w'\]"):
+        ft.grad(lambda p, x: loss(p["w"] * x))({"w": m}, ok)
+    with pytest.raises(TypeError, match=r"grad of '<lambda>'.*argument `x`.*matrix"):
+        ft.grad(lambda p, x: loss(p * x))(ok, m)  # not differentiated: the same rule
+    with pytest.raises(TypeError, match=r"jit of '<lambda>'.*argument `b`.*matrix"):
+        ft.jit(lambda a, b: a + b)(ok, b=m)
+    with pytest.raises(TypeError, match=r"make_jaxpr of '<lambda>'.*argument `y`.*matrix"):
+        ft.make_jaxpr(lambda n, y: y * n, static_argnums=0)(2, m)
+    with pytest.raises(TypeError, match=r"vmap of '<lambda>'.*argument `y`\[1\].*MaskedArray"):
+        ft.vmap(lambda y: y[0] + y[1])((ok, _masked()))

@@ -104,21 +104,49 @@ def _plain_value(x: Any, where: Callable[[], str], label: Callable[[], str]) -> 
     )
 
 
-def _plain_args(fname: str, fun: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The positional arguments of ``fun`` made plain (see :func:`_plain_value`); errors
+def _plain_args(
+    fname: str, fun: Callable[..., Any], args: tuple[Any, ...], skip: Sequence[int] = ()
+) -> tuple[Any, ...]:
+    """The positional arguments of ``fun`` made plain (see :func:`_plain_value`), except
+    those at ``skip`` (made plain after flattening, by :func:`_plain_leaves`); errors
     name the transform ``fname``, the function and the argument."""
-
-    for a in args:  # fast path: scalars and plain arrays only
+    for i, a in enumerate(args):  # fast path: scalars and plain arrays only
         t = type(a)
-        if t in _SCALAR_LEAF_TYPES or (t is np.ndarray and core.is_plain_array(a)):
+        if t in _SCALAR_LEAF_TYPES or (t is np.ndarray and core.is_plain_array(a)) or i in skip:
             continue
         break
     else:
         return args
     where = functools.partial(_where, fname, fun)
     return tuple(
-        _plain_value(a, where, functools.partial(_param_name, fun, i)) for i, a in enumerate(args)
+        a if i in skip else _plain_value(a, where, functools.partial(_param_name, fun, i))
+        for i, a in enumerate(args)
     )
+
+
+def _plain_leaves(
+    fname: str,
+    fun: Callable[..., Any],
+    leaves: list[Any],
+    args: tuple[Any, ...],
+    positions: Sequence[int] | None = None,
+) -> list[Any]:
+    """The flat ``leaves`` of the argument tuple ``args`` (positions ``positions`` of
+    ``fun``'s arguments) with every ndarray made plain (see :func:`_plain_value`)."""
+    out = leaves
+    for i, x in enumerate(leaves):
+        t = type(x)
+        if t in _SCALAR_LEAF_TYPES or (t is np.ndarray and x.dtype.isnative and x.flags.aligned):
+            continue
+        if isinstance(x, np.ndarray):
+            path = tree_flatten_with_path(args)[0][i][0]
+            k = path[0].idx if path and hasattr(path[0], "idx") else 0
+            pos = positions[k] if positions is not None else k
+            label = _param_name(fun, pos) + keystr(path[1:])
+            if out is leaves:
+                out = list(leaves)
+            out[i] = core.plain_array(x, _where(fname, fun), label)
+    return out
 
 
 def _where(fname: str, fun: Callable[..., Any]) -> str:
@@ -228,7 +256,7 @@ def value_and_grad(
         if nums is None:
             nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args))
             origin.append(f"grad of {describe_fun(fun)}")
-        args = _plain_args("grad", fun, args)
+        args = _plain_args("grad", fun, args, skip=nums)  # those: as leaves below
         if kwargs:
             kwargs = _plain_kwargs("grad", fun, kwargs)
         diff = tuple(args[i] for i in nums)
@@ -236,6 +264,7 @@ def value_and_grad(
             leaves, tree = list(diff), None  # fast path: every argument is one array
         else:
             leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("grad", fun, leaves, diff, nums)
         mask = _diff_mask("grad", leaves, allow_int)
 
         def flat_fun(*flat: Any) -> Any:
@@ -350,8 +379,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> f_vjp(np.array([1.0, 1.0]))
     (array([2., 2.]),)
     """
-    primals = _plain_args("vjp", fun, primals)
     leaves, in_tree = tree_flatten(primals)
+    leaves = _plain_leaves("vjp", fun, leaves, primals)
     for x in leaves:
         _check_array_leaf("vjp", x, "")
     out_tree_box: list[Any] = []
@@ -430,8 +459,8 @@ def jvp(
             f"jvp: expected primals and tangents as tuples or lists, got "
             f"{type(primals).__name__} and {type(tangents).__name__}."
         )
-    primals = _plain_args("jvp", fun, tuple(primals))
-    p_leaves, p_tree = tree_flatten(primals)
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    p_leaves = _plain_leaves("jvp", fun, p_leaves, tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise ValueError(structure_mismatch_message(p_tree, tuple(tangents), "jvp tangents"))
@@ -458,8 +487,8 @@ def jvp(
 def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the recorded
     linear map (the primal computation is not repeated)."""
-    primals = _plain_args("linearize", fun, primals)
     leaves, in_tree = tree_flatten(primals)
+    leaves = _plain_leaves("linearize", fun, leaves, primals)
     out_tree_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> Any:
@@ -524,9 +553,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     @functools.wraps(fun)
     def jac_f(*args: Any) -> Any:
         nums = _normalize_argnums("jacfwd", argnums, len(args))
-        args = _plain_args("jacfwd", fun, args)
+        args = _plain_args("jacfwd", fun, args, skip=nums)  # those: as leaves below
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("jacfwd", fun, leaves, diff, nums)
         _diff_mask("jacfwd", leaves, False)
         out_tree_box: list[Any] = []
 
@@ -574,9 +604,10 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     @functools.wraps(fun)
     def jac_f(*args: Any) -> Any:
         nums = _normalize_argnums("jacrev", argnums, len(args))
-        args = _plain_args("jacrev", fun, args)
+        args = _plain_args("jacrev", fun, args, skip=nums)  # those: as leaves below
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("jacrev", fun, leaves, diff, nums)
         mask = _diff_mask("jacrev", leaves, False)
         out_tree_box: list[Any] = []
 
@@ -685,9 +716,11 @@ def make_jaxpr(
     @functools.wraps(fun)
     def make_jaxpr_f(*args: Any) -> ClosedJaxpr:
         nums = set(_normalize_argnums("make_jaxpr", static, len(args))) if static else set()
-        args = _plain_args("make_jaxpr", fun, args)
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
         leaves, in_tree = tree_flatten(dyn)
+        leaves = _plain_leaves(
+            "make_jaxpr", fun, leaves, dyn, [i for i in range(len(args)) if i not in nums]
+        )
         names = [n for i, n in enumerate(_arg_names(fun, args))] if not nums else None
 
         def flat_fun(*flat: Any) -> list[Any]:
@@ -708,8 +741,8 @@ def make_jaxpr(
 
 def eval_shape(fun: Callable[..., Any], *args: Any) -> Any:
     """The output shapes and dtypes of ``fun(*args)`` as ShapedArrays, without computing."""
-    args = _plain_args("eval_shape", fun, args)
     leaves, in_tree = tree_flatten(args)
+    leaves = _plain_leaves("eval_shape", fun, leaves, args)
     box: list[Any] = []
 
     def flat_fun(*flat: Any) -> list[Any]:
@@ -811,7 +844,6 @@ def vmap(
 
     @functools.wraps(fun)
     def vmapped(*args: Any) -> Any:
-        args = _plain_args("vmap", fun, args)
         if isinstance(in_axes, list) and len(args) == 1 and not isinstance(args[0], list):
             axes_prefix: Any = tuple(in_axes)
         else:
@@ -828,7 +860,7 @@ def vmap(
         else:
             axes = _axes_for("vmap", axes_prefix, args, "the arguments")
         leaves_paths, in_tree = tree_flatten_with_path(args)
-        leaves = [x for _, x in leaves_paths]
+        leaves = _plain_leaves("vmap", fun, [x for _, x in leaves_paths], args)
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
         for (path, x), ax in zip(leaves_paths, axes):
