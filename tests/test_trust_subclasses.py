@@ -277,3 +277,17 @@ def test_item6_errors_name_the_argument() -> None:
         ft.make_jaxpr(lambda n, y: y * n, static_argnums=0)(2, m)
     with pytest.raises(TypeError, match=r"vmap of '<lambda>'.*argument `y`\[1\].*MaskedArray"):
         ft.vmap(lambda y: y[0] + y[1])((ok, _masked()))
+
+
+def test_item6_disable_jit_applies_the_same_rule() -> None:
+    f = ft.jit(red)
+    with ft.disable_jit():
+        with pytest.raises(TypeError, match=r"jit of 'red'.*argument `x`.*numpy\.matrix"):
+            f(_matrix())
+        with pytest.raises(TypeError, match=r"argument `x`.*MaskedArray"):
+            f(x=_masked())
+        got = f(np.ones((2, 3)).view(Tagged))
+        assert type(got) is np.ndarray
+        np.testing.assert_array_equal(got, [2.0, 2.0])
+        np.testing.assert_array_equal(f(x=BASE.astype(">f8")), red(BASE))
+    assert f.trace_count == 0

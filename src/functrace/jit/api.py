@@ -316,8 +316,11 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if _jit_state.disabled or len(_trace_state.stack) != 1:
+        if len(_trace_state.stack) != 1:
             return self._fun(*args, **kwargs)  # inlined into the enclosing transform
+        if _jit_state.disabled:  # eager, with the arguments jit would compute with
+            args = self._plain_eager(args, kwargs)  # updates kwargs too
+            return self._fun(*args, **kwargs)
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)
@@ -338,6 +341,25 @@ class JitFunction:
                 ):
                     self._tree_fast[tkey] = entry.driver
         return out
+
+    def _plain_eager(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Under ``disable_jit``: the positional arguments with the rule of
+        ``core.plain_array`` applied, as a compiled call would (keyword arguments are
+        updated in place in ``kwargs``, a fresh dict)."""
+        static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
+        bad = [i for i, x in enumerate(leaves) if isinstance(x, np.ndarray)]
+        bad = [i for i in bad if not core.is_plain_array(leaves[i])]
+        if not bad:
+            return args
+        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+        for i in bad:
+            leaves[i] = core.plain_array(leaves[i], self._origin, f"argument `{names[i]}`")
+        new_dyn, new_kw = tree_unflatten(in_tree, leaves)
+        kwargs.update(new_kw)
+        it = iter(new_dyn)
+        static_map = dict(static_pos)
+        return tuple(static_map[i] if i in static_map else next(it) for i in range(len(args)))
 
     def _split(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
