@@ -1,7 +1,10 @@
 """The public transforms: pytrees, ``argnums``, ``has_aux`` and input validation.
 
 This is the only module that knows about pytrees and argument plumbing; the
-interpreters work on flat lists of arrays.
+interpreters work on flat lists of arrays. Every array argument (and tangent or
+cotangent) goes through ``core.plain_array`` first: ``numpy.matrix`` and masked
+arrays are rejected with a TypeError naming the transform, function and argument;
+other ndarray subclasses are viewed as ndarray; byte order and alignment are fixed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from functrace.tree_util import (
     structure_mismatch_message,
     tree_flatten,
     tree_flatten_with_path,
+    tree_leaves,
     tree_map,
+    tree_map_with_path,
     tree_structure,
     tree_unflatten,
 )
@@ -48,6 +53,8 @@ def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int) -> 
     return tuple(out)
 
 
+_SCALAR_LEAF_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
+
 _FLAT_LEAF_TYPES = {
     float,
     np.ndarray,
@@ -60,6 +67,98 @@ _FLAT_LEAF_TYPES = {
     bool,
     complex,
 }
+
+
+def _needs_plain(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and not core.is_plain_array(x)
+
+
+def _param_name(fun: Callable[..., Any], i: int) -> str:
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    return f"argument `{params[i]}`" if i < len(params) else f"argument {i}"
+
+
+def _plain_value(x: Any, where: Callable[[], str], label: Callable[[], str]) -> Any:
+    """``x`` (an argument, or a pytree of them) with every ndarray leaf made plain by
+    ``core.plain_array``: the rule for ndarray subclasses (``numpy.matrix`` and masked
+    arrays rejected, others viewed as ndarray), byte order and alignment."""
+    t = type(x)
+    if t in _SCALAR_LEAF_TYPES:
+        return x
+    if t is np.ndarray:
+        return x if core.is_plain_array(x) else core.plain_array(x, where(), label())
+    if isinstance(x, np.ndarray):
+        return core.plain_array(x, where(), label())
+    if isinstance(x, Tracer) or not any(_needs_plain(v) for v in tree_leaves(x)):
+        return x
+    return tree_map_with_path(
+        lambda p, v: core.plain_array(v, where(), label() + keystr(p)) if _needs_plain(v) else v,
+        x,
+    )
+
+
+def _plain_args(
+    fname: str, fun: Callable[..., Any], args: tuple[Any, ...], skip: Sequence[int] = ()
+) -> tuple[Any, ...]:
+    """The positional arguments of ``fun`` made plain (see :func:`_plain_value`), except
+    those at ``skip`` (made plain after flattening, by :func:`_plain_leaves`); errors
+    name the transform ``fname``, the function and the argument."""
+    for i, a in enumerate(args):  # fast path: scalars and plain arrays only
+        t = type(a)
+        if t in _SCALAR_LEAF_TYPES or (t is np.ndarray and core.is_plain_array(a)) or i in skip:
+            continue
+        break
+    else:
+        return args
+    where = functools.partial(_where, fname, fun)
+    return tuple(
+        a if i in skip else _plain_value(a, where, functools.partial(_param_name, fun, i))
+        for i, a in enumerate(args)
+    )
+
+
+def _plain_leaves(
+    fname: str,
+    fun: Callable[..., Any],
+    leaves: list[Any],
+    args: tuple[Any, ...],
+    positions: Sequence[int] | None = None,
+) -> list[Any]:
+    """The flat ``leaves`` of the argument tuple ``args`` (positions ``positions`` of
+    ``fun``'s arguments) with every ndarray made plain (see :func:`_plain_value`)."""
+    out = leaves
+    for i, x in enumerate(leaves):
+        t = type(x)
+        if t in _SCALAR_LEAF_TYPES or (t is np.ndarray and x.dtype.isnative and x.flags.aligned):
+            continue
+        if isinstance(x, np.ndarray):
+            path = tree_flatten_with_path(args)[0][i][0]
+            k = path[0].idx if path and hasattr(path[0], "idx") else 0
+            pos = positions[k] if positions is not None else k
+            label = _param_name(fun, pos) + keystr(path[1:])
+            if out is leaves:
+                out = list(leaves)
+            out[i] = core.plain_array(x, _where(fname, fun), label)
+    return out
+
+
+def _where(fname: str, fun: Callable[..., Any]) -> str:
+    return f"{fname} of {describe_fun(fun)}"
+
+
+def _plain_kwargs(fname: str, fun: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    where = functools.partial(_where, fname, fun)
+    return {
+        k: _plain_value(v, where, functools.partial("argument `{}`".format, k))
+        for k, v in kwargs.items()
+    }
 
 
 def _output(x: Any) -> Any:
@@ -157,11 +256,15 @@ def value_and_grad(
         if nums is None:
             nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args))
             origin.append(f"grad of {describe_fun(fun)}")
+        args = _plain_args("grad", fun, args, skip=nums)  # those: as leaves below
+        if kwargs:
+            kwargs = _plain_kwargs("grad", fun, kwargs)
         diff = tuple(args[i] for i in nums)
         if all(type(a) in _FLAT_LEAF_TYPES for a in diff):
             leaves, tree = list(diff), None  # fast path: every argument is one array
         else:
             leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("grad", fun, leaves, diff, nums)
         mask = _diff_mask("grad", leaves, allow_int)
 
         def flat_fun(*flat: Any) -> Any:
@@ -248,6 +351,8 @@ def _check_ct_leaf(x: Any, expected: core.ShapedArray, path: str) -> Any:
         raise TypeError(
             f"vjp: expected an array cotangent at {path or 'the output'}, got {type(x).__name__}."
         )
+    if _needs_plain(x):
+        x = core.plain_array(x, "vjp", f"the cotangent at {path or 'the output'}")
     aval = core.get_aval(x)
     if aval.shape != expected.shape:
         raise ValueError(
@@ -275,6 +380,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     (array([2., 2.]),)
     """
     leaves, in_tree = tree_flatten(primals)
+    leaves = _plain_leaves("vjp", fun, leaves, primals)
     for x in leaves:
         _check_array_leaf("vjp", x, "")
     out_tree_box: list[Any] = []
@@ -318,6 +424,8 @@ def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any
             raise TypeError(
                 f"jvp: expected an array tangent for primal leaf {i}, got {type(t).__name__}."
             )
+        if _needs_plain(t):
+            t = core.plain_array(t, "jvp", f"tangent leaf {i}")
         ta = core.get_aval(t)
         expected = dtypes.tangent_dtype(pa.dtype)
         if ta.shape != pa.shape:
@@ -361,6 +469,7 @@ def jvp(
             f"{type(primals).__name__} and {type(tangents).__name__}."
         )
     p_leaves, p_tree = tree_flatten(tuple(primals))
+    p_leaves = _plain_leaves("jvp", fun, p_leaves, tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise ValueError(structure_mismatch_message(p_tree, tuple(tangents), "jvp tangents"))
@@ -388,6 +497,7 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the recorded
     linear map (the primal computation is not repeated)."""
     leaves, in_tree = tree_flatten(primals)
+    leaves = _plain_leaves("linearize", fun, leaves, primals)
     out_tree_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> Any:
@@ -453,8 +563,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     @functools.wraps(fun)
     def jac_f(*args: Any) -> Any:
         nums = _normalize_argnums("jacfwd", argnums, len(args))
+        args = _plain_args("jacfwd", fun, args, skip=nums)  # those: as leaves below
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("jacfwd", fun, leaves, diff, nums)
         _diff_mask("jacfwd", leaves, False)
         out_tree_box: list[Any] = []
 
@@ -503,8 +615,10 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     @functools.wraps(fun)
     def jac_f(*args: Any) -> Any:
         nums = _normalize_argnums("jacrev", argnums, len(args))
+        args = _plain_args("jacrev", fun, args, skip=nums)  # those: as leaves below
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("jacrev", fun, leaves, diff, nums)
         mask = _diff_mask("jacrev", leaves, False)
         out_tree_box: list[Any] = []
 
@@ -616,6 +730,9 @@ def make_jaxpr(
         nums = set(_normalize_argnums("make_jaxpr", static, len(args))) if static else set()
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
         leaves, in_tree = tree_flatten(dyn)
+        leaves = _plain_leaves(
+            "make_jaxpr", fun, leaves, dyn, [i for i in range(len(args)) if i not in nums]
+        )
         names = [n for i, n in enumerate(_arg_names(fun, args))] if not nums else None
 
         def flat_fun(*flat: Any) -> list[Any]:
@@ -637,6 +754,7 @@ def make_jaxpr(
 def eval_shape(fun: Callable[..., Any], *args: Any) -> Any:
     """The output shapes and dtypes of ``fun(*args)`` as ShapedArrays, without computing."""
     leaves, in_tree = tree_flatten(args)
+    leaves = _plain_leaves("eval_shape", fun, leaves, args)
     box: list[Any] = []
 
     def flat_fun(*flat: Any) -> list[Any]:
@@ -755,7 +873,7 @@ def vmap(
         else:
             axes = _axes_for("vmap", axes_prefix, args, "the arguments")
         leaves_paths, in_tree = tree_flatten_with_path(args)
-        leaves = [x for _, x in leaves_paths]
+        leaves = _plain_leaves("vmap", fun, [x for _, x in leaves_paths], args)
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
         for (path, x), ax in zip(leaves_paths, axes):

@@ -1,7 +1,7 @@
 """The core of functrace: abstract values, primitives, traces, tracers and ``bind``.
 
 Design (Autodidax's *level* design). Every active transformation is a
-:class:`Trace` on a global stack; its position is its ``level``. The evaluation
+:class:`Trace` on a stack; its position is its ``level``. The evaluation
 trace sits at level 0 and runs primitives on NumPy values. A tracer belongs to
 exactly one trace. When a primitive is bound, the trace with the highest level
 among the arguments' traces handles it (``find_top_trace``); arguments from
@@ -14,6 +14,13 @@ A trace is finished when its transform returns; a tracer of a finished trace
 that shows up again is a leak and raises :class:`UnexpectedTracerError` saying
 which transform of which function created it.
 
+Trace state is per thread (``_state``, a ``threading.local``): each thread has
+its own stack, with the shared evaluation trace at its base, and its own dynamic
+trace, so transforms running in several Python threads at once never see each
+other's traces. A tracer handed to another thread is rejected there with
+:class:`UnexpectedTracerError`. Every push is popped in a ``finally``, so an
+exception leaves the thread's stack at its base.
+
 ``core`` holds two rule tables, ``impl_rules`` (NumPy evaluation) and
 ``abstract_eval_rules`` (shape and dtype); every other interpreter keeps its
 own table in its own module. ``core`` never imports an interpreter.
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -159,6 +167,66 @@ def is_array_like(x: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# Array arguments: the one rule for ndarray subclasses and unusual layouts
+# ---------------------------------------------------------------------------
+
+_REJECTED_SUBCLASSES: tuple[tuple[type, str], ...] = (
+    (np.matrix, "`*` is a matrix product and its reductions keep two dimensions"),
+    (np.ma.MaskedArray, "its mask would be silently dropped"),
+)
+
+
+def is_plain_array(x: np.ndarray) -> bool:
+    """An exact ``numpy.ndarray`` in native byte order and aligned memory: what every
+    transform computes with (see :func:`plain_array`)."""
+    return type(x) is np.ndarray and x.dtype.isnative and x.flags.aligned
+
+
+def plain_array(x: np.ndarray, where: str, arg: str) -> np.ndarray:
+    """The array a transform computes with for the ndarray ``x`` (the documented rule):
+
+    * a plain ndarray in native byte order and aligned memory is used as is (any
+      strides: views, broadcasts, read-only arrays);
+    * ``numpy.matrix`` and ``numpy.ma.MaskedArray`` (and their subclasses) are
+      rejected with a ``TypeError``, as is any subclass overriding
+      ``__array_ufunc__`` or ``__array_function__`` (it changes what NumPy's
+      functions mean for it, e.g. units); convert with ``numpy.asarray`` (or
+      ``numpy.ma.filled``) first;
+    * any other subclass (``numpy.memmap``, a user subclass adding attributes) is
+      viewed as its base ``numpy.ndarray`` (no copy);
+    * a non-native byte order (``>f8`` on a little-endian machine) is converted to
+      the native one, as NumPy's own functions return it; unaligned memory is copied.
+
+    ``where`` names the transform and function, ``arg`` the argument (for errors).
+    """
+    t = type(x)
+    if t is not np.ndarray:
+        for cls, why in _REJECTED_SUBCLASSES:
+            if isinstance(x, cls):
+                fix = "numpy.asarray(x)" if cls is np.matrix else "numpy.ma.filled(x, value)"
+                raise TypeError(
+                    f"{where}: expected a numpy.ndarray for {arg}, got a {t.__module__}."
+                    f"{t.__qualname__}: under transformations {why}. Pass {fix} instead."
+                )
+        if (
+            t.__array_ufunc__ is not np.ndarray.__array_ufunc__
+            or t.__array_function__ is not np.ndarray.__array_function__
+        ):
+            raise TypeError(
+                f"{where}: expected a numpy.ndarray for {arg}, got a {t.__module__}."
+                f"{t.__qualname__}, a subclass that overrides NumPy's functions "
+                f"(__array_ufunc__ / __array_function__), whose meaning transformations "
+                f"cannot keep. Pass numpy.asarray(x) instead."
+            )
+        x = x.view(np.ndarray)
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    if not x.flags.aligned:
+        x = x.copy()
+    return x
+
+
+# ---------------------------------------------------------------------------
 # Primitives
 # ---------------------------------------------------------------------------
 
@@ -200,7 +268,8 @@ class Primitive:
         return self.name
 
     def bind(self, *args: Any, **params: Any) -> Any:
-        top = _dynamic
+        state = _state
+        top = state.dynamic
         for a in args:
             if isinstance(a, Tracer):
                 t = a._trace
@@ -213,6 +282,9 @@ class Primitive:
             if impl is None:
                 raise MissingRuleError(self.name, "evaluation", "impl_rules", "functrace/lax")
             return impl(*args, **params)
+        stack = state.stack
+        if top.level >= len(stack) or stack[top.level] is not top:
+            raise _foreign_error(top, f"an input to '{self.name}'")
         tracers = [
             a if isinstance(a, Tracer) and a._trace is top else top.full_raise(a) for a in args
         ]
@@ -247,12 +319,22 @@ class Trace:
 
     def full_raise(self, val: Any) -> Any:
         if not isinstance(val, Tracer):
+            # a constant meets a tracer: the rule for ndarray subclasses and layouts
+            if (
+                isinstance(val, np.ndarray)
+                if type(val) is not np.ndarray
+                else not (val.dtype.isnative and val.flags.aligned)
+            ):
+                val = plain_array(val, self.origin or "functrace", "a constant it closes over")
             return self.pure(val)
         t = val._trace
         if t is self:
             return val
         if t.finished:
             raise _leaked_error(t, "a value")
+        stack = _state.stack
+        if t.level >= len(stack) or stack[t.level] is not t:
+            raise _foreign_error(t, "a value")
         if t.level < self.level:
             return self.lift(val)
         raise UnexpectedTracerError(
@@ -280,9 +362,32 @@ class EvalTrace(Trace):
         return primitive.impl(*tracers, **params)  # type: ignore[misc]
 
 
-_base: Trace = EvalTrace(0, "eval")
-trace_stack: list[Trace] = [_base]
-_dynamic: Trace = _base  # the trace that catches ops on constants (jit / make_jaxpr)
+_base: Trace = EvalTrace(0, "eval")  # shared by every thread: it holds no state
+
+
+class _TraceState(threading.local):
+    """One thread's trace state: the stack of active traces (``stack[0]`` is the
+    evaluation trace) and the dynamic trace, which catches operations on constants
+    (jit / make_jaxpr; ``_base`` when none is active)."""
+
+    def __init__(self) -> None:
+        self.stack: list[Trace] = [_base]
+        self.dynamic: Trace = _base
+
+
+_state = _TraceState()
+
+
+def trace_stack() -> list[Trace]:
+    """The calling thread's stack of active traces (``[eval trace]`` when none is
+    active). Read it, never mutate it: use :func:`new_trace`."""
+    return _state.stack
+
+
+def dynamic_trace_active() -> bool:
+    """Whether a dynamic trace (jit / make_jaxpr tracing) is active in this thread:
+    then even operations on plain constants must be staged, not run by NumPy."""
+    return _state.dynamic is not _base
 
 
 def _leaked_error(trace: Trace, what: str) -> UnexpectedTracerError:
@@ -294,52 +399,65 @@ def _leaked_error(trace: Trace, what: str) -> UnexpectedTracerError:
     )
 
 
+def _foreign_error(trace: Trace, what: str) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"functrace: expected concrete arrays or tracers of a transformation active in "
+        f"this thread, got {what} that is a tracer created by "
+        f"{trace.origin or 'a transformation'} in another thread. Trace state is per "
+        f"thread: pass concrete arrays between threads, not tracers."
+    )
+
+
 def push_trace(trace_type: type[Trace], *args: Any, origin: str = "") -> Any:
-    """Push a new (non-dynamic) trace; pair with :func:`pop_trace` in a ``finally``."""
-    trace = trace_type(len(trace_stack), *args)
+    """Push a new (non-dynamic) trace on this thread's stack; pair with
+    :func:`pop_trace` in a ``finally``."""
+    stack = _state.stack
+    trace = trace_type(len(stack), *args)
     trace.origin = origin
-    trace_stack.append(trace)
+    stack.append(trace)
     return trace
 
 
 def pop_trace(trace: Trace) -> None:
     trace.finished = True
-    if trace_stack[-1] is not trace:  # pragma: no cover - internal invariant
+    stack = _state.stack
+    if stack[-1] is not trace:  # pragma: no cover - internal invariant
         raise AssertionError("functrace: trace stack corrupted")
-    trace_stack.pop()
+    stack.pop()
 
 
 @contextlib.contextmanager
 def new_trace(
     trace_type: type[Trace], *args: Any, origin: str = "", dynamic: bool = False
 ) -> Iterator[Any]:
-    """Push a new trace of ``trace_type`` on the stack for the duration of the block."""
-    global _dynamic
+    """Push a new trace of ``trace_type`` on this thread's stack for the duration of
+    the block (with ``dynamic``, it is also the dynamic trace)."""
+    state = _state
     trace = push_trace(trace_type, *args, origin=origin)
-    prev_dynamic = _dynamic
+    prev_dynamic = state.dynamic
     if dynamic:
-        _dynamic = trace
+        state.dynamic = trace
     try:
         yield trace
     finally:
-        _dynamic = prev_dynamic
+        state.dynamic = prev_dynamic
         pop_trace(trace)
 
 
 @contextlib.contextmanager
 def new_base_trace() -> Iterator[None]:
     """Temporarily hide the dynamic trace (used by ``ensure_compile_time_eval``)."""
-    global _dynamic
-    prev = _dynamic
-    _dynamic = _base
+    state = _state
+    prev = state.dynamic
+    state.dynamic = _base
     try:
         yield
     finally:
-        _dynamic = prev
+        state.dynamic = prev
 
 
 def current_level() -> int:
-    return len(trace_stack) - 1
+    return len(_state.stack) - 1
 
 
 def describe_fun(fun: Any) -> str:
@@ -627,6 +745,7 @@ __all__ = [
     "current_level",
     "describe_fun",
     "describe_value",
+    "dynamic_trace_active",
     "get_aval",
     "impl_rules",
     "new_trace",

@@ -173,7 +173,7 @@ class custom_jvp:
             it = iter(diff)
             return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
 
-        if not any(isinstance(x, Tracer) for x in leaves) and core._dynamic is core._base:
+        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
             return self.fun(*args)
         name = describe_fun(self.fun)
 
@@ -646,7 +646,7 @@ class custom_vjp:
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)
-        if not any(isinstance(x, Tracer) for x in leaves) and core._dynamic is core._base:
+        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
             return self.fun(*args)
 
         def full(diff: Sequence[Any]) -> list[Any]:
@@ -798,7 +798,7 @@ def _per_example_value(x: Any) -> Any:
     """``x`` batched in every vmap running at or above its level: a value that is the
     same for every example is broadcast, so that its cotangent is per example."""
     lvl = _level(x)
-    for t in core.trace_stack:
+    for t in core.trace_stack():
         if type(t) is not batching.BatchTrace or t.level < lvl:
             continue
         if isinstance(x, batching.BatchTracer) and x._trace is t:

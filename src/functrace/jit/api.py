@@ -11,7 +11,9 @@ those arguments fails while tracing, with the primitive's or the tracer's error.
 
 Under another transform (any trace active: ``grad(jit(f))``, ``vmap(jit(f))``,
 ``jit`` inside ``jit``) the function is simply called, so it is traced through
-and inlined. ``disable_jit()`` and ``FUNCTRACE_DISABLE_JIT=1`` run it eagerly.
+and inlined. ``disable_jit()`` (in the calling thread) and ``FUNCTRACE_DISABLE_JIT=1``
+run it eagerly. A jitted function may be called from several threads at once: a new
+signature is traced and lowered once, under the function's lock.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 import time
 import types
 from collections import OrderedDict
@@ -47,9 +50,6 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
-_disabled = _env_flag("FUNCTRACE_DISABLE_JIT")
-
-
 def _env_cache_size() -> int:
     raw = os.environ.get("FUNCTRACE_JIT_CACHE_SIZE", "").strip()
     try:
@@ -64,7 +64,17 @@ cache_size = _env_cache_size()
 used ones are dropped first; a dropped signature is traced again when it comes back).
 4096 by default, as JAX's in-memory caches; ``$FUNCTRACE_JIT_CACHE_SIZE`` or
 ``functrace.jit.api.cache_size = n`` (for functions created afterwards) change it."""
-_trace_stack = core.trace_stack  # the same list object, mutated in place by core
+
+
+class _JitState(threading.local):
+    """Per-thread ``disable_jit`` flag (its default comes from FUNCTRACE_DISABLE_JIT,
+    read at import)."""
+
+    disabled = _env_flag("FUNCTRACE_DISABLE_JIT")  # the class default: every thread
+
+
+_jit_state = _JitState()
+_trace_state = core._state  # the per-thread trace state (the object is shared)
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
 
@@ -73,18 +83,20 @@ _ndarray = np.ndarray
 def disable_jit(disable: bool = True) -> Iterator[None]:
     """Run jitted functions eagerly (op by op, debuggable) inside the block.
 
+    The setting is per thread, like all trace state: other threads keep compiling.
+
     >>> import functrace as ft
     >>> with ft.disable_jit():
     ...     print(ft.jit(lambda x: x + 1)(1.0))
     2.0
     """
-    global _disabled
-    prev = _disabled
-    _disabled = bool(disable)
+    state = _jit_state
+    prev = state.disabled
+    state.disabled = bool(disable)
     try:
         yield
     finally:
-        _disabled = prev
+        state.disabled = prev
 
 
 def clear_cache() -> None:
@@ -140,10 +152,15 @@ class _Entry:
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    # Exact ndarrays only (subclasses take the general path, which applies the rule of
+    # ``core.plain_array``); a non-native dtype is its own key, never stored (see
+    # ``_call_general``), and unaligned memory must be copied, so it takes that path too.
     key: list[Any] = []
     for a in args:
         t = type(a)
         if t is _ndarray:
+            if not a.flags.aligned:
+                return None
             key.append((a.shape, a.dtype))
         elif t in _SCALAR_TYPES:
             key.append(t)
@@ -161,6 +178,8 @@ def _tree_key(x: Any, leaves: list[Any]) -> Any:
     ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
     t = type(x)
     if t is _ndarray:
+        if not x.flags.aligned:
+            return _NOT_SIMPLE
         leaves.append(x)
         return (x.shape, x.dtype)
     if t in _SCALAR_TYPES:
@@ -295,19 +314,23 @@ class JitFunction:
         self._fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], _Entry]] = OrderedDict()
         self._tree_fast: OrderedDict[Any, tuple[Callable[..., Any], _Entry]] = OrderedDict()
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        # Held while a signature is traced and lowered (threads calling with the same new
+        # signature at once trace it once; the others wait and reuse the entry), and while
+        # the LRU bookkeeping evicts or adds entries.
+        self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or self._has_static or _disabled or len(_trace_stack) != 1:
+        if kwargs or self._has_static or _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
             hit = self._fast.get(key)
             if hit is not None:
                 if len(self._cache) > self._watch:
-                    self._cache.move_to_end(hit[1].key)
+                    self._touch(hit[1].key)
                 return hit[0](*args)
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
@@ -315,22 +338,30 @@ class JitFunction:
         hit = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
         if hit is not None:
             if len(self._cache) > self._watch:
-                self._cache.move_to_end(hit[1].key)
+                self._touch(hit[1].key)
             return hit[0](*leaves)
         return self._call_general(args, kwargs)
 
+    def _touch(self, key: Any) -> None:
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile
+            pass
+
     def _add_entry(self, key: Any, entry: _Entry) -> None:
-        self._cache[key] = entry
-        if len(self._cache) > self._bound:
-            _, old = self._cache.popitem(last=False)
-            for fast in (self._fast, self._tree_fast):
-                for k in [k for k, v in fast.items() if v[1] is old]:
-                    del fast[k]
+        with self._lock:
+            self._cache[key] = entry
+            if len(self._cache) > self._bound:
+                _, old = self._cache.popitem(last=False)
+                for fast in (self._fast, self._tree_fast):
+                    for k in [k for k, v in fast.items() if v[1] is old]:
+                        del fast[k]
 
     def _add_fast(self, fast: OrderedDict[Any, Any], key: Any, entry: _Entry) -> None:
-        fast[key] = (entry.driver, entry)
-        if len(fast) > self._bound:  # several fast keys can lead to one entry
-            fast.popitem(last=False)
+        with self._lock:
+            fast[key] = (entry.driver, entry)
+            if len(fast) > self._bound:  # several fast keys can lead to one entry
+                fast.popitem(last=False)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -338,8 +369,11 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if _disabled or len(_trace_stack) != 1:
+        if len(_trace_state.stack) != 1:
             return self._fun(*args, **kwargs)  # inlined into the enclosing transform
+        if _jit_state.disabled:  # eager, with the arguments jit would compute with
+            args = self._plain_eager(args, kwargs)  # updates kwargs too
+            return self._fun(*args, **kwargs)
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)
@@ -347,7 +381,9 @@ class JitFunction:
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
-                self._add_fast(self._fast, key, entry)
+                # only for arguments used as they are (not converted by the general path)
+                if all(a is b for a, b in zip(args, leaves)):
+                    self._add_fast(self._fast, key, entry)
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
@@ -358,6 +394,25 @@ class JitFunction:
                 ):
                     self._add_fast(self._tree_fast, tkey, entry)
         return out
+
+    def _plain_eager(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Under ``disable_jit``: the positional arguments with the rule of
+        ``core.plain_array`` applied, as a compiled call would (keyword arguments are
+        updated in place in ``kwargs``, a fresh dict)."""
+        static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
+        bad = [i for i, x in enumerate(leaves) if isinstance(x, np.ndarray)]
+        bad = [i for i in bad if not core.is_plain_array(leaves[i])]
+        if not bad:
+            return args
+        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+        for i in bad:
+            leaves[i] = core.plain_array(leaves[i], self._origin, f"argument `{names[i]}`")
+        new_dyn, new_kw = tree_unflatten(in_tree, leaves)
+        kwargs.update(new_kw)
+        it = iter(new_dyn)
+        static_map = dict(static_pos)
+        return tuple(static_map[i] if i in static_map else next(it) for i in range(len(args)))
 
     def _split(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -402,9 +457,15 @@ class JitFunction:
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
         py_bools = []  # Python bools: the aval is np.bool_'s, the eager results differ
+        names: list[str] | None = None
         for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
                 return None, leaves  # a leaked tracer: the plain call reports it
+            if isinstance(x, np.ndarray) and not core.is_plain_array(x):
+                # ndarray subclasses, byte order, alignment: the rule of core.plain_array
+                if names is None:
+                    names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+                x = leaves[i] = core.plain_array(x, self._origin, f"argument `{names[i]}`")
             if type(x) is bool:
                 py_bools.append(i)
             try:
@@ -424,13 +485,25 @@ class JitFunction:
         key = (in_tree, tuple(avals), static_key, tuple(py_bools))
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(
-                args, kwargs, static_pos, dyn_args, static_kw, dyn_kw, leaves, in_tree, avals, key
-            )
-            entry.key = key
-            self._add_entry(key, entry)
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(
+                        args,
+                        kwargs,
+                        static_pos,
+                        dyn_args,
+                        static_kw,
+                        dyn_kw,
+                        leaves,
+                        in_tree,
+                        avals,
+                        key,
+                    )
+                    entry.key = key
+                    self._add_entry(key, entry)
         else:
-            self._cache.move_to_end(key)
+            self._touch(key)
         return entry, leaves
 
     def _leaf_names(
@@ -536,6 +609,9 @@ def jit(
 ) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
+    Array arguments follow the rule of ``core.plain_array``: ``numpy.matrix`` and masked
+    arrays are rejected (TypeError), other ndarray subclasses are viewed as ndarray,
+    non-native byte order and unaligned memory are converted; any strides work.
     Elementwise chains fuse into one loop kernel each, matrix products call BLAS,
     and compiled kernels are cached on disk (``$FUNCTRACE_CACHE_DIR``). Python
     control flow on traced values raises ``ConcretizationError``: use

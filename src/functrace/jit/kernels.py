@@ -24,6 +24,7 @@ import ctypes
 import functools
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,17 +53,21 @@ def import_numba():  # type: ignore[no-untyped-def]
         import numba
 
         return numba
-    key = "scipy.linalg.cython_blas"
-    hide = key not in sys.modules
-    if hide:
-        sys.modules[key] = None  # type: ignore[assignment]  # makes the import fail fast
-    try:
-        import numba
-        import numba.np.arraymath  # noqa: F401  (the module that probes SciPy's BLAS)
-    finally:
-        if hide and key in sys.modules and sys.modules[key] is None:
-            del sys.modules[key]
-    return numba
+    with _import_lock:  # one thread hides and restores the binding
+        key = "scipy.linalg.cython_blas"
+        hide = key not in sys.modules and "numba" not in sys.modules
+        if hide:
+            sys.modules[key] = None  # type: ignore[assignment]  # makes the import fail fast
+        try:
+            import numba
+            import numba.np.arraymath  # noqa: F401  (the module that probes SciPy's BLAS)
+        finally:
+            if hide and key in sys.modules and sys.modules[key] is None:
+                del sys.modules[key]
+        return numba
+
+
+_import_lock = threading.Lock()
 
 
 _MMAP_THRESHOLD = 32 << 20  # glibc's maximum
@@ -371,10 +376,14 @@ class LoadedKernel:
 
 
 _loaded: dict[str, LoadedKernel] = {}
+# Held while a kernel is imported and compiled: two threads lowering the same kernel
+# at once compile it once (a second ``compile`` after ``disable_compile`` would fail).
+_load_lock = threading.RLock()
 
 
 def forget_loaded() -> None:
-    _loaded.clear()
+    with _load_lock:
+        _loaded.clear()
 
 
 def load_kernel(spec: KernelSpec) -> LoadedKernel:
@@ -388,8 +397,16 @@ def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
     Numba signature (fused kernels and native loops)."""
     name = cache.MODULE_PREFIX + cache.source_hash(source)
     hit = _loaded.get(name)
-    if hit is not None:
-        return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
+    if hit is None:
+        with _load_lock:
+            hit = _loaded.get(name)
+            if hit is None:
+                return _load_new(name, source, signature)
+    return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
+
+
+def _load_new(name: str, source: str, signature: Any) -> LoadedKernel:
+    """Import and compile (or load from the disk cache) one kernel; under _load_lock."""
     t0 = time.perf_counter()
     disp = cache.import_source(name, source).kernel
     # Numba reads its cache files in compile(): check them first (see cache.py).

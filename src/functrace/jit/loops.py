@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable
@@ -86,6 +87,7 @@ its reverse loop: ~9 s), while the Python-loop lowering compiles such bodies in 
 native_loops_built = 0
 """How many native loops this process generated (for tests and diagnostics)."""
 
+_count_lock = threading.Lock()
 _warned: set[str] = set()
 _UNROLL = 4  # partial sums per dot product (a contraction of at least 8 terms)
 
@@ -1071,7 +1073,8 @@ def _load(source: str, sig: tuple[Any, ...], ctx: DriverContext, what: str) -> s
                 stacklevel=4,
             )
         return None
-    native_loops_built += 1
+    with _count_lock:
+        native_loops_built += 1
     return ctx.const(kernel)  # the driver registers the kernel (as_text, compile count)
 
 

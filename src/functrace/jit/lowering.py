@@ -32,6 +32,7 @@ call live in scratch buffers reused across calls (:func:`scratch_values`).
 from __future__ import annotations
 
 import functools
+import itertools
 import keyword
 import linecache
 import math
@@ -1128,6 +1129,9 @@ def _warn_kernel_fallback(g: Group, err: Exception) -> None:
     )
 
 
+_driver_ids = itertools.count(1)  # unique linecache names (next() is atomic)
+
+
 def lower(
     closed: ClosedJaxpr, fname: str, out_tree: Any = None, py_outs: Sequence[bool] = ()
 ) -> LoweredProgram:
@@ -1150,7 +1154,7 @@ def lower(
     except _NoScratch:
         gen = _Gen(jaxpr, consts, plan_, fname, out_tree)
         source = gen.gen(py_outs)
-    filename = f"<functrace jit driver {id(gen):x} of {fname}>"
+    filename = f"<functrace jit driver {next(_driver_ids)} of {fname}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), gen.ns)  # noqa: S102 - our generated driver
     # The source stays readable in tracebacks while the driver lives, and no longer.

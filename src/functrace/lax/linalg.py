@@ -260,6 +260,7 @@ def _nan_where_singular(fn: Callable[..., np.ndarray], *args: np.ndarray) -> np.
             like = r if r is not None else fn(*[np.eye(*m.shape, dtype=m.dtype) for m in mats])
             out = np.empty(batch + like.shape, like.dtype)
         out[idx] = np.nan if r is None else r
+    assert out is not None  # a LinAlgError means at least one matrix
     return out
 
 

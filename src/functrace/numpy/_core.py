@@ -29,7 +29,7 @@ _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 def is_traced(*args: Any) -> bool:
     """Whether any argument is (or is a list holding) a tracer, or a jit/make_jaxpr trace
     is active."""
-    if core._dynamic is not core._base:
+    if core.dynamic_trace_active():
         return True
     for a in args:
         if isinstance(a, Tracer) or has_tracer_in_sequence(a):
@@ -106,7 +106,7 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
     aval = core.get_aval(x)
     if aval.shape == shape:
         return x
-    if not isinstance(x, Tracer) and core._dynamic is core._base:
+    if not isinstance(x, Tracer) and not core.dynamic_trace_active():
         return np.broadcast_to(x, shape)  # an eager constant: a NumPy view, no equation
     nd = len(shape)
     return broadcast_in_dim(x, shape, tuple(range(nd - aval.ndim, nd)))
@@ -164,7 +164,7 @@ def elementwise(
         def f1(x: Any, /, *, _op: bool = False) -> Any:
             if (
                 not isinstance(x, Tracer)
-                and core._dynamic is core._base
+                and not core.dynamic_trace_active()
                 and not has_tracer_in_sequence(x)
             ):
                 return ufunc(x)
@@ -190,7 +190,7 @@ def elementwise(
                         return _finish(lax_fn(x, y), out_dt, _op)
             if (
                 not (isinstance(x, Tracer) or isinstance(y, Tracer))
-                and core._dynamic is core._base
+                and not core.dynamic_trace_active()
                 and not (has_tracer_in_sequence(x) or has_tracer_in_sequence(y))
             ):
                 return ufunc(x, y)

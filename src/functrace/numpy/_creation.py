@@ -29,7 +29,7 @@ _FLOAT64 = np.dtype(np.float64)
 
 
 def _traced() -> bool:
-    return core._dynamic is not core._base
+    return core.dynamic_trace_active()
 
 
 def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None) -> Any:

@@ -47,7 +47,7 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def _plain2(a: Any, b: Any) -> bool:
     """``_plain(a, b)`` with a fast path for two NumPy arrays."""
-    if core._dynamic is not core._base:
+    if core.dynamic_trace_active():
         return False
     if type(a) is np.ndarray and type(b) is np.ndarray:
         return True
@@ -55,7 +55,7 @@ def _plain2(a: Any, b: Any) -> bool:
 
 
 def _plain(*xs: Any) -> bool:
-    if core._dynamic is not core._base:
+    if core.dynamic_trace_active():
         return False
     for x in xs:
         if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and _has_tracer(x)):

@@ -33,7 +33,7 @@ from functrace.numpy._core import asarray_or_tracer, cast, dtype_arg
 
 def _plain(a: Any) -> bool:
     """True when ``a`` can go straight to NumPy (no tracer in it, no trace active)."""
-    if core._dynamic is not core._base or isinstance(a, Tracer):
+    if core.dynamic_trace_active() or isinstance(a, Tracer):
         return False
     if isinstance(a, (list, tuple)):
         return not builtins.any(not _plain(e) for e in a)

@@ -52,7 +52,7 @@ def _contains_tracer(x: Any) -> bool:
 
 def _plain(x: Any) -> bool:
     """True when ``x`` (an array or a sequence of them) can go straight to NumPy."""
-    return core._dynamic is core._base and not _contains_tracer(x)
+    return not core.dynamic_trace_active() and not _contains_tracer(x)
 
 
 def _shape_tuple(fname: str, shape: Any) -> tuple[int, ...]:

@@ -88,7 +88,7 @@ def _has_tracer(x: Any) -> bool:
 
 def _plain(*xs: Any) -> bool:
     """No tracer among the arguments (nested lists included) and no jit trace active."""
-    return core._dynamic is core._base and not any(_has_tracer(x) for x in xs)
+    return not core.dynamic_trace_active() and not any(_has_tracer(x) for x in xs)
 
 
 def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
