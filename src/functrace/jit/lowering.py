@@ -797,7 +797,7 @@ class _Gen:
         rule = lowering_rule(p)
         args = tuple(self.atom(x) for x in eqn.inputs)
         expr = None
-        fresh = keeps = False
+        fresh = keeps = contig = False
         if isinstance(rule, DriverRule):
             ctx = DriverContext(
                 args,
@@ -809,6 +809,7 @@ class _Gen:
             )
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
+            contig = fresh and rule.contig
             src = eqn.inputs[0] if eqn.inputs else None
             keeps = rule.keeps_contig and expr is not None and isinstance(src, Var)
             keeps = keeps and src in self.contig
@@ -842,7 +843,8 @@ class _Gen:
                     self.exact0d.add(v)
             elif fresh:
                 self.fresh.add(v)
-                self.contig.add(v)
+                if contig:
+                    self.contig.add(v)
             elif keeps:
                 self.contig.add(v)
 
