@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections import namedtuple
 
 import numpy as np
 import pytest
@@ -292,3 +293,140 @@ def test_item0_random_layout_chains_jit_and_grad_match_eager(prog) -> None:
 
     g = ft.grad(loss, argnums=(0, 1))
     _close(jit(g)(w, x), g(w, x), tol * 10)
+
+
+# ---------------------------------------------------------------------------
+# Item 5: switch indices and Python ints beyond int64
+# ---------------------------------------------------------------------------
+
+_BRANCHES = [lambda x: x * 0.0, lambda x: x + 1.0, lambda x: x + 2.0]
+
+
+def _switch(i, x):
+    return lax.switch(i, _BRANCHES, x)
+
+
+def test_item5_switch_clamps_a_wide_index_before_narrowing_it() -> None:
+    f = jit(_switch)
+    for i in (2**31, np.int64(2**31), np.int64(2**40 + 1), np.uint64(2**63), 2**62):
+        assert _switch(i, 1.0) == 3.0  # eager: the last branch
+        assert f(i, 1.0) == 3.0, i
+    for i in (-(2**31) - 1, np.int64(-(2**40)), np.int8(-3), False):
+        assert f(i, 1.0) == 0.0, i
+    assert f(True, 1.0) == 2.0 and f(np.int8(100), 1.0) == 3.0
+    idx = np.array([2**31, -(2**33), 1, 2**32 + 1])
+    expected = np.array([3.0, 0.0, 2.0, 3.0])
+    g = ft.vmap(_switch, (0, None))
+    np.testing.assert_array_equal(g(idx, 1.0), expected)
+    np.testing.assert_array_equal(jit(g)(idx, 1.0), expected)
+
+
+def test_item5_python_ints_beyond_int64_name_the_function_and_argument() -> None:
+    def scale(n, x):
+        return x * n
+
+    f = jit(scale)
+    assert f(3, 2.0) == 6.0  # a compiled signature for Python ints: the fast path
+    for big in (2**70, 2**63, -(2**63) - 1):
+        with pytest.raises(OverflowError, match=r"jit of 'scale'.*argument n.*int64"):
+            f(big, 2.0)
+    assert f(-(2**63), 0.0) == 0.0  # the edge of int64 still fits
+    with pytest.raises(OverflowError, match=r"argument n"):
+        f(n=2**64, x=2.0)
+    with pytest.raises(OverflowError, match=r"argument d\['a'\]"):
+        jit(lambda d: d["a"] + 1)({"a": 2**64})
+    with pytest.raises(OverflowError, match=r"jit of .*argument n"):
+        jit(ft.grad(lambda x, n: x * n))(1.0, 2**70)
+    with pytest.raises(OverflowError, match=r"vmap of .*argument args\[1\]"):
+        ft.vmap(lambda x, n: x + n, (0, None))(np.arange(2), 2**70)
+    with pytest.raises(OverflowError, match=r"make_jaxpr: .*int64"):
+        ft.make_jaxpr(lambda n: n + 1)(2**70)
+    with pytest.raises(OverflowError, match=r"eval_shape: .*int64"):
+        ft.eval_shape(lambda n: n + 1, 2**70)
+    # fnp, eagerly and traced
+    with pytest.raises(OverflowError, match=r"add: .*argument x2"):
+        fnp.add(np.arange(2), 2**70)
+    with pytest.raises(OverflowError, match=r"sin: .*argument x1"):
+        fnp.sin(2**70)
+    with pytest.raises(OverflowError, match=r"add: .*int64"):
+        jit(lambda x: x + 2**70)(np.arange(2))
+    with pytest.raises(OverflowError, match=r"add: .*int64"):
+        jit(lambda x: x + 2**70)(1)
+    with pytest.raises(OverflowError, match=r"jit of .*traced code"):
+        jit(lambda x: lax.add(x, 2**70))(np.int64(1))
+    # Where eager NumPy turns the int into a float, nothing changes.
+    assert fnp.add(np.ones(2), 2**70)[0] == 2.0**70
+    assert ft.grad(lambda x, n: x * n)(1.0, 2**70) == 2.0**70
+
+
+# ---------------------------------------------------------------------------
+# Item 10: namedtuples with their own pytree registration
+# ---------------------------------------------------------------------------
+
+
+class _Tagged(namedtuple("_TaggedBase", ["value", "scale", "tag"])):
+    """A namedtuple whose registration keeps ``tag`` static: two children, not three."""
+
+
+tree_util.register_pytree_node(
+    _Tagged,
+    lambda t: ((t.scale, t.value), t.tag),  # children in another order than the fields
+    lambda tag, ch: _Tagged(ch[1], ch[0], tag),
+)
+
+
+class _Proto(namedtuple("_ProtoBase", ["a", "b"])):
+    """The ``__functrace_pytree__`` protocol on a namedtuple: only ``a`` is a child."""
+
+    __functrace_pytree__ = True
+
+    def tree_flatten(self):
+        return (self.a,), self.b
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+
+def _check_tagged(out, value, scale) -> None:
+    assert type(out) is _Tagged and out.tag == "t"
+    np.testing.assert_allclose(out.value, value)
+    np.testing.assert_allclose(out.scale, scale)
+
+
+def test_item10_registered_namedtuple_is_rebuilt_by_its_unflatten() -> None:
+    t = _Tagged(np.arange(3.0), np.full(3, 2.0), "t")
+    assert tree_util.tree_structure(t).num_leaves == 2
+
+    def step(t):
+        return _Tagged(t.value * t.scale, t.scale + 1.0, t.tag)
+
+    _check_tagged(step(t), [0.0, 2.0, 4.0], [3.0, 3.0, 3.0])
+    _check_tagged(jit(step)(t), [0.0, 2.0, 4.0], [3.0, 3.0, 3.0])  # input and output
+    _check_tagged(jit(step)(t), [0.0, 2.0, 4.0], [3.0, 3.0, 3.0])  # the fast path
+    nested = jit(lambda t: {"out": [step(t)], "n": fnp.sum(t.value)})(t)
+    _check_tagged(nested["out"][0], [0.0, 2.0, 4.0], [3.0, 3.0, 3.0])
+
+    def loss(t):
+        return fnp.sum(t.value * t.scale * t.scale)
+
+    _check_tagged(ft.grad(loss)(t), [4.0, 4.0, 4.0], [0.0, 4.0, 8.0])
+    _check_tagged(jit(ft.grad(loss))(t), [4.0, 4.0, 4.0], [0.0, 4.0, 8.0])
+    batch = _Tagged(np.ones((2, 3)), np.full((2, 3), 2.0), "t")
+    _check_tagged(ft.vmap(step)(batch), np.full((2, 3), 2.0), np.full((2, 3), 3.0))
+    _check_tagged(jit(ft.vmap(step))(batch), np.full((2, 3), 2.0), np.full((2, 3), 3.0))
+    out, vjp_fn = ft.vjp(step, t)
+    _check_tagged(out, [0.0, 2.0, 4.0], [3.0, 3.0, 3.0])
+    (ct,) = vjp_fn(out)
+    _check_tagged(ct, [0.0, 4.0, 8.0], [3.0, 5.0, 11.0])
+
+
+def test_item10_protocol_namedtuple_uses_its_own_flatten() -> None:
+    p = _Proto(np.arange(2.0), "meta")
+    assert tree_util.tree_leaves(p)[0] is p.a and tree_util.tree_structure(p).num_leaves == 1
+    out = jit(lambda p: _Proto(p.a * 2.0, p.b))(p)
+    assert type(out) is _Proto and out.b == "meta"
+    np.testing.assert_allclose(out.a, [0.0, 2.0])
+    g = ft.grad(lambda p: fnp.sum(p.a * p.a))(p)
+    assert type(g) is _Proto and g.b == "meta"
+    np.testing.assert_allclose(g.a, [0.0, 2.0])
