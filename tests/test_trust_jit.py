@@ -430,3 +430,10 @@ def test_item10_protocol_namedtuple_uses_its_own_flatten() -> None:
     g = ft.grad(lambda p: fnp.sum(p.a * p.a))(p)
     assert type(g) is _Proto and g.b == "meta"
     np.testing.assert_allclose(g.a, [0.0, 2.0])
+
+
+def test_item0_repeated_broadcast_dimensions_are_rejected_when_traced() -> None:
+    # A repeated dimension would make a kernel's broadcast indexing read the wrong axis.
+    x = np.arange(4.0).reshape(2, 2)
+    with pytest.raises(ValueError, match="strictly increasing broadcast_dimensions"):
+        jit(lambda x: lax.broadcast_in_dim(x, (2, 3), (0, 0)) + 1.0)(x)
