@@ -124,6 +124,115 @@ def test_op_table_jit_matches_eager(op: OpInfo, dtype) -> None:
     check()
 
 
+# Intermediates of every layout feeding the fused kernel of an elementwise row: each
+# transform below is computed inside the jitted function, keeps the shape and the
+# values, and leaves the array in a layout of its own (a transposed kernel output, a
+# concatenation or reduction of one, which NumPy keeps in F order, strided, negative-
+# step, broadcast, reshaped and reversed views).
+
+
+def _kernel_transposed(a):
+    # a kernel's C output of the transposed shape, seen through a transpose (F order)
+    at = fnp.transpose(a)
+    return fnp.transpose(lax.select_n(np.ones(at.shape, bool), at, at))
+
+
+def _layout_concatenated(a):
+    f = _kernel_transposed(a)
+    return fnp.concatenate([f[:1], f[1:]], axis=0)  # a fresh F-ordered array
+
+
+def _layout_reduced(a):
+    f = _kernel_transposed(a)
+    if f.dtype.kind not in "iuf":
+        return f
+    return fnp.max(fnp.stack([f, f], axis=0), axis=0)  # a fresh F-ordered array
+
+
+def _layout_sliced(a):
+    c = fnp.concatenate([a, a], axis=0)
+    return c[::-1][: a.shape[0]][::-1]  # negative steps
+
+
+def _layout_step(a):
+    c = fnp.stack([a, a], axis=1)
+    return fnp.reshape(c, (2 * a.shape[0], *a.shape[1:]))[::2]
+
+
+_INTERMEDIATE_LAYOUTS = {
+    "kernel output transposed": _kernel_transposed,
+    "concatenated": _layout_concatenated,
+    "reduced": _layout_reduced,
+    "stacked": lambda a: fnp.stack([a, a], axis=-1)[..., 1],
+    "sliced (negative steps)": _layout_sliced,
+    "step slice": _layout_step,
+    "broadcast": lambda a: fnp.broadcast_to(a, (2, *a.shape))[1],
+    "reshaped": lambda a: fnp.flip(
+        fnp.reshape(fnp.reshape(_kernel_transposed(a), (-1,))[::-1], a.shape)
+    ),
+    "reversed": lambda a: fnp.flip(fnp.flip(_kernel_transposed(a), 0), 0),
+}
+
+
+def _elementwise_rows():
+    import functrace.jit.driver_rules  # noqa: F401  (registers the driver rules)
+
+    by_name = {p.name: p for p in core.impl_rules}
+    rows = []
+    for op in ALL_OPS:
+        prims = [by_name.get(n) for n in op.primitives]
+        rules = [jit_emitters.numba_emitters.get(p) for p in prims if p is not None]
+        if (
+            prims
+            and len(rules) == len(prims)
+            and all(r is not None and not isinstance(r, jit_emitters.DriverRule) for r in rules)
+        ):
+            rows.append(
+                pytest.param(op, op.dtypes[0], id=f"{op.name}-{np.dtype(op.dtypes[0]).name}")
+            )
+    return rows
+
+
+def _through_broadcasting_kernel(a):
+    # the same values out of a kernel that also reads a broadcast mask: its loops are
+    # not collapsed, so it reads ``a`` with a's own rank (no reshape copies it first)
+    mask = np.ones((1,) * (a.ndim - 1) + a.shape[-1:], bool)
+    return lax.select_n(fnp.broadcast_to(mask, a.shape), a, a)
+
+
+def _is_array(a) -> bool:
+    return isinstance(a, np.ndarray | core.Tracer) and np.ndim(a) > 0
+
+
+@pytest.mark.parametrize("op,dtype", _elementwise_rows())
+def test_op_table_jit_reads_intermediates_of_every_layout(op: OpInfo, dtype) -> None:
+    """Every elementwise row with its array arguments first passed through each layout
+    transform inside the jitted function (all in one trace): same values as eager.
+    Each transformed argument is also read by a kernel whose loops do not collapse."""
+
+    def transformed(*args):
+        out = []
+        for t in _INTERMEDIATE_LAYOUTS.values():
+            targs = [t(a) if _is_array(a) else a for a in args]
+            extra = [_through_broadcasting_kernel(a) for a in targs if _is_array(a) and a.ndim > 1]
+            out.append((op.fn(*targs), extra))
+        return tuple(out)
+
+    f = jit(transformed)
+
+    @settings(max_examples=1, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def check(data) -> None:
+        args = data.draw(op_args(op, dtype))
+        expected = op.fn(*args)
+        same = [a for a in args if _is_array(a) and np.ndim(a) > 1]
+        for name, (g, extra) in zip(_INTERMEDIATE_LAYOUTS, f(*args)):
+            assert_like_eager(g, expected, op, f"{op.name} after {name}")
+            assert_like_eager(extra, same, op, f"{op.name} arguments after {name}")
+
+    check()
+
+
 # ---------------------------------------------------------------------------
 # Broadcast patterns and signatures
 # ---------------------------------------------------------------------------

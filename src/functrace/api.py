@@ -699,7 +699,9 @@ def _arg_names(fun: Callable[..., Any], args: tuple[Any, ...]) -> list[str]:
 
 def _abstractify(fname: str, leaves: Sequence[Any]) -> list[core.ShapedArray]:
     out = []
-    for x in leaves:
+    for i, x in enumerate(leaves):
+        if core.int64_overflow(x):
+            raise core.int64_overflow_error(fname, x, f"for the argument leaf {i}")
         try:
             aval = core.get_aval(x)
         except TypeError:
@@ -877,6 +879,10 @@ def vmap(
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
         for (path, x), ax in zip(leaves_paths, axes):
+            if core.int64_overflow(x):  # its aval (int64) could not describe it
+                raise core.int64_overflow_error(
+                    f"vmap of {describe_fun(fun)}", x, f"for argument args{keystr(path)}"
+                )
             if ax is None:
                 dims.append(None)
                 continue

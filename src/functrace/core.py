@@ -135,6 +135,29 @@ for _t in (
     _SCALAR_AVALS[_t] = ShapedArray((), np.dtype(_t))
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int64_overflow(x: Any) -> bool:
+    """A Python int (not a bool) outside int64, the dtype Python ints get here."""
+    return (
+        isinstance(x, int)
+        and not isinstance(x, bool | np.generic)
+        and not (INT64_MIN <= x <= INT64_MAX)
+    )
+
+
+def int64_overflow_error(where: str, x: int, what: str) -> OverflowError:
+    """The error for a Python int outside int64 where functrace needs an int64 value:
+    ``where`` names the function, ``what`` the argument (``"for argument n"``)."""
+    shown = str(x) if abs(x) < 10**30 else f"{'-' if x < 0 else ''}~2**{abs(x).bit_length() - 1}"
+    return OverflowError(
+        f"{where}: expected Python ints within int64 (-2**63 to 2**63 - 1) {what}, got "
+        f"{shown}. Pass it as a float, or as a NumPy value of an explicit dtype "
+        f"(np.uint64 holds up to 2**64 - 1)."
+    )
+
+
 def is_python_scalar(x: Any) -> bool:
     """A Python (not NumPy) bool, int, float or complex."""
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)

@@ -249,10 +249,11 @@ def _resolve(t: type) -> _NodeDef | None:
     nd = _registry.get(t)
     if nd is not None:
         return nd
-    if issubclass(t, tuple) and hasattr(t, "_fields"):
-        return _NodeDef(_K_NAMEDTUPLE, t)
+    # A class's own flatten/unflatten (the protocol) wins over the namedtuple default.
     if getattr(t, "__functrace_pytree__", False) is True:
         return _protocol_node(t)
+    if issubclass(t, tuple) and hasattr(t, "_fields"):
+        return _NodeDef(_K_NAMEDTUPLE, t)
     return None
 
 
@@ -269,8 +270,9 @@ def _lookup(t: type) -> _NodeDef | None:
 def _node_type(x: Any) -> _NodeDef | None:
     """Return the node definition for ``x``, or None if ``x`` is a leaf.
 
-    Lookup order: the exact ``type(x)`` in ``_registry``; namedtuples (tuple
-    subclasses with ``_fields``); classes with ``__functrace_pytree__ = True``.
+    Lookup order: the exact ``type(x)`` in ``_registry``; classes with
+    ``__functrace_pytree__ = True``; namedtuples (tuple subclasses with ``_fields``).
+    A namedtuple class with a registration of its own is flattened and rebuilt by it.
     """
     return _lookup(type(x))
 
@@ -817,6 +819,25 @@ def _flatten_node_with_keys(x: Any, nd: _NodeDef) -> tuple[list[Any], Sequence[A
     else:
         keys = [DictKey(q) for q in aux]
     return keys, children, aux
+
+
+_KIND_NAMES = {
+    _K_LEAF: "leaf",
+    _K_NONE: "none",
+    _K_TUPLE: "tuple",
+    _K_LIST: "list",
+    _K_DICT: "dict",
+    _K_NAMEDTUPLE: "namedtuple",
+}
+
+
+def _node_kind(td: PyTreeDef) -> str:
+    """The root node's kind, for code that rebuilds trees itself (jit drivers):
+    ``"leaf"``, ``"none"``, ``"tuple"``, ``"list"``, ``"dict"``, ``"namedtuple"`` (a
+    namedtuple class without a registration of its own, rebuilt by calling the class
+    on its fields), or ``"other"``: rebuilt only by :func:`_rebuild` (the registered
+    ``unflatten``; a registered namedtuple class is "other" too)."""
+    return _KIND_NAMES.get(td._kind, "other")
 
 
 def _rebuild(td: PyTreeDef, children: list[Any]) -> Any:

@@ -139,6 +139,8 @@ class StagingTrace(Trace):
 
     def pure(self, val: Any) -> StagingTracer:
         if _is_literal(val):
+            if type(val) is int and not core.INT64_MIN <= val <= core.INT64_MAX:
+                raise core.int64_overflow_error(self.origin or "functrace", val, "in traced code")
             aval = core.get_aval(val)
             return StagingTracer(self, aval, Literal(val, aval))
         key = id(val)

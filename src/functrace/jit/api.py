@@ -331,7 +331,11 @@ class JitFunction:
             if hit is not None:
                 if len(self._cache) > self._watch:
                     self._touch(hit[1].key)
-                return hit[0](*args)
+                try:
+                    return hit[0](*args)
+                except OverflowError:
+                    self._check_int_args(args, kwargs)  # np.int64(2**70) in the driver
+                    raise
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
         tkey = _tree_key(args, leaves)
@@ -339,7 +343,11 @@ class JitFunction:
         if hit is not None:
             if len(self._cache) > self._watch:
                 self._touch(hit[1].key)
-            return hit[0](*leaves)
+            try:
+                return hit[0](*leaves)
+            except OverflowError:
+                self._check_int_args(args, kwargs)
+                raise
         return self._call_general(args, kwargs)
 
     def _touch(self, key: Any) -> None:
@@ -363,6 +371,16 @@ class JitFunction:
             if len(fast) > self._bound:  # several fast keys can lead to one entry
                 fast.popitem(last=False)
 
+    def _check_int_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Raise the error naming a Python int argument outside int64, if there is one
+        (the compiled signature of Python ints is int64: a larger one cannot be passed)."""
+        static_pos, dyn_args, _, dyn_kw = self._split(args, kwargs)
+        leaves = tree_util.tree_leaves((tuple(dyn_args), dyn_kw))
+        for i, x in enumerate(leaves):
+            if core.int64_overflow(x):
+                names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+                raise core.int64_overflow_error(self._origin, x, f"for argument {names[i]}")
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
@@ -377,7 +395,11 @@ class JitFunction:
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)
-        out = entry.driver(*leaves)
+        try:
+            out = entry.driver(*leaves)
+        except OverflowError:
+            self._check_int_args(args, kwargs)
+            raise
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
@@ -468,6 +490,9 @@ class JitFunction:
                 x = leaves[i] = core.plain_array(x, self._origin, f"argument `{names[i]}`")
             if type(x) is bool:
                 py_bools.append(i)
+            elif isinstance(x, int) and core.int64_overflow(x):
+                names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+                raise core.int64_overflow_error(self._origin, x, f"for argument {names[i]}")
             try:
                 avals.append(core.get_aval(x))
             except TypeError:

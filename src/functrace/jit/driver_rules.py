@@ -57,7 +57,8 @@ def _dot_general(ctx: DriverContext) -> str | None:
     return table.get((x.ndim, y.ndim, tuple(lc), tuple(rc)))
 
 
-numba_emitters[shapes.dot_general_p] = DriverRule(_dot_general, fresh=True)
+# np.dot (and the threaded product) always allocates a C-contiguous result.
+numba_emitters[shapes.dot_general_p] = DriverRule(_dot_general, fresh=True, contig=True)
 
 
 def _transpose(ctx: DriverContext) -> str | None:

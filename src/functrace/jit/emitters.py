@@ -69,12 +69,18 @@ class DriverRule:
 
     ``emit(ctx)`` returns the expression (a tuple expression for primitives with
     multiple results), or None to use the default impl call. ``fresh`` promises
-    that the results are new, writable, C-contiguous arrays (or NumPy scalars);
+    that the results are new, writable arrays (or NumPy scalars) sharing no memory
+    with the operands; ``contig`` that they are also C-contiguous whatever the
+    operands' layouts (``np.dot``: NumPy's reductions and ``np.concatenate`` follow
+    their operands' memory order, so a reduction of a transposed array is not C);
     ``keeps_contig`` that the result is C-contiguous when the operand is (reshapes).
+    Kernels read arrays as C-contiguous without checking: the driver passes any
+    array without one of these promises through ``np.ascontiguousarray``.
     """
 
     emit: Callable[[DriverContext], str | None]
     fresh: bool = False
+    contig: bool = False
     keeps_contig: bool = False
 
 

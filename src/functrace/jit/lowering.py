@@ -718,7 +718,9 @@ class _Gen:
 
     def rebuild(self, outs: list[str]) -> str:
         """The return expression: the output pytree built by generated code (tuples,
-        lists, dicts, None, namedtuples), or by ``tree_unflatten`` for custom nodes."""
+        lists, dicts, None, unregistered namedtuples), or one level at a time by
+        ``tree_util._rebuild`` (the registered ``unflatten``) for every other node,
+        including a namedtuple class that has a registration of its own."""
         from functrace import tree_util
 
         if self.out_tree is None:
@@ -726,34 +728,23 @@ class _Gen:
         it = iter(outs)
 
         def build(td: Any) -> str:
-            data = td.node_data()
-            if data is None:
+            kind = tree_util._node_kind(td)
+            if kind == "leaf":
                 return next(it)
-            typ, aux = data
-            simple = (
-                typ in (tuple, list, type(None))
-                or (typ is dict and all(type(k) in (str, int) for k in aux))
-                or (isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"))
-            )
-            if not simple:
-                rebuild_one = getattr(tree_util, "_rebuild", None)  # one level, built kids
-                if rebuild_one is None:  # pragma: no cover - tree_util internals moved
-                    leaves = [next(it) for _ in range(td.num_leaves)]
-                    fn = self.glob("u", functools.partial(tree_util.tree_unflatten, td))
-                    return f"{fn}([{', '.join(leaves)}])"
-                kids = [build(c) for c in td.children()]
-                fn = self.glob("u", functools.partial(rebuild_one, td))
-                return f"{fn}([{', '.join(kids)}])"
+            typ, aux = td.node_data()
             kids = [build(c) for c in td.children()]
-            if typ is tuple:
+            if kind == "tuple":
                 return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
-            if typ is list:
+            if kind == "list":
                 return f"[{', '.join(kids)}]"
-            if typ is type(None):
+            if kind == "none":
                 return "None"
-            if typ is dict:
+            if kind == "dict" and all(type(k) in (str, int) for k in aux):
                 return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids)) + "}"
-            return f"{self.glob('t', typ)}({', '.join(kids)})"  # a namedtuple
+            if kind == "namedtuple":
+                return f"{self.glob('t', typ)}({', '.join(kids)})"
+            fn = self.glob("u", functools.partial(tree_util._rebuild, td))  # one level
+            return f"{fn}([{', '.join(kids)}])"
 
         return build(self.out_tree)
 
@@ -799,7 +790,7 @@ class _Gen:
         rule = lowering_rule(p)
         args = tuple(self.atom(x) for x in eqn.inputs)
         expr = None
-        fresh = keeps = False
+        fresh = keeps = contig = False
         if isinstance(rule, DriverRule):
             ctx = DriverContext(
                 args,
@@ -811,6 +802,7 @@ class _Gen:
             )
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
+            contig = fresh and rule.contig
             src = eqn.inputs[0] if eqn.inputs else None
             keeps = rule.keeps_contig and expr is not None and isinstance(src, Var)
             keeps = keeps and src in self.contig
@@ -844,7 +836,8 @@ class _Gen:
                     self.exact0d.add(v)
             elif fresh:
                 self.fresh.add(v)
-                self.contig.add(v)
+                if contig:
+                    self.contig.add(v)
             elif keeps:
                 self.contig.add(v)
 

@@ -718,6 +718,21 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 cond_p = Primitive("cond", multiple_results=True)
 
 
+def branch_index(index: Any, n: int) -> Any:
+    """``index`` (any integer or bool dtype) clamped to ``[0, n - 1]``, as the int32
+    branch index of ``cond_p``. The clamp runs in the index's own dtype and the cast
+    comes after it: casting first would wrap an int64 index of 2**31 to -2**31 and
+    pick branch 0 instead of the last one."""
+    from functrace.lax.elementwise import clamp, convert_element_type
+
+    dt = core.get_aval(index).dtype
+    if dt.kind == "b":
+        index, dt = convert_element_type(index, np.int32), np.dtype(np.int32)
+    hi = min(n - 1, int(np.iinfo(dt).max))
+    idx = clamp(np.zeros((), dt)[()], index, np.asarray(hi, dt)[()])
+    return idx if dt == np.int32 else convert_element_type(idx, np.int32)
+
+
 def _cond_impl(index: Any, *ops: Any, branches: tuple[Jaxpr, ...]) -> list[Any]:
     i = int(np.clip(int(index), 0, len(branches) - 1))
     return _run(branches[i], ops)
@@ -948,7 +963,7 @@ ad.linear_primitives.add(cond_lin_p)
 def _cond_batch(
     vals: Sequence[Any], bdims: Sequence[int | None], *, branches: tuple[Jaxpr, ...], **params: Any
 ) -> tuple[list[Any], list[Any]]:
-    from functrace.lax.elementwise import clamp, convert_element_type, select_n
+    from functrace.lax.elementwise import convert_element_type, select_n
 
     size = batching.batch_size(vals, bdims)
     index, *ops = vals
@@ -978,9 +993,7 @@ def _cond_batch(
     from functrace.lax.elementwise import eq, stop_gradient, zeros_like
     from functrace.lax.shapes import broadcast_in_dim
 
-    idx = batching.moveaxis(index, bi, 0)
-    idx = convert_element_type(idx, np.int32)
-    idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+    idx = branch_index(batching.moveaxis(index, bi, 0), len(branches))
 
     def per_example(mask: Any, shape: tuple[int, ...]) -> Any:
         return broadcast_in_dim(mask, shape, (0,)) if len(shape) > 1 else mask
@@ -1063,10 +1076,7 @@ def switch(
             out_avals[0],
             out_avals[k],
         )
-    from functrace.lax.elementwise import clamp, convert_element_type
-
-    idx = convert_element_type(index, np.int32)
-    idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+    idx = branch_index(index, len(branches))
     ops = [_cast_to(x, a) for x, a in zip(op_leaves, avals)]
     outs = cond_p.bind(idx, *consts, *ops, branches=jaxprs)
     return tree_unflatten(first, outs)

@@ -57,9 +57,9 @@ def _broadcast_in_dim_abstract(
                 f"into shape {shape} along dimensions {broadcast_dimensions}, got a mismatch "
                 f"at operand size {d}."
             )
-    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:])):
         raise ValueError(
-            f"broadcast_in_dim: expected increasing broadcast_dimensions, got "
+            f"broadcast_in_dim: expected strictly increasing broadcast_dimensions, got "
             f"{broadcast_dimensions}."
         )
     return ShapedArray(shape, x.dtype, x.weak_type)

@@ -135,6 +135,8 @@ def promote_and_broadcast(
         ):
             dts = resolve_ufunc_dtypes(fname, ufunc, avals)
             if dts[0] == a0.dtype and dts[1] == a0.dtype:
+                if a0.weak_type and a0.dtype.kind == "i":  # a Python int staying int64
+                    check_int_args(fname, args)
                 return list(args), dts[2]
     dts = resolve_ufunc_dtypes(fname, ufunc, avals)
     nin = len(args)
@@ -149,9 +151,26 @@ def promote_and_broadcast(
             x = _WEAK_TYPES[dt.kind](x)  # stays a weak Python scalar: x * 2.0 stays weak
         elif aval.dtype != dt or type(x) in _PY_SCALARS:
             # a constant: convert now (a NumPy value with the loop dtype), no equation
-            x = np.asarray(x, dtype=dt)[()] if not aval.shape else np.asarray(x, dt)
+            try:
+                x = np.asarray(x, dtype=dt)[()] if not aval.shape else np.asarray(x, dt)
+            except OverflowError:
+                if type(x) is int:  # 2**70 (or 2**64 for uint64) in integer arithmetic
+                    raise OverflowError(
+                        f"{fname}: expected a Python int that fits in {dt.name} (the dtype "
+                        f"of the operation), got {x}. Pass it as a float, or cast the "
+                        f"other operand to a wider dtype."
+                    ) from None
+                raise
         out.append(broadcast_to_shape(x, shape))
     return out, dts[nin]
+
+
+def check_int_args(fname: str, args: Sequence[Any]) -> None:
+    """Raise the error naming a Python int argument outside int64, if any (NumPy and
+    functrace hold Python ints as int64 in integer arithmetic)."""
+    for i, x in enumerate(args):
+        if core.int64_overflow(x):
+            raise core.int64_overflow_error(fname, x, f"for argument x{i + 1}")
 
 
 def elementwise(
@@ -167,7 +186,11 @@ def elementwise(
                 and not core.dynamic_trace_active()
                 and not has_tracer_in_sequence(x)
             ):
-                return ufunc(x)
+                try:
+                    return ufunc(x)
+                except (OverflowError, TypeError):
+                    check_int_args(name, (x,))  # NumPy's message is about C longs
+                    raise
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
             return _finish(lax_fn(x), out_dt, _op)
 
@@ -193,7 +216,11 @@ def elementwise(
                 and not core.dynamic_trace_active()
                 and not (has_tracer_in_sequence(x) or has_tracer_in_sequence(y))
             ):
-                return ufunc(x, y)
+                try:
+                    return ufunc(x, y)
+                except (OverflowError, TypeError):
+                    check_int_args(name, (x, y))
+                    raise
             (x, y), out_dt = promote_and_broadcast(
                 name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)]
             )
