@@ -732,7 +732,8 @@ class _Gen:
             simple = (
                 typ in (tuple, list, type(None))
                 or (typ is dict and all(type(k) in (str, int) for k in aux))
-                or (isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"))
+                # a namedtuple node (not a NamedTuple class registered with its own flatten)
+                or td._kind == tree_util._K_NAMEDTUPLE
             )
             if not simple:
                 rebuild_one = getattr(tree_util, "_rebuild", None)  # one level, built kids
