@@ -75,7 +75,9 @@ def normal(stddev: float = 1e-2, dtype: Any = np.float64) -> Initializer:
     return init
 
 
-def truncated_normal(stddev: float = 1e-2, dtype: Any = np.float64, lower: float = -2.0, upper: float = 2.0) -> Initializer:
+def truncated_normal(
+    stddev: float = 1e-2, dtype: Any = np.float64, lower: float = -2.0, upper: float = 2.0
+) -> Initializer:
     """A standard normal truncated to ``(lower, upper)``, times ``stddev``."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
@@ -160,32 +162,46 @@ def variance_scaling(
     return init
 
 
-def glorot_normal(in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64) -> Initializer:
+def glorot_normal(
+    in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64
+) -> Initializer:
     """Glorot (Xavier) normal: ``variance_scaling(1.0, "fan_avg", "truncated_normal")``."""
-    return variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype
+    )
 
 
-def glorot_uniform(in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64) -> Initializer:
+def glorot_uniform(
+    in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64
+) -> Initializer:
     """Glorot (Xavier) uniform: ``variance_scaling(1.0, "fan_avg", "uniform")``."""
     return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype)
 
 
-def he_normal(in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64) -> Initializer:
+def he_normal(
+    in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64
+) -> Initializer:
     """He (Kaiming) normal: ``variance_scaling(2.0, "fan_in", "truncated_normal")``."""
     return variance_scaling(2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
 
 
-def he_uniform(in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64) -> Initializer:
+def he_uniform(
+    in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64
+) -> Initializer:
     """He (Kaiming) uniform: ``variance_scaling(2.0, "fan_in", "uniform")``."""
     return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
 
 
-def lecun_normal(in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64) -> Initializer:
+def lecun_normal(
+    in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64
+) -> Initializer:
     """LeCun normal: ``variance_scaling(1.0, "fan_in", "truncated_normal")``."""
     return variance_scaling(1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
 
 
-def lecun_uniform(in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64) -> Initializer:
+def lecun_uniform(
+    in_axis: int = -2, out_axis: int = -1, batch_axis: Any = (), dtype: Any = np.float64
+) -> Initializer:
     """LeCun uniform: ``variance_scaling(1.0, "fan_in", "uniform")``."""
     return variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
 

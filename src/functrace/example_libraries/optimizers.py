@@ -18,6 +18,12 @@ the per-parameter state arrays, so it passes through ``jit``, ``vmap`` and
 Learning rates (``step_size``) are numbers or schedules (callables ``i -> rate``);
 :func:`make_schedule` turns either into a schedule. For the Optax-style design
 (``GradientTransformation``, chains of transforms), see :mod:`functrace.optim`.
+
+Dtypes: the states keep the parameters' dtype with a constant step size. A
+schedule's value is a float64 when it is computed by ``functrace.numpy`` functions
+(``floor``, ``minimum``, ``take``) or, under ``jit``, from the step number; it then
+promotes float32 parameters to float64 (JAX keeps them float32, except for
+``piecewise_constant``, whose values are a float64 array there too).
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ class OptimizerState(NamedTuple):
 register_pytree_node(
     OptimizerState,
     lambda s: ((s.packed_state,), (s.tree_def, s.subtree_defs)),
-    lambda aux, children: OptimizerState(children[0], aux[0], aux[1]),
+    lambda aux, children: OptimizerState(list(children)[0], aux[0], aux[1]),
 )
 
 
@@ -91,7 +97,9 @@ def _check_state(fname: str, opt_state: Any) -> None:
         )
 
 
-def optimizer(opt_maker: Callable[..., tuple[InitFn, UpdateFn, ParamsFn]]) -> Callable[..., Optimizer]:
+def optimizer(
+    opt_maker: Callable[..., tuple[InitFn, UpdateFn, ParamsFn]],
+) -> Callable[..., Optimizer]:
     """Lift an optimizer written for one array to pytrees of arrays.
 
     ``opt_maker(*args, **kwargs)`` returns ``(init, update, get_params)`` acting on a
@@ -233,8 +241,13 @@ def adagrad(step_size: Any, momentum: float = 0.9) -> tuple[InitFn, UpdateFn, Pa
 
 
 @optimizer
-def rmsprop(step_size: Any, gamma: float = 0.9, eps: float = 1e-8) -> tuple[InitFn, UpdateFn, ParamsFn]:
-    """RMSProp: ``a <- gamma * a + (1 - gamma) * g**2``, ``x <- x - step_size(i) * g / sqrt(a + eps)``."""
+def rmsprop(
+    step_size: Any, gamma: float = 0.9, eps: float = 1e-8
+) -> tuple[InitFn, UpdateFn, ParamsFn]:
+    """RMSProp: a running average of squared gradients scales the step.
+
+    ``a <- gamma * a + (1 - gamma) * g**2``; ``x <- x - step_size(i) * g / sqrt(a + eps)``.
+    """
     step_size = make_schedule(step_size, "rmsprop")
 
     def init(x0: Any) -> Any:
@@ -354,7 +367,9 @@ def sm3(step_size: Any, momentum: float = 0.9) -> tuple[InitFn, UpdateFn, Params
         x, m, vs, x_shape = state
         g = fnp.reshape(g, x.shape)
         nd = len(x.shape)
-        accum = functools.reduce(fnp.minimum, [_broadcast_along(nd, v, k) for k, v in enumerate(vs)])
+        accum = functools.reduce(
+            fnp.minimum, [_broadcast_along(nd, v, k) for k, v in enumerate(vs)]
+        )
         accum = accum + fnp.square(g)
         m = (1.0 - momentum) * (g * _inv_sqrt_or_zero(accum)) + momentum * m
         x = x - step_size(i) * m
@@ -395,7 +410,10 @@ def exponential_decay(step_size: float, decay_steps: float, decay_rate: float) -
 def inverse_time_decay(
     step_size: float, decay_steps: float, decay_rate: float, staircase: bool = False
 ) -> Schedule:
-    """``i -> step_size / (1 + decay_rate * i / decay_steps)``; with ``staircase``, ``i / decay_steps`` is floored."""
+    """``i -> step_size / (1 + decay_rate * i / decay_steps)``.
+
+    With ``staircase=True``, ``i / decay_steps`` is rounded down first.
+    """
     if staircase:
 
         def schedule(i: Any) -> Any:
@@ -412,7 +430,10 @@ def inverse_time_decay(
 def polynomial_decay(
     step_size: float, decay_steps: float, final_step_size: float, power: float = 1.0
 ) -> Schedule:
-    """From ``step_size`` to ``final_step_size`` over ``decay_steps`` as ``(1 - i / decay_steps) ** power``, then flat."""
+    """From ``step_size`` to ``final_step_size`` over ``decay_steps`` steps, then flat.
+
+    The step size is ``final + (step_size - final) * (1 - i / decay_steps) ** power``.
+    """
 
     def schedule(step_num: Any) -> Any:
         step_num = fnp.minimum(step_num, decay_steps)
@@ -456,7 +477,11 @@ def make_schedule(scalar_or_schedule: Any, fname: str = "make_schedule") -> Sche
     raise TypeError(
         f"{fname}: step_size must be a scalar or a schedule (a callable step -> rate), "
         f"got {type(scalar_or_schedule).__name__}"
-        + (f" of shape {np.shape(scalar_or_schedule)}" if hasattr(scalar_or_schedule, "shape") else "")
+        + (
+            f" of shape {np.shape(scalar_or_schedule)}"
+            if hasattr(scalar_or_schedule, "shape")
+            else ""
+        )
     )
 
 

@@ -113,12 +113,17 @@ def _check_shape(fname: str, input_shape: Any, min_ndim: int = 1) -> tuple[Any, 
         raise TypeError(f"{fname}: input_shape must be a tuple of ints, got {input_shape!r}")
     if len(input_shape) < min_ndim:
         raise ValueError(
-            f"{fname}: input_shape must have at least {min_ndim} dimension(s), got {tuple(input_shape)}"
+            f"{fname}: input_shape must have at least {min_ndim} dimension(s), "
+            f"got {tuple(input_shape)}"
         )
     return tuple(input_shape)
 
 
-def Dense(out_dim: int, W_init: Callable[..., Any] = glorot_normal(), b_init: Callable[..., Any] = normal()) -> Layer:
+def Dense(
+    out_dim: int,
+    W_init: Callable[..., Any] = glorot_normal(),
+    b_init: Callable[..., Any] = normal(),
+) -> Layer:
     """Fully connected layer: ``inputs @ W + b`` with ``W`` of shape ``(in_dim, out_dim)``."""
 
     def init_fun(rng: Any, input_shape: Any) -> Any:
@@ -213,7 +218,10 @@ def _flatten_apply(params: Any, inputs: Any, **kwargs: Any) -> Any:
 Flatten: Layer = (_flatten_init, _flatten_apply)
 """Flatten all but the leading (batch) dimension."""
 
-Identity: Layer = (lambda rng, input_shape: (input_shape, ()), lambda params, inputs, **kwargs: inputs)
+Identity: Layer = (
+    lambda rng, input_shape: (input_shape, ()),
+    lambda params, inputs, **kwargs: inputs,
+)
 """The identity layer."""
 
 
@@ -231,7 +239,9 @@ def FanOut(num: int) -> Layer:
 
 def _fan_in_sum_init(rng: Any, input_shape: Any) -> Any:
     if not isinstance(input_shape, (tuple, list)) or not input_shape:
-        raise TypeError(f"stax.FanInSum init_fun: expected a list of input shapes, got {input_shape!r}")
+        raise TypeError(
+            f"stax.FanInSum init_fun: expected a list of input shapes, got {input_shape!r}"
+        )
     return input_shape[0], ()
 
 
@@ -300,8 +310,13 @@ def _check_layers(fname: str, layers: Any) -> None:
     for k, layer in enumerate(layers):
         if not (isinstance(layer, tuple) and len(layer) == 2 and all(callable(f) for f in layer)):
             raise TypeError(
-                f"{fname}: layer {k} is not an (init_fun, apply_fun) pair: got {type(layer).__name__}"
-                + (" (did you forget to call a layer factory such as Dense(10)?)" if callable(layer) else "")
+                f"{fname}: layer {k} is not an (init_fun, apply_fun) pair: "
+                f"got {type(layer).__name__}"
+                + (
+                    " (did you forget to call a layer factory such as Dense(10)?)"
+                    if callable(layer)
+                    else ""
+                )
             )
 
 
@@ -321,7 +336,9 @@ def serial(*layers: Layer) -> Layer:
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
         rng = kwargs.pop("rng", None)
-        rngs = _split("stax.serial apply_fun", rng, nlayers) if rng is not None else (None,) * nlayers
+        rngs = (
+            _split("stax.serial apply_fun", rng, nlayers) if rng is not None else (None,) * nlayers
+        )
         for fun, param, r in zip(apply_funs, params, rngs):
             inputs = fun(param, inputs, rng=r, **kwargs)
         return inputs
@@ -351,7 +368,11 @@ def parallel(*layers: Layer) -> Layer:
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
         rng = kwargs.pop("rng", None)
-        rngs = _split("stax.parallel apply_fun", rng, nlayers) if rng is not None else (None,) * nlayers
+        rngs = (
+            _split("stax.parallel apply_fun", rng, nlayers)
+            if rng is not None
+            else (None,) * nlayers
+        )
         return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
 
     return init_fun, apply_fun
