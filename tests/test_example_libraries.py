@@ -138,6 +138,25 @@ def test_item7_optimizer_state_is_a_pytree_through_jit_and_vmap() -> None:
         np.testing.assert_allclose(np.asarray(a)[1], b, rtol=1e-14)
 
 
+def test_item7_jit_returns_a_registered_namedtuple_node() -> None:
+    # A NamedTuple registered with its own flatten/unflatten (as OptimizerState is)
+    # must be rebuilt by jit with that unflatten, not as a plain namedtuple.
+    state = optimizers.sgd(0.1)[0]({"a": np.ones(2)})
+    out = functrace.jit(lambda s: s)(state)
+    assert isinstance(out, optimizers.OptimizerState) and out.tree_def == state.tree_def
+    np.testing.assert_array_equal(out.packed_state[0][0], np.ones(2))
+
+
+def test_item7_sm3_get_params_under_jit() -> None:
+    init, update, get_params = optimizers.sm3(0.1)
+    params = C.initial_params()
+    state = functrace.jit(update)(0, C.grad_fn(functrace)(params), init(params))
+    eager, jitted = get_params(state), functrace.jit(get_params)(state)
+    for a, b in zip(tree_util.tree_leaves(eager), tree_util.tree_leaves(jitted)):
+        assert np.shape(a) == np.shape(b)
+        np.testing.assert_array_equal(a, b)
+
+
 # Constant step sizes only: a schedule computing with the step number under jit
 # (``0.5 * i`` for a weak integer ``i``) currently gives a strong float64 and
 # promotes float32 parameters (JAX keeps them float32); see the module docstring.
@@ -195,6 +214,13 @@ def test_item7_optimizer_errors_are_clear() -> None:
     state = init({"a": np.zeros(2)})
     with pytest.raises(TypeError, match=r"adam update_fun: the gradient tree does not match"):
         update(0, {"b": np.zeros(2)}, state)
+    with pytest.raises(
+        ValueError, match=r"adam update_fun: the gradient of parameter 0 .* \(2, 2\)"
+    ):
+        update(0, {"a": np.zeros((2, 2))}, state)
+    with pytest.raises(ValueError, match=r"sm3 update_fun: gradient of shape \(3,\)"):
+        sm3_init, sm3_update, _ = optimizers.sm3(0.1)
+        sm3_update(0, np.zeros(3), sm3_init(np.zeros((3, 1))))
     with pytest.raises(TypeError, match=r"adam update_fun: expected an OptimizerState"):
         update(0, {"a": np.zeros(2)}, {"a": np.zeros(2)})
     with pytest.raises(TypeError, match=r"sgd: step_size must be a scalar or a schedule"):

@@ -134,12 +134,19 @@ def optimizer(
             states = [tree_unflatten(td, leaves) for td, leaves in zip(subtrees, packed)]
             new_states = [update(i, g, s) for g, s in zip(grad_flat, states)]
             new_packed, subtrees2 = _flatten_states(new_states)
-            for td, td2 in zip(subtrees, subtrees2):
+            for k, (td, td2) in enumerate(zip(subtrees, subtrees2)):
                 if td != td2:
                     raise TypeError(
                         f"{name} update_fun: the update changed the structure of a state "
                         f"from {td} to {td2}"
                     )
+                for old, new in zip(packed[k], new_packed[k]):
+                    if np.shape(old) != np.shape(new):
+                        raise ValueError(
+                            f"{name} update_fun: the gradient of parameter {k} (in flattened "
+                            f"order) has shape {np.shape(grad_flat[k])}, which does not match "
+                            f"the parameter's state of shape {np.shape(old)}"
+                        )
             return OptimizerState(new_packed, tree, subtrees)
 
         @functools.wraps(get_params)
@@ -353,35 +360,37 @@ def sm3(step_size: Any, momentum: float = 0.9) -> tuple[InitFn, UpdateFn, Params
     The state holds one vector per axis of the parameter (0-d parameters are treated
     as 1-d); the accumulator of an entry is the minimum of its axes' vectors plus
     ``g**2``; each vector then keeps the maximum of the accumulator along the other
-    axes. The step is Adagrad's with momentum.
+    axes. The step is Adagrad's with momentum. The parameter keeps its shape in the
+    state (JAX's stores a 1-d view and the shape as integers), so ``get_params``
+    also works under ``jit``.
     """
     step_size = make_schedule(step_size, "sm3")
 
     def init(x0: Any) -> Any:
-        x_shape = tuple(np.shape(x0))
-        x0 = fnp.atleast_1d(x0)
-        vs = [fnp.zeros(n, dtype=x0.dtype) for n in x0.shape]
-        return x0, fnp.zeros_like(x0), vs, x_shape
+        dtype = core.get_aval(x0).dtype
+        vs = [fnp.zeros(n, dtype=dtype) for n in fnp.shape(fnp.atleast_1d(x0))]
+        return x0, fnp.zeros_like(x0), vs
 
     def update(i: Any, g: Any, state: Any) -> Any:
-        x, m, vs, x_shape = state
-        g = fnp.reshape(g, x.shape)
-        nd = len(x.shape)
+        x, m, vs = state
+        shape = fnp.shape(x)
+        if fnp.shape(g) != shape:
+            raise ValueError(
+                f"sm3 update_fun: gradient of shape {fnp.shape(g)} for a parameter of shape {shape}"
+            )
+        x1, g1, m1 = fnp.atleast_1d(x), fnp.atleast_1d(g), fnp.atleast_1d(m)
+        nd = len(fnp.shape(x1))
         accum = functools.reduce(
             fnp.minimum, [_broadcast_along(nd, v, k) for k, v in enumerate(vs)]
         )
-        accum = accum + fnp.square(g)
-        m = (1.0 - momentum) * (g * _inv_sqrt_or_zero(accum)) + momentum * m
-        x = x - step_size(i) * m
+        accum = accum + fnp.square(g1)
+        m1 = (1.0 - momentum) * (g1 * _inv_sqrt_or_zero(accum)) + momentum * m1
+        x1 = x1 - step_size(i) * m1
         others = [tuple(a for a in range(nd) if a != k) for k in range(nd)]
         vs = [fnp.max(accum, axis=ax) if ax else accum for ax in others]
-        return x, m, vs, x_shape
+        return fnp.reshape(x1, shape), fnp.reshape(m1, shape), vs
 
-    def get_params(state: Any) -> Any:
-        x, _, _, x_shape = state
-        return fnp.reshape(x, tuple(int(d) for d in x_shape))
-
-    return init, update, get_params
+    return init, update, _first
 
 
 # ---------------------------------------------------------------------------
