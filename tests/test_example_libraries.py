@@ -166,7 +166,9 @@ CONSTANT_RATE = [n for n in C.OPTIMIZERS if not n.startswith("sgd_") and n != "a
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 def test_item7_float32_params_stay_float32(jit: bool) -> None:
     params = {"w": np.ones((2, 2), np.float32), "b": np.zeros(2, np.float32)}
-    for name in CONSTANT_RATE:
+    # Under jit a representative few (each new dtype signature compiles again).
+    names = CONSTANT_RATE if not jit else ["momentum", "adagrad", "adam", "sm3"]
+    for name in names:
         init, update, get_params = C.OPTIMIZERS[name](optimizers)
         step = functrace.jit(update) if jit else update
         state = init(params)
