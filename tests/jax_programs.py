@@ -302,6 +302,61 @@ def custom_jvp_safe_log(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def control_flow_and_static_args(jax: Any) -> dict[str, np.ndarray]:
+    """lax.cond, lax.while_loop, value_and_grad(has_aux=True) and jit(static_argnums)."""
+    jnp = jax.numpy
+    lax = jax.lax
+
+    def huber(r, delta):
+        return lax.cond(
+            jnp.abs(r) <= delta,
+            lambda r: 0.5 * r**2,
+            lambda r: delta * (jnp.abs(r) - 0.5 * delta),
+            r,
+        )
+
+    rs = np.array([-3.0, -0.4, 0.0, 0.7, 2.5])
+    values = jax.vmap(huber, in_axes=(0, None))(rs, 1.0)
+    grads = jax.vmap(jax.grad(huber), in_axes=(0, None))(rs, 1.0)
+
+    def newton_sqrt(a):
+        # iterate x <- (x + a / x) / 2 until it stops moving
+        def cond(state):
+            x, prev, k = state
+            return (jnp.abs(x - prev) > 1e-12) & (k < 50)
+
+        def body(state):
+            x, _, k = state
+            return (x + a / x) / 2, x, k + 1
+
+        x, _, k = lax.while_loop(cond, body, (a, a + 1.0, 0))
+        return x, k
+
+    roots, iters = jax.jit(jax.vmap(newton_sqrt))(np.array([2.0, 9.0, 0.25]))
+
+    def loss_with_aux(w, x, power):
+        pred = x @ w
+        return jnp.mean(pred**power), {"pred_mean": jnp.mean(pred), "pred_max": jnp.max(pred)}
+
+    rng = np.random.default_rng(9)
+    w, x = rng.normal(size=3), rng.normal(size=(6, 3))
+    step = jax.jit(jax.value_and_grad(loss_with_aux, has_aux=True), static_argnums=2)
+    (v2, aux2), g2 = step(w, x, 2)
+    (v4, aux4), g4 = step(w, x, 4)
+    return {
+        "huber": np.asarray(values),
+        "huber_grad": np.asarray(grads),
+        "roots": np.asarray(roots),
+        "iters": np.asarray(iters),
+        "v2": np.asarray(v2),
+        "g2": np.asarray(g2),
+        "v4": np.asarray(v4),
+        "g4": np.asarray(g4),
+        "aux_mean": np.asarray(aux2["pred_mean"]),
+        "aux_max": np.asarray(aux4["pred_max"]),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -313,5 +368,6 @@ PROGRAMS = {
         rnn_scan,
         jacobians,
         custom_jvp_safe_log,
+        control_flow_and_static_args,
     )
 }
