@@ -16,8 +16,9 @@ Layers here: ``Dense``, the elementwise ``Tanh``, ``Relu``, ``Exp``, ``LogSoftma
 ``Softmax``, ``Softplus``, ``Sigmoid``, ``Elu``, ``LeakyRelu``, ``Selu``, ``Gelu``
 (the tanh approximation, as JAX's default), ``BatchNorm``, ``Flatten``, ``Identity``,
 ``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, and the combinators ``serial``,
-``parallel`` and ``shape_dependent``. Convolution and pooling layers
-(``Conv``, ``ConvTranspose``, ``MaxPool``, ``AvgPool``, ``SumPool``) are not here yet.
+``parallel`` and ``shape_dependent``. Convolution and pooling layers (``Conv``,
+``ConvTranspose``, ``MaxPool``, ``AvgPool``, ``SumPool``) are not here: they come in a
+later change, with the convolution and windowed-reduction primitives they need.
 
 As in JAX, ``Dropout(rate)`` keeps each entry with probability ``rate`` (and scales
 kept entries by ``1 / rate``) in ``mode="train"``, and is the identity otherwise.
