@@ -21,7 +21,7 @@ import pytest
 import exlib_cases as C
 import functrace
 import functrace.numpy as fnp
-from functrace import tree_util
+from functrace import io, tree_util
 from functrace.example_libraries import _prng, initializers, optimizers, stax
 
 FIXTURE = Path(__file__).parent / "fixtures" / "example_libraries_jax.npz"
@@ -194,6 +194,17 @@ def test_item7_optimizer_decorator_lifts_a_custom_optimizer() -> None:
     np.testing.assert_array_equal(get_params(state)["a"], [-0.5, 0.5])
     np.testing.assert_array_equal(get_params(state)["b"], 1.0)
     assert isinstance(optimizers.sgd(0.1), optimizers.Optimizer)
+
+
+def test_item7_optimizer_state_checkpoint_round_trip(tmp_path: Path) -> None:
+    init, update, get_params = optimizers.adam(0.1)
+    params = C.initial_params()
+    state = update(0, C.grad_fn(functrace)(params), init(params))
+    io.save(tmp_path / "opt.npz", state)
+    loaded = io.load(tmp_path / "opt.npz", like=state)
+    assert isinstance(loaded, optimizers.OptimizerState) and loaded.tree_def == state.tree_def
+    for a, b in zip(tree_util.tree_leaves(loaded), tree_util.tree_leaves(state)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_item7_pack_unpack_optimizer_state_round_trip() -> None:

@@ -11,9 +11,11 @@ it to any pytree of parameters::
 
 ``update_fun(i, grads, opt_state)`` takes the step number ``i`` first (schedules are
 functions of it). The state is an :class:`OptimizerState`, a pytree whose leaves are
-the per-parameter state arrays, so it passes through ``jit``, ``vmap`` and
-``functrace.io``. To store it in a format that does not know about pytrees, use
-:func:`unpack_optimizer_state` and :func:`pack_optimizer_state`.
+the per-parameter state arrays, so it passes through ``jit`` and ``vmap``, and
+``functrace.io`` saves it (load it with ``like=`` a state of the same structure: its
+static data holds treedefs). :func:`unpack_optimizer_state` gives the state as the
+parameters' tree with one :class:`JoinPoint` per leaf, which pickles;
+:func:`pack_optimizer_state` inverts it.
 
 Learning rates (``step_size``) are numbers or schedules (callables ``i -> rate``);
 :func:`make_schedule` turns either into a schedule. For the Optax-style design
