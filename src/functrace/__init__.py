@@ -7,6 +7,7 @@
 
 from functrace import (  # noqa: F401
     data,
+    example_libraries,
     io,
     lax,
     nn,

@@ -1,0 +1,422 @@
+"""Neural-network layers as ``(init_fun, apply_fun)`` pairs, as in ``jax.example_libraries.stax``.
+
+A layer is a pair of pure functions::
+
+    init_fun(rng, input_shape) -> (output_shape, params)
+    apply_fun(params, inputs, **kwargs) -> outputs
+
+``rng`` is a PRNG key from ``functrace.random`` (only initialisers and ``Dropout``
+draw random numbers; ``apply_fun`` of every other layer is deterministic, so a model
+can be applied to params built any way). Shapes may use ``-1`` for the batch
+dimension. Combinators (:func:`serial`, :func:`parallel`) build layers from layers;
+params are nested tuples and lists, i.e. pytrees, so ``grad``, ``jit`` and the
+:mod:`~functrace.example_libraries.optimizers` work on them directly.
+
+Layers here: ``Dense``, the elementwise ``Tanh``, ``Relu``, ``Exp``, ``LogSoftmax``,
+``Softmax``, ``Softplus``, ``Sigmoid``, ``Elu``, ``LeakyRelu``, ``Selu``, ``Gelu``
+(the tanh approximation, as JAX's default), ``BatchNorm``, ``Flatten``, ``Identity``,
+``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, and the combinators ``serial``,
+``parallel`` and ``shape_dependent``. Convolution and pooling layers (``Conv``,
+``ConvTranspose``, ``MaxPool``, ``AvgPool``, ``SumPool``) are not here: they come in a
+later change, with the convolution and windowed-reduction primitives they need.
+
+As in JAX, ``Dropout(rate)`` keeps each entry with probability ``rate`` (and scales
+kept entries by ``1 / rate``) in ``mode="train"``, and is the identity otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from functrace import nn as _nn
+from functrace import numpy as fnp
+from functrace.example_libraries import _prng
+from functrace.example_libraries.initializers import glorot_normal, normal, ones, zeros
+
+Layer = tuple[Callable[..., Any], Callable[..., Any]]
+
+# ---------------------------------------------------------------------------
+# Activations (jax.nn's definitions)
+# ---------------------------------------------------------------------------
+
+
+def relu(x: Any) -> Any:
+    return fnp.maximum(x, 0)
+
+
+def sigmoid(x: Any) -> Any:
+    return _nn.sigmoid(x)
+
+
+def softplus(x: Any) -> Any:
+    """``log(1 + exp(x))``, computed stably."""
+    return fnp.logaddexp(x, 0)
+
+
+def elu(x: Any, alpha: float = 1.0) -> Any:
+    """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
+    safe = fnp.where(x > 0, 0.0, x)
+    return fnp.where(x > 0, x, alpha * fnp.expm1(safe))
+
+
+def leaky_relu(x: Any, negative_slope: float = 1e-2) -> Any:
+    """``x`` for ``x >= 0``, ``negative_slope * x`` otherwise."""
+    return fnp.where(x >= 0, x, negative_slope * x)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x: Any) -> Any:
+    """Scaled ELU with the self-normalising constants."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def gelu(x: Any, approximate: bool = True) -> Any:
+    """GELU; the tanh approximation by default (as JAX), the erf form with ``approximate=False``."""
+    return _nn.gelu(x, approximate=approximate)
+
+
+def log_softmax(x: Any, axis: int = -1) -> Any:
+    return _nn.log_softmax(x, axis=axis)
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    return _nn.softmax(x, axis=axis)
+
+
+def standardize(x: Any, axis: Any = -1, epsilon: float = 1e-5) -> Any:
+    """``(x - mean) / sqrt(var + epsilon)`` over ``axis``, with ``var = mean(x**2) - mean**2``."""
+    mean = fnp.mean(x, axis=axis, keepdims=True)
+    variance = fnp.mean(fnp.square(x), axis=axis, keepdims=True) - fnp.square(mean)
+    return (x - mean) / fnp.sqrt(variance + epsilon)
+
+
+# ---------------------------------------------------------------------------
+# Layers
+# ---------------------------------------------------------------------------
+
+
+def _split(fname: str, rng: Any, num: int = 2) -> Any:
+    return _prng.random_module(fname).split(rng, num)
+
+
+def _check_shape(fname: str, input_shape: Any, min_ndim: int = 1) -> tuple[Any, ...]:
+    if not isinstance(input_shape, (tuple, list)) or not all(
+        isinstance(d, (int, np.integer)) for d in input_shape
+    ):
+        raise TypeError(f"{fname}: input_shape must be a tuple of ints, got {input_shape!r}")
+    if len(input_shape) < min_ndim:
+        raise ValueError(
+            f"{fname}: input_shape must have at least {min_ndim} dimension(s), "
+            f"got {tuple(input_shape)}"
+        )
+    return tuple(input_shape)
+
+
+def Dense(
+    out_dim: int,
+    W_init: Callable[..., Any] = glorot_normal(),
+    b_init: Callable[..., Any] = normal(),
+) -> Layer:
+    """Fully connected layer: ``inputs @ W + b`` with ``W`` of shape ``(in_dim, out_dim)``."""
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        input_shape = _check_shape("stax.Dense init_fun", input_shape)
+        output_shape = input_shape[:-1] + (out_dim,)
+        k1, k2 = _split("stax.Dense init_fun", rng)
+        W, b = W_init(k1, (input_shape[-1], out_dim)), b_init(k2, (out_dim,))
+        return output_shape, (W, b)
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        return fnp.dot(inputs, W) + b
+
+    return init_fun, apply_fun
+
+
+def elementwise(fun: Callable[..., Any], **fun_kwargs: Any) -> Layer:
+    """A parameterless layer applying ``fun(inputs, **fun_kwargs)``."""
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        return input_shape, ()
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        return fun(inputs, **fun_kwargs)
+
+    return init_fun, apply_fun
+
+
+Tanh = elementwise(fnp.tanh)
+Relu = elementwise(relu)
+Exp = elementwise(fnp.exp)
+LogSoftmax = elementwise(log_softmax, axis=-1)
+Softmax = elementwise(softmax, axis=-1)
+Softplus = elementwise(softplus)
+Sigmoid = elementwise(sigmoid)
+Elu = elementwise(elu)
+LeakyRelu = elementwise(leaky_relu)
+Selu = elementwise(selu)
+Gelu = elementwise(gelu)
+
+
+def BatchNorm(
+    axis: Any = (0, 1, 2),
+    epsilon: float = 1e-5,
+    center: bool = True,
+    scale: bool = True,
+    beta_init: Callable[..., Any] = zeros,
+    gamma_init: Callable[..., Any] = ones,
+) -> Layer:
+    """Batch normalisation over ``axis`` with learned shift ``beta`` and scale ``gamma``.
+
+    The statistics are those of the current batch (there are no running averages, as
+    in JAX's stax). ``beta`` and ``gamma`` have the input shape without ``axis``;
+    with ``center=False``/``scale=False`` the corresponding param is ``()``.
+    """
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        input_shape = _check_shape("stax.BatchNorm init_fun", input_shape)
+        nd = len(input_shape)
+        norm_axes = {a % nd for a in axes}
+        shape = tuple(d for i, d in enumerate(input_shape) if i not in norm_axes)
+        k1, k2 = _split("stax.BatchNorm init_fun", rng)
+        beta = beta_init(k1, shape) if center else ()
+        gamma = gamma_init(k2, shape) if scale else ()
+        return input_shape, (beta, gamma)
+
+    def apply_fun(params: Any, x: Any, **kwargs: Any) -> Any:
+        beta, gamma = params
+        nd = fnp.ndim(x)
+        norm_axes = tuple(sorted({a % nd for a in axes}))
+        ed = tuple(None if i in norm_axes else slice(None) for i in range(nd))
+        z = standardize(x, norm_axes, epsilon=epsilon)
+        if scale:
+            z = gamma[ed] * z
+        if center:
+            z = z + beta[ed]
+        return z
+
+    return init_fun, apply_fun
+
+
+def _flatten_init(rng: Any, input_shape: Any) -> Any:
+    input_shape = _check_shape("stax.Flatten init_fun", input_shape)
+    return (input_shape[0], functools.reduce(operator.mul, input_shape[1:], 1)), ()
+
+
+def _flatten_apply(params: Any, inputs: Any, **kwargs: Any) -> Any:
+    return fnp.reshape(inputs, (fnp.shape(inputs)[0], -1))
+
+
+Flatten: Layer = (_flatten_init, _flatten_apply)
+"""Flatten all but the leading (batch) dimension."""
+
+Identity: Layer = (
+    lambda rng, input_shape: (input_shape, ()),
+    lambda params, inputs, **kwargs: inputs,
+)
+"""The identity layer."""
+
+
+def FanOut(num: int) -> Layer:
+    """Send the input to ``num`` outputs (a list of ``num`` copies)."""
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        return [input_shape] * num, ()
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        return [inputs] * num
+
+    return init_fun, apply_fun
+
+
+def _fan_in_sum_init(rng: Any, input_shape: Any) -> Any:
+    if not isinstance(input_shape, (tuple, list)) or not input_shape:
+        raise TypeError(
+            f"stax.FanInSum init_fun: expected a list of input shapes, got {input_shape!r}"
+        )
+    return input_shape[0], ()
+
+
+def _fan_in_sum_apply(params: Any, inputs: Any, **kwargs: Any) -> Any:
+    return functools.reduce(operator.add, inputs)
+
+
+FanInSum: Layer = (_fan_in_sum_init, _fan_in_sum_apply)
+"""Sum a list of inputs."""
+
+
+def FanInConcat(axis: int = -1) -> Layer:
+    """Concatenate a list of inputs along ``axis``."""
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        if not isinstance(input_shape, (tuple, list)) or not input_shape:
+            raise TypeError(
+                f"stax.FanInConcat init_fun: expected a list of input shapes, got {input_shape!r}"
+            )
+        first = tuple(input_shape[0])
+        ax = axis % len(first)
+        concat_size = sum(shape[ax] for shape in input_shape)
+        return first[:ax] + (concat_size,) + first[ax + 1 :], ()
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        return fnp.concatenate(list(inputs), axis=axis)
+
+    return init_fun, apply_fun
+
+
+_DROPOUT_NEEDS_RNG = (
+    "stax.Dropout apply_fun needs a PRNG key: call it as apply_fun(params, inputs, rng=key) "
+    "with a key from functrace.random (e.g. functrace.random.key(0))"
+)
+
+
+def Dropout(rate: float, mode: str = "train") -> Layer:
+    """Dropout that keeps each entry with probability ``rate`` (JAX's convention).
+
+    In ``mode="train"`` kept entries are scaled by ``1 / rate`` and the others set to
+    0; ``apply_fun`` then needs ``rng=key``. In any other mode it is the identity.
+    """
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        return input_shape, ()
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        rng = kwargs.get("rng", None)
+        if rng is None:
+            raise ValueError(_DROPOUT_NEEDS_RNG)
+        if mode == "train":
+            random = _prng.random_module("stax.Dropout apply_fun")
+            keep = random.bernoulli(rng, rate, fnp.shape(inputs))
+            return fnp.where(keep, inputs / rate, 0)
+        return inputs
+
+    return init_fun, apply_fun
+
+
+# ---------------------------------------------------------------------------
+# Combinators
+# ---------------------------------------------------------------------------
+
+
+def _check_layers(fname: str, layers: Any) -> None:
+    for k, layer in enumerate(layers):
+        if not (isinstance(layer, tuple) and len(layer) == 2 and all(callable(f) for f in layer)):
+            raise TypeError(
+                f"{fname}: layer {k} is not an (init_fun, apply_fun) pair: "
+                f"got {type(layer).__name__}"
+                + (
+                    " (did you forget to call a layer factory such as Dense(10)?)"
+                    if callable(layer)
+                    else ""
+                )
+            )
+
+
+def serial(*layers: Layer) -> Layer:
+    """Compose layers in sequence; params are a list with one entry per layer."""
+    _check_layers("stax.serial", layers)
+    nlayers = len(layers)
+    init_funs, apply_funs = zip(*layers) if layers else ((), ())
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        params = []
+        for init in init_funs:
+            rng, layer_rng = _split("stax.serial init_fun", rng)
+            input_shape, param = init(layer_rng, input_shape)
+            params.append(param)
+        return input_shape, params
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        rng = kwargs.pop("rng", None)
+        rngs = (
+            _split("stax.serial apply_fun", rng, nlayers) if rng is not None else (None,) * nlayers
+        )
+        for fun, param, r in zip(apply_funs, params, rngs):
+            inputs = fun(param, inputs, rng=r, **kwargs)
+        return inputs
+
+    return init_fun, apply_fun
+
+
+def parallel(*layers: Layer) -> Layer:
+    """Apply layers side by side: the ``k``-th to the ``k``-th of a sequence of inputs.
+
+    Input shapes and inputs are sequences with one entry per layer; output shapes
+    and params are tuples, outputs a list. With :func:`FanOut` and
+    :func:`FanInSum`/:func:`FanInConcat` this builds residual and multi-branch models.
+    """
+    _check_layers("stax.parallel", layers)
+    nlayers = len(layers)
+    init_funs, apply_funs = zip(*layers) if layers else ((), ())
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        if len(input_shape) != nlayers:
+            raise ValueError(
+                f"stax.parallel init_fun: {nlayers} layers but {len(input_shape)} input shapes"
+            )
+        rngs = _split("stax.parallel init_fun", rng, nlayers)
+        pairs = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)]
+        return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        rng = kwargs.pop("rng", None)
+        rngs = (
+            _split("stax.parallel apply_fun", rng, nlayers)
+            if rng is not None
+            else (None,) * nlayers
+        )
+        return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
+
+    return init_fun, apply_fun
+
+
+def shape_dependent(make_layer: Callable[[Any], Layer]) -> Layer:
+    """A layer built from the input shape: ``make_layer(input_shape) -> (init_fun, apply_fun)``."""
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        return make_layer(input_shape)[0](rng, input_shape)
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        return make_layer(fnp.shape(inputs))[1](params, inputs, **kwargs)
+
+    return init_fun, apply_fun
+
+
+__all__ = [
+    "BatchNorm",
+    "Dense",
+    "Dropout",
+    "Elu",
+    "Exp",
+    "FanInConcat",
+    "FanInSum",
+    "FanOut",
+    "Flatten",
+    "Gelu",
+    "Identity",
+    "LeakyRelu",
+    "LogSoftmax",
+    "Relu",
+    "Selu",
+    "Sigmoid",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+    "elementwise",
+    "glorot_normal",
+    "normal",
+    "ones",
+    "parallel",
+    "serial",
+    "shape_dependent",
+    "zeros",
+]
