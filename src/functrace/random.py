@@ -47,6 +47,20 @@ _UINTS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: _U64}
 _DEFAULT_FLOAT = np.dtype(np.float64)
 _DEFAULT_INT = np.dtype(np.int64)
 
+
+def _quiet(fn: Any) -> Any:
+    """Run ``fn`` without NumPy's floating-point warnings: eager samplers compute on
+    NumPy arrays, and intermediate infinities (a rejected proposal, uint wrap-around)
+    are part of the algorithms, as in JAX."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+    return wrapped
+
 # ---------------------------------------------------------------------------
 # Keys
 # ---------------------------------------------------------------------------
@@ -333,6 +347,7 @@ def _unit_floats(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return lax.mul(lax.convert_element_type(m, dtype), _full(m, 2.0**-nmant, dtype))
 
 
+@_quiet
 def uniform(
     key: Any,
     shape: Sequence[int] = (),
@@ -359,6 +374,7 @@ def _uniform(key: Any, shape: tuple[int, ...], dt: np.dtype, minval: Any, maxval
     return fnp.maximum(lo, floats * (hi - lo) + lo)
 
 
+@_quiet
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard normal samples (``sqrt(2) * erf_inv(u)``, u uniform on (-1, 1)).
 
@@ -378,6 +394,7 @@ def _normal(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
     return lax.mul(_full(u, math.sqrt(2), dt), lax.erf_inv(u))
 
 
+@_quiet
 def truncated_normal(
     key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None, dtype: Any = None
 ) -> Any:
@@ -415,6 +432,7 @@ def _same(x: Any, y: Any) -> tuple[Any, Any]:
     return x, y
 
 
+@_quiet
 def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Exponential(1) samples: ``-log1p(-u)``.
 
@@ -432,6 +450,7 @@ def _exponential(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
+@_quiet
 def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Laplace(0, 1) samples.
 
@@ -446,6 +465,7 @@ def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
+@_quiet
 def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard logistic samples: ``log(u) - log1p(-u)``.
 
@@ -460,6 +480,7 @@ def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
+@_quiet
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Any:
     """Standard Gumbel samples: ``-log(-log(u))``; ``mode="high"`` uses two uniforms per
     sample for more resolution near 0 (as JAX).
@@ -486,6 +507,7 @@ def _gumbel(key: Any, shape: tuple[int, ...], dt: np.dtype, mode: str | None) ->
     raise ValueError(f"random.gumbel: expected mode None, 'low' or 'high', got {mode!r}.")
 
 
+@_quiet
 def multivariate_normal(
     key: Any,
     mean: Any,
@@ -538,6 +560,7 @@ def multivariate_normal(
 # ---------------------------------------------------------------------------
 
 
+@_quiet
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low") -> Any:
     """Booleans that are True with probability ``p``.
 
@@ -579,6 +602,7 @@ def _clip_to(x: Any, dtype: np.dtype) -> Any:
     return fnp.clip(x, np.array(lo, src), np.array(hi, src)).astype(dtype)
 
 
+@_quiet
 def randint(
     key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None
 ) -> Any:
@@ -641,6 +665,7 @@ def _shuffle(key: Any, x: Any, axis: int) -> Any:
     return x
 
 
+@_quiet
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
     """A random permutation of ``arange(x)`` (int ``x``) or of ``x`` along ``axis``;
     ``independent=True`` shuffles each slice along ``axis`` on its own (as JAX).
@@ -670,6 +695,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     return fnp.take(x, ind, axis=axis)
 
 
+@_quiet
 def choice(
     key: Any,
     a: Any,
@@ -739,6 +765,7 @@ def choice(
     return fnp.reshape(result, out_shape)
 
 
+@_quiet
 def categorical(
     key: Any,
     logits: Any,
@@ -785,7 +812,8 @@ def categorical(
         )
     noisy = logits + _gumbel(key, ls, dt, mode)
     order = lax.argsort(-fnp.moveaxis(noisy, axis, -1), dimension=-1)[..., :k]
-    return fnp.reshape(fnp.moveaxis(order, -1, 0), shp)
+    # int32, as JAX's top_k indices (also with x64 on)
+    return fnp.reshape(fnp.moveaxis(order, -1, 0), shp).astype(np.int32)
 
 
 # ---------------------------------------------------------------------------
@@ -908,6 +936,7 @@ def _gamma(key: Any, a: Any, shp: tuple[int, ...], dt: np.dtype, log_space: bool
     return fnp.reshape(_gamma_one_batch(keys, flat, log_space), shp)
 
 
+@_quiet
 def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Gamma(a, 1) samples (Marsaglia and Tsang's method, JAX's loop structure).
 
@@ -923,6 +952,7 @@ def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = Non
     return _gamma(key, a, shp, dt, False)
 
 
+@_quiet
 def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """log of Gamma(a, 1) samples, accurate for small ``a``.
 
@@ -938,6 +968,7 @@ def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = 
     return _gamma(key, a, shp, dt, True)
 
 
+@_quiet
 def beta(
     key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None
 ) -> Any:
@@ -964,6 +995,7 @@ def beta(
     return ga / (ga + gb)
 
 
+@_quiet
 def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Dirichlet(alpha) samples (alpha's last axis is the simplex).
 
@@ -1031,6 +1063,7 @@ def _poisson_rejection(key: Any, lam: Any, shp: tuple[int, ...], dt: np.dtype) -
     return lax.while_loop(cond, body, init)[0].astype(dt)
 
 
+@_quiet
 def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Poisson(lam) samples (default dtype int64): Knuth's method for lam < 10, Hormann's
     transformed rejection above, computed in float32 as JAX does.

@@ -311,6 +311,90 @@ def _erf_inv_jvp(g: Any, ans: Any, x: Any) -> Any:
 
 ad.defjvp2(erf_inv_p, _erf_inv_jvp)
 
+
+def erf_inv_lines(x: str, y: str, dtype: np.dtype, tmp: str) -> list[str]:
+    """Numba statements computing ``y = erf_inv(x)`` for one scalar, the impl's algorithm
+    (Giles' polynomial in float32; Newton steps on erf / erfc for float64)."""
+    f = "np.float32"
+    w, p, t, a, q, yy, r, st, it, cc = (
+        f"{tmp}{s}" for s in ("w", "p", "t", "a", "q", "y", "r", "s", "i", "c")
+    )
+
+    def coefs(cs: tuple[float, ...]) -> str:
+        return "(" + ", ".join(f"{f}({c!r})" for c in cs[1:]) + ")"
+
+    def giles(src: str, out: str) -> list[str]:
+        # the polynomials as loops over coefficient tuples: fewer generated lines
+        return [
+            f"{t} = {f}({src})",
+            f"{w} = -np.log1p(-({t} * {t}))",
+            f"if {w} < {f}(5.0):",
+            f"    {w} = {w} - {f}(2.5)",
+            f"    {p} = {f}({_GILES_CENTRAL[0]!r})",
+            f"    for {cc} in {coefs(_GILES_CENTRAL)}:",
+            f"        {p} = {cc} + {p} * {w}",
+            "else:",
+            f"    {w} = np.sqrt({w}) - {f}(3.0)",
+            f"    {p} = {f}({_GILES_TAIL[0]!r})",
+            f"    for {cc} in {coefs(_GILES_TAIL)}:",
+            f"        {p} = {cc} + {p} * {w}",
+            f"{out} = {p} * {t}",
+        ]
+
+    if dtype.itemsize <= 4:
+        return [*giles(x, yy), f"{y} = np.{dtype.name}({yy})"]
+    c = 2.0 / math.sqrt(math.pi)
+    return [
+        f"{a} = abs(np.float64({x}))",
+        *giles(a, yy),
+        f"{yy} = np.float64({yy})",
+        f"if not np.isfinite({yy}):",
+        f"    {yy} = 0.0",
+        f"{q} = 1.0 - {a}",
+        f"for {it} in range(4):",
+        f"    if {a} > 0.5:",
+        f"        {r} = {q} - math.erfc({yy})",
+        "    else:",
+        f"        {r} = math.erf({yy}) - {a}",
+        f"    {st} = {r} / ({c!r} * math.exp(-({yy} * {yy})))",
+        f"    if np.isfinite({st}):",
+        f"        {yy} = {yy} - {st}",
+        f"if {a} == 1.0:",
+        f"    {yy} = np.inf",
+        f"elif {a} > 1.0 or {a} != {a}:",
+        f"    {yy} = np.nan",
+        f"{y} = np.{dtype.name}(math.copysign({yy}, {x}))",
+    ]
+
+
+def _erf_inv_native(b: Any, e: Any) -> list[str]:
+    # Inside a native loop: statements per element (Newton's loop is no expression).
+    fn = b.fn
+    aval = e.out_binders[0].aval
+    (x,) = e.inputs
+    src = b.value(x)
+    tmp = fn.fresh("ei")
+    if not aval.shape:
+        out = fn.fresh("v")
+        for ln in erf_inv_lines(src, out, aval.dtype, tmp):
+            fn.emit(b.depth, ln)
+        return [out]
+    out = fn.alloc(b.depth, aval)
+    idx, d = fn.loops(aval.shape, b.depth)
+    at = ", ".join(idx)
+    for ln in erf_inv_lines(f"{src}[{at}]", f"{out}[{at}]", aval.dtype, tmp):
+        fn.emit(d, ln)
+    return [out]
+
+
+def _register_erf_inv_native_rule() -> None:
+    from functrace.jit import loops
+
+    loops._RULES[erf_inv_p.name] = _erf_inv_native
+
+
+_register_erf_inv_native_rule()
+
 # ---------------------------------------------------------------------------
 # nextafter
 # ---------------------------------------------------------------------------
