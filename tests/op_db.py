@@ -517,6 +517,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_numpy
     import op_rows_numpy2
     import op_rows_numpy3
+    import op_rows_random
 
     return (
         op_rows_lax.ROWS
@@ -525,6 +526,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_linalg.ROWS
         + op_rows_numpy2.ROWS
         + op_rows_numpy3.ROWS
+        + op_rows_random.ROWS
     )
 
 

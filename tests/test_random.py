@@ -44,9 +44,7 @@ def _assert_matches(name: str, got, expected, dtype, check_dtype: bool) -> None:
 
 
 def _runs():
-    return [
-        pytest.param(prefix, f, i, id=prefix) for prefix, f, i in rc.RUNS
-    ]
+    return [pytest.param(prefix, f, i, id=prefix) for prefix, f, i in rc.RUNS]
 
 
 @pytest.mark.parametrize("prefix,fdt,idt", _runs())
@@ -57,8 +55,13 @@ def test_item1_every_sampler_matches_jax_eagerly(prefix, fdt, idt) -> None:
             if prefix.startswith("x32") and name in X64_ONLY:
                 continue
             expected = REF[f"{prefix}/{name}/{seed}"]
-            _assert_matches(f"{prefix}/{name}/{seed}", fn(random, key, fdt, idt), expected, fdt,
-                            check_dtype=prefix.startswith("x64"))
+            _assert_matches(
+                f"{prefix}/{name}/{seed}",
+                fn(random, key, fdt, idt),
+                expected,
+                fdt,
+                check_dtype=prefix.startswith("x64"),
+            )
 
 
 def test_item1_keys_from_seeds_match_jax() -> None:
@@ -140,7 +143,7 @@ def test_item1_samplers_under_vmap_over_keys_match_jax() -> None:
     keys = np.stack([random.PRNGKey(s) for s in rc.SEEDS])
     for name in VMAP_CASES:
         fn = rc.CASES[name]
-        got = ft.vmap(lambda k: fn(random, k, np.float64, np.int64))(keys)
+        got = ft.vmap(lambda k, fn=fn: fn(random, k, np.float64, np.int64))(keys)
         for j, seed in enumerate(rc.SEEDS):
             expected = REF[f"x64-f64/{name}/{seed}"]
             _assert_matches(f"vmap {name}/{seed}", got[j], expected, np.float64, True)

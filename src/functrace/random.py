@@ -43,7 +43,7 @@ from functrace.core import Tracer
 
 _U32 = np.dtype(np.uint32)
 _U64 = np.dtype(np.uint64)
-_UINTS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: _U64}
+_UINTS: dict[int, np.dtype] = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: _U64}
 _DEFAULT_FLOAT = np.dtype(np.float64)
 _DEFAULT_INT = np.dtype(np.int64)
 
@@ -60,6 +60,7 @@ def _quiet(fn: Any) -> Any:
             return fn(*args, **kwargs)
 
     return wrapped
+
 
 # ---------------------------------------------------------------------------
 # Keys
@@ -603,9 +604,7 @@ def _clip_to(x: Any, dtype: np.dtype) -> Any:
 
 
 @_quiet
-def randint(
-    key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None
-) -> Any:
+def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Any:
     """Integers uniform on ``[minval, maxval)`` (default dtype int64), with JAX's
     algorithm: two draws of random bits combined modulo the span.
 
@@ -687,7 +686,9 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
         return _shuffle(key, np.arange(int(x)), 0)
     axis = int(core_index(axis))
     if not -len(shp) <= axis < len(shp):
-        raise ValueError(f"random.permutation: expected an axis in [{-len(shp)}, {len(shp)}), got {axis}.")
+        raise ValueError(
+            f"random.permutation: expected an axis in [{-len(shp)}, {len(shp)}), got {axis}."
+        )
     axis %= len(shp)
     if independent or len(shp) == 1:
         return _shuffle(key, x, axis)
@@ -969,9 +970,7 @@ def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = 
 
 
 @_quiet
-def beta(
-    key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None
-) -> Any:
+def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Beta(a, b) samples, from two log-gamma samples.
 
     >>> import functrace.random as random

@@ -47,7 +47,9 @@ def _threefry2x32_abstract(*avals: ShapedArray) -> list[ShapedArray]:
         raise TypeError(f"threefry2x32: expected 4 operands (k0, k1, x0, x1), got {len(avals)}.")
     for name, a in zip(("k0", "k1", "x0", "x1"), avals):
         if a.dtype != _U32:
-            raise TypeError(f"threefry2x32: expected uint32 operands, got {a.dtype.name} for {name}.")
+            raise TypeError(
+                f"threefry2x32: expected uint32 operands, got {a.dtype.name} for {name}."
+            )
     shape = check_same_shapes("threefry2x32", *avals)
     return [ShapedArray(shape, _U32), ShapedArray(shape, _U32)]
 
@@ -185,14 +187,15 @@ def _threefry2x32_native(b: Any, e: Any) -> list[str]:
     tmp = fn.fresh("tf")
     if not shape:
         outs = [fn.fresh("v"), fn.fresh("v")]
-        for ln in threefry_lines(*ins, *outs, tmp):
+        for ln in threefry_lines(ins[0], ins[1], ins[2], ins[3], outs[0], outs[1], tmp):
             fn.emit(b.depth, ln)
         return outs
     outs = [fn.alloc(b.depth, e.out_binders[0].aval) for _ in range(2)]
     idx, d = fn.loops(shape, b.depth)
     at = ", ".join(idx)
     elems = [f"{n}[{at}]" for n in (*ins, *outs)]
-    for ln in threefry_lines(*elems, tmp):
+    k0, k1, x0, x1, y0, y1 = elems
+    for ln in threefry_lines(k0, k1, x0, x1, y0, y1, tmp):
         fn.emit(d, ln)
     return outs
 
@@ -271,9 +274,9 @@ def _erf_inv_impl(x: Any) -> Any:
         c = 2.0 / math.sqrt(math.pi)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             for _ in range(4):
-                r = np.where(
-                    tail, q - _erfc(y).astype(np.float64), _erf(y).astype(np.float64) - a
-                )
+                erfc_y = np.asarray(_erfc(y), dtype=np.float64)
+                erf_y = np.asarray(_erf(y), dtype=np.float64)
+                r = np.where(tail, q - erfc_y, erf_y - a)
                 step = r / (c * np.exp(-y * y))
                 y = np.where(np.isfinite(step), y - step, y)
             y = np.where(a == 1.0, np.inf, np.where(a > 1.0, np.nan, y))
