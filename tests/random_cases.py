@@ -131,3 +131,12 @@ DEFAULTS: dict[str, Any] = {
     "bernoulli": lambda r, k: r.bernoulli(k, 0.5, (5,)),
     "poisson": lambda r, k: r.poisson(k, 2.0, (3,)),
 }
+
+# Gradients with respect to the shape parameters (float64, x64 mode): JAX's implicit
+# reparameterisation gradient of the gamma CDF. ``fn(random, grad, key)``.
+GRAD_ALPHAS = np.array([0.3, 0.5, 1.0, 2.5, 7.0, 40.0])
+GRADS: dict[str, Any] = {
+    "gamma": lambda r, grad, k: grad(lambda a: r.gamma(k, a).sum())(GRAD_ALPHAS),
+    "beta": lambda r, grad, k: grad(lambda a: r.beta(k, a, 2.0 * a).sum())(GRAD_ALPHAS[:4]),
+    "dirichlet": lambda r, grad, k: grad(lambda a: (r.dirichlet(k, a) ** 2).sum())(GRAD_ALPHAS[:3]),
+}

@@ -21,7 +21,9 @@ Decisions (see also ``functrace/README.md``):
 * Samplers are built from primitives, so they run under ``jit`` (the cipher compiles
   to one native loop), ``vmap`` and ``grad``; reparameterised samplers pass gradients
   to their parameters (``uniform``'s bounds, ``truncated_normal``'s bounds,
-  ``multivariate_normal``'s mean and covariance).
+  ``multivariate_normal``'s mean and covariance), and ``gamma``/``beta``/``dirichlet``
+  differentiate in their shape parameters by JAX's implicit rule (the derivative of the
+  gamma CDF at the sample).
 
 >>> import functrace.random as random
 >>> key = random.PRNGKey(0)
@@ -927,6 +929,88 @@ def _gamma_one_batch(keys: Any, alpha: Any, log_space: bool) -> Any:
     return d * V * b
 
 
+_SERIES_TERMS = 200
+_CF_TERMS = 100
+
+
+def _gamma_q(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function Q(a, x) = Gamma(a, x) / Gamma(a),
+    written with primitives so that its derivative in ``a`` comes from ``jvp``: the
+    power series of P = 1 - Q below x = a + 1, Legendre's continued fraction (modified
+    Lentz, fixed length) above. Each branch gets safe stand-in inputs where the other
+    is used (no inf/NaN in either branch's tangents)."""
+    use_series = x < a + 1.0
+    xs = fnp.where(use_series, x, a * 0.5)
+    xc = fnp.where(use_series, a + 2.0, x)
+
+    def series_step(n: Any, c: Any) -> Any:
+        term, total = c
+        term = term * xs / (a + n)
+        return term, total + term
+
+    term0 = 1.0 / a
+    total = lax.fori_loop(1, _SERIES_TERMS, series_step, (term0, term0))[1]
+    p_series = fnp.exp(a * fnp.log(xs) - xs - _lgamma(a)) * total
+
+    tiny = np.finfo(core.get_aval(x).dtype).tiny * 1e10
+
+    def cf_step(i: Any, c: Any) -> Any:
+        b, cc, d, h = c
+        fi = i.astype(core.get_aval(x).dtype) if hasattr(i, "astype") else float(i)
+        an = -fi * (fi - a)
+        b = b + 2.0
+        d = an * d + b
+        d = fnp.where(fnp.abs(d) < tiny, tiny, d)
+        cc = b + an / cc
+        cc = fnp.where(fnp.abs(cc) < tiny, tiny, cc)
+        d = 1.0 / d
+        return b, cc, d, h * (d * cc)
+
+    b0 = xc + 1.0 - a
+    b0 = fnp.where(fnp.abs(b0) < tiny, tiny, b0)
+    init = (b0, fnp.full_like(xc, 1.0 / tiny), 1.0 / b0, 1.0 / b0)
+    h = lax.fori_loop(1, _CF_TERMS, cf_step, init)[3]
+    q_cf = fnp.exp(a * fnp.log(xc) - xc - _lgamma(a)) * h
+    return fnp.where(use_series, 1.0 - p_series, q_cf)
+
+
+def _gamma_sample_grad(a: Any, x: Any) -> Any:
+    """d x / d a for x ~ Gamma(a, 1) at fixed CDF value (the implicit reparameterisation
+    gradient JAX uses): (dQ/da)(a, x) / density(a, x)."""
+    from functrace.api import jvp
+
+    dq_da = jvp(lambda aa: _gamma_q(aa, x), (a,), (fnp.ones_like(a),))[1]
+    density = fnp.exp((a - 1.0) * fnp.log(x) - x - _lgamma(a))
+    return dq_da / density
+
+
+def _make_gamma_flat(log_space: bool) -> Any:
+    from functrace.custom_derivatives import custom_jvp
+
+    def sample(keys: Any, alpha: Any) -> Any:
+        return _gamma_one_batch(keys, alpha, log_space)
+
+    f = custom_jvp(sample)
+
+    def sample_jvp(primals: Any, tangents: Any) -> Any:
+        keys, alpha = primals
+        alpha_dot = tangents[1]
+        out = sample(keys, alpha)
+        if log_space:
+            x = fnp.exp(out)
+            x = fnp.where(x == 0, np.finfo(core.get_aval(out).dtype).tiny, x)
+            g = _gamma_sample_grad(lax.stop_gradient(alpha), lax.stop_gradient(x)) / x
+        else:
+            g = _gamma_sample_grad(lax.stop_gradient(alpha), lax.stop_gradient(out))
+        return out, alpha_dot * g
+
+    f.defjvp(sample_jvp)
+    return f
+
+
+_GAMMA_FLAT: dict[bool, Any] = {}
+
+
 def _gamma(key: Any, a: Any, shp: tuple[int, ...], dt: np.dtype, log_space: bool) -> Any:
     a = fnp.broadcast_to(_as(a, dt), shp)
     n = math.prod(shp)
@@ -934,7 +1018,9 @@ def _gamma(key: Any, a: Any, shp: tuple[int, ...], dt: np.dtype, log_space: bool
         return fnp.zeros(shp, dt)
     keys = split(key, n)
     flat = fnp.reshape(a, (n,))
-    return fnp.reshape(_gamma_one_batch(keys, flat, log_space), shp)
+    if log_space not in _GAMMA_FLAT:
+        _GAMMA_FLAT[log_space] = _make_gamma_flat(log_space)
+    return fnp.reshape(_GAMMA_FLAT[log_space](keys, flat), shp)
 
 
 @_quiet
