@@ -221,6 +221,16 @@ def test_item1_gamma_beta_dirichlet_gradients_match_jax() -> None:
     key = random.PRNGKey(0)
     fwd = ft.jacfwd(lambda a: random.gamma(key, a))(a)
     np.testing.assert_allclose(np.diag(fwd), REF["x64-grad/gamma/0"][:3], rtol=1e-10)
+    # second order: the sample moves along the inverse CDF at a fixed quantile
+    import scipy.special
+
+    x0 = random.gamma(key, np.full(2, 2.5))
+    q0 = scipy.special.gammainc(2.5, x0)
+    path = lambda a: scipy.special.gammaincinv(a, q0).sum()  # noqa: E731
+    h = 1e-4
+    d2 = (path(2.5 + h) - 2 * path(2.5) + path(2.5 - h)) / h**2
+    f = lambda a: fnp.sum(random.gamma(key, a, (2,)))  # noqa: E731
+    np.testing.assert_allclose(ft.grad(ft.grad(f))(2.5), d2, rtol=1e-3)
 
 
 def test_item1_threefry_known_answers() -> None:

@@ -995,13 +995,15 @@ def _make_gamma_flat(log_space: bool) -> Any:
     def sample_jvp(primals: Any, tangents: Any) -> Any:
         keys, alpha = primals
         alpha_dot = tangents[1]
-        out = sample(keys, alpha)
+        # The sample comes from f itself, so that a second derivative differentiates
+        # it by this rule again (d/da g(a, x(a)) = dg/da + dg/dx g).
+        out = f(keys, alpha)
         if log_space:
             x = fnp.exp(out)
             x = fnp.where(x == 0, np.finfo(core.get_aval(out).dtype).tiny, x)
-            g = _gamma_sample_grad(lax.stop_gradient(alpha), lax.stop_gradient(x)) / x
+            g = _gamma_sample_grad(alpha, x) / x
         else:
-            g = _gamma_sample_grad(lax.stop_gradient(alpha), lax.stop_gradient(out))
+            g = _gamma_sample_grad(alpha, out)
         return out, alpha_dot * g
 
     f.defjvp(sample_jvp)
