@@ -276,3 +276,15 @@ def test_item1_key_data_roundtrip_and_namespace() -> None:
     np.testing.assert_array_equal(random.wrap_key_data(random.key_data(keys)), keys)
     assert random.key_impl(keys) == "threefry2x32"
     assert ft.random is random
+
+
+def test_item1_erf_inv_numpy_and_compiled_paths_agree_bitwise() -> None:
+    # small arrays use the NumPy impl, large ones and jit a compiled loop: same bits
+    from functrace.lax import random_bits as rb
+
+    for dt in (np.float32, np.float64):
+        u = random.uniform(random.PRNGKey(9), (rb._KERNEL_MIN_SIZE,), dt, -1.0, 1.0)
+        u[:4] = [0.0, -1.0, 1.0, 0.999999]
+        small = np.concatenate([ft.lax.erf_inv(u[i : i + 512]) for i in range(0, u.size, 512)])
+        np.testing.assert_array_equal(ft.lax.erf_inv(u), small)
+        np.testing.assert_array_equal(ft.jit(ft.lax.erf_inv)(u[:8]), small[:8])

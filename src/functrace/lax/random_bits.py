@@ -241,7 +241,8 @@ _GILES_TAIL = (
 def _giles(x: np.ndarray) -> np.ndarray:
     dt = x.dtype.type
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = -np.log1p(-x * x)
+        # log1p in float64, rounded once: the compiled kernels compute the same
+        w = (-np.log1p((-(x * x)).astype(np.float64))).astype(x.dtype)
         small = w < dt(5.0)
         wc = w - dt(2.5)
         wt = np.sqrt(w) - dt(3.0)
@@ -255,9 +256,10 @@ def _giles(x: np.ndarray) -> np.ndarray:
 
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 _erf = np.frompyfunc(math.erf, 1, 1)
+_exp = np.frompyfunc(math.exp, 1, 1)  # libm's exp, as in the compiled kernels
 
 
-def _erf_inv_impl(x: Any) -> Any:
+def _erf_inv_numpy(x: Any) -> Any:
     x = np.asarray(x)
     dt = x.dtype
     flat = x.reshape(-1)
@@ -277,7 +279,7 @@ def _erf_inv_impl(x: Any) -> Any:
                 erfc_y = np.asarray(_erfc(y), dtype=np.float64)
                 erf_y = np.asarray(_erf(y), dtype=np.float64)
                 r = np.where(tail, q - erfc_y, erf_y - a)
-                step = r / (c * np.exp(-y * y))
+                step = r / (c * np.asarray(_exp(-y * y), dtype=np.float64))
                 y = np.where(np.isfinite(step), y - step, y)
             y = np.where(a == 1.0, np.inf, np.where(a > 1.0, np.nan, y))
         out = (np.copysign(y, flat)).astype(dt)
@@ -289,6 +291,16 @@ def _erf_inv_abstract(x: ShapedArray) -> ShapedArray:
     if x.dtype.kind != "f":
         raise TypeError(f"erf_inv: expected a real floating-point operand, got {x.dtype.name}.")
     return x
+
+
+_KERNEL_MIN_SIZE = 4096  # below this, NumPy is faster than a kernel call (no compile)
+
+
+def _erf_inv_impl(x: Any) -> Any:
+    x = np.asarray(x)
+    if x.size < _KERNEL_MIN_SIZE or x.dtype not in (np.float32, np.float64):
+        return _erf_inv_numpy(x)
+    return _run_erf_inv(_erf_inv_kernel(x.dtype).dispatcher, x)
 
 
 erf_inv_p = register(Primitive("erf_inv"), _erf_inv_impl, _erf_inv_abstract)
@@ -330,7 +342,7 @@ def erf_inv_lines(x: str, y: str, dtype: np.dtype, tmp: str) -> list[str]:
         # the polynomials as loops over coefficient tuples: fewer generated lines
         return [
             f"{t} = {f}({src})",
-            f"{w} = -np.log1p(-({t} * {t}))",
+            f"{w} = {f}(-math.log1p(np.float64(-({t} * {t}))))",
             f"if {w} < {f}(5.0):",
             f"    {w} = {w} - {f}(2.5)",
             f"    {p} = {f}({_GILES_CENTRAL[0]!r})",
@@ -388,6 +400,54 @@ def _erf_inv_native(b: Any, e: Any) -> list[str]:
     for ln in erf_inv_lines(f"{src}[{at}]", f"{out}[{at}]", aval.dtype, tmp):
         fn.emit(d, ln)
     return [out]
+
+
+_ERF_INV_KERNELS: dict[np.dtype, Any] = {}
+
+
+def _erf_inv_kernel(dtype: np.dtype) -> Any:
+    """One compiled loop applying erf_inv to a 1-d array (the impl on large arrays, and
+    ``jit``'s lowering): the same statements as the native-loop rule."""
+    dtype = np.dtype(dtype)
+    if dtype not in _ERF_INV_KERNELS:
+        from functrace.jit.kernels import import_numba, kernel_header, load_source
+
+        short = "f32" if dtype == np.float32 else "f64"
+        lines = kernel_header(["x"], f"x={short}[1d C ro]", "# functrace erf_inv kernel")
+        lines += [
+            "    n = x.shape[0]",
+            f"    o = np.empty(n, np.{dtype.name})",
+            "    for i in range(n):",
+        ]
+        lines += ["        " + ln for ln in erf_inv_lines("x[i]", "o[i]", dtype, "t")]
+        lines.append("    return o")
+        import_numba()
+        from numba import types
+        from numba.np.numpy_support import from_dtype
+
+        sig = (types.Array(from_dtype(dtype), 1, "C", readonly=True),)
+        _ERF_INV_KERNELS[dtype] = load_source("\n".join(lines) + "\n", sig)
+    return _ERF_INV_KERNELS[dtype]
+
+
+def _run_erf_inv(kernel: Any, x: Any) -> Any:
+    x = np.asarray(x)
+    out = kernel(np.ascontiguousarray(x.reshape(-1)))
+    return out[0] if not x.shape else out.reshape(x.shape)
+
+
+def _erf_inv_lowering(ctx: DriverContext) -> str | None:
+    import functools
+
+    dtype = ctx.in_avals[0].dtype
+    if dtype not in (np.float32, np.float64):
+        return None  # the impl
+    kernel = _erf_inv_kernel(dtype)
+    ctx.const(kernel)  # listed with the program's kernels
+    return f"{ctx.const(functools.partial(_run_erf_inv, kernel.dispatcher))}({ctx.args[0]})"
+
+
+numba_emitters[erf_inv_p] = DriverRule(_erf_inv_lowering, fresh=True)
 
 
 def _register_erf_inv_native_rule() -> None:
