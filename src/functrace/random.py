@@ -335,6 +335,10 @@ def _as(x: Any, dtype: np.dtype) -> Any:
     return np.asarray(x, dtype=dtype)
 
 
+def _dtype_of(x: Any) -> np.dtype:
+    return core.get_aval(x).dtype if isinstance(x, Tracer) else np.asarray(x).dtype
+
+
 def _shape_of(x: Any) -> tuple[int, ...]:
     return tuple(core.get_aval(x).shape) if isinstance(x, Tracer) else np.shape(x)
 
@@ -526,6 +530,11 @@ def multivariate_normal(
     (5, 2)
     """
     key = _check_key("multivariate_normal", key)
+    if dtype is None:  # the promoted dtype of mean and cov (as JAX)
+        dts = [_dtype_of(v) for v in (mean, cov)]
+        dtype = np.result_type(*dts)
+        if dtype.kind != "f":
+            dtype = _DEFAULT_FLOAT
     dt = _float_dtype("multivariate_normal", dtype)
     mean, cov = _as(mean, dt), _as(cov, dt)
     ms, cs = _shape_of(mean), _shape_of(cov)
