@@ -93,7 +93,7 @@ def _canonical_shape(name: str, shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
-        out = tuple(int(core_index(d)) for d in shape)
+        out = tuple(int(_index(d)) for d in shape)
     except TypeError:
         raise TypeError(
             f"random.{name}: expected a shape (a tuple of Python ints), got {shape!r}."
@@ -103,7 +103,7 @@ def _canonical_shape(name: str, shape: Any) -> tuple[int, ...]:
     return out
 
 
-def core_index(d: Any) -> int:
+def _index(d: Any) -> int:
     import operator
 
     return operator.index(d)
@@ -695,7 +695,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
                 "array with at least one dimension."
             )
         return _shuffle(key, np.arange(int(x)), 0)
-    axis = int(core_index(axis))
+    axis = int(_index(axis))
     if not -len(shp) <= axis < len(shp):
         raise ValueError(
             f"random.permutation: expected an axis in [{-len(shp)}, {len(shp)}), got {axis}."
@@ -734,7 +734,7 @@ def choice(
             raise TypeError("random.choice: expected a concrete int a (or an array), got a tracer.")
         n_inputs = int(a)
     else:
-        axis = int(core_index(axis)) % len(a_shape)
+        axis = int(_index(axis)) % len(a_shape)
         n_inputs = a_shape[axis]
     n_draws = math.prod(shp)
     if n_draws == 0:
@@ -801,7 +801,7 @@ def categorical(
     if dt.kind != "f":
         raise TypeError(f"random.categorical: expected floating-point logits, got {dt.name}.")
     nd = len(ls)
-    axis = int(core_index(axis))
+    axis = int(_index(axis))
     if not -nd <= axis < nd:
         raise ValueError(f"random.categorical: expected an axis in [{-nd}, {nd}), got {axis}.")
     axis %= nd
