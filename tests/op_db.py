@@ -545,6 +545,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_numpy
     import op_rows_numpy2
     import op_rows_numpy3
+    import op_rows_random
 
     return (
         op_rows_lax.ROWS
@@ -553,6 +554,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_linalg.ROWS
         + op_rows_numpy2.ROWS
         + op_rows_numpy3.ROWS
+        + op_rows_random.ROWS
     )
 
 

@@ -13,6 +13,7 @@ from functrace import (  # noqa: F401
     nn,
     numpy,
     optim,
+    random,
     testing,
     tree_util,
 )

@@ -29,6 +29,8 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   ``dynamic_slice``, ``dynamic_update_slice`` (starts clamped like the impls),
   ``scatter``/``scatter_add``/``_mul``/``_min``/``_max`` with scalar indices,
   ``concatenate`` and ``iota`` are explicit loops;
+* ``threefry2x32`` and ``erf_inv`` (rules registered by ``lax/random_bits.py``) are
+  per-element statement blocks;
 * nested ``scan``/``while`` loops and ``cond``/``cond_lin`` (an ``if``/``elif`` on the
   clamped branch index, like the impl) are emitted inline in the same function;
 * a while loop's condition is evaluated inline before each iteration.

@@ -1,0 +1,520 @@
+"""Primitives behind ``functrace.random``: the Threefry-2x32 block cipher and ``erf_inv``.
+
+``threefry2x32(k0, k1, x0, x1)`` encrypts the counter pairs ``(x0, x1)`` under the
+keys ``(k0, k1)``, elementwise over four ``uint32`` arrays of one shape, with the
+Threefry-2x32 cipher of Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"
+(SC 2011): 20 rounds of add / rotate / xor, rotation constants 13 15 26 6 and
+17 29 16 24, a key injection every four rounds with the parity word
+``k0 ^ k1 ^ 0x1BD11BDA``. It is the generator JAX uses, so the same key and counters
+give the same bits.
+
+The block holds every rule: a NumPy impl (uint32 arithmetic wraps), abstract eval,
+batching (elementwise: batch axes aligned), a zero JVP (integer outputs: no tangent
+ever reaches a key), a ``jit`` lowering (one compiled loop over the elements) and a
+native-loop rule, so sampling inside a compiled ``scan``/``while`` body stays native.
+
+``erf_inv`` is the inverse error function, the last step of ``random.normal``: Giles'
+single-precision polynomial for float32, refined by Newton steps on erf / erfc for
+float64. Its NumPy impl and its compiled loop (``jit``, native loops, and the impl on
+large arrays) give the same bits. ``nextafter`` is NumPy's, for ``truncated_normal``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from functrace.core import Primitive, ShapedArray
+from functrace.interpreters import ad, batching
+from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
+from functrace.lax._util import (
+    check_same_dtypes,
+    check_same_shapes,
+    eager_check_binary,
+    register,
+)
+
+_U32 = np.dtype(np.uint32)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA
+
+# ---------------------------------------------------------------------------
+# threefry2x32
+# ---------------------------------------------------------------------------
+
+
+def _threefry2x32_abstract(*avals: ShapedArray) -> list[ShapedArray]:
+    if len(avals) != 4:
+        raise TypeError(f"threefry2x32: expected 4 operands (k0, k1, x0, x1), got {len(avals)}.")
+    for name, a in zip(("k0", "k1", "x0", "x1"), avals):
+        if a.dtype != _U32:
+            raise TypeError(
+                f"threefry2x32: expected uint32 operands, got {a.dtype.name} for {name}."
+            )
+    shape = check_same_shapes("threefry2x32", *avals)
+    return [ShapedArray(shape, _U32), ShapedArray(shape, _U32)]
+
+
+def _threefry2x32_impl(k0: Any, k1: Any, x0: Any, x1: Any) -> list[Any]:
+    args = [np.asarray(a) for a in (k0, k1, x0, x1)]
+    _threefry2x32_abstract(*(ShapedArray(a.shape, a.dtype) for a in args))
+    shape = args[0].shape
+    k0, k1, x0, x1 = (a.reshape(-1) for a in args)  # 1-d: NumPy scalars would warn on wrap
+    ks = (k0, k1, k0 ^ k1 ^ np.uint32(_PARITY))
+    x0 = x0 + ks[0]
+    x1 = x1 + ks[1]
+    for block in range(5):
+        for r in _ROTATIONS[block % 2]:
+            x0 = x0 + x1
+            x1 = (x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))
+            x1 = x1 ^ x0
+        x0 = x0 + ks[(block + 1) % 3]
+        x1 = x1 + ks[(block + 2) % 3] + np.uint32(block + 1)
+    out = [x0.reshape(shape), x1.reshape(shape)]
+    return [o[()] if not shape else o for o in out]
+
+
+threefry2x32_p = register(
+    Primitive("threefry2x32", multiple_results=True), _threefry2x32_impl, _threefry2x32_abstract
+)
+
+
+def threefry2x32(k0: Any, k1: Any, x0: Any, x1: Any) -> list[Any]:
+    """The Threefry-2x32 cipher (20 rounds), elementwise over four uint32 arrays of one shape.
+
+    Returns the two encrypted words ``[y0, y1]``.
+
+    >>> import numpy as np
+    >>> from functrace import lax
+    >>> z = np.zeros(1, np.uint32)
+    >>> [int(y[0]) for y in lax.threefry2x32(z, z, z, z)]
+    [1797259609, 2579123966]
+    """
+    return threefry2x32_p.bind(k0, k1, x0, x1)
+
+
+def _threefry2x32_batch(vals: list[Any], bdims: list[Any]) -> tuple[list[Any], list[int]]:
+    # Elementwise: every operand gets the batch axis at 0 (unbatched ones broadcast).
+    size = batching.batch_size(vals, bdims)
+    args = [batching.bdim_at(v, b, size, 0) for v, b in zip(vals, bdims)]
+    return threefry2x32_p.bind(*args), [0, 0]
+
+
+batching.batching_rules[threefry2x32_p] = _threefry2x32_batch
+# Integer outputs: tangents are symbolic zeros, nothing flows into (or out of) keys.
+ad.defjvp_zero(threefry2x32_p)
+
+
+def threefry_lines(k0: str, k1: str, x0: str, x1: str, y0: str, y1: str, tmp: str) -> list[str]:
+    """Numba source computing one block: reads the uint32 scalars ``k0, k1, x0, x1`` and
+    assigns ``y0, y1`` (uint32). Works in uint64 locals masked to 32 bits (Numba widens
+    uint32 arithmetic); ``tmp`` prefixes the local names."""
+    m = "np.uint64(0xFFFFFFFF)"
+    a, b, c, v0, v1, g, j, r = (f"{tmp}{s}" for s in ("a", "b", "c", "v0", "v1", "g", "j", "r"))
+    rot = ", ".join(str(x) for x in (*_ROTATIONS[0], *_ROTATIONS[1]))
+    return [
+        f"{a} = np.uint64({k0})",
+        f"{b} = np.uint64({k1})",
+        f"{c} = {a} ^ {b} ^ np.uint64({_PARITY})",
+        f"{v0} = (np.uint64({x0}) + {a}) & {m}",
+        f"{v1} = (np.uint64({x1}) + {b}) & {m}",
+        f"for {g} in range(5):",
+        f"    for {j} in range(4):",
+        f"        {r} = np.uint64(({rot})[({g} % 2) * 4 + {j}])",
+        f"        {v0} = ({v0} + {v1}) & {m}",
+        f"        {v1} = (({v1} << {r}) | ({v1} >> (np.uint64(32) - {r}))) & {m}",
+        f"        {v1} = {v1} ^ {v0}",
+        f"    {v0} = ({v0} + ({a}, {b}, {c})[({g} + 1) % 3]) & {m}",
+        f"    {v1} = ({v1} + ({a}, {b}, {c})[({g} + 2) % 3] + np.uint64({g} + 1)) & {m}",
+        f"{y0} = np.uint32({v0})",
+        f"{y1} = np.uint32({v1})",
+    ]
+
+
+_KERNEL: list[Any] = []  # the loaded kernel (compiled once per process, cached on disk)
+
+
+def _threefry2x32_kernel() -> Any:
+    if not _KERNEL:
+        from functrace.jit.kernels import import_numba, kernel_header, load_source
+
+        lines = kernel_header(
+            ["k0", "k1", "x0", "x1"],
+            "k0=u32[1d C ro], k1=u32[1d C ro], x0=u32[1d C ro], x1=u32[1d C ro]",
+            "# functrace threefry2x32 kernel",
+        )
+        lines += [
+            "    n = x0.shape[0]",
+            "    o0 = np.empty(n, np.uint32)",
+            "    o1 = np.empty(n, np.uint32)",
+            "    for i in range(n):",
+        ]
+        body = threefry_lines("k0[i]", "k1[i]", "x0[i]", "x1[i]", "o0[i]", "o1[i]", "t")
+        lines += ["        " + ln for ln in body]
+        lines.append("    return o0, o1")
+        import_numba()
+        from numba import types
+
+        arr = types.Array(types.uint32, 1, "C", readonly=True)
+        _KERNEL.append(load_source("\n".join(lines) + "\n", (arr,) * 4))
+    return _KERNEL[0]
+
+
+def _run_threefry(kernel: Any, shape: tuple[int, ...], *args: Any) -> tuple[Any, Any]:
+    flat = [np.ascontiguousarray(np.asarray(a, _U32).reshape(-1)) for a in args]
+    y0, y1 = kernel(*flat)
+    if not shape:
+        return y0[0], y1[0]
+    return y0.reshape(shape), y1.reshape(shape)
+
+
+def _threefry2x32_lowering(ctx: DriverContext) -> str:
+    import functools
+
+    kernel = _threefry2x32_kernel()
+    ctx.const(kernel)  # listed with the program's kernels (as_text, compile counts)
+    run = functools.partial(_run_threefry, kernel.dispatcher, tuple(ctx.out_avals[0].shape))
+    return f"{ctx.const(run)}({', '.join(ctx.args)})"
+
+
+numba_emitters[threefry2x32_p] = DriverRule(_threefry2x32_lowering, fresh=True)
+
+
+def _threefry2x32_native(b: Any, e: Any) -> list[str]:
+    # Inside a native loop: one loop nest over the shape, the 20 rounds inline.
+    fn = b.fn
+    shape = e.out_binders[0].aval.shape
+    ins = [b.value(x) for x in e.inputs]
+    tmp = fn.fresh("tf")
+    if not shape:
+        outs = [fn.fresh("v"), fn.fresh("v")]
+        for ln in threefry_lines(ins[0], ins[1], ins[2], ins[3], outs[0], outs[1], tmp):
+            fn.emit(b.depth, ln)
+        return outs
+    outs = [fn.alloc(b.depth, e.out_binders[0].aval) for _ in range(2)]
+    idx, d = fn.loops(shape, b.depth)
+    at = ", ".join(idx)
+    elems = [f"{n}[{at}]" for n in (*ins, *outs)]
+    k0, k1, x0, x1, y0, y1 = elems
+    for ln in threefry_lines(k0, k1, x0, x1, y0, y1, tmp):
+        fn.emit(d, ln)
+    return outs
+
+
+def _register_native_rule() -> None:
+    from functrace.jit import loops
+
+    loops._RULES[threefry2x32_p.name] = _threefry2x32_native
+
+
+_register_native_rule()
+
+# ---------------------------------------------------------------------------
+# erf_inv
+# ---------------------------------------------------------------------------
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single
+# precision: a polynomial in w = -log(1 - x^2), one for w < 5 and one in sqrt(w).
+_GILES_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_GILES_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
+
+
+def _giles(x: np.ndarray) -> np.ndarray:
+    dt = x.dtype.type
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # log1p in float64, rounded once: the compiled kernels compute the same
+        w = (-np.log1p((-(x * x)).astype(np.float64))).astype(x.dtype)
+        small = w < dt(5.0)
+        wc = w - dt(2.5)
+        wt = np.sqrt(w) - dt(3.0)
+        pc = np.full_like(x, _GILES_CENTRAL[0])
+        pt = np.full_like(x, _GILES_TAIL[0])
+        for cc, ct in zip(_GILES_CENTRAL[1:], _GILES_TAIL[1:]):
+            pc = dt(cc) + pc * wc
+            pt = dt(ct) + pt * wt
+        return np.where(small, pc, pt) * x
+
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+_erf = np.frompyfunc(math.erf, 1, 1)
+_exp = np.frompyfunc(math.exp, 1, 1)  # libm's exp, as in the compiled kernels
+
+
+def _erf_inv_numpy(x: Any) -> Any:
+    x = np.asarray(x)
+    dt = x.dtype
+    flat = x.reshape(-1)
+    if dt.itemsize <= 4:  # float32 (and float16, computed in float32): Giles' polynomial
+        out = _giles(flat.astype(np.float32)).astype(dt)
+    else:
+        # float64: Giles' estimate refined by Newton steps on erf near 0 and on erfc in
+        # the tails (q = 1 - |x| is exact there), so the tails keep full precision.
+        a = np.abs(flat)
+        y = _giles(a.astype(np.float32)).astype(np.float64)
+        y = np.where(np.isfinite(y), y, 0.0)
+        tail = a > 0.5
+        q = 1.0 - a
+        c = 2.0 / math.sqrt(math.pi)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for _ in range(4):
+                erfc_y = np.asarray(_erfc(y), dtype=np.float64)
+                erf_y = np.asarray(_erf(y), dtype=np.float64)
+                r = np.where(tail, q - erfc_y, erf_y - a)
+                step = r / (c * np.asarray(_exp(-y * y), dtype=np.float64))
+                y = np.where(np.isfinite(step), y - step, y)
+            y = np.where(a == 1.0, np.inf, np.where(a > 1.0, np.nan, y))
+        out = (np.copysign(y, flat)).astype(dt)
+    out = out.reshape(x.shape)
+    return out[()] if not x.shape else out
+
+
+def _erf_inv_abstract(x: ShapedArray) -> ShapedArray:
+    if x.dtype.kind != "f":
+        raise TypeError(f"erf_inv: expected a real floating-point operand, got {x.dtype.name}.")
+    return x
+
+
+_KERNEL_MIN_SIZE = 4096  # below this, NumPy is faster than a kernel call (no compile)
+
+
+def _erf_inv_impl(x: Any) -> Any:
+    x = np.asarray(x)
+    if x.size < _KERNEL_MIN_SIZE or x.dtype not in (np.float32, np.float64):
+        return _erf_inv_numpy(x)
+    try:
+        kernel = _erf_inv_kernel(x.dtype)
+    except Exception:  # no compiled code here (a Numba problem): the same bits from NumPy
+        return _erf_inv_numpy(x)
+    return _run_erf_inv(kernel.dispatcher, x)
+
+
+erf_inv_p = register(Primitive("erf_inv"), _erf_inv_impl, _erf_inv_abstract)
+batching.defvectorized(erf_inv_p)
+
+
+def erf_inv(x: Any) -> Any:
+    """The inverse error function, elementwise: ``erf(erf_inv(x)) == x`` on (-1, 1).
+
+    >>> from functrace import lax
+    >>> round(float(lax.erf_inv(0.5)), 6)
+    0.476936
+    """
+    return erf_inv_p.bind(x)
+
+
+def _erf_inv_jvp(g: Any, ans: Any, x: Any) -> Any:
+    # d erf_inv = sqrt(pi)/2 exp(erf_inv(x)^2) dx
+    from functrace.lax.elementwise import exp, full_like, mul
+
+    return mul(g, mul(full_like(ans, math.sqrt(math.pi) / 2), exp(mul(ans, ans))))
+
+
+ad.defjvp2(erf_inv_p, _erf_inv_jvp)
+
+
+def erf_inv_lines(x: str, y: str, dtype: np.dtype, tmp: str) -> list[str]:
+    """Numba statements computing ``y = erf_inv(x)`` for one scalar, the impl's algorithm
+    (Giles' polynomial in float32; Newton steps on erf / erfc for float64)."""
+    f = "np.float32"
+    w, p, t, a, q, yy, r, st, it, cc = (
+        f"{tmp}{s}" for s in ("w", "p", "t", "a", "q", "y", "r", "s", "i", "c")
+    )
+
+    def coefs(cs: tuple[float, ...]) -> str:
+        return "(" + ", ".join(f"{f}({c!r})" for c in cs[1:]) + ")"
+
+    def giles(src: str, out: str) -> list[str]:
+        # the polynomials as loops over coefficient tuples: fewer generated lines
+        return [
+            f"{t} = {f}({src})",
+            f"{w} = {f}(-math.log1p(np.float64(-({t} * {t}))))",
+            f"if {w} < {f}(5.0):",
+            f"    {w} = {w} - {f}(2.5)",
+            f"    {p} = {f}({_GILES_CENTRAL[0]!r})",
+            f"    for {cc} in {coefs(_GILES_CENTRAL)}:",
+            f"        {p} = {cc} + {p} * {w}",
+            "else:",
+            f"    {w} = np.sqrt({w}) - {f}(3.0)",
+            f"    {p} = {f}({_GILES_TAIL[0]!r})",
+            f"    for {cc} in {coefs(_GILES_TAIL)}:",
+            f"        {p} = {cc} + {p} * {w}",
+            f"{out} = {p} * {t}",
+        ]
+
+    if dtype.itemsize <= 4:
+        return [*giles(x, yy), f"{y} = np.{dtype.name}({yy})"]
+    c = 2.0 / math.sqrt(math.pi)
+    return [
+        f"{a} = abs(np.float64({x}))",
+        *giles(a, yy),
+        f"{yy} = np.float64({yy})",
+        f"if not np.isfinite({yy}):",
+        f"    {yy} = 0.0",
+        f"{q} = 1.0 - {a}",
+        f"for {it} in range(4):",
+        f"    if {a} > 0.5:",
+        f"        {r} = {q} - math.erfc({yy})",
+        "    else:",
+        f"        {r} = math.erf({yy}) - {a}",
+        f"    {st} = {r} / ({c!r} * math.exp(-({yy} * {yy})))",
+        f"    if np.isfinite({st}):",
+        f"        {yy} = {yy} - {st}",
+        f"if {a} == 1.0:",
+        f"    {yy} = np.inf",
+        f"elif {a} > 1.0 or {a} != {a}:",
+        f"    {yy} = np.nan",
+        f"{y} = np.{dtype.name}(math.copysign({yy}, {x}))",
+    ]
+
+
+def _erf_inv_native(b: Any, e: Any) -> list[str]:
+    # Inside a native loop: statements per element (Newton's loop is no expression).
+    fn = b.fn
+    aval = e.out_binders[0].aval
+    (x,) = e.inputs
+    src = b.value(x)
+    tmp = fn.fresh("ei")
+    if not aval.shape:
+        out = fn.fresh("v")
+        for ln in erf_inv_lines(src, out, aval.dtype, tmp):
+            fn.emit(b.depth, ln)
+        return [out]
+    out = fn.alloc(b.depth, aval)
+    idx, d = fn.loops(aval.shape, b.depth)
+    at = ", ".join(idx)
+    for ln in erf_inv_lines(f"{src}[{at}]", f"{out}[{at}]", aval.dtype, tmp):
+        fn.emit(d, ln)
+    return [out]
+
+
+_ERF_INV_KERNELS: dict[np.dtype, Any] = {}
+
+
+def _erf_inv_kernel(dtype: np.dtype) -> Any:
+    """One compiled loop applying erf_inv to a 1-d array (the impl on large arrays, and
+    ``jit``'s lowering): the same statements as the native-loop rule."""
+    dtype = np.dtype(dtype)
+    if dtype not in _ERF_INV_KERNELS:
+        from functrace.jit.kernels import import_numba, kernel_header, load_source
+
+        short = "f32" if dtype == np.float32 else "f64"
+        lines = kernel_header(["x"], f"x={short}[1d C ro]", "# functrace erf_inv kernel")
+        lines += [
+            "    n = x.shape[0]",
+            f"    o = np.empty(n, np.{dtype.name})",
+            "    for i in range(n):",
+        ]
+        lines += ["        " + ln for ln in erf_inv_lines("x[i]", "o[i]", dtype, "t")]
+        lines.append("    return o")
+        import_numba()
+        from numba import types
+        from numba.np.numpy_support import from_dtype
+
+        sig = (types.Array(from_dtype(dtype), 1, "C", readonly=True),)
+        _ERF_INV_KERNELS[dtype] = load_source("\n".join(lines) + "\n", sig)
+    return _ERF_INV_KERNELS[dtype]
+
+
+def _run_erf_inv(kernel: Any, x: Any) -> Any:
+    x = np.asarray(x)
+    out = kernel(np.ascontiguousarray(x.reshape(-1)))
+    return out[0] if not x.shape else out.reshape(x.shape)
+
+
+def _erf_inv_lowering(ctx: DriverContext) -> str | None:
+    import functools
+
+    dtype = ctx.in_avals[0].dtype
+    if dtype not in (np.float32, np.float64):
+        return None  # the impl
+    kernel = _erf_inv_kernel(dtype)
+    ctx.const(kernel)  # listed with the program's kernels
+    return f"{ctx.const(functools.partial(_run_erf_inv, kernel.dispatcher))}({ctx.args[0]})"
+
+
+numba_emitters[erf_inv_p] = DriverRule(_erf_inv_lowering, fresh=True)
+
+
+def _register_erf_inv_native_rule() -> None:
+    from functrace.jit import loops
+
+    loops._RULES[erf_inv_p.name] = _erf_inv_native
+
+
+_register_erf_inv_native_rule()
+
+# ---------------------------------------------------------------------------
+# nextafter
+# ---------------------------------------------------------------------------
+
+
+def _nextafter_impl(x: Any, y: Any) -> Any:
+    eager_check_binary("nextafter", x, y)
+    return np.nextafter(x, y)
+
+
+def _nextafter_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    check_same_shapes("nextafter", x, y)
+    check_same_dtypes("nextafter", x, y)
+    if x.dtype.kind != "f":
+        raise TypeError(f"nextafter: expected real floating-point operands, got {x.dtype.name}.")
+    return x.update(weak_type=x.weak_type and y.weak_type)
+
+
+nextafter_p = register(Primitive("nextafter"), _nextafter_impl, _nextafter_abstract)
+batching.defbroadcasting(nextafter_p)
+numba_emitters[nextafter_p] = "np.nextafter({0}, {1})"
+
+
+def nextafter(x: Any, y: Any) -> Any:
+    """The next representable value after ``x`` towards ``y``, elementwise (equal shapes).
+
+    >>> import numpy as np
+    >>> from functrace import lax
+    >>> bool(lax.nextafter(np.float32(1), np.float32(2)) == 1 + 2**-23)
+    True
+    """
+    return nextafter_p.bind(x, y)
+
+
+def _nextafter_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    # d nextafter(x, y) = dx almost everywhere (a step of one ulp); y only picks the side.
+    out = nextafter_p.bind(*primals)
+    gx = tangents[0]
+    if type(gx) is ad.Zero:
+        return out, ad.Zero.from_primal(out)
+    return out, gx
+
+
+ad.jvp_rules[nextafter_p] = _nextafter_jvp
+
+__all__ = [
+    "erf_inv",
+    "erf_inv_p",
+    "nextafter",
+    "nextafter_p",
+    "threefry2x32",
+    "threefry2x32_p",
+]
