@@ -9,10 +9,8 @@ comparisons with JAX's random values are skipped until ``functrace.random`` exis
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -21,12 +19,10 @@ import pytest
 import exlib_cases as C
 import functrace
 import functrace.numpy as fnp
-from functrace import io, tree_util
-from functrace.example_libraries import _prng, initializers, optimizers, stax
+from functrace import io, random, tree_util
+from functrace.example_libraries import initializers, optimizers, stax
 
 FIXTURE = Path(__file__).parent / "fixtures" / "example_libraries_jax.npz"
-HAVE_RANDOM = importlib.util.find_spec("functrace.random") is not None
-needs_random = pytest.mark.skipif(not HAVE_RANDOM, reason="needs functrace.random")
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +68,8 @@ class FakeRandom:
 @pytest.fixture
 def fake_random(monkeypatch: pytest.MonkeyPatch) -> FakeRandom:
     fake = FakeRandom()
-    monkeypatch.setattr(_prng, "random_module", lambda fname: fake)
+    monkeypatch.setattr(stax, "random", fake)
+    monkeypatch.setattr(initializers, "random", fake)
     return fake
 
 
@@ -359,21 +356,8 @@ def test_item7_stax_errors_are_clear() -> None:
         stax.parallel(stax.Relu, stax.Tanh)[0](None, [(1,), (1,), (1,)])
 
 
-@pytest.mark.skipif(HAVE_RANDOM, reason="only meaningful while functrace.random is absent")
-def test_item7_modules_work_without_functrace_random() -> None:
-    # Everything but initialisation and Dropout works without functrace.random, and
-    # initialisation says clearly what is missing.
-    assert stax.Relu[0](None, (2, 3)) == ((2, 3), ())
-    with pytest.raises(
-        RuntimeError, match=r"stax.Dense init_fun needs PRNG keys from functrace.random"
-    ):
-        stax.Dense(3)[0](SimpleNamespace(), (2, 4))
-
-
-@needs_random
 @pytest.mark.parametrize("name", ["Dense", "mlp", "BatchNorm_axis0", "concat"])
 def test_item7_stax_init_values_match_jax(name: str, ref: dict[str, np.ndarray]) -> None:
-    random = importlib.import_module("functrace.random")
     init_fun, _ = LAYERS[name][0]
     _, params = init_fun(random.PRNGKey(0), LAYERS[name][1])
     leaves = tree_util.tree_leaves(params)

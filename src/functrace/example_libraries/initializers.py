@@ -1,9 +1,8 @@
 """Weight initialisers with the semantics of ``jax.nn.initializers``.
 
 Each factory returns ``init(key, shape, dtype=float64) -> array``; ``key`` is a PRNG
-key from ``functrace.random`` (imported when an initialiser is first called). The
-default dtype is float64, functrace's default float (JAX's is float32 unless
-``jax_enable_x64`` is set).
+key from ``functrace.random``. The default dtype is float64, functrace's default float
+(JAX's is float32 unless ``jax_enable_x64`` is set).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from functrace import numpy as fnp
-from functrace.example_libraries import _prng
+from functrace import random
 
 Initializer = Callable[..., Any]
 
@@ -59,7 +58,6 @@ def uniform(scale: float = 1e-2, dtype: Any = np.float64) -> Initializer:
     """Uniform on ``[0, scale)``."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        random = _prng.random_module("initializers.uniform")
         return random.uniform(key, _shape("initializers.uniform", shape), dtype) * scale
 
     return init
@@ -69,7 +67,6 @@ def normal(stddev: float = 1e-2, dtype: Any = np.float64) -> Initializer:
     """Normal with mean 0 and standard deviation ``stddev``."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        random = _prng.random_module("initializers.normal")
         return random.normal(key, _shape("initializers.normal", shape), dtype) * stddev
 
     return init
@@ -81,7 +78,6 @@ def truncated_normal(
     """A standard normal truncated to ``(lower, upper)``, times ``stddev``."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        random = _prng.random_module("initializers.truncated_normal")
         shp = _shape("initializers.truncated_normal", shape)
         return random.truncated_normal(key, lower, upper, shp, dtype) * stddev
 
@@ -151,7 +147,6 @@ def variance_scaling(
             "fan_geo_avg": math.sqrt(fan_in * fan_out),
         }[mode]
         variance = np.asarray(scale / denominator, dtype=dtype)
-        random = _prng.random_module("variance_scaling")
         if distribution == "truncated_normal":
             stddev = np.sqrt(variance) / np.asarray(_TRUNCATED_STD, dtype=dtype)
             return random.truncated_normal(key, -2, 2, shp, dtype) * stddev

@@ -35,7 +35,7 @@ import numpy as np
 
 from functrace import nn as _nn
 from functrace import numpy as fnp
-from functrace.example_libraries import _prng
+from functrace import random
 from functrace.example_libraries.initializers import glorot_normal, normal, ones, zeros
 
 Layer = tuple[Callable[..., Any], Callable[..., Any]]
@@ -103,10 +103,6 @@ def standardize(x: Any, axis: Any = -1, epsilon: float = 1e-5) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _split(fname: str, rng: Any, num: int = 2) -> Any:
-    return _prng.random_module(fname).split(rng, num)
-
-
 def _check_shape(fname: str, input_shape: Any, min_ndim: int = 1) -> tuple[Any, ...]:
     if not isinstance(input_shape, (tuple, list)) or not all(
         isinstance(d, (int, np.integer)) for d in input_shape
@@ -130,7 +126,7 @@ def Dense(
     def init_fun(rng: Any, input_shape: Any) -> Any:
         input_shape = _check_shape("stax.Dense init_fun", input_shape)
         output_shape = input_shape[:-1] + (out_dim,)
-        k1, k2 = _split("stax.Dense init_fun", rng)
+        k1, k2 = random.split(rng)
         W, b = W_init(k1, (input_shape[-1], out_dim)), b_init(k2, (out_dim,))
         return output_shape, (W, b)
 
@@ -187,7 +183,7 @@ def BatchNorm(
         nd = len(input_shape)
         norm_axes = {a % nd for a in axes}
         shape = tuple(d for i, d in enumerate(input_shape) if i not in norm_axes)
-        k1, k2 = _split("stax.BatchNorm init_fun", rng)
+        k1, k2 = random.split(rng)
         beta = beta_init(k1, shape) if center else ()
         gamma = gamma_init(k2, shape) if scale else ()
         return input_shape, (beta, gamma)
@@ -294,7 +290,6 @@ def Dropout(rate: float, mode: str = "train") -> Layer:
         if rng is None:
             raise ValueError(_DROPOUT_NEEDS_RNG)
         if mode == "train":
-            random = _prng.random_module("stax.Dropout apply_fun")
             keep = random.bernoulli(rng, rate, fnp.shape(inputs))
             return fnp.where(keep, inputs / rate, 0)
         return inputs
@@ -330,16 +325,14 @@ def serial(*layers: Layer) -> Layer:
     def init_fun(rng: Any, input_shape: Any) -> Any:
         params = []
         for init in init_funs:
-            rng, layer_rng = _split("stax.serial init_fun", rng)
+            rng, layer_rng = random.split(rng)
             input_shape, param = init(layer_rng, input_shape)
             params.append(param)
         return input_shape, params
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
         rng = kwargs.pop("rng", None)
-        rngs = (
-            _split("stax.serial apply_fun", rng, nlayers) if rng is not None else (None,) * nlayers
-        )
+        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
         for fun, param, r in zip(apply_funs, params, rngs):
             inputs = fun(param, inputs, rng=r, **kwargs)
         return inputs
@@ -363,17 +356,13 @@ def parallel(*layers: Layer) -> Layer:
             raise ValueError(
                 f"stax.parallel init_fun: {nlayers} layers but {len(input_shape)} input shapes"
             )
-        rngs = _split("stax.parallel init_fun", rng, nlayers)
+        rngs = random.split(rng, nlayers)
         pairs = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)]
         return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
         rng = kwargs.pop("rng", None)
-        rngs = (
-            _split("stax.parallel apply_fun", rng, nlayers)
-            if rng is not None
-            else (None,) * nlayers
-        )
+        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
         return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
 
     return init_fun, apply_fun
