@@ -113,6 +113,14 @@ def _np_erf(x: Any) -> Any:
     return np.vectorize(math.erf, otypes=[x.dtype])(x)[()]
 
 
+def _sp(name: str, *args: Any) -> Any:
+    """SciPy's special function ``name`` (a test dependency), in the dtype of the last arg."""
+    import scipy.special
+
+    x = np.asarray(args[-1])
+    return np.asarray(getattr(scipy.special, name)(*args), dtype=x.dtype)[()]
+
+
 def _scan_cumulative(x: Any) -> Any:
     # a carry that mixes nonlinearly with the inputs, and stacked outputs
     def body(c: Any, xi: Any) -> Any:
@@ -185,6 +193,29 @@ LAX_OPS: list[OpInfo] = [
     _lax("sqrt", lax.sqrt, np.sqrt, 1, arg=POS),
     _lax("rsqrt", lax.rsqrt, lambda x: 1 / np.sqrt(x), 1, arg=POS, rtol=1e-5),
     _lax("erf", lax.erf, _np_erf, 1, rtol=1e-5),
+    _lax("erfc", lax.erfc, lambda x: _sp("erfc", x), 1, rtol=1e-5),
+    _lax("erfinv", lax.erfinv, lambda x: _sp("erfinv", x), 1, arg=UNIT, rtol=1e-5),
+    _lax("lgamma", lax.lgamma, lambda x: _sp("gammaln", x), 1, arg=POS, rtol=1e-5),
+    _lax("digamma", lax.digamma, lambda x: _sp("digamma", x), 1, arg=POS, rtol=1e-5),
+    OpInfo(
+        "lax.polygamma[n=1]",
+        lambda x: lax.polygamma(1, x),
+        lambda x: _sp("polygamma", 1, x),
+        (POS,),
+        ("polygamma",),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.polygamma[n=2]",
+        lambda x: lax.polygamma(2, x),
+        lambda x: _sp("polygamma", 2, x),
+        (POS,),
+        ("polygamma",),
+        shapes="same",
+        rtol=1e-5,
+        grad_order=1,
+    ),
     _lax("abs", lax.abs, np.abs, 1, avoid=(0.0,)),
     _lax("sign", lax.sign, np.sign, 1, avoid=(0.0,)),
     _lax("floor", lax.floor, np.floor, 1, avoid=(0.0,)),

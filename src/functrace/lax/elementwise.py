@@ -384,6 +384,199 @@ ad.defjvp(  # d erf = 2/sqrt(pi) exp(-x^2) dx
 )
 numba_emitters[erf_p] = _nb.erf
 
+
+# ---------------------------------------------------------------------------
+# Special functions: erfc, erfinv, lgamma, digamma, polygamma
+# ---------------------------------------------------------------------------
+# The impls compute in float64 with vectorised NumPy (or the ``math`` module per
+# element) and cast back. Values at poles and outside the domain follow SciPy:
+# ``lgamma`` is +inf at 0, -1, -2, ...; ``digamma`` is -inf at +0, +inf at -0 and
+# NaN at the negative integers; ``polygamma(n, .)`` is +-inf at the non-positive
+# integers; ``erfinv`` is +-inf at +-1 and NaN outside [-1, 1].
+
+
+def _per_element(fn: Callable[[float], float], x: Any) -> Any:
+    """``fn`` (a ``math`` function of one float) on every element, in x's dtype."""
+    x = np.asarray(x)
+    out = np.asarray(np.frompyfunc(fn, 1, 1)(x.astype(np.float64)), dtype=np.float64)
+    return out.astype(x.dtype)[()]
+
+
+def _erfc_impl(x: Any) -> Any:
+    return _per_element(math.erfc, x)
+
+
+erfc_p = unop("erfc", _erfc_impl, "f", "a real floating-point")
+erfc = _bind1(erfc_p)
+ad.defjvp(  # d erfc = -2/sqrt(pi) exp(-x^2) dx
+    erfc_p, lambda g, x: mul(g, mul(full_like(x, -2 / math.sqrt(math.pi)), exp(neg(mul(x, x)))))
+)
+numba_emitters[erfc_p] = "math.erfc({0})"
+
+
+def _erfinv_f64(y: np.ndarray) -> np.ndarray:
+    a = np.abs(y)
+    with np.errstate(all="ignore"):
+        # A polynomial first guess in w = -log(1 - y^2) (accurate to ~1e-7) ...
+        w = -np.log((1.0 - a) * (1.0 + a))
+        lo, hi = w - 2.5, np.sqrt(w) - 3.0
+        p_lo = np.polyval(_ERFINV_LO, lo)
+        p_hi = np.polyval(_ERFINV_HI, hi)
+        x = np.where(w < 5.0, p_lo, p_hi) * a
+        # ... refined by Halley steps on erf(x) = a; near 1 the residual is formed
+        # with erfc, from 1 - a, which is exact there.
+        for _ in range(7):  # the guess is poorer in the far tail: a few more steps
+            fin = np.isfinite(x)
+            xs = np.where(fin, x, 0.0)
+            r_small = _per_element(math.erf, xs) - a
+            r_big = (1.0 - a) - _per_element(math.erfc, xs)
+            r = np.where(a < 0.5, r_small, r_big)
+            d = (2.0 / math.sqrt(math.pi)) * np.exp(-xs * xs)
+            step = r / (d + xs * r)
+            x = np.where(fin & (d > 0), x - step, x)
+        x = np.where(a == 1.0, np.inf, x)
+        x = np.where(a > 1.0, np.nan, x)
+    return np.copysign(x, y)
+
+
+_ERFINV_LO = [
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
+]  # fmt: skip
+_ERFINV_HI = [
+    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
+]  # fmt: skip
+
+
+def _erfinv_impl(x: Any) -> Any:
+    x = np.asarray(x)
+    return _erfinv_f64(x.astype(np.float64)).astype(x.dtype)[()]
+
+
+erfinv_p = unop("erfinv", _erfinv_impl, "f", "a real floating-point")
+erfinv = _bind1(erfinv_p)
+ad.defjvp2(  # d erfinv = sqrt(pi)/2 exp(erfinv^2) dy
+    erfinv_p, lambda g, ans, x: mul(g, mul(full_like(x, math.sqrt(math.pi) / 2), exp(mul(ans, ans))))
+)
+numba_emitters[erfinv_p] = _nb.no_kernel  # the driver calls the vectorised impl
+
+
+def _lgamma_scalar(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole: 0, -1, -2, ...
+        return math.inf
+
+
+def _lgamma_impl(x: Any) -> Any:
+    return _per_element(_lgamma_scalar, x)
+
+
+lgamma_p = unop("lgamma", _lgamma_impl, "f", "a real floating-point")
+lgamma = _bind1(lgamma_p)
+ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))  # d log|Gamma| = digamma dx
+numba_emitters[lgamma_p] = _nb.lgamma
+
+
+def _digamma_f64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        refl = x < 0.5
+        z = np.where(refl, 1.0 - x, x)  # reflection: psi(x) = psi(1 - x) - pi / tan(pi x)
+        acc = np.zeros_like(z)
+        for _ in range(10):  # recurrence psi(z) = psi(z + 1) - 1/z, up to z >= 10
+            small = z < 10.0
+            acc = acc - np.where(small, 1.0 / z, 0.0)
+            z = np.where(small, z + 1.0, z)
+        z2 = 1.0 / (z * z)  # asymptotic series in 1/z^2 (Bernoulli numbers)
+        series = z2 * np.polyval(_DIGAMMA_SERIES, z2)
+        out = np.log(z) - 0.5 / z - series + acc
+        out = np.where(refl, out - math.pi / np.tan(math.pi * x), out)
+        pole = (x <= 0) & (np.floor(x) == x)
+        out = np.where(pole, np.nan, out)
+        out = np.where(x == 0, -np.copysign(np.inf, x), out)
+    return out
+
+
+# B_2k / (2k) for k = 7 .. 1 (highest power first, for polyval)
+_DIGAMMA_SERIES = [7 / 6 / 14, -691 / 2730 / 12, 5 / 66 / 10, -1 / 30 / 8, 1 / 42 / 6, -1 / 30 / 4, 1 / 6 / 2]
+
+
+def _digamma_impl(x: Any) -> Any:
+    x = np.asarray(x)
+    return _digamma_f64(x.astype(np.float64)).astype(x.dtype)[()]
+
+
+digamma_p = unop("digamma", _digamma_impl, "f", "a real floating-point")
+digamma = _bind1(digamma_p)
+ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(1, x)))  # d digamma = polygamma(1, x) dx
+numba_emitters[digamma_p] = _nb.no_kernel  # the driver calls the vectorised impl
+
+# B_2j / (2j)! for j = 1 .. 8 (Euler-Maclaurin tail of the Hurwitz zeta function)
+_ZETA_EM = [1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
+            -691 / 1307674368000, 1 / 74724249600, -3617 / 10670622842880000]  # fmt: skip
+
+
+def _hurwitz_zeta_f64(s: int, q: np.ndarray) -> np.ndarray:
+    """``sum_k (q + k)^-s`` for an integer ``s >= 2``."""
+    with np.errstate(all="ignore"):
+        pole = (q <= 0) & (np.floor(q) == q)
+        w = np.where(pole | ~np.isfinite(q), 20.0, q)
+        acc = np.zeros_like(w)
+        n_shift = int(max(0.0, math.ceil(20.0 - float(np.min(w, initial=20.0)))))
+        for _ in range(n_shift):  # direct terms until q + N >= 20
+            small = w < 20.0
+            acc = acc + np.where(small, w ** (-s), 0.0)
+            w = np.where(small, w + 1.0, w)
+        tail = w ** (1.0 - s) / (s - 1) + 0.5 * w ** (-s)
+        rising = float(s)  # s (s + 1) ... (s + 2j - 2)
+        for j, c in enumerate(_ZETA_EM, start=1):
+            tail = tail + c * rising * w ** (-s - 2 * j + 1)
+            rising *= (s + 2 * j - 1) * (s + 2 * j)
+        out = acc + tail
+        out = np.where(pole, np.inf, out)
+        out = np.where(q == np.inf, 0.0, out)
+        out = np.where(q == -np.inf, np.inf, out)
+        out = np.where(np.isnan(q), np.nan, out)
+    return out
+
+
+def _polygamma_impl(x: Any, *, n: int) -> Any:
+    x = np.asarray(x)
+    if n == 0:
+        return _digamma_impl(x)
+    sign = 1.0 if n % 2 == 1 else -1.0  # (-1)^(n+1) n! zeta(n + 1, x)
+    out = sign * math.factorial(n) * _hurwitz_zeta_f64(n + 1, x.astype(np.float64))
+    return out.astype(x.dtype)[()]
+
+
+def _polygamma_abstract(x: ShapedArray, *, n: int) -> ShapedArray:
+    check_dtype_kind("polygamma", x, "f", "a real floating-point")
+    return x
+
+
+polygamma_p = register(Primitive("polygamma"), _polygamma_impl, _polygamma_abstract)
+elementwise_numpy[polygamma_p] = _polygamma_impl
+batching.defvectorized(polygamma_p)
+
+
+def polygamma(n: Any, x: Any) -> Any:
+    """The ``n``-th derivative of ``digamma`` at ``x`` (``n`` a concrete integer >= 0).
+
+    >>> float(polygamma(1, 1.0))  # pi^2 / 6
+    1.6449340668482264
+    """
+    if isinstance(n, core.Tracer) or not float(n).is_integer() or int(n) < 0:
+        raise ValueError(
+            f"polygamma: expected a concrete non-negative integer order n, got {n!r}"
+        )
+    return polygamma_p.bind(x, n=int(n))
+
+
+# d polygamma(n, x) = polygamma(n + 1, x) dx
+ad.defjvp(polygamma_p, lambda g, x, *, n: mul(g, polygamma(n + 1, x)))
+numba_emitters[polygamma_p] = _nb.no_kernel  # the driver calls the vectorised impl
+
 abs_p = unop("abs", np.absolute, _NUMERIC, "a numeric")
 abs = _bind1(abs_p)  # noqa: A001
 
@@ -733,8 +926,18 @@ __all__ = [
     "elementwise_numpy",
     "eq",
     "eq_p",
+    "digamma",
+    "digamma_p",
     "erf",
     "erf_p",
+    "erfc",
+    "erfc_p",
+    "erfinv",
+    "erfinv_p",
+    "lgamma",
+    "lgamma_p",
+    "polygamma",
+    "polygamma_p",
     "exp",
     "exp_p",
     "expm1",
