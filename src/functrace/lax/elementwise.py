@@ -457,7 +457,8 @@ def _erfinv_impl(x: Any) -> Any:
 erfinv_p = unop("erfinv", _erfinv_impl, "f", "a real floating-point")
 erfinv = _bind1(erfinv_p)
 ad.defjvp2(  # d erfinv = sqrt(pi)/2 exp(erfinv^2) dy
-    erfinv_p, lambda g, ans, x: mul(g, mul(full_like(x, math.sqrt(math.pi) / 2), exp(mul(ans, ans))))
+    erfinv_p,
+    lambda g, ans, x: mul(g, mul(full_like(x, math.sqrt(math.pi) / 2), exp(mul(ans, ans)))),
 )
 numba_emitters[erfinv_p] = _nb.no_kernel  # the driver calls the vectorised impl
 
@@ -499,7 +500,8 @@ def _digamma_f64(x: np.ndarray) -> np.ndarray:
 
 
 # B_2k / (2k) for k = 7 .. 1 (highest power first, for polyval)
-_DIGAMMA_SERIES = [7 / 6 / 14, -691 / 2730 / 12, 5 / 66 / 10, -1 / 30 / 8, 1 / 42 / 6, -1 / 30 / 4, 1 / 6 / 2]
+_DIGAMMA_SERIES = [7 / 6 / 14, -691 / 2730 / 12, 5 / 66 / 10, -1 / 30 / 8,
+                   1 / 42 / 6, -1 / 30 / 4, 1 / 6 / 2]  # fmt: skip
 
 
 def _digamma_impl(x: Any) -> Any:
@@ -567,9 +569,7 @@ def polygamma(n: Any, x: Any) -> Any:
     1.6449340668482264
     """
     if isinstance(n, core.Tracer) or not float(n).is_integer() or int(n) < 0:
-        raise ValueError(
-            f"polygamma: expected a concrete non-negative integer order n, got {n!r}"
-        )
+        raise ValueError(f"polygamma: expected a concrete non-negative integer order n, got {n!r}")
     return polygamma_p.bind(x, n=int(n))
 
 
