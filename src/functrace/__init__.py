@@ -7,12 +7,15 @@
 
 from functrace import (  # noqa: F401
     data,
+    flatten_util,
     io,
     lax,
     nn,
     numpy,
     optim,
+    scipy,
     testing,
+    tree,
     tree_util,
 )
 from functrace.api import (  # noqa: F401

@@ -510,7 +510,7 @@ def _digamma_impl(x: Any) -> Any:
 
 
 digamma_p = unop("digamma", _digamma_impl, "f", "a real floating-point")
-digamma = _bind1(digamma_p)
+digamma: Callable[[Any], Any] = _bind1(digamma_p)
 ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(1, x)))  # d digamma = polygamma(1, x) dx
 numba_emitters[digamma_p] = _nb.no_kernel  # the driver calls the vectorised impl
 
