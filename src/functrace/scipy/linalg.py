@@ -402,7 +402,7 @@ def qr(
     check_finite: bool = True,
 ) -> Any:
     """QR decomposition ``a = q @ r``: ``mode='full'`` (``q`` square), ``'economic'``
-    (reduced), or ``'r'`` (returns ``(r,)``, as SciPy).
+    (reduced), or ``'r'`` (returns ``(r,)`` with ``r`` of ``a``'s shape, as SciPy).
 
     >>> import numpy as np
     >>> q, r = qr(np.eye(2))
@@ -415,6 +415,10 @@ def qr(
         raise ValueError(f"qr: expected mode 'full', 'economic' or 'r', got {mode!r}.")
     (a,) = floats("qr", a)
     out = fnp.linalg.qr(a, mode=_QR_MODES[mode])
-    if mode == "r":
+    if mode == "r":  # SciPy's r is (m, n): the reduced one with zero rows below
+        *lead, m, n = _shape(a)
+        if m > n:
+            zeros = np.zeros((*lead, m - n, n), dtype=_dtype(out))
+            out = fnp.concatenate([out, zeros], axis=-2)
         return (out,)
     return tuple(out)
