@@ -119,6 +119,17 @@ ELEMENTWISE: list[tuple[str, Any, Any, tuple[Any, ...], int, tuple[int, ...]]] =
         2,
         (0, 1, 2),
     ),
+    ("gammainc", fsp.gammainc, ss.gammainc, (_u(0.3, 20), _u(0.01, 30)), 2, (1,)),
+    ("gammaincc", fsp.gammaincc, ss.gammaincc, (_u(0.3, 20), _u(0.01, 30)), 2, (1,)),
+    (
+        "gamma.cdf",
+        fst.gamma.cdf,
+        sst.gamma.cdf,
+        (_u(-1, 8), _u(0.5, 5), 0.0, _u(0.5, 2)),
+        2,
+        (0, 3),
+    ),
+    ("gamma.logcdf", fst.gamma.logcdf, sst.gamma.logcdf, (_u(0.2, 8), _u(0.5, 5)), 2, (0,)),
     # stats: discrete (k is not differentiated)
     (
         "poisson.logpmf",
@@ -129,6 +140,22 @@ ELEMENTWISE: list[tuple[str, Any, Any, tuple[Any, ...], int, tuple[int, ...]]] =
         (1,),
     ),
     ("poisson.pmf", fst.poisson.pmf, sst.poisson.pmf, (np.arange(5.0), _u(0.5, 4)), 2, (1,)),
+    (
+        "poisson.cdf",
+        fst.poisson.cdf,
+        sst.poisson.cdf,
+        (np.array([-1.0, 0, 1.5, 3, 7]), _u(0.5, 4)),
+        2,
+        (1,),
+    ),
+    (
+        "poisson.logcdf",
+        fst.poisson.logcdf,
+        sst.poisson.logcdf,
+        (np.array([0.0, 1, 2.5, 3, 7]), _u(0.5, 4)),
+        2,
+        (1,),
+    ),
     (
         "bernoulli.logpmf",
         fst.bernoulli.logpmf,
@@ -514,3 +541,20 @@ def test_item2_eigh_svd_det_inv_qr() -> None:
         fsl.inv(g)
     with pytest.raises(ValueError, match="qr: expected mode"):
         fsl.qr(g, mode="raw")
+
+
+def test_item2_incomplete_gamma_edges_and_shape_derivative_error() -> None:
+    a = np.array([0.0, 0.0, 1.0, 1.0, 1.0, -1.0, 2.0, 1e3, 0.5])
+    x = np.array([1.0, 0.0, 0.0, np.inf, -1.0, 1.0, np.nan, 1.1e3, 1e-10])
+    with np.errstate(all="ignore"):
+        _close(fsp.gammainc(a, x), ss.gammainc(a, x))
+        _close(fsp.gammaincc(a, x), ss.gammaincc(a, x))
+    assert fsp.gammainc(np.float32(2.0), np.float32(1.0)).dtype == np.float32
+    with pytest.raises(
+        NotImplementedError, match="igamma: the derivative with respect to the shape"
+    ):
+        ft.grad(lambda a: fsp.gammainc(a, 2.0))(1.5)
+    with pytest.raises(NotImplementedError, match="igamma: the derivative"):
+        ft.grad(lambda a: fst.gamma.cdf(1.0, a))(1.5)
+    with pytest.raises(NotImplementedError, match="igammac: the derivative"):
+        ft.grad(lambda m: fsp.gammaincc(m, 2.0))(1.5)

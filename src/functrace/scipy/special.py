@@ -34,6 +34,8 @@ __all__ = [
     "erfc",
     "erfinv",
     "expit",
+    "gammainc",
+    "gammaincc",
     "gammaln",
     "log_ndtr",
     "log_softmax",
@@ -86,6 +88,29 @@ def gammaln(x: Any) -> Any:
     True
     """
     return _unary("gammaln", lx.lgamma, x)
+
+
+def gammainc(a: Any, x: Any) -> Any:
+    """The regularized lower incomplete gamma function ``P(a, x)``.
+
+    Differentiable in ``x`` (any order); the derivative in ``a`` is not implemented.
+
+    >>> round(float(gammainc(1.0, 2.0)), 12) == round(1 - math.exp(-2.0), 12)
+    True
+    """
+    a, x = floats("gammainc", a, x)
+    return scalar_result(lx.igamma(a, x))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``,
+    accurate where ``P`` is close to 1.
+
+    >>> abs(float(gammaincc(1.0, 50.0)) / math.exp(-50.0) - 1) < 1e-12
+    True
+    """
+    a, x = floats("gammaincc", a, x)
+    return scalar_result(lx.igammac(a, x))
 
 
 def digamma(x: Any) -> Any:

@@ -16,7 +16,7 @@ import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "pdf"]
 
 
 def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -40,3 +40,27 @@ def pdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.0
     """
     return scalar_result(fnp.exp(logpdf(x, a, loc, scale)))
+
+
+def cdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``P(X <= x) = gammainc(a, y)`` (0 for ``y <= 0``); not differentiable in ``a``.
+
+    >>> round(float(cdf(1.0, a=1.0)), 12)  # 1 - exp(-1)
+    0.632120558829
+    """
+    x, a, loc, scale = floats("gamma.cdf", x, a, loc, scale)
+    y = fnp.true_divide(fnp.subtract(x, loc), scale)
+    inside = y > 0
+    val = special.gammainc(a, fnp.where(inside, y, fnp.ones_like(y)))
+    return scalar_result(fnp.where(inside, val, fnp.where(fnp.isnan(y), y, fnp.zeros_like(y))))
+
+
+def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``log P(X <= x)``.
+
+    >>> float(logcdf(-1.0, a=2.0))
+    -inf
+    """
+    c = cdf(x, a, loc, scale)
+    with np.errstate(divide="ignore"):  # log(0) = -inf outside the support, no warning
+        return scalar_result(fnp.log(c))
