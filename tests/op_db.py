@@ -216,6 +216,15 @@ LAX_OPS: list[OpInfo] = [
         rtol=1e-5,
     ),
     OpInfo(
+        "lax.betainc[a=2.5,b=0.8]",
+        lambda x: lax.betainc(lax.full_like(x, 2.5), lax.full_like(x, 0.8), x),
+        lambda x: _sp("betainc", 2.5, 0.8, x),
+        (Arg(domain=(0.05, 0.95)),),
+        ("betainc",),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    OpInfo(
         "lax.polygamma[n=1]",
         lambda x: lax.polygamma(1, x),
         lambda x: _sp("polygamma", 1, x),

@@ -130,6 +130,24 @@ ELEMENTWISE: list[tuple[str, Any, Any, tuple[Any, ...], int, tuple[int, ...]]] =
         (0, 3),
     ),
     ("gamma.logcdf", fst.gamma.logcdf, sst.gamma.logcdf, (_u(0.2, 8), _u(0.5, 5)), 2, (0,)),
+    ("betainc", fsp.betainc, ss.betainc, (_u(0.3, 20), _u(0.3, 20), _u(0.02, 0.98)), 2, (2,)),
+    ("beta.cdf", fst.beta.cdf, sst.beta.cdf, (_u(-0.2, 1.2), _u(0.5, 4), _u(0.5, 4)), 1, (0,)),
+    (
+        "beta.logcdf",
+        fst.beta.logcdf,
+        sst.beta.logcdf,
+        (_u(0.05, 0.95), _u(0.5, 4), _u(0.5, 4)),
+        2,
+        (0,),
+    ),
+    (
+        "t.cdf",
+        fst.t.cdf,
+        sst.t.cdf,
+        (_u(-30, 30), _u(0.5, 10), _u(-1, 1), _u(0.5, 2)),
+        2,
+        (0, 2, 3),
+    ),
     # stats: discrete (k is not differentiated)
     (
         "poisson.logpmf",
@@ -558,3 +576,25 @@ def test_item2_incomplete_gamma_edges_and_shape_derivative_error() -> None:
         ft.grad(lambda a: fst.gamma.cdf(1.0, a))(1.5)
     with pytest.raises(NotImplementedError, match="igammac: the derivative"):
         ft.grad(lambda m: fsp.gammaincc(m, 2.0))(1.5)
+
+
+def test_item2_incomplete_beta_edges_and_shape_derivative_error() -> None:
+    a = np.array([1.0, 1.0, 1.0, -1.0, 1.0, 0.5, 200.0])
+    b = np.array([1.0, 1.0, 1.0, 1.0, -1.0, 0.5, 300.0])
+    x = np.array([0.0, 1.0, 1.5, 0.5, 0.5, np.nan, 0.41])
+    with np.errstate(all="ignore"):
+        _close(fsp.betainc(a, b, x), ss.betainc(a, b, x), rtol=1e-9)
+    with pytest.raises(
+        NotImplementedError, match="betainc: the derivative with respect to the shape parameter a"
+    ):
+        ft.grad(lambda a: fsp.betainc(a, 2.0, 0.3))(1.5)
+    with pytest.raises(NotImplementedError, match="parameter b"):
+        ft.grad(lambda df: fst.beta.cdf(0.3, 2.0, df))(1.5)
+
+
+def test_item2_t_cdf_derivative_at_the_center() -> None:
+    # the tail formula is in z^2; at z = 0 the derivative is the density there
+    g = ft.grad(lambda x: fst.t.cdf(x, 3.0, loc=1.0, scale=2.0))(1.0)
+    assert g == pytest.approx(sst.t.pdf(1.0, 3.0, loc=1.0, scale=2.0), rel=1e-12)
+    assert ft.grad(ft.grad(lambda x: fst.t.cdf(x, 3.0)))(0.0) == pytest.approx(0.0, abs=1e-12)
+    assert fst.t.cdf(0.0, 3.0) == 0.5

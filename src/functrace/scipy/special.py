@@ -27,6 +27,7 @@ from functrace import lax as lx
 from functrace.scipy._util import _dtype, floats, scalar_result
 
 __all__ = [
+    "betainc",
     "betaln",
     "digamma",
     "entr",
@@ -88,6 +89,19 @@ def gammaln(x: Any) -> Any:
     True
     """
     return _unary("gammaln", lx.lgamma, x)
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function ``I_x(a, b)``.
+
+    Differentiable in ``x`` (any order); the derivatives in ``a`` and ``b`` are not
+    implemented.
+
+    >>> round(float(betainc(1.0, 1.0, 0.3)), 12)  # uniform: x
+    0.3
+    """
+    a, b, x = floats("betainc", a, b, x)
+    return scalar_result(lx.betainc(a, b, x))
 
 
 def gammainc(a: Any, x: Any) -> Any:

@@ -16,7 +16,7 @@ import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "pdf"]
 
 
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -41,3 +41,29 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.0
     """
     return scalar_result(fnp.exp(logpdf(x, a, b, loc, scale)))
+
+
+def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``P(X <= x) = betainc(a, b, y)`` (0 below the support, 1 above); not
+    differentiable in ``a`` and ``b``.
+
+    >>> round(float(cdf(0.5, a=2.0, b=2.0)), 12)
+    0.5
+    """
+    x, a, b, loc, scale = floats("beta.cdf", x, a, b, loc, scale)
+    y = fnp.true_divide(fnp.subtract(x, loc), scale)
+    inside = fnp.logical_and(y > 0, y < 1)
+    val = special.betainc(a, b, fnp.where(inside, y, fnp.full_like(y, 0.5)))
+    outside = fnp.where(y >= 1, fnp.ones_like(y), fnp.where(fnp.isnan(y), y, fnp.zeros_like(y)))
+    return scalar_result(fnp.where(inside, val, outside))
+
+
+def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``log P(X <= x)``.
+
+    >>> float(logcdf(2.0, a=2.0, b=3.0))
+    0.0
+    """
+    c = cdf(x, a, b, loc, scale)
+    with np.errstate(divide="ignore"):  # log(0) = -inf below the support, no warning
+        return scalar_result(fnp.log(c))
