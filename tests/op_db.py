@@ -114,6 +114,14 @@ def _np_erf(x: Any) -> Any:
     return np.vectorize(math.erf, otypes=[x.dtype])(x)[()]
 
 
+def _sp(name: str, *args: Any) -> Any:
+    """SciPy's special function ``name`` (a test dependency), in the dtype of the last arg."""
+    import scipy.special
+
+    x = np.asarray(args[-1])
+    return np.asarray(getattr(scipy.special, name)(*args), dtype=x.dtype)[()]
+
+
 def _scan_cumulative(x: Any) -> Any:
     # a carry that mixes nonlinearly with the inputs, and stacked outputs
     def body(c: Any, xi: Any) -> Any:
@@ -186,6 +194,55 @@ LAX_OPS: list[OpInfo] = [
     _lax("sqrt", lax.sqrt, np.sqrt, 1, arg=POS),
     _lax("rsqrt", lax.rsqrt, lambda x: 1 / np.sqrt(x), 1, arg=POS, rtol=1e-5),
     _lax("erf", lax.erf, _np_erf, 1, rtol=1e-5),
+    _lax("erfc", lax.erfc, lambda x: _sp("erfc", x), 1, rtol=1e-5),
+    _lax("lgamma", lax.lgamma, lambda x: _sp("gammaln", x), 1, arg=POS, rtol=1e-5),
+    _lax("digamma", lax.digamma, lambda x: _sp("digamma", x), 1, arg=POS, rtol=1e-5),
+    OpInfo(
+        "lax.igamma[a=2.5]",
+        lambda x: lax.igamma(lax.full_like(x, 2.5), x),
+        lambda x: _sp("gammainc", 2.5, x),
+        (POS,),
+        ("igamma",),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.igammac[a=0.7]",
+        lambda x: lax.igammac(lax.full_like(x, 0.7), x),
+        lambda x: _sp("gammaincc", 0.7, x),
+        (POS,),
+        ("igammac",),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.betainc[a=2.5,b=0.8]",
+        lambda x: lax.betainc(lax.full_like(x, 2.5), lax.full_like(x, 0.8), x),
+        lambda x: _sp("betainc", 2.5, 0.8, x),
+        (Arg(domain=(0.05, 0.95)),),
+        ("betainc",),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.polygamma[n=1]",
+        lambda x: lax.polygamma(1, x),
+        lambda x: _sp("polygamma", 1, x),
+        (POS,),
+        ("polygamma",),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    OpInfo(
+        "lax.polygamma[n=2]",
+        lambda x: lax.polygamma(2, x),
+        lambda x: _sp("polygamma", 2, x),
+        (POS,),
+        ("polygamma",),
+        shapes="same",
+        rtol=1e-5,
+        grad_order=1,
+    ),
     _lax("abs", lax.abs, np.abs, 1, avoid=(0.0,)),
     _lax("sign", lax.sign, np.sign, 1, avoid=(0.0,)),
     _lax("floor", lax.floor, np.floor, 1, avoid=(0.0,)),

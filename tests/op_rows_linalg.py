@@ -57,6 +57,27 @@ def _sym(xp: Any, a: Any) -> Any:
     return (a + _mT(xp, a)) / 4 + np.diag(4.0 * np.arange(n)).astype(a.dtype)
 
 
+def _anti(xp: Any, a: Any) -> Any:
+    # large entries on the anti-diagonal: pivoting swaps rows, and no two candidate
+    # pivots are close (so finite differences do not cross a change of pivot)
+    n = a.shape[-1]
+    return a + 4 * np.eye(n, dtype=a.dtype)[::-1]
+
+
+def _np_lu(a: Any) -> tuple[np.ndarray, np.ndarray]:
+    """SciPy's packed LU and the row permutation (a[perm] = L U) of each matrix."""
+    import scipy.linalg
+
+    a = np.asarray(a)
+    flat = a.reshape(-1, *a.shape[-2:])
+    lus, perms = [], []
+    for m in flat:
+        p, _, _ = scipy.linalg.lu(m)
+        lus.append(scipy.linalg.lu_factor(m)[0])
+        perms.append(np.argmax(p, axis=0).astype(np.int32))  # a = p l u: a[perm] = l u
+    return np.stack(lus).reshape(a.shape), np.stack(perms).reshape(a.shape[:-1])
+
+
 def _diag_block(m: int, n: int, a: Any) -> np.ndarray:
     d = np.zeros((m, n), a.dtype)
     for i, v in enumerate((9, 6, 3, 1.5)[: min(m, n)]):
@@ -248,6 +269,21 @@ LAX_ROWS: list[OpInfo] = [
         lambda a: np.linalg.slogdet(_neg_det(np, a))[1],
         (S33,),
         ("slogdet",),
+    ),
+    _row(
+        "lax.linalg.lu",
+        lambda a: lax.lu(_anti(fnp, a))[0],
+        lambda a: _np_lu(_anti(np, a))[0],
+        (S233,),
+        ("lu",),
+    ),
+    _row(
+        "lax.linalg.lu[perm]",
+        lambda a: lax.lu(_anti(fnp, a))[2],
+        lambda a: _np_lu(_anti(np, a))[1],
+        (S33,),
+        ("lu",),
+        grad=False,
     ),
     _row(
         "lax.linalg.slogdet[sign]",

@@ -186,7 +186,9 @@ def _containers(children: Any) -> Any:
         st.lists(children, max_size=3),
         st.lists(children, max_size=3).map(tuple),
         st.dictionaries(st.text(max_size=3), children, max_size=3),
-        st.dictionaries(_keys, children, max_size=3),  # mixed key types keep their order
+        # mixed key types: a plain dict of them cannot be flattened (its keys cannot be
+        # sorted, an error as in JAX); an OrderedDict keeps their order
+        st.dictionaries(_keys, children, max_size=3).map(collections.OrderedDict),
         st.dictionaries(st.text(max_size=2), children, max_size=2).map(collections.OrderedDict),
         st.dictionaries(st.integers(0, 9), children, max_size=2).map(
             lambda d: collections.defaultdict(list, d)

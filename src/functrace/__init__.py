@@ -8,13 +8,16 @@
 from functrace import (  # noqa: F401
     data,
     example_libraries,
+    flatten_util,
     io,
     lax,
     nn,
     numpy,
     optim,
     random,
+    scipy,
     testing,
+    tree,
     tree_util,
 )
 from functrace.api import (  # noqa: F401

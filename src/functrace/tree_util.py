@@ -26,6 +26,7 @@ This module only depends on NumPy and the standard library.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
@@ -55,6 +56,10 @@ __all__ = [
     "tree_map_with_path",
     "tree_structure",
     "tree_unflatten",
+    "tree_reduce",
+    "tree_all",
+    "tree_transpose",
+    "Partial",
     "treedef_children",
     "treedef_is_leaf",
     "treedef_tuple",
@@ -769,10 +774,18 @@ _DICT_NODE = _registry[dict]
 
 
 def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
+    """The keys of a dict node in flattening order: sorted (as JAX); unorderable keys
+    are an error, since no order would be the same for equal dicts built differently."""
     try:
         return tuple(sorted(d))
-    except TypeError:
-        return tuple(d)
+    except TypeError as e:
+        kinds = sorted({type(q).__name__ for q in d})
+        raise ValueError(
+            f"pytree flatten: the keys of a dict node must be sortable (a dict's children "
+            f"are visited in sorted key order), got keys of types {', '.join(kinds)} that "
+            f"cannot be compared ({e}). Use keys of one orderable type, or an OrderedDict "
+            f"(visited in insertion order)."
+        ) from None
 
 
 def _flatten_node(x: Any, nd: _NodeDef) -> tuple[Sequence[Any], Any]:
@@ -1396,3 +1409,102 @@ def assert_same_structure(
     tb = _flatten(b, [], is_leaf)
     if ta != tb:
         raise ValueError(structure_mismatch_message(ta, b, what, is_leaf=is_leaf))
+
+
+# ---------------------------------------------------------------------------
+# Reductions, transposition, Partial
+# ---------------------------------------------------------------------------
+
+_NO_INITIAL: Any = object()
+
+
+def tree_reduce(
+    function: Callable[[Any, Any], Any],
+    tree: Any,
+    initializer: Any = _NO_INITIAL,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """``functools.reduce(function, tree_leaves(tree), initializer)``.
+
+    Example:
+        >>> tree_reduce(lambda a, b: a + b, {"x": 1, "y": [2, 3]})
+        6
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIAL:
+        if not leaves:
+            raise TypeError(
+                "tree_reduce: the tree has no leaves and no initializer was given; pass "
+                "initializer= for trees that may be empty."
+            )
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """``all(tree_leaves(tree))`` (True for a tree without leaves).
+
+    Example:
+        >>> tree_all([True, {"a": 1}]), tree_all([True, (0,)])
+        (True, False)
+    """
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
+    """Turn a tree of structure ``outer(inner)`` into one of structure ``inner(outer)``.
+
+    ``inner_treedef=None`` takes it from the first subtree at an outer leaf position.
+
+    Example:
+        >>> outer, inner = tree_structure([0, 0]), tree_structure((0, 0))
+        >>> tree_transpose(outer, inner, [(1, 2), (3, 4)])
+        ([1, 3], [2, 4])
+    """
+    for name, td in (("outer_treedef", outer_treedef), ("inner_treedef", inner_treedef)):
+        if td is not None and not isinstance(td, PyTreeDef):
+            raise TypeError(f"tree_transpose: expected a PyTreeDef for {name}, got {td!r}")
+    subtrees = _flatten_up_to_checked(outer_treedef, pytree_to_transpose, "tree_transpose")
+    if inner_treedef is None:
+        if not subtrees:
+            raise ValueError(
+                "tree_transpose: inner_treedef=None needs at least one outer leaf to infer it"
+            )
+        inner_treedef = tree_structure(subtrees[0])
+    columns = [_flatten_up_to_checked(inner_treedef, t, "tree_transpose") for t in subtrees]
+    n = inner_treedef.num_leaves
+    outer = [outer_treedef.unflatten([col[i] for col in columns]) for i in range(n)]
+    return inner_treedef.unflatten(outer)
+
+
+class Partial(functools.partial):  # type: ignore[type-arg]
+    """A ``functools.partial`` that is a pytree: its arguments are the children (leaves,
+    or subtrees) and the function is static. So a ``Partial`` can be passed through
+    ``jit``, ``vmap`` or ``grad`` as an argument, its bound arrays traced with the rest.
+
+    Example:
+        >>> p = Partial(lambda a, b: a + b, 1.0)
+        >>> p(2.0), tree_leaves(p)
+        (3.0, [1.0])
+    """
+
+    def __new__(cls, func: Callable[..., Any], *args: Any, **kw: Any) -> Partial:
+        if isinstance(func, functools.partial):  # keep the nesting flat, one static func
+            args = (*func.args, *args)
+            kw = {**func.keywords, **kw}
+            func = func.func
+        return super().__new__(cls, func, *args, **kw)
+
+
+def _partial_flatten(p: Partial) -> tuple[tuple[Any, ...], Any]:
+    return (p.args, p.keywords), p.func
+
+
+def _partial_unflatten(func: Any, children: Iterable[Any]) -> Partial:
+    args, kw = children
+    return Partial(func, *args, **kw)
+
+
+register_pytree_node(Partial, _partial_flatten, _partial_unflatten)

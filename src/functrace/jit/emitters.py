@@ -217,6 +217,17 @@ def erf(ctx: EmitContext) -> str:
     return f"math.erf({ctx.args[0]})"
 
 
+def lgamma(ctx: EmitContext) -> str:
+    # +inf at the poles 0, -1, -2, ... (plain Python's math.lgamma raises there)
+    (x,) = ctx.args
+    return f"(math.inf if ({x} <= 0 and np.floor({x}) == {x}) else math.lgamma({x}))"
+
+
+def no_kernel(ctx: EmitContext) -> None:
+    """Elementwise, but no scalar Numba code: the driver calls the vectorised impl."""
+    return None
+
+
 def round_(ctx: EmitContext) -> str:
     (x,) = ctx.args
     if ctx.params.get("rounding_method", 0) == 1:

@@ -1,4 +1,4 @@
-"""Linear-algebra primitives: cholesky, triangular_solve, solve, eigh, svd, qr, det, slogdet.
+"""Linear-algebra primitives: cholesky, triangular_solve, solve, eigh, svd, qr, det, slogdet, lu.
 
 Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
@@ -625,6 +625,87 @@ ad.jvp_rules[slogdet_p] = _slogdet_jvp
 batching.batching_rules[slogdet_p] = _batch_unary(slogdet_p)
 
 
+# ---------------------------------------------------------------------------
+# lu: a[perm] = L U with partial pivoting (L unit lower, U upper, packed in one matrix)
+# ---------------------------------------------------------------------------
+
+
+def _lu_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_square("lu", a)
+    idx = ShapedArray(a.shape[:-1], np.dtype(np.int32))
+    return [ShapedArray(a.shape, a.dtype), idx, idx]
+
+
+def _lu_impl(a: np.ndarray) -> list[np.ndarray]:
+    # Doolittle elimination with row pivoting (LAPACK getrf's choices: the first row of
+    # largest magnitude; a zero pivot column is left as it is), vectorised over the stack.
+    *lead, n, _ = a.shape
+    m = np.array(a, dtype=a.dtype).reshape(-1, n, n)
+    nb = m.shape[0]
+    pivots = np.zeros((nb, n), np.int32)
+    perm = np.tile(np.arange(n, dtype=np.int32), (nb, 1))
+    rows = np.arange(nb)
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            p = k + np.argmax(np.abs(m[:, k:, k]), axis=1)
+            pivots[:, k] = p
+            m[rows, k], m[rows, p] = m[rows, p].copy(), m[rows, k].copy()
+            perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k]
+            piv = m[:, k, k][:, None]
+            col = m[:, k + 1 :, k]
+            col = np.where(piv != 0, col / np.where(piv != 0, piv, 1), col)
+            m[:, k + 1 :, k] = col
+            m[:, k + 1 :, k + 1 :] -= col[:, :, None] * m[:, k, None, k + 1 :]
+    shape = (*lead, n)
+    return [m.reshape(a.shape), pivots.reshape(shape), perm.reshape(shape)]
+
+
+lu_p = _register_checked(Primitive("lu", multiple_results=True), _lu_impl, _lu_abstract)
+
+
+def lu(a: Any) -> Any:
+    """LU decomposition with partial pivoting of square ``a (..., n, n)``.
+
+    Returns ``[lu, pivots, permutation]``: ``lu`` packs ``L`` (unit lower triangular,
+    below the diagonal) and ``U`` (upper triangular, on and above it) with
+    ``a[..., permutation, :] = L @ U``; ``pivots[k]`` is the row swapped with row ``k``
+    at step ``k`` (LAPACK's, 0-based). Both index arrays are int32.
+    """
+    return lu_p.bind(a)
+
+
+def _permutation_matrix(perm: Any, like: Any) -> Any:
+    """``P[..., i, j] = (perm[..., i] == j)`` in the dtype of ``like``: ``P @ x = x[perm]``."""
+    from functrace.lax.elementwise import convert_element_type, eq
+    from functrace.lax.shapes import iota
+
+    shape = _shape(like)
+    nd = len(shape)
+    cols = iota(np.int32, shape[-1], nd - 1, shape)
+    hit = eq(broadcast_in_dim(perm, shape, tuple(range(nd - 1))), cols)
+    return convert_element_type(hit, core.get_aval(like).dtype)
+
+
+def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    # P^T A = L U  =>  X = L^-1 P^T dA U^-1;  dL = L tril(X, -1), dU = triu(X) U.
+    (a,), (g,) = primals, tangents
+    packed, pivots, perm = outs = lu(a)
+    zeros = [Zero.from_primal(pivots), Zero.from_primal(perm)]
+    if type(g) is Zero:
+        return outs, [Zero.from_primal(packed), *zeros]
+    n = _shape(a)[-1]
+    lower = add(_tril(packed, -1), _const(packed, np.eye(n)))
+    upper = _triu(packed)
+    x = triangular_solve(lower, _mm(_permutation_matrix(perm, a), g), lower=True)
+    x = _mT(triangular_solve(upper, _mT(x), lower=False, transpose_a=True))  # x U^-1
+    d = add(_mm(lower, _tril(x, -1)), _mm(_triu(x), upper))
+    return outs, [d, *zeros]
+
+
+ad.jvp_rules[lu_p] = _lu_jvp
+batching.batching_rules[lu_p] = _batch_unary(lu_p)
+
+
 __all__ = [
     "cholesky",
     "cholesky_p",
@@ -632,6 +713,8 @@ __all__ = [
     "det_p",
     "eigh",
     "eigh_p",
+    "lu",
+    "lu_p",
     "qr",
     "qr_p",
     "slogdet",

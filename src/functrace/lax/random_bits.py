@@ -260,6 +260,8 @@ def _giles(x: np.ndarray) -> np.ndarray:
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 _erf = np.frompyfunc(math.erf, 1, 1)
 _exp = np.frompyfunc(math.exp, 1, 1)  # libm's exp, as in the compiled kernels
+_log = np.frompyfunc(math.log, 1, 1)
+_SQRT_PI = math.sqrt(math.pi)
 
 
 def _erf_inv_numpy(x: Any) -> Any:
@@ -273,18 +275,23 @@ def _erf_inv_numpy(x: Any) -> Any:
         # the tails (q = 1 - |x| is exact there), so the tails keep full precision.
         a = np.abs(flat)
         y = _giles(a.astype(np.float32)).astype(np.float64)
-        y = np.where(np.isfinite(y), y, 0.0)
         tail = a > 0.5
         q = 1.0 - a
         c = 2.0 / math.sqrt(math.pi)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            # |x| within float32's rounding of 1 (Giles' estimate is inf there): start
+            # from erfc's asymptote erfc(y) ~ exp(-y^2) / (y sqrt(pi)) instead
+            lq = -np.asarray(_log(np.where(q > 0.0, q, 1.0)), dtype=np.float64)
+            y1 = np.sqrt(lq)
+            y1 = np.sqrt(lq - np.asarray(_log(np.maximum(y1, 1.0) * _SQRT_PI), dtype=np.float64))
+            y = np.where(np.isfinite(y), y, np.where(q > 0.0, y1, 0.0))
             for _ in range(4):
                 erfc_y = np.asarray(_erfc(y), dtype=np.float64)
                 erf_y = np.asarray(_erf(y), dtype=np.float64)
                 r = np.where(tail, q - erfc_y, erf_y - a)
                 step = r / (c * np.asarray(_exp(-y * y), dtype=np.float64))
                 y = np.where(np.isfinite(step), y - step, y)
-            y = np.where(a == 1.0, np.inf, np.where(a > 1.0, np.nan, y))
+            y = np.where(a == 1.0, np.inf, np.where((a > 1.0) | np.isnan(a), np.nan, y))
         out = (np.copysign(y, flat)).astype(dt)
     out = out.reshape(x.shape)
     return out[()] if not x.shape else out
@@ -370,9 +377,12 @@ def erf_inv_lines(x: str, y: str, dtype: np.dtype, tmp: str) -> list[str]:
         f"{a} = abs(np.float64({x}))",
         *giles(a, yy),
         f"{yy} = np.float64({yy})",
-        f"if not np.isfinite({yy}):",
-        f"    {yy} = 0.0",
         f"{q} = 1.0 - {a}",
+        f"if not np.isfinite({yy}):",  # |x| within float32's rounding of 1: the asymptote
+        f"    {yy} = 0.0",
+        f"    if {q} > 0.0:",
+        f"        {r} = -math.log({q})",
+        f"        {yy} = math.sqrt({r} - math.log(max(math.sqrt({r}), 1.0) * {_SQRT_PI!r}))",
         f"for {it} in range(4):",
         f"    if {a} > 0.5:",
         f"        {r} = {q} - math.erfc({yy})",

@@ -1,0 +1,424 @@
+"""functrace.scipy.linalg: SciPy's dense linear algebra, traceable (as ``jax.scipy.linalg``).
+
+SciPy's names, arguments and defaults (``cholesky`` is upper by default, as in
+SciPy), over stacks of matrices ``(..., m, n)`` too. Every function is built from
+``functrace.numpy.linalg`` and the ``functrace.lax.linalg`` primitives, so it
+differentiates, batches and jits; integer inputs become float64. As in JAX, a
+singular (or not positive definite) matrix under a transform gives NaN rather
+than an exception. ``overwrite_*`` and ``check_finite`` are accepted and ignored.
+
+>>> import numpy as np
+>>> import functrace.scipy.linalg as fsl
+>>> fsl.expm(np.zeros((2, 2)))
+array([[1., 0.],
+       [0., 1.]])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import functrace.numpy as fnp
+from functrace import core
+from functrace.lax import linalg as ll
+from functrace.lax import stop_gradient
+from functrace.numpy._core import broadcast_shapes
+from functrace.scipy._util import _dtype, floats
+
+__all__ = [
+    "cho_factor",
+    "cho_solve",
+    "cholesky",
+    "det",
+    "eigh",
+    "expm",
+    "inv",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "qr",
+    "solve_triangular",
+    "svd",
+]
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return core.get_aval(x).shape
+
+
+def _mT(x: Any) -> Any:
+    return fnp.swapaxes(x, -1, -2)
+
+
+def _square(fname: str, a: Any) -> Any:
+    (a,) = floats(fname, a)
+    s = _shape(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"{fname}: expected a square matrix (..., n, n), got shape {s}.")
+    return a
+
+
+def cholesky(
+    a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
+    """The Cholesky factor of symmetric positive-definite ``a``: upper ``U`` with
+    ``a = U.T @ U`` (SciPy's default), or lower ``L`` with ``a = L @ L.T``.
+
+    Only the triangle returned is read from ``a`` (as SciPy/LAPACK do).
+
+    >>> import numpy as np
+    >>> cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
+    array([[2., 1.],
+           [0., 1.]])
+    """
+    a = _square("cholesky", a)
+    return fnp.linalg.cholesky(a, upper=not lower)
+
+
+def cho_factor(
+    a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Any, bool]:
+    """``(c, lower)`` for :func:`cho_solve`: the Cholesky factor and which triangle it is.
+
+    The other triangle of ``c`` is zero (SciPy leaves arbitrary values there).
+    """
+    return cholesky(a, lower=lower), bool(lower)
+
+
+def cho_solve(
+    c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True
+) -> Any:
+    """Solve ``a x = b`` given ``cho_factor(a)``.
+
+    >>> import numpy as np
+    >>> a = np.array([[4.0, 2.0], [2.0, 2.0]])
+    >>> cho_solve(cho_factor(a), np.array([2.0, 1.0]))
+    array([0.5, 0. ])
+    """
+    c, lower = c_and_lower
+    if lower:  # L L^T x = b
+        y = solve_triangular(c, b, lower=True)
+        return solve_triangular(c, y, trans="T", lower=True)
+    y = solve_triangular(c, b, trans="T", lower=False)  # U^T U x = b
+    return solve_triangular(c, y, lower=False)
+
+
+_TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+
+
+def solve_triangular(
+    a: Any,
+    b: Any,
+    trans: Any = 0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> Any:
+    """Solve ``op(a) x = b`` for triangular ``a`` (only its ``lower``/upper triangle is read).
+
+    ``trans``: 0 or ``'N'`` (``a``), 1 or ``'T'`` (``a.T``), 2 or ``'C'`` (``a.conj().T``,
+    the same for real ``a``). ``unit_diagonal`` treats the diagonal as ones.
+    ``b`` is ``(..., n)`` (a vector for each matrix; when ``b.ndim == a.ndim - 1``) or
+    ``(..., n, k)``; the leading axes of ``a`` and ``b`` broadcast.
+
+    >>> import numpy as np
+    >>> solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([2.0, 3.0]), lower=True)
+    array([1., 2.])
+    """
+    key = trans.upper() if isinstance(trans, str) else trans
+    if key not in _TRANS:
+        raise ValueError(
+            f"solve_triangular: expected trans in 0, 1, 2, 'N', 'T', 'C'; got {trans!r}."
+        )
+    a, b = floats("solve_triangular", a, b, broadcast=False)
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) < 2 or sa[-1] != sa[-2]:
+        raise ValueError(
+            f"solve_triangular: expected a square matrix a (..., n, n), got shape {sa}."
+        )
+    n = sa[-1]
+    vector = len(sb) == len(sa) - 1
+    if vector:
+        b = fnp.expand_dims(b, -1)
+        sb = _shape(b)
+    if len(sb) < 2 or sb[-2] != n:
+        raise ValueError(
+            f"solve_triangular: expected b of shape (..., {n}) or (..., {n}, k) for a of shape "
+            f"{sa}, got shape {_shape(b) if not vector else sb[:-1]}."
+        )
+    lead = broadcast_shapes("solve_triangular", sa[:-2], sb[:-2])
+    a = fnp.broadcast_to(a, (*lead, n, n))
+    b = fnp.broadcast_to(b, (*lead, *sb[-2:]))
+    if unit_diagonal:
+        eye = np.eye(n, dtype=_dtype(a))
+        a = fnp.add(fnp.multiply(a, 1 - eye), eye)
+    x = ll.triangular_solve(a, b, lower=bool(lower), transpose_a=_TRANS[key])
+    return x[..., 0] if vector else x
+
+
+# Pade(13) coefficients and the largest 1-norm for which it is accurate without scaling
+# (Higham, "The scaling and squaring method for the matrix exponential revisited", 2005).
+_PADE13 = (
+    64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+    129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+    40840800.0, 960960.0, 16380.0, 182.0, 1.0,
+)  # fmt: skip
+_THETA13 = 5.371920351148152
+
+
+def expm(A: Any) -> Any:
+    """The matrix exponential of square ``A (..., n, n)``.
+
+    Scaling and squaring with the degree-13 Pade approximant: ``A / 2**s`` has a 1-norm
+    at most 5.37, its Pade approximant ``R`` is squared ``s`` times. ``s`` is chosen from
+    the norm (the largest over a stack), as a constant of the derivative; everything
+    else is matrix products and one solve, so ``expm`` differentiates at any order.
+
+    >>> import numpy as np
+    >>> r = expm(np.array([[0.0, 1.0], [0.0, 0.0]]))
+    >>> np.round(r, 12).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    A = _square("expm", A)
+    n = _shape(A)[-1]
+    dt = _dtype(A)
+    norm = fnp.max(fnp.sum(fnp.abs(stop_gradient(A)), axis=-2), initial=0.0)
+    s_val = core.concrete_or_none(norm)
+    eye = np.eye(n, dtype=dt)
+    if s_val is not None:  # known now: a Python number of squarings
+        v = float(s_val)
+        s = 0 if not v > _THETA13 else int(max(0, math.ceil(math.log2(v / _THETA13))))
+        if not math.isfinite(v):
+            s = 0  # NaN/inf entries: the result is NaN; skip the scaling
+        R = _pade13(fnp.multiply(A, np.asarray(2.0**-s, dt)), eye)
+        for _ in range(s):
+            R = fnp.matmul(R, R)
+        return R
+    # Traced norm (under jit or vmap): the number of squarings is a traced integer.
+    from functrace.lax import fori_loop
+
+    ratio = fnp.maximum(norm / _THETA13, 1.0)
+    s_t = fnp.where(fnp.isfinite(ratio), fnp.ceil(fnp.log2(ratio)), 0.0)
+    R = _pade13(fnp.multiply(A, fnp.astype(fnp.exp2(-s_t), dt)), eye)
+    return fori_loop(0, fnp.astype(s_t, np.int32), lambda i, r: fnp.matmul(r, r), R)
+
+
+def _pade13(A: Any, eye: np.ndarray) -> Any:
+    b = _PADE13
+    mm = fnp.matmul
+    A2 = mm(A, A)
+    A4 = mm(A2, A2)
+    A6 = mm(A4, A2)
+    u_in = mm(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2
+    U = mm(A, u_in + b[1] * eye)
+    V = mm(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2
+    V = V + b[0] * eye
+    return _solve(V - U, V + U)
+
+
+def _solve(a: Any, b: Any) -> Any:
+    return fnp.linalg.solve(a, b)
+
+
+def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
+    """``(lu, piv)`` as SciPy: ``L`` (unit lower) and ``U`` packed in ``lu``, and the row
+    interchanges ``piv`` (row ``i`` was swapped with row ``piv[i]``), for :func:`lu_solve`.
+
+    >>> import numpy as np
+    >>> lu_, piv = lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> piv.tolist()
+    [1, 1]
+    """
+    a = _square("lu_factor", a)
+    packed, pivots, _ = ll.lu(a)
+    return packed, pivots
+
+
+def lu(
+    a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Any, ...]:
+    """``(p, l, u)`` with ``a = p @ l @ u`` (``p`` a permutation matrix, ``l`` unit lower,
+    ``u`` upper triangular); with ``permute_l``, ``(p @ l, u)``. Square ``a`` only.
+
+    >>> import numpy as np
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> p, l, u = lu(a)
+    >>> bool(np.allclose(p @ l @ u, a))
+    True
+    """
+    a = _square("lu", a)
+    packed, _, perm = ll.lu(a)
+    n = _shape(a)[-1]
+    dt = _dtype(a)
+    eye = np.eye(n, dtype=dt)
+    lower = fnp.add(fnp.tril(packed, -1), eye)
+    upper = fnp.triu(packed)
+    p = _perm_matrix(perm, n, dt)
+    if permute_l:
+        return fnp.matmul(p, lower), upper
+    return p, lower, upper
+
+
+def _perm_matrix(perm: Any, n: int, dt: Any) -> Any:
+    """``P[..., j, i] = (j == perm[..., i])``: ``P.T @ x = x[perm]``, ``P @ y`` undoes it."""
+    return fnp.astype(fnp.expand_dims(perm, -2) == np.arange(n)[:, None], dt)
+
+
+def _perm_from_pivots(piv: Any, n: int) -> Any:
+    """The row permutation of a sequence of row swaps (``piv (..., n)``, may be traced)."""
+    idx = np.arange(n, dtype=np.int32)
+    perm = fnp.broadcast_to(idx, _shape(piv))
+    for k in range(n):
+        pk = fnp.expand_dims(piv[..., k], -1)
+        at_k = perm[..., k : k + 1]
+        at_p = fnp.take_along_axis(perm, pk, axis=-1)
+        perm = fnp.where(idx == k, at_p, fnp.where(idx == pk, at_k, perm))
+    return perm
+
+
+def lu_solve(
+    lu_and_piv: tuple[Any, Any],
+    b: Any,
+    trans: Any = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> Any:
+    """Solve ``a x = b`` (``trans=0``) or ``a.T x = b`` (1 or 2) given ``lu_factor(a)``.
+
+    >>> import numpy as np
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> lu_solve(lu_factor(a), np.array([5.0, 11.0]))
+    array([1., 2.])
+    """
+    packed, piv = lu_and_piv
+    key = trans.upper() if isinstance(trans, str) else trans
+    if key not in _TRANS:
+        raise ValueError(f"lu_solve: expected trans in 0, 1, 2, 'N', 'T', 'C'; got {trans!r}.")
+    packed = _square("lu_solve", packed)
+    n = _shape(packed)[-1]
+    piv = fnp.asarray(piv)
+    if _shape(piv) != _shape(packed)[:-1] or _dtype(piv).kind not in "iu":
+        raise ValueError(
+            f"lu_solve: expected integer pivots of shape {_shape(packed)[:-1]}, got "
+            f"{_dtype(piv)} of shape {_shape(piv)}."
+        )
+    (b,) = floats("lu_solve", b)
+    p = _perm_matrix(_perm_from_pivots(piv, n), n, _dtype(packed))
+    vector = len(_shape(b)) == len(_shape(packed)) - 1
+    if vector:
+        b = fnp.expand_dims(b, -1)
+    if _shape(b)[-2] != n:
+        raise ValueError(f"lu_solve: expected b with {n} rows, got shape {_shape(b)}.")
+    if not _TRANS[key]:  # P L U x = b
+        y = solve_triangular(packed, fnp.matmul(_mT(p), b), lower=True, unit_diagonal=True)
+        x = solve_triangular(packed, y, lower=False)
+    else:  # U^T L^T P^T x = b
+        y = solve_triangular(packed, b, trans=1, lower=False)
+        z = solve_triangular(packed, y, trans=1, lower=True, unit_diagonal=True)
+        x = fnp.matmul(p, z)
+    return x[..., 0] if vector else x
+
+
+def eigh(
+    a: Any,
+    b: Any = None,
+    lower: bool = True,
+    eigvals_only: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> Any:
+    """Eigenvalues (ascending) and eigenvectors of symmetric ``a``: ``w`` or ``(w, v)``.
+
+    Reads the ``lower`` (or upper) triangle. The generalized problem (``b``) is not
+    supported.
+
+    >>> import numpy as np
+    >>> eigh(np.array([[2.0, 0.0], [0.0, 1.0]]), eigvals_only=True)
+    array([1., 2.])
+    """
+    if b is not None:
+        raise NotImplementedError(
+            "eigh: the generalized eigenproblem (b=...) is not supported; reduce it with "
+            "cholesky(b) and solve_triangular first."
+        )
+    a = _square("eigh", a)
+    w, v = fnp.linalg.eigh(a, UPLO="L" if lower else "U")
+    return w if eigvals_only else (w, v)
+
+
+def svd(
+    a: Any,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    lapack_driver: str = "gesdd",
+) -> Any:
+    """``(u, s, vh)`` with ``a = u @ diag(s) @ vh`` (or ``s`` with ``compute_uv=False``).
+
+    >>> import numpy as np
+    >>> svd(np.diag([1.0, 3.0]), compute_uv=False)
+    array([3., 1.])
+    """
+    (a,) = floats("svd", a)
+    return fnp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    """The determinant of square ``a (..., n, n)``.
+
+    >>> import numpy as np
+    >>> float(det(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    -2.0000000000000004
+    """
+    return fnp.linalg.det(_square("det", a))
+
+
+def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    """The inverse of square ``a (..., n, n)``.
+
+    >>> import numpy as np
+    >>> inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    return fnp.linalg.inv(_square("inv", a))
+
+
+_QR_MODES = {"full": "complete", "economic": "reduced", "r": "r"}
+
+
+def qr(
+    a: Any,
+    overwrite_a: bool = False,
+    lwork: Any = None,
+    mode: str = "full",
+    pivoting: bool = False,
+    check_finite: bool = True,
+) -> Any:
+    """QR decomposition ``a = q @ r``: ``mode='full'`` (``q`` square), ``'economic'``
+    (reduced), or ``'r'`` (returns ``(r,)`` with ``r`` of ``a``'s shape, as SciPy).
+
+    >>> import numpy as np
+    >>> q, r = qr(np.eye(2))
+    >>> bool(np.allclose(q @ r, np.eye(2)))
+    True
+    """
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported.")
+    if mode not in _QR_MODES:
+        raise ValueError(f"qr: expected mode 'full', 'economic' or 'r', got {mode!r}.")
+    (a,) = floats("qr", a)
+    out = fnp.linalg.qr(a, mode=_QR_MODES[mode])
+    if mode == "r":  # SciPy's r is (m, n): the reduced one with zero rows below
+        *lead, m, n = _shape(a)
+        if m > n:
+            zeros = np.zeros((*lead, m - n, n), dtype=_dtype(out))
+            out = fnp.concatenate([out, zeros], axis=-2)
+        return (out,)
+    return tuple(out)

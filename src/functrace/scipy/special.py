@@ -1,0 +1,304 @@
+"""functrace.scipy.special: SciPy's special functions, traceable (as ``jax.scipy.special``).
+
+Inputs are promoted as in SciPy (integers to float64; float32 stays float32).
+Plain NumPy inputs give NumPy results; tracers give tracers, so every function
+here differentiates, batches and jits. Derivatives: ``gammaln' = digamma``,
+``digamma' = polygamma(1, .)``, ``polygamma(n, .)' = polygamma(n + 1, .)``;
+``xlogy``/``xlog1py`` are 0 where ``x == 0`` (also for ``y = 0``), with the
+derivative in ``x`` there ``log(y)`` (0 where ``y <= 0``).
+
+>>> import functrace as ft
+>>> import functrace.scipy.special as fsp
+>>> round(float(fsp.gammaln(5.0)), 12)  # log(4!)
+3.178053830348
+>>> round(float(ft.grad(fsp.gammaln)(1.0)), 12)  # digamma(1) = -Euler's gamma
+-0.577215664902
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import functrace.numpy as fnp
+from functrace import lax as lx
+from functrace.scipy._util import _dtype, floats, scalar_result
+
+__all__ = [
+    "betainc",
+    "betaln",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfinv",
+    "expit",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "ndtr",
+    "polygamma",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+]
+
+
+def _unary(fname: str, prim: Any, x: Any) -> Any:
+    (x,) = floats(fname, x)
+    return scalar_result(prim(x))
+
+
+def erf(x: Any) -> Any:
+    """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``.
+
+    >>> round(float(erf(1.0)), 6)
+    0.842701
+    """
+    return _unary("erf", lx.erf, x)
+
+
+def erfc(x: Any) -> Any:
+    """``1 - erf(x)``, accurate where ``erf(x)`` is close to 1.
+
+    >>> float(erfc(10.0))
+    2.088487583762545e-45
+    """
+    return _unary("erfc", lx.erfc, x)
+
+
+def erfinv(y: Any) -> Any:
+    """The inverse of ``erf`` on ``[-1, 1]`` (``+-inf`` at ``+-1``, NaN outside).
+
+    >>> round(float(erfinv(erf(0.3))), 12)
+    0.3
+    """
+    return _unary("erfinv", lx.erf_inv, y)
+
+
+def gammaln(x: Any) -> Any:
+    """``log|Gamma(x)|`` (+inf at 0, -1, -2, ...).
+
+    >>> round(float(gammaln(0.5)), 12) == round(0.5 * math.log(math.pi), 12)
+    True
+    """
+    return _unary("gammaln", lx.lgamma, x)
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function ``I_x(a, b)``.
+
+    Differentiable in ``x`` (any order); the derivatives in ``a`` and ``b`` are not
+    implemented.
+
+    >>> round(float(betainc(1.0, 1.0, 0.3)), 12)  # uniform: x
+    0.3
+    """
+    a, b, x = floats("betainc", a, b, x)
+    return scalar_result(lx.betainc(a, b, x))
+
+
+def gammainc(a: Any, x: Any) -> Any:
+    """The regularized lower incomplete gamma function ``P(a, x)``.
+
+    Differentiable in ``x`` (any order); the derivative in ``a`` is not implemented.
+
+    >>> round(float(gammainc(1.0, 2.0)), 12) == round(1 - math.exp(-2.0), 12)
+    True
+    """
+    a, x = floats("gammainc", a, x)
+    return scalar_result(lx.igamma(a, x))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``,
+    accurate where ``P`` is close to 1.
+
+    >>> abs(float(gammaincc(1.0, 50.0)) / math.exp(-50.0) - 1) < 1e-12
+    True
+    """
+    a, x = floats("gammaincc", a, x)
+    return scalar_result(lx.igammac(a, x))
+
+
+def digamma(x: Any) -> Any:
+    """``d/dx log Gamma(x)``.
+
+    >>> round(float(digamma(1.0)), 12)
+    -0.577215664902
+    """
+    return _unary("digamma", lx.digamma, x)
+
+
+def polygamma(n: Any, x: Any) -> Any:
+    """The ``n``-th derivative of ``digamma`` (``n`` a concrete integer >= 0).
+
+    >>> round(float(polygamma(1, 1.0)), 12) == round(math.pi**2 / 6, 12)
+    True
+    """
+    (x,) = floats("polygamma", x)
+    return scalar_result(lx.polygamma(n, x))
+
+
+def betaln(a: Any, b: Any) -> Any:
+    """``log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)``.
+
+    >>> round(float(betaln(2.0, 3.0)), 12) == round(math.log(1 / 12), 12)
+    True
+    """
+    a, b = floats("betaln", a, b)
+    return scalar_result(lx.sub(lx.add(lx.lgamma(a), lx.lgamma(b)), lx.lgamma(lx.add(a, b))))
+
+
+def expit(x: Any) -> Any:
+    """The logistic sigmoid ``1 / (1 + exp(-x))``.
+
+    >>> float(expit(0.0))
+    0.5
+    """
+    return _unary("expit", lx.logistic, x)
+
+
+def logit(p: Any) -> Any:
+    """``log(p / (1 - p))``, the inverse of ``expit``.
+
+    >>> float(logit(0.5))
+    0.0
+    """
+    (p,) = floats("logit", p)
+    return scalar_result(lx.sub(lx.log(p), lx.log1p(lx.neg(p))))
+
+
+def ndtr(x: Any) -> Any:
+    """The standard normal CDF ``(1 + erf(x / sqrt(2))) / 2``, accurate in both tails.
+
+    >>> float(ndtr(0.0))
+    0.5
+    """
+    (x,) = floats("ndtr", x)
+    return scalar_result(_ndtr(x))
+
+
+def _ndtr(x: Any) -> Any:
+    return lx.mul(lx.full_like(x, 0.5), lx.erfc(lx.mul(x, lx.full_like(x, -1 / math.sqrt(2)))))
+
+
+def log_ndtr(x: Any) -> Any:
+    """``log(ndtr(x))``, accurate far into the lower tail (an asymptotic series there).
+
+    >>> round(float(log_ndtr(-40.0)), 6)
+    -804.608442
+    """
+    (x,) = floats("log_ndtr", x)
+    return scalar_result(_log_ndtr(x))
+
+
+def _log_ndtr(x: Any) -> Any:
+    dt = np.dtype(_dtype(x))
+    cut = -20.0 if dt == np.float64 else -10.0
+    half = lx.full_like(x, 0.5)
+    r2 = lx.full_like(x, 1 / math.sqrt(2))
+    # upper half: log1p(-Q(x)); middle: log(Phi(x)); each branch on a safe argument
+    xp = fnp.where(x > 0, x, 0)
+    upper = lx.log1p(lx.neg(lx.mul(half, lx.erfc(lx.mul(xp, r2)))))
+    xm = fnp.where((x <= 0) & (x >= cut), x, 0)
+    middle = lx.log(lx.mul(half, lx.erfc(lx.neg(lx.mul(xm, r2)))))
+    # lower tail: Phi(x) = phi(x)/|x| (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...)
+    xt = fnp.where(x < cut, x, cut)
+    inv2 = lx.div(lx.full_like(x, 1), lx.mul(xt, xt))
+    term, series = lx.full_like(x, 1), lx.full_like(x, 1)
+    for k in range(1, 11):
+        term = lx.mul(term, lx.mul(inv2, lx.full_like(x, -(2 * k - 1))))
+        series = lx.add(series, term)
+    tail = lx.sub(
+        lx.sub(lx.mul(lx.mul(xt, xt), lx.full_like(x, -0.5)), lx.log(lx.neg(xt))),
+        lx.full_like(x, 0.5 * math.log(2 * math.pi)),
+    )
+    tail = lx.add(tail, lx.log(series))
+    return fnp.where(x > 0, upper, fnp.where(x >= cut, middle, tail))
+
+
+def _entr_xlogy(fname: str, x: Any, y: Any, log_fn: Any, lo: float) -> Any:
+    x, y = floats(fname, x, y)
+    # x == 0 gives 0 for every y that is not NaN; log is evaluated on a safe y there
+    # (y > lo and finite are kept, so the derivative in x at x == 0 is log(y))
+    ok_y = fnp.logical_and(y > lo, y < np.inf)
+    fix = fnp.logical_and(
+        fnp.logical_and(x == 0, fnp.logical_not(ok_y)), fnp.logical_not(fnp.isnan(y))
+    )
+    safe_y = fnp.where(fix, fnp.zeros_like(y) if lo < 0 else fnp.ones_like(y), y)
+    return scalar_result(fnp.multiply(x, log_fn(safe_y)))
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN).
+
+    >>> float(xlogy(0.0, 0.0)), float(xlogy(2.0, 3.0)) == 2 * math.log(3)
+    (0.0, True)
+    """
+    return _entr_xlogy("xlogy", x, y, lx.log, 0.0)
+
+
+def xlog1py(x: Any, y: Any) -> Any:
+    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN).
+
+    >>> float(xlog1py(0.0, -1.0))
+    0.0
+    """
+    return _entr_xlogy("xlog1py", x, y, lx.log1p, -1.0)
+
+
+def entr(x: Any) -> Any:
+    """Elementwise entropy ``-x log(x)`` for ``x > 0``, 0 at 0, ``-inf`` for ``x < 0``.
+
+    >>> float(entr(1.0)), float(entr(0.0))
+    (-0.0, 0.0)
+    """
+    (x,) = floats("entr", x)
+    pos = x > 0
+    safe = fnp.where(pos, x, fnp.ones_like(x))
+    val = lx.neg(lx.mul(safe, lx.log(safe)))
+    other = fnp.where(
+        x == 0, fnp.zeros_like(x), fnp.where(fnp.isnan(x), x, fnp.full_like(x, -np.inf))
+    )
+    return scalar_result(fnp.where(pos, val, other))
+
+
+def logsumexp(
+    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+) -> Any:
+    """``log(sum(b * exp(a), axis))`` without overflow (SciPy's ``logsumexp``).
+
+    With ``return_sign=True`` returns ``(log|s|, sign(s))`` for ``s = sum(b * exp(a))``,
+    so negative weights ``b`` work.
+
+    >>> out, sign = logsumexp([0.0, 0.0], b=[1.0, -2.0], return_sign=True)
+    >>> float(out), float(sign)
+    (0.0, -1.0)
+    """
+    return fnp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+
+
+def softmax(x: Any, axis: Any = None) -> Any:
+    """``exp(x) / sum(exp(x), axis)``, computed stably; over all elements by default.
+
+    >>> softmax([0.0, 0.0]).tolist()
+    [0.5, 0.5]
+    """
+    return fnp.exp(log_softmax(x, axis=axis))
+
+
+def log_softmax(x: Any, axis: Any = None) -> Any:
+    """``x - logsumexp(x, axis, keepdims=True)``; over all elements by default.
+
+    >>> log_softmax([0.0, 0.0]).tolist() == [-math.log(2)] * 2
+    True
+    """
+    (x,) = floats("log_softmax", x)
+    return fnp.subtract(x, fnp.logsumexp(x, axis=axis, keepdims=True))
