@@ -19,6 +19,7 @@ import functrace as ft
 import functrace.numpy as fnp
 import functrace.random as random
 import random_cases as rc
+from functrace import lax
 
 pytestmark = pytest.mark.usefixtures("private_jit_cache")
 
@@ -288,3 +289,17 @@ def test_item1_erf_inv_numpy_and_compiled_paths_agree_bitwise() -> None:
         small = np.concatenate([ft.lax.erf_inv(u[i : i + 512]) for i in range(0, u.size, 512)])
         np.testing.assert_array_equal(ft.lax.erf_inv(u), small)
         np.testing.assert_array_equal(ft.jit(ft.lax.erf_inv)(u[:8]), small[:8])
+
+
+def test_erf_inv_tails_and_nan_agree_in_numpy_and_compiled_paths() -> None:
+    # |x| within float32's rounding of 1 started Newton's steps from 0 (erf_inv(1 - 1e-15)
+    # was 1.88, not 5.68) and NaN gave 0 on the NumPy path.
+    import scipy.special
+
+    y = np.array([1 - 1e-15, -1 + 1e-12, np.nextafter(1.0, 0.0), 0.3, 1e-300, 0.99999999])
+    np.testing.assert_allclose(lax.erf_inv(y), scipy.special.erfinv(y), rtol=4e-16)
+    special = np.array([np.nan, 1.0, -1.0, 1.5])
+    np.testing.assert_array_equal(lax.erf_inv(special), [np.nan, np.inf, -np.inf, np.nan])
+    both = np.concatenate([y, special])
+    big = np.tile(both, 500)  # large enough for the compiled loop
+    np.testing.assert_array_equal(lax.erf_inv(big), np.tile(lax.erf_inv(both), 500))
