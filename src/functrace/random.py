@@ -1034,6 +1034,17 @@ def _gamma(key: Any, a: Any, shp: tuple[int, ...], dt: np.dtype, log_space: bool
     return fnp.reshape(_GAMMA_FLAT[log_space](keys, flat), shp)
 
 
+def _gamma_sampler(
+    name: str, key: Any, a: Any, shape: Sequence[int] | None, dtype: Any, log_space: bool
+) -> Any:
+    key = _check_key(name, key)
+    dt = _float_dtype(name, dtype)
+    a = _as(a, dt)
+    shp = _shape_of(a) if shape is None else _canonical_shape(name, shape)
+    _check_shape(name, shp, _shape_of(a))
+    return _gamma(key, a, shp, dt, log_space)
+
+
 @_quiet
 def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Gamma(a, 1) samples (Marsaglia and Tsang's method, JAX's loop structure).
@@ -1042,12 +1053,7 @@ def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = Non
     >>> random.gamma(random.PRNGKey(0), 2.0, (3,)).shape
     (3,)
     """
-    key = _check_key("gamma", key)
-    dt = _float_dtype("gamma", dtype)
-    a = _as(a, dt)
-    shp = _shape_of(a) if shape is None else _canonical_shape("gamma", shape)
-    _check_shape("gamma", shp, _shape_of(a))
-    return _gamma(key, a, shp, dt, False)
+    return _gamma_sampler("gamma", key, a, shape, dtype, log_space=False)
 
 
 @_quiet
@@ -1058,12 +1064,7 @@ def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = 
     >>> random.loggamma(random.PRNGKey(0), 0.1, (3,)).shape
     (3,)
     """
-    key = _check_key("loggamma", key)
-    dt = _float_dtype("loggamma", dtype)
-    a = _as(a, dt)
-    shp = _shape_of(a) if shape is None else _canonical_shape("loggamma", shape)
-    _check_shape("loggamma", shp, _shape_of(a))
-    return _gamma(key, a, shp, dt, True)
+    return _gamma_sampler("loggamma", key, a, shape, dtype, log_space=True)
 
 
 @_quiet

@@ -121,6 +121,31 @@ def _check_kth(fname: str, kth: Any, shape: tuple[int, ...], axis: Any) -> None:
             )
 
 
+def _partition(
+    name: str,
+    a: Any,
+    kth: Any,
+    axis: Any,
+    kind: str,
+    order: Any,
+    np_part: Any,
+    np_sort: Any,
+    traced_sort: Any,
+) -> Any:
+    """partition / argpartition: the (stable) full sort, a valid partition for every kth."""
+    if kind != "introselect":
+        raise ValueError(f"{name}: expected kind='introselect', got {kind!r}.")
+    x = asarray_or_tracer(a, name)
+    _check_kth(name, kth, core.get_aval(x).shape, axis)
+    if _plain(a):
+        if order is not None:
+            return np_part(a, kth, axis, "introselect", order)
+        return np_sort(a, axis, kind="stable")
+    _check_order(name, order)
+    x, ax = _prepare(name, x, axis)
+    return traced_sort(x, ax)
+
+
 def partition(
     a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
 ) -> Any:
@@ -134,17 +159,7 @@ def partition(
     >>> fnp.partition([3.0, 1.0, 2.0], 1)
     array([1., 2., 3.])
     """
-    if kind != "introselect":
-        raise ValueError(f"partition: expected kind='introselect', got {kind!r}.")
-    x = asarray_or_tracer(a, "partition")
-    _check_kth("partition", kth, core.get_aval(x).shape, axis)
-    if _plain(a):
-        if order is not None:
-            return np.partition(a, kth, axis, "introselect", order)
-        return np.sort(a, axis, kind="stable")
-    _check_order("partition", order)
-    x, ax = _prepare("partition", x, axis)
-    return ls.sort(x, ax)
+    return _partition("partition", a, kth, axis, kind, order, np.partition, np.sort, ls.sort)
 
 
 def argpartition(
@@ -158,17 +173,9 @@ def argpartition(
     >>> fnp.argpartition([3.0, 1.0, 2.0], 0)
     array([1, 2, 0])
     """
-    if kind != "introselect":
-        raise ValueError(f"argpartition: expected kind='introselect', got {kind!r}.")
-    x = asarray_or_tracer(a, "argpartition")
-    _check_kth("argpartition", kth, core.get_aval(x).shape, axis)
-    if _plain(a):
-        if order is not None:
-            return np.argpartition(a, kth, axis, "introselect", order)
-        return np.argsort(a, axis, kind="stable")
-    _check_order("argpartition", order)
-    x, ax = _prepare("argpartition", x, axis)
-    return ls.argsort(x, ax)
+    return _partition(
+        "argpartition", a, kth, axis, kind, order, np.argpartition, np.argsort, ls.argsort
+    )
 
 
 __all__ = ["argpartition", "argsort", "partition", "sort"]
