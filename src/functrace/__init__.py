@@ -20,6 +20,7 @@ from functrace.api import (  # noqa: F401
     grad,
     hessian,
     jacfwd,
+    jacobian,
     jacrev,
     jvp,
     linearize,
