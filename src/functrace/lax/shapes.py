@@ -19,6 +19,7 @@ Decisions (JAX's semantics unless noted):
 from __future__ import annotations
 
 import builtins
+import enum
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -859,10 +860,53 @@ dot_general_p = _register_checked(
 )
 
 
+class Precision(enum.Enum):
+    """The ``precision=`` of matrix products, as in JAX. On CPU every product is computed
+    in the operands' (or ``preferred_element_type``'s) precision, so it is accepted,
+    validated and ignored."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+_PRECISION_NAMES = {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest"}
+
+
+def check_precision(fname: str, precision: Any) -> None:
+    """Validate a ``precision=`` argument (None, a :class:`Precision`, its name, or a
+    pair of them for the two operands). It does not change the result on CPU."""
+    items = precision if isinstance(precision, (tuple, list)) else (precision,)
+    if isinstance(precision, (tuple, list)) and len(precision) != 2:
+        raise ValueError(
+            f"{fname}: expected precision as one value or a pair (lhs, rhs), got {precision!r}."
+        )
+    for p in items:
+        if p is None or isinstance(p, Precision):
+            continue
+        if isinstance(p, str) and p.lower() in _PRECISION_NAMES:
+            continue
+        raise ValueError(
+            f"{fname}: expected precision None, a lax.Precision or one of "
+            f"{sorted(_PRECISION_NAMES)}, got {p!r}."
+        )
+
+
 def dot_general(
-    lhs: Any, rhs: Any, dimension_numbers: Any, preferred_element_type: Any = None
+    lhs: Any,
+    rhs: Any,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
 ) -> Any:
-    """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free."""
+    """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free.
+
+    ``preferred_element_type`` sets the result dtype (the product is computed in it);
+    ``precision`` is accepted and ignored (see :class:`Precision`)."""
+    check_precision("dot_general", precision)
     (lc, rc), (lb, rb) = dimension_numbers
     dims = (
         (as_index_tuple("dot_general", lc), as_index_tuple("dot_general", rc)),
@@ -870,6 +914,30 @@ def dot_general(
     )
     pet = None if preferred_element_type is None else np.dtype(preferred_element_type)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, preferred_element_type=pet)
+
+
+def dot(
+    lhs: Any,
+    rhs: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    *,
+    dimension_numbers: Any = None,
+) -> Any:
+    """Vector-vector, matrix-vector or matrix-matrix product: the last axis of ``lhs``
+    with the first of ``rhs`` (``dimension_numbers`` given: ``dot_general``)."""
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    sa, sb = core.get_aval(lhs).shape, core.get_aval(rhs).shape
+    if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2) or sa[-1] != sb[0]:
+        raise TypeError(
+            f"dot: expected a vector or matrix lhs whose last axis matches the first axis "
+            f"of a vector or matrix rhs, got shapes {sa} and {sb}. Use dot_general with "
+            f"dimension_numbers for other products."
+        )
+    return dot_general(
+        lhs, rhs, (((len(sa) - 1,), (0,)), ((), ())), precision, preferred_element_type
+    )
 
 
 def _dot_general_transpose_lhs(
@@ -1114,11 +1182,13 @@ def argsort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
 
 
 __all__ = [
+    "Precision",
     "argsort",
     "broadcast_in_dim",
     "broadcast_in_dim_p",
     "concatenate",
     "concatenate_p",
+    "dot",
     "dot_general",
     "dot_general_p",
     "expand_dims",
