@@ -1155,10 +1155,57 @@ def _sort_batch(
 batching.batching_rules[sort_p] = _sort_batch
 
 
-def sort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
-    """``x`` sorted ascending along ``dimension`` (NaNs last, as in NumPy)."""
-    dim = _canonical_axes("sort", (dimension,), core.get_aval(x).shape)[0]
-    return sort_p.bind(x, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """``operand`` sorted ascending along ``dimension`` (NaNs last, as in NumPy).
+
+    A tuple/list of operands (one shape) is sorted together by its first ``num_keys``
+    (lexicographically) and returned as a tuple."""
+    if isinstance(operand, (tuple, list)):
+        ops = list(operand)
+        if not ops:
+            raise ValueError("sort: expected at least one operand, got an empty sequence.")
+        k = int(operator_index(num_keys))
+        if not 1 <= k <= len(ops):
+            raise ValueError(
+                f"sort: expected num_keys in [1, {len(ops)}] for {len(ops)} operands, got {k}."
+            )
+        return tuple(sort_multi(ops, dimension, k, is_stable))
+    if num_keys != 1:
+        raise ValueError(f"sort: expected num_keys=1 for a single operand, got {num_keys}.")
+    dim = _canonical_axes("sort", (dimension,), core.get_aval(operand).shape)[0]
+    return sort_p.bind(operand, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
+
+
+def sort_key_val(
+    keys: Any, values: Any, dimension: int = -1, is_stable: bool = True
+) -> tuple[Any, Any]:
+    """``(keys, values)`` sorted along ``dimension`` by ``keys``."""
+    out = sort_multi([keys, values], dimension, 1, is_stable)
+    return out[0], out[1]
+
+
+def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
+    """The ``k`` largest entries along ``axis`` (descending; ties in index order, NaN
+    counting as largest) and their int32 indices."""
+    shape = core.get_aval(operand).shape
+    if not shape:
+        raise ValueError("top_k: expected an operand with at least one axis, got shape ().")
+    ax = _canonical_axes("top_k", (axis,), shape)[0]
+    k = int(operator_index(k))
+    if not 0 <= k <= shape[ax]:
+        raise ValueError(
+            f"top_k: expected k in [0, {shape[ax]}] for axis {ax} of shape {shape}, got {k}."
+        )
+    from functrace.lax.elementwise import neg
+
+    pos = iota(np.int32, shape[ax], ax, shape)
+    # ascending by (value, -position), then reversed: descending values, ties by position
+    vals, negpos = sort_multi([operand, neg(pos)], ax, 2, True)
+    start = [0] * len(shape)
+    start[ax] = shape[ax] - k
+    vals = rev(slice(vals, tuple(start), shape), (ax,))
+    idx = neg(rev(slice(negpos, tuple(start), shape), (ax,)))
+    return vals, idx
 
 
 def sort_multi(
@@ -1203,10 +1250,12 @@ __all__ = [
     "slice",
     "slice_p",
     "sort",
+    "sort_key_val",
     "sort_multi",
     "sort_p",
     "squeeze",
     "squeeze_p",
+    "top_k",
     "transpose",
     "transpose_p",
 ]
