@@ -12,6 +12,7 @@ from functrace import (  # noqa: F401
     nn,
     numpy,
     optim,
+    test_util,
     testing,
     tree_util,
 )

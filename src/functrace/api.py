@@ -380,8 +380,11 @@ def _from_ct_aval(ct: Any, aval: core.ShapedArray) -> Any:
     if type(ct) is ad.Zero:
         t = ad.tangent_aval(aval)
         return np.zeros(t.shape, t.dtype)
-    if not isinstance(ct, Tracer) and np.ndim(ct) == 0 and aval.shape == () and not isinstance(
-        ct, np.ndarray
+    if (
+        not isinstance(ct, Tracer)
+        and np.ndim(ct) == 0
+        and aval.shape == ()
+        and not isinstance(ct, np.ndarray)
     ):
         return ct
     return _output(ct)

@@ -437,8 +437,18 @@ def _monoid(computation: Any) -> tuple[str, Callable[..., Any], Callable[..., An
         ((ew.mul, fnp.multiply, operator.mul), "mul", reduce_prod, ew.mul),
         ((ew.max, fnp.maximum), "max", reduce_max, ew.max),
         ((ew.min, fnp.minimum), "min", reduce_min, ew.min),
-        ((ew.bitwise_and, fnp.logical_and, fnp.bitwise_and, operator.and_), "and", reduce_min, ew.bitwise_and),
-        ((ew.bitwise_or, fnp.logical_or, fnp.bitwise_or, operator.or_), "or", reduce_max, ew.bitwise_or),
+        (
+            (ew.bitwise_and, fnp.logical_and, fnp.bitwise_and, operator.and_),
+            "and",
+            reduce_min,
+            ew.bitwise_and,
+        ),
+        (
+            (ew.bitwise_or, fnp.logical_or, fnp.bitwise_or, operator.or_),
+            "or",
+            reduce_max,
+            ew.bitwise_or,
+        ),
     ]
     for fns, name, reducer, op in table:
         if any(computation is f for f in fns):
@@ -460,7 +470,10 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
                 f"reduce: expected one operand, got {len(operands)}. Reductions of several "
                 f"operands with one computation are not supported: reduce each operand."
             )
-        (x,), (init,) = operands, (init_values if isinstance(init_values, (tuple, list)) else (init_values,))
+        (x,), (init,) = (
+            operands,
+            (init_values if isinstance(init_values, (tuple, list)) else (init_values,)),
+        )
         return (reduce(x, init, computation, dimensions),)
     m = _monoid(computation)
     if m is None:
@@ -477,13 +490,19 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
             f"reduce: expected a boolean operand for the {name} computation, got "
             f"{aval.dtype.name}. Bitwise reductions of integers are not supported yet."
         )
-    axes = tuple(sorted(_canonical_axis("reduce", int(operator_index(d)), aval.shape) for d in dimensions))
+    axes = tuple(
+        sorted(_canonical_axis("reduce", int(operator_index(d)), aval.shape) for d in dimensions)
+    )
     if len(set(axes)) != len(axes):
         raise ValueError(f"reduce: expected distinct dimensions, got {tuple(dimensions)}.")
     init_aval = core.get_aval(init_values)
     if init_aval.shape != ():
         raise ValueError(f"reduce: expected a scalar init_values, got shape {init_aval.shape}.")
-    init = ew.convert_element_type(init_values, aval.dtype) if init_aval.dtype != aval.dtype else init_values
+    init = (
+        ew.convert_element_type(init_values, aval.dtype)
+        if init_aval.dtype != aval.dtype
+        else init_values
+    )
     red = reducer(operands, axes)
     out_shape = core.get_aval(red).shape
     return op(broadcast_in_dim(init, out_shape, ()), red)

@@ -676,9 +676,7 @@ def _with_pet(fname: str, operands: Sequence[Any], pet: Any) -> tuple[list[Any],
     is then computed in it), and the dtype the result still needs casting to."""
     target = np.dtype(pet)
     if target.kind not in "biufc":
-        raise TypeError(
-            f"{fname}: expected a numeric preferred_element_type, got {target.name}."
-        )
+        raise TypeError(f"{fname}: expected a numeric preferred_element_type, got {target.name}.")
     out = []
     post = None
     for x in operands:
@@ -698,9 +696,7 @@ def _finish_pet(result: Any, post: Any) -> Any:
     return r.astype(post) if isinstance(r, np.ndarray) else cast(r, post)
 
 
-def matmul(
-    a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None
-) -> Any:
+def matmul(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's rules: batch axes broadcast; a 1-d operand is a
     vector (its axis is contracted and does not appear in the result).
 
