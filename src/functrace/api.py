@@ -943,7 +943,7 @@ def vmap(
         leaves = [x for _, x in leaves_paths]
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
-        for k, ((path, x), ax) in enumerate(zip(leaves_paths, axes)):
+        for k, ((_path, x), ax) in enumerate(zip(leaves_paths, axes)):
             if ax is None:
                 dims.append(None)
                 continue

@@ -23,10 +23,9 @@ Index semantics, decided here for the whole library:
 
 from __future__ import annotations
 
+from builtins import slice as builtins_slice
 from collections.abc import Sequence
 from typing import Any
-
-from builtins import slice as builtins_slice
 
 import numpy as np
 
