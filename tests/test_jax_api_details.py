@@ -313,3 +313,79 @@ def test_item6_custom_jvp_inside_control_flow():
     assert np.isclose(t, _sp_chain_grad(1.0))
     _, t = ft.jit(lambda x: ft.jvp(wl, (x,), (1.0,)))(1.0)
     assert np.isclose(t, _sp_chain_grad(1.0))
+
+
+# -- jit under other transforms: traced once per signature -------------------------
+
+
+def test_item6_transforms_of_jit_do_not_retrace():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return fnp.sin(x).sum()
+
+    jf = ft.jit(f)
+    for _ in range(3):
+        g = ft.grad(jf)(X)
+    np.testing.assert_allclose(g, np.cos(X))
+    assert jf.trace_count == 1 and len(calls) == 1
+    for _ in range(3):
+        v = ft.vmap(jf)(np.ones((2, 3)))
+    np.testing.assert_allclose(v, [3 * np.sin(1.0)] * 2)
+    for _ in range(3):
+        _, t = ft.jvp(jf, (X,), (X,))
+    assert np.isclose(t, (np.cos(X) * X).sum())
+    assert jf.trace_count == 1 and len(calls) == 1  # one signature: f64[3]
+    ft.grad(jf)(X.astype(np.float32))
+    assert jf.trace_count == 2  # a new signature is traced
+    # closures over a value being differentiated still differentiate (not cached)
+    assert ft.grad(lambda y: ft.jit(lambda z: (z * y).sum())(X))(2.0) == X.sum()
+    h = ft.jit(lambda x, n, s=1.0: (x**n).sum() * s, static_argnums=1)
+    np.testing.assert_allclose(ft.grad(h)(X, 2, s=2.0), 4 * X)
+    # as in JAX, the jitted body is traced abstractly: Python control flow on values fails
+    with pytest.raises(ft.ConcretizationError):
+        ft.grad(ft.jit(lambda x: x if x > 0 else -x))(1.0)
+
+
+# -- custom_jvp with Python control flow under eager jvp/grad ----------------------
+
+
+def test_item6_custom_jvp_python_control_flow_eager():
+    @ft.custom_jvp
+    def absolute(x):
+        return x if x > 0 else -x
+
+    @absolute.defjvp
+    def absolute_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return absolute(x), (t if x > 0 else -t)
+
+    assert ft.grad(absolute)(2.0) == 1.0
+    assert ft.grad(absolute)(-2.0) == -1.0
+    assert ft.jvp(absolute, (-3.0,), (1.0,)) == (3.0, -1.0)
+    assert ft.grad(ft.grad(absolute))(2.0) == 0.0
+    # under jit values are abstract: a clear concretization error, as in JAX
+    with pytest.raises(ft.ConcretizationError, match="custom_jvp of 'absolute'"):
+        ft.jit(ft.grad(absolute))(2.0)
+
+    # the rule is still used under every transform
+    @ft.custom_jvp
+    def softplus(x):
+        return fnp.log1p(fnp.exp(x))
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] * lax.logistic(p[0])))
+    sig = 1 / (1 + np.exp(-X))
+    np.testing.assert_allclose(ft.grad(lambda x: softplus(x).sum())(X), sig)
+    np.testing.assert_allclose(ft.hessian(lambda x: softplus(x).sum())(X), np.diag(sig * (1 - sig)))
+    np.testing.assert_allclose(ft.vmap(ft.grad(softplus))(X), sig)
+    np.testing.assert_allclose(ft.grad(lambda x: ft.vmap(softplus)(x).sum())(X), sig)
+
+    # a rule closing over a value being differentiated: a clear error
+    def outer(y):
+        k = ft.custom_jvp(lambda x: x * y)
+        k.defjvp(lambda p, t: (k(p[0]), t[0] * y))
+        return k(y)
+
+    with pytest.raises(NotImplementedError, match="close over no value"):
+        ft.grad(outer)(3.0)

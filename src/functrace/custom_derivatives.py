@@ -257,12 +257,11 @@ class custom_jvp:
         if not any(isinstance(x, Tracer) for x in leaves) and core._dynamic is core._base:
             return self.fun(*args)
         name = describe_fun(self.fun)
-
-        def flat_fun(*flat: Any) -> Any:
-            return self.fun(*full(tree_unflatten(in_tree, flat)))
-
-        closed, out_tree = _trace_flat(flat_fun, leaves, f"custom_jvp of {name}")
         user_jvp = self.jvp
+        # (output tree, output avals) the rule must match: the traced function's, or
+        # (differentiating eagerly, where the function is not traced) the rule's own.
+        expect: list[Any] = []
+        rule_tree: list[Any] = []  # the output tree the last rule call gave
 
         def flat_jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
             p_tree = tree_unflatten(in_tree, primals)
@@ -281,12 +280,17 @@ class custom_jvp:
             out, t_out = res
             o_leaves, o_tree = tree_flatten(out)
             t_leaves, t_tree_out = tree_flatten(t_out)
+            rule_tree[:] = [o_tree]
+            if expect:
+                out_tree, out_avals = expect
+            else:
+                out_tree, out_avals = o_tree, [core.get_aval(o) for o in o_leaves]
             if o_tree != out_tree or t_tree_out != out_tree:
                 bad = out if o_tree != out_tree else t_out
                 raise ValueError(
                     structure_mismatch_message(out_tree, bad, f"custom_jvp rule of {name}")
                 )
-            for t, a in zip(t_leaves, closed.out_avals):
+            for t, a in zip(t_leaves, out_avals):
                 ta = core.get_aval(t)
                 if ta.shape != a.shape:
                     raise ValueError(
@@ -294,6 +298,20 @@ class custom_jvp:
                         f"tangent of shape {a.shape}, got {ta.shape}."
                     )
             return o_leaves, t_leaves
+
+        top = _top_trace(leaves)
+        if isinstance(top, ad.JVPTrace) and top.level > core._dynamic.level:
+            # Forward mode is the outermost transform: run the rule on the primals, as
+            # the JVP of the custom call would, without tracing the function. Primals
+            # stay concrete under eager jvp/grad, so the function and the rule may use
+            # Python control flow on them (as in JAX).
+            return self._jvp_direct(top, leaves, flat_jvp, rule_tree, name)
+
+        def flat_fun(*flat: Any) -> Any:
+            return self.fun(*full(tree_unflatten(in_tree, flat)))
+
+        closed, out_tree = _trace_flat(flat_fun, leaves, f"custom_jvp of {name}")
+        expect[:] = [out_tree, closed.out_avals]
 
         outs = custom_jvp_call_p.bind(
             *closed.consts,
@@ -306,6 +324,42 @@ class custom_jvp:
             num_out=len(closed.out_avals),
         )
         return tree_unflatten(out_tree, outs)
+
+    def _jvp_direct(
+        self,
+        top: ad.JVPTrace,
+        leaves: list[Any],
+        flat_jvp: Callable[..., Any],
+        rule_tree: list[Any],
+        name: str,
+    ) -> Any:
+        mine = [isinstance(x, Tracer) and x._trace is top for x in leaves]
+        primals = [x.primal if m else x for x, m in zip(leaves, mine)]
+        tangents = [
+            ad.instantiate(x.tangent)
+            if m
+            else ad.instantiate(Zero(ad.tangent_aval(core.get_aval(x))))
+            for x, m in zip(leaves, mine)
+        ]
+        outs, t_outs = flat_jvp(primals, tangents)
+        for v in [*outs, *t_outs]:
+            if isinstance(v, Tracer) and v._trace.level >= top.level:
+                raise NotImplementedError(
+                    f"custom_jvp: expected the JVP rule of {name} to close over no value "
+                    f"being differentiated, got a closure over a traced value. Pass that "
+                    f"value as an argument instead."
+                )
+        return tree_unflatten(
+            rule_tree[0], [ad.JVPTracer(top, p, t) for p, t in zip(outs, t_outs)]
+        )
+
+
+def _top_trace(leaves: Sequence[Any]) -> Any:
+    top = None
+    for x in leaves:
+        if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+            top = x._trace
+    return top
 
 
 def _close_over_consts(closed: ClosedJaxpr) -> ClosedJaxpr:
