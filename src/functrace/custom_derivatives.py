@@ -349,9 +349,7 @@ class custom_jvp:
                     f"being differentiated, got a closure over a traced value. Pass that "
                     f"value as an argument instead."
                 )
-        return tree_unflatten(
-            rule_tree[0], [ad.JVPTracer(top, p, t) for p, t in zip(outs, t_outs)]
-        )
+        return tree_unflatten(rule_tree[0], [ad.JVPTracer(top, p, t) for p, t in zip(outs, t_outs)])
 
 
 def _top_trace(leaves: Sequence[Any]) -> Any:
