@@ -10,8 +10,10 @@ and lowered (like JAX, a new shape means a retrace); a function that cannot take
 those arguments fails while tracing, with the primitive's or the tracer's error.
 
 Under another transform (any trace active: ``grad(jit(f))``, ``vmap(jit(f))``,
-``jit`` inside ``jit``) the function is simply called, so it is traced through
-and inlined. ``disable_jit()`` and ``FUNCTRACE_DISABLE_JIT=1`` run it eagerly.
+``jit`` inside ``jit``) the function's jaxpr for the signature (traced once, cached,
+not lowered) is evaluated on the transform's tracers, so it is inlined into the
+enclosing transform without running ``f`` again. ``disable_jit()`` and
+``FUNCTRACE_DISABLE_JIT=1`` run it eagerly.
 """
 
 from __future__ import annotations
