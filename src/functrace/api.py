@@ -312,7 +312,7 @@ class _Pullback:
         )
 
     def __repr__(self) -> str:
-        return f"<vjp function: {self.lin.jaxpr.eqns.__len__()} equations>"
+        return f"<vjp function: {len(self.lin.jaxpr.eqns)} equations>"
 
 
 class _Pushforward:
@@ -337,7 +337,7 @@ class _Pushforward:
         return tree_unflatten(self.out_tree, [_output(t) for t in self.lin.forward(t_leaves)])
 
     def __repr__(self) -> str:
-        return f"<linearized function: {self.lin.jaxpr.eqns.__len__()} equations>"
+        return f"<linearized function: {len(self.lin.jaxpr.eqns)} equations>"
 
 
 def _linear_flatten(f: Any) -> tuple[list[Any], Any]:
