@@ -598,6 +598,7 @@ def _extra_rows() -> list[OpInfo]:
     # Rows kept in separate files by family; each defines ROWS: list[OpInfo].
     import op_rows_indexing
     import op_rows_lax
+    import op_rows_lax_api
     import op_rows_linalg
     import op_rows_numpy
     import op_rows_numpy2
@@ -606,6 +607,7 @@ def _extra_rows() -> list[OpInfo]:
 
     return (
         op_rows_lax.ROWS
+        + op_rows_lax_api.ROWS
         + op_rows_numpy.ROWS
         + op_rows_indexing.ROWS
         + op_rows_linalg.ROWS

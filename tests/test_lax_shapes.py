@@ -254,10 +254,12 @@ def test_dot_general(case: str, sizes: list[int], seed: int, dtype: Any) -> None
 
 def test_dot_general_preferred_element_type() -> None:
     x = np.full((2, 40), 100, np.int8)
-    f = lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), np.int32)
+    f = lambda x, y: lax.dot_general(
+        x, y, (((1,), (0,)), ((), ())), preferred_element_type=np.int32
+    )
     check_value(f, [x, x.T.copy()], np.full((2, 2), 400_000, np.int32))
     a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
-    g = lambda a: lax.dot_general(a, a, (((1,), (1,)), ((), ())), np.float64)
+    g = lambda a: lax.dot_general(a, a, (((1,), (1,)), ((), ())), preferred_element_type=np.float64)
     check_value(g, [a], a.astype(np.float64) @ a.T.astype(np.float64), exact=False)
     # Reverse mode with a wider output: the cotangent comes back in the input dtype.
     _, lin, _ = ad.linearize_flat(lambda a: [g(a)], [a])
@@ -386,7 +388,9 @@ A23, A32 = np.zeros((2, 3)), np.zeros((3, 2))
             ("dot_general", "float64", "float32"),
         ),
         (
-            lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), np.int32),
+            lambda x, y: lax.dot_general(
+                x, y, (((1,), (0,)), ((), ())), preferred_element_type=np.int32
+            ),
             [A23, A32],
             TypeError,
             ("dot_general", "int32", "float64"),

@@ -213,6 +213,15 @@ def _from_ct(ct: Any, primal: Any) -> Any:
     return _output(ct)
 
 
+def _check_holomorphic(fname: str, holomorphic: bool) -> None:
+    if holomorphic:
+        raise NotImplementedError(
+            f"{fname}: expected holomorphic=False, got holomorphic=True. Complex "
+            f"differentiation is not supported yet: differentiate the real and imaginary "
+            f"parts as separate real functions."
+        )
+
+
 def _split_args(
     args: tuple[Any, ...], argnums: tuple[int, ...]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -238,14 +247,19 @@ def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
     allow_int: bool = False,
 ) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), grad)`` with aux).
+
+    ``holomorphic=True`` (complex differentiation) raises NotImplementedError: complex
+    numbers are not supported yet.
 
     >>> import functrace as ft
     >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
     (9.0, 6.0)
     """
+    _check_holomorphic("grad", holomorphic)
     single = isinstance(argnums, int)
     nums_cache: dict[int, tuple[int, ...]] = {}
     origin: list[str] = []  # computed on first use: naming the function costs a few us
@@ -319,15 +333,18 @@ def grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
     allow_int: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of scalar ``fun`` with respect to the arguments ``argnums``.
+
+    ``holomorphic=True`` raises NotImplementedError (complex numbers are not supported).
 
     >>> import functrace as ft
     >>> ft.grad(lambda x, y: x * y + x ** 2)(2.0, 3.0)
     7.0
     """
-    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
@@ -371,8 +388,118 @@ def _check_ct_leaf(x: Any, expected: core.ShapedArray, path: str) -> Any:
     return x
 
 
+class _Pullback:
+    """The ``vjp_fn`` of :func:`vjp`: the transposed linear map over its residuals.
+
+    A pytree whose leaves are the residuals (the recorded map is static), so a
+    pullback can be passed into ``jit`` as an argument: ``jit(lambda pb, ct: pb(ct))``.
+    """
+
+    __slots__ = ("lin", "in_tree", "out_tree", "in_avals")
+
+    def __init__(self, lin: ad.LinearFunction, in_tree: Any, out_tree: Any, in_avals: Any) -> None:
+        self.lin = lin
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.in_avals = tuple(in_avals)
+
+    def __call__(self, ct: Any) -> tuple[Any, ...]:
+        ct_leaves_paths, ct_tree = tree_flatten_with_path(ct)
+        if ct_tree != self.out_tree:
+            raise ValueError(structure_mismatch_message(self.out_tree, ct, "vjp cotangent"))
+        ct_leaves = [
+            _check_ct_leaf(x, a, keystr(p))
+            for (p, x), a in zip(ct_leaves_paths, self.lin.out_avals)
+        ]
+        cts = self.lin.transpose(ct_leaves)
+        return tuple(
+            tree_unflatten(self.in_tree, [_from_ct_aval(c, a) for c, a in zip(cts, self.in_avals)])
+        )
+
+    def __repr__(self) -> str:
+        return f"<vjp function: {len(self.lin.jaxpr.eqns)} equations>"
+
+
+class _Pushforward:
+    """The ``f_jvp`` of :func:`linearize`: the recorded linear map over its residuals
+    (a pytree like the pullback of :func:`vjp`, so it can be passed into ``jit``)."""
+
+    __slots__ = ("lin", "in_tree", "out_tree", "in_avals")
+
+    def __init__(self, lin: ad.LinearFunction, in_tree: Any, out_tree: Any, in_avals: Any) -> None:
+        self.lin = lin
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.in_avals = tuple(in_avals)
+
+    def __call__(self, *tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tangents)
+        if t_tree != self.in_tree:
+            raise ValueError(
+                structure_mismatch_message(self.in_tree, tangents, "linearize tangents")
+            )
+        t_leaves = _check_tangents(self.in_avals, t_leaves)
+        return tree_unflatten(self.out_tree, [_output(t) for t in self.lin.forward(t_leaves)])
+
+    def __repr__(self) -> str:
+        return f"<linearized function: {len(self.lin.jaxpr.eqns)} equations>"
+
+
+def _linear_flatten(f: Any) -> tuple[list[Any], Any]:
+    lin = f.lin
+    static = (
+        lin.jaxpr,
+        tuple(lin.in_avals),
+        tuple(lin.out_avals),
+        tuple(lin.out_zero),
+        tuple(lin.in_mask),
+        f.in_tree,
+        f.out_tree,
+        f.in_avals,
+    )
+    return list(lin.consts), static
+
+
+def _linear_unflatten(cls: type) -> Callable[[Any, Any], Any]:
+    def unflatten(static: Any, consts: Any) -> Any:
+        jaxpr, in_avals, out_avals, out_zero, in_mask, in_tree, out_tree, p_avals = static
+        lin = ad.LinearFunction(
+            jaxpr, list(consts), list(in_avals), list(out_avals), list(out_zero), list(in_mask)
+        )
+        return cls(lin, in_tree, out_tree, p_avals)
+
+    return unflatten
+
+
+def _register_linear_pytrees() -> None:
+    from functrace.tree_util import register_pytree_node
+
+    for cls in (_Pullback, _Pushforward):
+        register_pytree_node(cls, _linear_flatten, _linear_unflatten(cls))
+
+
+_register_linear_pytrees()
+
+
+def _from_ct_aval(ct: Any, aval: core.ShapedArray) -> Any:
+    if type(ct) is ad.Zero:
+        t = ad.tangent_aval(aval)
+        return np.zeros(t.shape, t.dtype)
+    if (
+        not isinstance(ct, Tracer)
+        and np.ndim(ct) == 0
+        and aval.shape == ()
+        and not isinstance(ct, np.ndarray)
+    ):
+        return ct
+    return _output(ct)
+
+
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
+
+    ``vjp_fn`` is a pytree (its leaves are the residuals), so it can be passed to a
+    jitted function as an argument.
 
     >>> import functrace as ft, numpy as np
     >>> out, f_vjp = ft.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
@@ -397,26 +524,21 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         flat_fun, leaves, mask, origin=f"vjp of {describe_fun(fun)}", has_aux=has_aux
     )
     out_tree = out_tree_box[-1]
-    out_avals = [ad.tangent_aval(core.get_aval(o)) for o in outs]
-
-    def vjp_fn(ct: Any) -> tuple[Any, ...]:
-        ct_leaves_paths, ct_tree = tree_flatten_with_path(ct)
-        if ct_tree != out_tree:
-            raise ValueError(structure_mismatch_message(out_tree, ct, "vjp cotangent"))
-        ct_leaves = [
-            _check_ct_leaf(x, a, keystr(p)) for (p, x), a in zip(ct_leaves_paths, out_avals)
-        ]
-        cts = lin.transpose(ct_leaves)
-        return tuple(tree_unflatten(in_tree, [_from_ct(c, p) for c, p in zip(cts, leaves)]))
-
+    vjp_fn = _Pullback(lin, in_tree, out_tree, [_plain_aval(x) for x in leaves])
     out = tree_unflatten(out_tree, [_output(o) for o in outs])
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def _plain_aval(x: Any) -> core.ShapedArray:
+    a = core.get_aval(x)
+    return core.ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
 def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any]:
+    """Validate tangents against ``primals`` (values or their ShapedArrays)."""
     out = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
-        pa = core.get_aval(p)
+        pa = p if isinstance(p, core.ShapedArray) else core.get_aval(p)
         if type(t) is ad.Zero:
             out.append(t)
             continue
@@ -493,33 +615,35 @@ def jvp(
     return (primal_out, tangent_out, res[2]) if has_aux else (primal_out, tangent_out)
 
 
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the recorded
-    linear map (the primal computation is not repeated)."""
+    linear map (the primal computation is not repeated); ``(out, f_jvp, aux)`` with
+    ``has_aux``. ``f_jvp`` is a pytree over its residuals, so it can be passed to
+    ``jit`` as an argument."""
     leaves, in_tree = tree_flatten(primals)
     leaves = _plain_leaves("linearize", fun, leaves, primals)
     out_tree_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> Any:
-        out = core.call_user("linearize", fun, tree_unflatten(in_tree, flat), {})
+        res = core.call_user("linearize", fun, tree_unflatten(in_tree, flat), {})
+        if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+            raise TypeError(
+                f"linearize: expected {describe_fun(fun)} with has_aux=True to return a "
+                f"pair (output, aux), got {type(res).__name__}."
+            )
+        out, aux = res if has_aux else (res, None)
         out_leaves, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
-        return out_leaves
+        return (out_leaves, aux) if has_aux else out_leaves
 
     mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
-    outs, lin, _ = ad.linearize_flat(
-        flat_fun, leaves, mask, origin=f"linearize of {describe_fun(fun)}"
+    outs, lin, aux = ad.linearize_flat(
+        flat_fun, leaves, mask, origin=f"linearize of {describe_fun(fun)}", has_aux=has_aux
     )
     out_tree = out_tree_box[-1]
-
-    def f_jvp(*tangents: Any) -> Any:
-        t_leaves, t_tree = tree_flatten(tangents)
-        if t_tree != in_tree:
-            raise ValueError(structure_mismatch_message(in_tree, tangents, "linearize tangents"))
-        t_leaves = _check_tangents(leaves, t_leaves)
-        return tree_unflatten(out_tree, [_output(t) for t in lin.forward(t_leaves)])
-
-    return tree_unflatten(out_tree, [_output(o) for o in outs]), f_jvp
+    f_jvp = _Pushforward(lin, in_tree, out_tree, [_plain_aval(x) for x in leaves])
+    out = tree_unflatten(out_tree, [_output(o) for o in outs])
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
 # ---------------------------------------------------------------------------
@@ -546,10 +670,17 @@ def _jac_leaf(
     return _output(fnp.reshape(moved, (*o_shape, *in_shape)))
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacfwd(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[..., Any]:
     """The Jacobian by forward mode: one batched JVP (``vmap``) over the input basis.
 
-    The result has shape ``out.shape + in.shape`` per (output leaf, input leaf).
+    The result has shape ``out.shape + in.shape`` per (output leaf, input leaf);
+    ``(jacobian, aux)`` with ``has_aux`` (``fun`` returns ``(output, aux)``).
+    ``holomorphic=True`` raises NotImplementedError (complex numbers are not supported).
 
     >>> import functrace as ft, functrace.numpy as fnp, numpy as np
     >>> ft.jacfwd(fnp.sin)(np.zeros(2))
@@ -558,6 +689,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     """
     from functrace.interpreters import batching
 
+    _check_holomorphic("jacfwd", holomorphic)
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -570,13 +702,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         _diff_mask("jacfwd", leaves, False)
         out_tree_box: list[Any] = []
 
-        def flat_fun(*fl: Any) -> list[Any]:
-            full = merge(tree_unflatten(tree, fl))
-            o, ot = tree_flatten(core.call_user("jacfwd", fun, full, {}))
-            out_tree_box.append(ot)
-            return o
-
-        outs, lin, _ = ad.linearize_flat(flat_fun, leaves, origin=f"jacfwd of {describe_fun(fun)}")
+        flat_fun = _jac_flat_fun("jacfwd", fun, merge, tree, out_tree_box, has_aux)
+        outs, lin, aux = ad.linearize_flat(
+            flat_fun, leaves, origin=f"jacfwd of {describe_fun(fun)}", has_aux=has_aux
+        )
         out_tree = out_tree_box[-1]
         per_input = []
         for i, x in enumerate(leaves):
@@ -595,13 +724,24 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
                 c = batching.bdim_at(c, d, aval.size, 0)
                 jac_k.append(_jac_leaf(c, o_shape, aval.shape, basis_first=False))
             per_input.append(jac_k)
-        return _assemble_jacobian(per_input, tree, out_tree, single)
+        jac = _assemble_jacobian(per_input, tree, out_tree, single)
+        return (jac, aux) if has_aux else jac
 
     return jac_f
 
 
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacrev(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one batched VJP (``vmap``) over the output basis.
+
+    ``(jacobian, aux)`` with ``has_aux``; ``allow_int`` gives float0 zeros for integer
+    inputs; ``holomorphic=True`` raises NotImplementedError (complex numbers are not
+    supported yet).
 
     >>> import functrace as ft, functrace.numpy as fnp, numpy as np
     >>> ft.jacrev(lambda x: x * x)(np.array([1.0, 2.0]))
@@ -610,6 +750,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     """
     from functrace.interpreters import batching
 
+    _check_holomorphic("jacrev", holomorphic)
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -619,17 +760,11 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         diff, merge = _split_args(args, nums)
         leaves, tree = tree_flatten(diff)
         leaves = _plain_leaves("jacrev", fun, leaves, diff, nums)
-        mask = _diff_mask("jacrev", leaves, False)
+        mask = _diff_mask("jacrev", leaves, allow_int)
         out_tree_box: list[Any] = []
-
-        def flat_fun(*fl: Any) -> Any:
-            full = merge(tree_unflatten(tree, fl))
-            o, ot = tree_flatten(core.call_user("jacrev", fun, full, {}))
-            out_tree_box.append(ot)
-            return o
-
-        outs, lin, _ = ad.linearize_flat(
-            flat_fun, leaves, mask, origin=f"jacrev of {describe_fun(fun)}"
+        flat_fun = _jac_flat_fun("jacrev", fun, merge, tree, out_tree_box, has_aux)
+        outs, lin, aux = ad.linearize_flat(
+            flat_fun, leaves, mask, origin=f"jacrev of {describe_fun(fun)}", has_aux=has_aux
         )
         out_tree = out_tree_box[-1]
         rows_per_out = []
@@ -657,9 +792,33 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
                 r = batching.bdim_at(rows[i], row_dims[i], o_aval.size, 0)
                 jac_k.append(_jac_leaf(r, o_aval.shape, in_shape, basis_first=True))
             per_input.append(jac_k)
-        return _assemble_jacobian(per_input, tree, out_tree, single)
+        jac = _assemble_jacobian(per_input, tree, out_tree, single)
+        return (jac, aux) if has_aux else jac
 
     return jac_f
+
+
+def _jac_flat_fun(
+    fname: str,
+    fun: Callable[..., Any],
+    merge: Callable[[Any], tuple[Any, ...]],
+    tree: Any,
+    out_tree_box: list[Any],
+    has_aux: bool,
+) -> Callable[..., Any]:
+    def flat_fun(*fl: Any) -> Any:
+        res = core.call_user(fname, fun, merge(tree_unflatten(tree, fl)), {})
+        if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+            raise TypeError(
+                f"{fname}: expected {describe_fun(fun)} with has_aux=True to return a pair "
+                f"(output, aux), got {type(res).__name__}."
+            )
+        out, aux = res if has_aux else (res, None)
+        o, ot = tree_flatten(out)
+        out_tree_box.append(ot)
+        return (o, aux) if has_aux else o
+
+    return flat_fun
 
 
 def _assemble_jacobian(
@@ -674,9 +833,28 @@ def _assemble_jacobian(
     return tree_unflatten(out_tree, by_out)
 
 
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Hessian, ``jacfwd(jacrev(fun))``."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+def hessian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[..., Any]:
+    """The Hessian, ``jacfwd(jacrev(fun))`` (``(hessian, aux)`` with ``has_aux``)."""
+    _check_holomorphic("hessian", holomorphic)
+    if not has_aux:
+        return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, has_aux=True), argnums, has_aux=True)
+
+
+def jacobian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """The Jacobian: :func:`jacrev` (same arguments and result)."""
+    return jacrev(fun, argnums, has_aux, holomorphic, allow_int)
 
 
 # ---------------------------------------------------------------------------
@@ -793,6 +971,7 @@ __all__ = [
     "grad",
     "hessian",
     "jacfwd",
+    "jacobian",
     "jacrev",
     "jvp",
     "linearize",
@@ -849,6 +1028,7 @@ def vmap(
     """Map ``fun`` over a batch axis of its arguments.
 
     ``in_axes``: int, None (not mapped) or a prefix pytree of the positional arguments;
+    keyword arguments are always mapped over their axis 0 (as in JAX);
     ``out_axes``: int or None, or a prefix of the output.
 
     >>> import functrace as ft, numpy as np
@@ -858,7 +1038,7 @@ def vmap(
     from functrace.interpreters import batching
 
     @functools.wraps(fun)
-    def vmapped(*args: Any) -> Any:
+    def vmapped(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, list) and len(args) == 1 and not isinstance(args[0], list):
             axes_prefix: Any = tuple(in_axes)
         else:
@@ -874,32 +1054,44 @@ def vmap(
                 axes += _axes_for("vmap", p, a, f"argument {i}")
         else:
             axes = _axes_for("vmap", axes_prefix, args, "the arguments")
-        leaves_paths, in_tree = tree_flatten_with_path(args)
-        leaves = _plain_leaves("vmap", fun, [x for _, x in leaves_paths], args)
+        kw_paths, kw_tree = tree_flatten_with_path(kwargs)
+        leaves_paths, arg_tree = tree_flatten_with_path(args)
+        n_pos = len(leaves_paths)
+        axes += [0] * len(kw_paths)
+        labels = [f"args{keystr(p)}" for p, _ in leaves_paths]
+        labels += [f"keyword argument {keystr(p)[2:-2]}" for p, _ in kw_paths]
+        where_v = f"vmap of {describe_fun(fun)}"
+        leaves = _plain_leaves("vmap", fun, [x for _, x in leaves_paths], args) + [
+            core.plain_array(x, where_v, labels[n_pos + i])
+            if isinstance(x, np.ndarray) and not core.is_plain_array(x)
+            else x
+            for i, (_, x) in enumerate(kw_paths)
+        ]
+        leaves_paths += kw_paths
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
-        for (path, x), ax in zip(leaves_paths, axes):
+        for k, ((_path, x), ax) in enumerate(zip(leaves_paths, axes)):
             if core.int64_overflow(x):  # its aval (int64) could not describe it
-                raise core.int64_overflow_error(
-                    f"vmap of {describe_fun(fun)}", x, f"for argument args{keystr(path)}"
-                )
+                raise core.int64_overflow_error(where_v, x, f"for argument {labels[k]}")
             if ax is None:
                 dims.append(None)
                 continue
+            where = labels[k]
             if not core.is_array_like(x):
                 raise TypeError(
-                    f"vmap: expected an array at args{keystr(path)} mapped over "
+                    f"vmap: expected an array at {where} mapped over "
                     f"axis {ax}, got {type(x).__name__}."
                 )
             nd = core.get_aval(x).ndim
             if not -nd <= ax < nd:
                 raise ValueError(
-                    f"vmap: expected in_axes in [{-nd}, {nd}) for args"
-                    f"{keystr(path)} of shape {core.get_aval(x).shape}, got {ax}."
+                    f"vmap: expected in_axes in [{-nd}, {nd}) for {where} of shape "
+                    f"{core.get_aval(x).shape}, got {ax}"
+                    + (" (keyword arguments are mapped over axis 0)." if k >= n_pos else ".")
                 )
             ax %= nd
             dims.append(ax)
-            sizes[f"args{keystr(path)}"] = core.get_aval(x).shape[ax]
+            sizes[where] = core.get_aval(x).shape[ax]
         distinct = set(sizes.values()) | ({axis_size} if axis_size is not None else set())
         if len(distinct) > 1:
             detail = ", ".join(f"{k} has size {v}" for k, v in sizes.items())
@@ -915,8 +1107,9 @@ def vmap(
         out_tree_box: list[Any] = []
 
         def flat_fun(*flat: Any) -> list[Any]:
-            res = core.call_user("vmap", fun, tree_unflatten(in_tree, flat), {})
-            out_leaves, out_tree = tree_flatten(res)
+            a = tree_unflatten(arg_tree, flat[:n_pos])
+            kw = tree_unflatten(kw_tree, flat[n_pos:])
+            out_leaves, out_tree = tree_flatten(core.call_user("vmap", fun, a, kw))
             out_tree_box.append(out_tree)
             return out_leaves
 

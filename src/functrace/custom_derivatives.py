@@ -91,6 +91,42 @@ def _trace_flat(
     return closed, box[-1]
 
 
+def _signature(fun: Callable[..., Any]) -> Any:
+    import inspect
+
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _resolve_kwargs(
+    kind: str, fun: Callable[..., Any], sig: Any, args: tuple[Any, ...], kwargs: dict
+) -> tuple[Any, ...]:
+    """The arguments of a custom_jvp/custom_vjp call as one positional tuple (keyword
+    arguments placed by the function's signature, defaults filled in, as JAX does), so
+    ``nondiff_argnums`` and the rules see one positional argument list."""
+    if sig is None:
+        if not kwargs:
+            return args
+        raise TypeError(
+            f"{kind}: expected positional arguments for {describe_fun(fun)}, whose signature "
+            f"cannot be read, got keyword arguments {sorted(kwargs)}."
+        )
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{kind}: bad arguments for {describe_fun(fun)}: {e}.") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(
+            f"{kind}: expected keyword arguments of {describe_fun(fun)} that have a "
+            f"position, got keyword-only arguments {sorted(bound.kwargs)}. Pass them "
+            f"positionally or close over them."
+        )
+    return tuple(bound.args)
+
+
 def _call_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
     return eval_jaxpr(closed.jaxpr, closed.consts, list(args))
 
@@ -152,6 +188,7 @@ class custom_jvp:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
+        self._sig = _signature(fun)
         self.jvp: Callable[..., Any] | None = None
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
@@ -159,12 +196,56 @@ class custom_jvp:
         self.jvp = jvp
         return jvp
 
-    def __call__(self, *args: Any) -> Any:
+    def defjvps(self, *tangent_fns: Callable[..., Any] | None) -> None:
+        """Register the JVP as one function per argument: ``fn(t, ans, *primals)`` is
+        argument ``i``'s contribution to the output tangent (``t`` its tangent, ``ans``
+        the output); ``None`` marks an argument that does not affect the tangent.
+
+        >>> import functrace as ft, functrace.numpy as fnp
+        >>> @ft.custom_jvp
+        ... def f(x, y):
+        ...     return fnp.sin(x) * y
+        >>> f.defjvps(lambda t, ans, x, y: fnp.cos(x) * t * y, lambda t, ans, x, y: fnp.sin(x) * t)
+        >>> float(ft.grad(f, argnums=1)(0.0, 2.0))
+        0.0
+        """
+        if self.nondiff_argnums:
+            raise TypeError(
+                f"custom_jvp.defjvps: expected a function without nondiff_argnums, got "
+                f"{describe_fun(self.fun)} with nondiff_argnums={self.nondiff_argnums}. "
+                f"Use defjvp."
+            )
+        from functrace.tree_util import tree_map
+
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+            if len(tangent_fns) != len(primals):
+                raise TypeError(
+                    f"custom_jvp.defjvps: expected one tangent function (or None) per "
+                    f"argument of {describe_fun(self.fun)} ({len(primals)}), got "
+                    f"{len(tangent_fns)}."
+                )
+            ans = self(*primals)
+            t_out: Any = None
+            for fn, t in zip(tangent_fns, tangents):
+                if fn is None:
+                    continue
+                part = fn(t, ans, *primals)
+                t_out = part if t_out is None else tree_map(lambda a, b: a + b, t_out, part)
+            if t_out is None:
+                from functrace.numpy import zeros_like
+
+                t_out = tree_map(zeros_like, ans)
+            return ans, t_out
+
+        self.jvp = jvp
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.jvp is None:
             raise AttributeError(
                 f"custom_jvp: expected a JVP rule for "
                 f"{describe_fun(self.fun)}, got none. Call .defjvp first."
             )
+        args = _resolve_kwargs("custom_jvp", self.fun, self._sig, args, kwargs)
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)
@@ -176,12 +257,11 @@ class custom_jvp:
         if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
             return self.fun(*args)
         name = describe_fun(self.fun)
-
-        def flat_fun(*flat: Any) -> Any:
-            return self.fun(*full(tree_unflatten(in_tree, flat)))
-
-        closed, out_tree = _trace_flat(flat_fun, leaves, f"custom_jvp of {name}")
         user_jvp = self.jvp
+        # (output tree, output avals) the rule must match: the traced function's, or
+        # (differentiating eagerly, where the function is not traced) the rule's own.
+        expect: list[Any] = []
+        rule_tree: list[Any] = []  # the output tree the last rule call gave
 
         def flat_jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
             p_tree = tree_unflatten(in_tree, primals)
@@ -200,12 +280,17 @@ class custom_jvp:
             out, t_out = res
             o_leaves, o_tree = tree_flatten(out)
             t_leaves, t_tree_out = tree_flatten(t_out)
+            rule_tree[:] = [o_tree]
+            if expect:
+                out_tree, out_avals = expect
+            else:
+                out_tree, out_avals = o_tree, [core.get_aval(o) for o in o_leaves]
             if o_tree != out_tree or t_tree_out != out_tree:
                 bad = out if o_tree != out_tree else t_out
                 raise ValueError(
                     structure_mismatch_message(out_tree, bad, f"custom_jvp rule of {name}")
                 )
-            for t, a in zip(t_leaves, closed.out_avals):
+            for t, a in zip(t_leaves, out_avals):
                 ta = core.get_aval(t)
                 if ta.shape != a.shape:
                     raise ValueError(
@@ -213,6 +298,20 @@ class custom_jvp:
                         f"tangent of shape {a.shape}, got {ta.shape}."
                     )
             return o_leaves, t_leaves
+
+        top = _top_trace(leaves)
+        if isinstance(top, ad.JVPTrace) and top.level > core._state.dynamic.level:
+            # Forward mode is the outermost transform: run the rule on the primals, as
+            # the JVP of the custom call would, without tracing the function. Primals
+            # stay concrete under eager jvp/grad, so the function and the rule may use
+            # Python control flow on them (as in JAX).
+            return self._jvp_direct(top, leaves, flat_jvp, rule_tree, name)
+
+        def flat_fun(*flat: Any) -> Any:
+            return self.fun(*full(tree_unflatten(in_tree, flat)))
+
+        closed, out_tree = _trace_flat(flat_fun, leaves, f"custom_jvp of {name}")
+        expect[:] = [out_tree, closed.out_avals]
 
         outs = custom_jvp_call_p.bind(
             *closed.consts,
@@ -225,6 +324,40 @@ class custom_jvp:
             num_out=len(closed.out_avals),
         )
         return tree_unflatten(out_tree, outs)
+
+    def _jvp_direct(
+        self,
+        top: ad.JVPTrace,
+        leaves: list[Any],
+        flat_jvp: Callable[..., Any],
+        rule_tree: list[Any],
+        name: str,
+    ) -> Any:
+        mine = [isinstance(x, Tracer) and x._trace is top for x in leaves]
+        primals = [x.primal if m else x for x, m in zip(leaves, mine)]
+        tangents = [
+            ad.instantiate(x.tangent)
+            if m
+            else ad.instantiate(Zero(ad.tangent_aval(core.get_aval(x))))
+            for x, m in zip(leaves, mine)
+        ]
+        outs, t_outs = flat_jvp(primals, tangents)
+        for v in [*outs, *t_outs]:
+            if isinstance(v, Tracer) and v._trace.level >= top.level:
+                raise NotImplementedError(
+                    f"custom_jvp: expected the JVP rule of {name} to close over no value "
+                    f"being differentiated, got a closure over a traced value. Pass that "
+                    f"value as an argument instead."
+                )
+        return tree_unflatten(rule_tree[0], [ad.JVPTracer(top, p, t) for p, t in zip(outs, t_outs)])
+
+
+def _top_trace(leaves: Sequence[Any]) -> Any:
+    top = None
+    for x in leaves:
+        if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+            top = x._trace
+    return top
 
 
 def _close_over_consts(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -630,6 +763,7 @@ class custom_vjp:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
+        self._sig = _signature(fun)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
 
@@ -637,12 +771,13 @@ class custom_vjp:
         self.fwd = fwd
         self.bwd = bwd
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None or self.bwd is None:
             raise AttributeError(
                 f"custom_vjp: expected fwd and bwd rules for "
                 f"{describe_fun(self.fun)}, got none. Call .defvjp first."
             )
+        args = _resolve_kwargs("custom_vjp", self.fun, self._sig, args, kwargs)
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)

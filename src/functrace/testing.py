@@ -244,13 +244,31 @@ def check_vjp(
     )
 
 
+def _tolerance(name: str, tol: Any, dt: np.dtype) -> float:
+    """A tolerance given as a number, None (the default for ``dt``) or a dict from
+    dtype to number (JAX's per-dtype form)."""
+    if tol is None:
+        return _default_tol(dt)
+    if isinstance(tol, dict):
+        table = {}
+        for k, v in tol.items():
+            try:
+                table[np.dtype(k)] = float(v)
+            except TypeError:
+                raise TypeError(
+                    f"check_grads: expected {name} dict keys that are dtypes, got {k!r}."
+                ) from None
+        return table.get(np.dtype(dt), _default_tol(dt))
+    return float(tol)
+
+
 def check_grads(
     fun: Callable[..., Any],
     args: Sequence[Any],
     order: int = 1,
     modes: Sequence[str] = ("fwd", "rev"),
-    atol: float | None = None,
-    rtol: float | None = None,
+    atol: float | dict[Any, float] | None = None,
+    rtol: float | dict[Any, float] | None = None,
     eps: float | None = None,
     seed: int = 0,
 ) -> None:
@@ -259,7 +277,9 @@ def check_grads(
     Raises ``AssertionError`` naming the mode, the order and the mismatching values,
     and ``TypeError`` for integer or boolean inputs. The finite differences are taken
     in float64; the default ``atol``/``rtol`` follow the least precise float input
-    (see the module notes).
+    (see the module notes). ``atol``/``rtol`` may be dicts from dtype to tolerance
+    (``{np.float32: 1e-3, np.float64: 1e-6}``): the entry for that least precise input
+    dtype is used, the default when it has none.
 
     >>> import functrace as ft, functrace.numpy as fnp
     >>> ft.check_grads(fnp.sin, (1.0,), order=2)
@@ -270,8 +290,8 @@ def check_grads(
             raise ValueError(f"check_grads: expected modes from ('fwd', 'rev'), got {m!r}.")
     _check_float_args("check_grads", args)
     dt = _precision(args)
-    atol = _default_tol(dt) if atol is None else atol
-    rtol = _default_tol(dt) if rtol is None else rtol
+    atol = _tolerance("atol", atol, dt)
+    rtol = _tolerance("rtol", rtol, dt)
     eps = _default_eps(dt) if eps is None else eps
     rng = np.random.default_rng(seed)
 

@@ -10,10 +10,12 @@ and lowered (like JAX, a new shape means a retrace); a function that cannot take
 those arguments fails while tracing, with the primitive's or the tracer's error.
 
 Under another transform (any trace active: ``grad(jit(f))``, ``vmap(jit(f))``,
-``jit`` inside ``jit``) the function is simply called, so it is traced through
-and inlined. ``disable_jit()`` (in the calling thread) and ``FUNCTRACE_DISABLE_JIT=1``
-run it eagerly. A jitted function may be called from several threads at once: a new
-signature is traced and lowered once, under the function's lock.
+``jit`` inside ``jit``) the function's jaxpr for the signature (traced once, cached,
+not lowered) is evaluated on the transform's tracers, so it is inlined into the
+enclosing transform without running ``f`` again. ``disable_jit()`` (in the calling
+thread) and ``FUNCTRACE_DISABLE_JIT=1`` run it eagerly. A jitted function may be called
+from several threads at once: a new signature is traced and lowered once, under the
+function's lock.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import numpy as np
 from functrace import core, tree_util
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.staging import trace_to_jaxpr
-from functrace.ir import ClosedJaxpr
+from functrace.ir import ClosedJaxpr, eval_jaxpr
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -320,6 +322,8 @@ class JitFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
+        # signature -> (jaxpr, output tree) for calls under other transforms
+        self._traced: OrderedDict[Any, tuple[ClosedJaxpr, Any]] = OrderedDict()
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -387,11 +391,12 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if len(_trace_state.stack) != 1:
-            return self._fun(*args, **kwargs)  # inlined into the enclosing transform
         if _jit_state.disabled:  # eager, with the arguments jit would compute with
-            args = self._plain_eager(args, kwargs)  # updates kwargs too
+            if len(_trace_state.stack) == 1:
+                args = self._plain_eager(args, kwargs)  # updates kwargs too
             return self._fun(*args, **kwargs)
+        if len(_trace_state.stack) != 1:
+            return self._call_transformed(args, kwargs)
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)
@@ -435,6 +440,74 @@ class JitFunction:
         it = iter(new_dyn)
         static_map = dict(static_pos)
         return tuple(static_map[i] if i in static_map else next(it) for i in range(len(args)))
+
+    def _call_transformed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call under another transform (grad, vmap, jvp, an enclosing jit): the
+        function's jaxpr for this signature (traced once, cached) is evaluated on the
+        arguments, so the enclosing transform applies to it and the Python function is
+        not run again on every call."""
+        static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
+        avals = []
+        for x in leaves:
+            try:
+                a = core.get_aval(x)
+            except TypeError:
+                return self._fun(*args, **kwargs)  # not array data: reported by the body
+            avals.append(ShapedArray(a.shape, a.dtype, a.weak_type))
+        py = tuple(not isinstance(x, Tracer) and core.is_python_scalar(x) for x in leaves)
+        static_key = (
+            tuple((i, type(a), a) for i, a in static_pos),
+            tuple(sorted((k, type(v), v) for k, v in static_kw.items())),
+        )
+        key = (in_tree, tuple(avals), static_key, py)
+        hit = self._traced.get(key)
+        if hit is None:
+            with self._lock:  # one trace per signature, whichever thread asks first
+                hit = self._traced.get(key)
+                if hit is None:
+                    hit = self._trace_only(args, static_pos, static_kw, in_tree, avals, py)
+                    if not any(isinstance(c, Tracer) for c in hit[0].consts):
+                        self._traced[key] = hit
+                        if len(self._traced) > self._bound:
+                            self._traced.popitem(last=False)
+        closed, out_tree = hit
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, leaves)
+        return tree_unflatten(out_tree, outs)
+
+    def _trace_only(
+        self,
+        args: tuple[Any, ...],
+        static_pos: list[tuple[int, Any]],
+        static_kw: dict[str, Any],
+        in_tree: Any,
+        avals: list[ShapedArray],
+        py: tuple[bool, ...],
+    ) -> tuple[ClosedJaxpr, Any]:
+        fun = self._fun
+        nargs = len(args)
+        static_map = dict(static_pos)
+        out_box: list[Any] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            for t, p in zip(tracers, py):
+                t.py = p
+            d_args, d_kw = tree_unflatten(in_tree, tracers)
+            it = iter(d_args)
+            full = [static_map[i] if i in static_map else next(it) for i in range(nargs)]
+            out_leaves, out_tree = tree_flatten(fun(*full, **static_kw, **d_kw))
+            for leaf in out_leaves:
+                if not core.is_array_like(leaf):
+                    raise TypeError(
+                        f"{self._origin}: expected the function to return arrays, scalars "
+                        f"or pytrees of them, got a {type(leaf).__name__} among its outputs."
+                    )
+            out_box.append(out_tree)
+            return out_leaves
+
+        closed, _ = trace_to_jaxpr(flat_fun, avals, origin=self._origin)
+        self.trace_count += 1
+        return closed, out_box[-1]
 
     def _split(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]

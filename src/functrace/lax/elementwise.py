@@ -904,6 +904,11 @@ def select_n(which: Any, *cases: Any) -> Any:
     return select_n_p.bind(which, *cases)
 
 
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where the bool ``pred`` is True, else ``on_false`` (elementwise)."""
+    return select_n(pred, on_false, on_true)
+
+
 def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     which, *cases = primals
     out = select_n(which, *cases)
@@ -1177,6 +1182,7 @@ __all__ = [
     "round_p",
     "rsqrt",
     "rsqrt_p",
+    "select",
     "select_n",
     "select_n_p",
     "sign",

@@ -23,6 +23,7 @@ Index semantics, decided here for the whole library:
 
 from __future__ import annotations
 
+from builtins import slice as builtins_slice
 from collections.abc import Sequence
 from typing import Any
 
@@ -298,21 +299,138 @@ def _dynamic_update_slice_batch(vals: Sequence[Any], bdims: Sequence[Any]) -> tu
 batching.batching_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
 
 
-def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
-    """``dynamic_slice`` along one ``axis``; the other axes are kept whole."""
+def _wrap_negative(index: Any, size: int) -> Any:
+    """A negative start index counts from the end (``index + size``), as in JAX."""
+    if not isinstance(index, core.Tracer):
+        i = np.asarray(index)
+        if i.ndim == 0 and i.dtype.kind in "iu":
+            return int(i) + size if int(i) < 0 else int(i)
+        return index
+    from functrace.lax.elementwise import lt
+
+    idx = _as_operand(index)
+    dt = core.get_aval(idx).dtype
+    zero, n = np.zeros((), dt), np.asarray(size, dt)
+    return select_n(lt(idx, zero), idx, add(idx, n))
+
+
+def dynamic_slice_in_dim(
+    operand: Any,
+    start_index: Any,
+    slice_size: int,
+    axis: int = 0,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """``dynamic_slice`` along one ``axis``; the other axes are kept whole. A negative
+    ``start_index`` counts from the end (unless ``allow_negative_indices=False``); the
+    window is clamped to stay in bounds."""
     shape = core.get_aval(operand).shape
     axis = normalize_axis("dynamic_slice_in_dim", axis, len(shape))
+    if allow_negative_indices:
+        start_index = _wrap_negative(start_index, shape[axis])
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
     sizes = [int(slice_size) if k == axis else d for k, d in enumerate(shape)]
     return dynamic_slice(operand, starts, sizes)
 
 
-def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int = 0) -> Any:
+def dynamic_update_slice_in_dim(
+    operand: Any,
+    update: Any,
+    start_index: Any,
+    axis: int = 0,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
     """``dynamic_update_slice`` along one ``axis`` (the update spans the other axes)."""
-    ndim = core.get_aval(operand).ndim
-    axis = normalize_axis("dynamic_update_slice_in_dim", axis, ndim)
-    starts = [start_index if k == axis else 0 for k in range(ndim)]
+    shape = core.get_aval(operand).shape
+    axis = normalize_axis("dynamic_update_slice_in_dim", axis, len(shape))
+    if allow_negative_indices:
+        start_index = _wrap_negative(start_index, shape[axis])
+    starts = [start_index if k == axis else 0 for k in range(len(shape))]
     return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_index_in_dim(
+    operand: Any,
+    index: Any,
+    axis: int = 0,
+    keepdims: bool = True,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """The entry at a (traced) ``index`` along ``axis``; ``keepdims=False`` drops that
+    axis. Negative indices count from the end; out-of-range ones are clamped."""
+    from functrace.lax.shapes import squeeze
+
+    ndim = core.get_aval(operand).ndim
+    axis = normalize_axis("dynamic_index_in_dim", axis, ndim)
+    out = dynamic_slice_in_dim(
+        operand, index, 1, axis, allow_negative_indices=allow_negative_indices
+    )
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_index_in_dim(
+    operand: Any,
+    update: Any,
+    index: Any,
+    axis: int,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """``operand`` with ``update`` written at a (traced) ``index`` along ``axis``;
+    ``update`` has operand's shape with that axis of size 1, or without that axis."""
+    from functrace.lax.shapes import expand_dims
+
+    shape = core.get_aval(operand).shape
+    axis = normalize_axis("dynamic_update_index_in_dim", axis, len(shape))
+    if core.get_aval(update).ndim == len(shape) - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(
+        operand, update, index, axis, allow_negative_indices=allow_negative_indices
+    )
+
+
+def slice_in_dim(
+    operand: Any,
+    start_index: int | None,
+    limit_index: int | None,
+    stride: int = 1,
+    axis: int = 0,
+) -> Any:
+    """``operand[start:limit:stride]`` along ``axis`` (static bounds, negative ones
+    counting from the end, None for the ends)."""
+    from functrace.lax.shapes import slice as lax_slice
+
+    shape = core.get_aval(operand).shape
+    axis = normalize_axis("slice_in_dim", axis, len(shape))
+    n = shape[axis]
+    start, limit, _ = builtins_slice(start_index, limit_index).indices(n)
+    starts = [start if k == axis else 0 for k in range(len(shape))]
+    limits = [limit if k == axis else d for k, d in enumerate(shape)]
+    strides = [int(stride) if k == axis else 1 for k in range(len(shape))]
+    if limit < start:
+        limits[axis] = start
+    return lax_slice(operand, tuple(starts), tuple(limits), tuple(strides))
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """The entry at static ``index`` along ``axis`` (negative counts from the end);
+    ``keepdims=False`` drops that axis."""
+    from functrace.lax.shapes import squeeze
+
+    shape = core.get_aval(operand).shape
+    axis = normalize_axis("index_in_dim", axis, len(shape))
+    i = int(index)
+    if not -shape[axis] <= i < shape[axis]:
+        raise IndexError(
+            f"index_in_dim: expected an index in [{-shape[axis]}, {shape[axis]}) for axis "
+            f"{axis} of shape {shape}, got {index}."
+        )
+    i %= shape[axis]
+    out = slice_in_dim(operand, i, i + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
 
 
 # ---------------------------------------------------------------------------
@@ -824,14 +942,17 @@ batching.batching_rules[scatter_min_p] = _scatter_batch_rule(scatter_min_p)
 batching.batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
 
 __all__ = [
+    "dynamic_index_in_dim",
     "dynamic_slice",
     "dynamic_slice_in_dim",
     "dynamic_slice_p",
     "dynamic_update_slice",
+    "dynamic_update_index_in_dim",
     "dynamic_update_slice_in_dim",
     "dynamic_update_slice_p",
     "gather",
     "gather_p",
+    "index_in_dim",
     "index_take",
     "scatter",
     "scatter_add",
@@ -843,4 +964,5 @@ __all__ = [
     "scatter_mul",
     "scatter_mul_p",
     "scatter_p",
+    "slice_in_dim",
 ]

@@ -18,7 +18,7 @@ Decisions (JAX's semantics unless noted):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -421,6 +421,93 @@ def _pick_later_if(better_or_equal: Callable[[Any, Any], Any]) -> Callable[..., 
 ad.defjvp(cummax_p, _scan_jvp(_pick_later_if(ew.ge)))
 ad.defjvp(cummin_p, _scan_jvp(_pick_later_if(ew.le)))
 
+# ---------------------------------------------------------------------------
+# reduce: the generic reduction, for the monoids it recognises
+# ---------------------------------------------------------------------------
+
+
+def _monoid(computation: Any) -> tuple[str, Callable[..., Any], Callable[..., Any]] | None:
+    """(name, reducer, binary op) for a recognised ``computation``, else None."""
+    import operator
+
+    from functrace import numpy as fnp
+
+    table: list[tuple[tuple[Any, ...], str, Callable[..., Any], Callable[..., Any]]] = [
+        ((ew.add, fnp.add, operator.add), "add", reduce_sum, ew.add),
+        ((ew.mul, fnp.multiply, operator.mul), "mul", reduce_prod, ew.mul),
+        ((ew.max, fnp.maximum), "max", reduce_max, ew.max),
+        ((ew.min, fnp.minimum), "min", reduce_min, ew.min),
+        (
+            (ew.bitwise_and, fnp.logical_and, fnp.bitwise_and, operator.and_),
+            "and",
+            reduce_min,
+            ew.bitwise_and,
+        ),
+        (
+            (ew.bitwise_or, fnp.logical_or, fnp.bitwise_or, operator.or_),
+            "or",
+            reduce_max,
+            ew.bitwise_or,
+        ),
+    ]
+    for fns, name, reducer, op in table:
+        if any(computation is f for f in fns):
+            return name, reducer, op
+    return None
+
+
+def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]) -> Any:
+    """Reduce ``operands`` over ``dimensions`` with the binary ``computation``, starting
+    from ``init_values``: ``computation(init, reduction of the entries)``.
+
+    The computation must be one of the monoids lax recognises: add, mul, max, min
+    (``lax``, ``functrace.numpy`` or ``operator`` functions) and, on booleans,
+    bitwise/logical and/or. Other computations raise NotImplementedError.
+    """
+    if isinstance(operands, (tuple, list)):
+        if len(operands) != 1:
+            raise NotImplementedError(
+                f"reduce: expected one operand, got {len(operands)}. Reductions of several "
+                f"operands with one computation are not supported: reduce each operand."
+            )
+        (x,), (init,) = (
+            operands,
+            (init_values if isinstance(init_values, (tuple, list)) else (init_values,)),
+        )
+        return (reduce(x, init, computation, dimensions),)
+    m = _monoid(computation)
+    if m is None:
+        raise NotImplementedError(
+            f"reduce: expected a computation lax recognises (lax.add, lax.mul, lax.max, "
+            f"lax.min, lax.bitwise_and, lax.bitwise_or or their functrace.numpy/operator "
+            f"forms), got {getattr(computation, '__name__', computation)!r}. Use the "
+            f"reduction directly (e.g. functrace.numpy.sum) or lax.scan for others."
+        )
+    name, reducer, op = m
+    aval = core.get_aval(operands)
+    if name in ("and", "or") and aval.dtype != np.bool_:
+        raise NotImplementedError(
+            f"reduce: expected a boolean operand for the {name} computation, got "
+            f"{aval.dtype.name}. Bitwise reductions of integers are not supported yet."
+        )
+    axes = tuple(
+        sorted(_canonical_axis("reduce", int(operator_index(d)), aval.shape) for d in dimensions)
+    )
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"reduce: expected distinct dimensions, got {tuple(dimensions)}.")
+    init_aval = core.get_aval(init_values)
+    if init_aval.shape != ():
+        raise ValueError(f"reduce: expected a scalar init_values, got shape {init_aval.shape}.")
+    init = (
+        ew.convert_element_type(init_values, aval.dtype)
+        if init_aval.dtype != aval.dtype
+        else init_values
+    )
+    red = reducer(operands, axes)
+    out_shape = core.get_aval(red).shape
+    return op(broadcast_in_dim(init, out_shape, ()), red)
+
+
 __all__ = [
     "argmax",
     "argmax_p",
@@ -434,6 +521,7 @@ __all__ = [
     "cumprod_p",
     "cumsum",
     "cumsum_p",
+    "reduce",
     "reduce_max",
     "reduce_max_p",
     "reduce_min",

@@ -19,6 +19,7 @@ Decisions (JAX's semantics unless noted):
 from __future__ import annotations
 
 import builtins
+import enum
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -859,10 +860,53 @@ dot_general_p = _register_checked(
 )
 
 
+class Precision(enum.Enum):
+    """The ``precision=`` of matrix products, as in JAX. On CPU every product is computed
+    in the operands' (or ``preferred_element_type``'s) precision, so it is accepted,
+    validated and ignored."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+_PRECISION_NAMES = {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest"}
+
+
+def check_precision(fname: str, precision: Any) -> None:
+    """Validate a ``precision=`` argument (None, a :class:`Precision`, its name, or a
+    pair of them for the two operands). It does not change the result on CPU."""
+    items = precision if isinstance(precision, (tuple, list)) else (precision,)
+    if isinstance(precision, (tuple, list)) and len(precision) != 2:
+        raise ValueError(
+            f"{fname}: expected precision as one value or a pair (lhs, rhs), got {precision!r}."
+        )
+    for p in items:
+        if p is None or isinstance(p, Precision):
+            continue
+        if isinstance(p, str) and p.lower() in _PRECISION_NAMES:
+            continue
+        raise ValueError(
+            f"{fname}: expected precision None, a lax.Precision or one of "
+            f"{sorted(_PRECISION_NAMES)}, got {p!r}."
+        )
+
+
 def dot_general(
-    lhs: Any, rhs: Any, dimension_numbers: Any, preferred_element_type: Any = None
+    lhs: Any,
+    rhs: Any,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
 ) -> Any:
-    """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free."""
+    """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free.
+
+    ``preferred_element_type`` sets the result dtype (the product is computed in it);
+    ``precision`` is accepted and ignored (see :class:`Precision`)."""
+    check_precision("dot_general", precision)
     (lc, rc), (lb, rb) = dimension_numbers
     dims = (
         (as_index_tuple("dot_general", lc), as_index_tuple("dot_general", rc)),
@@ -870,6 +914,30 @@ def dot_general(
     )
     pet = None if preferred_element_type is None else np.dtype(preferred_element_type)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, preferred_element_type=pet)
+
+
+def dot(
+    lhs: Any,
+    rhs: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    *,
+    dimension_numbers: Any = None,
+) -> Any:
+    """Vector-vector, matrix-vector or matrix-matrix product: the last axis of ``lhs``
+    with the first of ``rhs`` (``dimension_numbers`` given: ``dot_general``)."""
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    sa, sb = core.get_aval(lhs).shape, core.get_aval(rhs).shape
+    if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2) or sa[-1] != sb[0]:
+        raise TypeError(
+            f"dot: expected a vector or matrix lhs whose last axis matches the first axis "
+            f"of a vector or matrix rhs, got shapes {sa} and {sb}. Use dot_general with "
+            f"dimension_numbers for other products."
+        )
+    return dot_general(
+        lhs, rhs, (((len(sa) - 1,), (0,)), ((), ())), precision, preferred_element_type
+    )
 
 
 def _dot_general_transpose_lhs(
@@ -1087,10 +1155,57 @@ def _sort_batch(
 batching.batching_rules[sort_p] = _sort_batch
 
 
-def sort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
-    """``x`` sorted ascending along ``dimension`` (NaNs last, as in NumPy)."""
-    dim = _canonical_axes("sort", (dimension,), core.get_aval(x).shape)[0]
-    return sort_p.bind(x, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """``operand`` sorted ascending along ``dimension`` (NaNs last, as in NumPy).
+
+    A tuple/list of operands (one shape) is sorted together by its first ``num_keys``
+    (lexicographically) and returned as a tuple."""
+    if isinstance(operand, (tuple, list)):
+        ops = list(operand)
+        if not ops:
+            raise ValueError("sort: expected at least one operand, got an empty sequence.")
+        k = int(operator_index(num_keys))
+        if not 1 <= k <= len(ops):
+            raise ValueError(
+                f"sort: expected num_keys in [1, {len(ops)}] for {len(ops)} operands, got {k}."
+            )
+        return tuple(sort_multi(ops, dimension, k, is_stable))
+    if num_keys != 1:
+        raise ValueError(f"sort: expected num_keys=1 for a single operand, got {num_keys}.")
+    dim = _canonical_axes("sort", (dimension,), core.get_aval(operand).shape)[0]
+    return sort_p.bind(operand, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
+
+
+def sort_key_val(
+    keys: Any, values: Any, dimension: int = -1, is_stable: bool = True
+) -> tuple[Any, Any]:
+    """``(keys, values)`` sorted along ``dimension`` by ``keys``."""
+    out = sort_multi([keys, values], dimension, 1, is_stable)
+    return out[0], out[1]
+
+
+def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
+    """The ``k`` largest entries along ``axis`` (descending; ties in index order, NaN
+    counting as largest) and their int32 indices."""
+    shape = core.get_aval(operand).shape
+    if not shape:
+        raise ValueError("top_k: expected an operand with at least one axis, got shape ().")
+    ax = _canonical_axes("top_k", (axis,), shape)[0]
+    k = int(operator_index(k))
+    if not 0 <= k <= shape[ax]:
+        raise ValueError(
+            f"top_k: expected k in [0, {shape[ax]}] for axis {ax} of shape {shape}, got {k}."
+        )
+    from functrace.lax.elementwise import neg
+
+    pos = iota(np.int32, shape[ax], ax, shape)
+    # ascending by (value, -position), then reversed: descending values, ties by position
+    vals, negpos = sort_multi([operand, neg(pos)], ax, 2, True)
+    start = [0] * len(shape)
+    start[ax] = shape[ax] - k
+    vals = rev(slice(vals, tuple(start), shape), (ax,))
+    idx = neg(rev(slice(negpos, tuple(start), shape), (ax,)))
+    return vals, idx
 
 
 def sort_multi(
@@ -1114,11 +1229,13 @@ def argsort(x: Any, dimension: int = -1, is_stable: bool = True) -> Any:
 
 
 __all__ = [
+    "Precision",
     "argsort",
     "broadcast_in_dim",
     "broadcast_in_dim_p",
     "concatenate",
     "concatenate_p",
+    "dot",
     "dot_general",
     "dot_general_p",
     "expand_dims",
@@ -1133,10 +1250,12 @@ __all__ = [
     "slice",
     "slice_p",
     "sort",
+    "sort_key_val",
     "sort_multi",
     "sort_p",
     "squeeze",
     "squeeze_p",
+    "top_k",
     "transpose",
     "transpose_p",
 ]

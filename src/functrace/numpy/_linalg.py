@@ -116,7 +116,7 @@ def _shapes(*xs: Any) -> list[tuple[int, ...]]:
 # ---------------------------------------------------------------------------
 
 
-def matmul(a: Any, b: Any, /) -> Any:
+def _matmul(a: Any, b: Any, /) -> Any:
     """Matrix product with NumPy's rules: batch axes broadcast; a 1-d operand is a
     vector (its axis is contracted and does not appear in the result).
 
@@ -125,7 +125,10 @@ def matmul(a: Any, b: Any, /) -> Any:
     (5, 2, 4)
     """
     if _plain2(a, b):
-        return np.matmul(a, b)
+        try:
+            return np.matmul(a, b)
+        except ValueError:
+            pass  # a shape error: reported below, as for traced operands
     (a, b), _, is_bool = _promote("matmul", a, b)
     sa, sb = _shapes(a, b)
     if not sa or not sb:
@@ -135,7 +138,7 @@ def matmul(a: Any, b: Any, /) -> Any:
         )
     ca, cb = len(sa) - 1, builtins.max(len(sb) - 2, 0)
     if sa[ca] != sb[cb]:
-        raise ValueError(
+        raise TypeError(
             f"matmul: expected the last axis of a to match the "
             f"{'second-to-last' if len(sb) > 1 else 'only'} axis of b, got shapes "
             f"{sa} and {sb}. Transpose or reshape an operand."
@@ -163,7 +166,7 @@ def matmul(a: Any, b: Any, /) -> Any:
     return _finish(out, is_bool)
 
 
-def dot(a: Any, b: Any, out: Any = None) -> Any:
+def _dot_np(a: Any, b: Any, out: Any = None) -> Any:
     """NumPy's ``dot``: a sum over the last axis of ``a`` and the second-to-last of ``b``
     (its only axis if 1-d); a product if either is 0-d.
 
@@ -172,7 +175,11 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     (2, 4, 5)
     """
     if _plain2(a, b):
-        return np.dot(a, b, out)
+        try:
+            return np.dot(a, b, out)
+        except ValueError:
+            if out is not None:
+                raise
     if out is not None:
         raise TypeError(
             "dot: expected out=None, got an output array. functrace.numpy never "
@@ -189,7 +196,7 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     sa, sb = _shapes(a, b)
     ca, cb = len(sa) - 1, builtins.max(len(sb) - 2, 0)
     if sa[ca] != sb[cb]:
-        raise ValueError(
+        raise TypeError(
             f"dot: expected the last axis of a to match the "
             f"{'second-to-last' if len(sb) > 1 else 'only'} axis of b, got shapes "
             f"{sa} and {sb}. Transpose or reshape an operand."
@@ -487,7 +494,7 @@ def _check_optimize(optimize: Any) -> None:
         )
 
 
-def einsum(
+def _einsum(
     subscripts: Any,
     *operands: Any,
     out: Any = None,
@@ -657,3 +664,103 @@ def convolve(a: Any, v: Any, mode: Any = "full") -> Any:
 
 
 __all__ = ["convolve", "dot", "einsum", "inner", "matmul", "outer", "tensordot", "vdot"]
+
+
+# ---------------------------------------------------------------------------
+# precision= and preferred_element_type= (JAX's keywords of the matrix products)
+# ---------------------------------------------------------------------------
+
+
+def _with_pet(fname: str, operands: Sequence[Any], pet: Any) -> tuple[list[Any], Any]:
+    """Operands cast to ``preferred_element_type`` where that loses nothing (the product
+    is then computed in it), and the dtype the result still needs casting to."""
+    target = np.dtype(pet)
+    if target.kind not in "biufc":
+        raise TypeError(f"{fname}: expected a numeric preferred_element_type, got {target.name}.")
+    out = []
+    post = None
+    for x in operands:
+        dt = core.get_aval(asarray_or_tracer(x)).dtype
+        if np.promote_types(dt, target) == target:
+            out.append(cast(asarray_or_tracer(x), target))
+        else:
+            out.append(x)
+            post = target
+    return out, post
+
+
+def _finish_pet(result: Any, post: Any) -> Any:
+    if post is None:
+        return result
+    r = asarray_or_tracer(result)
+    return r.astype(post) if isinstance(r, np.ndarray) else cast(r, post)
+
+
+def matmul(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Matrix product with NumPy's rules: batch axes broadcast; a 1-d operand is a
+    vector (its axis is contracted and does not appear in the result).
+
+    ``preferred_element_type`` sets the result dtype; ``precision`` is accepted and
+    ignored (CPU products use the operands' precision; see ``lax.Precision``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.matmul(fnp.ones((5, 2, 3)), fnp.ones((3, 4))).shape
+    (5, 2, 4)
+    """
+    ls.check_precision("matmul", precision)
+    if preferred_element_type is None:
+        return _matmul(a, b)
+    (a, b), post = _with_pet("matmul", (a, b), preferred_element_type)
+    return _finish_pet(_matmul(a, b), post)
+
+
+def dot(
+    a: Any, b: Any, out: Any = None, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
+    """NumPy's ``dot``: a sum over the last axis of ``a`` and the second-to-last of ``b``
+    (its only axis if 1-d); a product if either is 0-d.
+
+    ``preferred_element_type`` sets the result dtype; ``precision`` is accepted and
+    ignored (see ``lax.Precision``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.dot(fnp.ones((2, 3)), fnp.ones((4, 3, 5))).shape
+    (2, 4, 5)
+    """
+    ls.check_precision("dot", precision)
+    if preferred_element_type is None:
+        return _dot_np(a, b, out)
+    (a, b), post = _with_pet("dot", (a, b), preferred_element_type)
+    return _finish_pet(_dot_np(a, b, out), post)
+
+
+def einsum(
+    subscripts: Any,
+    *operands: Any,
+    out: Any = None,
+    dtype: Any = None,
+    optimize: Any = False,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)`` is ``a @ b``.
+
+    Labels shared by operands and absent from the output are summed over; the
+    output defaults to the labels seen once, in alphabetical order (after ``...``).
+    ``preferred_element_type`` sets the result dtype; ``precision`` is accepted and
+    ignored (see ``lax.Precision``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.einsum('bi,bi->b', fnp.ones((2, 3)), fnp.ones((2, 3)))
+    array([3., 3.])
+    """
+    ls.check_precision("einsum", precision)
+    if preferred_element_type is None:
+        return _einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize, **kwargs)
+    if isinstance(subscripts, str):
+        ops, post = _with_pet("einsum", operands, preferred_element_type)
+    else:  # interleaved operands and labels: the result is cast
+        ops, post = list(operands), np.dtype(preferred_element_type)
+    res = _einsum(subscripts, *ops, out=out, dtype=dtype, optimize=optimize, **kwargs)
+    return _finish_pet(res, post)

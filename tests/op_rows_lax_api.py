@@ -1,0 +1,85 @@
+"""Op-table rows for the lax convenience functions JAX programs use (``select``,
+``index_in_dim``, ``slice_in_dim``, ``dynamic_index_in_dim``, ``top_k``, ``reduce``,
+``dot``); each is built on existing primitives, listed in the row. The NumPy
+references are written independently of the implementations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import functrace.lax as lax
+from op_db import BOOL, F, OpInfo, const
+
+
+def _np_top_k_values(x: np.ndarray, k: int) -> np.ndarray:
+    return -np.sort(-np.asarray(x), axis=-1, kind="stable")[..., :k]
+
+
+ROWS: list[OpInfo] = [
+    OpInfo(
+        "lax.select",
+        lambda p, x, y: lax.select(p, x, y),
+        lambda p, x, y: np.where(p, x, y),
+        (BOOL, F, F),
+        ("select_n",),
+        shapes="same",
+    ),
+    OpInfo(
+        "lax.index_in_dim",
+        lambda x: lax.index_in_dim(x, -1, axis=1, keepdims=False),
+        lambda x: np.asarray(x)[:, -1],
+        (F,),
+        ("slice", "squeeze"),
+        shapes=((3, 4),),
+    ),
+    OpInfo(
+        "lax.slice_in_dim",
+        lambda x: lax.slice_in_dim(x, 1, None, stride=2, axis=1),
+        lambda x: np.asarray(x)[:, 1::2],
+        (F,),
+        ("slice",),
+        shapes=((3, 5),),
+    ),
+    OpInfo(
+        "lax.dynamic_index_in_dim",
+        lambda x, i: lax.dynamic_index_in_dim(x, i, axis=0, keepdims=False),
+        lambda x, i: np.asarray(x)[int(i)],
+        (F, const(np.array(-2))),
+        ("dynamic_slice", "squeeze"),
+        shapes=((4, 3), ()),
+    ),
+    OpInfo(
+        "lax.top_k",
+        lambda x: lax.top_k(x, 2)[0],
+        lambda x: _np_top_k_values(x, 2),
+        (F,),
+        ("sort",),
+        shapes=((3, 5),),
+    ),
+    OpInfo(
+        "lax.reduce[add]",
+        lambda x: lax.reduce(x, 0.0, lax.add, (1,)),
+        lambda x: np.sum(x, axis=1),
+        (F,),
+        ("reduce_sum", "add"),
+        shapes=((3, 4),),
+    ),
+    OpInfo(
+        "lax.reduce[max]",
+        lambda x: lax.reduce(x, -np.inf, lax.max, (0,)),
+        lambda x: np.max(x, axis=0),
+        (F,),
+        ("reduce_max", "max"),
+        shapes=((3, 4),),
+    ),
+    OpInfo(
+        "lax.dot",
+        lambda x, y: lax.dot(x, y, precision=lax.Precision.HIGHEST),
+        np.dot,
+        (F, F),
+        ("dot_general",),
+        shapes=((3, 4), (4,)),
+        rtol=1e-5,
+    ),
+]

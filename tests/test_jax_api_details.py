@@ -1,0 +1,391 @@
+"""API details real JAX programs use (item 6 of the "JAX programs run unchanged" issue).
+
+Expected values are computed with NumPy here; JAX's conventions (return structures,
+exception types, argument names) were checked against JAX 0.10.2.
+"""
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+import functrace as ft
+import functrace.numpy as fnp
+from functrace import lax
+
+X = np.array([1.0, 2.0, 3.0])
+
+
+# -- custom_jvp.defjvps, keyword arguments ----------------------------------------
+
+
+def test_item6_defjvps_one_rule_per_argument():
+    @ft.custom_jvp
+    def f(x, y):
+        return fnp.sin(x) * y
+
+    f.defjvps(lambda t, ans, x, y: fnp.cos(x) * t * y, None)
+    assert np.isclose(ft.grad(f)(1.0, 2.0), 2 * np.cos(1.0))
+    assert ft.grad(f, argnums=1)(1.0, 2.0) == 0.0  # None: no contribution
+    _, t = ft.jvp(f, (1.0, 2.0), (1.0, 1.0))
+    assert np.isclose(t, 2 * np.cos(1.0))
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(X, np.ones(3)), np.cos(X))
+
+    g = ft.custom_jvp(lambda x, y: x * y)
+    g.defjvps(lambda t, ans, x, y: t * y, lambda t, ans, x, y: t * x)
+    assert ft.grad(g, argnums=(0, 1))(2.0, 3.0) == (3.0, 2.0)
+    with pytest.raises(TypeError, match="one tangent function"):
+        h = ft.custom_jvp(lambda x, y: x * y)
+        h.defjvps(None)
+        ft.grad(h)(1.0, 2.0)
+
+
+def test_item6_vmap_keyword_arguments_mapped_over_axis0():
+    np.testing.assert_allclose(ft.vmap(lambda x, y: x * y)(X, y=X), X * X)
+    np.testing.assert_allclose(ft.vmap(lambda x, y: x * y, in_axes=(None,))(2.0, y=X), 2 * X)
+    out = ft.vmap(lambda x, y: x * y["a"])(X, y={"a": X})
+    np.testing.assert_allclose(out, X * X)
+    with pytest.raises(ValueError, match="keyword argument y"):
+        ft.vmap(lambda x, y: x * y)(X, y=1.0)
+
+
+def test_item6_custom_rules_keyword_arguments():
+    @ft.custom_jvp
+    def g(x, y=2.0):
+        return x * y
+
+    g.defjvp(lambda p, t: (g(*p), t[0] * p[1] + t[1] * p[0]))
+    assert ft.grad(lambda x: g(x, y=3.0))(2.0) == 3.0
+    assert ft.grad(lambda y: g(2.0, y=y))(3.0) == 2.0
+    assert ft.grad(g)(2.0) == 2.0  # the default is filled in, as in JAX
+
+    @ft.custom_vjp
+    def h(x, y):
+        return x * y
+
+    h.defvjp(lambda x, y: (x * y, (x, y)), lambda r, c: (c * r[1], c * r[0]))
+    assert ft.grad(lambda x: h(x, y=3.0))(2.0) == 3.0
+    assert ft.grad(lambda y: h(2.0, y=y))(3.0) == 2.0
+
+    # nondiff_argnums counts positions after keywords are placed (JAX accepts this)
+    @partial(ft.custom_jvp, nondiff_argnums=(1,))
+    def nd(x, n):
+        return x * n
+
+    nd.defjvp(lambda n, p, t: (nd(p[0], n), t[0] * n))
+    assert ft.grad(lambda x: nd(x, n=3.0))(2.0) == 3.0
+
+    @partial(ft.custom_vjp, nondiff_argnums=(1,))
+    def ndv(x, n):
+        return x * n
+
+    ndv.defvjp(lambda x, n: (x * n, None), lambda n, r, c: (c * n,))
+    assert ft.grad(lambda x: ndv(x, n=3.0))(2.0) == 3.0
+
+    @ft.custom_jvp
+    def kwonly(x, *, s):
+        return x * s
+
+    kwonly.defjvp(lambda p, t: (p[0], t[0]))
+    with pytest.raises(TypeError, match="keyword-only"):
+        ft.grad(lambda x: kwonly(x, s=2.0))(1.0)
+
+
+# -- has_aux, jacobian, holomorphic ----------------------------------------------
+
+
+def test_item6_has_aux_jacobians_and_linearize():
+    fn = lambda x: (x * x, {"a": x})  # noqa: E731
+    for jac in (ft.jacfwd, ft.jacrev, ft.jacobian):
+        j, aux = jac(fn, has_aux=True)(X)
+        np.testing.assert_allclose(j, np.diag(2 * X))
+        np.testing.assert_allclose(aux["a"], X)
+    out, f_jvp, aux = ft.linearize(fn, X, has_aux=True)
+    np.testing.assert_allclose(out, X * X)
+    np.testing.assert_allclose(f_jvp(np.ones(3)), 2 * X)
+    np.testing.assert_allclose(aux["a"], X)
+    h, aux = ft.hessian(lambda x: ((x**3).sum(), 7), has_aux=True)(X)
+    np.testing.assert_allclose(h, np.diag(6 * X))
+    assert aux == 7
+    with pytest.raises(TypeError, match="jacrev: expected .* pair"):
+        ft.jacrev(lambda x: x, has_aux=True)(X)
+    np.testing.assert_allclose(ft.jacobian(fnp.sin)(X), np.diag(np.cos(X)))
+
+
+def test_item6_holomorphic_accepted_true_is_a_clear_error():
+    assert ft.grad(lambda x: x * x, holomorphic=False)(3.0) == 6.0
+    np.testing.assert_allclose(ft.jacfwd(fnp.sin, holomorphic=False)(X), np.diag(np.cos(X)))
+    for make in (ft.grad, ft.value_and_grad, ft.jacfwd, ft.jacrev, ft.hessian):
+        with pytest.raises(NotImplementedError, match="holomorphic=True.*not supported"):
+            make(fnp.sin, holomorphic=True)(1.0)
+
+
+# -- test_util.check_grads ---------------------------------------------------------
+
+
+def test_item6_test_util_check_grads_signature_and_dtype_tolerances():
+    from functrace.test_util import check_grads
+
+    x32 = X.astype(np.float32)
+    check_grads(fnp.sin, (x32,), 2, atol={np.float32: 1e-2, np.float64: 1e-6}, rtol=1e-2)
+    check_grads(fnp.tanh, (X,), order=2, modes=["rev"], eps=1e-4)
+    # the float64 entry applies to float64 inputs: an impossible tolerance fails
+    with pytest.raises(AssertionError, match="mode 'fwd'"):
+        check_grads(
+            lambda x: x**3, (X,), 1, atol={np.float64: 1e-14}, rtol={np.float64: 0}, eps=0.1
+        )
+    with pytest.raises(TypeError, match="check_grads"):
+        check_grads(fnp.sin, (np.arange(3),), 1)
+
+
+# -- vjp / linearize functions as jit arguments ------------------------------------
+
+
+def test_item6_vjp_and_linearize_functions_pass_into_jit():
+    f = lambda x: fnp.sin(x) * x  # noqa: E731
+    expected = (np.cos(X) * X + np.sin(X)) * X
+    _, pb = ft.vjp(f, X)
+    (got,) = ft.jit(lambda pb, ct: pb(ct))(pb, X)
+    np.testing.assert_allclose(got, expected)
+    _, f_jvp = ft.linearize(f, X)
+    np.testing.assert_allclose(ft.jit(lambda fj, t: fj(t))(f_jvp, X), expected)
+    leaves = ft.tree_util.tree_leaves(pb)
+    assert leaves and all(isinstance(v, np.ndarray) for v in leaves)
+    # vmap over cotangents with the pullback as a closed-over pytree
+    cts = np.stack([X, 2 * X])
+    np.testing.assert_allclose(ft.vmap(lambda c: pb(c)[0])(cts), np.stack([expected, 2 * expected]))
+
+
+# -- lax functions -----------------------------------------------------------------
+
+
+def test_item6_lax_index_and_slice_in_dim():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(lax.index_in_dim(x, 1, axis=1, keepdims=False), x[:, 1])
+    np.testing.assert_array_equal(lax.index_in_dim(x, -1, axis=1), x[:, -1:])
+    np.testing.assert_array_equal(lax.slice_in_dim(np.arange(6.0), 1, 5, stride=2), [1.0, 3.0])
+    np.testing.assert_array_equal(lax.slice_in_dim(np.arange(6.0), -3, None), [3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(lax.dynamic_index_in_dim(x, 5, axis=1, keepdims=False), x[:, 2])
+    jitted = ft.jit(lambda x, i: lax.dynamic_index_in_dim(x, i, axis=1))
+    np.testing.assert_array_equal(jitted(x, -1), x[:, -1:])
+    np.testing.assert_array_equal(lax.dynamic_slice_in_dim(np.arange(6.0), -2, 2), [4.0, 5.0])
+    up = lax.dynamic_update_index_in_dim(np.zeros((2, 3)), np.ones(2), 1, axis=1)
+    np.testing.assert_array_equal(up, [[0, 1, 0], [0, 1, 0]])
+    up2 = lax.dynamic_update_index_in_dim(np.zeros((2, 3)), np.ones((2, 1)), -1, axis=1)
+    np.testing.assert_array_equal(up2, [[0, 0, 1], [0, 0, 1]])
+    with pytest.raises(IndexError, match="index_in_dim"):
+        lax.index_in_dim(x, 3, axis=1)
+    g = ft.grad(lambda x: lax.dynamic_index_in_dim(x, 1, keepdims=False).sum())(x)
+    np.testing.assert_array_equal(g, [[0, 0, 0], [1, 1, 1]])
+
+
+def test_item6_lax_sort_signature_sort_key_val_top_k():
+    k, v = np.array([3, 1, 2]), np.array([10.0, 20.0, 30.0])
+    sk, sv = lax.sort((k, v), num_keys=1)
+    np.testing.assert_array_equal(sk, [1, 2, 3])
+    np.testing.assert_array_equal(sv, [20.0, 30.0, 10.0])
+    m = np.array([[3, 1, 2], [0, 5, 4]])
+    np.testing.assert_array_equal(lax.sort(m, dimension=0), np.sort(m, axis=0))
+    sk, sv = lax.sort_key_val(k, v)
+    np.testing.assert_array_equal(sv, [20.0, 30.0, 10.0])
+    vals, idx = lax.top_k(np.array([1.0, 3.0, 3.0, 2.0]), 2)
+    np.testing.assert_array_equal(vals, [3.0, 3.0])
+    np.testing.assert_array_equal(idx, [1, 2])  # ties in index order
+    assert idx.dtype == np.int32
+    vals, idx = ft.jit(lambda x: lax.top_k(x, 2))(np.array([[3.0, 1.0, 2.0, 5.0]]))
+    np.testing.assert_array_equal(vals, [[5.0, 3.0]])
+    np.testing.assert_array_equal(idx, [[3, 0]])
+    g = ft.grad(lambda x: lax.top_k(x, 2)[0].sum())(np.array([1.0, 4.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [0, 1, 1, 0])
+    with pytest.raises(ValueError, match="top_k: expected k"):
+        lax.top_k(X, 4)
+    with pytest.raises(ValueError, match="num_keys"):
+        lax.sort((k, v), num_keys=3)
+
+
+def test_item6_lax_cumulative_select_clamp():
+    x = np.array([1.0, 3.0, 2.0, 4.0])
+    np.testing.assert_array_equal(lax.cumsum(x, axis=0, reverse=True), np.cumsum(x[::-1])[::-1])
+    np.testing.assert_array_equal(lax.cumprod(x), np.cumprod(x))
+    np.testing.assert_array_equal(lax.cummax(x), np.maximum.accumulate(x))
+    np.testing.assert_array_equal(lax.cummin(x, reverse=True), np.minimum.accumulate(x[::-1])[::-1])
+    pred = np.array([True, False, True, False])
+    np.testing.assert_array_equal(lax.select(pred, x, -x), np.where(pred, x, -x))
+    g = ft.grad(lambda x: lax.select(pred, x, 2 * x).sum())(x)
+    np.testing.assert_array_equal(g, [1, 2, 1, 2])
+    np.testing.assert_array_equal(lax.clamp(1.5, x, 3.0), np.clip(x, 1.5, 3.0))
+
+
+def test_item6_lax_reduce_monoids():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(lax.reduce(x, 0.0, lax.add, (1,)), x.sum(1))
+    np.testing.assert_array_equal(lax.reduce(x, 1.0, lax.add, (1,)), x.sum(1) + 1)  # init once
+    np.testing.assert_array_equal(lax.reduce(x, 5.0, lax.max, (1,)), [5.0, 5.0])
+    np.testing.assert_array_equal(lax.reduce(x, np.inf, fnp.minimum, (0,)), x.min(0))
+    np.testing.assert_array_equal(lax.reduce(x + 1, 1.0, lax.mul, (0, 1)), np.prod(x + 1))
+    assert not lax.reduce(np.array([True, False]), True, lax.bitwise_and, (0,))
+    assert lax.reduce(np.array([True, False]), False, lax.bitwise_or, (0,))
+    np.testing.assert_array_equal(ft.grad(lambda x: lax.reduce(x, 0.0, lax.add, (0, 1)))(x), 1.0)
+    np.testing.assert_array_equal(
+        ft.jit(lambda x: lax.reduce(x, -np.inf, lax.max, (0,)))(x), x.max(0)
+    )
+    with pytest.raises(NotImplementedError, match="reduce: expected a computation"):
+        lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (1,))
+
+
+def test_item6_precision_and_preferred_element_type():
+    f32 = np.ones(3, np.float32)
+    m32 = np.ones((2, 3), np.float32)
+    assert lax.dot(f32, f32, preferred_element_type=np.float64).dtype == np.float64
+    assert lax.dot(m32, f32, precision=lax.Precision.HIGHEST).dtype == np.float32
+    dims = (((1,), (0,)), ((), ()))
+    out = lax.dot_general(m32, f32, dims, lax.Precision.HIGH, preferred_element_type=np.float64)
+    assert out.dtype == np.float64
+    assert fnp.dot(f32, f32, preferred_element_type=np.float64).dtype == np.float64
+    assert fnp.matmul(m32, f32, precision="highest").dtype == np.float32
+    e = fnp.einsum("i,i->", f32, f32, preferred_element_type=np.float64, precision=("high", "high"))
+    assert e.dtype == np.float64 and e == 3.0
+    jitted = ft.jit(lambda a: fnp.matmul(a, a, preferred_element_type=np.float64))
+    assert jitted(f32).dtype == np.float64
+    assert fnp.dot(np.ones(3), np.ones(3), preferred_element_type=np.float32).dtype == np.float32
+    ints = np.arange(3, dtype=np.int32)
+    assert lax.dot(ints, ints, preferred_element_type=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="dot: expected precision"):
+        fnp.dot(f32, f32, precision="bogus")
+    assert set(lax.Precision.__members__) == {"DEFAULT", "HIGH", "HIGHEST"}
+
+
+def test_item6_dot_matmul_shape_errors_are_type_errors():
+    for fn, name in ((fnp.dot, "dot"), (fnp.matmul, "matmul")):
+        for a in (np.ones(3), fnp.asarray(np.ones(3))):
+            with pytest.raises(TypeError, match=rf"{name}: .*\(3,\) and \(4,\)"):
+                fn(a, np.ones(4))
+        with pytest.raises(TypeError, match=rf"{name}: .*\(3,\) and \(4,\)"):
+            ft.jit(fn)(np.ones(3), np.ones(4))
+    with pytest.raises(TypeError, match=r"dot: .*\(2, 3\) and \(4, 5\)"):
+        fnp.dot(np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(TypeError, match=r"dot: .*\(3,\) and \(4,\)"):
+        lax.dot(np.ones(3), np.ones(4))
+
+
+# -- custom_jvp inside control flow under grad / jit / vmap ------------------------
+
+
+@ft.custom_jvp
+def _softplus(x):
+    return fnp.log1p(fnp.exp(x))
+
+
+_softplus.defjvp(lambda p, t: (_softplus(p[0]), t[0] * lax.logistic(p[0])))
+
+
+def _sp_chain_grad(x, n=3):
+    # d/dx softplus^n(x), by the chain rule in NumPy
+    g, v = 1.0, x
+    for _ in range(n):
+        g *= 1 / (1 + np.exp(-v))
+        v = np.log1p(np.exp(v))
+    return g
+
+
+def test_item6_custom_jvp_inside_control_flow():
+    def scanned(x):
+        return lax.scan(lambda c, _: (_softplus(c), None), x, None, length=3)[0]
+
+    def fori(x):
+        return lax.fori_loop(0, 3, lambda i, c: _softplus(c), x)
+
+    def cond(x):
+        return lax.cond(x > 0, _softplus, lambda y: y, x)
+
+    for f in (scanned, fori):
+        assert np.isclose(ft.grad(f)(1.0), _sp_chain_grad(1.0))
+        assert np.isclose(ft.jit(ft.grad(f))(1.0), _sp_chain_grad(1.0))
+        np.testing.assert_allclose(ft.vmap(ft.grad(f))(X), [_sp_chain_grad(v) for v in X])
+    assert np.isclose(ft.grad(cond)(1.0), _sp_chain_grad(1.0, 1))
+    assert np.isclose(ft.jit(ft.grad(cond))(1.0), _sp_chain_grad(1.0, 1))
+    np.testing.assert_allclose(ft.vmap(ft.grad(cond))(X), [_sp_chain_grad(v, 1) for v in X])
+
+    def wl(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, _softplus(c[1])), (0, x))[1]
+
+    _, t = ft.jvp(wl, (1.0,), (1.0,))
+    assert np.isclose(t, _sp_chain_grad(1.0))
+    _, t = ft.jit(lambda x: ft.jvp(wl, (x,), (1.0,)))(1.0)
+    assert np.isclose(t, _sp_chain_grad(1.0))
+
+
+# -- jit under other transforms: traced once per signature -------------------------
+
+
+def test_item6_transforms_of_jit_do_not_retrace():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return fnp.sin(x).sum()
+
+    jf = ft.jit(f)
+    for _ in range(3):
+        g = ft.grad(jf)(X)
+    np.testing.assert_allclose(g, np.cos(X))
+    assert jf.trace_count == 1 and len(calls) == 1
+    for _ in range(3):
+        v = ft.vmap(jf)(np.ones((2, 3)))
+    np.testing.assert_allclose(v, [3 * np.sin(1.0)] * 2)
+    for _ in range(3):
+        _, t = ft.jvp(jf, (X,), (X,))
+    assert np.isclose(t, (np.cos(X) * X).sum())
+    assert jf.trace_count == 1 and len(calls) == 1  # one signature: f64[3]
+    ft.grad(jf)(X.astype(np.float32))
+    assert jf.trace_count == 2  # a new signature is traced
+    # closures over a value being differentiated still differentiate (not cached)
+    assert ft.grad(lambda y: ft.jit(lambda z: (z * y).sum())(X))(2.0) == X.sum()
+    h = ft.jit(lambda x, n, s=1.0: (x**n).sum() * s, static_argnums=1)
+    np.testing.assert_allclose(ft.grad(h)(X, 2, s=2.0), 4 * X)
+    # as in JAX, the jitted body is traced abstractly: Python control flow on values fails
+    with pytest.raises(ft.ConcretizationError):
+        ft.grad(ft.jit(lambda x: x if x > 0 else -x))(1.0)
+
+
+# -- custom_jvp with Python control flow under eager jvp/grad ----------------------
+
+
+def test_item6_custom_jvp_python_control_flow_eager():
+    @ft.custom_jvp
+    def absolute(x):
+        return x if x > 0 else -x
+
+    @absolute.defjvp
+    def absolute_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return absolute(x), (t if x > 0 else -t)
+
+    assert ft.grad(absolute)(2.0) == 1.0
+    assert ft.grad(absolute)(-2.0) == -1.0
+    assert ft.jvp(absolute, (-3.0,), (1.0,)) == (3.0, -1.0)
+    assert ft.grad(ft.grad(absolute))(2.0) == 0.0
+    # under jit values are abstract: a clear concretization error, as in JAX
+    with pytest.raises(ft.ConcretizationError, match="custom_jvp of 'absolute'"):
+        ft.jit(ft.grad(absolute))(2.0)
+
+    # the rule is still used under every transform
+    @ft.custom_jvp
+    def softplus(x):
+        return fnp.log1p(fnp.exp(x))
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] * lax.logistic(p[0])))
+    sig = 1 / (1 + np.exp(-X))
+    np.testing.assert_allclose(ft.grad(lambda x: softplus(x).sum())(X), sig)
+    np.testing.assert_allclose(ft.hessian(lambda x: softplus(x).sum())(X), np.diag(sig * (1 - sig)))
+    np.testing.assert_allclose(ft.vmap(ft.grad(softplus))(X), sig)
+    np.testing.assert_allclose(ft.grad(lambda x: ft.vmap(softplus)(x).sum())(X), sig)
+
+    # a rule closing over a value being differentiated: a clear error
+    def outer(y):
+        k = ft.custom_jvp(lambda x: x * y)
+        k.defjvp(lambda p, t: (k(p[0]), t[0] * y))
+        return k(y)
+
+    with pytest.raises(NotImplementedError, match="close over no value"):
+        ft.grad(outer)(3.0)
