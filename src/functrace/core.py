@@ -422,7 +422,13 @@ class Tracer:
     def __index__(self) -> int:
         if not dtypes.is_integer(self.dtype) and not dtypes.is_bool(self.dtype):
             raise TypeError(f"__index__: expected an integer array, got {self.aval.str_short()}.")
-        return int(self.to_concrete_value("use as a Python index (__index__)"))
+        return int(
+            self.to_concrete_value(
+                "use as a Python index (__index__; to index a NumPy array `table` with a "
+                "traced index, write functrace.numpy.asarray(table)[i] or "
+                "functrace.numpy.take(table, i))"
+            )
+        )
 
     def item(self, *args: Any) -> Any:
         return self.to_concrete_value("item()").item(*args)
@@ -436,7 +442,8 @@ class Tracer:
             f"{self.aval.str_short()} inside {self._trace.origin or 'a transformation'}. "
             f"NumPy functions cannot see through tracers (that would silently drop the "
             f"derivative); use the same function from functrace.numpy instead (to index "
-            f"a NumPy array with a traced index, use functrace.numpy.take(x, i, axis))."
+            f"a NumPy array `table` with a traced index, write "
+            f"functrace.numpy.asarray(table)[i] or functrace.numpy.take(table, i, axis))."
         )
 
     def __setitem__(self, idx: Any, val: Any) -> None:

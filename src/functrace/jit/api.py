@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, tree_util
+from functrace._array import Array, to_array
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr
@@ -67,6 +68,7 @@ used ones are dropped first; a dropped signature is traced again when it comes b
 _trace_stack = core.trace_stack  # the same list object, mutated in place by core
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
+_Array = Array
 
 
 @contextlib.contextmanager
@@ -143,7 +145,7 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     key: list[Any] = []
     for a in args:
         t = type(a)
-        if t is _ndarray:
+        if t is _ndarray or t is _Array:
             key.append((a.shape, a.dtype))
         elif t in _SCALAR_TYPES:
             key.append(t)
@@ -160,7 +162,7 @@ def _tree_key(x: Any, leaves: list[Any]) -> Any:
     dicts with sortable keys, None, plain arrays and scalars), appending the leaves in
     ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
     t = type(x)
-    if t is _ndarray:
+    if t is _ndarray or t is _Array:
         leaves.append(x)
         return (x.shape, x.dtype)
     if t in _SCALAR_TYPES:
@@ -338,8 +340,10 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if _disabled or len(_trace_stack) != 1:
+        if len(_trace_stack) != 1:
             return self._fun(*args, **kwargs)  # inlined into the enclosing transform
+        if _disabled:  # run eagerly, results as jit's: Arrays
+            return tree_util.tree_map(to_array, self._fun(*args, **kwargs))
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)

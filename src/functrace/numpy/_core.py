@@ -53,7 +53,7 @@ def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
     if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)):
         return x
     if isinstance(x, (list, tuple)):
-        from functrace.numpy._shape import array
+        from functrace.numpy._shape import _array_any as array
 
         return array(x)
     try:
