@@ -23,7 +23,10 @@ Decisions:
   checked. Negative ones wrap once, then every index is clamped into
   ``[0, size - 1]``: reads return the edge element and updates land on the edge
   (JAX drops out-of-range updates instead). ``mode="clip"`` (``.at[idx].get/set/...``,
-  ``take``) gives the clamping for concrete indices too.
+  ``take``) gives the clamping for concrete indices too; ``.at`` also takes JAX's
+  ``"promise_in_bounds"`` (clamped too) and ``"fill"``/``"drop"`` (out-of-range reads
+  give ``fill_value``, out-of-range updates are skipped), with the same results eagerly,
+  under ``jit`` and ``vmap``.
 * Boolean masks need concrete values, because the result's shape depends on them.
   Under ``jit``, ``x[mask]`` raises ``ConcretizationError`` pointing to ``fnp.where``;
   ``x.at[mask].set(v)`` (and add/mul/min/max) with ``v`` broadcastable to the
@@ -33,7 +36,7 @@ Decisions:
   ``set`` keeps the last write (NumPy assignment); ``add``/``mul``/``min``/``max``
   combine every update (``numpy.ufunc.at``), and ``grad`` accumulates cotangents of
   repeated reads (``gather`` transposes to ``scatter_add``).
-* Plain NumPy arrays have no ``.at``: ``fnp.at(x)[idx].set(v)`` is the same API as a
+* Plain NumPy arrays have no ``.at`` (``functrace.Array``s do): ``fnp.at(x)[idx].set(v)`` is the same API as a
   function and works on arrays and tracers alike (eagerly it is a copy plus NumPy
   assignment or ``ufunc.at``).
 """
