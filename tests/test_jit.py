@@ -58,12 +58,13 @@ def assert_like_eager(got, expected, op: OpInfo | None = None, what: str = "") -
             np.testing.assert_allclose(a, b, **_tol(op, b.dtype), err_msg=what)
         else:
             np.testing.assert_array_equal(a, b, err_msg=what)
-        # 0-d results are NumPy scalars (like NumPy's ufuncs), arrays are writable arrays.
-        if isinstance(e, np.ndarray) and e.ndim > 0:
-            assert isinstance(g, np.ndarray), f"{what}: got {type(g).__name__}, eager array"
-            assert g.flags.writeable, f"{what}: read-only output"
-        elif isinstance(e, np.generic | np.ndarray):
-            assert isinstance(g, np.generic), f"{what}: got {type(g).__name__} for 0-d"
+        # jit returns immutable functrace.Arrays (0-d ones too) where eager code returns
+        # NumPy arrays or scalars, and Python scalars where eager code does.
+        if isinstance(e, np.generic | np.ndarray):
+            assert type(g) is ft.Array, f"{what}: got {type(g).__name__}, eager array"
+            assert not g.flags.writeable, f"{what}: writable output"
+        else:
+            assert type(g) is type(e), f"{what}: got {type(g).__name__}, eager {type(e)}"
 
 
 def _layouts(args: tuple) -> dict[str, tuple]:

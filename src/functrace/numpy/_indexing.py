@@ -36,7 +36,8 @@ Decisions:
   ``set`` keeps the last write (NumPy assignment); ``add``/``mul``/``min``/``max``
   combine every update (``numpy.ufunc.at``), and ``grad`` accumulates cotangents of
   repeated reads (``gather`` transposes to ``scatter_add``).
-* Plain NumPy arrays have no ``.at`` (``functrace.Array``s do): ``fnp.at(x)[idx].set(v)`` is the same API as a
+* Plain NumPy arrays have no ``.at`` (``functrace.Array``s do): ``fnp.at(x)[idx].set(v)``
+  is the same API as a
   function and works on arrays and tracers alike (eagerly it is a copy plus NumPy
   assignment or ``ufunc.at``).
 """
