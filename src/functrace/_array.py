@@ -97,7 +97,7 @@ class Array(np.ndarray):
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
-    def copy(self, order: str = "C") -> Array:  # type: ignore[override]
+    def copy(self, order: Any = "C") -> Array:  # type: ignore[override]
         return _wrap(self.view(_nd).copy(order))
 
 
@@ -221,7 +221,7 @@ def _divmod(self: Array, other: Any) -> Any:
     return _wrap(q), _wrap(r)
 
 
-Array.__divmod__ = _divmod  # type: ignore[attr-defined]
+setattr(Array, "__divmod__", _divmod)
 
 
 def _unary(ufunc: np.ufunc) -> Any:
@@ -289,6 +289,14 @@ for _name in (
 ):
     setattr(Array, _name, _method(_name))
 
+
+def _view_property(name: str) -> Any:
+    def get(self: Array) -> Any:
+        return _wrap(getattr(self.view(_nd), name))
+
+    return get
+
+
 for _name in ("T", "real", "imag", "mT"):
     if hasattr(_nd, _name):
-        setattr(Array, _name, property(lambda self, _n=_name: _wrap(getattr(self.view(_nd), _n))))
+        setattr(Array, _name, property(_view_property(_name)))
