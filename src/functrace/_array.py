@@ -221,7 +221,7 @@ def _divmod(self: Array, other: Any) -> Any:
     return _wrap(q), _wrap(r)
 
 
-setattr(Array, "__divmod__", _divmod)
+Array.__divmod__ = _divmod  # type: ignore[method-assign,assignment]
 
 
 def _unary(ufunc: np.ufunc) -> Any:
