@@ -47,6 +47,8 @@ def test_item4_every_transform_returns_arrays() -> None:
         "fnp.arange": fnp.arange(3),
         "fnp on Array": fnp.sin(fnp.asarray(X)),
         "fnp reduction on Array": fnp.sum(fnp.asarray(X)),
+        "fnp.linalg on Array": fnp.linalg.norm(fnp.asarray(X)),
+        "fnp on a list of Arrays": fnp.stack([fnp.asarray(X), X]),
         "operator": fnp.asarray(X) + 1,
         "method": fnp.asarray(X).sum(),
         "index": fnp.asarray(X)[0],
@@ -159,6 +161,8 @@ def test_item4_block_until_ready_and_scalars() -> None:
     assert f"{r:.3f}" == f"{float(r):.3f}"
     assert ft.grad(_loss)(X).block_until_ready() is not None
     assert bool(r > 0) and int(fnp.asarray(3)) == 3
+    a = fnp.asarray(X)
+    np.testing.assert_array_equal(a == "x", np.zeros(3, bool))  # NumPy's operator fallbacks
 
 
 def test_item4_numpy_interop_zero_copy() -> None:

@@ -25,7 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from functrace.core import Tracer
+
 _nd = np.ndarray
+_getitem = np.ndarray.__getitem__
 
 
 class Array(np.ndarray):
@@ -86,11 +89,18 @@ class Array(np.ndarray):
         )
 
     def __getitem__(self, idx: Any) -> Any:
-        if _index_has_tracer(idx):
+        if isinstance(idx, Tracer) or (
+            (type(idx) is tuple or type(idx) is list) and _index_has_tracer(idx)
+        ):
             from functrace.numpy._indexing import getitem
 
             return getitem(self.view(_nd), idx)
-        return _wrap(_nd.__getitem__(self.view(_nd), idx))
+        r = _getitem(self, idx)
+        if type(r) is Array:  # a view (read-only already) or an advanced-index copy
+            if r.flags.writeable:
+                r.flags.writeable = False
+            return r
+        return _wrap(r)
 
     def __iter__(self) -> Any:
         if self.ndim == 0:
@@ -159,8 +169,6 @@ def _plain_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _index_has_tracer(idx: Any) -> bool:
-    from functrace.core import Tracer
-
     if isinstance(idx, Tracer):
         return True
     if type(idx) is tuple or type(idx) is list:
@@ -171,51 +179,46 @@ def _index_has_tracer(idx: Any) -> bool:
 # -- operators and methods: results are Arrays ------------------------------
 
 
-def _binary(ufunc: np.ufunc, reflected: bool = False) -> Any:
-    def op(self: Array, other: Any) -> Any:
-        if getattr(other, "__array_priority__", 0) > 1.0 and not isinstance(other, _nd):
-            return NotImplemented  # a tracer: its reflected operator handles it
-        a = self.view(_nd)
-        o = _plain(other)
-        return _wrap(ufunc(o, a) if reflected else ufunc(a, o))
+def _binary(name: str) -> Any:
+    base = getattr(_nd, name)  # NumPy's operator: its promotion, deferral and fallbacks
 
+    def op(self: Array, other: Any) -> Any:
+        if isinstance(other, Tracer):
+            return NotImplemented  # the tracer's reflected operator handles it
+        if isinstance(other, Array):
+            other = other.view(_nd)
+        return _wrap(base(self.view(_nd), other))
+
+    op.__name__ = op.__qualname__ = name
     return op
 
 
-_BINARY = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "truediv": np.true_divide,
-    "floordiv": np.floor_divide,
-    "mod": np.remainder,
-    "pow": np.power,
-    "matmul": np.matmul,
-    "and": np.bitwise_and,
-    "or": np.bitwise_or,
-    "xor": np.bitwise_xor,
-    "lshift": np.left_shift,
-    "rshift": np.right_shift,
-}
-for _name, _uf in _BINARY.items():
-    setattr(Array, f"__{_name}__", _binary(_uf))
-    setattr(Array, f"__r{_name}__", _binary(_uf, reflected=True))
+for _name in (
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+):
+    setattr(Array, f"__{_name}__", _binary(f"__{_name}__"))
+    setattr(Array, f"__r{_name}__", _binary(f"__r{_name}__"))
     # In-place operators rebind the name to a new Array (``x += 1``), as in JAX.
-    setattr(Array, f"__i{_name}__", _binary(_uf))
-for _name, _uf in {
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    "eq": np.equal,
-    "ne": np.not_equal,
-}.items():
-    setattr(Array, f"__{_name}__", _binary(_uf))
+    setattr(Array, f"__i{_name}__", _binary(f"__{_name}__"))
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(Array, f"__{_name}__", _binary(f"__{_name}__"))
 Array.__hash__ = None  # type: ignore[assignment]
 
 
 def _divmod(self: Array, other: Any) -> Any:
-    if getattr(other, "__array_priority__", 0) > 1.0 and not isinstance(other, _nd):
+    if isinstance(other, Tracer):
         return NotImplemented
     q, r = np.divmod(self.view(_nd), _plain(other))
     return _wrap(q), _wrap(r)

@@ -76,16 +76,18 @@ def _array_results() -> None:
 
         return g
 
-    ns = globals()
-    for name, f in list(ns.items()):
-        if (
-            name.startswith("_")
-            or not isinstance(f, types.FunctionType)
-            or not f.__module__.startswith("functrace.numpy.")
-            or name in ("array", "asarray", "at", "is_traced")
-        ):
-            continue
-        ns[name] = always(f) if name in _creation.__all__ else on_arrays(f)
+    from functrace.numpy import linalg
+
+    for ns in (globals(), vars(linalg)):
+        for name, f in list(ns.items()):
+            if (
+                name.startswith("_")
+                or not isinstance(f, types.FunctionType)
+                or not f.__module__.startswith("functrace.numpy.")
+                or name in ("array", "asarray", "at", "is_traced")
+            ):
+                continue
+            ns[name] = always(f) if name in _creation.__all__ else on_arrays(f)
 
 
 _array_results()
