@@ -76,8 +76,6 @@ def _array_results() -> None:
 
         return g
 
-    from functrace.numpy import linalg
-
     for ns in (globals(), vars(linalg)):
         for name, f in list(ns.items()):
             if (
