@@ -98,7 +98,7 @@ class Array(np.ndarray):
         r = _getitem(self, idx)
         if type(r) is Array:  # a view (read-only already) or an advanced-index copy
             if r.flags.writeable:
-                r.flags.writeable = False
+                r.setflags(write=False)
             return r
         return _wrap(r)
 
@@ -123,13 +123,13 @@ def to_array(x: Any) -> Any:
         if not x.flags.writeable:
             x = x.copy()
         a = x.view(Array)
-        a.flags.writeable = False
+        a.setflags(write=False)
         return a
     if t is Array:
         return x
     if isinstance(x, np.generic):
         a = np.array(x).view(Array)
-        a.flags.writeable = False
+        a.setflags(write=False)
         return a
     return x  # a tracer, a Python value, another ndarray subclass: unchanged
 
@@ -140,11 +140,11 @@ def _wrap(x: Any) -> Any:
     t = type(x)
     if t is _nd:
         a = x.view(Array)
-        a.flags.writeable = False
+        a.setflags(write=False)
         return a
     if isinstance(x, np.generic):
         a = np.array(x).view(Array)
-        a.flags.writeable = False
+        a.setflags(write=False)
         return a
     return x
 

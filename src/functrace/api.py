@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
-from functrace._array import to_array
+from functrace._array import Array, to_array
 from functrace.core import Tracer, describe_fun
 from functrace.interpreters import ad
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -52,6 +52,7 @@ def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int) -> 
 _FLAT_LEAF_TYPES = {
     float,
     np.ndarray,
+    Array,
     np.float64,
     np.float32,
     np.float16,
