@@ -229,3 +229,10 @@ def test_item5_plain_numpy_table_with_traced_index_error() -> None:
         ft.jit(lambda i: table[i])(np.array([0, 1]))
     np.testing.assert_array_equal(ft.jit(lambda i: fnp.asarray(table)[i])(2), 30.0)
     np.testing.assert_array_equal(ft.jit(lambda i: fnp.take(table, i))(2), 30.0)
+
+
+def test_item4_jit_result_never_aliases_a_writable_input() -> None:
+    a = np.arange(3.0)
+    out = ft.jit(lambda x: x)(a)
+    a[0] = 9.0
+    assert out[0] == 0.0 and _is_array(out)

@@ -769,8 +769,10 @@ class _Gen:
             return f"{dtype_ctor(x.aval.dtype)}({n})"
         if x in self.fresh:
             return n
-        if x in set(self.jaxpr.constvars):
-            return f"np.array({n})"  # never hand out the captured constant itself
+        if x in set(self.jaxpr.constvars) or x in set(self.jaxpr.invars):
+            # never hand out the captured constant or the caller's input itself: the
+            # immutable result must not change when someone writes to that array
+            return f"np.array({n})"
         return n  # _to_array copies it if it is a read-only view
 
     def gen_scalar(self, eqn: JaxprEqn) -> None:
