@@ -59,12 +59,9 @@ def _array_results() -> None:
         def g(*args, **kwargs):  # type: ignore[no-untyped-def]
             out = f(*args, **kwargs)
             for a in args:
-                if type(a) is Array:
+                t = type(a)
+                if t is Array or ((t is list or t is tuple) and Array in map(type, a)):
                     return wrap_tree(out)
-                if type(a) is list or type(a) is tuple:
-                    for e in a:
-                        if type(e) is Array:
-                            return wrap_tree(out)
             return out
 
         return g
@@ -83,6 +80,7 @@ def _array_results() -> None:
                 or not isinstance(f, types.FunctionType)
                 or not f.__module__.startswith("functrace.numpy.")
                 or name in ("array", "asarray", "at", "is_traced")
+                or hasattr(f, "_operator")  # elementwise: its NumPy path wraps Arrays itself
             ):
                 continue
             ns[name] = always(f) if name in _creation.__all__ else on_arrays(f)

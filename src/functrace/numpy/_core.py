@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._array import Array, _wrap
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax.shapes import broadcast_in_dim
@@ -159,7 +160,8 @@ def elementwise(
                 and core._dynamic is core._base
                 and not has_tracer_in_sequence(x)
             ):
-                return ufunc(x)
+                out = ufunc(x)
+                return out if type(x) is not Array else _wrap(out)
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
             return _finish(lax_fn(x), out_dt, _op)
 
@@ -185,7 +187,8 @@ def elementwise(
                 and core._dynamic is core._base
                 and not (has_tracer_in_sequence(x) or has_tracer_in_sequence(y))
             ):
-                return ufunc(x, y)
+                out = ufunc(x, y)
+                return out if type(x) is not Array and type(y) is not Array else _wrap(out)
             (x, y), out_dt = promote_and_broadcast(
                 name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)]
             )
