@@ -2,7 +2,7 @@
 
 >>> import functrace as ft
 >>> ft.grad(lambda x: x ** 3)(2.0)
-12.0
+Array(12.)
 """
 
 from functrace import (  # noqa: F401
@@ -21,6 +21,7 @@ from functrace import (  # noqa: F401
     tree,
     tree_util,
 )
+from functrace._array import Array  # noqa: F401
 from functrace.api import (  # noqa: F401
     eval_shape,
     grad,

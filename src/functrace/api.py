@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
+from functrace._array import Array, to_array
 from functrace.core import Tracer, describe_fun
 from functrace.interpreters import ad
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -58,6 +59,7 @@ _SCALAR_LEAF_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar ty
 _FLAT_LEAF_TYPES = {
     float,
     np.ndarray,
+    Array,
     np.float64,
     np.float32,
     np.float16,
@@ -162,10 +164,9 @@ def _plain_kwargs(fname: str, fun: Callable[..., Any], kwargs: dict[str, Any]) -
 
 
 def _output(x: Any) -> Any:
-    """Eager results leave as plain writable NumPy values."""
-    if isinstance(x, np.ndarray) and not x.flags.writeable:
-        return x.copy()
-    return x
+    """Eager results leave as immutable ``functrace.Array``s (0-d ones too; a read-only
+    view, e.g. of an input or a broadcast, is copied first)."""
+    return to_array(x)
 
 
 def _check_array_leaf(fname: str, x: Any, path: str) -> None:
@@ -196,20 +197,12 @@ def _diff_mask(fname: str, leaves: Sequence[Any], allow_int: bool) -> list[bool]
 
 def _zero_cotangent(x: Any) -> Any:
     aval = ad.tangent_aval(core.get_aval(x))
-    return np.zeros(aval.shape, aval.dtype)
+    return to_array(np.zeros(aval.shape, aval.dtype))
 
 
 def _from_ct(ct: Any, primal: Any) -> Any:
     if type(ct) is ad.Zero:
         return _zero_cotangent(primal)
-    aval = core.get_aval(primal)
-    if (
-        not isinstance(ct, Tracer)
-        and np.ndim(ct) == 0
-        and aval.shape == ()
-        and not isinstance(ct, np.ndarray)
-    ):
-        return ct
     return _output(ct)
 
 

@@ -205,6 +205,11 @@ def is_plain_array(x: np.ndarray) -> bool:
     return type(x) is np.ndarray and x.dtype.isnative and x.flags.aligned
 
 
+plain_subclasses: set[type] = set()
+"""ndarray subclasses of functrace's own that :func:`plain_array` views as plain arrays
+(``functrace.Array`` registers itself)."""
+
+
 def plain_array(x: np.ndarray, where: str, arg: str) -> np.ndarray:
     """The array a transform computes with for the ndarray ``x`` (the documented rule):
 
@@ -223,7 +228,9 @@ def plain_array(x: np.ndarray, where: str, arg: str) -> np.ndarray:
     ``where`` names the transform and function, ``arg`` the argument (for errors).
     """
     t = type(x)
-    if t is not np.ndarray:
+    if t in plain_subclasses:  # functrace.Array: a read-only ndarray, viewed as one
+        x = x.view(np.ndarray)
+    elif t is not np.ndarray:
         for cls, why in _REJECTED_SUBCLASSES:
             if isinstance(x, cls):
                 fix = "numpy.asarray(x)" if cls is np.matrix else "numpy.ma.filled(x, value)"
@@ -624,7 +631,13 @@ class Tracer:
     def __index__(self) -> int:
         if not dtypes.is_integer(self.dtype) and not dtypes.is_bool(self.dtype):
             raise TypeError(f"__index__: expected an integer array, got {self.aval.str_short()}.")
-        return int(self.to_concrete_value("use as a Python index (__index__)"))
+        return int(
+            self.to_concrete_value(
+                "use as a Python index (__index__; to index a NumPy array `table` with a "
+                "traced index, write functrace.numpy.asarray(table)[i] or "
+                "functrace.numpy.take(table, i))"
+            )
+        )
 
     def item(self, *args: Any) -> Any:
         return self.to_concrete_value("item()").item(*args)
@@ -638,7 +651,8 @@ class Tracer:
             f"{self.aval.str_short()} inside {self._trace.origin or 'a transformation'}. "
             f"NumPy functions cannot see through tracers (that would silently drop the "
             f"derivative); use the same function from functrace.numpy instead (to index "
-            f"a NumPy array with a traced index, use functrace.numpy.take(x, i, axis))."
+            f"a NumPy array `table` with a traced index, write "
+            f"functrace.numpy.asarray(table)[i] or functrace.numpy.take(table, i, axis))."
         )
 
     def __setitem__(self, idx: Any, val: Any) -> None:

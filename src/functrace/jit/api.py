@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, tree_util
+from functrace._array import Array, to_array
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
@@ -79,6 +80,7 @@ _jit_state = _JitState()
 _trace_state = core._state  # the per-thread trace state (the object is shared)
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
+_Array = Array
 
 
 @contextlib.contextmanager
@@ -160,7 +162,7 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     key: list[Any] = []
     for a in args:
         t = type(a)
-        if t is _ndarray:
+        if t is _ndarray or t is _Array:
             if not a.flags.aligned:
                 return None
             key.append((a.shape, a.dtype))
@@ -179,7 +181,7 @@ def _tree_key(x: Any, leaves: list[Any]) -> Any:
     dicts with sortable keys, None, plain arrays and scalars), appending the leaves in
     ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
     t = type(x)
-    if t is _ndarray:
+    if t is _ndarray or t is _Array:
         if not x.flags.aligned:
             return _NOT_SIMPLE
         leaves.append(x)
@@ -392,9 +394,10 @@ class JitFunction:
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if _jit_state.disabled:  # eager, with the arguments jit would compute with
-            if len(_trace_state.stack) == 1:
-                args = self._plain_eager(args, kwargs)  # updates kwargs too
-            return self._fun(*args, **kwargs)
+            if len(_trace_state.stack) != 1:
+                return self._fun(*args, **kwargs)  # inlined into the enclosing transform
+            args = self._plain_eager(args, kwargs)  # updates kwargs too
+            return tree_util.tree_map(to_array, self._fun(*args, **kwargs))  # as jit's
         if len(_trace_state.stack) != 1:
             return self._call_transformed(args, kwargs)
         entry, leaves = self._entry_for(args, kwargs)

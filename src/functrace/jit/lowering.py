@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._array import to_array
 from functrace.core import Primitive
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
 from functrace.jit import emitters, parallel
@@ -530,11 +531,6 @@ def _kernel_args_error(err: TypeError) -> TypeError:
     return new
 
 
-def _writable(x: Any) -> Any:
-    """An output array the caller may write to (copy read-only views)."""
-    return x if x.flags.writeable else x.copy()
-
-
 _PY_CTORS = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 """Python scalar type of a 0-d output by dtype kind (outputs marked ``py_outs``)."""
 
@@ -564,7 +560,6 @@ class _Gen:
             "math": math,
             "_asc": np.ascontiguousarray,
             "_empty": np.empty,
-            "_writable": _writable,
         }
         self.lines: list[str] = []
         self.contig: set[Var] = set()  # known C-contiguous arrays
@@ -677,9 +672,13 @@ class _Gen:
             else:
                 self.gen_other(unit)
         outs = [self.output(x) for x in jaxpr.outvars]
-        for i, py in enumerate(py_outs):
-            if py:
+        py = list(py_outs) + [False] * (len(outs) - len(py_outs))
+        for i in range(len(outs)):
+            if py[i]:
                 outs[i] = f"{_PY_CTORS[jaxpr.outvars[i].aval.dtype.kind]}({outs[i]})"
+            else:  # an immutable functrace.Array, as eager transforms return
+                outs[i] = f"_to_array({outs[i]})"
+        self.ns["_to_array"] = to_array
         if self.pooled:
             self.emit("_pool.append(_s)  # the scratch buffers, for the next call")
         self.emit(f"return {self.rebuild(outs)}")
@@ -762,9 +761,11 @@ class _Gen:
             return f"{dtype_ctor(x.aval.dtype)}({n})"
         if x in self.fresh:
             return n
-        if x in set(self.jaxpr.constvars):
-            return f"np.array({n})"  # never hand out the captured constant itself
-        return f"_writable({n})"
+        if x in set(self.jaxpr.constvars) or x in set(self.jaxpr.invars):
+            # never hand out the captured constant or the caller's input itself: the
+            # immutable result must not change when someone writes to that array
+            return f"np.array({n})"
+        return n  # _to_array copies it if it is a read-only view
 
     def gen_scalar(self, eqn: JaxprEqn) -> None:
         out = eqn.out_binders[0]

@@ -11,3 +11,30 @@ from functrace.lax.linalg import *  # noqa: F401,F403
 from functrace.lax.random_bits import *  # noqa: F401,F403
 from functrace.lax.reductions import *  # noqa: F401,F403
 from functrace.lax.shapes import *  # noqa: F401,F403
+
+
+def _array_results() -> None:
+    """Eager results of the control-flow functions are ``functrace.Array``s, as those
+    of the transforms are."""
+    import functools
+
+    from functrace._array import to_array
+    from functrace.lax import control_flow
+
+    def wrap(f):  # type: ignore[no-untyped-def]
+        @functools.wraps(f)
+        def g(*args, **kwargs):  # type: ignore[no-untyped-def]
+            from functrace.tree_util import tree_map
+
+            return tree_map(to_array, f(*args, **kwargs))
+
+        return g
+
+    ns = globals()
+    for name in ("cond", "fori_loop", "map", "scan", "switch", "while_loop"):
+        if name in ns and ns[name] is getattr(control_flow, name, None):
+            ns[name] = wrap(ns[name])
+
+
+_array_results()
+del _array_results

@@ -37,3 +37,54 @@ dtype = _np.dtype
 ndarray = _np.ndarray
 
 from functrace.numpy import linalg  # noqa: E402,F401
+
+
+def _array_results() -> None:
+    """Eager results are ``functrace.Array``s for the creation functions, and for every
+    function here called with an ``Array`` among its positional arguments (plain NumPy
+    inputs keep NumPy's result types: ``fnp.sin(np_array)`` is NumPy's ``np.sin``)."""
+    import functools
+    import types
+
+    from functrace._array import Array, _wrap
+    from functrace.numpy import _creation
+
+    def wrap_tree(out: object) -> object:
+        if type(out) is tuple or type(out) is list:
+            return type(out)(_wrap(o) for o in out)
+        return _wrap(out)
+
+    def on_arrays(f):  # type: ignore[no-untyped-def]
+        @functools.wraps(f)
+        def g(*args, **kwargs):  # type: ignore[no-untyped-def]
+            out = f(*args, **kwargs)
+            for a in args:
+                t = type(a)
+                if t is Array or ((t is list or t is tuple) and Array in map(type, a)):
+                    return wrap_tree(out)
+            return out
+
+        return g
+
+    def always(f):  # type: ignore[no-untyped-def]
+        @functools.wraps(f)
+        def g(*args, **kwargs):  # type: ignore[no-untyped-def]
+            return _wrap(f(*args, **kwargs))
+
+        return g
+
+    for ns in (globals(), vars(linalg)):
+        for name, f in list(ns.items()):
+            if (
+                name.startswith("_")
+                or not isinstance(f, types.FunctionType)
+                or not f.__module__.startswith("functrace.numpy.")
+                or name in ("array", "asarray", "at", "is_traced")
+                or hasattr(f, "_operator")  # elementwise: its NumPy path wraps Arrays itself
+            ):
+                continue
+            ns[name] = always(f) if name in _creation.__all__ else on_arrays(f)
+
+
+_array_results()
+del _array_results

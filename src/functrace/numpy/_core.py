@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._array import Array, _wrap
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax.shapes import broadcast_in_dim
@@ -53,7 +54,7 @@ def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
     if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)):
         return x
     if isinstance(x, (list, tuple)):
-        from functrace.numpy._shape import array
+        from functrace.numpy._shape import _array_any as array
 
         return array(x)
     try:
@@ -187,10 +188,11 @@ def elementwise(
                 and not has_tracer_in_sequence(x)
             ):
                 try:
-                    return ufunc(x)
+                    out = ufunc(x)
                 except (OverflowError, TypeError):
                     check_int_args(name, (x,))  # NumPy's message is about C longs
                     raise
+                return out if type(x) is not Array else _wrap(out)
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
             return _finish(lax_fn(x), out_dt, _op)
 
@@ -217,10 +219,11 @@ def elementwise(
                 and not (has_tracer_in_sequence(x) or has_tracer_in_sequence(y))
             ):
                 try:
-                    return ufunc(x, y)
+                    out = ufunc(x, y)
                 except (OverflowError, TypeError):
                     check_int_args(name, (x, y))
                     raise
+                return out if type(x) is not Array and type(y) is not Array else _wrap(out)
             (x, y), out_dt = promote_and_broadcast(
                 name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)]
             )

@@ -55,7 +55,7 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
 
     >>> import functrace.numpy as fnp
     >>> fnp.zeros((2, 2), dtype=fnp.int32)
-    array([[0, 0],
+    Array([[0, 0],
            [0, 0]], dtype=int32)
     """
     if not _traced():
@@ -68,7 +68,7 @@ def ones(shape: Any, dtype: Any = None) -> Any:
 
     >>> import functrace.numpy as fnp
     >>> fnp.ones(3)
-    array([1., 1., 1.])
+    Array([1., 1., 1.])
     """
     if not _traced():
         return np.ones(shape, dtype)
@@ -88,7 +88,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
 
     >>> import functrace.numpy as fnp
     >>> fnp.full((2,), 7)
-    array([7, 7])
+    Array([7, 7])
     """
     if not _traced() and not isinstance(fill_value, Tracer):
         return np.full(shape, fill_value, dtype)
@@ -106,7 +106,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
     >>> import functrace.numpy as fnp
     >>> fnp.zeros_like([1.5, 2.5])
-    array([0., 0.])
+    Array([0., 0.])
     """
     if _plain(a):
         return np.zeros_like(a, dtype=dtype, shape=shape)
@@ -135,7 +135,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
 
     >>> import functrace.numpy as fnp
     >>> fnp.full_like([1, 2, 3], 2.7)
-    array([2, 2, 2])
+    Array([2, 2, 2])
     """
     if _plain(a) and not isinstance(fill_value, Tracer):
         return np.full_like(a, fill_value, dtype=dtype, shape=shape)
@@ -154,7 +154,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
 
     >>> import functrace.numpy as fnp
     >>> fnp.arange(3)
-    array([0, 1, 2])
+    Array([0, 1, 2])
     """
     if isinstance(start, Tracer) or isinstance(stop, Tracer) or isinstance(step, Tracer):
         start, stop, step = (_concrete_scalar("arange", v, "bounds") for v in (start, stop, step))
@@ -182,7 +182,7 @@ def linspace(
 
     >>> import functrace.numpy as fnp
     >>> fnp.linspace(0.0, 1.0, 5)
-    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     if _plain([start, stop]):
         return np.linspace(
@@ -237,7 +237,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndar
 
     >>> import functrace.numpy as fnp
     >>> fnp.eye(2, dtype=int)
-    array([[1, 0],
+    Array([[1, 0],
            [0, 1]])
     """
     return np.eye(N, M, k, dtype=dtype)

@@ -23,7 +23,10 @@ Decisions:
   checked. Negative ones wrap once, then every index is clamped into
   ``[0, size - 1]``: reads return the edge element and updates land on the edge
   (JAX drops out-of-range updates instead). ``mode="clip"`` (``.at[idx].get/set/...``,
-  ``take``) gives the clamping for concrete indices too.
+  ``take``) gives the clamping for concrete indices too; ``.at`` also takes JAX's
+  ``"promise_in_bounds"`` (clamped too) and ``"fill"``/``"drop"`` (out-of-range reads
+  give ``fill_value``, out-of-range updates are skipped), with the same results eagerly,
+  under ``jit`` and ``vmap``.
 * Boolean masks need concrete values, because the result's shape depends on them.
   Under ``jit``, ``x[mask]`` raises ``ConcretizationError`` pointing to ``fnp.where``;
   ``x.at[mask].set(v)`` (and add/mul/min/max) with ``v`` broadcastable to the
@@ -33,7 +36,8 @@ Decisions:
   ``set`` keeps the last write (NumPy assignment); ``add``/``mul``/``min``/``max``
   combine every update (``numpy.ufunc.at``), and ``grad`` accumulates cotangents of
   repeated reads (``gather`` transposes to ``scatter_add``).
-* Plain NumPy arrays have no ``.at``: ``fnp.at(x)[idx].set(v)`` is the same API as a
+* Plain NumPy arrays have no ``.at`` (``functrace.Array``s do): ``fnp.at(x)[idx].set(v)``
+  is the same API as a
   function and works on arrays and tracers alike (eagerly it is a copy plus NumPy
   assignment or ``ufunc.at``).
 """
@@ -186,7 +190,7 @@ def _classify(fname: str, item: Any) -> tuple[Any, ...]:
             return ("trace", item)
         return _classify(fname, val)
     if isinstance(item, (list, tuple)) and _has_tracer(item):
-        from functrace.numpy._shape import array
+        from functrace.numpy._shape import _array_any as array
 
         return _classify(fname, array(item))
     arr = np.asarray(item)
@@ -608,27 +612,28 @@ class AtUpdater:
     def __repr__(self) -> str:
         return f"AtUpdater(idx={self.idx!r})"
 
-    def get(self, *, mode: str | None = None) -> Any:
-        """``x[idx]``."""
-        return getitem(self.x, self.idx, mode)
+    def get(self, *, mode: str | None = None, fill_value: Any = None) -> Any:
+        """``x[idx]``; out-of-range positions give ``fill_value`` with ``mode="fill"``
+        (or ``"drop"``)."""
+        return _at_result(self.x, _moded("get", self.x, self.idx, None, mode, fill_value))
 
     def set(self, values: Any, *, mode: str | None = None) -> Any:
         """``x`` with ``x[idx] = values`` (with repeated indices the last write wins)."""
-        return _update("set", self.x, self.idx, values, mode)
+        return _at_result(self.x, _moded("set", self.x, self.idx, values, mode))
 
     def add(self, values: Any, *, mode: str | None = None) -> Any:
         """``x`` with ``x[idx] += values`` (repeated indices all add up)."""
-        return _update("add", self.x, self.idx, values, mode)
+        return _at_result(self.x, _moded("add", self.x, self.idx, values, mode))
 
     def subtract(self, values: Any, *, mode: str | None = None) -> Any:
         """``x`` with ``x[idx] -= values``."""
         from functrace.numpy._math import negative
 
-        return _update("add", self.x, self.idx, negative(values), mode)
+        return _at_result(self.x, _moded("add", self.x, self.idx, negative(values), mode))
 
     def mul(self, values: Any, *, mode: str | None = None) -> Any:
         """``x`` with ``x[idx] *= values`` (repeated indices all multiply)."""
-        return _update("mul", self.x, self.idx, values, mode)
+        return _at_result(self.x, _moded("mul", self.x, self.idx, values, mode))
 
     multiply = mul
 
@@ -637,14 +642,115 @@ class AtUpdater:
 
         NOTE: at ties the gradient goes to ``x``'s entry.
         """
-        return _update("min", self.x, self.idx, values, mode)
+        return _at_result(self.x, _moded("min", self.x, self.idx, values, mode))
 
     def max(self, values: Any, *, mode: str | None = None) -> Any:  # noqa: A003
         """``x`` with ``x[idx] = maximum(x[idx], values)``.
 
         NOTE: at ties the gradient goes to ``x``'s entry.
         """
-        return _update("max", self.x, self.idx, values, mode)
+        return _at_result(self.x, _moded("max", self.x, self.idx, values, mode))
+
+
+_AT_MODES = (None, "clip", "promise_in_bounds", "fill", "drop")
+
+
+def _at_result(x: Any, out: Any) -> Any:
+    """``.at`` on a concrete ``functrace.Array`` returns an ``Array``."""
+    from functrace._array import Array, _wrap
+
+    return _wrap(out) if type(x) is Array else out
+
+
+def _default_fill(dtype: np.dtype) -> Any:
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+
+
+def _moded(op: str, x: Any, idx: Any, values: Any, mode: str | None, fill_value: Any = None) -> Any:
+    """``x.at[idx].<op>`` with one of JAX's modes. ``None``: in-range indices (eagerly
+    checked, clamped when traced); ``"clip"``/``"promise_in_bounds"``: clamped;
+    ``"fill"``/``"drop"``: out-of-range reads give ``fill_value``, out-of-range updates
+    are skipped. Out-of-range means outside ``[-n, n)``: negatives wrap once."""
+    fname = f".at[].{op}"
+    if mode not in _AT_MODES:
+        raise ValueError(
+            f"{fname}: expected mode None, 'clip', 'promise_in_bounds', 'fill' or 'drop', "
+            f"got {mode!r}."
+        )
+    if fill_value is not None and mode not in ("fill", "drop"):
+        raise ValueError(f"{fname}: fill_value needs mode='fill', got mode={mode!r}.")
+    if mode in (None, "clip", "promise_in_bounds"):
+        m = None if mode is None else "clip"
+        return getitem(x, idx, m) if op == "get" else _update(op, x, idx, values, m)
+    x = asarray_or_tracer(x, fname)
+    aval = core.get_aval(x)
+    if op == "get":
+        pad_value = _default_fill(aval.dtype) if fill_value is None else fill_value
+    else:
+        pad_value = 0
+    xp, idx2, padded = _pad_out_of_range(fname, x, idx, pad_value)
+    if op == "get":
+        return getitem(xp, idx2, "clip")
+    out = _update(op, xp, idx2, values, "clip")
+    if not padded:
+        return out
+    return getitem(out, tuple(slice(0, d) for d in aval.shape))
+
+
+def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any, Any, bool]:
+    """``x`` with one more slot at the end of each axis that an integer index selects
+    along (holding ``pad_value``), and ``idx`` with its out-of-range integers sent to
+    that slot: the slot is where dropped updates land and filled reads come from."""
+    from functrace.numpy._functions import pad
+    from functrace.numpy._math import where
+
+    shape = core.get_aval(x).shape
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    kinds = [_classify(fname, it) for it in items]
+    consumed = sum(
+        k[1].ndim if k[0] == "mask" else 1
+        for k in kinds
+        if k[0] in ("slice", "int", "arr", "trace", "mask")
+    )
+    widths = [(0, 0)] * len(shape)
+    new_items: list[Any] = []
+    ax = 0
+    for item, (kind, *payload) in zip(items, kinds):
+        if kind == "ellipsis":
+            ax += len(shape) - consumed
+        elif kind == "mask":
+            ax += payload[0].ndim
+        elif kind == "slice":
+            ax += 1
+        elif kind in ("int", "arr", "trace"):
+            if ax >= len(shape):
+                break  # too many indices: the indexing below reports it
+            dim = shape[ax]
+            i = payload[0]
+            if kind == "trace":
+                ok = (i >= -dim) & (i < dim)
+                item = where(ok, where(i < 0, i + dim, i), dim)
+            else:
+                i = np.asarray(i)
+                if i.dtype.kind == "u":
+                    i = np.minimum(i, np.uint64(dim + 1)).astype(np.intp)
+                i = i.astype(np.intp)
+                item = np.where((i >= -dim) & (i < dim), np.where(i < 0, i + dim, i), dim)
+                if kind == "int":
+                    item = int(item)
+            widths[ax] = (0, 1)
+            ax += 1
+        new_items.append(item)
+    if len(new_items) < len(items):
+        return x, idx, False
+    if all(w == (0, 0) for w in widths):
+        return x, idx, False
+    xp = pad(x, widths, constant_values=pad_value)
+    return xp, (tuple(new_items) if isinstance(idx, tuple) else new_items[0]), True
 
 
 class _AtIndexer:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
+from functrace._array import Array, to_array
 from functrace.core import Tracer
 from functrace.errors import ConcretizationError
 from functrace.lax import shapes as ls
@@ -100,16 +101,35 @@ def concrete_array(fname: str, x: Any, what: str) -> np.ndarray:
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     """``numpy.array`` that also accepts (nested) lists of traced values.
 
+    On concrete input the result is an immutable :class:`functrace.Array` (as JAX's
+    ``jnp.array``), so ``.at[...]`` works on it; ``asarray`` does not copy an input that
+    already is an ``Array``, and copies a NumPy array once (so that writes to it do not
+    show through).
+
     >>> import functrace.numpy as fnp
     >>> fnp.array([1.0, 2.0], dtype=fnp.float32)
-    array([1., 2.], dtype=float32)
+    Array([1., 2.], dtype=float32)
     """
+    out = _array_any(obj, dtype, copy)
+    return out if isinstance(out, Tracer) else to_array(out)
+
+
+def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+    """``numpy.asarray`` that also accepts (nested) lists of traced values; see
+    :func:`array`. An ``Array`` of the requested dtype is returned as it is."""
+    if type(obj) is Array and (dtype is None or np.dtype(dtype) == obj.dtype) and not copy:
+        return obj
+    return array(obj, dtype, copy=True)
+
+
+def _array_any(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
+    """``array`` with NumPy's result types (internal use)."""
     dtype = dtype_arg(dtype)
     if not _contains_tracer(obj):
         return np.array(obj, dtype=dtype, copy=copy) if copy else np.asarray(obj, dtype)
     if isinstance(obj, Tracer):
         return obj if dtype is None else cast(obj, dtype)
-    parts = [array(e, copy=False) for e in obj]
+    parts = [_array_any(e, copy=False) for e in obj]
     avals = [core.get_aval(p) for p in parts]
     shapes = {a.shape for a in avals}
     if len(shapes) != 1:
@@ -122,9 +142,6 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     dt = dt if dtype is None else dtype
     rows = [ls.reshape(cast(p, dt), (1, *shape)) for p in parts]
     return ls.concatenate(rows, 0) if len(rows) > 1 else rows[0]
-
-
-asarray = array
 
 
 def reshape(a: Any, shape: Any, /, order: str = "C") -> Any:

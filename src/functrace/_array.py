@@ -1,0 +1,309 @@
+"""``functrace.Array``: the immutable NumPy array that eager results are.
+
+An ``Array`` *is* a ``numpy.ndarray`` (a subclass whose buffer is read-only), so every
+NumPy function, Matplotlib and ``np.asarray`` (zero-copy) take it as they take any
+array. On top of NumPy it has JAX's array idioms:
+
+* ``x.at[idx].set/add/multiply/min/max/get(...)`` (``functrace.numpy.at``), returning a
+  new ``Array``;
+* ``x.block_until_ready()`` (returns ``x``: eager results are already computed);
+* ``x[i] = v`` raises ``TypeError`` pointing to ``.at``; in-place operators
+  (``x += 1``) rebind the name to a new ``Array``, as in JAX;
+* ``x[i]`` with a traced index (inside ``jit``, ``vmap``, ``scan``...) indexes with
+  ``functrace.numpy``, so a closed-over table can be read at a traced position.
+
+Type rules (see ``functrace/README.md``, "Eager results are Arrays"): operators,
+indexing and the array methods of an ``Array`` return ``Array``s (0-d results too);
+NumPy's own functions and ufuncs called on it (``np.sin(x)``, ``np.zeros_like(x)``,
+``np.concatenate``) return what they return for plain arrays, plain ``ndarray``s and
+NumPy scalars, as NumPy does for any array-like.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Tracer
+
+_nd = np.ndarray
+_getitem = np.ndarray.__getitem__
+
+
+class Array(np.ndarray):
+    """An immutable ``numpy.ndarray`` with JAX's ``.at``, ``block_until_ready``."""
+
+    __array_priority__ = 1.0  # below tracers: ``Array + tracer`` defers to the tracer
+
+    # -- construction ------------------------------------------------------
+    def __new__(cls, obj: Any, dtype: Any = None) -> Array:
+        return to_array(np.array(obj, dtype=dtype))
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        # NumPy's ufuncs see plain arrays (a read-only view: ``out=x`` still fails).
+        inputs = tuple(i.view(_nd) if isinstance(i, Array) else i for i in inputs)
+        out = kwargs.get("out")
+        if out is not None:
+            kwargs["out"] = tuple(o.view(_nd) if isinstance(o, Array) else o for o in out)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        # NumPy's functions run on plain views of the Arrays among their arguments, so
+        # their results (and their internal scratch arrays) are NumPy's own.
+        return func(*_plain_args(args), **_plain_kwargs(kwargs))
+
+    def __array_wrap__(self, arr: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        return arr[()] if return_scalar else arr.view(_nd)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (np.array(self.view(_nd)),))
+
+    def __copy__(self) -> Array:
+        return _wrap(np.array(self.view(_nd)))
+
+    def __deepcopy__(self, memo: Any) -> Array:
+        return self.__copy__()
+
+    def __repr__(self) -> str:
+        body = repr(self.view(_nd))
+        return "Array" + body[len("array") :] if body.startswith("array") else body
+
+    # -- JAX's array API ---------------------------------------------------
+    @property
+    def at(self) -> Any:
+        """``x.at[idx].set(v)`` (and ``add``, ``multiply``, ``min``, ``max``, ``get``...)."""
+        from functrace.numpy._indexing import at
+
+        return at(self)
+
+    def block_until_ready(self) -> Array:
+        """Return ``self``: eager results are computed when they are returned."""
+        return self
+
+    def __setitem__(self, idx: Any, val: Any) -> None:
+        raise TypeError(
+            f"__setitem__: functrace Arrays are immutable, got x[{idx!r}] = ... on an Array "
+            f"of shape {self.shape} and dtype {self.dtype}. Use x = x.at[idx].set(value) "
+            f"(or .add/.multiply/.min/.max), or np.array(x) for a mutable NumPy copy."
+        )
+
+    def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, Tracer) or (
+            (type(idx) is tuple or type(idx) is list) and _index_has_tracer(idx)
+        ):
+            from functrace.numpy._indexing import getitem
+
+            return getitem(self.view(_nd), idx)
+        r = _getitem(self, idx)
+        if type(r) is Array:  # a view (read-only already) or an advanced-index copy
+            if r.flags.writeable:
+                r.setflags(write=False)
+            return r
+        return _wrap(r)
+
+    def __iter__(self) -> Any:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def copy(self, order: Any = "C") -> Array:  # type: ignore[override]
+        return _wrap(self.view(_nd).copy(order))
+
+
+core.plain_subclasses.add(Array)
+
+
+def _rebuild(a: np.ndarray) -> Array:
+    return _wrap(a)
+
+
+def to_array(x: Any) -> Any:
+    """``x`` as an ``Array`` when it is a NumPy array or scalar (read-only views are
+    copied, so that nobody else can write to the result), else ``x`` unchanged."""
+    t = type(x)
+    if t is _nd:
+        if not x.flags.writeable:
+            x = x.copy()
+        a = x.view(Array)
+        a.setflags(write=False)
+        return a
+    if t is Array:
+        return x
+    if isinstance(x, np.generic):
+        a = np.array(x).view(Array)
+        a.setflags(write=False)
+        return a
+    return x  # a tracer, a Python value, another ndarray subclass: unchanged
+
+
+def _wrap(x: Any) -> Any:
+    """A result computed from an Array (a fresh array or a view of its read-only
+    buffer) as an Array, without copying."""
+    t = type(x)
+    if t is _nd:
+        a = x.view(Array)
+        a.setflags(write=False)
+        return a
+    if isinstance(x, np.generic):
+        a = np.array(x).view(Array)
+        a.setflags(write=False)
+        return a
+    return x
+
+
+def _plain(x: Any) -> Any:
+    return x.view(_nd) if isinstance(x, Array) else x
+
+
+def _plain_args(args: Any) -> Any:
+    out = []
+    for a in args:
+        if isinstance(a, Array):
+            a = a.view(_nd)
+        elif type(a) is list or type(a) is tuple:
+            a = type(a)(_plain(e) for e in a)
+        out.append(a)
+    return out
+
+
+def _plain_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: _plain(v) for k, v in kwargs.items()} if kwargs else kwargs
+
+
+def _index_has_tracer(idx: Any) -> bool:
+    if isinstance(idx, Tracer):
+        return True
+    if type(idx) is tuple or type(idx) is list:
+        return any(_index_has_tracer(i) for i in idx)
+    return False
+
+
+# -- operators and methods: results are Arrays ------------------------------
+
+
+def _binary(name: str) -> Any:
+    base = getattr(_nd, name)  # NumPy's operator: its promotion, deferral and fallbacks
+
+    def op(self: Array, other: Any) -> Any:
+        if isinstance(other, Tracer):
+            return NotImplemented  # the tracer's reflected operator handles it
+        if isinstance(other, Array):
+            other = other.view(_nd)
+        return _wrap(base(self.view(_nd), other))
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+for _name in (
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+):
+    setattr(Array, f"__{_name}__", _binary(f"__{_name}__"))
+    setattr(Array, f"__r{_name}__", _binary(f"__r{_name}__"))
+    # In-place operators rebind the name to a new Array (``x += 1``), as in JAX.
+    setattr(Array, f"__i{_name}__", _binary(f"__{_name}__"))
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(Array, f"__{_name}__", _binary(f"__{_name}__"))
+Array.__hash__ = None  # type: ignore[assignment]
+
+
+def _divmod(self: Array, other: Any) -> Any:
+    if isinstance(other, Tracer):
+        return NotImplemented
+    q, r = np.divmod(self.view(_nd), _plain(other))
+    return _wrap(q), _wrap(r)
+
+
+Array.__divmod__ = _divmod  # type: ignore[method-assign,assignment]
+
+
+def _unary(ufunc: np.ufunc) -> Any:
+    def op(self: Array) -> Any:
+        return _wrap(ufunc(self.view(_nd)))
+
+    return op
+
+
+for _name, _uf in {
+    "neg": np.negative,
+    "pos": np.positive,
+    "abs": np.absolute,
+    "invert": np.invert,
+}.items():
+    setattr(Array, f"__{_name}__", _unary(_uf))
+
+
+def _method(name: str) -> Any:
+    base = getattr(_nd, name)
+
+    def m(self: Array, *args: Any, **kwargs: Any) -> Any:
+        r = base(self.view(_nd), *_plain_args(args), **_plain_kwargs(kwargs))
+        if type(r) is tuple:
+            return tuple(_wrap(e) for e in r)
+        return _wrap(r)
+
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = base.__doc__
+    return m
+
+
+for _name in (
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "argsort",
+    "astype",
+    "clip",
+    "conj",
+    "conjugate",
+    "cumprod",
+    "cumsum",
+    "diagonal",
+    "dot",
+    "flatten",
+    "max",
+    "mean",
+    "min",
+    "nonzero",
+    "prod",
+    "ravel",
+    "repeat",
+    "reshape",
+    "round",
+    "squeeze",
+    "std",
+    "sum",
+    "swapaxes",
+    "take",
+    "trace",
+    "transpose",
+    "var",
+):
+    setattr(Array, _name, _method(_name))
+
+
+def _view_property(name: str) -> Any:
+    def get(self: Array) -> Any:
+        return _wrap(getattr(self.view(_nd), name))
+
+    return get
+
+
+for _name in ("T", "real", "imag", "mT"):
+    if hasattr(_nd, _name):
+        setattr(Array, _name, property(_view_property(_name)))
