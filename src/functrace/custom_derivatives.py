@@ -11,7 +11,8 @@ Under ``vmap`` the call stays a custom call: its batching rule binds a new call 
 function is the batched jaxpr and whose rules run the user's rules per example (inside
 the same vmap), so ``grad(vmap(f))`` and ``jvp(vmap(f))`` use the rules too. A
 ``grad_hook`` under ``vmap`` calls its hook once per example, with that example's
-cotangent.
+cotangent. Under nested derivatives a hook belongs to the innermost backward pass that
+differentiates its value; outer transforms differentiate through that pass.
 """
 
 from __future__ import annotations
@@ -1023,6 +1024,13 @@ def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     example's. This holds in ``vmap(grad(f))`` and ``grad(vmap(f))`` alike, and for a
     value that is the same for every example (a shared parameter): its cotangent is
     still per example, so a hook can clip per-example gradients.
+
+    Under nested derivatives the hook runs in the backward pass of the innermost
+    reverse-mode transform that differentiates ``x``; outer transforms (the outer
+    ``grad`` of ``grad(grad(f))``, ``jvp(grad(f))``, ``hessian``) differentiate through
+    that pass and the hook's computation, and do not call the hook again, as for an
+    identity ``custom_vjp`` whose ``bwd`` is ``fn``. Every mode gives the same second
+    derivatives, eagerly and under ``jit``.
 
     >>> import functrace as ft
     >>> seen = []
