@@ -19,7 +19,10 @@ EXEMPT: dict[str, dict[str, str]] = {
         "batching": "never bound under vmap: reverse mode transposes it into bwd calls",
     },
     "grad_hook": {"row": "covered by test_autodiff grad_hook tests"},
-    "hook_call": {"row": "internal: a grad_hook callback staged under jit"},
+    "hook_call": {
+        "row": "internal: a grad_hook callback (or its derivative) staged under jit or in a "
+        "loop body; covered by test_trust_vmap item 2"
+    },
     "cond_lin": {
         "row": "internal: the linear half of cond in reverse mode, exercised by "
         "every gradient through lax.cond (op rows lax.cond*)"

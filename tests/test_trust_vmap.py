@@ -356,3 +356,141 @@ def test_item1_nondiff_argument_batched_or_shared() -> None:
         np.testing.assert_allclose(got, loop)
     g = ft.grad(lambda x: fnp.sum(ft.vmap(scale, in_axes=(None, 0))(3.0, x)))(xs)
     np.testing.assert_allclose(g, [30.0, 30.0])
+
+
+# -- item 2: grad_hook under nested derivatives: one semantics, eagerly and under jit --
+# The hook runs in the innermost backward pass that differentiates its value; outer
+# transforms differentiate through that pass (and the hook), and never call it again.
+
+
+def _square_hook(g):
+    return 3.0 * g * g
+
+
+def _norm_hook(g):
+    return g / (1.0 + fnp.sum(g * g))
+
+
+_A = np.random.default_rng(0).uniform(-1, 1, (3, 4))
+
+
+def _nested_f(hook):
+    def f(x):
+        a = _A + 0.3 * fnp.tanh(x)
+        return fnp.sum(fnp.sin(ft.grad_hook(a * a, hook) + 0.3))
+
+    return f
+
+
+_SECOND_ORDER = {
+    "grad(grad)": lambda f: ft.grad(ft.grad(f)),
+    "jit(grad(grad))": lambda f: ft.jit(ft.grad(ft.grad(f))),
+    "grad(jit(grad))": lambda f: ft.grad(ft.jit(ft.grad(f))),
+    "jit(grad(jit(grad)))": lambda f: ft.jit(ft.grad(ft.jit(ft.grad(f)))),
+    "jvp(grad)": lambda f: lambda x: ft.jvp(ft.grad(f), (x,), (1.0,))[1],
+    "jit(jvp(grad))": lambda f: ft.jit(lambda x: ft.jvp(ft.grad(f), (x,), (1.0,))[1]),
+    "hessian": lambda f: ft.hessian(f),
+    "jit(hessian)": lambda f: ft.jit(ft.hessian(f)),
+    "jit(jacrev(jacrev))": lambda f: ft.jit(ft.jacrev(ft.jacrev(f))),
+}
+
+
+@pytest.mark.parametrize("nesting", list(_SECOND_ORDER))
+def test_item2_hook_under_nested_grad_same_eagerly_and_under_jit(nesting) -> None:
+    # Closed form: f(x) = sin(hook(x^2)) with hook(g) = 3 g^2 on the cotangent, so
+    # grad f = 3 cos(x^2)^2 * 2x and its derivative is (the hook applied once, and
+    # differentiated through):
+    x = 0.7
+    c, s = np.cos(x * x), np.sin(x * x)
+    want = 6.0 * c * (-s) * 4.0 * x * x + 6.0 * c * c
+    f = lambda x: fnp.sin(ft.grad_hook(x * x, _square_hook))  # noqa: E731
+    np.testing.assert_allclose(_SECOND_ORDER[nesting](f)(x), want, rtol=1e-12)
+    # An array value and a hook depending on the whole cotangent: the program
+    # (eagerly before the fix grad(grad) applied the hook a second time in the outer
+    # pass, and under jit the hook's derivative was dropped). The reference is the
+    # finite difference of the (eager, first-order) hooked gradient.
+    f = _nested_f(_norm_hook)
+    g, e = ft.grad(f), 1e-5
+    fd = (g(0.3 + e) - g(0.3 - e)) / (2 * e)
+    got = _SECOND_ORDER[nesting](f)(0.3)
+    np.testing.assert_allclose(got, fd, rtol=1e-7)
+    np.testing.assert_allclose(got, ft.grad(ft.grad(f))(0.3), rtol=1e-13)
+
+
+def test_item2_hook_third_order_and_call_count_under_nested_grad() -> None:
+    f = _nested_f(_square_hook)
+    ggg = ft.grad(ft.grad(ft.grad(f)))
+    ref = ggg(0.3)
+    for got in (
+        ft.jit(ggg)(0.3),
+        ft.grad(ft.jit(ft.grad(ft.grad(f))))(0.3),
+        ft.jit(lambda x: ft.jvp(ft.grad(ft.grad(f)), (x,), (1.0,))[1])(0.3),
+    ):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+    # The outer reverse pass does not call the hook: one call, on the inner cotangent
+    # (a value the outer grad traces); under jit the compiled code calls it on the
+    # values, for its value and its derivative.
+    seen: list[float] = []
+
+    def log(g):
+        seen.append(float(g))
+        return 3.0 * g * g
+
+    f = lambda x: fnp.sin(ft.grad_hook(x * x, log))  # noqa: E731
+    c = float(np.cos(0.7 * 0.7))
+    first = ft.grad(f)(0.7)
+    assert seen == [c]
+    seen.clear()
+    gg = ft.grad(ft.grad(f))(0.7)
+    assert seen == [c]
+    seen.clear()
+    np.testing.assert_allclose(ft.jit(ft.grad(ft.grad(f)))(0.7), gg, rtol=1e-13)
+    assert seen and all(s == c for s in seen)
+    np.testing.assert_allclose(first, 3.0 * c**2 * 1.4)
+
+
+def test_item2_hook_nested_grad_under_vmap_per_example() -> None:
+    # A per-example hook on a shared parameter: every second-order form equals the
+    # loop over the examples, eagerly and under jit.
+    def loss(w, x):
+        return fnp.sum(fnp.sin(ft.grad_hook(w * x, _norm_hook)) ** 2)
+
+    total = lambda w: fnp.sum(ft.vmap(loss, in_axes=(None, 0))(w, X))  # noqa: E731
+    want = sum(ft.hessian(partial(loss, x=x))(W) for x in X)
+    for got in (
+        ft.hessian(total)(W),
+        ft.jacrev(ft.jacrev(total))(W),
+        ft.jit(ft.hessian(total))(W),
+        ft.jit(ft.jacrev(ft.jacrev(total)))(W),
+    ):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    gg = ft.grad(ft.grad(_nested_f(_norm_hook)))
+    xs = np.array([0.3, -0.8])
+    ref = np.array([gg(x) for x in xs])
+    for vgg in (ft.vmap(gg), ft.jit(ft.vmap(gg)), ft.vmap(ft.jit(gg))):
+        np.testing.assert_allclose(vgg(xs), ref, rtol=1e-12)
+
+
+def test_item2_hook_in_loop_body_second_derivative() -> None:
+    # A hook in a scan body and a cond branch is staged (hook_call) even eagerly: its
+    # derivative used to be zero there, so second derivatives dropped it.
+    from functrace import lax
+
+    def f(x):
+        def body(c, _):
+            return fnp.sin(ft.grad_hook(c * 1.3, _norm_hook)), None
+
+        c, _ = lax.scan(body, x, None, length=3)
+        return fnp.sum(
+            lax.cond(fnp.sum(c) > 0, lambda c: ft.grad_hook(c * c, _norm_hook), fnp.sin, c)
+        )
+
+    ff = lambda x: fnp.sum(ft.grad(f)(x) ** 2)  # noqa: E731
+    x, e = np.array([0.3, -0.4]), 1e-6
+    fd = np.array([(ff(x + e * u) - ff(x - e * u)) / (2 * e) for u in np.eye(2)])
+    want = ft.grad(ff)(x)
+    np.testing.assert_allclose(want, fd, rtol=1e-6)
+    np.testing.assert_allclose(ft.jit(ft.grad(ff))(x), want, rtol=1e-12)
+    np.testing.assert_allclose(ft.grad(ft.jit(ff))(x), want, rtol=1e-12)
+    h = ft.hessian(f)(x)
+    np.testing.assert_allclose(ft.jit(ft.jacrev(ft.jacrev(f)))(x), h, rtol=1e-12, atol=1e-15)

@@ -11,7 +11,8 @@ Under ``vmap`` the call stays a custom call: its batching rule binds a new call 
 function is the batched jaxpr and whose rules run the user's rules per example (inside
 the same vmap), so ``grad(vmap(f))`` and ``jvp(vmap(f))`` use the rules too. A
 ``grad_hook`` under ``vmap`` calls its hook once per example, with that example's
-cotangent.
+cotangent. Under nested derivatives a hook belongs to the innermost backward pass that
+differentiates its value; outer transforms differentiate through that pass.
 """
 
 from __future__ import annotations
@@ -866,31 +867,160 @@ class custom_vjp:
 # ---------------------------------------------------------------------------
 # grad_hook
 # ---------------------------------------------------------------------------
+#
+# A grad_hook acts like an identity function with a custom VJP whose bwd is the hook:
+# its JVP passes the primal through unchanged and marks the tangent (grad_hook_p on the
+# tangent), so the hook runs in the backward pass of the innermost reverse-mode
+# transform that differentiates the value, on that pass's cotangent. Transforms outside
+# it (the outer grad of grad(grad(f)), jvp(grad(f)), hessian) differentiate through
+# that backward pass, the hook's own computation included, and never call the hook on
+# their own cotangents: every nesting order gives the same derivatives.
+#
+# Eagerly the hook is called right away, on values that outer transforms can trace
+# (so they differentiate through it). When the cotangent is not known while tracing
+# (under jit), the call is the primitive hook_call_p, run by the compiled code. Its
+# ``fn`` is a node: a function of arrays returning a list of arrays: the hook itself
+# (_Hook), the forward derivative of a node (_HookJvp, linear in its tangents), its
+# transpose (_HookVjp, linear in its cotangents), or a node run once per example of a
+# vmap (_HookPerExample). A derivative node runs the functrace transform of the node
+# it differentiates when the compiled code runs, on concrete values, so under jit the
+# hook's derivatives are the same as eagerly.
 
 grad_hook_p = Primitive("grad_hook")
-hook_call_p = Primitive("hook_call")
+hook_call_p = Primitive("hook_call", multiple_results=True)
 
 
-def _hook_call_impl(ct: Any, *, fn: Any) -> Any:
-    out = fn(ct)
-    return ct if out is None else out
+def _hook_result(fn: Any, ct: Any) -> Any:
+    """The cotangent after the hook ``fn``: its result, or ``ct`` when it returns None;
+    a result of another dtype is cast to the cotangent's."""
+    from functrace.lax import convert_element_type
 
-
-def _apply_hook(fn: Any, ct: Any) -> Any:
-    """The cotangent after the hook: the hook runs now, or, when the value is not known
-    while tracing (under jit), when the compiled code runs."""
-    if isinstance(ct, Tracer) and core.concrete_or_none(ct) is None:
-        return hook_call_p.bind(ct, fn=fn)
     out = fn(ct)
     if out is None:
         return ct
-    if core.get_aval(out).shape != core.get_aval(ct).shape:
+    got, want = core.get_aval(out), core.get_aval(ct)
+    if got.shape != want.shape:
         raise ValueError(
             f"grad_hook: expected the hook {fn.__name__} to return a cotangent "
-            f"of shape {core.get_aval(ct).shape} or None, got shape "
-            f"{core.get_aval(out).shape}."
+            f"of shape {want.shape} or None, got shape {got.shape}."
         )
-    return out
+    return out if got.dtype == want.dtype else convert_element_type(out, want.dtype)
+
+
+class _Hook:
+    """The node of the hook itself: one cotangent in, the replacement out."""
+
+    __slots__ = ("fn", "__name__")
+    n_in = n_out = n_nonlinear = 1
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__name__ = fn.__name__
+
+    def __call__(self, ct: Any) -> list[Any]:
+        return [_hook_result(self.fn, ct)]
+
+    def out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+        return [avals[0]]
+
+    def transposed(self) -> Any:
+        raise ValueError(f"grad_hook: the hook {self.__name__} is not linear.")
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+class _HookJvp:
+    """``(primals, tangents) -> tangents out`` of node ``f`` (linear in the tangents)."""
+
+    __slots__ = ("f", "n_in", "n_out", "n_nonlinear", "__name__")
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+        self.n_in, self.n_out, self.n_nonlinear = 2 * f.n_in, f.n_out, f.n_in
+        self.__name__ = f"jvp_of_{f.__name__}"
+
+    def __call__(self, *args: Any) -> list[Any]:
+        k = self.f.n_in
+        _, touts = ad.jvp_flat(lambda *p: self.f(*p), args[:k], args[k:], origin="grad_hook")
+        return [ad.instantiate(t) for t in touts]
+
+    def out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+        return [ad.tangent_aval(a) for a in self.f.out_avals(avals[: self.f.n_in])]
+
+    def transposed(self) -> Any:
+        return _HookVjp(self.f)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+class _HookVjp:
+    """``(primals, cotangents out) -> cotangents in`` of node ``f`` (linear in the
+    cotangents)."""
+
+    __slots__ = ("f", "n_in", "n_out", "n_nonlinear", "__name__")
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+        self.n_in, self.n_out, self.n_nonlinear = f.n_in + f.n_out, f.n_in, f.n_in
+        self.__name__ = f"vjp_of_{f.__name__}"
+
+    def __call__(self, *args: Any) -> list[Any]:
+        k = self.f.n_in
+        _, lin, _ = ad.linearize_flat(lambda *p: self.f(*p), args[:k], origin="grad_hook")
+        return [ad.instantiate(c) for c in lin.transpose(args[k:])]
+
+    def out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+        return [ad.tangent_aval(a) for a in avals[: self.f.n_in]]
+
+    def transposed(self) -> Any:
+        return _HookJvp(self.f)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+class _HookPerExample:
+    """Node ``f`` run on each example of arguments batched along axis 0 in turn (a
+    derivative of a hook under vmap); the results are stacked along axis 0."""
+
+    __slots__ = ("f", "size", "n_in", "n_out", "n_nonlinear", "__name__")
+
+    def __init__(self, f: Any, size: int) -> None:
+        self.f, self.size = f, size
+        self.n_in, self.n_out, self.n_nonlinear = f.n_in, f.n_out, f.n_nonlinear
+        self.__name__ = f.__name__
+
+    def __call__(self, *args: Any) -> list[Any]:
+        from functrace import numpy as fnp
+
+        outs = [self.f(*[a[i] for a in args]) for i in range(self.size)]
+        return [fnp.stack(col) for col in zip(*outs)]
+
+    def out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+        inner = self.f.out_avals([ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in avals])
+        return [ShapedArray((self.size, *a.shape), a.dtype, a.weak_type) for a in inner]
+
+    def transposed(self) -> Any:
+        return _HookPerExample(self.f.transposed(), self.size)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+def _call_hook(node: Any, args: Sequence[Any]) -> list[Any]:
+    """Run ``node`` now, or, when an argument is not known while tracing (under jit),
+    stage the call for the compiled code."""
+    for a in args:
+        if isinstance(a, Tracer) and core.concrete_or_none(a) is None:
+            return hook_call_p.bind(*args, fn=node)  # type: ignore[no-any-return]
+    return node(*args)  # type: ignore[no-any-return]
+
+
+def _apply_hook(fn: Any, ct: Any) -> Any:
+    """The cotangent after the hook ``fn``."""
+    return _call_hook(_Hook(fn), [ct])[0]
 
 
 class _PerExample:
@@ -945,6 +1075,12 @@ def _per_example_value(x: Any) -> Any:
     return x
 
 
+def _grad_hook_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, fn: Any) -> Any:
+    # The primal passes through unhooked: transforms outside this one differentiate
+    # through its backward pass (where the hook runs) and do not call the hook again.
+    return primals[0], grad_hook_p.bind(ad.instantiate(tangents[0]), fn=fn)
+
+
 def _grad_hook_transpose(ct: Any, x: Any, *, fn: Any) -> list[Any]:
     # Transposed inside a vmap (vmap(grad(f))): one call per example of that vmap.
     return [_apply_hook(fn, _per_example_value(ct))]
@@ -960,21 +1096,55 @@ def _grad_hook_batch(
     return grad_hook_p.bind(x, fn=_PerExample(fn, d, trace.axis_size)), d
 
 
+def _hook_call_impl(*args: Any, fn: Any) -> list[Any]:
+    return fn(*args)  # type: ignore[no-any-return]
+
+
+def _hook_call_abstract_eval(*avals: ShapedArray, fn: Any) -> list[ShapedArray]:
+    return fn.out_avals(avals)  # type: ignore[no-any-return]
+
+
+def _hook_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, fn: Any) -> Any:
+    # The compiled code runs the node's forward derivative (eagerly, on the values).
+    outs = hook_call_p.bind(*primals, fn=fn)
+    touts = hook_call_p.bind(*primals, *[ad.instantiate(t) for t in tangents], fn=_HookJvp(fn))
+    return outs, touts
+
+
+def _hook_call_transpose(cts: Sequence[Any], *args: Any, fn: Any) -> list[Any]:
+    k = fn.n_nonlinear
+    if k == fn.n_in or any(ad.is_undefined_primal(a) for a in args[:k]):
+        raise ValueError(
+            f"hook_call transpose: {fn.__name__} is not linear in the inputs being "
+            f"transposed (a non-linear use of tangents in a JVP rule)."
+        )
+    cts_in = _call_hook(fn.transposed(), [*args[:k], *[ad.instantiate(c) for c in cts]])
+    return [None] * k + list(cts_in)
+
+
 def _hook_call_batch(
     vals: list[Any], bdims: list[Any], *, trace: batching.BatchTrace, fn: Any
 ) -> tuple[Any, Any]:
-    (ct,), (d,) = vals, bdims
-    if d is None:
-        ct, d = batching.broadcast_batch(ct, trace.axis_size, 0), 0
-    return _apply_hook(_PerExample(fn, d, trace.axis_size), ct), d
+    size = trace.axis_size
+    if type(fn) is _Hook:  # the hook itself: one call per example, as in _grad_hook_batch
+        (ct,), (d,) = vals, bdims
+        if d is None:
+            ct, d = batching.broadcast_batch(ct, size, 0), 0
+        return [_apply_hook(_PerExample(fn.fn, d, size), ct)], [d]
+    args = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals, bdims)]
+    return _call_hook(_HookPerExample(fn, size), args), [0] * fn.n_out
 
 
 core.impl_rules[grad_hook_p] = lambda x, *, fn: x
 core.abstract_eval_rules[grad_hook_p] = lambda x, *, fn: x
-ad.deflinear(grad_hook_p, _grad_hook_transpose)
+ad.jvp_rules[grad_hook_p] = _grad_hook_jvp
+ad.transpose_rules[grad_hook_p] = _grad_hook_transpose
+ad.linear_primitives.add(grad_hook_p)
 core.impl_rules[hook_call_p] = _hook_call_impl
-core.abstract_eval_rules[hook_call_p] = lambda x, *, fn: x
-ad.defjvp_zero(hook_call_p)
+core.abstract_eval_rules[hook_call_p] = _hook_call_abstract_eval
+ad.jvp_rules[hook_call_p] = _hook_call_jvp
+ad.transpose_rules[hook_call_p] = _hook_call_transpose
+ad.linear_primitives.add(hook_call_p)
 batching.batching_rules[grad_hook_p] = _grad_hook_batch
 batching.batching_rules[hook_call_p] = _hook_call_batch
 batching.rules_with_trace.update((grad_hook_p, hook_call_p))
@@ -989,6 +1159,13 @@ def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     example's. This holds in ``vmap(grad(f))`` and ``grad(vmap(f))`` alike, and for a
     value that is the same for every example (a shared parameter): its cotangent is
     still per example, so a hook can clip per-example gradients.
+
+    Under nested derivatives the hook runs in the backward pass of the innermost
+    reverse-mode transform that differentiates ``x``; outer transforms (the outer
+    ``grad`` of ``grad(grad(f))``, ``jvp(grad(f))``, ``hessian``) differentiate through
+    that pass and the hook's computation, and do not call the hook again, as for an
+    identity ``custom_vjp`` whose ``bwd`` is ``fn``. Every mode gives the same second
+    derivatives, eagerly and under ``jit``.
 
     >>> import functrace as ft
     >>> seen = []

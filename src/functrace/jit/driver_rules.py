@@ -139,25 +139,26 @@ def _slice(ctx: DriverContext) -> str | None:
 numba_emitters[shapes.slice_p] = DriverRule(_slice)
 
 
-def _checked_hook(fn: Any, shape: tuple[int, ...], dtype: np.dtype, ct: Any) -> Any:
-    # A grad_hook callback runs inside compiled code: what it returns feeds kernels
-    # typed for the cotangent's shape and dtype, so check it here.
-    out = fn(ct)
-    if out is None:
-        return ct
-    out = np.asarray(out)
-    if out.shape != shape:
-        raise ValueError(
-            f"grad_hook: expected the hook {getattr(fn, '__name__', fn)} to return "
-            f"a cotangent of shape {shape} or None, got shape {out.shape}."
-        )
-    return out.astype(dtype, copy=False)
+def _checked_hook_call(
+    fn: Any, outs: tuple[tuple[tuple[int, ...], np.dtype], ...], *args: Any
+) -> list[np.ndarray]:
+    # A grad_hook callback (or one of its derivatives) runs inside compiled code: what
+    # it returns feeds kernels typed for the results' shapes and dtypes, so check it
+    # here (the hook's own results were checked against its cotangent already).
+    got = [np.asarray(o) for o in fn(*args)]
+    for o, (shape, _) in zip(got, outs):
+        if o.shape != shape:  # pragma: no cover - the nodes' results have these shapes
+            raise ValueError(
+                f"grad_hook: expected {fn.__name__} to return an array of shape "
+                f"{shape}, got shape {o.shape}."
+            )
+    return [o.astype(dtype, copy=False) for o, (_, dtype) in zip(got, outs)]
 
 
 def _hook_call(ctx: DriverContext) -> str:
-    out = ctx.out_avals[0]
-    hook = functools.partial(_checked_hook, ctx.params["fn"], tuple(out.shape), out.dtype)
-    return f"{ctx.const(hook)}({ctx.args[0]})"
+    outs = tuple((tuple(a.shape), a.dtype) for a in ctx.out_avals)
+    call = functools.partial(_checked_hook_call, ctx.params["fn"], outs)
+    return f"{ctx.const(call)}({', '.join(ctx.args)})"
 
 
 numba_emitters[hook_call_p] = DriverRule(_hook_call)
