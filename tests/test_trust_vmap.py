@@ -494,3 +494,61 @@ def test_item2_hook_in_loop_body_second_derivative() -> None:
     np.testing.assert_allclose(ft.grad(ft.jit(ff))(x), want, rtol=1e-12)
     h = ft.hessian(f)(x)
     np.testing.assert_allclose(ft.jit(ft.jacrev(ft.jacrev(f)))(x), h, rtol=1e-12, atol=1e-15)
+
+
+def _cf_scan(x):
+    def body(c, xi):
+        c = fnp.sin(c) * 0.5 + xi * c + xi
+        return c, c * c
+
+    c, ys = ft.lax.scan(body, fnp.zeros_like(x[0]), x)
+    return c + fnp.sum(ys, axis=0)
+
+
+def _cf_fori(x):
+    return ft.lax.fori_loop(0, 3, lambda i, c: fnp.sin(c) * x[0] + c * x[1], x[0] + x[1])
+
+
+def _cf_cond(x):
+    return ft.lax.cond(fnp.sum(x) > 1.0, lambda a: fnp.sin(a) * a, lambda a: a * a * a, x)
+
+
+def _cf_while(x):
+    def body(s):
+        i, c = s
+        return i + 1, fnp.sin(c) * x + c * c * 0.5
+
+    return ft.lax.while_loop(lambda s: s[0] < 3, body, (0, x))[1]
+
+
+@pytest.mark.parametrize(
+    "row", [_cf_scan, _cf_fori, _cf_cond, _cf_while], ids=["scan", "fori", "cond", "while"]
+)
+def test_item1_custom_jvp_with_control_flow_in_rule_under_grad_of_vmap(row) -> None:
+    # The rule is the JVP of a function with control flow; reverse mode through the
+    # batched call must split that JVP into primal and linear parts, as without vmap.
+    f = ft.custom_jvp(lambda a: ft.lax.stop_gradient(row(a)))
+    f.defjvp(lambda p, t: ft.jvp(row, p, t))
+    xs = np.array([[0.3, 0.2], [0.5, 0.7], [0.9, 0.4]])
+
+    def loss(x):
+        return fnp.sum(ft.vmap(f)(x) ** 2)
+
+    ref = _loop(ft.grad(lambda x: fnp.sum(f(x) ** 2)), xs)
+    ref_direct = _loop(ft.grad(lambda x: fnp.sum(row(x) ** 2)), xs)
+    np.testing.assert_allclose(ref, ref_direct, rtol=1e-12)
+    np.testing.assert_allclose(ft.grad(loss)(xs), ref, rtol=1e-12)
+    np.testing.assert_allclose(ft.jit(ft.grad(loss))(xs), ref, rtol=1e-12)
+    out, pull = ft.vjp(ft.vmap(f), xs)
+    np.testing.assert_allclose(out, _loop(row, xs), rtol=1e-12)
+    ct = np.linspace(-2.0, 3.0, np.size(out)).reshape(np.shape(out))
+    ref_pull = np.stack([ft.vjp(f, x)[1](c)[0] for x, c in zip(xs, ct)])
+    np.testing.assert_allclose(pull(ct)[0], ref_pull, rtol=1e-12)
+    # vmap(grad(vmap)): an outer batch of the whole per-example gradient
+    xss = np.stack([xs, 0.5 * xs])
+    ref_outer = np.stack([_loop(ft.grad(lambda x: fnp.sum(f(x) ** 2)), b) for b in xss])
+    np.testing.assert_allclose(ft.vmap(ft.grad(loss))(xss), ref_outer, rtol=1e-12)
+    # jvp(vmap) keeps working
+    t = np.ones_like(xs)
+    _, tan = ft.jvp(ft.vmap(f), (xs,), (t,))
+    np.testing.assert_allclose(tan, _loop(lambda x: ft.jvp(row, (x,), (np.ones(2),))[1], xs))

@@ -350,7 +350,16 @@ def is_undefined_primal(x: Any) -> bool:
 
 
 def is_tape_tracer(x: Any) -> bool:
-    """Whether ``x`` is a tangent being recorded by reverse mode (linearize)."""
+    """Whether ``x`` is a tangent being recorded by reverse mode (linearize).
+
+    A vmap between the tape and a JVP rule (the rule of a batched custom_jvp call runs
+    the user's rule per example on the tape's tangents) wraps them in batch tracers: a
+    tangent batched over a tape tracer is one too, so a JVP of control flow in such a
+    rule takes the path that splits it into a primal and a linear part."""
+    from functrace.interpreters.batching import BatchTracer
+
+    while type(x) is BatchTracer:
+        x = x.val
     return type(x) is StagingTracer and x._trace.tape  # type: ignore[attr-defined]
 
 
