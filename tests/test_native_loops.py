@@ -483,3 +483,18 @@ def test_second_process_loads_native_loops_from_disk(tmp_path) -> None:
     a, b = (json.loads(r.stdout) for r in runs)
     assert a["compiled"] >= 2 and b["compiled"] == 0
     assert a["value"] == b["value"]
+
+
+def test_reversed_strided_slices_inside_bodies() -> None:
+    # Found by the composition fuzzer: the rev view's index map wrote ``n - 1 - start +
+    # step * i`` for a slice of a reversed axis (no parentheses), so the native loop read
+    # the wrong elements, outside the array too.
+    a0 = np.arange(12.0).reshape(3, 4)
+
+    def f(x):
+        a = a0 + 0.01 * fnp.tanh(fnp.sum(x))
+        body = lambda i, c: c * 0.5 + a[::-1, ::-2] + a[::-1][:, ::-1][:, 1::2]  # noqa: E731
+        return lax.fori_loop(0, 2, body, fnp.zeros((3, 2)))
+
+    x = np.array([0.1, 0.2])
+    np.testing.assert_allclose(jit(f)(x), f(x), rtol=1e-13)

@@ -454,7 +454,8 @@ def _rev_view(b: _Block, e: JaxprEqn) -> None:
     shape = e.inputs[0].aval.shape
 
     def index_map(idx: list[str]) -> list[str]:
-        return [f"{shape[k] - 1} - {a}" if k in dims else a for k, a in enumerate(idx)]
+        # parenthesized: ``a`` may be a composite index (a slice's ``start + step * i``)
+        return [f"{shape[k] - 1} - ({a})" if k in dims else a for k, a in enumerate(idx)]
 
     b.add_view(e, index_map, b.contiguous_axis(e.inputs[0]))
 
@@ -573,7 +574,7 @@ def _slice(b: _Block, e: JaxprEqn) -> list[str]:
         b,
         e,
         lambda idx: [
-            f"{s} + {k} * {a}" if k != 1 else f"{s} + {a}"
+            f"{s} + {k} * ({a})" if k != 1 else f"{s} + {a}"
             for s, k, a in zip(starts, steps, idx, strict=True)
         ],
     )
