@@ -327,3 +327,17 @@ def test_jvp_python_scalar_tangent_takes_the_primal_dtype() -> None:
     p, t = ft.jvp(fnp.sin, (np.float32(2.0),), (1.0,))
     assert np.asarray(t).dtype == np.float32
     np.testing.assert_allclose(t, np.cos(np.float32(2.0)), rtol=1e-6)
+
+
+def test_grad_through_custom_jvp_with_zero_tangent_into_custom_vjp() -> None:
+    # Found by the composition fuzzer: a custom_jvp rule whose tangent is a concrete zero
+    # (ceil) fed a custom_vjp, which took that zero for forward mode and raised.
+    cj = ft.custom_jvp(lambda a: ft.lax.stop_gradient(fnp.ceil(a)))
+    cj.defjvp(lambda p, t: ft.jvp(fnp.ceil, p, t))
+    cv = ft.custom_vjp(lambda a: ft.lax.stop_gradient(a * 2.0))
+    cv.defvjp(lambda a: (a * 2.0, a), lambda r, g: (g * 2.0,))
+    x = np.array([0.3, 1.2])
+    np.testing.assert_array_equal(ft.grad(lambda x: fnp.sum(cv(cj(x))))(x), [0.0, 0.0])
+    f = lambda x: fnp.sum(cv(cj(x) * 0.5 + x))  # noqa: E731
+    np.testing.assert_array_equal(ft.grad(f)(x), [2.0, 2.0])
+    np.testing.assert_array_equal(ft.jit(ft.grad(f))(x), [2.0, 2.0])

@@ -21,6 +21,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer, describe_fun, describe_value
 from functrace.errors import UnexpectedTracerError
@@ -579,6 +581,19 @@ def _custom_vjp_call_jvp(
                 "custom_vjp: expected the function to close over no value being "
                 "differentiated, got a closure over a traced value. Pass it as an argument."
             )
+    # A concrete tangent that is all zeros (a JVP rule upstream returned zeros, as
+    # custom_jvp's does for ceil) is a symbolic zero: linear in nothing.
+    tangents = [
+        Zero(ad.tangent_aval(core.get_aval(p)))
+        if type(t) is not Zero and not isinstance(t, Tracer) and not np.any(t)
+        else t
+        for p, t in zip(primals, tangents)
+    ]
+    if all(type(t) is Zero for t in tangents[num_consts:]):
+        outs = custom_vjp_call_p.bind(
+            *primals, call_jaxpr=call_jaxpr, fwd=fwd, num_consts=num_consts
+        )
+        return outs, [Zero(ad.tangent_aval(core.get_aval(o))) for o in outs]
     # fwd gives the outputs, the residuals and the bwd that reads those residuals.
     outs, res, bwd = fwd(list(primals[num_consts:]))
     lin_tangents = [ad.instantiate(t) for t in tangents[num_consts:]]
