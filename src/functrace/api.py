@@ -617,17 +617,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     leaves = _plain_leaves("linearize", fun, leaves, primals)
     out_tree_box: list[Any] = []
 
-    def flat_fun(*flat: Any) -> Any:
-        res = core.call_user("linearize", fun, tree_unflatten(in_tree, flat), {})
-        if has_aux and not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError(
-                f"linearize: expected {describe_fun(fun)} with has_aux=True to return a "
-                f"pair (output, aux), got {type(res).__name__}."
-            )
-        out, aux = res if has_aux else (res, None)
-        out_leaves, out_tree = tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return (out_leaves, aux) if has_aux else out_leaves
+    flat_fun = _jac_flat_fun("linearize", fun, lambda a: a, in_tree, out_tree_box, has_aux)
 
     mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
     outs, lin, aux = ad.linearize_flat(
