@@ -794,7 +794,7 @@ def _jac_flat_fun(
         if has_aux and not (isinstance(res, tuple) and len(res) == 2):
             raise TypeError(
                 f"{fname}: expected {describe_fun(fun)} with has_aux=True to return a pair "
-                f"(output, aux), got {type(res).__name__}."
+                f"(output, aux), got {core.describe_value(res)}."
             )
         out, aux = res if has_aux else (res, None)
         o, ot = tree_flatten(out)
