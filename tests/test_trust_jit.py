@@ -95,7 +95,7 @@ def test_item0_reductions_and_joins_of_transposed_values_feed_kernels(dtype) -> 
 
 def test_item0_only_products_promise_c_contiguous_results() -> None:
     # The driver skips np.ascontiguousarray only for values known to be C-contiguous.
-    from functrace.jit import emitters
+    from functrace.interpreters import numba_rules as emitters
     from functrace.lax import reductions, shapes
 
     table = emitters.numba_emitters

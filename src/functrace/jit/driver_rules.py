@@ -19,8 +19,8 @@ import numpy as np
 
 from functrace.custom_derivatives import grad_hook_p, hook_call_p
 from functrace.interpreters import ad
+from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
 from functrace.jit import loops, parallel
-from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
 from functrace.lax import control_flow, reductions, shapes
 
 # add_any (cotangent accumulation, defined in interpreters/ad.py) is elementwise addition.

@@ -9,7 +9,7 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   read-only arguments, ``xs[i]`` is read in place (from the end when ``reverse``),
   stacked outputs ``ys`` are allocated once and written row by row;
 * elementwise equations (every primitive with a scalar template in
-  ``emitters.numba_emitters``) are fused into explicit loop nests over their shape,
+  ``numba_rules.numba_emitters``) are fused into explicit loop nests over their shape,
   consecutive equations of one shape sharing a nest. Every result is cast to its IR
   dtype, as in fused kernels (float32 stays float32; Numba alone would widen
   ``float32 * 2.0``), so integer and boolean results are NumPy's;
@@ -64,8 +64,14 @@ from typing import Any
 
 import numpy as np
 
+from functrace.interpreters.numba_rules import (
+    DriverContext,
+    EmitContext,
+    dtype_ctor,
+    numba_dtype_ok,
+    numba_emitters,
+)
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
-from functrace.jit.emitters import DriverContext, EmitContext, dtype_ctor, numba_dtype_ok
 
 MARKER = "# functrace native loop"
 """First line of every native loop's source (and of its call's comment in the driver)."""
@@ -758,9 +764,10 @@ def _reduce_prod(b: _Block, e: JaxprEqn) -> list[str]:
 
 
 def _pick(is_max: bool, dt: np.dtype) -> Callable[[str, str], str]:
-    from functrace.jit import emitters
+    from functrace.lax import elementwise
 
-    rule = emitters.maximum if is_max else emitters.minimum
+    rule = numba_emitters[elementwise.max_p if is_max else elementwise.min_p]
+    assert callable(rule)
 
     def combine(a: str, x: str) -> str:
         expr = rule(EmitContext((a, x), (dt, dt), dt, {}))

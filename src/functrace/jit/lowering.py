@@ -16,8 +16,9 @@ Planning walks the equations once, in order:
 * a reduction (float32 sums, float max/min, not to 0-d) of a value computed by the
   open group of its shape joins that group, which closes: the kernel reduces as it
   computes (see ``kernels._reduction_lines``);
-* anything else is one driver expression: its :class:`~functrace.jit.emitters.DriverRule`
-  (``np.dot``...) or a call of its NumPy impl.
+* anything else is one driver expression: its
+  :class:`~functrace.interpreters.numba_rules.DriverRule` (``np.dot``...)
+  or a call of its NumPy impl.
 
 A group is *closed* (its kernel call is placed in the driver) as soon as any
 value it produced is read by something that does not join it. Closing on first
@@ -48,19 +49,53 @@ import numpy as np
 from functrace import core
 from functrace._array import to_array
 from functrace.core import Primitive
-from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
-from functrace.jit import emitters, parallel
-from functrace.jit.emitters import (
+from functrace.errors import MissingRuleError
+from functrace.interpreters.numba_rules import (
     DriverContext,
     DriverRule,
     EmitContext,
+    Emitter,
     dtype_ctor,
-    lowering_rule,
     numba_dtype_ok,
-    scalar_expr,
+    numba_emitters,
 )
+from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
+from functrace.jit import parallel
 
 Atom = Var | Literal
+
+IMPL = "impl"
+"""Marker returned by :func:`lowering_rule` for the default "driver calls impl" rule."""
+
+
+def lowering_rule(p: Primitive) -> Emitter | str:
+    """The rule ``jit`` uses for ``p``: its entry, :data:`IMPL`, or an error."""
+    import functrace.jit.driver_rules  # noqa: F401  (registers the non-elementwise rules)
+
+    rule = numba_emitters.get(p)
+    if rule is not None:
+        return rule
+    if p in core.impl_rules:
+        return IMPL
+    raise MissingRuleError(
+        p.name,
+        "jit (Numba lowering)",
+        "numba_emitters",
+        "the primitive's block in functrace/lax or functrace/jit/driver_rules.py",
+    )
+
+
+def scalar_expr(p: Primitive, ctx: EmitContext) -> str | None:
+    """The scalar expression for elementwise ``p``, or None if ``p`` is not fusible here."""
+    rule = numba_emitters.get(p)
+    if rule is None or isinstance(rule, DriverRule):
+        return None
+    if not numba_dtype_ok(ctx.out_dtype) or not all(numba_dtype_ok(d) for d in ctx.in_dtypes):
+        return None
+    if isinstance(rule, str):
+        return rule.format(*ctx.args)
+    return rule(ctx)
+
 
 # ---------------------------------------------------------------------------
 # Inlining of call primitives (their impl would re-interpret the jaxpr eagerly)
@@ -342,7 +377,7 @@ def _view_prims() -> set[Primitive]:
 def _fresh_rule(eqn: JaxprEqn) -> bool:
     """Whether the driver computes ``eqn`` with a rule promising fresh results (np.dot,
     NumPy reductions, concatenate), which keep no reference to their operands."""
-    rule = emitters.numba_emitters.get(eqn.primitive)
+    rule = numba_emitters.get(eqn.primitive)
     if not isinstance(rule, DriverRule) or not rule.fresh:
         return False
 
@@ -810,7 +845,7 @@ class _Gen:
         if expr is None:
             impl = core.impl_rules.get(p)
             if impl is None:  # pragma: no cover - lowering_rule raised already
-                raise emitters.MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
+                raise MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{self.glob('f', fn)}({', '.join(args)})"
         elif (

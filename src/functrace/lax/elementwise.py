@@ -16,9 +16,9 @@ import numpy as np
 from functrace import core, dtypes
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
+from functrace.interpreters import numba_rules as _nr
 from functrace.interpreters.ad import Zero
-from functrace.jit import emitters as _nb
-from functrace.jit.emitters import numba_emitters
+from functrace.interpreters.numba_rules import numba_emitters
 from functrace.lax._util import (
     check_dtype_kind,
     check_same_dtypes,
@@ -183,7 +183,18 @@ ad.defjvp(
 )
 ad.transpose_rules[div_p] = _div_transpose
 ad.linear_primitives.add(div_p)
-numba_emitters[div_p] = _nb.div
+
+
+def _div_emit(ctx: _nr.EmitContext) -> str:
+    x, y = ctx.args
+    if ctx.out_dtype.kind == "i":  # the impl floor-divides integers; MIN // -1 wraps
+        return f"(-{x} if {y} == -1 else np.floor_divide({x}, {y}))"
+    if ctx.out_dtype.kind in "ub":
+        return f"np.floor_divide({x}, {y})"
+    return f"({x} / {y})"
+
+
+numba_emitters[div_p] = _div_emit
 
 rem_p = binop("rem", np.fmod)
 rem = _bind2(rem_p)
@@ -192,7 +203,23 @@ ad.defjvp(  # d rem(x, y) = dx - trunc(x / y) dy
     lambda g, x, y: g,
     lambda g, x, y: mul(neg(g), round(div(sub(x, rem(x, y)), y))),
 )
-numba_emitters[rem_p] = _nb.rem
+
+
+def _rem_emit(ctx: _nr.EmitContext) -> str:
+    x, y = ctx.args
+    if ctx.out_dtype.kind != "i":
+        return f"np.fmod({x}, {y})"
+    # Numba's np.fmod on signed integers is an unsigned remainder (wrong for negative
+    # operands): take Python's floor remainder and move it to the dividend's sign.
+    # NumPy gives 0 for y == 0 and for y == -1 (where x % y could overflow).
+    r = f"({x} % {y})"
+    return (
+        f"({_nr.lit(ctx.out_dtype, 0)} if ({y} == 0 or {y} == -1) else "
+        f"({r} - {y} if ({r} != 0 and (({r} < 0) != ({x} < 0))) else {r}))"
+    )
+
+
+numba_emitters[rem_p] = _rem_emit
 
 max_p = binop("max", np.maximum, _ANY, "a numeric or boolean")
 max = _bind2(max_p)  # noqa: A001
@@ -219,7 +246,23 @@ ad.defjvp(
     _minmax_jvp_side(lambda x, y: lt(x, y)),
     _minmax_jvp_side(lambda x, y: gt(x, y)),
 )
-numba_emitters[max_p], numba_emitters[min_p] = _nb.maximum, _nb.minimum
+
+
+def _maximum_emit(ctx: _nr.EmitContext) -> str | None:
+    x, y = ctx.args
+    if ctx.out_dtype.kind == "c":
+        return None  # complex ordering: the impl's (NumPy's) lexicographic rule
+    return f"({x} | {y})" if ctx.out_dtype.kind == "b" else f"np.maximum({x}, {y})"
+
+
+def _minimum_emit(ctx: _nr.EmitContext) -> str | None:
+    x, y = ctx.args
+    if ctx.out_dtype.kind == "c":
+        return None
+    return f"({x} & {y})" if ctx.out_dtype.kind == "b" else f"np.minimum({x}, {y})"
+
+
+numba_emitters[max_p], numba_emitters[min_p] = _maximum_emit, _minimum_emit
 
 
 def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
@@ -259,7 +302,21 @@ def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
 
 
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
-numba_emitters[integer_pow_p] = _nb.integer_pow
+
+
+def _integer_pow_emit(ctx: _nr.EmitContext) -> str | None:
+    (x,), y = ctx.args, ctx.params["y"]
+    one = _nr.lit(ctx.out_dtype, 1)
+    n = abs(y)
+    if n == 0:
+        return one
+    if n > 16:
+        return None  # rare: the impl (np.power) is exact enough and simpler
+    prod = "(" + " * ".join([x] * n) + ")"
+    return prod if y > 0 else f"({one} / {prod})"
+
+
+numba_emitters[integer_pow_p] = _integer_pow_emit
 
 
 def _pow_impl(x: Any, y: Any) -> Any:
@@ -298,7 +355,7 @@ def _pow_jvp_rhs(g: Any, x: Any, y: Any) -> Any:
     return mul(g, mul(log(safe_x), pow(x, y)))
 
 
-def _pow_emit(ctx: _nb.EmitContext) -> str | None:
+def _pow_emit(ctx: _nr.EmitContext) -> str | None:
     if ctx.in_dtypes[0].kind in "iu":
         return None  # the impl: NumPy's check of negative exponents
     return f"np.power({ctx.args[0]}, {ctx.args[1]})"
@@ -378,7 +435,14 @@ logistic = _bind1(logistic_p)
 ad.defjvp2(  # d sigma = sigma (1 - sigma) dx
     logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(full_like(ans, 1), ans)))
 )
-numba_emitters[logistic_p] = _nb.logistic
+
+
+def _logistic_emit(ctx: _nr.EmitContext) -> str:
+    one = _nr.lit(ctx.out_dtype, 1)
+    return f"({one} / (np.exp(-{ctx.args[0]}) + {one}))"  # 1 / (1 + e^-x), no overflow trap
+
+
+numba_emitters[logistic_p] = _logistic_emit
 
 sqrt_p = unop("sqrt", np.sqrt)
 sqrt = _bind1(sqrt_p)
@@ -394,7 +458,13 @@ def _rsqrt_impl(x: Any) -> Any:
 rsqrt_p = unop("rsqrt", _rsqrt_impl)
 rsqrt = _bind1(rsqrt_p)
 ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(full_like(ans, -0.5), div(ans, x))))
-numba_emitters[rsqrt_p] = _nb.rsqrt
+
+
+def _rsqrt_emit(ctx: _nr.EmitContext) -> str:
+    return f"({_nr.lit(ctx.out_dtype, 1)} / np.sqrt({ctx.args[0]}))"
+
+
+numba_emitters[rsqrt_p] = _rsqrt_emit
 
 
 def _erf_impl(x: Any) -> Any:
@@ -408,7 +478,13 @@ erf = _bind1(erf_p)
 ad.defjvp(  # d erf = 2/sqrt(pi) exp(-x^2) dx
     erf_p, lambda g, x: mul(g, mul(full_like(x, 2 / math.sqrt(math.pi)), exp(neg(mul(x, x)))))
 )
-numba_emitters[erf_p] = _nb.erf
+
+
+def _erf_emit(ctx: _nr.EmitContext) -> str:
+    return f"math.erf({ctx.args[0]})"
+
+
+numba_emitters[erf_p] = _erf_emit
 
 
 # ---------------------------------------------------------------------------
@@ -454,7 +530,15 @@ def _lgamma_impl(x: Any) -> Any:
 lgamma_p = unop("lgamma", _lgamma_impl, "f", "a real floating-point")
 lgamma = _bind1(lgamma_p)
 ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))  # d log|Gamma| = digamma dx
-numba_emitters[lgamma_p] = _nb.lgamma
+
+
+def _lgamma_emit(ctx: _nr.EmitContext) -> str:
+    # +inf at the poles 0, -1, -2, ... (plain Python's math.lgamma raises there)
+    (x,) = ctx.args
+    return f"(math.inf if ({x} <= 0 and np.floor({x}) == {x}) else math.lgamma({x}))"
+
+
+numba_emitters[lgamma_p] = _lgamma_emit
 
 
 def _digamma_f64(x: np.ndarray) -> np.ndarray:
@@ -489,7 +573,14 @@ def _digamma_impl(x: Any) -> Any:
 digamma_p = unop("digamma", _digamma_impl, "f", "a real floating-point")
 digamma: Callable[[Any], Any] = _bind1(digamma_p)
 ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(1, x)))  # d digamma = polygamma(1, x) dx
-numba_emitters[digamma_p] = _nb.no_kernel  # the driver calls the vectorised impl
+
+
+def _no_kernel(ctx: _nr.EmitContext) -> None:
+    """Elementwise, but no scalar Numba code: the driver calls the vectorised impl."""
+    return None
+
+
+numba_emitters[digamma_p] = _no_kernel  # the driver calls the vectorised impl
 
 # B_2j / (2j)! for j = 1 .. 8 (Euler-Maclaurin tail of the Hurwitz zeta function)
 _ZETA_EM = [1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
@@ -552,7 +643,7 @@ def polygamma(n: Any, x: Any) -> Any:
 
 # d polygamma(n, x) = polygamma(n + 1, x) dx
 ad.defjvp(polygamma_p, lambda g, x, *, n: mul(g, polygamma(n + 1, x)))
-numba_emitters[polygamma_p] = _nb.no_kernel  # the driver calls the vectorised impl
+numba_emitters[polygamma_p] = _no_kernel  # the driver calls the vectorised impl
 
 
 # ---------------------------------------------------------------------------
@@ -647,12 +738,12 @@ def _igamma_grad_a(name: str) -> Callable[..., Any]:
 igamma_p = binop("igamma", _igamma_impl, "f", "a real floating-point")
 igamma = _bind2(igamma_p)
 ad.defjvp(igamma_p, _igamma_grad_a("igamma"), lambda g, a, x: mul(g, _igamma_density(x, a)))
-numba_emitters[igamma_p] = _nb.no_kernel  # the driver calls the vectorised impl
+numba_emitters[igamma_p] = _no_kernel  # the driver calls the vectorised impl
 
 igammac_p = binop("igammac", _igammac_impl, "f", "a real floating-point")
 igammac = _bind2(igammac_p)
 ad.defjvp(igammac_p, _igamma_grad_a("igammac"), lambda g, a, x: neg(mul(g, _igamma_density(x, a))))
-numba_emitters[igammac_p] = _nb.no_kernel  # the driver calls the vectorised impl
+numba_emitters[igammac_p] = _no_kernel  # the driver calls the vectorised impl
 
 
 # ---------------------------------------------------------------------------
@@ -750,7 +841,7 @@ def _betainc_no_grad(which: str) -> Callable[..., Any]:
 
 
 ad.defjvp(betainc_p, _betainc_no_grad("a"), _betainc_no_grad("b"), _betainc_density)
-numba_emitters[betainc_p] = _nb.no_kernel  # the driver calls the vectorised impl
+numba_emitters[betainc_p] = _no_kernel  # the driver calls the vectorised impl
 
 abs_p = unop("abs", np.absolute, _NUMERIC, "a numeric")
 abs = _bind1(abs_p)  # noqa: A001
@@ -799,7 +890,17 @@ register(
 elementwise_numpy[round_p] = np.rint
 batching.defvectorized(round_p)
 ad.defjvp_zero(round_p)
-numba_emitters[round_p] = _nb.round_
+
+
+def _round_emit(ctx: _nr.EmitContext) -> str:
+    (x,) = ctx.args
+    if ctx.params.get("rounding_method", 0) == 1:
+        return f"np.rint({x})"  # half to even
+    half = _nr.lit(ctx.out_dtype, 0.5)  # half away from zero
+    return f"np.copysign(np.floor(np.abs({x}) + {half}), {x})"
+
+
+numba_emitters[round_p] = _round_emit
 
 
 def round(x: Any, rounding_method: int = 0) -> Any:  # noqa: A001
@@ -854,18 +955,39 @@ for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p):
     ad.defjvp_zero(_p)
 for _p in (shift_left_p, shift_right_arithmetic_p):
     ad.defjvp_zero(_p)
+
+
+def _ordered_emit(op: str) -> Callable[[_nr.EmitContext], str | None]:
+    """``<``, ``<=``, ``>``, ``>=``: Numba does not order complex numbers (NumPy does,
+    lexicographically), so complex operands stay with the impl."""
+
+    def emit(ctx: _nr.EmitContext) -> str | None:
+        if ctx.in_dtypes[0].kind == "c":
+            return None
+        x, y = ctx.args
+        return f"({x} {op} {y})"
+
+    emit.__name__ = f"ordered_{op}"
+    return emit
+
+
+def _not_emit(ctx: _nr.EmitContext) -> str:
+    (x,) = ctx.args
+    return f"(not {x})" if ctx.out_dtype.kind == "b" else f"(~{x})"
+
+
 numba_emitters.update(
     {
         eq_p: "({0} == {1})",
         ne_p: "({0} != {1})",
-        lt_p: _nb.ordered("<"),
-        le_p: _nb.ordered("<="),
-        gt_p: _nb.ordered(">"),
-        ge_p: _nb.ordered(">="),
+        lt_p: _ordered_emit("<"),
+        le_p: _ordered_emit("<="),
+        gt_p: _ordered_emit(">"),
+        ge_p: _ordered_emit(">="),
         and_p: "({0} & {1})",
         or_p: "({0} | {1})",
         xor_p: "({0} ^ {1})",
-        not_p: _nb.not_,
+        not_p: _not_emit,
     }
 )  # noqa: E501
 
@@ -934,7 +1056,16 @@ batching.defbroadcasting(select_n_p)
 ad.jvp_rules[select_n_p] = _select_n_jvp
 ad.transpose_rules[select_n_p] = _select_n_transpose
 ad.linear_primitives.add(select_n_p)
-numba_emitters[select_n_p] = _nb.select_n
+
+
+def _select_n_emit(ctx: _nr.EmitContext) -> str | None:
+    which, *cases = ctx.args
+    if len(cases) != 2:
+        return None  # n-way selects keep the impl's range check
+    return f"({cases[1]} if {which} else {cases[0]})"
+
+
+numba_emitters[select_n_p] = _select_n_emit
 
 
 def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
@@ -1021,7 +1152,16 @@ def broadcast_in_dim_(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> 
 
 
 batching.batching_rules[clamp_p] = _clamp_batch
-numba_emitters[clamp_p] = _nb.clamp
+
+
+def _clamp_emit(ctx: _nr.EmitContext) -> str | None:
+    lo, x, hi = ctx.args
+    if ctx.out_dtype.kind == "c":
+        return None
+    return f"np.minimum(np.maximum({x}, {lo}), {hi})"
+
+
+numba_emitters[clamp_p] = _clamp_emit
 
 
 def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:
@@ -1074,7 +1214,19 @@ batching.defvectorized(convert_element_type_p)
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
 ad.transpose_rules[convert_element_type_p] = _convert_transpose
 ad.linear_primitives.add(convert_element_type_p)
-numba_emitters[convert_element_type_p] = _nb.convert_element_type
+
+
+def _convert_element_type_emit(ctx: _nr.EmitContext) -> str:
+    (x,), (src,) = ctx.args, ctx.in_dtypes
+    dst = ctx.out_dtype
+    if dst.kind == "b":
+        return f"({x} != 0)"
+    if src.kind == "c" and dst.kind != "c":
+        return f"({x}).real"
+    return x  # the backend's explicit cast to the output dtype does the conversion
+
+
+numba_emitters[convert_element_type_p] = _convert_element_type_emit
 
 
 def _identity(x: Any) -> Any:

@@ -28,7 +28,7 @@ import numpy as np
 
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
-from functrace.jit.emitters import DriverContext, DriverRule, numba_emitters
+from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
 from functrace.lax._util import (
     check_same_dtypes,
     check_same_shapes,
