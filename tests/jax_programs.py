@@ -357,6 +357,169 @@ def control_flow_and_static_args(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def vae_step(jax: Any) -> dict[str, np.ndarray]:
+    """A linear VAE: random init, reparameterised samples, split keys, jitted SGD steps."""
+    jnp = jax.numpy
+    random = jax.random
+
+    key = random.PRNGKey(42)
+    key, k_enc, k_dec, k_data = random.split(key, 4)
+    d, z_dim = 6, 2
+    params = {
+        "enc_w": random.normal(k_enc, (d, 2 * z_dim)) * 0.3,
+        "enc_b": jnp.zeros(2 * z_dim),
+        "dec_w": random.normal(k_dec, (z_dim, d)) * 0.3,
+        "dec_b": jnp.zeros(d),
+    }
+    x = random.uniform(k_data, (16, d), minval=-1.0, maxval=1.0)
+
+    def loss(params, x, key):
+        h = x @ params["enc_w"] + params["enc_b"]
+        mu, logvar = h[:, :z_dim], h[:, z_dim:]
+        eps = random.normal(key, mu.shape)
+        z = mu + jnp.exp(0.5 * logvar) * eps
+        recon = z @ params["dec_w"] + params["dec_b"]
+        rec = jnp.sum((recon - x) ** 2, axis=1)
+        kl = -0.5 * jnp.sum(1.0 + logvar - mu**2 - jnp.exp(logvar), axis=1)
+        return jnp.mean(rec + kl)
+
+    @jax.jit
+    def step(params, x, key):
+        value, grads = jax.value_and_grad(loss)(params, x, key)
+        new = jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads)
+        return new, value
+
+    losses = []
+    for _ in range(5):
+        key, sub = random.split(key)
+        params, value = step(params, x, sub)
+        losses.append(value)
+    return {
+        "losses": np.asarray(losses),
+        "enc_w": np.asarray(params["enc_w"]),
+        "dec_b": np.asarray(params["dec_b"]),
+        "key": np.asarray(random.key_data(key)),
+    }
+
+
+def gp_regression(jax: Any) -> dict[str, np.ndarray]:
+    """GP marginal likelihood with jax.scipy.linalg Cholesky solves, and its gradient."""
+    jnp = jax.numpy
+    jsl = jax.scipy.linalg
+
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.uniform(-3, 3, size=12))
+    y = np.sin(x) + 0.1 * rng.normal(size=12)
+    xs = np.linspace(-3, 3, 7)
+
+    def kernel(a, b, log_ell):
+        return jnp.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / jnp.exp(2 * log_ell))
+
+    def neg_log_marginal(theta):
+        log_ell, log_noise = theta[0], theta[1]
+        k = kernel(x, x, log_ell) + jnp.exp(2 * log_noise) * jnp.eye(x.shape[0])
+        c, lower = jsl.cho_factor(k, lower=True)
+        alpha = jsl.cho_solve((c, lower), y)
+        return (
+            0.5 * y @ alpha + jnp.sum(jnp.log(jnp.diag(c))) + 0.5 * x.shape[0] * jnp.log(2 * jnp.pi)
+        )
+
+    def predict(theta):
+        log_ell, log_noise = theta[0], theta[1]
+        k = kernel(x, x, log_ell) + jnp.exp(2 * log_noise) * jnp.eye(x.shape[0])
+        ell = jsl.cholesky(k, lower=True)
+        ks = kernel(xs, x, log_ell)
+        v = jsl.solve_triangular(ell, ks.T, lower=True)
+        mean = ks @ jsl.cho_solve((ell, True), y)
+        var = 1.0 - jnp.sum(v**2, axis=0)
+        return mean, var
+
+    theta = np.array([0.0, -1.0])
+    value, grad = jax.jit(jax.value_and_grad(neg_log_marginal))(theta)
+    for _ in range(3):
+        theta = theta - 0.1 * jax.grad(neg_log_marginal)(theta)
+    mean, var = predict(theta)
+    return {
+        "value": np.asarray(value),
+        "grad": np.asarray(grad),
+        "theta": np.asarray(theta),
+        "mean": np.asarray(mean),
+        "var": np.asarray(var),
+    }
+
+
+def mixture_log_probs(jax: Any) -> dict[str, np.ndarray]:
+    """Vectorised log-densities of jax.scipy.stats with random init, logsumexp, grads."""
+    jnp = jax.numpy
+    random = jax.random
+    stats = jax.scipy.stats
+    special = jax.scipy.special
+
+    key = random.PRNGKey(7)
+    k_mu, k_x, k_w = random.split(key, 3)
+    means = random.normal(k_mu, (3, 2))
+    log_scales = jnp.full((3,), -0.5)
+    logits = random.uniform(k_w, (3,))
+    data = random.normal(k_x, (10, 2)) * 1.5
+
+    def log_lik(means, log_scales, logits, x):
+        # one point: log sum_k pi_k N(x | mu_k, s_k^2 I)
+        comp = jax.vmap(lambda m, ls: jnp.sum(stats.norm.logpdf(x, loc=m, scale=jnp.exp(ls))))(
+            means, log_scales
+        )
+        return special.logsumexp(comp + jax.nn.log_softmax(logits))
+
+    per_point = jax.vmap(log_lik, in_axes=(None, None, None, 0))(means, log_scales, logits, data)
+    total = lambda *a: jnp.sum(jax.vmap(log_lik, in_axes=(None, None, None, 0))(*a, data))
+    grads = jax.grad(total, argnums=(0, 1, 2))(means, log_scales, logits)
+    cov = np.array([[1.0, 0.3], [0.3, 0.5]])
+    mvn = stats.multivariate_normal.logpdf(data, mean=jnp.zeros(2), cov=cov)
+    gam = stats.gamma.logpdf(jnp.abs(data[:, 0]) + 0.1, a=2.0, scale=1.5)
+    t = stats.t.logpdf(data[:, 1], df=3.0)
+    return {
+        "per_point": np.asarray(per_point),
+        "g_means": np.asarray(grads[0]),
+        "g_log_scales": np.asarray(grads[1]),
+        "g_logits": np.asarray(grads[2]),
+        "mvn": np.asarray(mvn),
+        "gamma": np.asarray(gam),
+        "t": np.asarray(t),
+    }
+
+
+def random_pipeline(jax: Any) -> dict[str, np.ndarray]:
+    """Keys under vmap, fold_in, discrete samplers and a jitted dropout mask."""
+    jnp = jax.numpy
+    random = jax.random
+
+    key = random.PRNGKey(2024)
+    keys = random.split(key, 4)
+    per_key = jax.vmap(lambda k: random.normal(k, (3,)))(keys)
+    folded = jnp.stack([random.uniform(random.fold_in(key, i), ()) for i in range(3)])
+    k1, k2, k3, k4 = random.split(random.fold_in(key, 99), 4)
+    cats = random.categorical(k1, jnp.array([0.1, 1.0, -0.5, 2.0]), shape=(8,))
+    perm = random.permutation(k2, 10)
+    coins = random.bernoulli(k3, 0.3, (12,))
+
+    @jax.jit
+    def dropout(x, key):
+        keep = random.bernoulli(key, 0.8, x.shape)
+        return jnp.where(keep, x / 0.8, 0.0)
+
+    x = jnp.arange(12.0).reshape(3, 4)
+    dropped = dropout(x, k4)
+    ints = random.randint(k4, (6,), 0, 100)
+    return {
+        "per_key": np.asarray(per_key),
+        "folded": np.asarray(folded),
+        "cats": np.asarray(cats),
+        "perm": np.asarray(perm),
+        "coins": np.asarray(coins),
+        "dropped": np.asarray(dropped),
+        "ints": np.asarray(ints),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -369,5 +532,9 @@ PROGRAMS = {
         jacobians,
         custom_jvp_safe_log,
         control_flow_and_static_args,
+        vae_step,
+        gp_regression,
+        mixture_log_probs,
+        random_pipeline,
     )
 }
