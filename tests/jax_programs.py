@@ -520,6 +520,54 @@ def random_pipeline(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def mlp_from_scratch(jax: Any) -> dict[str, np.ndarray]:
+    """The docs' neural net from scratch: jax.random init, relu MLP, jit(grad) SGD."""
+    jnp = jax.numpy
+    random = jax.random
+
+    def random_layer_params(m, n, key, scale=0.1):
+        w_key, b_key = random.split(key)
+        return scale * random.normal(w_key, (n, m)), scale * random.normal(b_key, (n,))
+
+    def init_network_params(sizes, key):
+        keys = random.split(key, len(sizes))
+        return [random_layer_params(m, n, k) for m, n, k in zip(sizes[:-1], sizes[1:], keys)]
+
+    params = init_network_params([4, 8, 8, 3], random.PRNGKey(0))
+
+    def predict(params, x):
+        activations = x
+        for w, b in params[:-1]:
+            activations = jax.nn.relu(jnp.dot(w, activations) + b)
+        w, b = params[-1]
+        logits = jnp.dot(w, activations) + b
+        return logits - jax.scipy.special.logsumexp(logits)
+
+    batched_predict = jax.vmap(predict, in_axes=(None, 0))
+    x, labels = _data(5, 24, 4, 3)
+    targets = jax.nn.one_hot(labels, 3)
+
+    def loss(params, x, targets):
+        return -jnp.mean(batched_predict(params, x) * targets)
+
+    @jax.jit
+    def update(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
+        return [(w - 0.5 * dw, b - 0.5 * db) for (w, b), (dw, db) in zip(params, grads)]
+
+    losses = []
+    for _ in range(6):
+        params = update(params, x, targets)
+        losses.append(loss(params, x, targets))
+    correct = jnp.sum(jnp.argmax(batched_predict(params, x), axis=1) == labels)
+    return {
+        "losses": np.asarray(losses),
+        "w0": np.asarray(params[0][0]),
+        "b2": np.asarray(params[2][1]),
+        "correct": np.asarray(correct),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -536,5 +584,6 @@ PROGRAMS = {
         gp_regression,
         mixture_log_probs,
         random_pipeline,
+        mlp_from_scratch,
     )
 }
