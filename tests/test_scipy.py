@@ -60,6 +60,15 @@ ELEMENTWISE: list[tuple[str, Any, Any, tuple[Any, ...], int, tuple[int, ...]]] =
     ("expit", fsp.expit, ss.expit, (_u(-6, 6),), 2, (0,)),
     ("logit", fsp.logit, ss.logit, (_u(0.05, 0.95),), 2, (0,)),
     ("ndtr", fsp.ndtr, ss.ndtr, (_u(-8, 8),), 2, (0,)),
+    ("ndtri", fsp.ndtri, ss.ndtri, (_u(0.05, 0.95),), 2, (0,)),
+    (
+        "ndtri_tails",
+        fsp.ndtri,
+        ss.ndtri,
+        (np.array([1e-300, 1e-20, 1e-3, 0.97, 1 - 1e-12]),),
+        0,
+        (),
+    ),
     (
         "log_ndtr",
         fsp.log_ndtr,
@@ -85,6 +94,8 @@ ELEMENTWISE: list[tuple[str, Any, Any, tuple[Any, ...], int, tuple[int, ...]]] =
     ("norm.logcdf", fst.norm.logcdf, sst.norm.logcdf, (_u(-50, 6), 0.0, 1.0), 2, (0,)),
     ("norm.sf", fst.norm.sf, sst.norm.sf, (_u(-6, 6),), 2, (0,)),
     ("norm.logsf", fst.norm.logsf, sst.norm.logsf, (_u(-6, 50),), 2, (0,)),
+    ("norm.ppf", fst.norm.ppf, sst.norm.ppf, (_u(0.05, 0.95), _u(-1, 1), _u(0.5, 2)), 2, (0, 1, 2)),
+    ("norm.isf", fst.norm.isf, sst.norm.isf, (_u(0.05, 0.95), _u(-1, 1), _u(0.5, 2)), 2, (0, 1, 2)),
     (
         "t.logpdf",
         fst.t.logpdf,
@@ -286,6 +297,20 @@ def test_item2_special_poles_and_edges_match_scipy() -> None:
         e = np.array([-1.0, 0.0, np.nan, np.inf, 2.0])
         _close(fsp.entr(e), ss.entr(e))
         _close(fsp.logit(np.array([0.0, 1.0, 0.5])), ss.logit(np.array([0.0, 1.0, 0.5])))
+
+
+def test_item2_ndtri_edges_inverse_and_derivative() -> None:
+    p = np.array([0.0, 1.0, -0.5, 1.5, np.nan, 0.5, 1e-300])
+    with np.errstate(all="ignore"):
+        _close(fsp.ndtri(p), ss.ndtri(p))
+        _close(fsp.ndtri(p.astype(np.float32)), ss.ndtri(p.astype(np.float32)), rtol=1e-6)
+    x = np.linspace(-8, 8, 33)
+    _close(fsp.ndtr(fsp.ndtri(fsp.ndtr(x))), fsp.ndtr(x), rtol=1e-13)
+    # d ndtri / dp = 1 / phi(ndtri(p)), also far in the tail
+    for q in (1e-10, 0.3, 0.999):
+        _close(ft.grad(fsp.ndtri)(q), 1 / sst.norm.pdf(ss.ndtri(q)), rtol=1e-12)
+    assert ft.jit(fsp.ndtri)(np.float32(0.2)).dtype == np.float32
+    assert float(fst.norm.isf(1e-30)) == pytest.approx(sst.norm.isf(1e-30), rel=1e-14)
 
 
 def test_item2_xlogy_derivatives_at_zero() -> None:

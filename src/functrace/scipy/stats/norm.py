@@ -14,7 +14,7 @@ import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
 
-__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -81,3 +81,23 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     z, _ = _z("norm.logsf", x, loc, scale)
     return special.log_ndtr(fnp.negative(z))
+
+
+def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The quantile function, the inverse of :func:`cdf`: ``loc + scale * ndtri(q)``.
+
+    >>> round(float(ppf(0.975)), 9)
+    1.959963985
+    """
+    q, loc, scale = floats("norm.ppf", q, loc, scale)
+    return scalar_result(fnp.add(loc, fnp.multiply(scale, special.ndtri(q))))
+
+
+def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The inverse of :func:`sf`: ``loc - scale * ndtri(q)`` (accurate for small ``q``).
+
+    >>> round(float(isf(0.025)), 9)
+    1.959963985
+    """
+    q, loc, scale = floats("norm.isf", q, loc, scale)
+    return scalar_result(fnp.subtract(loc, fnp.multiply(scale, special.ndtri(q))))
