@@ -586,6 +586,36 @@ def test_item2_eigh_svd_det_inv_qr() -> None:
         fsl.qr(g, mode="raw")
 
 
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (5, 5), (6, 2), (1, 4)])
+def test_item2_qr_column_pivoting_matches_scipy(shape: tuple[int, int]) -> None:
+    a = np.random.default_rng(sum(shape)).normal(size=shape)
+    for mode in ("full", "economic", "r"):
+        got, want = fsl.qr(a, mode=mode, pivoting=True), sl.qr(a, mode=mode, pivoting=True)
+        assert len(got) == len(want) and got[-1].dtype == np.int32
+        np.testing.assert_array_equal(got[-1], want[-1])
+        for g, w in zip(got[:-1], want[:-1]):
+            _close(g, w, rtol=1e-10, atol=1e-12)
+    q, r, p = fsl.qr(a, mode="economic", pivoting=True)
+    _close(q @ r, a[:, p])
+    jq, jr, jp = ft.jit(lambda a: fsl.qr(a, mode="economic", pivoting=True))(a)
+    np.testing.assert_array_equal(jp, p)
+    _close(jr, r)
+    stack = np.stack([a, a[:, ::-1], 2 * a])
+    vp = ft.vmap(lambda a: fsl.qr(a, mode="economic", pivoting=True)[2])(stack)
+    np.testing.assert_array_equal(vp, [sl.qr(m, pivoting=True)[2] for m in stack])
+
+
+def test_item2_qr_pivoting_derivatives() -> None:
+    a = np.array([[1.0, 5.0, 2.0], [4.0, 1.0, 9.0], [3.0, 3.0, 3.0], [0.0, 1.0, 0.0]])
+
+    def f(a: Any) -> Any:
+        q, r, _ = fsl.qr(a, mode="economic", pivoting=True)
+        return fnp.sum(r) + fnp.sum(q[:, 0])
+
+    ft.check_grads(f, (a,), order=2, rtol=1e-4, atol=1e-6)
+    _close(ft.jit(ft.grad(f))(a), ft.grad(f)(a))
+
+
 def test_item2_incomplete_gamma_edges_and_shape_derivative_error() -> None:
     a = np.array([0.0, 0.0, 1.0, 1.0, 1.0, -1.0, 2.0, 1e3, 0.5])
     x = np.array([1.0, 0.0, 0.0, np.inf, -1.0, 1.0, np.nan, 1.1e3, 1e-10])

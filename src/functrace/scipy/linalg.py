@@ -404,21 +404,62 @@ def qr(
     """QR decomposition ``a = q @ r``: ``mode='full'`` (``q`` square), ``'economic'``
     (reduced), or ``'r'`` (returns ``(r,)`` with ``r`` of ``a``'s shape, as SciPy).
 
+    With ``pivoting=True``, column pivoting as LAPACK's ``geqp3``: ``a[:, p] = q @ r``
+    with ``|r[0, 0]| >= |r[1, 1]| >= ...``, and the int32 permutation ``p`` is returned
+    last (``(q, r, p)``, or ``(r, p)`` for ``mode='r'``). At each step the column with
+    the largest norm orthogonal to the columns already taken is swapped into place
+    (the first on ties). ``p`` is piecewise constant, so derivatives flow through
+    ``q`` and ``r`` of the permuted matrix.
+
     >>> import numpy as np
     >>> q, r = qr(np.eye(2))
     >>> bool(np.allclose(q @ r, np.eye(2)))
     True
     """
-    if pivoting:
-        raise NotImplementedError("qr: pivoting=True is not supported.")
     if mode not in _QR_MODES:
         raise ValueError(f"qr: expected mode 'full', 'economic' or 'r', got {mode!r}.")
     (a,) = floats("qr", a)
+    if len(_shape(a)) < 2:
+        raise ValueError(f"qr: expected a matrix (..., m, n), got shape {_shape(a)}.")
+    perm = None
+    if pivoting:
+        perm = _qr_column_pivots(stop_gradient(a))
+        a = fnp.take_along_axis(a, fnp.expand_dims(perm, -2), axis=-1)
     out = fnp.linalg.qr(a, mode=_QR_MODES[mode])
     if mode == "r":  # SciPy's r is (m, n): the reduced one with zero rows below
         *lead, m, n = _shape(a)
         if m > n:
             zeros = np.zeros((*lead, m - n, n), dtype=_dtype(out))
             out = fnp.concatenate([out, zeros], axis=-2)
-        return (out,)
-    return tuple(out)
+        res: tuple[Any, ...] = (out,)
+    else:
+        res = tuple(out)
+    return res if perm is None else (*res, perm)
+
+
+def _qr_column_pivots(a: Any) -> Any:
+    """geqp3's column order for ``a (..., m, n)``, with traced operations (jit, vmap)."""
+    *lead, m, n = _shape(a)
+    perm = fnp.broadcast_to(np.arange(n, dtype=np.int32), (*lead, n))
+    cols = a  # the columns of a in the current order
+    resid = fnp.sum(fnp.square(a), axis=-2)  # squared norms orthogonal to the taken columns
+    basis: list[Any] = []  # orthonormal vectors spanning the taken columns
+    idx = np.arange(n)
+    for k in range(min(m, n)):
+        j = fnp.argmax(fnp.where(idx >= k, resid, -np.inf), axis=-1)[..., None]
+        swap = (idx == k) | (idx == j)
+        partner = fnp.where(idx == k, j, k)  # position k takes j's entry and vice versa
+        perm = fnp.where(swap, fnp.take_along_axis(perm, partner, axis=-1), perm)
+        resid = fnp.where(swap, fnp.take_along_axis(resid, partner, axis=-1), resid)
+        cols = fnp.where(
+            swap[..., None, :], fnp.take_along_axis(cols, partner[..., None, :], axis=-1), cols
+        )
+        v = cols[..., k]
+        for _ in range(2):  # Gram-Schmidt, twice for orthogonality in floating point
+            for q in basis:
+                v = v - fnp.sum(q * v, axis=-1, keepdims=True) * q
+        norm = fnp.sqrt(fnp.sum(v * v, axis=-1, keepdims=True))
+        v = fnp.where(norm > 0, v / fnp.where(norm > 0, norm, 1), 0)
+        basis.append(v)
+        resid = resid - fnp.square(fnp.sum(v[..., :, None] * cols, axis=-2))
+    return perm
