@@ -21,7 +21,7 @@ from functrace.api._args import (
 )
 from functrace.api._autodiff import _jac_flat_fun
 from functrace.core import describe_fun
-from functrace.interpreters import ad
+from functrace.interpreters import ad, batching
 from functrace.tree_util import tree_flatten, tree_unflatten
 
 
@@ -44,29 +44,96 @@ def _jac_leaf(
     return _output(fnp.reshape(moved, (*o_shape, *in_shape)))
 
 
-def _linearize_args(
+def _jacobian_transform(
     fname: str,
     fun: Callable[..., Any],
     argnums: int | Sequence[int],
-    args: tuple[Any, ...],
     has_aux: bool,
+    holomorphic: bool,
     allow_int: bool,
-) -> tuple[list[Any], Any, list[Any], ad.LinearFunction, Any, Any]:
-    """The start of ``jacfwd``/``jacrev``: ``fun`` linearized at ``args`` in the
-    arguments ``argnums``. Returns the input leaves and their tree, the output leaves,
-    the linear map, the aux value (None without ``has_aux``) and the output tree."""
-    nums = _normalize_argnums(fname, argnums, len(args))
-    args = _plain_args(fname, fun, args, skip=nums)  # those: as leaves below
-    diff, merge = _split_args(args, nums)
-    leaves, tree = tree_flatten(diff)
-    leaves = _plain_leaves(fname, fun, leaves, diff, nums)
-    mask = _diff_mask(fname, leaves, allow_int)
-    out_tree_box: list[Any] = []
-    flat_fun = _jac_flat_fun(fname, fun, merge, tree, out_tree_box, has_aux)
-    outs, lin, aux = ad.linearize_flat(
-        flat_fun, leaves, mask, origin=f"{fname} of {describe_fun(fun)}", has_aux=has_aux
-    )
-    return leaves, tree, outs, lin, aux, out_tree_box[-1]
+    blocks: Callable[[Callable[..., Any], list[Any], list[Any], ad.LinearFunction], Any],
+) -> Callable[..., Any]:
+    """The function ``jacfwd``/``jacrev`` return: ``fun`` linearized at its arguments
+    in ``argnums``, then ``blocks(fun, in_leaves, out_leaves, lin)`` gives, per input
+    leaf, its derivative blocks (one per output leaf), assembled as JAX does."""
+    _check_holomorphic(fname, holomorphic)
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def jac_f(*args: Any) -> Any:
+        nums = _normalize_argnums(fname, argnums, len(args))
+        args = _plain_args(fname, fun, args, skip=nums)  # those: as leaves below
+        diff, merge = _split_args(args, nums)
+        leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves(fname, fun, leaves, diff, nums)
+        mask = _diff_mask(fname, leaves, allow_int)
+        out_tree_box: list[Any] = []
+        flat_fun = _jac_flat_fun(fname, fun, merge, tree, out_tree_box, has_aux)
+        outs, lin, aux = ad.linearize_flat(
+            flat_fun, leaves, mask, origin=f"{fname} of {describe_fun(fun)}", has_aux=has_aux
+        )
+        per_input = blocks(fun, leaves, outs, lin)
+        jac = _assemble_jacobian(per_input, tree, out_tree_box[-1], single)
+        return (jac, aux) if has_aux else jac
+
+    return jac_f
+
+
+def _columns(
+    fun: Callable[..., Any], leaves: list[Any], outs: list[Any], lin: ad.LinearFunction
+) -> list[list[Any]]:
+    """jacfwd's blocks: per input leaf, the linear map pushed over its basis (vmap)."""
+    per_input = []
+    for i, x in enumerate(leaves):
+        aval = core.get_aval(x)
+        zeros = [ad.Zero(ad.tangent_aval(core.get_aval(y))) for y in leaves]
+
+        def push(t: Any, i: int = i, zeros: list[Any] = zeros) -> list[Any]:
+            return lin.forward([t if j == i else z for j, z in enumerate(zeros)])
+
+        cols, col_dims = batching.vmap_flat(
+            push, aval.size, [_std_basis(aval)], [0], origin=f"jacfwd of {describe_fun(fun)}"
+        )
+        jac_k = []
+        for o, c, d in zip(outs, cols, col_dims):
+            o_shape = core.get_aval(o).shape
+            c = batching.bdim_at(c, d, aval.size, 0)
+            jac_k.append(_jac_leaf(c, o_shape, aval.shape, basis_first=False))
+        per_input.append(jac_k)
+    return per_input
+
+
+def _rows(
+    fun: Callable[..., Any], leaves: list[Any], outs: list[Any], lin: ad.LinearFunction
+) -> list[list[Any]]:
+    """jacrev's blocks: per output leaf, the transposed map pulled over its basis
+    (vmap), then regrouped per input leaf."""
+    rows_per_out = []
+    for k, o in enumerate(outs):
+        o_aval = ad.tangent_aval(core.get_aval(o))
+        zeros = [ad.Zero(ad.tangent_aval(core.get_aval(y))) for y in outs]
+
+        def pull(ct: Any, k: int = k, zeros: list[Any] = zeros) -> list[Any]:
+            cts = lin.transpose([ct if j == k else z for j, z in enumerate(zeros)])
+            return [ad.instantiate(c) for c in cts]
+
+        rows, row_dims = batching.vmap_flat(
+            pull,
+            o_aval.size,
+            [_std_basis(o_aval)],
+            [0],
+            origin=f"jacrev of {describe_fun(fun)}",
+        )
+        rows_per_out.append((o_aval, rows, row_dims))
+    per_input = []
+    for i, x in enumerate(leaves):
+        in_shape = core.get_aval(x).shape
+        jac_k = []
+        for o_aval, rows, row_dims in rows_per_out:
+            r = batching.bdim_at(rows[i], row_dims[i], o_aval.size, 0)
+            jac_k.append(_jac_leaf(r, o_aval.shape, in_shape, basis_first=True))
+        per_input.append(jac_k)
+    return per_input
 
 
 def jacfwd(
@@ -86,37 +153,7 @@ def jacfwd(
     array([[1., 0.],
            [0., 1.]])
     """
-    from functrace.interpreters import batching
-
-    _check_holomorphic("jacfwd", holomorphic)
-    single = isinstance(argnums, int)
-
-    @functools.wraps(fun)
-    def jac_f(*args: Any) -> Any:
-        leaves, tree, outs, lin, aux, out_tree = _linearize_args(
-            "jacfwd", fun, argnums, args, has_aux, False
-        )
-        per_input = []
-        for i, x in enumerate(leaves):
-            aval = core.get_aval(x)
-            zeros = [ad.Zero(ad.tangent_aval(core.get_aval(y))) for y in leaves]
-
-            def push(t: Any, i: int = i, zeros: list[Any] = zeros) -> list[Any]:
-                return lin.forward([t if j == i else z for j, z in enumerate(zeros)])
-
-            cols, col_dims = batching.vmap_flat(
-                push, aval.size, [_std_basis(aval)], [0], origin=f"jacfwd of {describe_fun(fun)}"
-            )
-            jac_k = []
-            for o, c, d in zip(outs, cols, col_dims):
-                o_shape = core.get_aval(o).shape
-                c = batching.bdim_at(c, d, aval.size, 0)
-                jac_k.append(_jac_leaf(c, o_shape, aval.shape, basis_first=False))
-            per_input.append(jac_k)
-        jac = _assemble_jacobian(per_input, tree, out_tree, single)
-        return (jac, aux) if has_aux else jac
-
-    return jac_f
+    return _jacobian_transform("jacfwd", fun, argnums, has_aux, holomorphic, False, _columns)
 
 
 def jacrev(
@@ -137,45 +174,7 @@ def jacrev(
     array([[2., 0.],
            [0., 4.]])
     """
-    from functrace.interpreters import batching
-
-    _check_holomorphic("jacrev", holomorphic)
-    single = isinstance(argnums, int)
-
-    @functools.wraps(fun)
-    def jac_f(*args: Any) -> Any:
-        leaves, tree, outs, lin, aux, out_tree = _linearize_args(
-            "jacrev", fun, argnums, args, has_aux, allow_int
-        )
-        rows_per_out = []
-        for k, o in enumerate(outs):
-            o_aval = ad.tangent_aval(core.get_aval(o))
-            zeros = [ad.Zero(ad.tangent_aval(core.get_aval(y))) for y in outs]
-
-            def pull(ct: Any, k: int = k, zeros: list[Any] = zeros) -> list[Any]:
-                cts = lin.transpose([ct if j == k else z for j, z in enumerate(zeros)])
-                return [ad.instantiate(c) for c in cts]
-
-            rows, row_dims = batching.vmap_flat(
-                pull,
-                o_aval.size,
-                [_std_basis(o_aval)],
-                [0],
-                origin=f"jacrev of {describe_fun(fun)}",
-            )
-            rows_per_out.append((o_aval, rows, row_dims))
-        per_input = []
-        for i, x in enumerate(leaves):
-            in_shape = core.get_aval(x).shape
-            jac_k = []
-            for o_aval, rows, row_dims in rows_per_out:
-                r = batching.bdim_at(rows[i], row_dims[i], o_aval.size, 0)
-                jac_k.append(_jac_leaf(r, o_aval.shape, in_shape, basis_first=True))
-            per_input.append(jac_k)
-        jac = _assemble_jacobian(per_input, tree, out_tree, single)
-        return (jac, aux) if has_aux else jac
-
-    return jac_f
+    return _jacobian_transform("jacrev", fun, argnums, has_aux, holomorphic, allow_int, _rows)
 
 
 def _assemble_jacobian(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from functrace import core
-from functrace.core import ShapedArray, Tracer, describe_fun
+from functrace.core import Primitive, ShapedArray, Tracer, describe_fun
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -222,3 +222,47 @@ def _custom_call_abstract(
     *avals: ShapedArray, call_jaxpr: ClosedJaxpr, **rules: Any
 ) -> list[ShapedArray]:
     return call_jaxpr.out_avals
+
+
+def _batch_custom_call(
+    prim: Primitive,
+    kind: str,
+    rule_key: str,
+    per_example: Callable[[Any, list[int | None], _OutBatch], Callable[..., Any]],
+    vals: list[Any],
+    bdims: list[Any],
+    trace: batching.BatchTrace,
+    call_jaxpr: ClosedJaxpr,
+    params: dict[str, Any],
+) -> tuple[list[Any], list[Any]]:
+    """The batching rule of the custom call ``prim`` (of ``kind`` custom_jvp or
+    custom_vjp), whose user rule is ``params[rule_key]``: unbatched operands bind the
+    call unchanged; otherwise a new call of the batched jaxpr, whose rule
+    ``per_example(rule, dims, state)`` runs the user's rule per example."""
+    num_out = len(call_jaxpr.out_avals)
+    if all(d is None for d in bdims):
+        return prim.bind(*vals, call_jaxpr=call_jaxpr, **params), [None] * num_out
+    rule = params[rule_key]
+    name = _rule_name(rule, f"{rule_key}_of_")
+    args, dims = _to_front(vals, bdims)
+    new_jaxpr, out_batched = _batch_jaxpr(
+        call_jaxpr, trace.axis_size, args, dims, f"vmap of {kind} {name}"
+    )
+    state = _OutBatch(out_batched, name)
+    new_params = {**params, rule_key: _Callable(per_example(rule, dims, state), rule.__name__)}
+    state.binding = True
+    try:
+        outs = prim.bind(*args, call_jaxpr=new_jaxpr, **new_params)
+    finally:
+        state.binding = False
+    return outs, state.dims()
+
+
+def _register_custom_call(prim: Primitive, jvp_rule: Any, batch_rule: Any) -> None:
+    """Install the rules of a custom call primitive: run its jaxpr, its output types,
+    the JVP rule (the user's rule) and the batching rule (a new custom call)."""
+    core.impl_rules[prim] = _custom_call_impl
+    core.abstract_eval_rules[prim] = _custom_call_abstract
+    ad.jvp_rules[prim] = jvp_rule
+    batching.batching_rules[prim] = batch_rule
+    batching.rules_with_trace.add(prim)

@@ -12,18 +12,15 @@ from functrace import core
 from functrace.core import Primitive, Tracer, describe_fun, describe_value
 from functrace.custom_derivatives._common import (
     _at_front,
-    _batch_jaxpr,
+    _batch_custom_call,
     _Callable,
     _close_over_consts,
-    _custom_call_abstract,
-    _custom_call_impl,
     _OutBatch,
     _per_example,
+    _register_custom_call,
     _resolve_kwargs,
-    _rule_name,
     _signature,
     _skip_consts,
-    _to_front,
     _top_trace,
     _trace_flat,
 )
@@ -45,11 +42,6 @@ def _custom_jvp_call_jvp(
 ) -> Any:
     outs, t_outs = jvp(list(primals), list(tangents))
     return outs, t_outs
-
-
-core.impl_rules[custom_jvp_call_p] = _custom_call_impl
-core.abstract_eval_rules[custom_jvp_call_p] = _custom_call_abstract
-ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 
 class custom_jvp:
@@ -285,23 +277,20 @@ def _custom_jvp_call_batch(
     jvp: Any,
     num_out: int,
 ) -> tuple[list[Any], list[Any]]:
-    if all(d is None for d in bdims):
-        outs = custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp=jvp, num_out=num_out)
-        return outs, [None] * num_out
-    name = _rule_name(jvp, "jvp_of_")
-    args, dims = _to_front(vals, bdims)
-    new_jaxpr, out_batched = _batch_jaxpr(
-        call_jaxpr, trace.axis_size, args, dims, f"vmap of custom_jvp {name}"
+    def per_example(rule: Any, dims: list[int | None], state: _OutBatch) -> Any:
+        return functools.partial(_batched_jvp, rule, trace, dims, state)
+
+    return _batch_custom_call(
+        custom_jvp_call_p,
+        "custom_jvp",
+        "jvp",
+        per_example,
+        vals,
+        bdims,
+        trace,
+        call_jaxpr,
+        {"jvp": jvp, "num_out": num_out},
     )
-    state = _OutBatch(out_batched, name)
-    rule = _Callable(functools.partial(_batched_jvp, jvp, trace, dims, state), jvp.__name__)
-    state.binding = True
-    try:
-        outs = custom_jvp_call_p.bind(*args, call_jaxpr=new_jaxpr, jvp=rule, num_out=num_out)
-    finally:
-        state.binding = False
-    return outs, state.dims()
 
 
-batching.batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
-batching.rules_with_trace.add(custom_jvp_call_p)
+_register_custom_call(custom_jvp_call_p, _custom_jvp_call_jvp, _custom_jvp_call_batch)

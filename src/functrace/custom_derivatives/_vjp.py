@@ -14,13 +14,12 @@ from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer, describe_fun, describe_value
 from functrace.custom_derivatives._common import (
     _at_front,
-    _batch_jaxpr,
+    _batch_custom_call,
     _Callable,
     _close_over_consts,
-    _custom_call_abstract,
-    _custom_call_impl,
     _OutBatch,
     _per_example,
+    _register_custom_call,
     _resolve_kwargs,
     _rule_name,
     _signature,
@@ -218,36 +217,27 @@ def _custom_vjp_call_batch(
     fwd: Any,
     num_consts: int,
 ) -> tuple[list[Any], list[Any]]:
-    num_out = len(call_jaxpr.out_avals)
-    if all(d is None for d in bdims):
-        outs = custom_vjp_call_p.bind(*vals, call_jaxpr=call_jaxpr, fwd=fwd, num_consts=num_consts)
-        return outs, [None] * num_out
-    name = _rule_name(fwd, "fwd_of_")
-    args, dims = _to_front(vals, bdims)
-    new_jaxpr, out_batched = _batch_jaxpr(
-        call_jaxpr, trace.axis_size, args, dims, f"vmap of custom_vjp {name}"
+    def per_example(rule: Any, dims: list[int | None], state: _OutBatch) -> Any:
+        return functools.partial(_batched_fwd, rule, trace, dims[num_consts:], state)
+
+    return _batch_custom_call(
+        custom_vjp_call_p,
+        "custom_vjp",
+        "fwd",
+        per_example,
+        vals,
+        bdims,
+        trace,
+        call_jaxpr,
+        {"fwd": fwd, "num_consts": num_consts},
     )
-    state = _OutBatch(out_batched, name)
-    rule = _Callable(
-        functools.partial(_batched_fwd, fwd, trace, dims[num_consts:], state), fwd.__name__
-    )
-    state.binding = True
-    try:
-        outs = custom_vjp_call_p.bind(*args, call_jaxpr=new_jaxpr, fwd=rule, num_consts=num_consts)
-    finally:
-        state.binding = False
-    return outs, state.dims()
 
 
-core.impl_rules[custom_vjp_call_p] = _custom_call_impl
-core.abstract_eval_rules[custom_vjp_call_p] = _custom_call_abstract
-ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+_register_custom_call(custom_vjp_call_p, _custom_vjp_call_jvp, _custom_vjp_call_batch)
 core.impl_rules[custom_lin_p] = _custom_lin_impl
 core.abstract_eval_rules[custom_lin_p] = lambda *a, num_res, bwd, out_avals: list(out_avals)
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
 ad.linear_primitives.add(custom_lin_p)
-batching.batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
-batching.rules_with_trace.add(custom_vjp_call_p)
 
 
 class custom_vjp:
