@@ -1,6 +1,6 @@
-"""Special functions of the gamma samplers, written with primitives so that ``jvp``
-differentiates them: ``log Gamma``, the regularized upper incomplete gamma ``Q(a, x)``
-and the implicit reparameterisation gradient of a gamma sample."""
+"""Special functions of the random samplers: the regularized upper incomplete gamma
+``Q(a, x)`` and the implicit reparameterisation gradient of a gamma sample (with the
+``lax.lgamma`` primitive), and the ``log Gamma`` that ``poisson`` samples with."""
 
 from __future__ import annotations
 
@@ -14,7 +14,15 @@ from functrace import core, lax
 
 
 def _lgamma(x: Any) -> Any:
-    """log Gamma(x) for x > 0: Stirling's series at x + 8, shifted back down."""
+    """log Gamma(x) for x > 0: Stirling's series at x + 8, shifted back down, computed
+    in the dtype of ``x``.
+
+    Only ``poisson``'s rejection test uses it, in float32, rather than ``lax.lgamma``:
+    the primitive's float32 values differ by an ulp eagerly (float64, rounded) and
+    under ``jit`` (Numba's float32 ``lgamma``) at many points, which would change
+    samples of large ``lam`` and make more of them differ between eager and compiled
+    code. The recorded JAX samples are matched either way. For ``k + 1`` beyond about
+    6e4 the float32 product below overflows (``lam`` that large is not recorded)."""
     dt = core.get_aval(x).dtype
     prod = fnp.ones_like(x)
     z = x
@@ -39,7 +47,10 @@ def _gamma_q(a: Any, x: Any) -> Any:
     written with primitives so that its derivative in ``a`` comes from ``jvp``: the
     power series of P = 1 - Q below x = a + 1, Legendre's continued fraction (modified
     Lentz, fixed length) above. Each branch gets safe stand-in inputs where the other
-    is used (no inf/NaN in either branch's tangents)."""
+    is used (no inf/NaN in either branch's tangents).
+
+    Not the ``lax.igammac`` primitive: that one has no derivative in ``a``, which is
+    the one needed here (its loops stop at convergence, data-dependently)."""
     use_series = x < a + 1.0
     xs = fnp.where(use_series, x, a * 0.5)
     xc = fnp.where(use_series, a + 2.0, x)
@@ -51,7 +62,7 @@ def _gamma_q(a: Any, x: Any) -> Any:
 
     term0 = 1.0 / a
     total = lax.fori_loop(1, _SERIES_TERMS, series_step, (term0, term0))[1]
-    p_series = fnp.exp(a * fnp.log(xs) - xs - _lgamma(a)) * total
+    p_series = fnp.exp(a * fnp.log(xs) - xs - lax.lgamma(a)) * total
 
     tiny = np.finfo(core.get_aval(x).dtype).tiny * 1e10
 
@@ -71,7 +82,7 @@ def _gamma_q(a: Any, x: Any) -> Any:
     b0 = fnp.where(fnp.abs(b0) < tiny, tiny, b0)
     init = (b0, fnp.full_like(xc, 1.0 / tiny), 1.0 / b0, 1.0 / b0)
     h = lax.fori_loop(1, _CF_TERMS, cf_step, init)[3]
-    q_cf = fnp.exp(a * fnp.log(xc) - xc - _lgamma(a)) * h
+    q_cf = fnp.exp(a * fnp.log(xc) - xc - lax.lgamma(a)) * h
     return fnp.where(use_series, 1.0 - p_series, q_cf)
 
 
@@ -81,5 +92,5 @@ def _gamma_sample_grad(a: Any, x: Any) -> Any:
     from functrace.api._autodiff import jvp
 
     dq_da = jvp(lambda aa: _gamma_q(aa, x), (a,), (fnp.ones_like(a),))[1]
-    density = fnp.exp((a - 1.0) * fnp.log(x) - x - _lgamma(a))
+    density = fnp.exp((a - 1.0) * fnp.log(x) - x - lax.lgamma(a))
     return dq_da / density
