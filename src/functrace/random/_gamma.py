@@ -114,7 +114,7 @@ def _gamma_one_batch(keys: Any, alpha: Any, log_space: bool) -> Any:
 
 
 def _make_gamma_flat(log_space: bool) -> Any:
-    from functrace.custom_derivatives import custom_jvp
+    from functrace.custom_derivatives._jvp import custom_jvp
 
     def sample(keys: Any, alpha: Any) -> Any:
         return _gamma_one_batch(keys, alpha, log_space)
