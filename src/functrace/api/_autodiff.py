@@ -1,0 +1,464 @@
+"""The differentiation transforms over pytrees: ``grad``/``value_and_grad``, ``vjp``,
+``jvp``, ``linearize`` and ``stop_gradient`` (the Jacobians are in
+``functrace.api._jacobians``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core, dtypes
+from functrace.api._args import (
+    _FLAT_LEAF_TYPES,
+    _check_array_leaf,
+    _check_holomorphic,
+    _diff_mask,
+    _from_ct,
+    _needs_plain,
+    _normalize_argnums,
+    _output,
+    _plain_args,
+    _plain_kwargs,
+    _plain_leaves,
+)
+from functrace.core import Tracer, describe_fun
+from functrace.interpreters import ad
+from functrace.tree_util import (
+    keystr,
+    structure_mismatch_message,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
+
+
+def value_and_grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """A function returning ``(fun(*args), gradient)`` (``((value, aux), grad)`` with aux).
+
+    ``holomorphic=True`` (complex differentiation) raises NotImplementedError: complex
+    numbers are not supported yet.
+
+    >>> import functrace as ft
+    >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
+    (9.0, 6.0)
+    """
+    _check_holomorphic("grad", holomorphic)
+    single = isinstance(argnums, int)
+    nums_cache: dict[int, tuple[int, ...]] = {}
+    origin: list[str] = []  # computed on first use: naming the function costs a few us
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        nums = nums_cache.get(len(args))
+        if nums is None:
+            nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args))
+            origin.append(f"grad of {describe_fun(fun)}")
+        args = _plain_args("grad", fun, args, skip=nums)  # those: as leaves below
+        if kwargs:
+            kwargs = _plain_kwargs("grad", fun, kwargs)
+        diff = tuple(args[i] for i in nums)
+        if all(type(a) in _FLAT_LEAF_TYPES for a in diff):
+            leaves, tree = list(diff), None  # fast path: every argument is one array
+        else:
+            leaves, tree = tree_flatten(diff)
+        leaves = _plain_leaves("grad", fun, leaves, diff, nums)
+        mask = _diff_mask("grad", leaves, allow_int)
+
+        def flat_fun(*flat: Any) -> Any:
+            full = list(args)
+            for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
+                full[i] = v
+            res = core.call_user("grad", fun, full, kwargs)
+            out, aux = res if has_aux else (res, None)
+            if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+                raise TypeError(
+                    f"grad: expected {describe_fun(fun)} with has_aux=True to "
+                    f"return a pair (output, aux), got {core.describe_value(res)}."
+                )
+            _check_scalar_output(fun, out)
+            return ([out], aux) if has_aux else [out]
+
+        outs, lin, aux = ad.linearize_flat(
+            flat_fun, leaves, mask, origin=origin[0], has_aux=has_aux
+        )
+        ans = outs[0]
+        cts = lin.transpose([np.ones((), core.get_aval(ans).dtype)])
+        grads = [_from_ct(c, p) for c, p in zip(cts, leaves)]
+        g_tree = tuple(grads) if tree is None else tree_unflatten(tree, grads)
+        g = g_tree[0] if single else g_tree
+        ans = _output(ans)
+        return ((ans, aux), g) if has_aux else (ans, g)
+
+    return value_and_grad_f
+
+
+def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
+    if not core.is_array_like(out):
+        raise TypeError(
+            f"grad: expected {describe_fun(fun)} to return a scalar array, got "
+            f"{type(out).__name__}. Use has_aux=True to return extra values."
+        )
+    aval = core.get_aval(out)
+    if aval.shape != ():
+        raise TypeError(
+            f"grad: expected {describe_fun(fun)} to return a scalar (shape ()), got shape "
+            f"{aval.shape} {aval.dtype.name}. grad needs a scalar loss: use .sum() or .mean() "
+            f"on the output, or jacrev / vjp for non-scalar outputs."
+        )
+    if not dtypes.is_inexact(aval.dtype):
+        raise TypeError(
+            f"grad: expected {describe_fun(fun)} to return a float scalar, got "
+            f"{aval.dtype.name}. The output of an integer function has no gradient."
+        )
+
+
+def grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """The gradient of scalar ``fun`` with respect to the arguments ``argnums``.
+
+    ``holomorphic=True`` raises NotImplementedError (complex numbers are not supported).
+
+    >>> import functrace as ft
+    >>> ft.grad(lambda x, y: x * y + x ** 2)(2.0, 3.0)
+    7.0
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+# ---------------------------------------------------------------------------
+# vjp, jvp, linearize
+# ---------------------------------------------------------------------------
+
+
+def _check_ct_leaf(x: Any, expected: core.ShapedArray, path: str) -> Any:
+    if type(x) is ad.Zero:
+        return x
+    if not core.is_array_like(x):
+        raise TypeError(
+            f"vjp: expected an array cotangent at {path or 'the output'}, got {type(x).__name__}."
+        )
+    if _needs_plain(x):
+        x = core.plain_array(x, "vjp", f"the cotangent at {path or 'the output'}")
+    aval = core.get_aval(x)
+    if aval.shape != expected.shape:
+        raise ValueError(
+            f"vjp: expected a cotangent of shape {expected.shape} at "
+            f"{path or 'the output'}, got shape {aval.shape}."
+        )
+    if aval.dtype != expected.dtype and not (aval.weak_type and aval.dtype.kind in "iufc"):
+        raise TypeError(
+            f"vjp: expected a cotangent of dtype {expected.dtype.name} at "
+            f"{path or 'the output'}, got {aval.dtype.name}."
+        )
+    if aval.dtype != expected.dtype:
+        from functrace.lax.elementwise import convert_element_type
+
+        x = convert_element_type(x, expected.dtype)
+    return x
+
+
+class _Pullback:
+    """The ``vjp_fn`` of :func:`vjp`: the transposed linear map over its residuals.
+
+    A pytree whose leaves are the residuals (the recorded map is static), so a
+    pullback can be passed into ``jit`` as an argument: ``jit(lambda pb, ct: pb(ct))``.
+    """
+
+    __slots__ = ("lin", "in_tree", "out_tree", "in_avals")
+
+    def __init__(self, lin: ad.LinearFunction, in_tree: Any, out_tree: Any, in_avals: Any) -> None:
+        self.lin = lin
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.in_avals = tuple(in_avals)
+
+    def __call__(self, ct: Any) -> tuple[Any, ...]:
+        ct_leaves_paths, ct_tree = tree_flatten_with_path(ct)
+        if ct_tree != self.out_tree:
+            raise ValueError(structure_mismatch_message(self.out_tree, ct, "vjp cotangent"))
+        ct_leaves = [
+            _check_ct_leaf(x, a, keystr(p))
+            for (p, x), a in zip(ct_leaves_paths, self.lin.out_avals)
+        ]
+        cts = self.lin.transpose(ct_leaves)
+        return tuple(
+            tree_unflatten(self.in_tree, [_from_ct_aval(c, a) for c, a in zip(cts, self.in_avals)])
+        )
+
+    def __repr__(self) -> str:
+        return f"<vjp function: {len(self.lin.jaxpr.eqns)} equations>"
+
+
+class _Pushforward:
+    """The ``f_jvp`` of :func:`linearize`: the recorded linear map over its residuals
+    (a pytree like the pullback of :func:`vjp`, so it can be passed into ``jit``)."""
+
+    __slots__ = ("lin", "in_tree", "out_tree", "in_avals")
+
+    def __init__(self, lin: ad.LinearFunction, in_tree: Any, out_tree: Any, in_avals: Any) -> None:
+        self.lin = lin
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.in_avals = tuple(in_avals)
+
+    def __call__(self, *tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tangents)
+        if t_tree != self.in_tree:
+            raise ValueError(
+                structure_mismatch_message(self.in_tree, tangents, "linearize tangents")
+            )
+        t_leaves = _check_tangents(self.in_avals, t_leaves)
+        return tree_unflatten(self.out_tree, [_output(t) for t in self.lin.forward(t_leaves)])
+
+    def __repr__(self) -> str:
+        return f"<linearized function: {len(self.lin.jaxpr.eqns)} equations>"
+
+
+def _linear_flatten(f: Any) -> tuple[list[Any], Any]:
+    lin = f.lin
+    static = (
+        lin.jaxpr,
+        tuple(lin.in_avals),
+        tuple(lin.out_avals),
+        tuple(lin.out_zero),
+        tuple(lin.in_mask),
+        f.in_tree,
+        f.out_tree,
+        f.in_avals,
+    )
+    return list(lin.consts), static
+
+
+def _linear_unflatten(cls: type) -> Callable[[Any, Any], Any]:
+    def unflatten(static: Any, consts: Any) -> Any:
+        jaxpr, in_avals, out_avals, out_zero, in_mask, in_tree, out_tree, p_avals = static
+        lin = ad.LinearFunction(
+            jaxpr, list(consts), list(in_avals), list(out_avals), list(out_zero), list(in_mask)
+        )
+        return cls(lin, in_tree, out_tree, p_avals)
+
+    return unflatten
+
+
+def _register_linear_pytrees() -> None:
+    from functrace.tree_util import register_pytree_node
+
+    for cls in (_Pullback, _Pushforward):
+        register_pytree_node(cls, _linear_flatten, _linear_unflatten(cls))
+
+
+_register_linear_pytrees()
+
+
+def _from_ct_aval(ct: Any, aval: core.ShapedArray) -> Any:
+    if type(ct) is ad.Zero:
+        t = ad.tangent_aval(aval)
+        return np.zeros(t.shape, t.dtype)
+    if (
+        not isinstance(ct, Tracer)
+        and np.ndim(ct) == 0
+        and aval.shape == ()
+        and not isinstance(ct, np.ndarray)
+    ):
+        return ct
+    return _output(ct)
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
+
+    ``vjp_fn`` is a pytree (its leaves are the residuals), so it can be passed to a
+    jitted function as an argument.
+
+    >>> import functrace as ft, numpy as np
+    >>> out, f_vjp = ft.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
+    >>> f_vjp(np.array([1.0, 1.0]))
+    (array([2., 2.]),)
+    """
+    leaves, in_tree = tree_flatten(primals)
+    leaves = _plain_leaves("vjp", fun, leaves, primals)
+    for x in leaves:
+        _check_array_leaf("vjp", x, "")
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*flat: Any) -> Any:
+        res = core.call_user("vjp", fun, tree_unflatten(in_tree, flat), {})
+        out, aux = res if has_aux else (res, None)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return (out_leaves, aux) if has_aux else out_leaves
+
+    mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
+    outs, lin, aux = ad.linearize_flat(
+        flat_fun, leaves, mask, origin=f"vjp of {describe_fun(fun)}", has_aux=has_aux
+    )
+    out_tree = out_tree_box[-1]
+    vjp_fn = _Pullback(lin, in_tree, out_tree, [_plain_aval(x) for x in leaves])
+    out = tree_unflatten(out_tree, [_output(o) for o in outs])
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _plain_aval(x: Any) -> core.ShapedArray:
+    a = core.get_aval(x)
+    return core.ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
+def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any]:
+    """Validate tangents against ``primals`` (values or their ShapedArrays)."""
+    out = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        pa = p if isinstance(p, core.ShapedArray) else core.get_aval(p)
+        if type(t) is ad.Zero:
+            out.append(t)
+            continue
+        if not core.is_array_like(t):
+            raise TypeError(
+                f"jvp: expected an array tangent for primal leaf {i}, got {type(t).__name__}."
+            )
+        if _needs_plain(t):
+            t = core.plain_array(t, "jvp", f"tangent leaf {i}")
+        ta = core.get_aval(t)
+        expected = dtypes.tangent_dtype(pa.dtype)
+        if ta.shape != pa.shape:
+            raise ValueError(
+                f"jvp: expected tangent leaf {i} of shape {pa.shape} (the "
+                f"primal's shape), got shape {ta.shape}."
+            )
+        if expected == dtypes.float0:
+            out.append(ad.Zero(ad.tangent_aval(pa)))
+            continue
+        if ta.dtype != expected and not ta.weak_type and not pa.weak_type:
+            raise TypeError(
+                f"jvp: expected tangent leaf {i} of dtype {expected.name} (the "
+                f"primal's dtype), got {ta.dtype.name}."
+            )
+        if ta.dtype != expected or not isinstance(t, (np.ndarray, np.generic, core.Tracer)):
+            # a Python scalar (weak) tangent takes the tangent dtype of its primal
+            from functrace.lax.elementwise import convert_element_type
+
+            t = (
+                convert_element_type(t, expected)
+                if isinstance(t, core.Tracer)
+                else np.asarray(t, expected)[()]
+            )
+        out.append(t)
+    return out
+
+
+def jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Any:
+    """Forward mode: ``(fun(*primals), J @ tangents)``.
+
+    >>> import functrace as ft
+    >>> ft.jvp(lambda x: x ** 3, (2.0,), (1.0,))
+    (8.0, 12.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"jvp: expected primals and tangents as tuples or lists, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    p_leaves = _plain_leaves("jvp", fun, p_leaves, tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ValueError(structure_mismatch_message(p_tree, tuple(tangents), "jvp tangents"))
+    t_leaves = _check_tangents(p_leaves, t_leaves)
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*flat: Any) -> Any:
+        res = core.call_user("jvp", fun, tree_unflatten(p_tree, flat), {})
+        out, aux = res if has_aux else (res, None)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return (out_leaves, aux) if has_aux else out_leaves
+
+    res = ad.jvp_flat(
+        flat_fun, p_leaves, t_leaves, origin=f"jvp of {describe_fun(fun)}", has_aux=has_aux
+    )
+    outs, t_outs = res[0], res[1]
+    out_tree = out_tree_box[-1]
+    primal_out = tree_unflatten(out_tree, [_output(o) for o in outs])
+    tangent_out = tree_unflatten(out_tree, [_from_ct(t, p) for t, p in zip(t_outs, outs)])
+    return (primal_out, tangent_out, res[2]) if has_aux else (primal_out, tangent_out)
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the recorded
+    linear map (the primal computation is not repeated); ``(out, f_jvp, aux)`` with
+    ``has_aux``. ``f_jvp`` is a pytree over its residuals, so it can be passed to
+    ``jit`` as an argument."""
+    leaves, in_tree = tree_flatten(primals)
+    leaves = _plain_leaves("linearize", fun, leaves, primals)
+    out_tree_box: list[Any] = []
+
+    flat_fun = _jac_flat_fun("linearize", fun, lambda a: a, in_tree, out_tree_box, has_aux)
+
+    mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
+    outs, lin, aux = ad.linearize_flat(
+        flat_fun, leaves, mask, origin=f"linearize of {describe_fun(fun)}", has_aux=has_aux
+    )
+    out_tree = out_tree_box[-1]
+    f_jvp = _Pushforward(lin, in_tree, out_tree, [_plain_aval(x) for x in leaves])
+    out = tree_unflatten(out_tree, [_output(o) for o in outs])
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+def _jac_flat_fun(
+    fname: str,
+    fun: Callable[..., Any],
+    merge: Callable[[Any], tuple[Any, ...]],
+    tree: Any,
+    out_tree_box: list[Any],
+    has_aux: bool,
+) -> Callable[..., Any]:
+    def flat_fun(*fl: Any) -> Any:
+        res = core.call_user(fname, fun, merge(tree_unflatten(tree, fl)), {})
+        if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+            raise TypeError(
+                f"{fname}: expected {describe_fun(fun)} with has_aux=True to return a pair "
+                f"(output, aux), got {core.describe_value(res)}."
+            )
+        out, aux = res if has_aux else (res, None)
+        o, ot = tree_flatten(out)
+        out_tree_box.append(ot)
+        return (o, aux) if has_aux else o
+
+    return flat_fun
+
+
+def stop_gradient(x: Any) -> Any:
+    """Identity on a pytree of arrays whose derivative is zero (PyTorch's ``detach``).
+
+    >>> import functrace as ft
+    >>> ft.grad(lambda x: x * ft.stop_gradient(x))(3.0)
+    3.0
+    """
+    from functrace.lax.elementwise import stop_gradient as sg
+
+    return tree_map(lambda v: sg(v) if isinstance(v, Tracer) else v, x)

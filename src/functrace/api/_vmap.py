@@ -1,0 +1,176 @@
+"""``vmap``: a function mapped over a batch axis of its arguments (``in_axes`` and
+``out_axes`` prefixes of the argument and output pytrees)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.api._args import _output, _plain_leaves
+from functrace.core import describe_fun
+from functrace.tree_util import (
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_unflatten,
+)
+
+
+def _axes_for(fname: str, prefix: Any, tree: Any, where: str) -> list[int | None]:
+    """Broadcast an ``in_axes`` prefix over ``tree``'s leaves."""
+
+    if prefix is None or isinstance(prefix, (int, np.integer)):
+        return [None if prefix is None else int(prefix)] * len(tree_leaves(tree))
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        if set(prefix) != set(tree):
+            raise ValueError(
+                f"{fname}: expected in_axes at {where} with keys "
+                f"{sorted(tree)}, got keys {sorted(prefix)}."
+            )
+        out: list[int | None] = []
+        for k in sorted(tree):
+            out += _axes_for(fname, prefix[k], tree[k], f"{where}[{k!r}]")
+        return out
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(prefix) != len(tree):
+            raise ValueError(
+                f"{fname}: expected in_axes at {where} with {len(tree)} entries "
+                f"(one per element), got {len(prefix)}."
+            )
+        out = []
+        for k, (p, t) in enumerate(zip(prefix, tree)):
+            out += _axes_for(fname, p, t, f"{where}[{k}]")
+        return out
+    raise ValueError(
+        f"{fname}: expected in_axes at {where} to be an int, None, or a "
+        f"tuple/list/dict prefix of the argument, got {prefix!r} for a "
+        f"{type(tree).__name__} argument."
+    )
+
+
+def vmap(
+    fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+) -> Callable[..., Any]:
+    """Map ``fun`` over a batch axis of its arguments.
+
+    ``in_axes``: int, None (not mapped) or a prefix pytree of the positional arguments;
+    keyword arguments are always mapped over their axis 0 (as in JAX);
+    ``out_axes``: int or None, or a prefix of the output.
+
+    >>> import functrace as ft, numpy as np
+    >>> ft.vmap(lambda x: (x * x).sum())(np.arange(6.0).reshape(2, 3))
+    array([ 5., 50.])
+    """
+    from functrace.interpreters import batching
+
+    @functools.wraps(fun)
+    def vmapped(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(in_axes, list) and len(args) == 1 and not isinstance(args[0], list):
+            axes_prefix: Any = tuple(in_axes)
+        else:
+            axes_prefix = in_axes
+        if isinstance(axes_prefix, (tuple, list)):
+            if len(axes_prefix) != len(args):
+                raise ValueError(
+                    f"vmap: expected in_axes with one entry per positional argument of "
+                    f"{describe_fun(fun)} ({len(args)}), got {len(axes_prefix)}: {in_axes!r}."
+                )
+            axes = []
+            for i, (p, a) in enumerate(zip(axes_prefix, args)):
+                axes += _axes_for("vmap", p, a, f"argument {i}")
+        else:
+            axes = _axes_for("vmap", axes_prefix, args, "the arguments")
+        kw_paths, kw_tree = tree_flatten_with_path(kwargs)
+        leaves_paths, arg_tree = tree_flatten_with_path(args)
+        n_pos = len(leaves_paths)
+        axes += [0] * len(kw_paths)
+        labels = [f"args{keystr(p)}" for p, _ in leaves_paths]
+        labels += [f"keyword argument {keystr(p)[2:-2]}" for p, _ in kw_paths]
+        where_v = f"vmap of {describe_fun(fun)}"
+        leaves = _plain_leaves("vmap", fun, [x for _, x in leaves_paths], args) + [
+            core.plain_array(x, where_v, labels[n_pos + i])
+            if isinstance(x, np.ndarray) and not core.is_plain_array(x)
+            else x
+            for i, (_, x) in enumerate(kw_paths)
+        ]
+        leaves_paths += kw_paths
+        sizes: dict[str, int] = {}
+        dims: list[int | None] = []
+        for k, ((_path, x), ax) in enumerate(zip(leaves_paths, axes)):
+            if core.int64_overflow(x):  # its aval (int64) could not describe it
+                raise core.int64_overflow_error(where_v, x, f"for argument {labels[k]}")
+            if ax is None:
+                dims.append(None)
+                continue
+            where = labels[k]
+            if not core.is_array_like(x):
+                raise TypeError(
+                    f"vmap: expected an array at {where} mapped over "
+                    f"axis {ax}, got {type(x).__name__}."
+                )
+            nd = core.get_aval(x).ndim
+            if not -nd <= ax < nd:
+                raise ValueError(
+                    f"vmap: expected in_axes in [{-nd}, {nd}) for {where} of shape "
+                    f"{core.get_aval(x).shape}, got {ax}"
+                    + (" (keyword arguments are mapped over axis 0)." if k >= n_pos else ".")
+                )
+            ax %= nd
+            dims.append(ax)
+            sizes[where] = core.get_aval(x).shape[ax]
+        distinct = set(sizes.values()) | ({axis_size} if axis_size is not None else set())
+        if len(distinct) > 1:
+            detail = ", ".join(f"{k} has size {v}" for k, v in sizes.items())
+            if axis_size is not None:
+                detail += f", axis_size={axis_size}"
+            raise ValueError(f"vmap: expected all mapped axes to have one size, got {detail}.")
+        if not distinct:
+            raise ValueError(
+                "vmap: expected at least one mapped argument or axis_size, got "
+                "in_axes mapping nothing. Pass axis_size=N."
+            )
+        size = distinct.pop()
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*flat: Any) -> list[Any]:
+            a = tree_unflatten(arg_tree, flat[:n_pos])
+            kw = tree_unflatten(kw_tree, flat[n_pos:])
+            out_leaves, out_tree = tree_flatten(core.call_user("vmap", fun, a, kw))
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        outs, out_dims = batching.vmap_flat(
+            flat_fun, size, leaves, dims, origin=f"vmap of {describe_fun(fun)}"
+        )
+        out_tree = out_tree_box[-1]
+        out_ax = (
+            _axes_for("vmap", out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
+            if not isinstance(out_axes, (int, type(None)))
+            else [out_axes] * len(outs)
+        )
+        final = []
+        for o, d, ax in zip(outs, out_dims, out_ax):
+            if ax is None:
+                if d is not None:
+                    raise ValueError(
+                        f"vmap: expected an unbatched output for out_axes=None "
+                        f"in {describe_fun(fun)}, got an output that depends on "
+                        f"the mapped inputs."
+                    )
+                final.append(_output(o))
+                continue
+            nd = core.get_aval(o).ndim + (d is None)
+            if not -nd <= ax < nd:
+                raise ValueError(
+                    f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
+                    f"{nd} dimensions (batch included), got {ax}."
+                )
+            final.append(_output(batching.bdim_at(o, d, size, ax % nd)))
+        return tree_unflatten(out_tree, final)
+
+    return vmapped

@@ -1,0 +1,33 @@
+"""User-defined derivative rules: ``custom_jvp``, ``custom_vjp`` and ``grad_hook``.
+
+A call of a ``custom_jvp``/``custom_vjp`` function on traced values binds one
+primitive whose params hold the function's jaxpr (traced on the argument types)
+and the user's rules. Evaluating it runs the jaxpr; the JVP interpreter calls the
+user's rule instead of differentiating the jaxpr. For ``custom_vjp`` the JVP rule
+runs ``fwd`` and emits a linear ``custom_lin`` equation whose transpose is ``bwd``,
+so reverse mode (linearize + transpose) calls ``bwd`` with the residuals.
+
+Under ``vmap`` the call stays a custom call: its batching rule binds a new call whose
+function is the batched jaxpr and whose rules run the user's rules per example (inside
+the same vmap), so ``grad(vmap(f))`` and ``jvp(vmap(f))`` use the rules too. A
+``grad_hook`` under ``vmap`` calls its hook once per example, with that example's
+cotangent. Under nested derivatives a hook belongs to the innermost backward pass that
+differentiates its value; outer transforms differentiate through that pass.
+
+The modules: ``_common`` (tracing the function, its arguments, batching a custom
+call), ``_jvp`` (``custom_jvp``), ``_vjp`` (``custom_vjp``) and ``_hooks``
+(``grad_hook``).
+"""
+
+from __future__ import annotations
+
+from functrace.custom_derivatives._hooks import grad_hook
+from functrace.custom_derivatives._hooks import grad_hook_p as grad_hook_p
+from functrace.custom_derivatives._hooks import hook_call_p as hook_call_p
+from functrace.custom_derivatives._jvp import custom_jvp
+from functrace.custom_derivatives._jvp import custom_jvp_call_p as custom_jvp_call_p
+from functrace.custom_derivatives._vjp import custom_lin_p as custom_lin_p
+from functrace.custom_derivatives._vjp import custom_vjp
+from functrace.custom_derivatives._vjp import custom_vjp_call_p as custom_vjp_call_p
+
+__all__ = ["custom_jvp", "custom_vjp", "grad_hook"]

@@ -1,0 +1,369 @@
+"""``custom_vjp``: a function with user-defined ``fwd``/``bwd`` rules; the
+``custom_vjp_call`` primitive (its JVP rule runs ``fwd`` and emits a linear
+``custom_lin`` equation whose transpose is ``bwd``) and their batching rules."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray, Tracer, describe_fun, describe_value
+from functrace.custom_derivatives._common import (
+    _at_front,
+    _batch_custom_call,
+    _Callable,
+    _close_over_consts,
+    _OutBatch,
+    _per_example,
+    _register_custom_call,
+    _resolve_kwargs,
+    _rule_name,
+    _signature,
+    _to_front,
+    _trace_flat,
+)
+from functrace.errors import UnexpectedTracerError
+from functrace.interpreters import ad, batching
+from functrace.interpreters.ad import Zero
+from functrace.ir import ClosedJaxpr
+from functrace.lax.reductions import reduce_sum
+from functrace.tree_util import (
+    keystr,
+    structure_mismatch_message,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
+
+
+class _Bwd:
+    """The bwd of one fwd call: ``fn(nondiff, residuals, cts)`` with the values of the
+    non-differentiable arguments it uses (``nd``), which a batched fwd replaces by their
+    per-example values (passed to bwd as residuals)."""
+
+    __slots__ = ("fn", "nd", "__name__")
+
+    def __init__(self, fn: Callable[..., Any], nd: Sequence[Any], name: str) -> None:
+        self.fn = fn
+        self.nd = list(nd)
+        self.__name__ = name
+
+    def __call__(self, res: list[Any], cts: list[Any]) -> Any:
+        return self.fn(self.nd, res, cts)
+
+    def with_nd(self, nd: Sequence[Any]) -> _Bwd:
+        return _Bwd(self.fn, nd, self.__name__)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _custom_vjp_call_jvp(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    fwd: Any,
+    num_consts: int,
+) -> Any:
+    for t in tangents[:num_consts]:
+        if type(t) is not Zero:
+            raise NotImplementedError(
+                "custom_vjp: expected the function to close over no value being "
+                "differentiated, got a closure over a traced value. Pass it as an argument."
+            )
+    # A concrete tangent that is all zeros (a JVP rule upstream returned zeros, as
+    # custom_jvp's does for ceil) is a symbolic zero: linear in nothing.
+    tangents = [
+        Zero(ad.tangent_aval(core.get_aval(p)))
+        if type(t) is not Zero and not isinstance(t, Tracer) and not np.any(t)
+        else t
+        for p, t in zip(primals, tangents)
+    ]
+    if all(type(t) is Zero for t in tangents[num_consts:]):
+        outs = custom_vjp_call_p.bind(
+            *primals, call_jaxpr=call_jaxpr, fwd=fwd, num_consts=num_consts
+        )
+        return outs, [Zero(ad.tangent_aval(core.get_aval(o))) for o in outs]
+    # fwd gives the outputs, the residuals and the bwd that reads those residuals.
+    outs, res, bwd = fwd(list(primals[num_consts:]))
+    lin_tangents = [ad.instantiate(t) for t in tangents[num_consts:]]
+    out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
+    t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals)
+    return outs, t_outs
+
+
+def _custom_lin_impl(*args: Any, num_res: int, bwd: Any, out_avals: Any) -> Any:
+    raise TypeError(
+        f"jvp: expected a function differentiable in forward mode, got the custom_vjp function "
+        f"{bwd.__name__.removeprefix('bwd_of_')}, which defines only reverse mode. Use "
+        f"grad/vjp, or define it with custom_jvp to get both modes."
+    )
+
+
+def _custom_lin_transpose(
+    cts: Sequence[Any], *args: Any, num_res: int, bwd: Any, out_avals: Any
+) -> list[Any]:
+    res = args[:num_res]
+    cts = [ad.instantiate(c) for c in cts]
+    cts_in = bwd(list(res), cts)
+    return [None] * num_res + list(cts_in)
+
+
+def _batched_fwd(
+    fwd: Any,
+    trace: batching.BatchTrace,
+    dims: list[int | None],
+    state: _OutBatch,
+    primals: list[Any],
+) -> tuple[list[Any], list[Any], Any]:
+    """The fwd rule of a batched custom_vjp call: the user's fwd per example, with the
+    residuals batched along axis 0 (those that are the same for every example stay
+    unbatched), and a bwd that runs the user's bwd per example."""
+    size, num_out = trace.axis_size, len(state.batched)
+    box: list[tuple[int, _Bwd, list[int]]] = []
+
+    def one(*xs: Any) -> list[Any]:
+        outs, res, bwd = fwd(list(xs))
+        # Traced non-differentiable arguments reach bwd as residuals, per example.
+        nd_pos = [i for i, v in enumerate(bwd.nd) if isinstance(v, Tracer)]
+        box.append((len(res), bwd, nd_pos))
+        return [*outs, *res, *(bwd.nd[i] for i in nd_pos)]
+
+    vals, vdims = _per_example(trace, one, primals, dims, f"vmap of the fwd of {state.name}")
+    n_res, bwd, nd_pos = box[-1]
+    batched = state.widen([d is not None for d in vdims[:num_out]], "fwd rule")
+    outs = [_at_front(o, d, b, size) for o, d, b in zip(vals[:num_out], vdims, batched)]
+    res, res_dims = _to_front(vals[num_out:], vdims[num_out:])
+    in_avals = [ad.tangent_aval(core.get_aval(p)) for p in primals]
+    new_bwd = _Bwd(
+        functools.partial(
+            _batched_bwd, bwd, n_res, nd_pos, size, res_dims, list(batched), dims, in_avals
+        ),
+        (),
+        bwd.__name__,
+    )
+    return outs, res, new_bwd
+
+
+def _batched_bwd(
+    bwd: _Bwd,
+    n_res: int,
+    nd_pos: list[int],
+    size: int,
+    res_dims: list[int | None],
+    out_batched: list[bool],
+    in_dims: list[int | None],
+    in_avals: list[ShapedArray],
+    _nd: list[Any],
+    res: list[Any],
+    cts: list[Any],
+) -> list[Any]:
+    """The user's bwd per example. The cotangent of an input that is the same for every
+    example is the sum of the examples' cotangents."""
+    zero_box: list[list[bool]] = []
+
+    def one(*xs: Any) -> list[Any]:
+        nd = list(bwd.nd)
+        for i, v in zip(nd_pos, xs[n_res : len(res)]):
+            nd[i] = v
+        got = bwd.with_nd(nd)(list(xs[:n_res]), list(xs[len(res) :]))
+        zero_box.append([type(g) is Zero for g in got])
+        return [g for g in got if type(g) is not Zero]
+
+    try:
+        vals, vdims = batching.vmap_flat(
+            one,
+            size,
+            [*res, *cts],
+            [*res_dims, *(0 if b else None for b in out_batched)],
+            origin=f"vmap of {bwd.__name__}",
+        )
+    except UnexpectedTracerError as e:
+        raise UnexpectedTracerError(
+            f"custom_vjp: expected the bwd of {_rule_name(bwd, 'bwd_of_')} to use only its "
+            f"residuals and cotangents, got a closure over a value of a vmap that has "
+            f"returned (reverse mode runs bwd after the vmap). Pass that value as an "
+            f"argument and return it from fwd as a residual. ({e})"
+        ) from e
+    it = iter(zip(vals, vdims))
+    out: list[Any] = []
+    for z, d_in, aval in zip(zero_box[-1], in_dims, in_avals):
+        if z:
+            out.append(Zero(aval))
+            continue
+        g, d = next(it)
+        if d_in is not None:
+            out.append(batching.bdim_at(g, d, size, 0))
+        else:
+            out.append(g if d is None else reduce_sum(g, (d,)))
+    return out
+
+
+def _custom_vjp_call_batch(
+    vals: list[Any],
+    bdims: list[Any],
+    *,
+    trace: batching.BatchTrace,
+    call_jaxpr: ClosedJaxpr,
+    fwd: Any,
+    num_consts: int,
+) -> tuple[list[Any], list[Any]]:
+    def per_example(rule: Any, dims: list[int | None], state: _OutBatch) -> Any:
+        return functools.partial(_batched_fwd, rule, trace, dims[num_consts:], state)
+
+    return _batch_custom_call(
+        custom_vjp_call_p,
+        "custom_vjp",
+        "fwd",
+        per_example,
+        vals,
+        bdims,
+        trace,
+        call_jaxpr,
+        {"fwd": fwd, "num_consts": num_consts},
+    )
+
+
+_register_custom_call(custom_vjp_call_p, _custom_vjp_call_jvp, _custom_vjp_call_batch)
+core.impl_rules[custom_lin_p] = _custom_lin_impl
+core.abstract_eval_rules[custom_lin_p] = lambda *a, num_res, bwd, out_avals: list(out_avals)
+ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+ad.linear_primitives.add(custom_lin_p)
+
+
+class custom_vjp:
+    """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``.
+
+    ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct)`` returns a
+    tuple with one cotangent per differentiable argument (``None`` for a zero one).
+
+    The rules are used under every transform and order, ``vmap`` included:
+    ``grad(vmap(f))`` runs ``fwd`` and ``bwd`` on each example (batched), as
+    ``vmap(grad(f))`` does; an argument shared by the batch gets the sum of the
+    examples' cotangents. ``bwd`` runs after the ``vmap`` has returned, so it must not
+    close over values of that ``vmap``: pass them through the residuals.
+
+    >>> import functrace as ft, functrace.numpy as fnp
+    >>> @ft.custom_vjp
+    ... def relu(x):
+    ...     return fnp.maximum(x, 0.0)
+    >>> def relu_fwd(x):
+    ...     return relu(x), x
+    >>> def relu_bwd(x, ct):
+    ...     return (ct * (x > 0),)
+    >>> relu.defvjp(relu_fwd, relu_bwd)
+    >>> ft.grad(lambda x: relu(x).sum())(fnp.array([1.0, -2.0, 3.0]))
+    array([1., 0., 1.])
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self._sig = _signature(fun)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(
+                f"custom_vjp: expected fwd and bwd rules for "
+                f"{describe_fun(self.fun)}, got none. Call .defvjp first."
+            )
+        args = _resolve_kwargs("custom_vjp", self.fun, self._sig, args, kwargs)
+        nondiff = {i: args[i] for i in self.nondiff_argnums}
+        diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        leaves, in_tree = tree_flatten(diff_args)
+        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
+            return self.fun(*args)
+
+        def full(diff: Sequence[Any]) -> list[Any]:
+            it = iter(diff)
+            return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
+
+        name = describe_fun(self.fun)
+        closed, out_tree = _trace_flat(
+            lambda *fl: self.fun(*full(tree_unflatten(in_tree, fl))),
+            leaves,
+            f"custom_vjp of {name}",
+        )
+        user_fwd, user_bwd = self.fwd, self.bwd
+        nd_leaves, nd_tree = tree_flatten([nondiff[i] for i in sorted(nondiff)])
+        bwd_name = f"bwd_of_{getattr(self.fun, '__name__', 'f')}"
+        in_avals = [ad.tangent_aval(core.get_aval(x)) for x in leaves]
+        in_paths = [p for p, _ in tree_flatten_with_path(diff_args)[0]]
+
+        def flat_fwd(primals: list[Any]) -> tuple[list[Any], list[Any], Any]:
+            res = user_fwd(*full(tree_unflatten(in_tree, primals)))
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(
+                    f"custom_vjp: expected fwd of {name} to return a pair "
+                    f"(output, residuals), got {describe_value(res)}."
+                )
+            out, residuals = res
+            o_leaves, o_tree = tree_flatten(out)
+            if o_tree != out_tree:
+                raise ValueError(
+                    structure_mismatch_message(out_tree, out, f"custom_vjp fwd of {name}")
+                )
+            r_leaves, r_tree = tree_flatten(residuals)
+            bwd = _Bwd(functools.partial(flat_bwd, r_tree), nd_leaves, bwd_name)
+            return o_leaves, r_leaves, bwd
+
+        def flat_bwd(r_tree: Any, nd: list[Any], res: list[Any], cts: list[Any]) -> list[Any]:
+            nd_vals = tree_unflatten(nd_tree, nd)
+            residuals = tree_unflatten(r_tree, res)
+            ct = tree_unflatten(out_tree, cts)
+            got = user_bwd(*nd_vals, residuals, ct)
+            if not isinstance(got, (tuple, list)):
+                raise TypeError(
+                    f"custom_vjp: expected bwd of {name} to return a tuple with one cotangent "
+                    f"per differentiable argument ({len(diff_args)}), got "
+                    f"{describe_value(got)}. Wrap a single cotangent as (ct,)."
+                )
+            got = tuple(got)
+            if len(got) != len(diff_args):
+                raise ValueError(
+                    f"custom_vjp: expected bwd of {name} to return {len(diff_args)} "
+                    f"cotangent(s), one per differentiable argument, got {len(got)}."
+                )
+            g_leaves, g_tree = tree_flatten(got, is_leaf=lambda x: x is None)
+            if g_tree != in_tree:
+                raise ValueError(
+                    structure_mismatch_message(in_tree, got, f"custom_vjp bwd of {name}")
+                )
+            out = []
+            for g, a, p in zip(g_leaves, in_avals, in_paths):
+                if g is None:
+                    out.append(Zero(a))
+                    continue
+                ga = core.get_aval(g)
+                if ga.shape != a.shape:
+                    raise ValueError(
+                        f"custom_vjp: expected bwd of {name} to return a cotangent of shape "
+                        f"{a.shape} for argument {keystr(p)}, got shape {ga.shape}."
+                    )
+                out.append(g)
+            return out
+
+        outs = custom_vjp_call_p.bind(
+            *closed.consts,
+            *leaves,
+            call_jaxpr=_close_over_consts(closed),
+            fwd=_Callable(flat_fwd, f"fwd_of_{getattr(self.fun, '__name__', 'f')}"),
+            num_consts=len(closed.consts),
+        )
+        return tree_unflatten(out_tree, outs)

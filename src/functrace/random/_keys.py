@@ -1,0 +1,226 @@
+"""Keys and random bits: ``PRNGKey``/``key``, ``split``, ``fold_in``, ``bits`` and the
+key-data helpers, on the ``lax.threefry2x32`` cipher with JAX's key derivation and
+counter layout."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import functrace.numpy as fnp
+from functrace import core, lax
+from functrace.core import Tracer
+from functrace.random._args import _U32, _U64, _UINTS, _canonical_shape, _full
+
+
+def _check_key(name: str, key: Any) -> Any:
+    """``key`` as a uint32[2] array (or tracer); a clear error otherwise."""
+    if not isinstance(key, Tracer):
+        key = np.asarray(key)
+    aval = core.get_aval(key)
+    if aval.dtype != _U32 or aval.shape != (2,):
+        hint = ""
+        if aval.dtype == _U32 and aval.shape[-1:] == (2,):
+            hint = (
+                f" A batch of {aval.shape[:-1]} keys: map over it with vmap "
+                f"(ft.vmap(lambda k: random.{name}(k, ...))(keys))."
+            )
+        raise TypeError(
+            f"random.{name}: expected a single PRNG key (a uint32 array of shape (2,), from "
+            f"random.key, PRNGKey, split or fold_in), got {aval.dtype.name}{list(aval.shape)}."
+            + hint
+        )
+    return key
+
+
+def _seed_words(seed: Any) -> tuple[Any, Any]:
+    """The two uint32 words of a key made from an integer seed (64-bit seeds bit-cast,
+    32-bit and narrower seeds zero-extended, as JAX)."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        s = int(seed)
+        bits = 64 if isinstance(seed, int) else np.dtype(type(seed)).itemsize * 8
+        if isinstance(seed, int) and not -(2**63) <= s < 2**64:
+            raise OverflowError(
+                f"random.PRNGKey: expected a seed that fits in 64 bits, got {seed}."
+            )
+        if bits < 64:
+            s &= 0xFFFFFFFF  # narrower seeds: the high word is zero
+        s %= 2**64
+        return np.uint32(s >> 32), np.uint32(s & 0xFFFFFFFF)
+    aval = core.get_aval(seed)
+    if aval.shape != () or aval.dtype.kind not in "iu":
+        raise TypeError(
+            f"random.PRNGKey: expected a scalar integer seed, got "
+            f"{aval.dtype.name}{list(aval.shape)}."
+        )
+    if aval.dtype.itemsize == 8:
+        wide = lax.convert_element_type(seed, _U64)  # two's complement bits
+        hi = lax.div(wide, np.array(2**32, _U64)[()])
+        return lax.convert_element_type(hi, _U32), lax.convert_element_type(wide, _U32)
+    return lax.full_like(seed, 0, _U32), lax.convert_element_type(seed, _U32)
+
+
+def _stack_words(k0: Any, k1: Any) -> Any:
+    if not any(isinstance(k, Tracer) for k in (k0, k1)):
+        return np.stack([np.asarray(k0, _U32), np.asarray(k1, _U32)], axis=-1)
+    return fnp.stack([k0, k1], axis=-1)
+
+
+def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802  (JAX's name)
+    """A key (uint32[2]) from an integer seed, as ``jax.random.PRNGKey``.
+
+    >>> import functrace.random as random
+    >>> random.PRNGKey(42)
+    array([ 0, 42], dtype=uint32)
+    """
+    _check_impl(impl)
+    k0, k1 = _seed_words(seed)
+    return _stack_words(k0, k1)
+
+
+def key(seed: Any, *, impl: Any = None) -> Any:
+    """A key from an integer seed, as ``jax.random.key``; functrace represents it as the
+    same uint32[2] array as :func:`PRNGKey` (see the module docstring).
+
+    >>> import functrace.random as random
+    >>> random.key_data(random.key(1))
+    array([0, 1], dtype=uint32)
+    """
+    return PRNGKey(seed, impl=impl)
+
+
+def _check_impl(impl: Any) -> None:
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(
+            f"random: expected impl=None or 'threefry2x32' (the only generator functrace "
+            f"has), got {impl!r}."
+        )
+
+
+def key_data(keys: Any) -> Any:
+    """The uint32 words of ``keys`` (shape ``(..., 2)``): the keys themselves in functrace."""
+    if not isinstance(keys, Tracer):
+        keys = np.asarray(keys)
+    aval = core.get_aval(keys)
+    if aval.dtype != _U32 or aval.shape[-1:] != (2,):
+        raise TypeError(
+            f"random.key_data: expected PRNG keys (uint32 with a last axis of length 2), "
+            f"got {aval.dtype.name}{list(aval.shape)}."
+        )
+    return keys
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Any:
+    """Keys from their uint32 words (shape ``(..., 2)``), as ``jax.random.wrap_key_data``.
+
+    >>> import numpy as np, functrace.random as random
+    >>> random.wrap_key_data(np.array([0, 7], np.uint32))
+    array([0, 7], dtype=uint32)
+    """
+    _check_impl(impl)
+    if not isinstance(key_bits_array, Tracer):
+        key_bits_array = np.asarray(key_bits_array)
+    aval = core.get_aval(key_bits_array)
+    if aval.dtype != _U32 or aval.shape[-1:] != (2,):
+        raise TypeError(
+            f"random.wrap_key_data: expected a uint32 array whose last axis has length 2, "
+            f"got {aval.dtype.name}{list(aval.shape)}."
+        )
+    return key_bits_array
+
+
+def key_impl(keys: Any) -> str:
+    """The generator's name: always ``'threefry2x32'``."""
+    key_data(keys)
+    return "threefry2x32"
+
+
+def _words(key: Any) -> tuple[Any, Any]:
+    return key[0], key[1]
+
+
+def _hash(key: Any, shape: tuple[int, ...]) -> list[Any]:
+    """Threefry of the key over the counters 0..n-1 laid out in ``shape`` (the high
+    counter word is zero: at most 2**32 values per call)."""
+    n = math.prod(shape)
+    if n > 2**32:
+        raise ValueError(f"random: expected at most 2**32 values per call, got shape {shape}.")
+    k0, k1 = _words(key)
+    if not shape:
+        zero = np.uint32(0)
+        return lax.threefry2x32(k0, k1, zero, zero)
+    lo = lax.iota(_U32, n)
+    if len(shape) != 1:
+        lo = lax.reshape(lo, shape)
+    hi = lax.full_like(lo, 0)
+    k0 = lax.broadcast_in_dim(k0, shape, ())
+    k1 = lax.broadcast_in_dim(k1, shape, ())
+    return lax.threefry2x32(k0, k1, hi, lo)
+
+
+def split(key: Any, num: int | Sequence[int] = 2) -> Any:
+    """``num`` new keys (shape ``(num, 2)``, or ``(*num, 2)`` for a tuple), as JAX.
+
+    >>> import functrace.random as random
+    >>> random.split(random.PRNGKey(0))
+    array([[1797259609, 2579123966],
+           [ 928981903, 3453687069]], dtype=uint32)
+    """
+    key = _check_key("split", key)
+    shape = _canonical_shape("split", num)
+    y0, y1 = _hash(key, shape)
+    return _stack_words(y0, y1)
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new key from ``key`` and a 32-bit integer ``data`` (a scalar), as JAX.
+
+    >>> import functrace.random as random
+    >>> random.fold_in(random.PRNGKey(0), 7)
+    array([2716826189,  292468403], dtype=uint32)
+    """
+    key = _check_key("fold_in", key)
+    if isinstance(data, Tracer):
+        if data.aval.shape != () or data.aval.dtype.kind not in "iub":
+            raise TypeError(
+                f"random.fold_in: expected a scalar integer data, got "
+                f"{data.aval.dtype.name}{list(data.aval.shape)}. Use vmap for batches."
+            )
+        d = lax.convert_element_type(data, _U32)
+    else:
+        arr = np.asarray(data)
+        if arr.ndim or arr.dtype.kind not in "iub":
+            raise TypeError(
+                f"random.fold_in: expected a scalar integer data, got "
+                f"{arr.dtype.name}{list(arr.shape)}. Use vmap for batches."
+            )
+        d = np.uint32(int(arr) % 2**32)
+    k0, k1 = _words(key)
+    y0, y1 = lax.threefry2x32(k0, k1, np.uint32(0), d)
+    return _stack_words(y0, y1)
+
+
+def _random_bits(key: Any, width: int, shape: tuple[int, ...]) -> Any:
+    y0, y1 = _hash(key, shape)
+    if width == 64:
+        hi = lax.mul(lax.convert_element_type(y0, _U64), _full(y0, 2**32, _U64))
+        return lax.bitwise_or(hi, lax.convert_element_type(y1, _U64))
+    bits = lax.bitwise_xor(y0, y1)
+    return bits if width == 32 else lax.convert_element_type(bits, _UINTS[width])
+
+
+def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Uniform random bits: unsigned integers of ``dtype`` (default uint64).
+
+    >>> import functrace.random as random
+    >>> random.bits(random.PRNGKey(0), (2,))
+    array([7719171245655871230, 3989946895414531357], dtype=uint64)
+    """
+    key = _check_key("bits", key)
+    dt = _U64 if dtype is None else np.dtype(dtype)
+    if dt.kind != "u":
+        raise ValueError(f"random.bits: expected an unsigned integer dtype, got {dt.name}.")
+    return _random_bits(key, dt.itemsize * 8, _canonical_shape("bits", shape))
