@@ -303,3 +303,26 @@ def test_erf_inv_tails_and_nan_agree_in_numpy_and_compiled_paths() -> None:
     both = np.concatenate([y, special])
     big = np.tile(both, 500)  # large enough for the compiled loop
     np.testing.assert_array_equal(lax.erf_inv(big), np.tile(lax.erf_inv(both), 500))
+
+
+def test_poisson_large_lam_has_poisson_moments() -> None:
+    # The float32 log-Gamma of the rejection test overflowed for k + 1 beyond ~6e4, so
+    # almost every candidate was accepted: variance / lam was 1.7 at lam = 1e5.
+    for lam in (5e4, 1e5, 3e5, 1e7):
+        x = np.asarray(random.poisson(random.PRNGKey(1), lam, (20000,)), np.float64)
+        assert abs(x.mean() / lam - 1) < 1e-3, lam
+        assert abs(x.var() / lam - 1) < 0.05, lam  # the ratio's standard error is ~0.01
+
+
+def test_gamma_float32_gradient_stays_float32() -> None:
+    # The incomplete gamma's series added the int64 loop counter to float32 values, which
+    # promoted the loop carry to float64 and failed; JAX (float32 mode) gives 2.7869484.
+    key = random.PRNGKey(0)
+
+    def total(a):
+        return random.gamma(key, a, (3,), dtype=np.float32).sum()
+
+    g = ft.grad(total)(np.float32(2.0))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 2.7869484, rtol=1e-6)
+    np.testing.assert_allclose(ft.jit(ft.grad(total))(np.float32(2.0)), g, rtol=1e-6)

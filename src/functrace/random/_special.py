@@ -21,21 +21,29 @@ def _lgamma(x: Any) -> Any:
     the primitive's float32 values differ by an ulp eagerly (float64, rounded) and
     under ``jit`` (Numba's float32 ``lgamma``) at many points, which would change
     samples of large ``lam`` and make more of them differ between eager and compiled
-    code. The recorded JAX samples are matched either way. For ``k + 1`` beyond about
-    6e4 the float32 product below overflows (``lam`` that large is not recorded)."""
+    code. The recorded JAX samples are matched either way. From ``x = 1e4`` on the
+    series is used at ``x`` itself (exact to float32 there): the shift's product of
+    eight factors would overflow float32 beyond about 6e4."""
     dt = core.get_aval(x).dtype
+    large = x >= 1e4
+    z = fnp.where(large, 1.0, x)  # the shifted branch on a safe stand-in where unused
     prod = fnp.ones_like(x)
-    z = x
     for _ in range(8):
         prod = prod * z
         z = z + 1.0
+    shifted = _stirling(z, dt) - fnp.log(prod)
+    return fnp.where(large, _stirling(fnp.where(large, x, 1e4), dt), shifted)
+
+
+def _stirling(z: Any, dt: np.dtype) -> Any:
+    """Stirling's series of log Gamma(z), accurate for z >= 8."""
     zi = 1.0 / z
     zi2 = zi * zi
     series = zi * (
         1 / 12 + zi2 * (-1 / 360 + zi2 * (1 / 1260 + zi2 * (-1 / 1680 + zi2 * (1 / 1188))))
     )
     half_log_2pi = np.array(0.5 * math.log(2 * math.pi), dt)
-    return (z - 0.5) * fnp.log(z) - z + half_log_2pi + series - fnp.log(prod)
+    return (z - 0.5) * fnp.log(z) - z + half_log_2pi + series
 
 
 _SERIES_TERMS = 200
@@ -51,24 +59,28 @@ def _gamma_q(a: Any, x: Any) -> Any:
 
     Not the ``lax.igammac`` primitive: that one has no derivative in ``a``, which is
     the one needed here (its loops stop at convergence, data-dependently)."""
+    dt = core.get_aval(x).dtype
     use_series = x < a + 1.0
     xs = fnp.where(use_series, x, a * 0.5)
     xc = fnp.where(use_series, a + 2.0, x)
 
+    def as_float(i: Any) -> Any:  # the loop counter in x's dtype (int64 + f32 is f64)
+        return i.astype(dt) if hasattr(i, "astype") else float(i)
+
     def series_step(n: Any, c: Any) -> Any:
         term, total = c
-        term = term * xs / (a + n)
+        term = term * xs / (a + as_float(n))
         return term, total + term
 
     term0 = 1.0 / a
     total = lax.fori_loop(1, _SERIES_TERMS, series_step, (term0, term0))[1]
     p_series = fnp.exp(a * fnp.log(xs) - xs - lax.lgamma(a)) * total
 
-    tiny = np.finfo(core.get_aval(x).dtype).tiny * 1e10
+    tiny = np.finfo(dt).tiny * 1e10
 
     def cf_step(i: Any, c: Any) -> Any:
         b, cc, d, h = c
-        fi = i.astype(core.get_aval(x).dtype) if hasattr(i, "astype") else float(i)
+        fi = as_float(i)
         an = -fi * (fi - a)
         b = b + 2.0
         d = an * d + b
