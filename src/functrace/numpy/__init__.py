@@ -7,23 +7,19 @@ explicit IR equations, so every function here differentiates, batches and jits.
 
 import numpy as _np
 
-from functrace.numpy import _tracer_methods  # noqa: F401,E402
-from functrace.numpy._core import is_traced  # noqa: F401
+from functrace.numpy import _tracer_methods  # noqa: F401
+from functrace.numpy._at import at  # noqa: F401
 from functrace.numpy._creation import *  # noqa: F401,F403
+from functrace.numpy._dispatch import is_traced  # noqa: F401
 from functrace.numpy._functions import *  # noqa: F401,F403
-from functrace.numpy._indexing import (  # noqa: F401
-    argwhere,
-    at,
-    flatnonzero,
-    nonzero,
-    take,
-    take_along_axis,
-)
+from functrace.numpy._indexing import *  # noqa: F401,F403
+from functrace.numpy._joining import *  # noqa: F401,F403
 from functrace.numpy._linalg import *  # noqa: F401,F403
 from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
 from functrace.numpy._sorting import *  # noqa: F401,F403
+from functrace.numpy._special import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
 
 # dtypes and constants, as in NumPy
@@ -42,27 +38,22 @@ from functrace.numpy import linalg  # noqa: E402,F401
 def _array_results() -> None:
     """Eager results are ``functrace.Array``s for the creation functions, and for every
     function here called with an ``Array`` among its positional arguments (plain NumPy
-    inputs keep NumPy's result types: ``fnp.sin(np_array)`` is NumPy's ``np.sin``)."""
+    inputs keep NumPy's result types: ``fnp.sin(np_array)`` is NumPy's ``np.sin``).
+
+    The functions with a NumPy fast path (``_dispatch.numpy_path``) do this themselves;
+    the others are wrapped here."""
     import functools
     import types
 
-    from functrace._array import Array, _wrap
+    from functrace._array import _wrap
     from functrace.numpy import _creation
-
-    def wrap_tree(out: object) -> object:
-        if type(out) is tuple or type(out) is list:
-            return type(out)(_wrap(o) for o in out)
-        return _wrap(out)
+    from functrace.numpy._dispatch import _has_array, array_results
 
     def on_arrays(f):  # type: ignore[no-untyped-def]
         @functools.wraps(f)
         def g(*args, **kwargs):  # type: ignore[no-untyped-def]
             out = f(*args, **kwargs)
-            for a in args:
-                t = type(a)
-                if t is Array or ((t is list or t is tuple) and Array in map(type, a)):
-                    return wrap_tree(out)
-            return out
+            return array_results(out) if _has_array(args) else out
 
         return g
 
@@ -83,7 +74,10 @@ def _array_results() -> None:
                 or hasattr(f, "_operator")  # elementwise: its NumPy path wraps Arrays itself
             ):
                 continue
-            ns[name] = always(f) if name in _creation.__all__ else on_arrays(f)
+            if name in _creation.__all__:
+                ns[name] = always(f)
+            elif not hasattr(f, "numpy"):  # numpy_path gives Array results itself
+                ns[name] = on_arrays(f)
 
 
 _array_results()
