@@ -138,7 +138,6 @@ def _real_composite(name: str, fn: Any) -> Any:
 # ---------------------------------------------------------------------------
 negative = elementwise("negative", np.negative, lx.neg)
 absolute = elementwise("absolute", np.absolute, lx.abs)
-abs = absolute  # noqa: A001
 sign = elementwise("sign", np.sign, lx.sign)
 exp = elementwise("exp", np.exp, lx.exp)
 log = elementwise("log", np.log, lx.log)
@@ -149,15 +148,12 @@ cos = elementwise("cos", np.cos, lx.cos)
 tan = elementwise("tan", np.tan, lx.tan)
 tanh = elementwise("tanh", np.tanh, lx.tanh)
 sqrt = elementwise("sqrt", np.sqrt, lx.sqrt)
-add = elementwise("add", np.add, _add)
 subtract = elementwise("subtract", np.subtract, lx.sub)
 multiply = elementwise("multiply", np.multiply, lx.mul)
 true_divide = elementwise("true_divide", np.true_divide, lx.div)
-divide = true_divide
 maximum = elementwise("maximum", np.maximum, lx.max)
 minimum = elementwise("minimum", np.minimum, lx.min)
 arctan2 = elementwise("arctan2", np.arctan2, lx.atan2)
-atan2 = arctan2
 fmod = elementwise("fmod", np.fmod, lx.rem)
 equal = elementwise("equal", np.equal, lx.eq)
 not_equal = elementwise("not_equal", np.not_equal, lx.ne)
@@ -170,22 +166,29 @@ bitwise_or = elementwise("bitwise_or", np.bitwise_or, lx.bitwise_or)
 bitwise_xor = elementwise("bitwise_xor", np.bitwise_xor, lx.bitwise_xor)
 left_shift = elementwise("left_shift", np.left_shift, lx.shift_left)
 right_shift = elementwise("right_shift", np.right_shift, lx.shift_right_arithmetic)
-bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 invert = elementwise("invert", np.invert, lx.bitwise_not)
-bitwise_not = invert
+# ... and those whose lax side is a small composite (defined above)
+add = elementwise("add", np.add, _add)
 floor = elementwise("floor", np.floor, _floor)
 ceil = elementwise("ceil", np.ceil, _ceil)
 rint = elementwise("rint", np.rint, _rint)
 trunc = elementwise("trunc", np.trunc, _trunc)
-fix = trunc
 logical_and = elementwise("logical_and", np.logical_and, _logical_and)
 logical_or = elementwise("logical_or", np.logical_or, _logical_or)
 logical_xor = elementwise("logical_xor", np.logical_xor, _logical_xor)
 logical_not = elementwise("logical_not", np.logical_not, lambda x: lx.bitwise_not(_logical(x)))
 floor_divide = elementwise("floor_divide", np.floor_divide, _floor_divide)
 remainder = elementwise("remainder", np.remainder, _remainder)
-mod = remainder
 _power_f = elementwise("power", np.power, _power)
+
+# NumPy's other names for them
+abs = absolute  # noqa: A001
+divide = true_divide
+atan2 = arctan2
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+bitwise_not = invert
+fix = trunc
+mod = remainder
 
 
 def power(x: Any, y: Any, /, *, _op: bool = False) -> Any:

@@ -62,29 +62,6 @@ def _where_kw(where: Any, initial: Any = None) -> dict[str, Any]:
     return kw
 
 
-def _numpy_sum_like(name: str) -> Any:
-    """NumPy's ``sum`` or ``prod`` (a bare ndarray takes the method, the cheapest call)."""
-    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
-
-    def call(
-        a: Any,
-        axis: Any = None,
-        dtype: Any = None,
-        out: Any = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = None,
-    ) -> Any:
-        if initial is None and where is None:
-            if type(a) is np.ndarray:
-                return method(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-            return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        kw = _where_kw(where, initial)
-        return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    return call
-
-
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     n = 1
     for i in axes:
@@ -128,56 +105,72 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
 # ---------------------------------------------------------------------------
 
 
-@numpy_path(_numpy_sum_like("sum"))
-def sum(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,  # noqa: A001
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
+def _make_sum_like(name: str, reduce: Any, combine: Any, doc: str) -> Any:
+    """``sum`` or ``prod``: NumPy's on plain inputs, ``reduce`` (then ``combine`` with
+    ``initial``) on tracers."""
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        if initial is None and where is None:
+            if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
+                return method(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+            return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        kw = _where_kw(where, initial)
+        return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def sum_like(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        no_out(name, out)
+        _no_where(name, where)
+        a, aval, axes = _prepare(name, a, axis)
+        dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
+        r = reduce(cast(a, dt, aval.weak_type), axes)
+        if initial is not None:
+            r = combine(r, _full_as(initial, r))
+        return _finish(r, aval.shape, axes, keepdims)
+
+    sum_like.__name__ = sum_like.__qualname__ = name
+    sum_like.__doc__ = doc
+    return numpy_path(call)(sum_like)
+
+
+sum = _make_sum_like(  # noqa: A001
+    "sum",
+    lr.reduce_sum,
+    lx.add,
     """Sum over ``axis`` (NumPy semantics, including the result dtype).
 
     >>> import functrace.numpy as fnp
     >>> fnp.sum([[1, 2], [3, 4]], axis=0)
     array([4, 6])
-    """
-    no_out("sum", out)
-    _no_where("sum", where)
-    a, aval, axes = _prepare("sum", a, axis)
-    dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
-    r = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
-    if initial is not None:
-        r = lx.add(r, _full_as(initial, r))
-    return _finish(r, aval.shape, axes, keepdims)
-
-
-@numpy_path(_numpy_sum_like("prod"))
-def prod(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
+    """,
+)
+prod = _make_sum_like(
+    "prod",
+    lr.reduce_prod,
+    lx.mul,
     """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
 
     >>> import functrace.numpy as fnp
     >>> fnp.prod([[1.0, 2.0], [3.0, 4.0]], axis=1)
     array([ 2., 12.])
-    """
-    no_out("prod", out)
-    _no_where("prod", where)
-    a, aval, axes = _prepare("prod", a, axis)
-    dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
-    r = lr.reduce_prod(cast(a, dt, aval.weak_type), axes)
-    if initial is not None:
-        r = lx.mul(r, _full_as(initial, r))
-    return _finish(r, aval.shape, axes, keepdims)
+    """,
+)
 
 
 def _mean_traced(
@@ -235,67 +228,6 @@ def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
     return correction
 
 
-def _numpy_var_std(name: str) -> Any:
-    """NumPy's ``var`` or ``std``, passing the newer keywords only when given (a bare
-    ndarray takes the method, the cheapest call)."""
-    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
-
-    def call(
-        a: Any,
-        axis: Any = None,
-        dtype: Any = None,
-        out: Any = None,
-        ddof: Any = 0,
-        keepdims: bool = False,
-        *,
-        where: Any = None,
-        mean: Any = None,
-        correction: Any = None,
-    ) -> Any:
-        kw = _var_kw(where, mean, correction)
-        if not kw and type(a) is np.ndarray:
-            return method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
-
-    return call
-
-
-@numpy_path(_numpy_var_std("var"))
-def var(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    *,
-    where: Any = None,
-    mean: Any = None,
-    correction: Any = None,
-) -> Any:
-    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
-
-    >>> import functrace.numpy as fnp
-    >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)
-    np.float64(1.6666666666666667)
-    """
-    no_out("var", out)
-    _no_where("var", where)
-    _no_mean("var", mean)
-    ddof = _ddof("var", ddof, correction)
-    a, aval, axes = _prepare("var", a, axis)
-    return _finish(_var_traced("var", a, aval, axes, dtype, ddof), aval.shape, axes, keepdims)
-
-
-def _var_kw(where: Any, mean: Any, correction: Any) -> dict[str, Any]:
-    kw = _where_kw(where)
-    if mean is not None:
-        kw["mean"] = mean
-    if correction is not None:
-        kw["correction"] = correction
-    return kw
-
-
 def _no_mean(fname: str, mean: Any) -> None:
     if mean is not None:
         raise NotImplementedError(
@@ -319,19 +251,71 @@ def _var_traced(
     return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
 
 
-@numpy_path(_numpy_var_std("std"))
-def std(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    *,
-    where: Any = None,
-    mean: Any = None,
-    correction: Any = None,
-) -> Any:
+def _safe_sqrt(v: Any) -> Any:
+    """``sqrt(v)`` with value and derivative 0 where ``v`` is 0 (see ``std``)."""
+    zero = lx.eq(v, lx.zeros_like(v))
+    root = lx.sqrt(lx.select_n(zero, v, _full_as(1, v)))
+    return lx.select_n(zero, root, lx.zeros_like(root))
+
+
+def _make_var_std(name: str, post: Any, doc: str) -> Any:
+    """``var`` (``post`` the identity) or ``std`` (``post`` a safe ``sqrt``)."""
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: Any = 0,
+        keepdims: bool = False,
+        **newer: Any,
+    ) -> Any:
+        # NumPy's newer keywords (where=, mean=, correction=) only when given; a bare
+        # ndarray takes the method, the cheapest call
+        kw = {k: v for k, v in newer.items() if v is not None}
+        if not kw and type(a) is np.ndarray:
+            return method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def var_std(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: Any = 0,
+        keepdims: bool = False,
+        *,
+        where: Any = None,
+        mean: Any = None,
+        correction: Any = None,
+    ) -> Any:
+        no_out(name, out)
+        _no_where(name, where)
+        _no_mean(name, mean)
+        ddof = _ddof(name, ddof, correction)
+        a, aval, axes = _prepare(name, a, axis)
+        v = _var_traced(name, a, aval, axes, dtype, ddof)
+        return _finish(post(v), aval.shape, axes, keepdims)
+
+    var_std.__name__ = var_std.__qualname__ = name
+    var_std.__doc__ = doc
+    return numpy_path(call)(var_std)
+
+
+var = _make_var_std(
+    "var",
+    lambda v: v,
+    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)
+    np.float64(1.6666666666666667)
+    """,
+)
+std = _make_var_std(
+    "std",
+    _safe_sqrt,
     """Standard deviation ``sqrt(var(a, axis, ddof=ddof))`` (NumPy semantics).
 
     NOTE: where the variance is exactly 0 (a single element, or a constant slice) the
@@ -344,16 +328,8 @@ def std(
     >>> import functrace.numpy as fnp
     >>> fnp.std([1.0, 3.0])
     np.float64(1.0)
-    """
-    no_out("std", out)
-    _no_where("std", where)
-    _no_mean("std", mean)
-    ddof = _ddof("std", ddof, correction)
-    a, aval, axes = _prepare("std", a, axis)
-    v = _var_traced("std", a, aval, axes, dtype, ddof)
-    zero = lx.eq(v, lx.zeros_like(v))
-    root = lx.sqrt(lx.select_n(zero, v, _full_as(1, v)))
-    return _finish(lx.select_n(zero, root, lx.zeros_like(root)), aval.shape, axes, keepdims)
+    """,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -682,17 +658,22 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
 # ---------------------------------------------------------------------------
 
 
+def _numpy_nan_reduction(np_fn: Any) -> Any:
+    def call(
+        a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    return call
+
+
 def _zero_nans(a: Any) -> tuple[Any, Any]:
     """``a`` with NaNs replaced by 0, and the mask of non-NaN elements."""
     ok = lx.eq(a, a)
     return lx.select_n(ok, lx.zeros_like(a), a), ok
 
 
-@numpy_path(
-    lambda a, axis=None, dtype=None, out=None, keepdims=False: np.nansum(
-        a, axis=axis, dtype=dtype, out=out, keepdims=keepdims
-    )
-)
+@numpy_path(_numpy_nan_reduction(np.nansum))
 def nansum(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
 ) -> Any:
@@ -709,11 +690,7 @@ def nansum(
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-@numpy_path(
-    lambda a, axis=None, dtype=None, out=None, keepdims=False: np.nanmean(
-        a, axis=axis, dtype=dtype, out=out, keepdims=keepdims
-    )
-)
+@numpy_path(_numpy_nan_reduction(np.nanmean))
 def nanmean(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
 ) -> Any:
