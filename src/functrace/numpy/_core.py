@@ -196,7 +196,7 @@ def elementwise(
 
     traced.__name__ = traced.__qualname__ = name
     traced.__doc__ = doc or f"NumPy's ``{ufunc.__name__}``, traceable (see numpy.{ufunc.__name__})."
-    f = numpy_path(ufunc, on_error=int_error)(traced)
+    f = numpy_path(ufunc, on_error=int_error, nargs=ufunc.nin)(traced)
     f._operator = functools.partial(traced, _op=True)  # type: ignore[attr-defined]
     return f
 

@@ -16,12 +16,14 @@ Decisions:
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from functrace import core, dtypes
-from functrace._array import Array, to_array
+from functrace._array import Array, _wrap, to_array
 from functrace.core import Tracer
 from functrace.lax import shapes as ls
 from functrace.numpy import _math as m
@@ -39,6 +41,18 @@ from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._shape import broadcast_arrays, moveaxis
 
 _FLOAT64 = np.dtype(np.float64)
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _eager_array(f: _F) -> _F:
+    """Eager results of a creation function are ``functrace.Array``s (as ``jnp.zeros``);
+    tracers pass unchanged."""
+
+    @functools.wraps(f)
+    def g(*args: Any, **kwargs: Any) -> Any:
+        return _wrap(f(*args, **kwargs))
+
+    return g  # type: ignore[return-value]
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
@@ -83,6 +97,7 @@ def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None
     return broadcast_to_shape(v, shape)
 
 
+@_eager_array
 @numpy_path(lambda shape, dtype=None: np.zeros(shape, dtype))
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """An array of zeros (float64 by default).
@@ -95,6 +110,7 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
     return _fill("zeros", shape_tuple("zeros", shape), 0, dtype_arg(dtype) or _FLOAT64)
 
 
+@_eager_array
 @numpy_path(lambda shape, dtype=None: np.ones(shape, dtype))
 def ones(shape: Any, dtype: Any = None) -> Any:
     """An array of ones (float64 by default).
@@ -106,12 +122,14 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     return _fill("ones", shape_tuple("ones", shape), 1, dtype_arg(dtype) or _FLOAT64)
 
 
+@_eager_array
 @numpy_path(lambda shape, dtype=None: np.zeros(shape, dtype))
 def empty(shape: Any, dtype: Any = None) -> Any:
     """Like ``zeros`` (functrace arrays are never uninitialized)."""
     return _fill("empty", shape_tuple("empty", shape), 0, dtype_arg(dtype) or _FLOAT64)
 
 
+@_eager_array
 @numpy_path(lambda shape, fill_value, dtype=None: np.full(shape, fill_value, dtype))
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (which may be traced or an array
@@ -130,6 +148,7 @@ def _like(fname: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], 
     return shp, dtype_arg(dtype) or aval.dtype
 
 
+@_eager_array
 @numpy_path(lambda a, dtype=None, shape=None: np.zeros_like(a, dtype=dtype, shape=shape))
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a`` (unless given).
@@ -142,6 +161,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _fill("zeros_like", shp, 0, dt)
 
 
+@_eager_array
 @numpy_path(lambda a, dtype=None, shape=None: np.ones_like(a, dtype=dtype, shape=shape))
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Ones with the shape and dtype of ``a`` (unless given)."""
@@ -149,6 +169,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _fill("ones_like", shp, 1, dt)
 
 
+@_eager_array
 @numpy_path(lambda a, dtype=None, shape=None: np.zeros_like(a, dtype=dtype, shape=shape))
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Like ``zeros_like`` (functrace arrays are never uninitialized)."""
@@ -156,6 +177,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _fill("empty_like", shp, 0, dt)
 
 
+@_eager_array
 @numpy_path(
     lambda a, fill_value, dtype=None, shape=None: np.full_like(
         a, fill_value, dtype=dtype, shape=shape
@@ -178,6 +200,7 @@ def _concrete_scalar(fname: str, x: Any, what: str) -> Any:
     return x
 
 
+@_eager_array
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> np.ndarray:
     """Evenly spaced values in ``[start, stop)``; the bounds must be concrete.
 
@@ -196,6 +219,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return np.arange(start, stop, step, dtype=dtype)
 
 
+@_eager_array
 @numpy_path(
     lambda start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: np.linspace(
         start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis
@@ -253,6 +277,7 @@ def linspace(
     return (y, step) if retstep else y
 
 
+@_eager_array
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:
     """A 2-d array with ones on the ``k``-th diagonal (concrete sizes only).
 
@@ -264,6 +289,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndar
     return np.eye(N, M, k, dtype=dtype)
 
 
+@_eager_array
 def identity(n: int, dtype: Any = None) -> np.ndarray:
     """The ``n`` by ``n`` identity matrix (float64 by default)."""
     return np.identity(n, dtype=dtype)

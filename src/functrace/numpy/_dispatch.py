@@ -12,6 +12,7 @@ on both paths (see ``functrace/README.md``, "Eager results are Arrays").
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,6 +24,7 @@ from functrace.core import Tracer
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _trace_active = core.dynamic_trace_active
+_nd = np.ndarray
 
 # Types that never hold a tracer: ruled out with one set lookup.
 _LEAVES = frozenset(
@@ -77,25 +79,34 @@ def array_results(out: Any) -> Any:
 
 
 def numpy_path(
-    np_fn: Callable[..., Any], on_error: Callable[..., None] | None = None
+    np_fn: Callable[..., Any],
+    on_error: Callable[..., None] | None = None,
+    nargs: int | None = None,
 ) -> Callable[[_F], _F]:
     """Decorate the traced path of an fnp function: plain calls (see :func:`is_traced`,
     keyword arguments included) go to ``np_fn``, which takes the same arguments.
 
     Results are ``Array``s when an ``Array`` is among the positional arguments (or in
     a list/tuple there). ``on_error(*args)``, if given, runs when ``np_fn`` raises
-    ``OverflowError`` or ``TypeError`` (to raise a clearer error first).
+    ``OverflowError`` or ``TypeError`` (to raise a clearer error first). With ``nargs``
+    (for a NumPy ufunc, which also takes ``out``, ``where``...), only calls with exactly
+    ``nargs`` positional arguments and no keywords go to ``np_fn``: the traced
+    function's signature rejects the others.
     ``f.traced`` is the undecorated function and ``f.numpy`` is ``np_fn``.
     """
 
     def decorate(traced: _F) -> _F:
+        if isinstance(np_fn, types.FunctionType) and np_fn.__module__.startswith("functrace."):
+            # a helper of ours: argument errors name the fnp function, as on the traced path
+            np_fn.__name__, np_fn.__qualname__ = traced.__name__, traced.__qualname__
+
         @functools.wraps(traced)
         def f(*args: Any, **kwargs: Any) -> Any:
-            if not _trace_active():
+            if not _trace_active() and (nargs is None or (len(args) == nargs and not kwargs)):
                 arrays = found = False
                 for a in args:
                     t = type(a)
-                    if t is np.ndarray:
+                    if t is _nd:
                         continue
                     if t is Array:
                         arrays = True

@@ -542,6 +542,11 @@ def _concrete(fname: str, a: Any, hint: str) -> np.ndarray:
     return val
 
 
+def _np_nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
+    return np.nonzero(a) if size is None else _nonzero_size(a, size, fill_value)
+
+
+@numpy_path(_np_nonzero)
 def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
     """Indices of the non-zero entries of ``a``, one integer array per axis (NumPy's).
 
@@ -565,6 +570,11 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
                 "functrace.numpy.where(cond, x, y).",
             )
         )
+    return _nonzero_size(a, size, fill_value)
+
+
+def _nonzero_size(a: Any, size: Any, fill_value: Any) -> tuple[Any, ...]:
+    """``nonzero(a, size=size, fill_value=fill_value)``."""
     size = operator.index(size)
     a = asarray_or_tracer(a, "nonzero")
     aval = core.get_aval(a)
@@ -611,11 +621,13 @@ def _nonzero_sized(a: Any, size: int, fills: tuple[Any, ...]) -> tuple[Any, ...]
     return tuple(out)
 
 
+@numpy_path(np.flatnonzero)
 def flatnonzero(a: Any) -> Any:
     """Indices of the non-zero entries of the flattened ``a`` (concrete values only)."""
     return np.flatnonzero(_concrete("flatnonzero", a, "Use nonzero(ravel(a), size=n)."))
 
 
+@numpy_path(np.argwhere)
 def argwhere(a: Any) -> Any:
     """``(N, a.ndim)`` indices of the non-zero entries of ``a`` (concrete values only)."""
     return np.argwhere(_concrete("argwhere", a, "Use nonzero(a, size=n)."))
