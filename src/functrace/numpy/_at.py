@@ -46,17 +46,17 @@ from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape
 from functrace.numpy._dispatch import is_traced
 from functrace.numpy._functions import pad
 from functrace.numpy._indexing import (
-    _Adv,
-    _adv_layout,
-    _broadcast_index,
-    _classify,
-    _Int,
-    _mask_error,
-    _out_shape,
-    _parse,
-    _Plan,
-    _Slice,
+    IndexArray,
+    IndexInt,
+    IndexPlan,
+    IndexSlice,
+    adv_layout,
+    broadcast_index,
+    classify_index,
     getitem,
+    indexed_shape,
+    mask_error,
+    parse_index,
     where,
 )
 from functrace.numpy._math import negative
@@ -148,22 +148,24 @@ def _masked_update(fname: str, op: str, x: Any, mask: Tracer, v: Any) -> Any:
     extra = len(vshape) - len(rest)
     if extra > 0:
         if any(d != 1 for d in vshape[:extra]):
-            raise _mask_error(fname, mask)
+            raise mask_error(fname, mask)
         v = ls.reshape(v, vshape[extra:])
     try:
         v = _broadcast_values(fname, v, rest)
     except ValueError:
-        raise _mask_error(fname, mask) from None
+        raise mask_error(fname, mask) from None
     v = broadcast_to_shape(v, shape)
     m = ls.broadcast_in_dim(mask, shape, tuple(range(mask.ndim)))
     return lx.select_n(m, x, _combine(op, x, v))
 
 
-def _window_update(fname: str, op: str, y: Any, plan: _Plan, v: Any) -> Any:
+def _window_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
     # Integers and unit-step slices select one window: read-modify-write it with dus.
-    starts = [e.index if isinstance(e, _Int) else e.start if e.length else 0 for e in plan.entries]
-    sizes = [1 if isinstance(e, _Int) else e.length for e in plan.entries]
-    v = _broadcast_values(fname, v, _out_shape(fname, plan))
+    starts = [
+        e.index if isinstance(e, IndexInt) else e.start if e.length else 0 for e in plan.entries
+    ]
+    sizes = [1 if isinstance(e, IndexInt) else e.length for e in plan.entries]
+    v = _broadcast_values(fname, v, indexed_shape(fname, plan))
     if 0 in sizes:
         return y
     v = ls.reshape(v, tuple(sizes))
@@ -175,20 +177,21 @@ def _window_update(fname: str, op: str, y: Any, plan: _Plan, v: Any) -> Any:
     return li.dynamic_update_slice(y, _combine(op, old, v), starts)
 
 
-def _scatter_update(fname: str, op: str, y: Any, plan: _Plan, v: Any) -> Any:
+def _scatter_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
     # Every axis that is not a whole in-order slice gets an index array over the grid G of
     # the non-whole output dims; the whole slices are the scatter's trailing dims.
     entries: list[Any] = [
-        _Adv(np.array(e.index, np.intp)) if isinstance(e, _Int) else e for e in plan.entries
+        IndexArray(np.array(e.index, np.intp)) if isinstance(e, IndexInt) else e
+        for e in plan.entries
     ]
-    plan = _Plan(plan.shape, entries, plan.inserted)
-    v = _broadcast_values(fname, v, _out_shape(fname, plan))
+    plan = IndexPlan(plan.shape, entries, plan.inserted)
+    v = _broadcast_values(fname, v, indexed_shape(fname, plan))
     # Output dims in NumPy's order, each labeled by the axis it comes from (-1: index dims).
-    slice_axes = [k for k, e in enumerate(entries) if isinstance(e, _Slice)]
+    slice_axes = [k for k, e in enumerate(entries) if isinstance(e, IndexSlice)]
     b_shape: tuple[int, ...] = ()
     pos = 0
     if plan.adv_axes:
-        _, b_shape, pos = _adv_layout(fname, plan)
+        _, b_shape, pos = adv_layout(fname, plan)
     labels = slice_axes[:pos] + [-1] * len(b_shape) + slice_axes[pos:]
     whole = [lab >= 0 and entries[lab].is_full(plan.shape[lab]) for lab in labels]
     grid_dims = [i for i, w in enumerate(whole) if not w]
@@ -199,14 +202,14 @@ def _scatter_update(fname: str, op: str, y: Any, plan: _Plan, v: Any) -> Any:
     b_start = next((g for g, i in enumerate(grid_dims) if labels[i] == -1), 0)
     axes, indices = [], []
     for k, e in enumerate(entries):
-        if isinstance(e, _Adv):
+        if isinstance(e, IndexArray):
             nd = core.get_aval(e.value).ndim
             dims = range(b_start + len(b_shape) - nd, b_start + len(b_shape))
-            indices.append(_broadcast_index(e.value, grid, dims))
+            indices.append(broadcast_index(e.value, grid, dims))
         elif not e.is_full(plan.shape[k]):
             positions = e.start + e.step * np.arange(e.length, dtype=np.intp)
             g = next(g for g, i in enumerate(grid_dims) if labels[i] == k)
-            indices.append(_broadcast_index(positions, grid, (g,)))
+            indices.append(broadcast_index(positions, grid, (g,)))
         else:
             continue
         axes.append(k)
@@ -223,10 +226,10 @@ def _update(op: str, x: Any, idx: Any, v: Any, mode: str | None) -> Any:
     mask = _abstract_mask(idx)
     if mask is not None:
         return _masked_update(fname, op, x, mask, v)
-    plan = _parse(fname, aval.shape, idx, mode)
+    plan = parse_index(fname, aval.shape, idx, mode)
     y = ls.reshape(x, plan.shape) if plan.inserted else x
     window = not plan.adv_axes and all(
-        isinstance(e, _Int) or e.step == 1 or e.length <= 1 for e in plan.entries
+        isinstance(e, IndexInt) or e.step == 1 or e.length <= 1 for e in plan.entries
     )
     out = (_window_update if window else _scatter_update)(fname, op, y, plan, v)
     return ls.reshape(out, aval.shape) if plan.inserted else out
@@ -345,7 +348,7 @@ def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any
     that slot: the slot is where dropped updates land and filled reads come from."""
     shape = core.get_aval(x).shape
     items = list(idx) if isinstance(idx, tuple) else [idx]
-    kinds = [_classify(fname, it) for it in items]
+    kinds = [classify_index(fname, it) for it in items]
     consumed = sum(
         k[1].ndim if k[0] == "mask" else 1
         for k in kinds

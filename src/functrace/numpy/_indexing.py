@@ -65,7 +65,7 @@ _MODES = (None, "clip")
 # ---------------------------------------------------------------------------
 
 
-class _Slice:
+class IndexSlice:
     """Positions ``start + k * step`` for ``k < length`` (normalized, in bounds)."""
 
     __slots__ = ("start", "step", "length")
@@ -78,14 +78,14 @@ class _Slice:
         return self.length == dim and (dim <= 1 or self.step == 1)
 
 
-class _Int:
+class IndexInt:
     __slots__ = ("index",)
 
     def __init__(self, index: int) -> None:
         self.index = index
 
 
-class _Adv:
+class IndexArray:
     """An advanced index: a NumPy intp array in bounds, or an (abstract) integer tracer."""
 
     __slots__ = ("value", "abstract")
@@ -94,21 +94,21 @@ class _Adv:
         self.value, self.abstract = value, abstract
 
 
-class _Plan:
+class IndexPlan:
     __slots__ = ("shape", "entries", "inserted")
 
     def __init__(self, shape: tuple[int, ...], entries: list[Any], inserted: bool) -> None:
         self.shape = shape  # x's shape with the new (None) axes inserted
-        self.entries = entries  # one _Slice / _Int / _Adv per axis of that shape
+        self.entries = entries  # one IndexSlice / IndexInt / IndexArray per axis of that shape
         self.inserted = inserted
 
     @property
     def adv_axes(self) -> list[int]:
-        return [k for k, e in enumerate(self.entries) if isinstance(e, _Adv)]
+        return [k for k, e in enumerate(self.entries) if isinstance(e, IndexArray)]
 
     @property
     def abstract(self) -> bool:
-        return any(isinstance(e, _Adv) and e.abstract for e in self.entries)
+        return any(isinstance(e, IndexArray) and e.abstract for e in self.entries)
 
 
 def _static_int(fname: str, v: Any, what: str) -> int | None:
@@ -130,7 +130,7 @@ def _static_int(fname: str, v: Any, what: str) -> int | None:
         ) from None
 
 
-def _mask_error(fname: str, mask: Tracer) -> ConcretizationError:
+def mask_error(fname: str, mask: Tracer) -> ConcretizationError:
     return ConcretizationError(
         f"{fname}: expected a boolean mask with known values, got an abstract tracer "
         f"{mask.aval.str_short()}. The result's shape depends on how many entries are True, "
@@ -140,7 +140,7 @@ def _mask_error(fname: str, mask: Tracer) -> ConcretizationError:
     )
 
 
-def _classify(fname: str, item: Any) -> tuple[Any, ...]:
+def classify_index(fname: str, item: Any) -> tuple[Any, ...]:
     """One index item as (kind, payload): none, ellipsis, slice, bool0, int, arr, trace, mask."""
     if item is None:
         return ("none",)
@@ -167,11 +167,11 @@ def _classify(fname: str, item: Any) -> tuple[Any, ...]:
         val = core.concrete_or_none(item)
         if val is None:
             if kind == "b":
-                raise _mask_error(fname, item)
+                raise mask_error(fname, item)
             return ("trace", item)
-        return _classify(fname, val)
+        return classify_index(fname, val)
     if isinstance(item, (list, tuple)) and contains_tracer(item):
-        return _classify(fname, array_any(item))
+        return classify_index(fname, array_any(item))
     arr = np.asarray(item)
     if arr.size == 0 and arr.dtype.kind == "f" and isinstance(item, (list, tuple)):
         arr = arr.astype(np.intp)  # x[[]]: an empty integer index, as in NumPy
@@ -215,11 +215,11 @@ def _check_array(fname: str, arr: np.ndarray, dim: int, axis: int, mode: str | N
     return i
 
 
-def _parse(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> _Plan:
+def parse_index(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> IndexPlan:
     if mode not in _MODES:
         raise ValueError(f"{fname}: expected mode None or 'clip', got {mode!r}.")
     items = list(idx) if isinstance(idx, tuple) else [idx]
-    kinds = [_classify(fname, it) for it in items]
+    kinds = [classify_index(fname, it) for it in items]
     n_ellipsis = sum(k[0] == "ellipsis" for k in kinds)
     if n_ellipsis > 1:
         raise IndexError(
@@ -253,7 +253,9 @@ def _parse(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> _P
             inserted = True
             new_shape.append(1)
             entries.append(
-                _Slice(0, 1, 1) if kind == "none" else _Adv(np.zeros(int(payload[0]), np.intp))
+                IndexSlice(0, 1, 1)
+                if kind == "none"
+                else IndexArray(np.zeros(int(payload[0]), np.intp))
             )
             continue
         if kind == "mask":
@@ -266,49 +268,52 @@ def _parse(fname: str, shape: tuple[int, ...], idx: Any, mode: str | None) -> _P
                         f"boolean axis is {m}."
                     )
             for j, pos in enumerate(np.nonzero(mask)):
-                entries.append(_Adv(pos.astype(np.intp)))
+                entries.append(IndexArray(pos.astype(np.intp)))
                 new_shape.append(shape[ax + j])
             ax += mask.ndim
             continue
         dim = shape[ax]
         new_shape.append(dim)
         if kind == "int":
-            entries.append(_Int(_check_int(fname, payload[0], dim, ax, mode)))
+            entries.append(IndexInt(_check_int(fname, payload[0], dim, ax, mode)))
         elif kind == "slice":
             start, stop, step = payload[0].indices(dim)
-            entries.append(_Slice(start, step, len(range(start, stop, step))))
+            entries.append(IndexSlice(start, step, len(range(start, stop, step))))
         elif kind == "arr":
-            entries.append(_Adv(_check_array(fname, payload[0], dim, ax, mode)))
+            entries.append(IndexArray(_check_array(fname, payload[0], dim, ax, mode)))
         else:  # an abstract integer tracer: checked (clamped) by gather/scatter at run time
-            entries.append(_Adv(payload[0], abstract=True))
+            entries.append(IndexArray(payload[0], abstract=True))
         ax += 1
 
-    if any(isinstance(e, _Adv) for e in entries):
+    if any(isinstance(e, IndexArray) for e in entries):
         # With an array index present, NumPy treats integers as (0-d) advanced indices.
-        entries = [_Adv(np.array(e.index, np.intp)) if isinstance(e, _Int) else e for e in entries]
-    return _Plan(tuple(new_shape), entries, inserted)
+        entries = [
+            IndexArray(np.array(e.index, np.intp)) if isinstance(e, IndexInt) else e
+            for e in entries
+        ]
+    return IndexPlan(tuple(new_shape), entries, inserted)
 
 
-def _adv_layout(fname: str, plan: _Plan) -> tuple[list[int], tuple[int, ...], int]:
+def adv_layout(fname: str, plan: IndexPlan) -> tuple[list[int], tuple[int, ...], int]:
     """(advanced axes, their broadcast shape B, the output position of B's dims)."""
     adv = plan.adv_axes
     b_shape = broadcast_shapes(fname, *[core.get_aval(plan.entries[k].value).shape for k in adv])
     adjacent = adv == list(range(adv[0], adv[-1] + 1))
     # NumPy: adjacent advanced indices keep their place; separated ones go first.
-    pos = sum(isinstance(e, _Slice) for e in plan.entries[: adv[0]]) if adjacent else 0
+    pos = sum(isinstance(e, IndexSlice) for e in plan.entries[: adv[0]]) if adjacent else 0
     return adv, b_shape, pos
 
 
-def _out_shape(fname: str, plan: _Plan) -> tuple[int, ...]:
+def indexed_shape(fname: str, plan: IndexPlan) -> tuple[int, ...]:
     """The shape of ``x[idx]``."""
-    kept = [e.length for e in plan.entries if isinstance(e, _Slice)]
+    kept = [e.length for e in plan.entries if isinstance(e, IndexSlice)]
     if not plan.adv_axes:
         return tuple(kept)
-    _, b_shape, pos = _adv_layout(fname, plan)
+    _, b_shape, pos = adv_layout(fname, plan)
     return tuple(kept[:pos]) + b_shape + tuple(kept[pos:])
 
 
-def _broadcast_index(v: Any, shape: tuple[int, ...], dims: Sequence[int]) -> Any:
+def broadcast_index(v: Any, shape: tuple[int, ...], dims: Sequence[int]) -> Any:
     """Index array ``v`` broadcast into ``shape`` (its axes land on ``dims``)."""
     if isinstance(v, Tracer):
         return ls.broadcast_in_dim(v, shape, tuple(dims))
@@ -342,13 +347,13 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
     if mode is None and not is_traced(x, idx):
         return np.asarray(x)[idx]
     x = asarray_or_tracer(x, "getitem")
-    plan = _parse("getitem", core.get_aval(x).shape, idx, mode)
+    plan = parse_index("getitem", core.get_aval(x).shape, idx, mode)
     y = ls.reshape(x, plan.shape) if plan.inserted else x
 
     # Basic part: reverse the negative-step axes, then one strided slice, then squeeze.
     starts, limits, strides, rev_axes, int_axes = [], [], [], [], []
     for k, (e, dim) in enumerate(zip(plan.entries, plan.shape)):
-        if isinstance(e, _Slice):
+        if isinstance(e, IndexSlice):
             if e.length == 0:
                 start, step = 0, 1
             elif e.step > 0 or e.length == 1:
@@ -357,7 +362,7 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
                 rev_axes.append(k)
                 start, step = dim - 1 - e.start, -e.step
             limit = start + (e.length - 1) * step + 1 if e.length else start
-        elif isinstance(e, _Int):
+        elif isinstance(e, IndexInt):
             start, limit, step = e.index, e.index + 1, 1
             int_axes.append(k)
         else:
@@ -376,10 +381,10 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
         return y
 
     # Advanced part: one gather (index dims first), then move them where NumPy puts them.
-    adv, b_shape, pos = _adv_layout("getitem", plan)
+    adv, b_shape, pos = adv_layout("getitem", plan)
     nb = len(b_shape)
     indices = [
-        _broadcast_index(
+        broadcast_index(
             plan.entries[k].value,
             b_shape,
             range(nb - core.get_aval(plan.entries[k].value).ndim, nb),
