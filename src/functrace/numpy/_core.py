@@ -23,7 +23,7 @@ from functrace.core import Tracer
 from functrace.errors import ConcretizationError
 from functrace.lax import elementwise as lx
 from functrace.lax import shapes as ls
-from functrace.numpy._dispatch import contains_tracer, numpy_path
+from functrace.numpy._dispatch import contains_tracer, is_traced, numpy_path
 
 _PY_SCALARS = (bool, int, float, complex)
 _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
@@ -86,7 +86,7 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
     aval = core.get_aval(x)
     if aval.shape == shape:
         return x
-    if not isinstance(x, Tracer) and not core.dynamic_trace_active():
+    if not is_traced(x):
         return np.broadcast_to(x, shape)  # an eager constant: a NumPy view, no equation
     nd = len(shape)
     return ls.broadcast_in_dim(x, shape, tuple(range(nd - aval.ndim, nd)))

@@ -71,7 +71,7 @@ def _has_array(args: tuple[Any, ...]) -> bool:
     return False
 
 
-def array_results(out: Any) -> Any:
+def _array_results(out: Any) -> Any:
     """``out`` (a result, or a list/tuple of them) as ``Array``s."""
     if type(out) is tuple or type(out) is list:
         return type(out)(_wrap(o) for o in out)
@@ -135,9 +135,9 @@ def numpy_path(
                         if on_error is not None:
                             on_error(*args)
                         raise
-                    return array_results(out) if arrays else out
+                    return _array_results(out) if arrays else out
             out = traced(*args, **kwargs)
-            return array_results(out) if _has_array(args) else out
+            return _array_results(out) if _has_array(args) else out
 
         f.traced = traced  # type: ignore[attr-defined]
         f.numpy = np_fn  # type: ignore[attr-defined]

@@ -287,7 +287,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     x = asarray_or_tracer(array, "pad")
     nd = len(_shape(x))
     dt = _dtype(x)
-    if isinstance(pad_width, Tracer) or contains_tracer(pad_width):
+    if contains_tracer(pad_width):
         pad_width = concrete_array("pad", asarray_or_tracer(pad_width), "pad widths")
     widths = _pairs("pad", "pad_width", pad_width, nd)
     if widths.dtype.kind not in "iu":
@@ -297,7 +297,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         raise ValueError(f"pad: expected non-negative pad widths, got {pad_width!r}.")
     if nd == 0:
         return x
-    if isinstance(values, Tracer) or contains_tracer(values):
+    if contains_tracer(values):
         vals = asarray_or_tracer(values, "pad")
         vals = broadcast_to_shape(cast(vals, dt), (nd, 2)) if _shape(vals) else cast(vals, dt)
     else:
