@@ -3,6 +3,13 @@
 Plain NumPy inputs give exactly NumPy's results (values, dtypes, array-vs-scalar);
 traced inputs are promoted (NumPy 2 rules, Python scalars weak) and broadcast with
 explicit IR equations, so every function here differentiates, batches and jits.
+
+The modules, each importing only those before it: ``_dispatch`` (the plain-NumPy fast
+path), ``_core`` (promotion, broadcasting, shared helpers), ``_math`` (ufuncs),
+``_indexing`` (``x[idx]``, take, where, nonzero), ``_special`` (composite
+transcendental functions), ``_shape``, ``_joining``, ``_reductions``, ``_creation``,
+``_twodim``, ``_sorting``, ``_linalg`` (products), ``_functions``, ``_at`` (``.at``
+updates), ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
 
 import numpy as _np
