@@ -21,6 +21,7 @@ NumPy scalars, as NumPy does for any array-like.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,31 @@ from functrace.core import Tracer
 
 _nd = np.ndarray
 _getitem = np.ndarray.__getitem__
+
+
+def _unregistered(*args: Any) -> Any:
+    raise RuntimeError(
+        "functrace.Array: expected functrace.numpy to be imported (it provides traced "
+        "indexing and .at), got a call before it was. Import functrace first."
+    )
+
+
+# Filled by functrace.numpy at import (the layer above this one): ``getitem(x, idx)``
+# with NumPy's semantics on traced indices, and ``at(x)``, the ``.at`` indexer.
+_traced_getitem: Callable[[Any, Any], Any] = _unregistered
+_at: Callable[[Any], Any] = _unregistered
+
+
+def register_traced_getitem(getitem: Callable[[Any, Any], Any]) -> None:
+    """Make ``Array.__getitem__`` index with ``getitem`` when the index holds a tracer."""
+    global _traced_getitem
+    _traced_getitem = getitem
+
+
+def register_at(at: Callable[[Any], Any]) -> None:
+    """Make ``Array.at`` return ``at(self)``."""
+    global _at
+    _at = at
 
 
 class Array(np.ndarray):
@@ -74,9 +100,7 @@ class Array(np.ndarray):
     @property
     def at(self) -> Any:
         """``x.at[idx].set(v)`` (and ``add``, ``multiply``, ``min``, ``max``, ``get``...)."""
-        from functrace.numpy._indexing import at
-
-        return at(self)
+        return _at(self)
 
     def block_until_ready(self) -> Array:
         """Return ``self``: eager results are computed when they are returned."""
@@ -93,9 +117,7 @@ class Array(np.ndarray):
         if isinstance(idx, Tracer) or (
             (type(idx) is tuple or type(idx) is list) and _index_has_tracer(idx)
         ):
-            from functrace.numpy._indexing import getitem
-
-            return getitem(self.view(_nd), idx)
+            return _traced_getitem(self.view(_nd), idx)
         r = _getitem(self, idx)
         if type(r) is Array:  # a view (read-only already) or an advanced-index copy
             if r.flags.writeable:

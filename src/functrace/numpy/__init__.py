@@ -3,27 +3,30 @@
 Plain NumPy inputs give exactly NumPy's results (values, dtypes, array-vs-scalar);
 traced inputs are promoted (NumPy 2 rules, Python scalars weak) and broadcast with
 explicit IR equations, so every function here differentiates, batches and jits.
+
+The modules, each importing only those before it: ``_dispatch`` (the plain-NumPy fast
+path), ``_core`` (promotion, broadcasting, shared helpers), ``_math`` (ufuncs),
+``_indexing`` (``x[idx]``, take, where, nonzero), ``_special`` (composite
+transcendental functions), ``_shape``, ``_joining``, ``_reductions``, ``_creation``,
+``_twodim``, ``_sorting``, ``_linalg`` (products), ``_functions``, ``_at`` (``.at``
+updates), ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
 
 import numpy as _np
 
-from functrace.numpy import _tracer_methods  # noqa: F401,E402
-from functrace.numpy._core import is_traced  # noqa: F401
+from functrace.numpy import _tracer_methods  # noqa: F401
+from functrace.numpy._at import at  # noqa: F401
 from functrace.numpy._creation import *  # noqa: F401,F403
+from functrace.numpy._dispatch import is_traced  # noqa: F401
 from functrace.numpy._functions import *  # noqa: F401,F403
-from functrace.numpy._indexing import (  # noqa: F401
-    argwhere,
-    at,
-    flatnonzero,
-    nonzero,
-    take,
-    take_along_axis,
-)
+from functrace.numpy._indexing import *  # noqa: F401,F403
+from functrace.numpy._joining import *  # noqa: F401,F403
 from functrace.numpy._linalg import *  # noqa: F401,F403
 from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
 from functrace.numpy._sorting import *  # noqa: F401,F403
+from functrace.numpy._special import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
 
 # dtypes and constants, as in NumPy
@@ -37,54 +40,3 @@ dtype = _np.dtype
 ndarray = _np.ndarray
 
 from functrace.numpy import linalg  # noqa: E402,F401
-
-
-def _array_results() -> None:
-    """Eager results are ``functrace.Array``s for the creation functions, and for every
-    function here called with an ``Array`` among its positional arguments (plain NumPy
-    inputs keep NumPy's result types: ``fnp.sin(np_array)`` is NumPy's ``np.sin``)."""
-    import functools
-    import types
-
-    from functrace._array import Array, _wrap
-    from functrace.numpy import _creation
-
-    def wrap_tree(out: object) -> object:
-        if type(out) is tuple or type(out) is list:
-            return type(out)(_wrap(o) for o in out)
-        return _wrap(out)
-
-    def on_arrays(f):  # type: ignore[no-untyped-def]
-        @functools.wraps(f)
-        def g(*args, **kwargs):  # type: ignore[no-untyped-def]
-            out = f(*args, **kwargs)
-            for a in args:
-                t = type(a)
-                if t is Array or ((t is list or t is tuple) and Array in map(type, a)):
-                    return wrap_tree(out)
-            return out
-
-        return g
-
-    def always(f):  # type: ignore[no-untyped-def]
-        @functools.wraps(f)
-        def g(*args, **kwargs):  # type: ignore[no-untyped-def]
-            return _wrap(f(*args, **kwargs))
-
-        return g
-
-    for ns in (globals(), vars(linalg)):
-        for name, f in list(ns.items()):
-            if (
-                name.startswith("_")
-                or not isinstance(f, types.FunctionType)
-                or not f.__module__.startswith("functrace.numpy.")
-                or name in ("array", "asarray", "at", "is_traced")
-                or hasattr(f, "_operator")  # elementwise: its NumPy path wraps Arrays itself
-            ):
-                continue
-            ns[name] = always(f) if name in _creation.__all__ else on_arrays(f)
-
-
-_array_results()
-del _array_results

@@ -1,11 +1,12 @@
-"""The machinery of functrace.numpy: NumPy 2 promotion and broadcasting on tracers.
+"""The machinery of functrace.numpy: NumPy 2 promotion and broadcasting on tracers,
+and the helpers every module of it shares (axes, static shapes, concrete values).
 
 On plain NumPy inputs (no tracer, no jit trace active) every function calls
-NumPy directly: same values, same dtypes, little overhead. With tracers, the
-dtype NumPy would compute is asked of NumPy itself (``ufunc.resolve_dtypes``,
-with Python scalars as weak types), operands are cast and broadcast with explicit
-``convert_element_type`` / ``broadcast_in_dim`` equations, and then the lax
-primitive is bound.
+NumPy directly (``_dispatch.numpy_path``): same values, same dtypes, little
+overhead. With tracers, the dtype NumPy would compute is asked of NumPy itself
+(``ufunc.resolve_dtypes``, with Python scalars as weak types), operands are cast and
+broadcast with explicit ``convert_element_type`` / ``broadcast_in_dim`` equations, and
+then the lax primitive is bound.
 """
 
 from __future__ import annotations
@@ -17,35 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
-from functrace._array import Array, _wrap
+from functrace import core, dtypes
 from functrace.core import Tracer
+from functrace.errors import ConcretizationError
 from functrace.lax import elementwise as lx
-from functrace.lax.shapes import broadcast_in_dim
+from functrace.lax import shapes as ls
+from functrace.numpy._dispatch import contains_tracer, is_traced, numpy_path
 
 _PY_SCALARS = (bool, int, float, complex)
 _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
-
-
-def is_traced(*args: Any) -> bool:
-    """Whether any argument is (or is a list holding) a tracer, or a jit/make_jaxpr trace
-    is active."""
-    if core.dynamic_trace_active():
-        return True
-    for a in args:
-        if isinstance(a, Tracer) or has_tracer_in_sequence(a):
-            return True
-    return False
-
-
-def has_tracer_in_sequence(x: Any) -> bool:
-    """Whether ``x`` is a (nested) list/tuple with a tracer in it."""
-    if type(x) is not list and type(x) is not tuple:
-        return False
-    for e in x:
-        if isinstance(e, Tracer) or has_tracer_in_sequence(e):
-            return True
-    return False
 
 
 def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
@@ -54,9 +35,7 @@ def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
     if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)):
         return x
     if isinstance(x, (list, tuple)):
-        from functrace.numpy._shape import _array_any as array
-
-        return array(x)
+        return array_any(x)
     try:
         return np.asarray(x)
     except Exception as e:  # pragma: no cover - message path
@@ -107,10 +86,10 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
     aval = core.get_aval(x)
     if aval.shape == shape:
         return x
-    if not isinstance(x, Tracer) and not core.dynamic_trace_active():
+    if not is_traced(x):
         return np.broadcast_to(x, shape)  # an eager constant: a NumPy view, no equation
     nd = len(shape)
-    return broadcast_in_dim(x, shape, tuple(range(nd - aval.ndim, nd)))
+    return ls.broadcast_in_dim(x, shape, tuple(range(nd - aval.ndim, nd)))
 
 
 def cast(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
@@ -177,26 +156,18 @@ def check_int_args(fname: str, args: Sequence[Any]) -> None:
 def elementwise(
     name: str, ufunc: np.ufunc, lax_fn: Callable[..., Any], doc: str = ""
 ) -> Callable[..., Any]:
-    """An fnp function for ``ufunc``: NumPy on plain inputs, ``lax_fn`` on tracers."""
-    nin = ufunc.nin
-    if nin == 1:
+    """An fnp function for ``ufunc``: NumPy on plain inputs, ``lax_fn`` on tracers.
+
+    Its ``_operator`` (what the tracer operators call) is the traced path with
+    operator typing: ``x * 2.0`` on weak values stays weak (see ``_finish``).
+    """
+    if ufunc.nin == 1:
 
         def f1(x: Any, /, *, _op: bool = False) -> Any:
-            if (
-                not isinstance(x, Tracer)
-                and not core.dynamic_trace_active()
-                and not has_tracer_in_sequence(x)
-            ):
-                try:
-                    out = ufunc(x)
-                except (OverflowError, TypeError):
-                    check_int_args(name, (x,))  # NumPy's message is about C longs
-                    raise
-                return out if type(x) is not Array else _wrap(out)
             (x,), out_dt = promote_and_broadcast(name, ufunc, [asarray_or_tracer(x, name)])
             return _finish(lax_fn(x), out_dt, _op)
 
-        f = f1
+        traced = f1
     else:
         same_type_out: dict[np.dtype, Any] = {}  # dtype -> output dtype, None: not closed
 
@@ -213,27 +184,20 @@ def elementwise(
                         )
                     if out_dt is not None:
                         return _finish(lax_fn(x, y), out_dt, _op)
-            if (
-                not (isinstance(x, Tracer) or isinstance(y, Tracer))
-                and not core.dynamic_trace_active()
-                and not (has_tracer_in_sequence(x) or has_tracer_in_sequence(y))
-            ):
-                try:
-                    out = ufunc(x, y)
-                except (OverflowError, TypeError):
-                    check_int_args(name, (x, y))
-                    raise
-                return out if type(x) is not Array and type(y) is not Array else _wrap(out)
             (x, y), out_dt = promote_and_broadcast(
                 name, ufunc, [asarray_or_tracer(x, name), asarray_or_tracer(y, name)]
             )
             return _finish(lax_fn(x, y), out_dt, _op)
 
-        f = f2  # type: ignore[assignment]
-    f.__name__ = name
-    f.__qualname__ = name
-    f.__doc__ = doc or f"NumPy's ``{ufunc.__name__}``, traceable (see numpy.{ufunc.__name__})."
-    f._operator = functools.partial(f, _op=True)  # type: ignore[attr-defined]
+        traced = f2  # type: ignore[assignment]
+
+    def int_error(*args: Any) -> None:
+        check_int_args(name, args)  # NumPy's message is about C longs
+
+    traced.__name__ = traced.__qualname__ = name
+    traced.__doc__ = doc or f"NumPy's ``{ufunc.__name__}``, traceable (see numpy.{ufunc.__name__})."
+    f = numpy_path(ufunc, on_error=int_error, nargs=ufunc.nin)(traced)
+    f._operator = functools.partial(traced, _op=True)  # type: ignore[attr-defined]
     return f
 
 
@@ -250,3 +214,124 @@ def _finish(out: Any, out_dt: np.dtype, operator: bool) -> Any:
 def dtype_arg(dtype: Any) -> np.dtype | None:
     """Normalize a user dtype argument (``np.float32``, ``"f4"``, ``float``...)."""
     return None if dtype is None else np.dtype(dtype)
+
+
+def array_any(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
+    """``functrace.numpy.array`` with NumPy's result types: a NumPy array when ``obj``
+    holds no tracer, else one tracer stacking its (nested) elements."""
+    dtype = dtype_arg(dtype)
+    if not contains_tracer(obj):
+        return np.array(obj, dtype=dtype, copy=copy) if copy else np.asarray(obj, dtype)
+    if isinstance(obj, Tracer):
+        return obj if dtype is None else cast(obj, dtype)
+    parts = [array_any(e, copy=False) for e in obj]
+    avals = [core.get_aval(p) for p in parts]
+    shapes = {a.shape for a in avals}
+    if len(shapes) != 1:
+        raise ValueError(
+            f"array: expected equally shaped elements, got shapes {sorted(shapes)}. "
+            f"Make the nested lists rectangular."
+        )
+    (shape,) = shapes
+    dt, weak = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
+    dt = dt if dtype is None else dtype
+    rows = [ls.reshape(cast(p, dt), (1, *shape)) for p in parts]
+    return ls.concatenate(rows, 0) if len(rows) > 1 else rows[0]
+
+
+# ---------------------------------------------------------------------------
+# Axes, static shapes and concrete values
+# ---------------------------------------------------------------------------
+
+
+def axis_error(fname: str, axis: Any, ndim: int) -> np.exceptions.AxisError:
+    # AxisError subclasses ValueError and IndexError, as NumPy's own axis errors do.
+    return np.exceptions.AxisError(
+        f"{fname}: expected axis in [{-ndim}, {ndim}) for an array of {ndim} dimensions, "
+        f"got {axis}. Pass an axis that exists (negative axes count from the end)."
+    )
+
+
+def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
+    """One NumPy axis (negative allowed) -> non-negative int."""
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{fname}: expected an integer axis, got {axis!r}. Pass a Python int.")
+    a = int(axis)
+    if not -ndim <= a < ndim:
+        raise axis_error(fname, axis, ndim)
+    return a % ndim
+
+
+def normalize_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """NumPy ``axis`` argument (None, int or tuple, negatives allowed) -> sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axes: tuple[Any, ...] = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise TypeError(
+            f"{fname}: expected axis None, an int or a tuple of ints, got "
+            f"{axis!r}. Pass e.g. axis=0 or axis=(0, 1)."
+        )
+    out = [normalize_axis(fname, a, ndim) for a in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: expected distinct axes, got {axis}. Name each axis once.")
+    return tuple(sorted(out))
+
+
+def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def no_out(fname: str, out: Any) -> None:
+    """Refuse ``out=`` on the traced path (nothing is written in place)."""
+    if out is not None:
+        raise TypeError(
+            f"{fname}: expected out=None, got an output array. functrace.numpy "
+            f"never writes in place: use the returned array."
+        )
+
+
+def concrete_array(fname: str, x: Any, what: str) -> np.ndarray:
+    """The NumPy value of ``x``; a ConcretizationError if it is only known abstractly."""
+    v = core.concrete_or_none(x)
+    if v is None:
+        raise ConcretizationError(
+            f"{fname}: expected concrete {what}, got an abstract tracer "
+            f"{x.aval.str_short()}. The output shape depends on it, so it must be known "
+            f"while tracing: pass a NumPy value, or mark the argument static (static_argnums)."
+        )
+    return v
+
+
+def concrete_int(fname: str, x: Any, what: str) -> int:
+    """A Python int from ``x``, which may be a concrete tracer but not an abstract one."""
+    return int(concrete_array(fname, x, what))
+
+
+def shape_tuple(fname: str, shape: Any) -> tuple[int, ...]:
+    """A static shape from an int or a sequence of ints (concrete tracers allowed)."""
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    if contains_tracer(shape):
+        if isinstance(shape, Tracer) and shape.ndim == 0:
+            return (concrete_int(fname, shape, "sizes"),)
+        sizes = concrete_array(fname, array_any(shape, copy=False), "sizes")
+        return tuple(int(d) for d in sizes.reshape(-1))
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: expected a shape (an int or a tuple of ints), got "
+            f"{shape!r}. Pass e.g. (2, 3)."
+        ) from None
+
+
+def slice_along(x: Any, start: int, stop: int, axis: int) -> Any:
+    """``x[..., start:stop, ...]`` on ``axis`` (a lax ``slice``)."""
+    shp = core.get_aval(x).shape
+    starts = tuple(start if i == axis else 0 for i in range(len(shp)))
+    limits = tuple(stop if i == axis else d for i, d in enumerate(shp))
+    return ls.slice(x, starts, limits)

@@ -1,5 +1,6 @@
-"""Array creation of functrace.numpy: ``zeros``, ``ones``, ``full``, ``empty``, their
-``*_like`` forms, ``arange``, ``linspace``, ``eye`` and ``identity``.
+"""Array creation of functrace.numpy: ``array``, ``asarray``, ``zeros``, ``ones``,
+``full``, ``empty``, their ``*_like`` forms, ``arange``, ``linspace``, ``eye`` and
+``identity``.
 
 Eagerly these are NumPy's own functions. Under ``jit``/``make_jaxpr`` a filled
 array is a ``broadcast_in_dim`` of a scalar (no large constant in the IR).
@@ -15,21 +16,67 @@ Decisions:
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from functrace import core, dtypes
+from functrace._array import Array, _wrap, to_array
 from functrace.core import Tracer
 from functrace.lax import shapes as ls
-from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape, cast, dtype_arg
-from functrace.numpy._shape import _plain, _shape_tuple, concrete_array, concrete_int
+from functrace.numpy import _math as m
+from functrace.numpy._core import (
+    array_any,
+    asarray_or_tracer,
+    broadcast_to_shape,
+    cast,
+    concrete_array,
+    concrete_int,
+    dtype_arg,
+    shape_tuple,
+)
+from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._shape import broadcast_arrays, moveaxis
 
 _FLOAT64 = np.dtype(np.float64)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _traced() -> bool:
-    return core.dynamic_trace_active()
+def _eager_array(f: _F) -> _F:
+    """Eager results of a creation function are ``functrace.Array``s (as ``jnp.zeros``);
+    tracers pass unchanged."""
+
+    @functools.wraps(f)
+    def g(*args: Any, **kwargs: Any) -> Any:
+        return _wrap(f(*args, **kwargs))
+
+    return g  # type: ignore[return-value]
+
+
+def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
+    """``numpy.array`` that also accepts (nested) lists of traced values.
+
+    On concrete input the result is an immutable :class:`functrace.Array` (as JAX's
+    ``jnp.array``), so ``.at[...]`` works on it; ``asarray`` does not copy an input that
+    already is an ``Array``, and copies a NumPy array once (so that writes to it do not
+    show through).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.array([1.0, 2.0], dtype=fnp.float32)
+    Array([1., 2.], dtype=float32)
+    """
+    out = array_any(obj, dtype, copy)
+    return out if isinstance(out, Tracer) else to_array(out)
+
+
+def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+    """``numpy.asarray`` that also accepts (nested) lists of traced values; see
+    :func:`array`. An ``Array`` of the requested dtype is returned as it is."""
+    if type(obj) is Array and (dtype is None or np.dtype(dtype) == obj.dtype) and not copy:
+        return obj
+    return array(obj, dtype, copy=True)
 
 
 def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None) -> Any:
@@ -50,6 +97,8 @@ def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None
     return broadcast_to_shape(v, shape)
 
 
+@_eager_array
+@numpy_path(lambda shape, dtype=None: np.zeros(shape, dtype))
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """An array of zeros (float64 by default).
 
@@ -58,11 +107,11 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
     Array([[0, 0],
            [0, 0]], dtype=int32)
     """
-    if not _traced():
-        return np.zeros(shape, dtype)
-    return _fill("zeros", _shape_tuple("zeros", shape), 0, dtype_arg(dtype) or _FLOAT64)
+    return _fill("zeros", shape_tuple("zeros", shape), 0, dtype_arg(dtype) or _FLOAT64)
 
 
+@_eager_array
+@numpy_path(lambda shape, dtype=None: np.ones(shape, dtype))
 def ones(shape: Any, dtype: Any = None) -> Any:
     """An array of ones (float64 by default).
 
@@ -70,18 +119,18 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     >>> fnp.ones(3)
     Array([1., 1., 1.])
     """
-    if not _traced():
-        return np.ones(shape, dtype)
-    return _fill("ones", _shape_tuple("ones", shape), 1, dtype_arg(dtype) or _FLOAT64)
+    return _fill("ones", shape_tuple("ones", shape), 1, dtype_arg(dtype) or _FLOAT64)
 
 
+@_eager_array
+@numpy_path(lambda shape, dtype=None: np.zeros(shape, dtype))
 def empty(shape: Any, dtype: Any = None) -> Any:
     """Like ``zeros`` (functrace arrays are never uninitialized)."""
-    if not _traced():
-        return np.zeros(shape, dtype)
-    return _fill("empty", _shape_tuple("empty", shape), 0, dtype_arg(dtype) or _FLOAT64)
+    return _fill("empty", shape_tuple("empty", shape), 0, dtype_arg(dtype) or _FLOAT64)
 
 
+@_eager_array
+@numpy_path(lambda shape, fill_value, dtype=None: np.full(shape, fill_value, dtype))
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (which may be traced or an array
     that broadcasts to ``shape``); the dtype is the fill value's unless given.
@@ -90,17 +139,17 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     >>> fnp.full((2,), 7)
     Array([7, 7])
     """
-    if not _traced() and not isinstance(fill_value, Tracer):
-        return np.full(shape, fill_value, dtype)
-    return _fill("full", _shape_tuple("full", shape), fill_value, dtype_arg(dtype))
+    return _fill("full", shape_tuple("full", shape), fill_value, dtype_arg(dtype))
 
 
 def _like(fname: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype]:
     aval = core.get_aval(asarray_or_tracer(a, fname))
-    shp = aval.shape if shape is None else _shape_tuple(fname, shape)
+    shp = aval.shape if shape is None else shape_tuple(fname, shape)
     return shp, dtype_arg(dtype) or aval.dtype
 
 
+@_eager_array
+@numpy_path(lambda a, dtype=None, shape=None: np.zeros_like(a, dtype=dtype, shape=shape))
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a`` (unless given).
 
@@ -108,28 +157,32 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.zeros_like([1.5, 2.5])
     Array([0., 0.])
     """
-    if _plain(a):
-        return np.zeros_like(a, dtype=dtype, shape=shape)
     shp, dt = _like("zeros_like", a, dtype, shape)
     return _fill("zeros_like", shp, 0, dt)
 
 
+@_eager_array
+@numpy_path(lambda a, dtype=None, shape=None: np.ones_like(a, dtype=dtype, shape=shape))
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Ones with the shape and dtype of ``a`` (unless given)."""
-    if _plain(a):
-        return np.ones_like(a, dtype=dtype, shape=shape)
     shp, dt = _like("ones_like", a, dtype, shape)
     return _fill("ones_like", shp, 1, dt)
 
 
+@_eager_array
+@numpy_path(lambda a, dtype=None, shape=None: np.zeros_like(a, dtype=dtype, shape=shape))
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Like ``zeros_like`` (functrace arrays are never uninitialized)."""
-    if _plain(a):
-        return np.zeros_like(a, dtype=dtype, shape=shape)
     shp, dt = _like("empty_like", a, dtype, shape)
     return _fill("empty_like", shp, 0, dt)
 
 
+@_eager_array
+@numpy_path(
+    lambda a, fill_value, dtype=None, shape=None: np.full_like(
+        a, fill_value, dtype=dtype, shape=shape
+    )
+)
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """``fill_value`` (possibly traced) in the shape and dtype of ``a`` (unless given).
 
@@ -137,8 +190,6 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     >>> fnp.full_like([1, 2, 3], 2.7)
     Array([2, 2, 2])
     """
-    if _plain(a) and not isinstance(fill_value, Tracer):
-        return np.full_like(a, fill_value, dtype=dtype, shape=shape)
     shp, dt = _like("full_like", a, dtype, shape)
     return _fill("full_like", shp, fill_value, dt)
 
@@ -149,6 +200,7 @@ def _concrete_scalar(fname: str, x: Any, what: str) -> Any:
     return x
 
 
+@_eager_array
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> np.ndarray:
     """Evenly spaced values in ``[start, stop)``; the bounds must be concrete.
 
@@ -167,6 +219,12 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return np.arange(start, stop, step, dtype=dtype)
 
 
+@_eager_array
+@numpy_path(
+    lambda start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: np.linspace(
+        start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis
+    )
+)
 def linspace(
     start: Any,
     stop: Any,
@@ -184,22 +242,9 @@ def linspace(
     >>> fnp.linspace(0.0, 1.0, 5)
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
-    if _plain([start, stop]):
-        return np.linspace(
-            start,
-            stop,
-            num,
-            endpoint=endpoint,
-            retstep=retstep,  # type: ignore
-            dtype=dtype,
-            axis=axis,
-        )
     num = concrete_int("linspace", num, "num") if isinstance(num, Tracer) else int(num)
     if num < 0:
         raise ValueError(f"linspace: expected a non-negative num, got {num}.")
-    from functrace.numpy import _math as m
-    from functrace.numpy._shape import broadcast_arrays, moveaxis
-
     start, stop = broadcast_arrays(
         asarray_or_tracer(start, "linspace"), asarray_or_tracer(stop, "linspace")
     )
@@ -232,6 +277,7 @@ def linspace(
     return (y, step) if retstep else y
 
 
+@_eager_array
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:
     """A 2-d array with ones on the ``k``-th diagonal (concrete sizes only).
 
@@ -243,6 +289,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndar
     return np.eye(N, M, k, dtype=dtype)
 
 
+@_eager_array
 def identity(n: int, dtype: Any = None) -> np.ndarray:
     """The ``n`` by ``n`` identity matrix (float64 by default)."""
     return np.identity(n, dtype=dtype)
@@ -250,6 +297,8 @@ def identity(n: int, dtype: Any = None) -> np.ndarray:
 
 __all__ = [
     "arange",
+    "array",
+    "asarray",
     "empty",
     "empty_like",
     "eye",

@@ -36,17 +36,20 @@ from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
-from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
-from functrace.numpy._reductions import normalize_axis
-from functrace.numpy._shape import (
-    _contains_tracer,
-    _plain,
-    _slice_along,
-    concatenate,
+from functrace.numpy._core import (
+    asarray_or_tracer,
+    broadcast_shapes,
+    broadcast_to_shape,
+    cast,
     concrete_array,
-    ravel,
-    reshape,
+    normalize_axis,
+    slice_along,
 )
+from functrace.numpy._dispatch import contains_tracer, numpy_path
+from functrace.numpy._indexing import take
+from functrace.numpy._joining import concatenate
+from functrace.numpy._math import true_divide
+from functrace.numpy._shape import ravel, reshape
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -73,6 +76,12 @@ def _edge(fname: str, value: Any, x: Any, ax: int) -> Any:
     return v
 
 
+def _np_diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(a, n, axis, **kw)
+
+
+@numpy_path(_np_diff)
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """The ``n``-th discrete difference ``a[1:] - a[:-1]`` along ``axis``, after joining
     ``prepend`` and ``append`` (scalars are broadcast) to the ends.
@@ -81,9 +90,6 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     >>> fnp.diff([1.0, 4.0, 9.0, 16.0], n=2)
     array([2., 2.])
     """
-    if _plain([a, prepend, append]):
-        kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
-        return np.diff(a, n, axis, **kw)
     n = int(n)
     if n < 0:
         raise ValueError(f"diff: expected a non-negative order n, got {n}.")
@@ -106,11 +112,16 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         length = _shape(x)[ax]
         if length == 0:
             break
-        hi, lo = _slice_along(x, 1, length, ax), _slice_along(x, 0, length - 1, ax)
+        hi, lo = slice_along(x, 1, length, ax), slice_along(x, 0, length - 1, ax)
         x = lx.ne(hi, lo) if is_bool else lx.sub(hi, lo)
     return x
 
 
+@numpy_path(
+    lambda f, *varargs, axis=None, edge_order=1: np.gradient(
+        f, *varargs, axis=axis, edge_order=edge_order
+    )
+)
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
     """Central differences in the interior and one-sided ones at the ends, along each
     axis (NumPy's ``gradient``): one array for one axis, a tuple for several.
@@ -123,8 +134,6 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     >>> fnp.gradient([1.0, 2.0, 4.0, 7.0])
     array([1. , 1.5, 2.5, 3. ])
     """
-    if _plain([f, *varargs]):
-        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)  # type: ignore
     x = asarray_or_tracer(f, "gradient")
     shape = _shape(x)
     axes = (
@@ -169,8 +178,6 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 
 
 def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:
-    from functrace.numpy._math import true_divide
-
     n = _shape(x)[ax]
     if n < 2:
         raise ValueError(
@@ -180,7 +187,7 @@ def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:
     h = cast(h, dt) if isinstance(h, Tracer) else np.asarray(h, dt)[()]
 
     def step(lo: int, hi: int, width: int) -> Any:
-        return lx.sub(_slice_along(x, lo + width, hi + width, ax), _slice_along(x, lo, hi, ax))
+        return lx.sub(slice_along(x, lo + width, hi + width, ax), slice_along(x, lo, hi, ax))
 
     first = true_divide(step(0, 1, 1), h)
     last = true_divide(step(n - 2, n - 1, 1), h)
@@ -196,6 +203,7 @@ def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:
 # ---------------------------------------------------------------------------
 
 
+@numpy_path(lambda condlist, choicelist, default=0: np.select(condlist, choicelist, default))
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
     """``choicelist[i]`` where ``condlist[i]`` is the first true condition, else
     ``default`` (NumPy's ``select``; everything broadcasts together).
@@ -205,8 +213,6 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     >>> fnp.select([x < 2, x > 3], [x, x ** 2], default=-1)
     array([ 0,  1, -1, -1, 16])
     """
-    if _plain([list(condlist), list(choicelist), default]):
-        return np.select(condlist, choicelist, default)
     if len(condlist) != len(choicelist):
         raise ValueError(
             f"select: expected as many conditions as choices, got "
@@ -253,6 +259,9 @@ def _pairs(fname: str, what: str, value: Any, nd: int) -> np.ndarray:
         ) from None
 
 
+@numpy_path(
+    lambda array, pad_width, mode="constant", **kwargs: np.pad(array, pad_width, mode, **kwargs)
+)
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """Pad ``array`` with ``constant_values`` (default 0) on each side of each axis.
 
@@ -265,8 +274,6 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     array([9, 1, 2, 9, 9])
     """
     values = kwargs.get("constant_values", 0)
-    if _plain([array, values]) and not isinstance(pad_width, Tracer):
-        return np.pad(array, pad_width, mode, **kwargs)  # type: ignore[call-overload]
     if mode != "constant":
         raise NotImplementedError(
             f"pad: expected mode='constant' on a traced array, got "
@@ -280,7 +287,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     x = asarray_or_tracer(array, "pad")
     nd = len(_shape(x))
     dt = _dtype(x)
-    if isinstance(pad_width, Tracer) or _contains_tracer(pad_width):
+    if contains_tracer(pad_width):
         pad_width = concrete_array("pad", asarray_or_tracer(pad_width), "pad widths")
     widths = _pairs("pad", "pad_width", pad_width, nd)
     if widths.dtype.kind not in "iu":
@@ -290,7 +297,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         raise ValueError(f"pad: expected non-negative pad widths, got {pad_width!r}.")
     if nd == 0:
         return x
-    if isinstance(values, Tracer) or _contains_tracer(values):
+    if contains_tracer(values):
         vals = asarray_or_tracer(values, "pad")
         vals = broadcast_to_shape(cast(vals, dt), (nd, 2)) if _shape(vals) else cast(vals, dt)
     else:
@@ -322,6 +329,19 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
 # ---------------------------------------------------------------------------
 
 
+def _check_indexing(indexing: str) -> None:
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: expected indexing 'xy' or 'ij', got {indexing!r}.")
+
+
+def _np_meshgrid(
+    *xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
+) -> tuple[Any, ...]:
+    _check_indexing(indexing)
+    return np.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)  # type: ignore[call-overload]
+
+
+@numpy_path(_np_meshgrid)
 def meshgrid(
     *xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
 ) -> tuple[Any, ...]:
@@ -335,15 +355,7 @@ def meshgrid(
     >>> [g.shape for g in fnp.meshgrid(fnp.zeros(3), fnp.zeros(2))]
     [(2, 3), (2, 3)]
     """
-    if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: expected indexing 'xy' or 'ij', got {indexing!r}.")
-    if _plain(list(xi)):
-        return np.meshgrid(
-            *xi,
-            copy=copy,
-            sparse=sparse,  # type: ignore[call-overload]
-            indexing=indexing,
-        )
+    _check_indexing(indexing)
     xs = [ravel(asarray_or_tracer(x, "meshgrid")) for x in xi]
     nd = len(xs)
     dims = list(range(nd))
@@ -374,6 +386,17 @@ def _sorts_before(x: Any, y: Any) -> Any:
     return lx.bitwise_or(lt, lx.bitwise_and(lx.ne(y, y), lx.eq(x, x)))
 
 
+def _check_side(side: str) -> None:
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: expected side 'left' or 'right', got {side!r}.")
+
+
+def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    _check_side(side)
+    return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
+
+
+@numpy_path(_np_searchsorted)
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Indices where the elements of ``v`` would be inserted into the sorted 1-d ``a``
     to keep it sorted: before equal elements (``side="left"``) or after them.
@@ -384,16 +407,11 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     >>> fnp.searchsorted([1.0, 2.0, 2.0, 3.0], [2.0, 2.5], side="right")
     array([3, 3])
     """
-    if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: expected side 'left' or 'right', got {side!r}.")
-    if _plain([a, v, sorter]):
-        return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
+    _check_side(side)
     a = asarray_or_tracer(a, "searchsorted")
     if len(_shape(a)) != 1:
         raise ValueError(f"searchsorted: expected a 1-d sorted array a, got shape {_shape(a)}.")
     if sorter is not None:
-        from functrace.numpy._indexing import take
-
         a = take(a, sorter)
     v = asarray_or_tracer(v, "searchsorted")
     dt, _ = dtypes.promote(*[(core.get_aval(t).dtype, core.get_aval(t).weak_type) for t in (a, v)])
@@ -423,7 +441,7 @@ class _AxisConcatenator:
 
     def __getitem__(self, key: Any) -> Any:
         items = key if isinstance(key, tuple) else (key,)
-        if not builtins.any(_contains_tracer(i) or _slice_has_tracer(i) for i in items):
+        if not contains_tracer(items):
             return self._np[key]
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
         objs: list[Any] = []
@@ -474,12 +492,6 @@ class _AxisConcatenator:
 
     def __len__(self) -> int:
         return 0
-
-
-def _slice_has_tracer(item: Any) -> bool:
-    return isinstance(item, builtins.slice) and builtins.any(
-        isinstance(b, Tracer) for b in (item.start, item.stop, item.step)
-    )
 
 
 def _concrete(v: Any) -> Any:

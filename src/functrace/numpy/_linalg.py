@@ -34,41 +34,16 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
-from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
-from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape, cast
-from functrace.numpy._reductions import normalize_axis
+from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape, cast, normalize_axis
+from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._math import multiply
+from functrace.numpy._twodim import diagonal
 
 _INT64 = np.dtype(np.int64)
 _PY_SCALARS = (bool, int, float, complex)
-
-
-def _plain2(a: Any, b: Any) -> bool:
-    """``_plain(a, b)`` with a fast path for two NumPy arrays."""
-    if core.dynamic_trace_active():
-        return False
-    if type(a) is np.ndarray and type(b) is np.ndarray:
-        return True
-    return _plain(a, b)
-
-
-def _plain(*xs: Any) -> bool:
-    if core.dynamic_trace_active():
-        return False
-    for x in xs:
-        if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and _has_tracer(x)):
-            return False
-    return True
-
-
-def _has_tracer(x: Any) -> bool:
-    if isinstance(x, Tracer):
-        return True
-    if isinstance(x, (list, tuple)):
-        return builtins.any(_has_tracer(e) for e in x)
-    return False
 
 
 def _promote(fname: str, *xs: Any, dtype: Any = None) -> tuple[list[Any], np.dtype, bool]:
@@ -124,11 +99,6 @@ def _matmul(a: Any, b: Any, /) -> Any:
     >>> fnp.matmul(fnp.ones((5, 2, 3)), fnp.ones((3, 4))).shape
     (5, 2, 4)
     """
-    if _plain2(a, b):
-        try:
-            return np.matmul(a, b)
-        except ValueError:
-            pass  # a shape error: reported below, as for traced operands
     (a, b), _, is_bool = _promote("matmul", a, b)
     sa, sb = _shapes(a, b)
     if not sa or not sb:
@@ -174,12 +144,6 @@ def _dot_np(a: Any, b: Any, out: Any = None) -> Any:
     >>> fnp.dot(fnp.ones((2, 3)), fnp.ones((4, 3, 5))).shape
     (2, 4, 5)
     """
-    if _plain2(a, b):
-        try:
-            return np.dot(a, b, out)
-        except ValueError:
-            if out is not None:
-                raise
     if out is not None:
         raise TypeError(
             "dot: expected out=None, got an output array. functrace.numpy never "
@@ -189,8 +153,6 @@ def _dot_np(a: Any, b: Any, out: Any = None) -> Any:
         not core.get_aval(asarray_or_tracer(a)).shape
         or not core.get_aval(asarray_or_tracer(b)).shape
     ):
-        from functrace.numpy._math import multiply
-
         return multiply(*_strong(a, b))
     (a, b), _, is_bool = _promote("dot", a, b)
     sa, sb = _shapes(a, b)
@@ -204,6 +166,7 @@ def _dot_np(a: Any, b: Any, out: Any = None) -> Any:
     return _finish(_dot(a, b, ((ca,), (cb,))), is_bool)
 
 
+@numpy_path(lambda a, b, /: np.vdot(a, b))
 def vdot(a: Any, b: Any, /) -> Any:
     """Dot product of the flattened arrays (the first one conjugated).
 
@@ -211,8 +174,6 @@ def vdot(a: Any, b: Any, /) -> Any:
     >>> fnp.vdot([[1, 2], [3, 4]], [[1, 1], [1, 1]])
     np.int64(10)
     """
-    if _plain2(a, b):
-        return np.vdot(a, b)
     (a, b), dt, is_bool = _promote("vdot", a, b)
     if dt.kind == "c":
         raise NotImplementedError(
@@ -229,6 +190,7 @@ def vdot(a: Any, b: Any, /) -> Any:
     return _finish(_dot(ls.reshape(a, (na,)), ls.reshape(b, (nb,)), ((0,), (0,))), is_bool)
 
 
+@numpy_path(lambda a, b, out=None: np.outer(a, b, out))
 def outer(a: Any, b: Any, out: Any = None) -> Any:
     """``a.ravel()[:, None] * b.ravel()[None, :]``.
 
@@ -237,15 +199,12 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     array([[  1,  10, 100],
            [  2,  20, 200]])
     """
-    if _plain2(a, b):
-        return np.outer(a, b, out)
-    from functrace.numpy._math import multiply
-
     a, b = (asarray_or_tracer(x, "outer") for x in _strong(a, b))
     na, nb = core.get_aval(a).size, core.get_aval(b).size
     return multiply(ls.reshape(a, (na, 1)), ls.reshape(b, (1, nb)))
 
 
+@numpy_path(lambda a, b, /: np.inner(a, b))
 def inner(a: Any, b: Any, /) -> Any:
     """Sum over the last axes of both (a product if either is 0-d).
 
@@ -253,14 +212,10 @@ def inner(a: Any, b: Any, /) -> Any:
     >>> fnp.inner(fnp.ones((2, 3)), fnp.ones((4, 3))).shape
     (2, 4)
     """
-    if _plain2(a, b):
-        return np.inner(a, b)
     if (
         not core.get_aval(asarray_or_tracer(a)).shape
         or not core.get_aval(asarray_or_tracer(b)).shape
     ):
-        from functrace.numpy._math import multiply
-
         return multiply(*_strong(a, b))
     (a, b), _, is_bool = _promote("inner", a, b)
     sa, sb = _shapes(a, b)
@@ -302,6 +257,7 @@ def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
     )
 
 
+@numpy_path(lambda a, b, axes=2: np.tensordot(a, b, axes))
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """Contract the last ``axes`` axes of ``a`` with the first of ``b`` (or the listed pairs).
 
@@ -309,8 +265,6 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     >>> fnp.tensordot(fnp.ones((2, 3, 4)), fnp.ones((3, 4, 5)), axes=2).shape
     (2, 5)
     """
-    if _plain2(a, b):
-        return np.tensordot(a, b, axes)
     (a, b), _, is_bool = _promote("tensordot", a, b)
     sa, sb = _shapes(a, b)
     xa, xb = _tensordot_axes(axes, len(sa), len(sb))
@@ -440,8 +394,6 @@ def _take_diagonals(
 ) -> tuple[Any, list[Label]]:
     """Collapse each label repeated within operand ``k`` onto its diagonal, which
     becomes the operand's last axis (``'ii'`` keeps the ``i == j`` elements)."""
-    from functrace.numpy._twodim import diagonal
-
     while True:
         repeated = next((lb for lb in labels if labels.count(lb) > 1), None)
         if repeated is None:
@@ -511,8 +463,6 @@ def _einsum(
     >>> fnp.einsum('bi,bi->b', fnp.ones((2, 3)), fnp.ones((2, 3)))
     array([3., 3.])
     """
-    if _plain(subscripts, *operands):
-        return np.einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize, **kwargs)
     if out is not None or kwargs:
         raise TypeError(
             f"einsum: expected no out= or {sorted(kwargs)} on traced arrays, got "
@@ -608,6 +558,7 @@ _CONVOLVE_MODES = {
 }
 
 
+@numpy_path(lambda a, v, mode="full": np.convolve(a, v, mode))
 def convolve(a: Any, v: Any, mode: Any = "full") -> Any:
     """Discrete linear convolution of two 1-d sequences: ``out[k] = sum_j a[j] v[k - j]``.
 
@@ -619,8 +570,6 @@ def convolve(a: Any, v: Any, mode: Any = "full") -> Any:
     >>> fnp.convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5])
     array([0. , 1. , 2.5, 4. , 1.5])
     """
-    if _plain(a, v):
-        return np.convolve(a, v, mode)
     key = mode if isinstance(mode, str) or type(mode) is int else None
     if key not in _CONVOLVE_MODES:
         raise ValueError(
@@ -696,6 +645,20 @@ def _finish_pet(result: Any, post: Any) -> Any:
     return r.astype(post) if isinstance(r, np.ndarray) else cast(r, post)
 
 
+def _np_matmul(
+    a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
+    ls.check_precision("matmul", precision)
+    if preferred_element_type is None:
+        try:
+            return np.matmul(a, b)
+        except ValueError:  # a shape error: reported as for traced operands
+            return _matmul(a, b)
+    (a, b), post = _with_pet("matmul", (a, b), preferred_element_type)
+    return _finish_pet(_np_matmul(a, b), post)
+
+
+@numpy_path(_np_matmul)
 def matmul(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's rules: batch axes broadcast; a 1-d operand is a
     vector (its axis is contracted and does not appear in the result).
@@ -714,6 +677,22 @@ def matmul(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: 
     return _finish_pet(_matmul(a, b), post)
 
 
+def _np_dot(
+    a: Any, b: Any, out: Any = None, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
+    ls.check_precision("dot", precision)
+    if preferred_element_type is None:
+        try:
+            return np.dot(a, b, out)
+        except ValueError:  # a shape error: reported as for traced operands
+            if out is not None:
+                raise
+            return _dot_np(a, b, out)
+    (a, b), post = _with_pet("dot", (a, b), preferred_element_type)
+    return _finish_pet(_np_dot(a, b, out), post)
+
+
+@numpy_path(_np_dot)
 def dot(
     a: Any, b: Any, out: Any = None, *, precision: Any = None, preferred_element_type: Any = None
 ) -> Any:
@@ -734,6 +713,32 @@ def dot(
     return _finish_pet(_dot_np(a, b, out), post)
 
 
+def _einsum_pet(subscripts: Any, operands: Sequence[Any], pet: Any) -> tuple[list[Any], Any]:
+    """``_with_pet`` for einsum's operands (the interleaved form only casts the result)."""
+    if isinstance(subscripts, str):
+        return _with_pet("einsum", operands, pet)
+    return list(operands), np.dtype(pet)
+
+
+def _np_einsum(
+    subscripts: Any,
+    *operands: Any,
+    out: Any = None,
+    dtype: Any = None,
+    optimize: Any = False,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    **kwargs: Any,
+) -> Any:
+    ls.check_precision("einsum", precision)
+    if preferred_element_type is None:
+        return np.einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize, **kwargs)
+    ops, post = _einsum_pet(subscripts, operands, preferred_element_type)
+    res = np.einsum(subscripts, *ops, out=out, dtype=dtype, optimize=optimize, **kwargs)
+    return _finish_pet(res, post)
+
+
+@numpy_path(_np_einsum)
 def einsum(
     subscripts: Any,
     *operands: Any,
@@ -758,9 +763,6 @@ def einsum(
     ls.check_precision("einsum", precision)
     if preferred_element_type is None:
         return _einsum(subscripts, *operands, out=out, dtype=dtype, optimize=optimize, **kwargs)
-    if isinstance(subscripts, str):
-        ops, post = _with_pet("einsum", operands, preferred_element_type)
-    else:  # interleaved operands and labels: the result is cast
-        ops, post = list(operands), np.dtype(preferred_element_type)
+    ops, post = _einsum_pet(subscripts, operands, preferred_element_type)
     res = _einsum(subscripts, *ops, out=out, dtype=dtype, optimize=optimize, **kwargs)
     return _finish_pet(res, post)

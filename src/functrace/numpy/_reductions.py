@@ -24,73 +24,25 @@ from typing import Any
 import numpy as np
 
 from functrace import core
-from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
-from functrace.numpy._core import asarray_or_tracer, cast, dtype_arg
-
-
-def _plain(a: Any) -> bool:
-    """True when ``a`` can go straight to NumPy (no tracer in it, no trace active)."""
-    if core.dynamic_trace_active() or isinstance(a, Tracer):
-        return False
-    if isinstance(a, (list, tuple)):
-        return not builtins.any(not _plain(e) for e in a)
-    return True
-
-
-def axis_error(fname: str, axis: Any, ndim: int) -> np.exceptions.AxisError:
-    # AxisError subclasses ValueError and IndexError, as NumPy's own axis errors do.
-    return np.exceptions.AxisError(
-        f"{fname}: expected axis in [{-ndim}, {ndim}) for an array of {ndim} dimensions, "
-        f"got {axis}. Pass an axis that exists (negative axes count from the end)."
-    )
-
-
-def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
-    """One NumPy axis (negative allowed) -> non-negative int."""
-    if not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{fname}: expected an integer axis, got {axis!r}. Pass a Python int.")
-    a = int(axis)
-    if not -ndim <= a < ndim:
-        raise axis_error(fname, axis, ndim)
-    return a % ndim
-
-
-def normalize_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
-    """NumPy ``axis`` argument (None, int or tuple, negatives allowed) -> sorted tuple."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (int, np.integer)):
-        axes: tuple[Any, ...] = (axis,)
-    elif isinstance(axis, (tuple, list)):
-        axes = tuple(axis)
-    else:
-        raise TypeError(
-            f"{fname}: expected axis None, an int or a tuple of ints, got "
-            f"{axis!r}. Pass e.g. axis=0 or axis=(0, 1)."
-        )
-    out = [normalize_axis(fname, a, ndim) for a in axes]
-    if len(set(out)) != len(out):
-        raise ValueError(f"{fname}: expected distinct axes, got {axis}. Name each axis once.")
-    return tuple(sorted(out))
-
-
-def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+from functrace.numpy._core import (
+    asarray_or_tracer,
+    cast,
+    dtype_arg,
+    keepdims_shape,
+    no_out,
+    normalize_axes,
+    normalize_axis,
+)
+from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._math import multiply
+from functrace.numpy._shape import broadcast_arrays
 
 
 def _finish(out: Any, in_shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     return ls.reshape(out, keepdims_shape(in_shape, axes)) if keepdims else out
-
-
-def _no_out(fname: str, out: Any) -> None:
-    if out is not None:
-        raise TypeError(
-            f"{fname}: expected out=None, got an output array. functrace.numpy "
-            f"never writes in place: use the returned array."
-        )
 
 
 def _no_where(fname: str, where: Any) -> None:
@@ -102,8 +54,12 @@ def _no_where(fname: str, where: Any) -> None:
         )
 
 
-def _where_kw(where: Any) -> dict[str, Any]:
-    return {} if where is None else {"where": where}
+def _where_kw(where: Any, initial: Any = None) -> dict[str, Any]:
+    """The ``where=`` and ``initial=`` keywords for NumPy, passed only when given."""
+    kw = {} if where is None else {"where": where}
+    if initial is not None:
+        kw["initial"] = initial
+    return kw
 
 
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
@@ -149,68 +105,72 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
 # ---------------------------------------------------------------------------
 
 
-def sum(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,  # noqa: A001
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
+def _make_sum_like(name: str, reduce: Any, combine: Any, doc: str) -> Any:
+    """``sum`` or ``prod``: NumPy's on plain inputs, ``reduce`` (then ``combine`` with
+    ``initial``) on tracers."""
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        if initial is None and where is None:
+            if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
+                return method(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+            return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        kw = _where_kw(where, initial)
+        return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def sum_like(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        no_out(name, out)
+        _no_where(name, where)
+        a, aval, axes = _prepare(name, a, axis)
+        dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
+        r = reduce(cast(a, dt, aval.weak_type), axes)
+        if initial is not None:
+            r = combine(r, _full_as(initial, r))
+        return _finish(r, aval.shape, axes, keepdims)
+
+    sum_like.__name__ = sum_like.__qualname__ = name
+    sum_like.__doc__ = doc
+    return numpy_path(call)(sum_like)
+
+
+sum = _make_sum_like(  # noqa: A001
+    "sum",
+    lr.reduce_sum,
+    lx.add,
     """Sum over ``axis`` (NumPy semantics, including the result dtype).
 
     >>> import functrace.numpy as fnp
     >>> fnp.sum([[1, 2], [3, 4]], axis=0)
     array([4, 6])
-    """
-    if _plain(a):
-        if initial is None and where is None:
-            if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
-                return a.sum(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-            return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
-        return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-    _no_out("sum", out)
-    _no_where("sum", where)
-    a, aval, axes = _prepare("sum", a, axis)
-    dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
-    r = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
-    if initial is not None:
-        r = lx.add(r, _full_as(initial, r))
-    return _finish(r, aval.shape, axes, keepdims)
-
-
-def prod(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
+    """,
+)
+prod = _make_sum_like(
+    "prod",
+    lr.reduce_prod,
+    lx.mul,
     """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
 
     >>> import functrace.numpy as fnp
     >>> fnp.prod([[1.0, 2.0], [3.0, 4.0]], axis=1)
     array([ 2., 12.])
-    """
-    if _plain(a):
-        if initial is None and where is None:
-            if type(a) is np.ndarray:
-                return a.prod(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-            return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
-        return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-    _no_out("prod", out)
-    _no_where("prod", where)
-    a, aval, axes = _prepare("prod", a, axis)
-    dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
-    r = lr.reduce_prod(cast(a, dt, aval.weak_type), axes)
-    if initial is not None:
-        r = lx.mul(r, _full_as(initial, r))
-    return _finish(r, aval.shape, axes, keepdims)
+    """,
+)
 
 
 def _mean_traced(
@@ -221,6 +181,21 @@ def _mean_traced(
     return lx.div(s, _full_as(_count(aval.shape, axes), s))
 
 
+def _np_mean(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+) -> Any:
+    if type(a) is np.ndarray and where is None:
+        return a.mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **_where_kw(where))
+
+
+@numpy_path(_np_mean)
 def mean(
     a: Any,
     axis: Any = None,
@@ -236,11 +211,7 @@ def mean(
     >>> fnp.mean([1, 2, 3, 4])
     np.float64(2.5)
     """
-    if _plain(a):
-        if type(a) is np.ndarray and where is None:
-            return a.mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-        return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **_where_kw(where))
-    _no_out("mean", out)
+    no_out("mean", out)
     _no_where("mean", where)
     a, aval, axes = _prepare("mean", a, axis)
     dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
@@ -255,65 +226,6 @@ def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
             f"{fname}: expected either ddof or correction, got both. They mean the same: pass one."
         )
     return correction
-
-
-def var(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    *,
-    where: Any = None,
-    mean: Any = None,
-    correction: Any = None,
-) -> Any:
-    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
-
-    >>> import functrace.numpy as fnp
-    >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)
-    np.float64(1.6666666666666667)
-    """
-    if _plain(a):
-        return _plain_var_std(np.var, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
-    _no_out("var", out)
-    _no_where("var", where)
-    _no_mean("var", mean)
-    ddof = _ddof("var", ddof, correction)
-    a, aval, axes = _prepare("var", a, axis)
-    return _finish(_var_traced("var", a, aval, axes, dtype, ddof), aval.shape, axes, keepdims)
-
-
-def _plain_var_std(
-    fn: Any,
-    a: Any,
-    axis: Any,
-    dtype: Any,
-    out: Any,
-    ddof: Any,
-    keepdims: bool,
-    where: Any,
-    mean: Any,
-    correction: Any,
-) -> Any:
-    """``np.var``/``np.std`` on plain values, passing the newer keywords only when given
-    (a bare ndarray takes the method, the cheapest call)."""
-    kw = _var_kw(where, mean, correction)
-    if not kw and type(a) is np.ndarray:
-        return getattr(a, fn.__name__)(
-            axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims
-        )
-    return fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
-
-
-def _var_kw(where: Any, mean: Any, correction: Any) -> dict[str, Any]:
-    kw = _where_kw(where)
-    if mean is not None:
-        kw["mean"] = mean
-    if correction is not None:
-        kw["correction"] = correction
-    return kw
 
 
 def _no_mean(fname: str, mean: Any) -> None:
@@ -339,18 +251,71 @@ def _var_traced(
     return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
 
 
-def std(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    *,
-    where: Any = None,
-    mean: Any = None,
-    correction: Any = None,
-) -> Any:
+def _safe_sqrt(v: Any) -> Any:
+    """``sqrt(v)`` with value and derivative 0 where ``v`` is 0 (see ``std``)."""
+    zero = lx.eq(v, lx.zeros_like(v))
+    root = lx.sqrt(lx.select_n(zero, v, _full_as(1, v)))
+    return lx.select_n(zero, root, lx.zeros_like(root))
+
+
+def _make_var_std(name: str, post: Any, doc: str) -> Any:
+    """``var`` (``post`` the identity) or ``std`` (``post`` a safe ``sqrt``)."""
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: Any = 0,
+        keepdims: bool = False,
+        **newer: Any,
+    ) -> Any:
+        # NumPy's newer keywords (where=, mean=, correction=) only when given; a bare
+        # ndarray takes the method, the cheapest call
+        kw = {k: v for k, v in newer.items() if v is not None}
+        if not kw and type(a) is np.ndarray:
+            return method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def var_std(
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: Any = 0,
+        keepdims: bool = False,
+        *,
+        where: Any = None,
+        mean: Any = None,
+        correction: Any = None,
+    ) -> Any:
+        no_out(name, out)
+        _no_where(name, where)
+        _no_mean(name, mean)
+        ddof = _ddof(name, ddof, correction)
+        a, aval, axes = _prepare(name, a, axis)
+        v = _var_traced(name, a, aval, axes, dtype, ddof)
+        return _finish(post(v), aval.shape, axes, keepdims)
+
+    var_std.__name__ = var_std.__qualname__ = name
+    var_std.__doc__ = doc
+    return numpy_path(call)(var_std)
+
+
+var = _make_var_std(
+    "var",
+    lambda v: v,
+    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)
+    np.float64(1.6666666666666667)
+    """,
+)
+std = _make_var_std(
+    "std",
+    _safe_sqrt,
     """Standard deviation ``sqrt(var(a, axis, ddof=ddof))`` (NumPy semantics).
 
     NOTE: where the variance is exactly 0 (a single element, or a constant slice) the
@@ -363,18 +328,8 @@ def std(
     >>> import functrace.numpy as fnp
     >>> fnp.std([1.0, 3.0])
     np.float64(1.0)
-    """
-    if _plain(a):
-        return _plain_var_std(np.std, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
-    _no_out("std", out)
-    _no_where("std", where)
-    _no_mean("std", mean)
-    ddof = _ddof("std", ddof, correction)
-    a, aval, axes = _prepare("std", a, axis)
-    v = _var_traced("std", a, aval, axes, dtype, ddof)
-    zero = lx.eq(v, lx.zeros_like(v))
-    root = lx.sqrt(lx.select_n(zero, v, _full_as(1, v)))
-    return _finish(lx.select_n(zero, root, lx.zeros_like(root)), aval.shape, axes, keepdims)
+    """,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -399,7 +354,21 @@ def _extremum(
 
 
 def _make_extremum(name: str, reduce: Any, combine: Any, example: str) -> Any:
-    np_fn = getattr(np, name)
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(
+        a: Any,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        if initial is None and where is None:
+            if type(a) is np.ndarray:
+                return method(a, axis=axis, out=out, keepdims=keepdims)
+            return np_fn(a, axis=axis, out=out, keepdims=keepdims)
+        return np_fn(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where, initial))
 
     def extremum(
         a: Any,
@@ -409,14 +378,7 @@ def _make_extremum(name: str, reduce: Any, combine: Any, example: str) -> Any:
         initial: Any = None,
         where: Any = None,
     ) -> Any:
-        if _plain(a):
-            if initial is None and where is None:
-                if type(a) is np.ndarray:
-                    return getattr(a, name)(axis=axis, out=out, keepdims=keepdims)
-                return np_fn(a, axis=axis, out=out, keepdims=keepdims)
-            kw = _where_kw(where) if initial is None else {"initial": initial, **_where_kw(where)}
-            return np_fn(a, axis=axis, out=out, keepdims=keepdims, **kw)
-        _no_out(name, out)
+        no_out(name, out)
         _no_where(name, where)
         return _extremum(name, reduce, combine, a, axis, keepdims, initial)
 
@@ -426,7 +388,7 @@ def _make_extremum(name: str, reduce: Any, combine: Any, example: str) -> Any:
         f"NumPy).\n\n    NOTE: at ties the gradient is shared equally among the tied "
         f"elements.\n\n    >>> import functrace.numpy as fnp\n    {example}\n    "
     )
-    return extremum
+    return numpy_path(call)(extremum)
 
 
 max = _make_extremum(  # noqa: A001
@@ -444,6 +406,17 @@ amin = min
 # ---------------------------------------------------------------------------
 # argmax, argmin
 # ---------------------------------------------------------------------------
+
+
+def _numpy_arg_extremum(name: str) -> Any:
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        if type(a) is np.ndarray:
+            return method(a, axis, out, keepdims=keepdims)
+        return np_fn(a, axis=axis, out=out, keepdims=keepdims)
+
+    return call
 
 
 def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> Any:
@@ -468,6 +441,7 @@ def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> A
     return ls.reshape(r, keepdims_shape(aval.shape, (ax,)))
 
 
+@numpy_path(_numpy_arg_extremum("argmax"))
 def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     """Index of the maximum along ``axis`` (of the flattened array if None); first at ties.
 
@@ -475,14 +449,11 @@ def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
     >>> fnp.argmax([[1, 5], [7, 2]], axis=1)
     array([1, 0])
     """
-    if _plain(a):
-        if type(a) is np.ndarray:
-            return a.argmax(axis, out, keepdims=keepdims)
-        return np.argmax(a, axis=axis, out=out, keepdims=keepdims)
-    _no_out("argmax", out)
+    no_out("argmax", out)
     return _arg_extremum("argmax", lr.argmax, a, axis, keepdims)
 
 
+@numpy_path(_numpy_arg_extremum("argmin"))
 def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     """Index of the minimum along ``axis`` (of the flattened array if None); first at ties.
 
@@ -490,11 +461,7 @@ def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
     >>> fnp.argmin([3, 1, 2])
     np.int64(1)
     """
-    if _plain(a):
-        if type(a) is np.ndarray:
-            return a.argmin(axis, out, keepdims=keepdims)
-        return np.argmin(a, axis=axis, out=out, keepdims=keepdims)
-    _no_out("argmin", out)
+    no_out("argmin", out)
     return _arg_extremum("argmin", lr.argmin, a, axis, keepdims)
 
 
@@ -508,7 +475,19 @@ def _truth(a: Any) -> Any:
 
 
 def _make_truth_reduction(name: str, reduce: Any, doc: str) -> Any:
-    np_fn = getattr(np, name)
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(
+        a: Any,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        *,
+        where: Any = None,
+    ) -> Any:
+        if type(a) is np.ndarray and where is None:
+            return method(a, axis=axis, out=out, keepdims=keepdims)
+        return np_fn(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
 
     def truth_reduction(
         a: Any,
@@ -518,18 +497,14 @@ def _make_truth_reduction(name: str, reduce: Any, doc: str) -> Any:
         *,
         where: Any = None,
     ) -> Any:
-        if _plain(a):
-            if type(a) is np.ndarray and where is None:
-                return getattr(a, name)(axis=axis, out=out, keepdims=keepdims)
-            return np_fn(a, axis=axis, out=out, keepdims=keepdims, **_where_kw(where))
-        _no_out(name, out)
+        no_out(name, out)
         _no_where(name, where)
         a, aval, axes = _prepare(name, a, axis)
         return _finish(reduce(_truth(a), axes), aval.shape, axes, keepdims)
 
     truth_reduction.__name__ = truth_reduction.__qualname__ = name
     truth_reduction.__doc__ = doc
-    return truth_reduction
+    return numpy_path(call)(truth_reduction)
 
 
 any = _make_truth_reduction(  # noqa: A001
@@ -559,7 +534,9 @@ all = _make_truth_reduction(  # noqa: A001
 # ---------------------------------------------------------------------------
 
 
-def _logsumexp_numpy(a: Any, axis: Any, b: Any, keepdims: bool, return_sign: bool) -> Any:
+def _logsumexp_numpy(
+    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+) -> Any:
     a = np.asarray(a)
     if a.dtype.kind not in "fc":
         a = a.astype(np.float64)
@@ -583,6 +560,7 @@ def _logsumexp_numpy(a: Any, axis: Any, b: Any, keepdims: bool, return_sign: boo
     return (out, sign) if return_sign else out
 
 
+@numpy_path(_logsumexp_numpy)
 def logsumexp(
     a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
 ) -> Any:
@@ -595,8 +573,6 @@ def logsumexp(
     >>> float(fnp.logsumexp([1000.0, 1000.0]))
     1000.6931471805599
     """
-    if _plain(a) and _plain(b):
-        return _logsumexp_numpy(a, axis, b, keepdims, return_sign)
     a = asarray_or_tracer(a, "logsumexp")
     aval = core.get_aval(a)
     if aval.dtype.kind not in "f":
@@ -604,9 +580,6 @@ def logsumexp(
             _no_complex("logsumexp", aval)
         a = cast(a, np.dtype(np.float64), aval.weak_type)
     if b is not None:
-        from functrace.numpy._math import multiply
-        from functrace.numpy._shape import broadcast_arrays
-
         a, b = broadcast_arrays(a, asarray_or_tracer(b, "logsumexp"))
     aval = core.get_aval(a)
     axes = normalize_axes("logsumexp", axis, aval.ndim)
@@ -632,6 +605,17 @@ def logsumexp(
 # ---------------------------------------------------------------------------
 
 
+def _numpy_cumulative(name: str) -> Any:
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+
+    def call(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        if type(a) is np.ndarray:
+            return method(a, axis, dtype, out)
+        return np_fn(a, axis=axis, dtype=dtype, out=out)
+
+    return call
+
+
 def _cumulative(fname: str, prim: Any, a: Any, axis: Any, dtype: Any) -> Any:
     a = asarray_or_tracer(a, fname)
     aval = core.get_aval(a)
@@ -645,6 +629,7 @@ def _cumulative(fname: str, prim: Any, a: Any, axis: Any, dtype: Any) -> Any:
     return prim(cast(a, dt, aval.weak_type), ax)
 
 
+@numpy_path(_numpy_cumulative("cumsum"))
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Inclusive cumulative sum along ``axis`` (of the flattened array if None).
 
@@ -652,14 +637,11 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     >>> fnp.cumsum([[1, 2], [3, 4]])
     array([ 1,  3,  6, 10])
     """
-    if _plain(a):
-        if type(a) is np.ndarray:
-            return a.cumsum(axis, dtype, out)
-        return np.cumsum(a, axis=axis, dtype=dtype, out=out)
-    _no_out("cumsum", out)
+    no_out("cumsum", out)
     return _cumulative("cumsum", lr.cumsum, a, axis, dtype)
 
 
+@numpy_path(_numpy_cumulative("cumprod"))
 def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Inclusive cumulative product along ``axis`` (of the flattened array if None).
 
@@ -667,11 +649,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     >>> fnp.cumprod([1.0, 2.0, 3.0])
     array([1., 2., 6.])
     """
-    if _plain(a):
-        if type(a) is np.ndarray:
-            return a.cumprod(axis, dtype, out)
-        return np.cumprod(a, axis=axis, dtype=dtype, out=out)
-    _no_out("cumprod", out)
+    no_out("cumprod", out)
     return _cumulative("cumprod", lr.cumprod, a, axis, dtype)
 
 
@@ -680,12 +658,22 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
 # ---------------------------------------------------------------------------
 
 
+def _numpy_nan_reduction(np_fn: Any) -> Any:
+    def call(
+        a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    return call
+
+
 def _zero_nans(a: Any) -> tuple[Any, Any]:
     """``a`` with NaNs replaced by 0, and the mask of non-NaN elements."""
     ok = lx.eq(a, a)
     return lx.select_n(ok, lx.zeros_like(a), a), ok
 
 
+@numpy_path(_numpy_nan_reduction(np.nansum))
 def nansum(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
 ) -> Any:
@@ -695,15 +683,14 @@ def nansum(
     >>> fnp.nansum([1.0, fnp.nan, 2.0])
     np.float64(3.0)
     """
-    if _plain(a):
-        return np.nansum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    _no_out("nansum", out)
+    no_out("nansum", out)
     a = asarray_or_tracer(a, "nansum")
     if core.get_aval(a).dtype.kind in "fc":
         a = _zero_nans(a)[0]
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
+@numpy_path(_numpy_nan_reduction(np.nanmean))
 def nanmean(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
 ) -> Any:
@@ -713,9 +700,7 @@ def nanmean(
     >>> fnp.nanmean([1.0, fnp.nan, 2.0])
     np.float64(1.5)
     """
-    if _plain(a):
-        return np.nanmean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    _no_out("nanmean", out)
+    no_out("nanmean", out)
     a, aval, axes = _prepare("nanmean", a, axis)
     if aval.dtype.kind not in "fc":
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)

@@ -25,9 +25,9 @@ import numpy as np
 
 from functrace import core
 from functrace.lax import shapes as ls
-from functrace.numpy._core import asarray_or_tracer
-from functrace.numpy._reductions import normalize_axis
-from functrace.numpy._shape import _plain, ravel
+from functrace.numpy._core import asarray_or_tracer, normalize_axis
+from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._shape import ravel
 
 
 def _check_kind(fname: str, kind: Any, stable: Any = None) -> None:
@@ -64,6 +64,21 @@ def _prepare(fname: str, a: Any, axis: Any) -> tuple[Any, int]:
     return x, normalize_axis(fname, axis, len(core.get_aval(x).shape))
 
 
+def _numpy_sort(name: str, np_fn: Any) -> Any:
+    """NumPy's ``sort``/``argsort``, stable unless ``order`` is given."""
+
+    def call(
+        a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
+    ) -> Any:
+        _check_kind(name, kind, stable)
+        if order is not None:
+            return np_fn(a, axis, kind, order)
+        return np_fn(a, axis, kind="stable")
+
+    return call
+
+
+@numpy_path(_numpy_sort("sort", np.sort))
 def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
     """A sorted copy of ``a`` along ``axis`` (flattened first for ``axis=None``);
     NaNs last, ties in their original order.
@@ -75,15 +90,12 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable:
     array([ 1.,  2.,  3., nan])
     """
     _check_kind("sort", kind, stable)
-    if _plain(a):
-        if order is not None:
-            return np.sort(a, axis, kind, order)
-        return np.sort(a, axis, kind="stable")
     _check_order("sort", order)
     x, ax = _prepare("sort", a, axis)
     return ls.sort(x, ax)
 
 
+@numpy_path(_numpy_sort("argsort", np.argsort))
 def argsort(
     a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
 ) -> Any:
@@ -95,10 +107,6 @@ def argsort(
     array([1, 3, 2, 0])
     """
     _check_kind("argsort", kind, stable)
-    if _plain(a):
-        if order is not None:
-            return np.argsort(a, axis, kind, order)
-        return np.argsort(a, axis, kind="stable")
     _check_order("argsort", order)
     x, ax = _prepare("argsort", a, axis)
     return ls.argsort(x, ax)
@@ -121,31 +129,39 @@ def _check_kth(fname: str, kth: Any, shape: tuple[int, ...], axis: Any) -> None:
             )
 
 
-def _partition(
-    name: str,
-    a: Any,
-    kth: Any,
-    axis: Any,
-    kind: str,
-    order: Any,
-    np_part: Any,
-    np_sort: Any,
-    traced_sort: Any,
-) -> Any:
-    """partition / argpartition: the (stable) full sort, a valid partition for every kth."""
+def _check_partition(name: str, a: Any, kth: Any, axis: Any, kind: str) -> Any:
+    """``a`` as an array or tracer, after checking ``kind`` and ``kth``."""
     if kind != "introselect":
         raise ValueError(f"{name}: expected kind='introselect', got {kind!r}.")
     x = asarray_or_tracer(a, name)
     _check_kth(name, kth, core.get_aval(x).shape, axis)
-    if _plain(a):
+    return x
+
+
+def _numpy_partition(name: str, np_part: Any, np_sort: Any) -> Any:
+    """NumPy's ``partition``/``argpartition`` as the full (stable) sort, a valid partition
+    for every ``kth`` (NumPy's own with a structured ``order``)."""
+
+    def call(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> Any:
+        _check_partition(name, a, kth, axis, kind)
         if order is not None:
             return np_part(a, kth, axis, "introselect", order)
         return np_sort(a, axis, kind="stable")
+
+    return call
+
+
+def _partition(
+    name: str, a: Any, kth: Any, axis: Any, kind: str, order: Any, traced_sort: Any
+) -> Any:
+    """partition / argpartition on tracers: the (stable) full sort."""
+    x = _check_partition(name, a, kth, axis, kind)
     _check_order(name, order)
     x, ax = _prepare(name, x, axis)
     return traced_sort(x, ax)
 
 
+@numpy_path(_numpy_partition("partition", np.partition, np.sort))
 def partition(
     a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
 ) -> Any:
@@ -159,9 +175,10 @@ def partition(
     >>> fnp.partition([3.0, 1.0, 2.0], 1)
     array([1., 2., 3.])
     """
-    return _partition("partition", a, kth, axis, kind, order, np.partition, np.sort, ls.sort)
+    return _partition("partition", a, kth, axis, kind, order, ls.sort)
 
 
+@numpy_path(_numpy_partition("argpartition", np.argpartition, np.argsort))
 def argpartition(
     a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
 ) -> Any:
@@ -173,9 +190,7 @@ def argpartition(
     >>> fnp.argpartition([3.0, 1.0, 2.0], 0)
     array([1, 2, 0])
     """
-    return _partition(
-        "argpartition", a, kth, axis, kind, order, np.argpartition, np.argsort, ls.argsort
-    )
+    return _partition("argpartition", a, kth, axis, kind, order, ls.argsort)
 
 
 __all__ = ["argpartition", "argsort", "partition", "sort"]

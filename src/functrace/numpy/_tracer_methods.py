@@ -11,6 +11,14 @@ from functrace.lax.elementwise import convert_element_type
 from functrace.numpy import _math as m
 from functrace.numpy import _reductions as r
 from functrace.numpy import _shape as s
+from functrace.numpy import _special
+from functrace.numpy._at import at
+from functrace.numpy._core import no_out
+from functrace.numpy._functions import searchsorted
+from functrace.numpy._indexing import getitem, nonzero, take
+from functrace.numpy._linalg import dot, matmul
+from functrace.numpy._sorting import argpartition, argsort
+from functrace.numpy._twodim import diagonal, trace
 
 
 def _swap(f: Any) -> Any:
@@ -126,43 +134,17 @@ for _name, _f in {
     setattr(Tracer, f"__{_name}__", _defer(_py_ordered(_f, _sym) if _sym else _f))
 
 
-def _matmul(a: Any, b: Any) -> Any:
-    from functrace.numpy._linalg import matmul
-
-    return matmul(a, b)
-
-
-Tracer.__matmul__ = _defer(_matmul)  # type: ignore
-Tracer.__rmatmul__ = _defer(_swap(_matmul))  # type: ignore
-Tracer.__neg__ = _unary(lambda self: m.negative(self, _op=True))  # type: ignore
+Tracer.__matmul__ = _defer(matmul)  # type: ignore
+Tracer.__rmatmul__ = _defer(_swap(matmul))  # type: ignore
+Tracer.__neg__ = _unary(m.negative._operator)  # type: ignore
 Tracer.__pos__ = _unary(lambda self: self)  # type: ignore
-Tracer.__abs__ = _unary(lambda self: m.absolute(self, _op=True))  # type: ignore
+Tracer.__abs__ = _unary(m.absolute._operator)  # type: ignore
 Tracer.__invert__ = _unary(m.invert)  # type: ignore
 Tracer.__round__ = lambda self, ndigits=None: m.rint(self)  # type: ignore
 
 
-def _getitem(self: Any, idx: Any) -> Any:
-    from functrace.numpy._indexing import getitem
-
-    return getitem(self, idx)
-
-
-Tracer.__getitem__ = _getitem  # type: ignore
-
-
-class _AtIndexer:
-    __slots__ = ("x",)
-
-    def __init__(self, x: Any) -> None:
-        self.x = x
-
-    def __getitem__(self, idx: Any) -> Any:
-        from functrace.numpy._indexing import AtUpdater
-
-        return AtUpdater(self.x, idx)
-
-
-Tracer.at = property(lambda self: _AtIndexer(self))  # type: ignore
+Tracer.__getitem__ = getitem  # type: ignore
+Tracer.at = property(at)  # type: ignore
 Tracer.T = property(lambda self: s.transpose(self))  # type: ignore
 Tracer.mT = property(lambda self: s.swapaxes(self, -1, -2))  # type: ignore
 
@@ -209,12 +191,6 @@ def _transpose(self: Any, *axes: Any) -> Any:
     return s.transpose(self, axes or None)
 
 
-def _dot(self: Any, other: Any) -> Any:
-    from functrace.numpy._linalg import dot
-
-    return dot(self, other)
-
-
 Tracer.reshape = _reshape  # type: ignore
 Tracer.transpose = _transpose  # type: ignore
 
@@ -231,7 +207,7 @@ def _astype(
 
 
 Tracer.astype = _astype  # type: ignore
-Tracer.dot = _dot  # type: ignore
+Tracer.dot = lambda self, other: dot(self, other)  # type: ignore
 Tracer.copy = lambda self: self  # type: ignore
 Tracer.real = property(lambda self: m.real(self))  # type: ignore
 Tracer.imag = property(lambda self: m.imag(self))  # type: ignore
@@ -250,6 +226,12 @@ _UFUNC_REDUCE = {
     "fmin": "min",
 }
 _UFUNC_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+# NumPy's ufuncs by name: the functrace.numpy function computing each (np.matmul is one)
+_UFUNCS: dict[str, Any] = {
+    **{name: getattr(m, name) for name in m.__all__},
+    **{name: getattr(_special, name) for name in _special.__all__},
+    "matmul": matmul,
+}
 
 
 def _ufunc_error(ufunc: np.ufunc, method: str, why: str) -> TypeError:
@@ -263,8 +245,6 @@ def _ufunc_error(ufunc: np.ufunc, method: str, why: str) -> TypeError:
 
 def _array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
     # np.sin(tracer), ndarray + tracer, np.add.reduce(tracer): the functrace.numpy function.
-    from functrace import numpy as fnp
-
     out = kwargs.pop("out", None)
     if out is not None and any(o is not None for o in out):
         raise _ufunc_error(ufunc, method, "with out= (functrace never writes in place)")
@@ -273,7 +253,7 @@ def _array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs
             raise _ufunc_error(ufunc, method, "with where=")
         kwargs.pop("where", None)
         dtype = kwargs.pop("dtype", None)
-        f = getattr(fnp, ufunc.__name__, None)
+        f = _UFUNCS.get(ufunc.__name__)
         if f is None or kwargs:
             why = (
                 f"with keywords {sorted(kwargs)}"
@@ -300,49 +280,35 @@ Tracer.__array_ufunc__ = _array_ufunc  # type: ignore
 # NumPy functions that dispatch to the array's method (np.trace(x) and np.diagonal(x) do
 # not: they convert to an ndarray first, so those raise; call fnp.trace/fnp.diagonal).
 def _take(self: Any, indices: Any, axis: Any = None, out: Any = None, mode: Any = None) -> Any:
-    from functrace.numpy._indexing import take
-
-    r._no_out("take", out)
+    no_out("take", out)
     return take(self, indices, axis=axis, mode=mode)
 
 
 def _nonzero(self: Any) -> Any:
-    from functrace.numpy._indexing import nonzero
-
     return nonzero(self)
 
 
 def _searchsorted(self: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
-    from functrace.numpy._functions import searchsorted
-
     return searchsorted(self, v, side, sorter)
 
 
 def _diagonal(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    from functrace.numpy._twodim import diagonal
-
     return diagonal(self, offset, axis1, axis2)
 
 
 def _trace(
     self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None
 ) -> Any:
-    from functrace.numpy._twodim import trace
-
     return trace(self, offset, axis1, axis2, dtype, out)
 
 
 def _argsort(self: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw: Any) -> Any:
-    from functrace.numpy._sorting import argsort
-
     return argsort(self, axis, kind, order, **kw)
 
 
 def _argpartition(
     self: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
 ) -> Any:
-    from functrace.numpy._sorting import argpartition
-
     return argpartition(self, kth, axis, kind, order)
 
 

@@ -29,9 +29,13 @@ import numpy as np
 from functrace import core
 from functrace.lax import elementwise as lx
 from functrace.lax import shapes as ls
-from functrace.numpy._core import asarray_or_tracer, cast
-from functrace.numpy._reductions import normalize_axis
-from functrace.numpy._shape import _plain, moveaxis, stack
+from functrace.numpy._core import asarray_or_tracer, cast, normalize_axis, resolve_ufunc_dtypes
+from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._indexing import where
+from functrace.numpy._joining import stack
+from functrace.numpy._math import multiply, subtract
+from functrace.numpy._reductions import sum as _sum
+from functrace.numpy._shape import broadcast_arrays, moveaxis
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -40,6 +44,7 @@ def _shape(x: Any) -> tuple[int, ...]:
     return core.get_aval(x).shape
 
 
+@numpy_path(lambda a, offset=0, axis1=0, axis2=1: np.diagonal(a, offset, axis1, axis2))
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The diagonal at ``offset`` of the 2-d slices in ``(axis1, axis2)``; those axes are
     removed and the diagonal becomes the last axis (NumPy's ``diagonal``).
@@ -48,8 +53,6 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     >>> fnp.diagonal([[1, 2, 3], [4, 5, 6]], offset=1)
     array([2, 6])
     """
-    if _plain(a):
-        return np.diagonal(a, offset, axis1, axis2)
     x = asarray_or_tracer(a, "diagonal")
     nd = len(_shape(x))
     if nd < 2:
@@ -77,6 +80,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     return ls.slice(flat, (*zeros, start), (*batch, stop), (*((1,) * len(batch)), m + 1))
 
 
+@numpy_path(lambda v, k=0: np.diag(v, k))
 def diag(v: Any, k: int = 0) -> Any:
     """A 1-d ``v`` becomes a 2-d array with ``v`` on the ``k``-th diagonal; a 2-d ``v``
     gives its ``k``-th diagonal (NumPy's ``diag``).
@@ -87,8 +91,6 @@ def diag(v: Any, k: int = 0) -> Any:
            [0, 0, 2],
            [0, 0, 0]])
     """
-    if _plain(v):
-        return np.diag(v, k)
     x = asarray_or_tracer(v, "diag")
     shape = _shape(x)
     k = int(k)
@@ -109,6 +111,11 @@ def diag(v: Any, k: int = 0) -> Any:
     return ls.reshape(ls.pad(x, zero, [(start, after, n)]), (n, n))
 
 
+@numpy_path(
+    lambda a, offset=0, axis1=0, axis2=1, dtype=None, out=None: np.trace(
+        a, offset, axis1, axis2, dtype, out
+    )
+)
 def trace(
     a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None
 ) -> Any:
@@ -118,10 +125,6 @@ def trace(
     >>> fnp.trace([[1.0, 2.0], [3.0, 4.0]])
     np.float64(5.0)
     """
-    if _plain(a):
-        return np.trace(a, offset, axis1, axis2, dtype, out)
-    from functrace.numpy._reductions import sum as _sum
-
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
@@ -137,13 +140,12 @@ def _tri_mask(fname: str, x: Any, k: int, lower: bool) -> Any:
 
 
 def _tri(fname: str, m: Any, k: int, lower: bool) -> Any:
-    from functrace.numpy._math import where
-
     x = asarray_or_tracer(m, fname)
     zero = np.zeros((), core.get_aval(x).dtype)[()]
     return where(_tri_mask(fname, x, k, lower), x, zero)
 
 
+@numpy_path(lambda m, k=0: np.tril(m, k))
 def tril(m: Any, k: int = 0) -> Any:
     """The lower triangle (on and below the ``k``-th diagonal) of the last two axes; the
     rest is zero. A 1-d input is treated as a row repeated (NumPy's ``tril``).
@@ -153,11 +155,10 @@ def tril(m: Any, k: int = 0) -> Any:
     array([[1, 0],
            [3, 4]])
     """
-    if _plain(m):
-        return np.tril(m, k)
     return _tri("tril", m, k, lower=True)
 
 
+@numpy_path(lambda m, k=0: np.triu(m, k))
 def triu(m: Any, k: int = 0) -> Any:
     """The upper triangle (on and above the ``k``-th diagonal) of the last two axes.
 
@@ -166,8 +167,6 @@ def triu(m: Any, k: int = 0) -> Any:
     array([[0, 2],
            [0, 0]])
     """
-    if _plain(m):
-        return np.triu(m, k)
     return _tri("triu", m, k, lower=False)
 
 
@@ -176,6 +175,7 @@ def _strong(x: Any) -> Any:
     return np.asarray(x) if type(x) in _PY_SCALARS else asarray_or_tracer(x)
 
 
+@numpy_path(lambda a, b: np.kron(a, b))
 def kron(a: Any, b: Any) -> Any:
     """The Kronecker product: blocks ``a[i, j] * b`` (NumPy's ``kron``, any ranks).
 
@@ -183,10 +183,6 @@ def kron(a: Any, b: Any) -> Any:
     >>> fnp.kron([1, 10], [1, 2, 3])
     array([ 1,  2,  3, 10, 20, 30])
     """
-    if _plain([a, b]):
-        return np.kron(a, b)
-    from functrace.numpy._math import multiply
-
     a, b = _strong(a), _strong(b)
     sa, sb = _shape(a), _shape(b)
     nd = builtins.max(len(sa), len(sb))
@@ -202,6 +198,9 @@ def _component(x: Any, i: int) -> Any:
     return ls.reshape(part, tuple(batch))
 
 
+@numpy_path(
+    lambda a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: np.cross(a, b, axisa, axisb, axisc, axis)
+)
 def cross(
     a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
 ) -> Any:
@@ -212,10 +211,6 @@ def cross(
     >>> fnp.cross([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
     array([0., 0., 1.])
     """
-    if _plain([a, b]):
-        return np.cross(a, b, axisa, axisb, axisc, axis)
-    from functrace.numpy._math import multiply, subtract
-
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = _strong(a), _strong(b)
@@ -232,8 +227,6 @@ def cross(
             f"cross: expected vectors of 2 or 3 components, got {na} and {nb} "
             f"along axisa={axisa} and axisb={axisb}."
         )
-    from functrace.numpy._core import resolve_ufunc_dtypes
-
     dt = resolve_ufunc_dtypes("cross", np.multiply, [core.get_aval(a), core.get_aval(b)])[2]
     a, b = cast(a, dt), cast(b, dt)
     a0, a1 = _component(a, 0), _component(a, 1)
@@ -246,8 +239,6 @@ def cross(
     b2 = _component(b, 2) if nb == 3 else zero
     x = subtract(multiply(a1, b2), multiply(a2, b1))
     y = subtract(multiply(a2, b0), multiply(a0, b2))
-    from functrace.numpy._shape import broadcast_arrays
-
     out = stack(broadcast_arrays(x, y, z), axis=-1)
     return moveaxis(out, -1, normalize_axis("cross", axisc, len(_shape(out))))
 

@@ -39,13 +39,18 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-import functrace.numpy as fnp
 from functrace import core
-from functrace.core import Tracer
 from functrace.lax import linalg as ll
 from functrace.lax import shapes as ls
 from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
-from functrace.numpy._math import absolute, astype, sqrt, where
+from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._indexing import where
+from functrace.numpy._linalg import dot, matmul
+from functrace.numpy._math import absolute, astype, sqrt
+from functrace.numpy._reductions import max as _max
+from functrace.numpy._reductions import min as _min
+from functrace.numpy._reductions import sum as _sum
+from functrace.numpy._shape import expand_dims, moveaxis, reshape, swapaxes
 
 LinAlgError = np.linalg.LinAlgError
 _F64 = np.dtype(np.float64)
@@ -76,19 +81,6 @@ class QRResult(NamedTuple):
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-
-def _has_tracer(x: Any) -> bool:
-    if isinstance(x, Tracer):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_has_tracer(e) for e in x)
-    return False
-
-
-def _plain(*xs: Any) -> bool:
-    """No tracer among the arguments (nested lists included) and no jit trace active."""
-    return not core.dynamic_trace_active() and not any(_has_tracer(x) for x in xs)
 
 
 def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
@@ -138,7 +130,7 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def _mT(x: Any) -> Any:
-    return fnp.swapaxes(x, -1, -2)
+    return swapaxes(x, -1, -2)
 
 
 def _eye_like(a: Any) -> Any:
@@ -162,6 +154,7 @@ def _uplo(UPLO: Any) -> Literal["L", "U"]:
 # ---------------------------------------------------------------------------
 
 
+@numpy_path(lambda a, b: np.linalg.solve(a, b))
 def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for ``x``.
 
@@ -173,8 +166,6 @@ def solve(a: Any, b: Any) -> Any:
     >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
     array([1. , 0.5])
     """
-    if _plain(a, b):
-        return np.linalg.solve(a, b)
     a = _matrix("solve", a)
     b = asarray_or_tracer(b, "solve")
     b_aval = core.get_aval(b)
@@ -203,6 +194,7 @@ def solve(a: Any, b: Any) -> Any:
     return ll.solve(a, b)
 
 
+@numpy_path(lambda a: np.linalg.inv(a))
 def inv(a: Any) -> Any:
     """The inverse of square ``a`` (or of each matrix of a stack), as ``solve(a, I)``.
 
@@ -211,12 +203,17 @@ def inv(a: Any) -> Any:
     array([[0.5 , 0.  ],
            [0.  , 0.25]])
     """
-    if _plain(a):
-        return np.linalg.inv(a)
     a = _matrix("inv", a)
     return ll.solve(a, _eye_like(a))
 
 
+def _np_pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Any:
+    if rtol is _NOVALUE:
+        return np.linalg.pinv(a, rcond, hermitian)
+    return np.linalg.pinv(a, rcond, hermitian, rtol=rtol)
+
+
+@numpy_path(_np_pinv)
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Any:
     """Moore-Penrose pseudo-inverse via the reduced SVD; singular values at or below
     ``rcond * max(s)`` count as zero (NumPy's cutoff rules for ``rcond``/``rtol``).
@@ -230,10 +227,6 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     array([[0.5, 0. ],
            [0. , 0. ]])
     """
-    if _plain(a, rcond, rtol):
-        if rtol is _NOVALUE:
-            return np.linalg.pinv(a, rcond, hermitian)
-        return np.linalg.pinv(a, rcond, hermitian, rtol=rtol)
     a = _matrix("pinv", a, square=False)
     if rcond is None:
         if rtol is _NOVALUE:
@@ -245,13 +238,14 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     elif rtol is not _NOVALUE:
         raise ValueError("pinv: expected rcond or rtol, got both. Pass only rtol.")
     u, s, vt = ll.svd(a, compute_uv=True)
-    cutoff = fnp.expand_dims(asarray_or_tracer(rcond), -1) * fnp.max(s, axis=-1, keepdims=True)
+    cutoff = expand_dims(asarray_or_tracer(rcond), -1) * _max(s, axis=-1, keepdims=True)
     large = s > cutoff
     # NOTE: the double where keeps the gradient finite where singular values are cut off.
     s_inv = where(large, 1 / where(large, s, 1), 0)
-    return fnp.matmul(_mT(vt), fnp.expand_dims(s_inv, -1) * _mT(u))
+    return matmul(_mT(vt), expand_dims(s_inv, -1) * _mT(u))
 
 
+@numpy_path(lambda a, n: np.linalg.matrix_power(a, n))
 def matrix_power(a: Any, n: int) -> Any:
     """``a`` multiplied by itself ``n`` times (``n < 0``: powers of ``inv(a)``; ``n == 0``:
     the identity, in ``a``'s dtype).
@@ -261,8 +255,6 @@ def matrix_power(a: Any, n: int) -> Any:
     array([[1, 3],
            [0, 1]])
     """
-    if _plain(a):
-        return np.linalg.matrix_power(a, n)
     try:
         n = operator.index(n)
     except TypeError:
@@ -277,16 +269,16 @@ def matrix_power(a: Any, n: int) -> Any:
     if n == 1:
         return a
     if n == 2:
-        return fnp.matmul(a, a)
+        return matmul(a, a)
     if n == 3:
-        return fnp.matmul(fnp.matmul(a, a), a)
+        return matmul(matmul(a, a), a)
     # binary decomposition, in NumPy's order
     z = result = None
     while n > 0:
-        z = a if z is None else fnp.matmul(z, z)
+        z = a if z is None else matmul(z, z)
         n, bit = divmod(n, 2)
         if bit:
-            result = z if result is None else fnp.matmul(result, z)
+            result = z if result is None else matmul(result, z)
     return result
 
 
@@ -306,6 +298,7 @@ def _chain_order(dims: list[int]) -> list[list[int]]:
     return split
 
 
+@numpy_path(lambda arrays, *, out=None: np.linalg.multi_dot(list(arrays), out=out))
 def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
     """The product of two or more matrices in the cheapest order; the first array may be
     1-D (a row vector) and the last 1-D (a column vector).
@@ -315,8 +308,6 @@ def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
     array([2., 2., 2.])
     """
     arrays = list(arrays)
-    if _plain(*arrays):
-        return np.linalg.multi_dot(arrays, out=out)
     if out is not None:
         raise TypeError(
             "multi_dot: expected out=None on traced arrays, got an output array. "
@@ -348,7 +339,7 @@ def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
         if i == j:
             return xs[i]
         k = split[i][j]
-        return fnp.dot(product(i, k), product(k + 1, j))
+        return dot(product(i, k), product(k + 1, j))
 
     res = product(0, len(xs) - 1)
     m, k = _shape(res)
@@ -366,6 +357,7 @@ def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
 # ---------------------------------------------------------------------------
 
 
+@numpy_path(lambda a: np.linalg.det(a))
 def det(a: Any) -> Any:
     """Determinant of square ``a`` (or of each matrix of a stack).
 
@@ -376,11 +368,10 @@ def det(a: Any) -> Any:
     >>> float(fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]])))
     5.000000000000001
     """
-    if _plain(a):
-        return np.linalg.det(a)
     return ll.det(_matrix("det", a))
 
 
+@numpy_path(lambda a: np.linalg.slogdet(a))
 def slogdet(a: Any) -> SlogdetResult:
     """``(sign, logabsdet)`` with ``det(a) = sign * exp(logabsdet)``; the sign has
     derivative 0.
@@ -389,8 +380,6 @@ def slogdet(a: Any) -> SlogdetResult:
     >>> fnp.linalg.slogdet(np.array([[-2.0, 0.0], [0.0, 1.0]])).sign
     np.float64(-1.0)
     """
-    if _plain(a):
-        return np.linalg.slogdet(a)  # type: ignore[return-value]
     sign, logabsdet = ll.slogdet(_matrix("slogdet", a))
     return SlogdetResult(sign, logabsdet)
 
@@ -400,6 +389,11 @@ def slogdet(a: Any) -> SlogdetResult:
 # ---------------------------------------------------------------------------
 
 
+@numpy_path(
+    lambda a, /, *, upper=False: (
+        np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+    )
+)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Cholesky factor of a symmetric positive-definite ``a``: lower ``L`` with
     ``a = L @ L.T`` (or upper ``U = L.T`` with ``upper=True``).
@@ -414,14 +408,13 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     array([[2., 0.],
            [1., 1.]])
     """
-    if _plain(a):
-        return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
     a = _matrix("cholesky", a)
     if upper:  # the upper triangle of a is the lower one of a.T
         return _mT(ll.cholesky(_mT(a)))
     return ll.cholesky(a)
 
 
+@numpy_path(lambda a, UPLO="L": np.linalg.eigh(a, UPLO=_uplo(UPLO)))
 def eigh(a: Any, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``:
     ``EighResult(eigenvalues, eigenvectors)``, reading the ``UPLO`` triangle.
@@ -438,13 +431,12 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     array([1., 2.])
     """
     uplo = _uplo(UPLO)
-    if _plain(a):
-        return np.linalg.eigh(a, UPLO=uplo)  # type: ignore[return-value]
     a = _matrix("eigh", a)
     w, v = ll.eigh(a, lower=uplo == "L")
     return EighResult(w, v)
 
 
+@numpy_path(lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO=_uplo(UPLO)))
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
     """Eigenvalues (ascending) of symmetric ``a``, reading the ``UPLO`` triangle; the
     derivative is that of exactly this function (zero for the triangle not read, see
@@ -455,12 +447,15 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:
     array([1., 2.])
     """
     uplo = _uplo(UPLO)
-    if _plain(a):
-        return np.linalg.eigvalsh(a, UPLO=uplo)
     a = _matrix("eigvalsh", a)
     return ll.eigh(a, lower=uplo == "L", eigvals_only=True)[0]
 
 
+@numpy_path(
+    lambda a, full_matrices=True, compute_uv=True, hermitian=False: np.linalg.svd(
+        a, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian
+    )
+)
 def svd(
     a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
 ) -> Any:
@@ -475,13 +470,6 @@ def svd(
     >>> fnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     array([4., 3.])
     """
-    if _plain(a):
-        return np.linalg.svd(
-            a,
-            full_matrices=full_matrices,  # type: ignore[call-overload]
-            compute_uv=compute_uv,
-            hermitian=hermitian,
-        )
     a = _matrix("svd", a, square=False)
     m, n = _shape(a)[-2:]
     if not compute_uv:
@@ -497,6 +485,7 @@ def svd(
     return SVDResult(u, s, vt)
 
 
+@numpy_path(lambda a, mode="reduced": np.linalg.qr(a, mode=mode))
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition ``QRResult(Q, R)`` (``mode='reduced'``) or ``R`` (``mode='r'``).
 
@@ -505,8 +494,6 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     >>> bool(np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]))
     True
     """
-    if _plain(a):
-        return np.linalg.qr(a, mode=mode)  # type: ignore[call-overload]
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"qr: expected mode 'reduced', 'complete', 'r' or 'raw', got {mode!r}.")
     a = _matrix("qr", a, square=False)
@@ -538,7 +525,7 @@ def _safe_root(s: Any, p: float) -> Any:
 
 
 def _svd_norm(x: Any, row: int, col: int, reduce: Any) -> Any:
-    y = fnp.moveaxis(x, (row, col), (-2, -1))
+    y = moveaxis(x, (row, col), (-2, -1))
     return reduce(ll.svd(y, compute_uv=False)[0], axis=-1)
 
 
@@ -555,6 +542,11 @@ def _axis_tuple(axis: Any, nd: int) -> tuple[int, ...]:
         ) from None
 
 
+@numpy_path(
+    lambda x, ord=None, axis=None, keepdims=False: np.linalg.norm(
+        x, ord=ord, axis=axis, keepdims=keepdims
+    )
+)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """Vector or matrix norm, with NumPy's ``ord``/``axis``/``keepdims`` semantics.
 
@@ -572,8 +564,6 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     >>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
     5.0
     """
-    if _plain(x):
-        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
     x = asarray_or_tracer(x, "norm")
     x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
     shape = _shape(x)
@@ -581,8 +571,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if axis is None and (
         ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)
     ):
-        ret = _safe_sqrt(fnp.sum(x * x))
-        return fnp.reshape(ret, (1,) * nd) if keepdims else ret
+        ret = _safe_sqrt(_sum(x * x))
+        return reshape(ret, (1,) * nd) if keepdims else ret
     axes = _axis_tuple(axis, nd)
     if len(axes) == 1:
         if isinstance(ord, str):
@@ -592,34 +582,34 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
             )
         absx = absolute(x)
         if ord == np.inf:
-            return fnp.max(absx, axis=axes, keepdims=keepdims)
+            return _max(absx, axis=axes, keepdims=keepdims)
         if ord == -np.inf:
-            return fnp.min(absx, axis=axes, keepdims=keepdims)
+            return _min(absx, axis=axes, keepdims=keepdims)
         if ord == 0:
-            return fnp.sum(astype(x != 0, x.dtype), axis=axes, keepdims=keepdims)
+            return _sum(astype(x != 0, x.dtype), axis=axes, keepdims=keepdims)
         if ord == 1:
-            return fnp.sum(absx, axis=axes, keepdims=keepdims)
+            return _sum(absx, axis=axes, keepdims=keepdims)
         if ord is None or ord == 2:
-            return _safe_sqrt(fnp.sum(x * x, axis=axes, keepdims=keepdims))
-        return _safe_root(fnp.sum(absx**ord, axis=axes, keepdims=keepdims), ord)
+            return _safe_sqrt(_sum(x * x, axis=axes, keepdims=keepdims))
+        return _safe_root(_sum(absx**ord, axis=axes, keepdims=keepdims), ord)
     if len(axes) == 2:
         row, col = (_normalize_axis(a, nd) for a in axes)
         if row == col:
             raise ValueError(f"norm: expected two different axes, got {axis}.")
         if ord == 2:
-            ret = _svd_norm(x, row, col, fnp.max)
+            ret = _svd_norm(x, row, col, _max)
         elif ord == -2:
-            ret = _svd_norm(x, row, col, fnp.min)
+            ret = _svd_norm(x, row, col, _min)
         elif ord in (1, -1):
             c = col - (col > row)
-            ret = (fnp.max if ord == 1 else fnp.min)(fnp.sum(absolute(x), axis=row), axis=c)
+            ret = (_max if ord == 1 else _min)(_sum(absolute(x), axis=row), axis=c)
         elif ord in (np.inf, -np.inf):
             r = row - (row > col)
-            ret = (fnp.max if ord > 0 else fnp.min)(fnp.sum(absolute(x), axis=col), axis=r)
+            ret = (_max if ord > 0 else _min)(_sum(absolute(x), axis=col), axis=r)
         elif ord in (None, "fro", "f"):
-            ret = _safe_sqrt(fnp.sum(x * x, axis=(row, col)))
+            ret = _safe_sqrt(_sum(x * x, axis=(row, col)))
         elif ord == "nuc":
-            ret = _svd_norm(x, row, col, fnp.sum)
+            ret = _svd_norm(x, row, col, _sum)
         else:
             raise ValueError(
                 f"norm: expected a matrix ord in None, 'fro', 'nuc', 1, -1, 2, -2, "
@@ -628,7 +618,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         if keepdims:
             kept = list(shape)
             kept[row] = kept[col] = 1
-            ret = fnp.reshape(ret, tuple(kept))
+            ret = reshape(ret, tuple(kept))
         return ret
     raise ValueError(
         f"norm: expected 1 or 2 axes (a vector or a matrix norm), got axis={axis} "

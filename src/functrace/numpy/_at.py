@@ -1,0 +1,420 @@
+"""Indexing of functrace.numpy, the writing side: ``x.at[idx].set/add/mul/min/max/get``
+(JAX's functional updates; ``fnp.at(x)`` is the same API as a function).
+
+``x.at[idx].op(v)`` becomes ``dynamic_update_slice`` when ``idx`` selects a window
+(integers and unit-step slices), else a scatter (``scatter``, ``scatter_add``,
+``scatter_mul``, ``scatter_min``, ``scatter_max``) whose index arrays enumerate every
+indexed position. The index is parsed as for reads (``_indexing``).
+
+Decisions:
+
+* Abstract integer indices (under ``jit``, or batched under ``vmap``) are clamped
+  into ``[0, size - 1]`` after negatives wrap once, so updates land on the edge (JAX
+  drops out-of-range updates instead). ``mode="clip"`` gives the clamping for concrete
+  indices too; ``.at`` also takes JAX's ``"promise_in_bounds"`` (clamped too) and
+  ``"fill"``/``"drop"`` (out-of-range reads give ``fill_value``, out-of-range updates
+  are skipped), with the same results eagerly, under ``jit`` and ``vmap``.
+* ``x.at[mask].set(v)`` (and add/mul/min/max) with an abstract boolean mask and ``v``
+  broadcastable to the unmasked dims is lowered to a ``select_n`` and works under
+  ``jit``.
+* ``.at`` updates return a new array (nothing is mutated), cast ``v`` to ``x``'s dtype
+  as JAX does, and broadcast it to the shape of ``x[idx]``. With repeated indices
+  ``set`` keeps the last write (NumPy assignment); ``add``/``mul``/``min``/``max``
+  combine every update (``numpy.ufunc.at``), and ``grad`` accumulates cotangents of
+  repeated reads (``gather`` transposes to ``scatter_add``).
+* Plain NumPy arrays have no ``.at`` (``functrace.Array``s and tracers do):
+  ``fnp.at(x)[idx].set(v)`` is the same API as a function and works on arrays and
+  tracers alike (eagerly it is a copy plus NumPy assignment or ``ufunc.at``).
+
+``functrace.Array.at`` is :func:`at` (registered into ``functrace._array`` below).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from functrace import _array, core
+from functrace._array import Array, _wrap
+from functrace.core import Tracer
+from functrace.lax import elementwise as lx
+from functrace.lax import indexing as li
+from functrace.lax import shapes as ls
+from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape
+from functrace.numpy._dispatch import is_traced
+from functrace.numpy._functions import pad
+from functrace.numpy._indexing import (
+    IndexArray,
+    IndexInt,
+    IndexPlan,
+    IndexSlice,
+    adv_layout,
+    broadcast_index,
+    classify_index,
+    getitem,
+    indexed_shape,
+    mask_error,
+    parse_index,
+    where,
+)
+from functrace.numpy._math import negative
+
+_UFUNCS: dict[str, np.ufunc] = {
+    "add": np.add,
+    "mul": np.multiply,
+    "min": np.minimum,
+    "max": np.maximum,
+}
+_SCATTERS: dict[str, Callable[..., Any]] = {
+    "set": li.scatter,
+    "add": li.scatter_add,
+    "mul": li.scatter_mul,
+    "min": li.scatter_min,
+    "max": li.scatter_max,
+}
+
+
+def _combine(op: str, old: Any, new: Any) -> Any:
+    """The elementwise update of ``old`` by ``new`` (equal shapes and dtypes)."""
+    if op == "set":
+        return new
+    if core.get_aval(old).dtype == np.bool_:  # NumPy's ufuncs on bools: add = or, mul = and
+        return (lx.bitwise_or if op in ("add", "max") else lx.bitwise_and)(old, new)
+    return {"add": lx.add, "mul": lx.mul, "min": lx.min, "max": lx.max}[op](old, new)
+
+
+def _cast_values(v: Any, dtype: np.dtype, fname: str) -> Any:
+    v = asarray_or_tracer(v, fname)
+    if isinstance(v, Tracer):
+        return lx.convert_element_type(v, dtype) if v.dtype != dtype else v
+    return np.asarray(v).astype(dtype)
+
+
+def _broadcast_values(fname: str, v: Any, shape: tuple[int, ...]) -> Any:
+    """``v`` broadcast to ``shape`` (extra leading size-1 axes of ``v`` are dropped)."""
+    vshape = core.get_aval(v).shape
+    extra = len(vshape) - len(shape)
+    if extra > 0 and all(d == 1 for d in vshape[:extra]):
+        vshape = vshape[extra:]
+        v = ls.reshape(v, vshape)
+    try:
+        ok = extra <= 0 and np.broadcast_shapes(vshape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{fname}: expected values broadcastable to the indexed shape "
+            f"{shape}, got shape {core.get_aval(v).shape}. Reshape the values "
+            f"or change the index."
+        )
+    return broadcast_to_shape(v, shape)
+
+
+def _numpy_update(op: str, x: Any, idx: Any, v: Any) -> np.ndarray:
+    out = np.array(x, copy=True)
+    vals = np.asarray(v).astype(out.dtype)
+    if op == "set":
+        out[idx] = vals
+    else:
+        _UFUNCS[op].at(out, idx, vals)
+    return out
+
+
+def _abstract_mask(idx: Any) -> Tracer | None:
+    item = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
+    if (
+        isinstance(item, Tracer)
+        and item.dtype == np.bool_
+        and item.ndim > 0
+        and core.concrete_or_none(item) is None
+    ):
+        return item
+    return None
+
+
+def _masked_update(fname: str, op: str, x: Any, mask: Tracer, v: Any) -> Any:
+    # x.at[mask].op(v) with unknown mask values: where(mask, op(x, v), x). The values must
+    # not depend on how many entries are selected, so v broadcasts over the unmasked dims.
+    shape = core.get_aval(x).shape
+    if mask.shape != shape[: mask.ndim]:
+        raise IndexError(
+            f"{fname}: expected a boolean mask of shape {shape[: mask.ndim]} (the "
+            f"leading dims of {shape}), got {mask.aval.str_short()}."
+        )
+    rest = shape[mask.ndim :]
+    vshape = core.get_aval(v).shape
+    extra = len(vshape) - len(rest)
+    if extra > 0:
+        if any(d != 1 for d in vshape[:extra]):
+            raise mask_error(fname, mask)
+        v = ls.reshape(v, vshape[extra:])
+    try:
+        v = _broadcast_values(fname, v, rest)
+    except ValueError:
+        raise mask_error(fname, mask) from None
+    v = broadcast_to_shape(v, shape)
+    m = ls.broadcast_in_dim(mask, shape, tuple(range(mask.ndim)))
+    return lx.select_n(m, x, _combine(op, x, v))
+
+
+def _window_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
+    # Integers and unit-step slices select one window: read-modify-write it with dus.
+    starts = [
+        e.index if isinstance(e, IndexInt) else e.start if e.length else 0 for e in plan.entries
+    ]
+    sizes = [1 if isinstance(e, IndexInt) else e.length for e in plan.entries]
+    v = _broadcast_values(fname, v, indexed_shape(fname, plan))
+    if 0 in sizes:
+        return y
+    v = ls.reshape(v, tuple(sizes))
+    old = (
+        None
+        if op == "set"
+        else ls.slice(y, tuple(starts), tuple(s + n for s, n in zip(starts, sizes)))
+    )
+    return li.dynamic_update_slice(y, _combine(op, old, v), starts)
+
+
+def _scatter_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
+    # Every axis that is not a whole in-order slice gets an index array over the grid G of
+    # the non-whole output dims; the whole slices are the scatter's trailing dims.
+    entries: list[Any] = [
+        IndexArray(np.array(e.index, np.intp)) if isinstance(e, IndexInt) else e
+        for e in plan.entries
+    ]
+    plan = IndexPlan(plan.shape, entries, plan.inserted)
+    v = _broadcast_values(fname, v, indexed_shape(fname, plan))
+    # Output dims in NumPy's order, each labeled by the axis it comes from (-1: index dims).
+    slice_axes = [k for k, e in enumerate(entries) if isinstance(e, IndexSlice)]
+    b_shape: tuple[int, ...] = ()
+    pos = 0
+    if plan.adv_axes:
+        _, b_shape, pos = adv_layout(fname, plan)
+    labels = slice_axes[:pos] + [-1] * len(b_shape) + slice_axes[pos:]
+    whole = [lab >= 0 and entries[lab].is_full(plan.shape[lab]) for lab in labels]
+    grid_dims = [i for i, w in enumerate(whole) if not w]
+    grid = tuple(core.get_aval(v).shape[i] for i in grid_dims)
+    if 0 in grid:
+        return y
+    updates = ls.transpose(v, (*grid_dims, *[i for i, w in enumerate(whole) if w]))
+    b_start = next((g for g, i in enumerate(grid_dims) if labels[i] == -1), 0)
+    axes, indices = [], []
+    for k, e in enumerate(entries):
+        if isinstance(e, IndexArray):
+            nd = core.get_aval(e.value).ndim
+            dims = range(b_start + len(b_shape) - nd, b_start + len(b_shape))
+            indices.append(broadcast_index(e.value, grid, dims))
+        elif not e.is_full(plan.shape[k]):
+            positions = e.start + e.step * np.arange(e.length, dtype=np.intp)
+            g = next(g for g, i in enumerate(grid_dims) if labels[i] == k)
+            indices.append(broadcast_index(positions, grid, (g,)))
+        else:
+            continue
+        axes.append(k)
+    return _SCATTERS[op](y, updates, indices, axes, "clip" if plan.abstract else "raise")
+
+
+def _update(op: str, x: Any, idx: Any, v: Any, mode: str | None) -> Any:
+    fname = f"at[].{op}"
+    if mode is None and not is_traced(x, v, idx):
+        return _numpy_update(op, x, idx, v)
+    x = asarray_or_tracer(x, fname)
+    aval = core.get_aval(x)
+    v = _cast_values(v, aval.dtype, fname)
+    mask = _abstract_mask(idx)
+    if mask is not None:
+        return _masked_update(fname, op, x, mask, v)
+    plan = parse_index(fname, aval.shape, idx, mode)
+    y = ls.reshape(x, plan.shape) if plan.inserted else x
+    window = not plan.adv_axes and all(
+        isinstance(e, IndexInt) or e.step == 1 or e.length <= 1 for e in plan.entries
+    )
+    out = (_window_update if window else _scatter_update)(fname, op, y, plan, v)
+    return ls.reshape(out, aval.shape) if plan.inserted else out
+
+
+class AtUpdater:
+    """``x.at[idx]``: functional reads and updates at ``idx`` (JAX's ``.at`` API).
+
+    Every method returns a new array; ``x`` is never modified. ``values`` are cast to
+    ``x``'s dtype and broadcast to the shape of ``x[idx]``. ``mode="clip"`` clamps
+    out-of-range indices instead of raising.
+
+    >>> import numpy as np
+    >>> import functrace.numpy as fnp
+    >>> fnp.at(np.zeros(3))[[0, 0, 2]].add(1.0)
+    array([2., 0., 1.])
+    """
+
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x: Any, idx: Any) -> None:
+        self.x = x
+        self.idx = idx
+
+    def __repr__(self) -> str:
+        return f"AtUpdater(idx={self.idx!r})"
+
+    def get(self, *, mode: str | None = None, fill_value: Any = None) -> Any:
+        """``x[idx]``; out-of-range positions give ``fill_value`` with ``mode="fill"``
+        (or ``"drop"``)."""
+        return _at_result(self.x, _moded("get", self.x, self.idx, None, mode, fill_value))
+
+    def set(self, values: Any, *, mode: str | None = None) -> Any:
+        """``x`` with ``x[idx] = values`` (with repeated indices the last write wins)."""
+        return _at_result(self.x, _moded("set", self.x, self.idx, values, mode))
+
+    def add(self, values: Any, *, mode: str | None = None) -> Any:
+        """``x`` with ``x[idx] += values`` (repeated indices all add up)."""
+        return _at_result(self.x, _moded("add", self.x, self.idx, values, mode))
+
+    def subtract(self, values: Any, *, mode: str | None = None) -> Any:
+        """``x`` with ``x[idx] -= values``."""
+        return _at_result(self.x, _moded("add", self.x, self.idx, negative(values), mode))
+
+    def mul(self, values: Any, *, mode: str | None = None) -> Any:
+        """``x`` with ``x[idx] *= values`` (repeated indices all multiply)."""
+        return _at_result(self.x, _moded("mul", self.x, self.idx, values, mode))
+
+    multiply = mul
+
+    def min(self, values: Any, *, mode: str | None = None) -> Any:  # noqa: A003
+        """``x`` with ``x[idx] = minimum(x[idx], values)``.
+
+        NOTE: at ties the gradient goes to ``x``'s entry.
+        """
+        return _at_result(self.x, _moded("min", self.x, self.idx, values, mode))
+
+    def max(self, values: Any, *, mode: str | None = None) -> Any:  # noqa: A003
+        """``x`` with ``x[idx] = maximum(x[idx], values)``.
+
+        NOTE: at ties the gradient goes to ``x``'s entry.
+        """
+        return _at_result(self.x, _moded("max", self.x, self.idx, values, mode))
+
+
+_AT_MODES = (None, "clip", "promise_in_bounds", "fill", "drop")
+
+
+def _at_result(x: Any, out: Any) -> Any:
+    """``.at`` on a concrete ``functrace.Array`` returns an ``Array``."""
+    return _wrap(out) if type(x) is Array else out
+
+
+def _default_fill(dtype: np.dtype) -> Any:
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+
+
+def _moded(op: str, x: Any, idx: Any, values: Any, mode: str | None, fill_value: Any = None) -> Any:
+    """``x.at[idx].<op>`` with one of JAX's modes. ``None``: in-range indices (eagerly
+    checked, clamped when traced); ``"clip"``/``"promise_in_bounds"``: clamped;
+    ``"fill"``/``"drop"``: out-of-range reads give ``fill_value``, out-of-range updates
+    are skipped. Out-of-range means outside ``[-n, n)``: negatives wrap once."""
+    fname = f".at[].{op}"
+    if mode not in _AT_MODES:
+        raise ValueError(
+            f"{fname}: expected mode None, 'clip', 'promise_in_bounds', 'fill' or 'drop', "
+            f"got {mode!r}."
+        )
+    if fill_value is not None and mode not in ("fill", "drop"):
+        raise ValueError(f"{fname}: fill_value needs mode='fill', got mode={mode!r}.")
+    if mode in (None, "clip", "promise_in_bounds"):
+        m = None if mode is None else "clip"
+        return getitem(x, idx, m) if op == "get" else _update(op, x, idx, values, m)
+    x = asarray_or_tracer(x, fname)
+    aval = core.get_aval(x)
+    if op == "get":
+        pad_value = _default_fill(aval.dtype) if fill_value is None else fill_value
+    else:
+        pad_value = 0
+    xp, idx2, padded = _pad_out_of_range(fname, x, idx, pad_value)
+    if op == "get":
+        return getitem(xp, idx2, "clip")
+    out = _update(op, xp, idx2, values, "clip")
+    if not padded:
+        return out
+    return getitem(out, tuple(slice(0, d) for d in aval.shape))
+
+
+def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any, Any, bool]:
+    """``x`` with one more slot at the end of each axis that an integer index selects
+    along (holding ``pad_value``), and ``idx`` with its out-of-range integers sent to
+    that slot: the slot is where dropped updates land and filled reads come from."""
+    shape = core.get_aval(x).shape
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    kinds = [classify_index(fname, it) for it in items]
+    consumed = sum(
+        k[1].ndim if k[0] == "mask" else 1
+        for k in kinds
+        if k[0] in ("slice", "int", "arr", "trace", "mask")
+    )
+    widths = [(0, 0)] * len(shape)
+    new_items: list[Any] = []
+    ax = 0
+    for item, (kind, *payload) in zip(items, kinds):
+        if kind == "ellipsis":
+            ax += len(shape) - consumed
+        elif kind == "mask":
+            ax += payload[0].ndim
+        elif kind == "slice":
+            ax += 1
+        elif kind in ("int", "arr", "trace"):
+            if ax >= len(shape):
+                break  # too many indices: the indexing below reports it
+            dim = shape[ax]
+            i = payload[0]
+            if kind == "trace":
+                ok = (i >= -dim) & (i < dim)
+                item = where(ok, where(i < 0, i + dim, i), dim)
+            else:
+                i = np.asarray(i)
+                if i.dtype.kind == "u":
+                    i = np.minimum(i, np.uint64(dim + 1)).astype(np.intp)
+                i = i.astype(np.intp)
+                item = np.where((i >= -dim) & (i < dim), np.where(i < 0, i + dim, i), dim)
+                if kind == "int":
+                    item = int(item)
+            widths[ax] = (0, 1)
+            ax += 1
+        new_items.append(item)
+    if len(new_items) < len(items):
+        return x, idx, False
+    if all(w == (0, 0) for w in widths):
+        return x, idx, False
+    xp = pad(x, widths, constant_values=pad_value)
+    return xp, (tuple(new_items) if isinstance(idx, tuple) else new_items[0]), True
+
+
+class _AtIndexer:
+    __slots__ = ("x",)
+
+    def __init__(self, x: Any) -> None:
+        self.x = x
+
+    def __getitem__(self, idx: Any) -> AtUpdater:
+        return AtUpdater(self.x, idx)
+
+
+def at(x: Any) -> _AtIndexer:
+    """``x.at`` as a function, for NumPy arrays and tracers alike.
+
+    Tracers have ``x.at[idx]``; the plain NumPy arrays that eager functrace code
+    returns do not, so write ``fnp.at(x)[idx].set(v)`` where ``x`` may be either.
+
+    >>> import numpy as np
+    >>> import functrace.numpy as fnp
+    >>> fnp.at(np.arange(4.0))[1:3].set(0.0)
+    array([0., 0., 0., 3.])
+    """
+    return _AtIndexer(x)
+
+
+_array.register_at(at)
+
+__all__ = ["at"]
