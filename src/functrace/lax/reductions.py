@@ -437,8 +437,9 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     from ``init_values``: ``computation(init, reduction of the entries)``.
 
     The computation must be one of the monoids lax recognises: add, mul, max, min
-    (``lax``, ``functrace.numpy`` or ``operator`` functions) and, on booleans,
-    bitwise/logical and/or. Other computations raise NotImplementedError.
+    (``lax``, ``functrace.numpy`` or ``operator`` functions: any computation that stages
+    to one such primitive of its two arguments) and, on booleans, bitwise/logical
+    and/or. Other computations raise NotImplementedError.
     """
     if isinstance(operands, (tuple, list)):
         if len(operands) != 1:
