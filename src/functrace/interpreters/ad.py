@@ -23,6 +23,8 @@ import numpy as np
 from functrace import core, dtypes
 from functrace.core import Primitive, ShapedArray, Trace, Tracer
 from functrace.errors import MissingRuleError
+from functrace.interpreters import batching
+from functrace.interpreters.batching import BatchTracer
 from functrace.interpreters.staging import JaxprBuilder, StagingTrace, StagingTracer
 from functrace.ir import Jaxpr, Literal, Var
 
@@ -102,6 +104,7 @@ def _add_any_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, 
 
 
 jvp_rules[add_any_p] = _add_any_jvp
+batching.defbroadcasting(add_any_p)
 transpose_rules[add_any_p] = lambda ct, x, y: [ct, ct]
 linear_primitives.add(add_any_p)
 
@@ -356,8 +359,6 @@ def is_tape_tracer(x: Any) -> bool:
     the user's rule per example on the tape's tangents) wraps them in batch tracers: a
     tangent batched over a tape tracer is one too, so a JVP of control flow in such a
     rule takes the path that splits it into a primal and a linear part."""
-    from functrace.interpreters.batching import BatchTracer
-
     while type(x) is BatchTracer:
         x = x.val
     return type(x) is StagingTracer and x._trace.tape  # type: ignore[attr-defined]

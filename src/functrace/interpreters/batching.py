@@ -117,29 +117,50 @@ def vmap_flat(
 # ---------------------------------------------------------------------------
 # Moving batch dimensions (used by rules)
 # ---------------------------------------------------------------------------
+# Batch axes move with two primitives of ``functrace.lax`` (a layer above this one),
+# which registers them here when it is imported: ``transpose(x, permutation)`` and
+# ``broadcast_in_dim(x, shape, broadcast_dimensions)``.
+
+_transpose: Callable[..., Any] | None = None
+_broadcast_in_dim: Callable[..., Any] | None = None
+
+
+def register_axis_primitives(
+    *, transpose: Callable[..., Any], broadcast_in_dim: Callable[..., Any]
+) -> None:
+    """Register the lax functions :func:`moveaxis` and :func:`broadcast_batch` use."""
+    global _transpose, _broadcast_in_dim
+    _transpose, _broadcast_in_dim = transpose, broadcast_in_dim
+
+
+def _unregistered() -> RuntimeError:
+    return RuntimeError(
+        "batching: expected functrace.lax to have registered transpose and "
+        "broadcast_in_dim for moving batch axes, got none. Import functrace first."
+    )
 
 
 def moveaxis(x: Any, src: int, dst: int) -> Any:
     """Move axis ``src`` of ``x`` to ``dst`` with a transpose (no-op if equal)."""
-    from functrace.lax.shapes import transpose
-
     nd = core.get_aval(x).ndim
     src, dst = src % nd, dst % nd
     if src == dst:
         return x
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
-    return transpose(x, tuple(perm))
+    if _transpose is None:
+        raise _unregistered()
+    return _transpose(x, tuple(perm))
 
 
 def broadcast_batch(x: Any, size: int, dst: int) -> Any:
     """Give an unbatched ``x`` a batch dimension of ``size`` at ``dst``."""
-    from functrace.lax.shapes import broadcast_in_dim
-
     shape = list(core.get_aval(x).shape)
     out_shape = tuple(shape[:dst] + [size] + shape[dst:])
     dims = tuple(i for i in range(len(out_shape)) if i != dst)
-    return broadcast_in_dim(x, out_shape, dims)
+    if _broadcast_in_dim is None:
+        raise _unregistered()
+    return _broadcast_in_dim(x, out_shape, dims)
 
 
 def bdim_at(x: Any, bdim: int | None, size: int, dst: int = 0) -> Any:
@@ -195,15 +216,7 @@ __all__ = [
     "defvectorized",
     "moveaxis",
     "not_mapped",
+    "register_axis_primitives",
     "rules_with_trace",
     "vmap_flat",
 ]
-
-
-def _register_add_any() -> None:
-    from functrace.interpreters import ad
-
-    defbroadcasting(ad.add_any_p)
-
-
-_register_add_any()

@@ -20,6 +20,19 @@ def register(
     return primitive
 
 
+def register_checked(
+    primitive: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
+) -> Primitive:
+    """Register ``impl`` behind a call of ``abstract_eval``, so eager calls get the same
+    checks and messages as traced ones (NumPy would broadcast, promote or crash instead)."""
+
+    def checked(*args: Any, **params: Any) -> Any:
+        abstract_eval(*[core.get_aval(a) for a in args], **params)
+        return impl(*args, **params)
+
+    return register(primitive, checked, abstract_eval)
+
+
 def check_same_shapes(name: str, *avals: ShapedArray) -> tuple[int, ...]:
     shape = avals[0].shape
     for a in avals[1:]:

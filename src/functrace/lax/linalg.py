@@ -63,9 +63,16 @@ from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.lax._util import check_same_dtypes, register
-from functrace.lax.elementwise import add, div, mul, neg, sub
+from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sub
 from functrace.lax.reductions import reduce_sum
-from functrace.lax.shapes import broadcast_in_dim, concatenate, dot_general, slice, transpose
+from functrace.lax.shapes import (
+    broadcast_in_dim,
+    concatenate,
+    dot_general,
+    iota,
+    slice,
+    transpose,
+)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -676,9 +683,6 @@ def lu(a: Any) -> Any:
 
 def _permutation_matrix(perm: Any, like: Any) -> Any:
     """``P[..., i, j] = (perm[..., i] == j)`` in the dtype of ``like``: ``P @ x = x[perm]``."""
-    from functrace.lax.elementwise import convert_element_type, eq
-    from functrace.lax.shapes import iota
-
     shape = _shape(like)
     nd = len(shape)
     cols = iota(np.int32, shape[-1], nd - 1, shape)

@@ -35,6 +35,7 @@ from functrace.lax._util import (
     eager_check_binary,
     register,
 )
+from functrace.lax.base import exp, full_like, mul
 
 _U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -333,8 +334,6 @@ def erf_inv(x: Any) -> Any:
 
 def _erf_inv_jvp(g: Any, ans: Any, x: Any) -> Any:
     # d erf_inv = sqrt(pi)/2 exp(erf_inv(x)^2) dx
-    from functrace.lax.elementwise import exp, full_like, mul
-
     return mul(g, mul(full_like(ans, math.sqrt(math.pi) / 2), exp(mul(ans, ans))))
 
 

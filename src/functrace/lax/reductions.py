@@ -25,74 +25,16 @@ import numpy as np
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray
+from functrace.errors import ConcretizationError
 from functrace.interpreters import ad, batching
+from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.lax import elementwise as ew
-from functrace.lax._util import check_dtype_kind, operator_index, register
+from functrace.lax._util import check_dtype_kind, operator_index, register_checked
+from functrace.lax.base import _check_axes, _reduce_batch, reduce_sum, reduce_sum_p
 from functrace.lax.shapes import broadcast_in_dim, concatenate, pad, reshape, rev, transpose
 from functrace.lax.shapes import slice as lax_slice
 
-
-def _check_axes(name: str, x: ShapedArray, axes: tuple[int, ...]) -> tuple[int, ...]:
-    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(
-            f"{name}: expected distinct axes in [0, {x.ndim}) for operand shape "
-            f"{x.shape}, got {axes}. Normalize negative axes first."
-        )
-    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
-
-
-def _reduce_sum_abstract(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
-    return ShapedArray(_check_axes("reduce_sum", x, axes), x.dtype, x.weak_type)
-
-
-def _reduce_sum_impl(x: Any, *, axes: tuple[int, ...]) -> Any:
-    return np.sum(x, axis=axes, dtype=x.dtype)
-
-
-reduce_sum_p = register(Primitive("reduce_sum"), _reduce_sum_impl, _reduce_sum_abstract)
-
-
-def reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
-    """Sum over ``axes`` (static tuple of ints)."""
-    axes = tuple(sorted(int(a) for a in axes))
-    if not axes:
-        return x
-    return reduce_sum_p.bind(x, axes=axes)
-
-
-def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list[Any]:
-    shape = x.aval.shape
-    kept = tuple(i for i in range(len(shape)) if i not in axes)
-    return [broadcast_in_dim(ct, shape, kept)]
-
-
-ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
-
-
-def _reduce_batch(p: Primitive) -> Callable[..., Any]:
-    """Batching rule of a reduction over ``axes``: the batch axis is never reduced."""
-
-    def rule(vals: Any, bdims: Any, *, axes: tuple[int, ...]) -> tuple[Any, int]:
-        (x,), (bdim,) = vals, bdims
-        shifted = tuple(a + (a >= bdim) for a in axes)
-        return p.bind(x, axes=shifted), bdim - sum(a < bdim for a in axes)
-
-    return rule
-
-
-batching.batching_rules[reduce_sum_p] = _reduce_batch(reduce_sum_p)
-
-
-def _register_checked(
-    primitive: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
-) -> Primitive:
-    """Register ``impl`` behind a call of ``abstract_eval`` (same checks eager and traced)."""
-
-    def checked(*args: Any, **params: Any) -> Any:
-        abstract_eval(*[core.get_aval(a) for a in args], **params)
-        return impl(*args, **params)
-
-    return register(primitive, checked, abstract_eval)
+# reduce_sum (which the rules of every family use) is defined in functrace.lax.base.
 
 
 def _canonical_axis(name: str, axis: Any, shape: tuple[int, ...]) -> int:
@@ -139,7 +81,7 @@ def _extremum(name: str, np_fn: Callable[..., Any], is_max: bool) -> Primitive:
             return np_fn(x, axis=axes, initial=_identity(x.dtype, not is_max))
         return np_fn(x, axis=axes)
 
-    return _register_checked(Primitive(name), impl, abstract)
+    return register_checked(Primitive(name), impl, abstract)
 
 
 reduce_max_p = _extremum("reduce_max", np.max, True)
@@ -196,9 +138,7 @@ def _reduce_prod_impl(x: Any, *, axes: tuple[int, ...]) -> Any:
     return np.prod(x, axis=axes, dtype=x.dtype)
 
 
-reduce_prod_p = _register_checked(
-    Primitive("reduce_prod"), _reduce_prod_impl, _reduce_prod_abstract
-)
+reduce_prod_p = register_checked(Primitive("reduce_prod"), _reduce_prod_impl, _reduce_prod_abstract)
 
 
 def reduce_prod(x: Any, axes: tuple[int, ...]) -> Any:
@@ -256,7 +196,7 @@ def _arg_extremum(name: str, np_fn: Callable[..., Any]) -> Primitive:
         (x,), (bdim,) = vals, bdims
         return p.bind(x, axis=axis + (axis >= bdim), index_dtype=index_dtype), bdim - (axis < bdim)
 
-    p = _register_checked(Primitive(name), impl, abstract)
+    p = register_checked(Primitive(name), impl, abstract)
     ad.defjvp_zero(p)  # integer indices: piecewise constant
     batching.batching_rules[p] = batch
     return p
@@ -300,7 +240,7 @@ def _cumulative(name: str, np_fn: Callable[..., Any], kinds: str, what: str) -> 
         (x,), (bdim,) = vals, bdims
         return p.bind(x, axis=axis + (axis >= bdim), reverse=reverse), bdim
 
-    p = _register_checked(Primitive(name), impl, abstract)
+    p = register_checked(Primitive(name), impl, abstract)
     batching.batching_rules[p] = batch
     return p
 
@@ -426,34 +366,70 @@ ad.defjvp(cummin_p, _scan_jvp(_pick_later_if(ew.le)))
 # ---------------------------------------------------------------------------
 
 
-def _monoid(computation: Any) -> tuple[str, Callable[..., Any], Callable[..., Any]] | None:
-    """(name, reducer, binary op) for a recognised ``computation``, else None."""
+def _monoid(
+    computation: Any, dtype: np.dtype
+) -> tuple[str, Callable[..., Any], Callable[..., Any]] | None:
+    """(name, reducer, binary op) for a recognised ``computation``, else None.
+
+    A computation is recognised by what it stages to on two scalars of the operand's
+    dtype: one add, mul, max, min, and or or of its two arguments (so ``lax.add``,
+    ``functrace.numpy.add`` and ``operator.add`` are all the add monoid)."""
     import operator
 
-    from functrace import numpy as fnp
-
-    table: list[tuple[tuple[Any, ...], str, Callable[..., Any], Callable[..., Any]]] = [
-        ((ew.add, fnp.add, operator.add), "add", reduce_sum, ew.add),
-        ((ew.mul, fnp.multiply, operator.mul), "mul", reduce_prod, ew.mul),
-        ((ew.max, fnp.maximum), "max", reduce_max, ew.max),
-        ((ew.min, fnp.minimum), "min", reduce_min, ew.min),
-        (
-            (ew.bitwise_and, fnp.logical_and, fnp.bitwise_and, operator.and_),
-            "and",
-            reduce_min,
-            ew.bitwise_and,
-        ),
-        (
-            (ew.bitwise_or, fnp.logical_or, fnp.bitwise_or, operator.or_),
-            "or",
-            reduce_max,
-            ew.bitwise_or,
-        ),
+    direct: list[tuple[tuple[Any, ...], str]] = [
+        ((ew.add, operator.add), "add"),
+        ((ew.mul, operator.mul), "mul"),
+        ((ew.max,), "max"),
+        ((ew.min,), "min"),
+        ((ew.bitwise_and, operator.and_), "and"),
+        ((ew.bitwise_or, operator.or_), "or"),
     ]
-    for fns, name, reducer, op in table:
-        if any(computation is f for f in fns):
-            return name, reducer, op
-    return None
+    name = next((n for fns, n in direct if any(computation is f for f in fns)), None)
+    if name is None:
+        name = _staged_monoid(computation, dtype)
+    if name is None:
+        return None
+    reducer, op = {
+        "add": (reduce_sum, ew.add),
+        "mul": (reduce_prod, ew.mul),
+        "max": (reduce_max, ew.max),
+        "min": (reduce_min, ew.min),
+        "and": (reduce_min, ew.bitwise_and),
+        "or": (reduce_max, ew.bitwise_or),
+    }[name]
+    return name, reducer, op
+
+
+def _staged_monoid(computation: Any, dtype: np.dtype) -> str | None:
+    """The monoid ``computation(a, b)`` stages to on scalars of ``dtype``, if it is one
+    equation of a monoid's primitive on ``a`` and ``b``."""
+    primitives = {
+        ew.add_p: "add",
+        ew.mul_p: "mul",
+        ew.max_p: "max",
+        ew.min_p: "min",
+        ew.and_p: "and",
+        ew.or_p: "or",
+    }
+    aval = ShapedArray((), dtype)
+    try:
+        closed, _ = trace_to_jaxpr(
+            lambda a, b: [computation(a, b)], [aval, aval], origin="lax.reduce computation"
+        )
+    except ConcretizationError:
+        return None  # Python control flow on the values: not one of the monoids
+    jaxpr = closed.jaxpr
+    if closed.consts or len(jaxpr.eqns) != 1:
+        return None
+    (eqn,) = jaxpr.eqns
+    if (
+        eqn.primitive not in primitives
+        or tuple(jaxpr.outvars) != tuple(eqn.out_binders)
+        or set(eqn.inputs) != set(jaxpr.invars)
+        or len(eqn.inputs) != 2
+    ):
+        return None
+    return primitives[eqn.primitive]
 
 
 def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]) -> Any:
@@ -461,8 +437,9 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     from ``init_values``: ``computation(init, reduction of the entries)``.
 
     The computation must be one of the monoids lax recognises: add, mul, max, min
-    (``lax``, ``functrace.numpy`` or ``operator`` functions) and, on booleans,
-    bitwise/logical and/or. Other computations raise NotImplementedError.
+    (``lax``, ``functrace.numpy`` or ``operator`` functions: any computation that stages
+    to one such primitive of its two arguments) and, on booleans, bitwise/logical
+    and/or. Other computations raise NotImplementedError.
     """
     if isinstance(operands, (tuple, list)):
         if len(operands) != 1:
@@ -475,7 +452,7 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
             (init_values if isinstance(init_values, (tuple, list)) else (init_values,)),
         )
         return (reduce(x, init, computation, dimensions),)
-    m = _monoid(computation)
+    m = _monoid(computation, core.get_aval(operands).dtype)
     if m is None:
         raise NotImplementedError(
             f"reduce: expected a computation lax recognises (lax.add, lax.mul, lax.max, "

@@ -5,6 +5,11 @@ Each primitive is one block: definition, NumPy impl, abstract eval, JVP and (if
 linear) transpose rule. Eager calls run the abstract eval first, so they raise the
 same errors as traced ones.
 
+This module presents the whole shape family. ``broadcast_in_dim``, ``reshape`` and
+``transpose``, which the rules of every family use, are defined in
+``functrace.lax.base``, ``dot_general`` (with ``dot`` and ``Precision``) in
+``functrace.lax.contraction``; both are re-exported here.
+
 Decisions (JAX's semantics unless noted):
 
 * ``pad``: per axis ``(lo, hi, interior)``; negative ``lo``/``hi`` crop.
@@ -19,9 +24,7 @@ Decisions (JAX's semantics unless noted):
 from __future__ import annotations
 
 import builtins
-import enum
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,161 +37,26 @@ from functrace.lax._util import (
     check_dtype_kind,
     check_same_dtypes,
     operator_index,
-    register,
+    register_checked,
 )
-
-# ---------------------------------------------------------------------------
-# broadcast_in_dim
-# ---------------------------------------------------------------------------
-
-
-def _broadcast_in_dim_abstract(
-    x: ShapedArray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
-) -> ShapedArray:
-    if len(broadcast_dimensions) != x.ndim:
-        raise ValueError(
-            f"broadcast_in_dim: expected one broadcast dimension per operand axis "
-            f"({x.ndim}), got {broadcast_dimensions} for operand shape {x.shape} and "
-            f"target shape {shape}."
-        )
-    for d, od in zip(x.shape, broadcast_dimensions):
-        if not 0 <= od < len(shape) or d not in (1, shape[od]):
-            raise ValueError(
-                f"broadcast_in_dim: expected operand shape {x.shape} to be broadcastable "
-                f"into shape {shape} along dimensions {broadcast_dimensions}, got a mismatch "
-                f"at operand size {d}."
-            )
-    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:])):
-        raise ValueError(
-            f"broadcast_in_dim: expected strictly increasing broadcast_dimensions, got "
-            f"{broadcast_dimensions}."
-        )
-    return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-def _broadcast_in_dim_impl(
-    x: Any, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
-) -> Any:
-    x = np.asarray(x)
-    expanded = [1] * len(shape)
-    for d, od in zip(x.shape, broadcast_dimensions):
-        expanded[od] = d
-    return np.broadcast_to(x.reshape(expanded), shape)
-
-
-broadcast_in_dim_p = register(
-    Primitive("broadcast_in_dim"), _broadcast_in_dim_impl, _broadcast_in_dim_abstract
+from functrace.lax.base import (
+    broadcast_in_dim,
+    broadcast_in_dim_p,
+    neg,
+    reduce_sum,
+    reshape,
+    reshape_p,
+    select_n,
+    sub,
+    transpose,
+    transpose_p,
 )
-
-
-def broadcast_in_dim(x: Any, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]) -> Any:
-    """Broadcast ``x`` into ``shape``; operand axis i becomes output axis
-    ``broadcast_dimensions[i]`` (where its size must be 1 or equal)."""
-    shape = tuple(int(d) for d in shape)
-    bdims = tuple(int(d) for d in broadcast_dimensions)
-    aval = core.get_aval(x)
-    if aval.shape == shape and bdims == tuple(range(len(shape))):
-        return x
-    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims)
-
-
-def _broadcast_in_dim_transpose(
-    ct: Any, x: Any, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
-) -> list[Any]:
-    # Sum the cotangent over the axes that were created or stretched.
-    from functrace.lax.reductions import reduce_sum
-
-    in_shape = x.aval.shape
-    new_axes = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions)
-    stretched = tuple(
-        od for d, od in zip(in_shape, broadcast_dimensions) if d == 1 and shape[od] != 1
-    )
-    axes = tuple(sorted(new_axes + stretched))
-    out = reduce_sum(ct, axes) if axes else ct
-    return [reshape(out, in_shape)]
-
-
-ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
-
-
-def _broadcast_in_dim_batch(
-    vals: Sequence[Any],
-    bdims: Sequence[Any],
-    *,
-    shape: tuple[int, ...],
-    broadcast_dimensions: tuple[int, ...],
-) -> tuple[Any, int]:
-    # The batch axis goes right after the output axis of the operand axis before it.
-    (x,), (bdim,) = vals, bdims
-    size = core.get_aval(x).shape[bdim]
-    out_bdim = 0 if bdim == 0 else broadcast_dimensions[bdim - 1] + 1
-    dims = [d + (d >= out_bdim) for d in broadcast_dimensions]
-    dims.insert(bdim, out_bdim)
-    out_shape = shape[:out_bdim] + (size,) + shape[out_bdim:]
-    return broadcast_in_dim(x, out_shape, tuple(dims)), out_bdim
-
-
-batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
-
-# ---------------------------------------------------------------------------
-# reshape
-# ---------------------------------------------------------------------------
-
-
-def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedArray:
-    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
-        raise ValueError(
-            f"reshape: expected a shape with {x.size} elements for operand shape "
-            f"{x.shape}, got {new_sizes}."
-        )
-    return ShapedArray(new_sizes, x.dtype, x.weak_type)
-
-
-def _reshape_impl(x: Any, *, new_sizes: tuple[int, ...]) -> Any:
-    return np.reshape(x, new_sizes)
-
-
-reshape_p = register(Primitive("reshape"), _reshape_impl, _reshape_abstract)
-
-
-def reshape(x: Any, new_sizes: tuple[int, ...]) -> Any:
-    """Row-major reshape to ``new_sizes`` (no -1: use functrace.numpy.reshape for that)."""
-    new_sizes = tuple(int(d) for d in new_sizes)
-    if core.get_aval(x).shape == new_sizes:
-        return x
-    return reshape_p.bind(x, new_sizes=new_sizes)
-
-
-ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
-
-
-def _reshape_batch(
-    vals: Sequence[Any], bdims: Sequence[Any], *, new_sizes: tuple[int, ...]
-) -> tuple[Any, int]:
-    # Row-major order mixes axes: the batch axis must lead so examples stay contiguous.
-    x = batching.moveaxis(vals[0], bdims[0], 0)
-    return reshape(x, (core.get_aval(x).shape[0], *new_sizes)), 0
-
-
-batching.batching_rules[reshape_p] = _reshape_batch
-
+from functrace.lax.contraction import Precision, dot, dot_general, dot_general_p
+from functrace.lax.contraction import check_precision as check_precision
 
 # ---------------------------------------------------------------------------
 # Shared helpers for the blocks below
 # ---------------------------------------------------------------------------
-
-
-def _register_checked(
-    primitive: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
-) -> Primitive:
-    """Register ``impl`` behind a call of ``abstract_eval``, so eager calls get the same
-    checks and messages as traced ones (NumPy would broadcast, promote or crash instead)."""
-
-    def checked(*args: Any, **params: Any) -> Any:
-        abstract_eval(*[core.get_aval(a) for a in args], **params)
-        return impl(*args, **params)
-
-    return register(primitive, checked, abstract_eval)
 
 
 def _canonical_axes(
@@ -215,58 +83,6 @@ def _aval_of(x: Any) -> ShapedArray:
 
 
 # ---------------------------------------------------------------------------
-# transpose
-# ---------------------------------------------------------------------------
-
-
-def _transpose_abstract(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
-    if sorted(permutation) != list(range(x.ndim)):
-        raise ValueError(
-            f"transpose: expected a permutation of {tuple(range(x.ndim))} for operand shape "
-            f"{x.shape}, got {permutation}. List every axis exactly once."
-        )
-    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
-
-
-def _transpose_impl(x: Any, *, permutation: tuple[int, ...]) -> Any:
-    return np.transpose(x, permutation)
-
-
-transpose_p = _register_checked(Primitive("transpose"), _transpose_impl, _transpose_abstract)
-
-
-def transpose(x: Any, permutation: tuple[int, ...]) -> Any:
-    """Permute axes: output axis ``i`` is operand axis ``permutation[i]``."""
-    perm = as_index_tuple("transpose", permutation)
-    if perm == tuple(range(core.get_aval(x).ndim)):
-        return x
-    return transpose_p.bind(x, permutation=perm)
-
-
-def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> list[Any]:
-    # A permutation is orthogonal: its transpose is the inverse permutation.
-    inverse = [0] * len(permutation)
-    for i, p in enumerate(permutation):
-        inverse[p] = i
-    return [transpose(ct, tuple(inverse))]
-
-
-ad.deflinear(transpose_p, _transpose_transpose)
-
-
-def _transpose_batch(
-    vals: Sequence[Any], bdims: Sequence[Any], *, permutation: tuple[int, ...]
-) -> tuple[Any, int]:
-    # Extend the permutation: the batch axis stays where it is.
-    (x,), (bdim,) = vals, bdims
-    perm = [p + (p >= bdim) for p in permutation]
-    perm.insert(bdim, bdim)
-    return transpose(x, tuple(perm)), bdim
-
-
-batching.batching_rules[transpose_p] = _transpose_batch
-
-# ---------------------------------------------------------------------------
 # squeeze and expand_dims
 # ---------------------------------------------------------------------------
 
@@ -287,7 +103,7 @@ def _squeeze_impl(x: Any, *, dimensions: tuple[int, ...]) -> Any:
     return np.squeeze(x, axis=dimensions)
 
 
-squeeze_p = _register_checked(Primitive("squeeze"), _squeeze_impl, _squeeze_abstract)
+squeeze_p = register_checked(Primitive("squeeze"), _squeeze_impl, _squeeze_abstract)
 
 
 def squeeze(x: Any, dimensions: tuple[int, ...]) -> Any:
@@ -364,9 +180,7 @@ def _concatenate_impl(*operands: Any, dimension: int) -> Any:
     return np.concatenate(operands, axis=dimension)
 
 
-concatenate_p = _register_checked(
-    Primitive("concatenate"), _concatenate_impl, _concatenate_abstract
-)
+concatenate_p = register_checked(Primitive("concatenate"), _concatenate_impl, _concatenate_abstract)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
@@ -457,7 +271,7 @@ def _slice_impl(
     return np.asarray(x)[idx]
 
 
-slice_p = _register_checked(Primitive("slice"), _slice_impl, _slice_abstract)
+slice_p = register_checked(Primitive("slice"), _slice_impl, _slice_abstract)
 
 
 def slice(
@@ -589,7 +403,7 @@ def _pad_impl(x: Any, padding_value: Any, *, padding_config: PadConfig) -> Any:
     ]
 
 
-pad_p = _register_checked(Primitive("pad"), _pad_impl, _pad_abstract)
+pad_p = register_checked(Primitive("pad"), _pad_impl, _pad_abstract)
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
@@ -607,9 +421,6 @@ def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int
 def _pad_transpose(ct: Any, x: Any, padding_value: Any, *, padding_config: PadConfig) -> list[Any]:
     # ct_x: undo the edges (a pad by -lo, -hi), then keep every (interior + 1)-th element;
     # ct_padding_value: the padding value was copied everywhere else: sum(ct) - sum(ct_x).
-    from functrace.lax.elementwise import sub
-    from functrace.lax.reductions import reduce_sum
-
     aval = core.get_aval(ct)
     core_part = pad(
         ct, _zero_scalar(aval.dtype), tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
@@ -629,8 +440,6 @@ ad.deflinear(pad_p, _pad_transpose)
 def _pad_batch(
     vals: Sequence[Any], bdims: Sequence[Any], *, padding_config: PadConfig
 ) -> tuple[Any, int]:
-    from functrace.lax.elementwise import select_n
-
     x, pv = vals
     bx, bpv = bdims
     if bpv is None:  # one padding value: leave the batch axis unpadded
@@ -670,7 +479,7 @@ def _rev_impl(x: Any, *, dimensions: tuple[int, ...]) -> Any:
     return np.flip(x, dimensions)
 
 
-rev_p = _register_checked(Primitive("rev"), _rev_impl, _rev_abstract)
+rev_p = register_checked(Primitive("rev"), _rev_impl, _rev_abstract)
 
 
 def rev(x: Any, dimensions: tuple[int, ...]) -> Any:
@@ -724,7 +533,7 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> An
     )
 
 
-iota_p = _register_checked(Primitive("iota"), _iota_impl, _iota_abstract)
+iota_p = register_checked(Primitive("iota"), _iota_impl, _iota_abstract)
 ad.defjvp_zero(iota_p)  # a constant: no operands to differentiate
 
 
@@ -751,293 +560,6 @@ def iota(dtype: Any, size: int, dimension: int = 0, shape: tuple[int, ...] | Non
         dim += len(shp)
     return iota_p.bind(dtype=np.dtype(dtype), shape=shp, dimension=dim)
 
-
-# ---------------------------------------------------------------------------
-# dot_general
-# ---------------------------------------------------------------------------
-
-DotDimensionNumbers = tuple[
-    tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]
-]
-
-
-def _free_axes(ndim: int, contracting: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
-    return [i for i in range(ndim) if i not in contracting and i not in batch]
-
-
-def _check_preferred(lhs: ShapedArray, preferred: np.dtype | None) -> None:
-    if preferred is None:
-        return
-    d = lhs.dtype
-    if d.kind in "iu":  # ints may accumulate in a wider int, or in any float
-        ok = preferred.kind in "fc" or preferred.kind in "iu" and preferred.itemsize >= d.itemsize
-    elif d.kind == "f":
-        ok = (
-            preferred.kind == "f"
-            and preferred.itemsize >= d.itemsize
-            or preferred.kind == "c"
-            and preferred.itemsize >= 2 * d.itemsize
-        )
-    else:
-        ok = preferred.kind == "c" and preferred.itemsize >= d.itemsize
-    if not ok:
-        raise TypeError(
-            f"dot_general: expected a preferred_element_type at least as wide as the operand "
-            f"dtype and of a compatible kind (int->int/float, float->float/complex), got "
-            f"{preferred.name} for operands of dtype {d.name}. Cast the operands instead."
-        )
-
-
-def _dot_general_abstract(
-    lhs: ShapedArray,
-    rhs: ShapedArray,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    preferred_element_type: np.dtype | None,
-) -> ShapedArray:
-    (lc, rc), (lb, rb) = dimension_numbers
-    if len(lc) != len(rc) or len(lb) != len(rb):
-        raise ValueError(
-            f"dot_general: expected as many lhs as rhs contracting and batch dimensions for "
-            f"lhs shape {lhs.shape} and rhs shape {rhs.shape}, got "
-            f"dimension_numbers={dimension_numbers}. Pair them one to one."
-        )
-    for side, aval, axes in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
-        if len(set(axes)) != len(axes) or any(not 0 <= a < aval.ndim for a in axes):
-            raise ValueError(
-                f"dot_general: expected distinct {side} axes in [0, {aval.ndim}) for lhs shape "
-                f"{lhs.shape} and rhs shape {rhs.shape}, got dimension_numbers="
-                f"{dimension_numbers}. Use each axis at most once, non-negative."
-            )
-    for kind, la, ra in (("contracting", lc, rc), ("batch", lb, rb)):
-        if any(lhs.shape[i] != rhs.shape[j] for i, j in zip(la, ra)):
-            raise ValueError(
-                f"dot_general: expected equal sizes of paired {kind} dimensions for lhs shape "
-                f"{lhs.shape} and rhs shape {rhs.shape}, got dimension_numbers="
-                f"{dimension_numbers}. Pair axes of the same size."
-            )
-    dtype = check_same_dtypes("dot_general", lhs, rhs)
-    check_dtype_kind("dot_general", lhs, "iufc", "a numeric")
-    _check_preferred(lhs, preferred_element_type)
-    shape = (
-        tuple(lhs.shape[i] for i in lb)
-        + tuple(lhs.shape[i] for i in _free_axes(lhs.ndim, lc, lb))
-        + tuple(rhs.shape[i] for i in _free_axes(rhs.ndim, rc, rb))
-    )
-    if preferred_element_type is not None:
-        return ShapedArray(shape, preferred_element_type)
-    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
-
-
-def _dot_general_impl(
-    lhs: Any,
-    rhs: Any,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    preferred_element_type: np.dtype | None,
-) -> Any:
-    (lc, rc), (lb, rb) = dimension_numbers
-    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    if preferred_element_type is not None:
-        lhs = lhs.astype(preferred_element_type, copy=False)
-        rhs = rhs.astype(preferred_element_type, copy=False)
-    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,):
-        return np.matmul(lhs, rhs)  # plain matrix/vector products: BLAS directly
-    # General case: (batch, free, contracting) @ (batch, contracting, free), one matmul.
-    lf, rf = _free_axes(lhs.ndim, lc, lb), _free_axes(rhs.ndim, rc, rb)
-    batch = tuple(lhs.shape[i] for i in lb)
-    m = tuple(lhs.shape[i] for i in lf)
-    n = tuple(rhs.shape[i] for i in rf)
-    k = math.prod(lhs.shape[i] for i in lc)
-    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
-    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
-    out = np.matmul(a[0], b[0]) if not lb else np.matmul(a, b)
-    return out.reshape(batch + m + n)
-
-
-dot_general_p = _register_checked(
-    Primitive("dot_general"), _dot_general_impl, _dot_general_abstract
-)
-
-
-class Precision(enum.Enum):
-    """The ``precision=`` of matrix products, as in JAX. On CPU every product is computed
-    in the operands' (or ``preferred_element_type``'s) precision, so it is accepted,
-    validated and ignored."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    def __str__(self) -> str:
-        return self.name.lower()
-
-
-_PRECISION_NAMES = {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest"}
-
-
-def check_precision(fname: str, precision: Any) -> None:
-    """Validate a ``precision=`` argument (None, a :class:`Precision`, its name, or a
-    pair of them for the two operands). It does not change the result on CPU."""
-    items = precision if isinstance(precision, (tuple, list)) else (precision,)
-    if isinstance(precision, (tuple, list)) and len(precision) != 2:
-        raise ValueError(
-            f"{fname}: expected precision as one value or a pair (lhs, rhs), got {precision!r}."
-        )
-    for p in items:
-        if p is None or isinstance(p, Precision):
-            continue
-        if isinstance(p, str) and p.lower() in _PRECISION_NAMES:
-            continue
-        raise ValueError(
-            f"{fname}: expected precision None, a lax.Precision or one of "
-            f"{sorted(_PRECISION_NAMES)}, got {p!r}."
-        )
-
-
-def dot_general(
-    lhs: Any,
-    rhs: Any,
-    dimension_numbers: Any,
-    precision: Any = None,
-    preferred_element_type: Any = None,
-) -> Any:
-    """Contract over ``((lhs_c, rhs_c), (lhs_b, rhs_b))``; output: batch, lhs free, rhs free.
-
-    ``preferred_element_type`` sets the result dtype (the product is computed in it);
-    ``precision`` is accepted and ignored (see :class:`Precision`)."""
-    check_precision("dot_general", precision)
-    (lc, rc), (lb, rb) = dimension_numbers
-    dims = (
-        (as_index_tuple("dot_general", lc), as_index_tuple("dot_general", rc)),
-        (as_index_tuple("dot_general", lb), as_index_tuple("dot_general", rb)),
-    )
-    pet = None if preferred_element_type is None else np.dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, preferred_element_type=pet)
-
-
-def dot(
-    lhs: Any,
-    rhs: Any,
-    precision: Any = None,
-    preferred_element_type: Any = None,
-    *,
-    dimension_numbers: Any = None,
-) -> Any:
-    """Vector-vector, matrix-vector or matrix-matrix product: the last axis of ``lhs``
-    with the first of ``rhs`` (``dimension_numbers`` given: ``dot_general``)."""
-    if dimension_numbers is not None:
-        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
-    sa, sb = core.get_aval(lhs).shape, core.get_aval(rhs).shape
-    if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2) or sa[-1] != sb[0]:
-        raise TypeError(
-            f"dot: expected a vector or matrix lhs whose last axis matches the first axis "
-            f"of a vector or matrix rhs, got shapes {sa} and {sb}. Use dot_general with "
-            f"dimension_numbers for other products."
-        )
-    return dot_general(
-        lhs, rhs, (((len(sa) - 1,), (0,)), ((), ())), precision, preferred_element_type
-    )
-
-
-def _dot_general_transpose_lhs(
-    ct: Any,
-    y: Any,
-    x_aval: ShapedArray,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    preferred_element_type: np.dtype | None,
-) -> Any:
-    # ct_x[b, xf, xc] = sum_{yf} ct[b, xf, yf] y[b, yc, yf]: contract ct's y-free axes with
-    # y's free axes (batching the batch axes), then move the axes into x's layout.
-    from functrace.lax.elementwise import convert_element_type
-
-    (xc, yc), (xb, yb) = dimension_numbers
-    ct_dtype = core.get_aval(ct).dtype
-    y_nd = core.get_aval(y).ndim
-    x_nd = len(x_aval.shape)
-    nb = len(xb)
-    xf, yf = _free_axes(x_nd, xc, xb), _free_axes(y_nd, yc, yb)
-    ct_yf = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
-    dims = ((ct_yf, tuple(yf)), (tuple(range(nb)), tuple(yb)))
-    out = dot_general(ct, convert_element_type(y, ct_dtype), dims)
-    # out axes: batch, x free, then y's contracting axes in increasing order.
-    yc_sorted = sorted(yc)
-    perm = [0] * x_nd
-    for i, a in enumerate(xb):
-        perm[a] = i
-    for i, a in enumerate(xf):
-        perm[a] = nb + i
-    for a, b in zip(xc, yc):
-        perm[a] = nb + len(xf) + yc_sorted.index(b)
-    return convert_element_type(transpose(out, tuple(perm)), x_aval.dtype, x_aval.weak_type)
-
-
-def _dot_general_transpose_rhs(
-    ct: Any,
-    x: Any,
-    y_aval: ShapedArray,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    preferred_element_type: np.dtype | None,
-) -> Any:
-    # dot(x, y) with swapped roles is dot(y, x) with its free axes swapped in the output.
-    (xc, yc), (xb, yb) = dimension_numbers
-    nb = len(xb)
-    nxf = core.get_aval(x).ndim - len(xc) - nb
-    nyf = len(y_aval.shape) - len(yc) - nb
-    ct_swapped = transpose(ct, (*range(nb), *range(nb + nxf, nb + nxf + nyf), *range(nb, nb + nxf)))
-    return _dot_general_transpose_lhs(
-        ct_swapped,
-        x,
-        y_aval,
-        dimension_numbers=((yc, xc), (yb, xb)),
-        preferred_element_type=preferred_element_type,
-    )
-
-
-# d dot(x, y) = dot(dx, y) + dot(x, dy)
-ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
-
-
-def _dot_general_batch(
-    vals: Sequence[Any],
-    bdims: Sequence[Any],
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    preferred_element_type: np.dtype | None,
-) -> tuple[Any, int]:
-    # Both batched: the batch axes pair up as a new (leading) dot batch dimension.
-    # One batched: its batch axis is one more free axis of that side.
-    lhs, rhs = vals
-    lbd, rbd = bdims
-    (lc, rc), (lb, rb) = dimension_numbers
-
-    def shift(axes: tuple[int, ...], bdim: int | None) -> tuple[int, ...]:
-        return axes if bdim is None else tuple(a + (a >= bdim) for a in axes)
-
-    lc, lb, rc, rb = shift(lc, lbd), shift(lb, lbd), shift(rc, rbd), shift(rb, rbd)
-    if lbd is not None and rbd is not None:
-        lb, rb = (lbd, *lb), (rbd, *rb)
-        out_bdim = 0
-    elif lbd is not None:
-        lhs_nd = core.get_aval(lhs).ndim
-        out_bdim = len(lb) + _free_axes(lhs_nd, lc, lb).index(lbd)
-    else:
-        lhs_nd = core.get_aval(lhs).ndim
-        rhs_nd = core.get_aval(rhs).ndim
-        n_lhs_free = lhs_nd - len(lc) - len(lb)
-        out_bdim = len(lb) + n_lhs_free + _free_axes(rhs_nd, rc, rb).index(rbd)
-    out = dot_general_p.bind(
-        lhs,
-        rhs,
-        dimension_numbers=((lc, rc), (lb, rb)),
-        preferred_element_type=preferred_element_type,
-    )
-    return out, out_bdim
-
-
-batching.batching_rules[dot_general_p] = _dot_general_batch
 
 # ---------------------------------------------------------------------------
 # sort (multiple results: all operands sorted by the first num_keys, lexicographically)
@@ -1081,7 +603,7 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
     return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
 
 
-sort_p = _register_checked(Primitive("sort", multiple_results=True), _sort_impl, _sort_abstract)
+sort_p = register_checked(Primitive("sort", multiple_results=True), _sort_impl, _sort_abstract)
 
 
 def _sort_jvp(
@@ -1196,8 +718,6 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
         raise ValueError(
             f"top_k: expected k in [0, {shape[ax]}] for axis {ax} of shape {shape}, got {k}."
         )
-    from functrace.lax.elementwise import neg
-
     pos = iota(np.int32, shape[ax], ax, shape)
     # ascending by (value, -position), then reversed: descending values, ties by position
     vals, negpos = sort_multi([operand, neg(pos)], ax, 2, True)

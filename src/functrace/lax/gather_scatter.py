@@ -1,0 +1,590 @@
+"""Gather and the scatter family: NumPy advanced indexing as primitives.
+
+Each primitive is one block: definition, NumPy impl, abstract eval, JVP and (if
+linear) transpose rule. Index operands are array data (they may be traced);
+everything that shapes the output (indexed axes, mode) is a static parameter.
+``functrace.lax.indexing`` re-exports these names and documents the index
+semantics of the whole library (``gather`` and the scatters: its second and third
+points).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray
+from functrace.interpreters import ad, batching
+from functrace.interpreters.ad import Zero
+from functrace.lax._util import normalize_axis, register
+from functrace.lax.elementwise import (
+    convert_element_type,
+    div,
+    eq,
+    mul,
+    select_n,
+)
+from functrace.lax.shapes import broadcast_in_dim, iota
+
+_MODES = ("raise", "clip")
+
+# ---------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------
+
+
+def _full(shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+    # A constant array (a broadcast scalar, so no copy when eager).
+    scalar = np.array(value, dtype=dtype)[()]
+    return scalar if not shape else broadcast_in_dim(scalar, shape, ())
+
+
+def _zeros(aval: ShapedArray) -> Any:
+    return _full(aval.shape, 0, aval.dtype)
+
+
+def _aval(x: Any) -> ShapedArray:
+    return x.aval if ad.is_undefined_primal(x) else core.get_aval(x)
+
+
+def _as_operand(x: Any) -> Any:
+    # Accept lists of ints as index arrays; arrays and tracers pass through.
+    return x if core.is_array_like(x) else np.asarray(x)
+
+
+def _check_not_linear(name: str, *xs: Any) -> None:
+    if any(ad.is_undefined_primal(x) for x in xs):
+        raise ValueError(
+            f"{name} transpose: expected known (non-linear) index or update "
+            f"operands, got a linear one. A JVP rule used a tangent where an "
+            f"index belongs."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Shared checks and index normalization for gather and the scatters
+# ---------------------------------------------------------------------------
+
+
+def _check_gather_like(
+    name: str,
+    operand: ShapedArray,
+    indices: Sequence[ShapedArray],
+    axes: tuple[int, ...],
+    mode: str,
+) -> tuple[int, ...]:
+    """Validate the index operands; return the common index shape B."""
+    if mode not in _MODES:
+        raise ValueError(f"{name}: expected mode 'raise' or 'clip', got {mode!r}.")
+    if not axes:
+        raise ValueError(
+            f"{name}: expected at least one indexed axis, got axes=(). "
+            f"Index arrays select along the axes they are given for."
+        )
+    if any(not 0 <= a < operand.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(
+            f"{name}: expected distinct axes in [0, {operand.ndim}) for operand "
+            f"shape {operand.shape}, got axes={axes}. Normalize negative axes "
+            f"first."
+        )
+    if len(indices) != len(axes):
+        raise ValueError(
+            f"{name}: expected one index array per entry of axes={axes} "
+            f"({len(axes)}), got {len(indices)}."
+        )
+    for a, i in zip(axes, indices):
+        if i.dtype.kind not in "iu":
+            raise TypeError(
+                f"{name}: expected integer index arrays, got {i.dtype.name} for "
+                f"axis {a}. Boolean masks must become integer positions first "
+                f"(functrace.numpy does this with nonzero)."
+            )
+    batch = indices[0].shape
+    if any(i.shape != batch for i in indices):
+        shapes = ", ".join(str(i.shape) for i in indices)
+        raise ValueError(
+            f"{name}: expected index arrays of one common shape, got shapes "
+            f"{shapes}. functrace.lax does not broadcast: broadcast the indices "
+            f"first (functrace.numpy does)."
+        )
+    if int(np.prod(batch, dtype=np.int64)) > 0:
+        for a in axes:
+            if operand.shape[a] == 0:
+                raise IndexError(
+                    f"{name}: expected a non-empty axis to index, got axis {a} "
+                    f"of size 0 in operand shape {operand.shape}. No index is in "
+                    f"bounds there."
+                )
+    return batch
+
+
+def _gathered_shape(
+    operand: ShapedArray, batch: tuple[int, ...], axes: tuple[int, ...]
+) -> tuple[int, ...]:
+    return batch + tuple(d for k, d in enumerate(operand.shape) if k not in axes)
+
+
+def _positions(
+    name: str, indices: Sequence[Any], shape: tuple[int, ...], axes: tuple[int, ...], mode: str
+) -> tuple[np.ndarray, ...]:
+    """Concrete indices normalized to [0, dim): wrap negatives once, then check or clip."""
+    out = []
+    for a, idx in zip(axes, indices):
+        dim = shape[a]
+        i = np.asarray(idx)
+        if i.dtype.kind == "u":  # keep huge unsigned values out of range after the cast
+            i = np.minimum(i, np.uint64(dim)).astype(np.intp)
+        else:
+            i = i.astype(np.intp)
+        i = np.where(i < 0, i + dim, i)
+        if mode == "clip":
+            i = np.clip(i, 0, dim - 1)
+        else:
+            bad = (i < 0) | (i >= dim)
+            if bad.any():
+                given = np.asarray(idx)[bad].ravel()[0]
+                raise IndexError(
+                    f"{name}: expected indices in [-{dim}, {dim}) for axis {a} "
+                    f"of size {dim}, got index {given}. Fix the index, or use "
+                    f"mode='clip' to clamp out-of-range indices."
+                )
+        out.append(i)
+    return tuple(out)
+
+
+def _known_unique(
+    indices: Sequence[Any], shape: tuple[int, ...], axes: tuple[int, ...], mode: str
+) -> bool:
+    """True when the indices are concrete and name every position at most once."""
+    vals = [core.concrete_or_none(i) for i in indices]
+    if any(v is None for v in vals):
+        return False
+    pos = _positions("scatter", vals, shape, axes, mode)
+    flat = np.ravel_multi_index(pos, tuple(shape[a] for a in axes)).ravel()
+    return len(np.unique(flat)) == flat.size
+
+
+def _update_ids(batch: tuple[int, ...], full: tuple[int, ...]) -> np.ndarray:
+    # The C-order position of each update's index tuple, spread over the trailing dims
+    # (a static constant: it only depends on shapes).
+    n = int(np.prod(batch, dtype=np.int64))
+    ids = np.arange(n, dtype=np.int64).reshape(batch + (1,) * (len(full) - len(batch)))
+    return np.broadcast_to(ids, full)
+
+
+# ---------------------------------------------------------------------------
+# gather
+# ---------------------------------------------------------------------------
+
+
+def _gather_abstract(
+    operand: ShapedArray, *indices: ShapedArray, axes: tuple[int, ...], mode: str
+) -> ShapedArray:
+    batch = _check_gather_like("gather", operand, indices, axes, mode)
+    return ShapedArray(_gathered_shape(operand, batch, axes), operand.dtype, operand.weak_type)
+
+
+def _gather_impl(operand: Any, *indices: Any, axes: tuple[int, ...], mode: str) -> Any:
+    _gather_abstract(core.get_aval(operand), *core.avals_of(indices), axes=axes, mode=mode)
+    x = np.asarray(operand)
+    pos = _positions("gather", indices, x.shape, axes, mode)
+    return np.moveaxis(x, axes, range(len(axes)))[pos]
+
+
+gather_p = register(Primitive("gather"), _gather_impl, _gather_abstract)
+
+
+def _index_params(
+    name: str, operand: Any, indices: Sequence[Any], axes: Sequence[int], mode: str
+) -> tuple[list[Any], tuple[int, ...]]:
+    ndim = core.get_aval(operand).ndim
+    axes_t = tuple(normalize_axis(name, int(a), ndim) for a in axes)
+    if mode not in _MODES:
+        raise ValueError(f"{name}: expected mode 'raise' or 'clip', got {mode!r}.")
+    return [_as_operand(i) for i in indices], axes_t
+
+
+def gather(operand: Any, indices: Sequence[Any], axes: Sequence[int], mode: str = "raise") -> Any:
+    """NumPy advanced indexing: ``indices[k]`` indexes ``axes[k]``; result ``B + rest``."""
+    idx, axes_t = _index_params("gather", operand, indices, axes, mode)
+    return gather_p.bind(operand, *idx, axes=axes_t, mode=mode)
+
+
+def index_take(x: Any, idx: Any, axis: int = 0, mode: str = "raise") -> Any:
+    """``gather`` along one axis: shape ``idx.shape + x.shape without axis`` (index dims first,
+    unlike ``numpy.take``)."""
+    return gather(x, [idx], (axis,), mode)
+
+
+def _gather_transpose(
+    ct: Any, operand: Any, *indices: Any, axes: tuple[int, ...], mode: str
+) -> list[Any]:
+    # gather reads positions; its transpose adds ct back into them (repeats accumulate).
+    _check_not_linear("gather", *indices)
+    ct_operand = scatter_add(_zeros(operand.aval), ct, indices, axes, mode)
+    return [ct_operand] + [None] * len(indices)
+
+
+ad.deflinear_in(gather_p, (0,), _gather_transpose)  # d gather(x) = gather(dx)
+
+
+def _gather_batch(
+    vals: Sequence[Any], bdims: Sequence[Any], *, axes: tuple[int, ...], mode: str
+) -> tuple[Any, int]:
+    operand, *indices = vals
+    b_op, *b_idx = bdims
+    size = batching.batch_size(vals, bdims)
+    shifted = axes if b_op is None else tuple(a + (a >= b_op) for a in axes)
+    if all(b is None for b in b_idx):
+        # The batch axis is one more unindexed operand axis: it lands among the trailing
+        # dims of the result, after the index dims.
+        out_bdim = len(core.get_aval(indices[0]).shape) + b_op - sum(a < b_op for a in axes)
+        return gather_p.bind(operand, *indices, axes=shifted, mode=mode), out_bdim
+    # Batched indices: align them on one batch axis (materialize unbatched ones).
+    dst = next(b for b in b_idx if b is not None)
+    idx = [batching.bdim_at(i, b, size, dst) for i, b in zip(indices, b_idx)]
+    if b_op is None:
+        return gather_p.bind(operand, *idx, axes=axes, mode=mode), dst
+    # Both batched: example b reads operand[b] -- index the batch axis with iota.
+    idx_shape = core.get_aval(idx[0]).shape
+    idx.insert(0, iota(np.int64, size, dst, idx_shape))
+    return gather_p.bind(operand, *idx, axes=(b_op, *shifted), mode=mode), dst
+
+
+batching.batching_rules[gather_p] = _gather_batch
+
+# ---------------------------------------------------------------------------
+# The scatter family: one abstract eval and impl, one NumPy ufunc each
+# ---------------------------------------------------------------------------
+
+
+def _scatter_abstract_rule(name: str, kinds: str, what: str) -> Any:
+    def rule(
+        operand: ShapedArray,
+        updates: ShapedArray,
+        *indices: ShapedArray,
+        axes: tuple[int, ...],
+        mode: str,
+    ) -> ShapedArray:
+        batch = _check_gather_like(name, operand, indices, axes, mode)
+        expected = _gathered_shape(operand, batch, axes)
+        if updates.shape != expected:
+            raise ValueError(
+                f"{name}: expected updates of shape {expected} (index shape "
+                f"{batch} + operand dims not in axes={axes}) for operand shape "
+                f"{operand.shape}, got {updates.shape}. functrace.lax does not "
+                f"broadcast: broadcast the updates first."
+            )
+        if updates.dtype != operand.dtype:
+            raise TypeError(
+                f"{name}: expected updates of the operand's dtype "
+                f"{operand.dtype.name}, got {updates.dtype.name}. Convert them "
+                f"with lax.convert_element_type first."
+            )
+        if operand.dtype.kind not in kinds:
+            raise TypeError(f"{name}: expected {what} operand, got {operand.dtype.name}.")
+        return operand
+
+    return rule
+
+
+def _scatter_impl_rule(name: str, ufunc: np.ufunc | None, abstract: Any) -> Any:
+    def impl(operand: Any, updates: Any, *indices: Any, axes: tuple[int, ...], mode: str) -> Any:
+        abstract(
+            core.get_aval(operand),
+            core.get_aval(updates),
+            *core.avals_of(indices),
+            axes=axes,
+            mode=mode,
+        )
+        out = np.array(operand, copy=True)
+        pos = _positions(name, indices, out.shape, axes, mode)
+        view = np.moveaxis(out, axes, range(len(axes)))  # a view: writes land in out
+        if ufunc is None:
+            view[pos] = updates  # NumPy assignment: the last write wins
+        else:
+            ufunc.at(view, pos, updates)  # unbuffered: repeated indices all combine
+        return out
+
+    return impl
+
+
+def _scatter_primitive(name: str, ufunc: np.ufunc | None, kinds: str, what: str) -> Primitive:
+    abstract = _scatter_abstract_rule(name, kinds, what)
+    return register(Primitive(name), _scatter_impl_rule(name, ufunc, abstract), abstract)
+
+
+def _scatter_batch_rule(p: Primitive) -> Any:
+    def rule(
+        vals: Sequence[Any], bdims: Sequence[Any], *, axes: tuple[int, ...], mode: str
+    ) -> tuple[Any, int]:
+        operand, updates, *indices = vals
+        b_op, b_upd, *b_idx = bdims
+        size = batching.batch_size(vals, bdims)
+        if all(b is None for b in b_idx):
+            # Same positions for every example: the batch axis is one more unindexed axis
+            # of the operand, and of the updates after their index dims.
+            dst = 0 if b_op is None else b_op
+            operand = batching.bdim_at(operand, b_op, size, dst)
+            n_idx = len(core.get_aval(indices[0]).shape)
+            upd_dst = n_idx + dst - sum(a < dst for a in axes)
+            updates = batching.bdim_at(updates, b_upd, size, upd_dst)
+            shifted = tuple(a + (a >= dst) for a in axes)
+            return p.bind(operand, updates, *indices, axes=shifted, mode=mode), dst
+        # Positions differ per example: example b writes into operand[b] -- index a leading
+        # batch axis with iota, next to the (aligned) index arrays.
+        operand = batching.bdim_at(operand, b_op, size, 0)
+        updates = batching.bdim_at(updates, b_upd, size, 0)
+        idx = [batching.bdim_at(i, b, size, 0) for i, b in zip(indices, b_idx)]
+        idx.insert(0, iota(np.int64, size, 0, core.get_aval(idx[0]).shape))
+        shifted = (0, *(a + 1 for a in axes))
+        return p.bind(operand, updates, *idx, axes=shifted, mode=mode), 0
+
+    return rule
+
+
+def _scatter_wrapper(p: Primitive, summary: str) -> Any:
+    def f(
+        operand: Any, updates: Any, indices: Sequence[Any], axes: Sequence[int], mode: str = "raise"
+    ) -> Any:
+        idx, axes_t = _index_params(p.name, operand, indices, axes, mode)
+        return p.bind(operand, updates, *idx, axes=axes_t, mode=mode)
+
+    f.__name__ = f.__qualname__ = p.name
+    f.__doc__ = summary
+    return f
+
+
+# ---------------------------------------------------------------------------
+# scatter_add
+# ---------------------------------------------------------------------------
+
+scatter_add_p = _scatter_primitive("scatter_add", np.add, "biufc", "a numeric or boolean")
+scatter_add = _scatter_wrapper(
+    scatter_add_p, "``operand`` with ``updates`` added at the gathered positions (repeats sum)."
+)
+
+
+def _scatter_add_transpose(
+    ct: Any, operand: Any, updates: Any, *indices: Any, axes: tuple[int, ...], mode: str
+) -> list[Any]:
+    # out = operand + S u: ct_operand = ct, ct_updates = S^T ct = gather(ct).
+    _check_not_linear("scatter_add", *indices)
+    ct_operand = ct if ad.is_undefined_primal(operand) else None
+    ct_updates = gather(ct, indices, axes, mode) if ad.is_undefined_primal(updates) else None
+    return [ct_operand, ct_updates] + [None] * len(indices)
+
+
+# d scatter_add(x, u) = scatter_add(dx, du): linear in (operand, updates) jointly.
+ad.deflinear_in(scatter_add_p, (0, 1), _scatter_add_transpose)
+batching.batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
+
+# ---------------------------------------------------------------------------
+# scatter (set)
+# ---------------------------------------------------------------------------
+
+scatter_p = _scatter_primitive("scatter", None, "biufc", "a numeric or boolean")
+scatter = _scatter_wrapper(
+    scatter_p, "``operand`` with ``updates`` written at the gathered positions (last wins)."
+)
+
+
+def _last_writer_mask(
+    indices: Sequence[Any], shape: tuple[int, ...], axes: tuple[int, ...], mode: str
+) -> Any:
+    """Bool mask of index shape B: True for the update ``scatter`` keeps at its position."""
+    # Scatter each update's id into a board of the indexed dims and read it back:
+    # an update survives iff the board still holds its own id.
+    k = len(axes)
+    batch = core.get_aval(indices[0]).shape
+    ids = _update_ids(batch, batch)
+    board = _full(tuple(shape[a] for a in axes), -1, np.int64)
+    board = scatter(board, ids, indices, tuple(range(k)), mode)
+    return eq(gather(board, indices, tuple(range(k)), mode), ids)
+
+
+def _scatter_transpose(
+    ct: Any, operand: Any, updates: Any, *indices: Any, axes: tuple[int, ...], mode: str
+) -> list[Any]:
+    # Each output element is the operand's or exactly one update's (the last write):
+    # ct_operand = ct with written positions zeroed; ct_updates = ct at the position for
+    # the surviving update and 0 for overwritten ones (so repeated indices are exact).
+    _check_not_linear("scatter", *indices)
+    upd_aval = _aval(updates)
+    ct_operand = (
+        scatter(ct, _zeros(upd_aval), indices, axes, mode)
+        if ad.is_undefined_primal(operand)
+        else None
+    )
+    ct_updates = None
+    if ad.is_undefined_primal(updates):
+        shape = _aval(operand).shape
+        keep = _last_writer_mask(indices, shape, axes, mode)
+        batch = core.get_aval(keep).shape
+        keep = broadcast_in_dim(keep, upd_aval.shape, tuple(range(len(batch))))
+        ct_updates = select_n(keep, _zeros(upd_aval), gather(ct, indices, axes, mode))
+    return [ct_operand, ct_updates] + [None] * len(indices)
+
+
+# d scatter(x, u) = scatter(dx, du): which value lands where depends only on the indices,
+# so scatter is linear in (operand, updates) jointly.
+ad.deflinear_in(scatter_p, (0, 1), _scatter_transpose)
+batching.batching_rules[scatter_p] = _scatter_batch_rule(scatter_p)
+
+# ---------------------------------------------------------------------------
+# scatter_mul
+# ---------------------------------------------------------------------------
+
+scatter_mul_p = _scatter_primitive("scatter_mul", np.multiply, "biufc", "a numeric or boolean")
+scatter_mul = _scatter_wrapper(
+    scatter_mul_p,
+    "``operand`` times ``updates`` at the gathered positions (repeats multiply). "
+    "NOTE: when indices repeat (or are unknown, under jit), second derivatives w.r.t. an "
+    "update that is exactly 0 and shares its position are not exact (see _others_product).",
+)
+
+
+def _others_product(
+    updates: Any,
+    indices: Sequence[Any],
+    axes: tuple[int, ...],
+    mode: str,
+    operand_aval: ShapedArray,
+) -> Any:
+    """For each update u_j: the product of the *other* updates at its position."""
+    # prod_{k != j} u_k without dividing by zero: with P = product of the non-zero updates
+    # and Z = the number of zero updates at the position,
+    #   u_j != 0: Z == 0 ? P / u_j : 0        u_j == 0: Z == 1 ? P : 0
+    # NOTE: exact to first order; the second derivative is not exact w.r.t. an update that
+    # is exactly 0 while sharing its position with another update (the select is flat there).
+    upd_aval = core.get_aval(updates)
+    is_zero = eq(updates, _zeros(upd_aval))
+    ones = _full(upd_aval.shape, 1, upd_aval.dtype)
+    safe = select_n(is_zero, updates, ones)
+    prod_nz = gather(
+        scatter_mul(_full(operand_aval.shape, 1, operand_aval.dtype), safe, indices, axes, mode),
+        indices,
+        axes,
+        mode,
+    )
+    n_zero = scatter_add(
+        _full(operand_aval.shape, 0, np.int64),
+        convert_element_type(is_zero, np.int64),
+        indices,
+        axes,
+        mode,
+    )
+    n_zero = gather(n_zero, indices, axes, mode)
+    zeros = _zeros(upd_aval)
+    if_nonzero = select_n(eq(n_zero, _full(upd_aval.shape, 0, np.int64)), zeros, div(prod_nz, safe))
+    if_zero = select_n(eq(n_zero, _full(upd_aval.shape, 1, np.int64)), zeros, prod_nz)
+    return select_n(is_zero, if_nonzero, if_zero)
+
+
+def _scatter_mul_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...], mode: str
+) -> tuple[Any, Any]:
+    # out[p] = x[p] prod_j u_j  =>  d out = scatter_mul(dx, u) + x[p] sum_j du_j prod_{k!=j} u_k.
+    # With unique indices (checked when the indices are concrete) prod_{k!=j} u_k = 1.
+    operand, updates, *indices = primals
+    d_operand, d_updates = tangents[0], tangents[1]
+    out = scatter_mul(operand, updates, indices, axes, mode)
+    t_out: Any = Zero.from_primal(out)
+    if type(d_operand) is not Zero:
+        t_out = scatter_mul(d_operand, updates, indices, axes, mode)
+    if type(d_updates) is not Zero:
+        op_aval = core.get_aval(operand)
+        coef = gather(operand, indices, axes, mode)
+        if not _known_unique(indices, op_aval.shape, axes, mode):
+            coef = mul(coef, _others_product(updates, indices, axes, mode, op_aval))
+        t_upd = scatter_add(_zeros(op_aval), mul(d_updates, coef), indices, axes, mode)
+        t_out = ad.add_tangents(t_out, t_upd)
+    return out, t_out
+
+
+def _scatter_mul_transpose(
+    ct: Any, operand: Any, updates: Any, *indices: Any, axes: tuple[int, ...], mode: str
+) -> list[Any]:
+    # For fixed updates, x -> scatter_mul(x, u) scales each element: it is its own transpose.
+    _check_not_linear("scatter_mul", updates, *indices)
+    return [scatter_mul(ct, updates, indices, axes, mode), None] + [None] * len(indices)
+
+
+ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+ad.linear_primitives.add(scatter_mul_p)
+batching.batching_rules[scatter_mul_p] = _scatter_batch_rule(scatter_mul_p)
+
+# ---------------------------------------------------------------------------
+# scatter_min and scatter_max
+# ---------------------------------------------------------------------------
+
+scatter_min_p = _scatter_primitive("scatter_min", np.minimum, "biuf", "a real numeric or boolean")
+scatter_min = _scatter_wrapper(
+    scatter_min_p, "``operand`` with the minimum of it and ``updates`` at the gathered positions."
+)
+scatter_max_p = _scatter_primitive("scatter_max", np.maximum, "biuf", "a real numeric or boolean")
+scatter_max = _scatter_wrapper(
+    scatter_max_p, "``operand`` with the maximum of it and ``updates`` at the gathered positions."
+)
+
+
+def _scatter_extremum_jvp(p: Primitive) -> Any:
+    # d out[p] = d(the value that won at p): dx[p] if the operand won, else du_j of the
+    # winning update. NOTE: at ties the operand wins; among tied updates the last one
+    # (in C order of the index shape, as for scatter) wins. Each tangent is routed with
+    # masks computed from the primals, so the rule is linear in (dx, du).
+    bind = _scatter_wrapper(p, "")
+
+    def rule(
+        primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...], mode: str
+    ) -> tuple[Any, Any]:
+        operand, updates, *indices = primals
+        d_operand, d_updates = tangents[0], tangents[1]
+        out = bind(operand, updates, indices, axes, mode)
+        if type(d_operand) is Zero and type(d_updates) is Zero:
+            return out, Zero.from_primal(out)
+        op_aval, upd_aval = core.get_aval(operand), core.get_aval(updates)
+        operand_won = eq(operand, out)
+        # Which update wins each position: the last one equal to the output there.
+        hits = eq(updates, gather(out, indices, axes, mode))
+        ids = _update_ids(core.get_aval(indices[0]).shape, upd_aval.shape)
+        candidates = select_n(hits, _full(upd_aval.shape, -1, np.int64), ids)
+        best = scatter_max(_full(op_aval.shape, -1, np.int64), candidates, indices, axes, mode)
+        update_won = eq(gather(best, indices, axes, mode), ids)
+        from_updates = scatter_add(
+            _zeros(op_aval),
+            select_n(update_won, _zeros(upd_aval), ad.instantiate(d_updates)),
+            indices,
+            axes,
+            mode,
+        )
+        return out, select_n(operand_won, from_updates, ad.instantiate(d_operand))
+
+    return rule
+
+
+ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
+ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+batching.batching_rules[scatter_min_p] = _scatter_batch_rule(scatter_min_p)
+batching.batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
+
+
+__all__ = [
+    "gather",
+    "gather_p",
+    "index_take",
+    "scatter",
+    "scatter_add",
+    "scatter_add_p",
+    "scatter_max",
+    "scatter_max_p",
+    "scatter_min",
+    "scatter_min_p",
+    "scatter_mul",
+    "scatter_mul_p",
+    "scatter_p",
+]
