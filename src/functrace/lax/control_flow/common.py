@@ -11,7 +11,6 @@ import numpy as np
 
 from functrace import core
 from functrace.core import ShapedArray, Tracer
-from functrace.interpreters import ad
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import Jaxpr, Var, eval_jaxpr
@@ -92,10 +91,6 @@ def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
         i += n
     out.append(list(xs[i:]))
     return out
-
-
-def _linearizing(tangents: Sequence[Any]) -> bool:
-    return any(ad.is_tape_tracer(t) for t in tangents)
 
 
 def _fill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray]) -> list[Any]:

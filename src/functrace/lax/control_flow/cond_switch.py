@@ -17,12 +17,12 @@ from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
+from functrace.interpreters.batching import BatchTracer
 from functrace.ir import Jaxpr, eval_jaxpr
 from functrace.lax.control_flow.common import (
     _cast_to,
     _fill,
     _inst,
-    _linearizing,
     _nonzero_outputs,
     _run,
     _run_args,
@@ -31,6 +31,16 @@ from functrace.lax.control_flow.common import (
     _zeros,
     run_cond,
 )
+from functrace.lax.elementwise import (
+    clamp,
+    convert_element_type,
+    eq,
+    ne,
+    select_n,
+    stop_gradient,
+    zeros_like,
+)
+from functrace.lax.shapes import broadcast_in_dim
 from functrace.tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten
 
 # ---------------------------------------------------------------------------
@@ -45,8 +55,6 @@ def branch_index(index: Any, n: int) -> Any:
     branch index of ``cond_p``. The clamp runs in the index's own dtype and the cast
     comes after it: casting first would wrap an int64 index of 2**31 to -2**31 and
     pick branch 0 instead of the last one."""
-    from functrace.lax.elementwise import clamp, convert_element_type
-
     dt = core.get_aval(index).dtype
     if dt.kind == "b":
         index, dt = convert_element_type(index, np.int32), np.dtype(np.int32)
@@ -71,18 +79,25 @@ core.impl_rules[cond_p] = _cond_impl
 core.abstract_eval_rules[cond_p] = _cond_abstract
 
 
-def _cond_jvp(
-    primals: Sequence[Any], tangents: Sequence[Any], *, branches: tuple[Jaxpr, ...]
-) -> tuple[list[Any], list[Any]]:
+def _cond_masks(
+    primals: Sequence[Any], tangents: Sequence[Any], branches: tuple[Jaxpr, ...]
+) -> tuple[Any, list[Any], list[Any], list[bool], list[bool]]:
+    """``(index, ops, dops, nz_in, nz_out)``: the operands and their tangents, and the
+    masks of nonzero tangents of the operands and (in any branch) of the outputs."""
     index, *ops = primals
     dops = list(tangents[1:])
     nz_in = [type(t) is not Zero for t in dops]
     nz_out = [any(col) for col in zip(*[_nonzero_outputs(b, nz_in) for b in branches])]
+    return index, ops, dops, nz_in, nz_out
+
+
+def _cond_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, branches: tuple[Jaxpr, ...]
+) -> tuple[list[Any], list[Any]]:
+    index, ops, dops, nz_in, nz_out = _cond_masks(primals, tangents, branches)
     t = ad.tangent_aval
     op_avals = [v.aval for v in branches[0].invars]
     out_avals = [v.aval for v in branches[0].outvars]
-    if _linearizing(tangents):
-        return _cond_linearize(index, ops, dops, nz_in, nz_out, branches)
 
     def make(b: Jaxpr) -> Any:
         def jvp_branch(*args: Any) -> list[Any]:
@@ -135,15 +150,11 @@ def _trace_branches(
 
 
 def _cond_linearize(
-    index: Any,
-    ops: list[Any],
-    dops: list[Any],
-    nz_in: list[bool],
-    nz_out: list[bool],
-    branches: tuple[Jaxpr, ...],
+    primals: Sequence[Any], tangents: Sequence[Any], *, branches: tuple[Jaxpr, ...]
 ) -> tuple[list[Any], list[Any]]:
     """Reverse mode: each branch computes its primal outputs and residuals (all branches'
     residual slots, zeros in the others'); a linear cond over tangents reads them."""
+    index, ops, dops, nz_in, nz_out = _cond_masks(primals, tangents, branches)
     t = ad.tangent_aval
     op_avals = [v.aval for v in branches[0].invars]
     out_avals = [v.aval for v in branches[0].outvars]
@@ -224,6 +235,8 @@ def _cond_linearize(
     return primal_out, _fill(t_out, nz_out, [t(a) for a in out_avals])
 
 
+ad.linearize_rules[cond_p] = _cond_linearize
+
 # A cond that is linear in its trailing operands (the tangents), for reverse mode.
 cond_lin_p = Primitive("cond_lin", multiple_results=True)
 
@@ -274,9 +287,16 @@ def _cond_lin_jvp(
     return _cond_jvp(primals, tangents, branches=branches)
 
 
+def _cond_lin_linearize(
+    primals: Sequence[Any], tangents: Sequence[Any], *, branches: tuple[Jaxpr, ...], num_known: int
+) -> tuple[Any, Any]:
+    return _cond_linearize(primals, tangents, branches=branches)
+
+
 core.impl_rules[cond_lin_p] = _cond_lin_impl
 core.abstract_eval_rules[cond_lin_p] = _cond_lin_abstract
 ad.jvp_rules[cond_lin_p] = _cond_lin_jvp
+ad.linearize_rules[cond_lin_p] = _cond_lin_linearize
 ad.transpose_rules[cond_lin_p] = _cond_lin_transpose
 ad.linear_primitives.add(cond_lin_p)
 
@@ -284,8 +304,6 @@ ad.linear_primitives.add(cond_lin_p)
 def _cond_batch(
     vals: Sequence[Any], bdims: Sequence[int | None], *, branches: tuple[Jaxpr, ...], **params: Any
 ) -> tuple[list[Any], list[Any]]:
-    from functrace.lax.elementwise import convert_element_type, select_n
-
     size = batching.batch_size(vals, bdims)
     index, *ops = vals
     bi, *bops = bdims
@@ -311,9 +329,6 @@ def _cond_batch(
         outs = prim.bind(index, *consts, *ops, branches=new_branches, **extra)
         return outs, [0] * len(outs)
     # A batched index: run every branch on the whole batch and select per example.
-    from functrace.lax.elementwise import eq, stop_gradient, zeros_like
-    from functrace.lax.shapes import broadcast_in_dim
-
     idx = branch_index(batching.moveaxis(index, bi, 0), len(branches))
 
     def per_example(mask: Any, shape: tuple[int, ...]) -> Any:
@@ -404,8 +419,6 @@ def switch(
 
 
 def _batched(x: Any) -> bool:
-    from functrace.interpreters.batching import BatchTracer
-
     while isinstance(x, Tracer):
         if isinstance(x, BatchTracer) and x.bdim is not None:
             return True
@@ -433,8 +446,6 @@ def cond(
             f"cond: expected a boolean predicate, got {aval.dtype.name}. Compare "
             f"it first (e.g. x > 0)."
         )
-    from functrace.lax.elementwise import convert_element_type, ne
-
     p = pred if aval.dtype.kind == "b" else ne(pred, np.zeros((), aval.dtype))
     return switch(
         convert_element_type(p, np.int32), [false_fun, true_fun], *operands, _fname="cond"

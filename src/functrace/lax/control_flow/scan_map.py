@@ -22,7 +22,6 @@ from functrace.lax.control_flow.common import (
     _dependent_outputs,
     _fill,
     _inst,
-    _linearizing,
     _nonzero_outputs,
     _run,
     _run_args,
@@ -34,6 +33,7 @@ from functrace.lax.control_flow.common import (
     _zeros,
     run_scan,
 )
+from functrace.lax.elementwise import add
 from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 # ---------------------------------------------------------------------------
@@ -125,6 +125,25 @@ def _scan_nonzeros(
         nz_carry = new
 
 
+def _scan_masks(
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    jaxpr: Jaxpr,
+    num_consts: int,
+    num_carry: int,
+) -> tuple[tuple[list[Any], ...], tuple[list[Any], ...], tuple[list[bool], ...]]:
+    """The operands and their tangents split into consts, carries and xs; and the
+    masks of nonzero tangents ``(nz_c, nz_carry, nz_x, nz_y)``."""
+    consts, carry, xs = _split(primals, num_consts, num_carry)
+    dc, dcarry, dxs = _split(tangents, num_consts, num_carry)
+    nz_c = [type(t) is not Zero for t in dc]
+    nz_x = [type(t) is not Zero for t in dxs]
+    nz_carry, nz_y = _scan_nonzeros(
+        jaxpr, num_consts, num_carry, nz_c, [type(t) is not Zero for t in dcarry], nz_x
+    )
+    return (consts, carry, xs), (dc, dcarry, dxs), (nz_c, nz_carry, nz_x, nz_y)
+
+
 def _scan_jvp(
     primals: Sequence[Any],
     tangents: Sequence[Any],
@@ -136,29 +155,9 @@ def _scan_jvp(
     reverse: bool,
     linear: tuple[bool, ...],
 ) -> tuple[list[Any], list[Any]]:
-    consts, carry, xs = _split(primals, num_consts, num_carry)
-    dc, dcarry, dxs = _split(tangents, num_consts, num_carry)
-    nz_c = [type(t) is not Zero for t in dc]
-    nz_x = [type(t) is not Zero for t in dxs]
-    nz_carry, nz_y = _scan_nonzeros(
-        jaxpr, num_consts, num_carry, nz_c, [type(t) is not Zero for t in dcarry], nz_x
+    (consts, carry, xs), (dc, dcarry, dxs), (nz_c, nz_carry, nz_x, nz_y) = _scan_masks(
+        primals, tangents, jaxpr, num_consts, num_carry
     )
-    if _linearizing(tangents):
-        return _scan_linearize(
-            consts,
-            carry,
-            xs,
-            dc,
-            dcarry,
-            dxs,
-            nz_c,
-            nz_carry,
-            nz_x,
-            nz_y,
-            jaxpr=jaxpr,
-            length=length,
-            reverse=reverse,
-        )
     c_avals = [core.get_aval(c) for c in consts]
     carry_avals = [v.aval for v in jaxpr.invars[num_consts : num_consts + num_carry]]
     x_avals = [v.aval for v in jaxpr.invars[num_consts + num_carry :]]
@@ -220,22 +219,14 @@ def _scan_jvp(
 
 
 def _scan_linearize(
-    consts: list[Any],
-    carry: list[Any],
-    xs: list[Any],
-    dc: list[Any],
-    dcarry: list[Any],
-    dxs: list[Any],
-    nz_c: list[bool],
-    nz_carry: list[bool],
-    nz_x: list[bool],
-    nz_y: list[bool],
-    *,
-    jaxpr: Jaxpr,
-    length: int,
-    reverse: bool,
+    primals: Sequence[Any], tangents: Sequence[Any], **params: Any
 ) -> tuple[list[Any], list[Any]]:
-    """Reverse mode: a forward scan stacking residuals, and a linear scan over tangents."""
+    """Reverse mode: a forward scan stacking residuals, and a linear scan over tangents
+    (``params``: the scan's)."""
+    jaxpr, length, reverse = params["jaxpr"], params["length"], params["reverse"]
+    (consts, carry, xs), (dc, dcarry, dxs), (nz_c, nz_carry, nz_x, nz_y) = _scan_masks(
+        primals, tangents, jaxpr, params["num_consts"], params["num_carry"]
+    )
     nc, ncarry = len(consts), len(carry)
     c_avals = [v.aval for v in jaxpr.invars[:nc]]
     carry_avals = [v.aval for v in jaxpr.invars[nc : nc + ncarry]]
@@ -315,7 +306,7 @@ def _scan_linearize(
     )
     body, hoisted = _trace(lin_body, lin_avals, "scan (linear pass of reverse mode)")
     lin_consts = [*hoisted, *raw, *res_consts, *dc_nz]
-    linear = (
+    lin_flags = (
         [False] * (len(hoisted) + len(raw) + len(res_consts))
         + [True] * len(dc_nz)
         + [True] * len(dcarry_nz)
@@ -323,7 +314,7 @@ def _scan_linearize(
         + [True] * len(dxs_nz)
     )
     t_outs = _bind_scan(
-        lin_consts, dcarry_nz, [*res_stacked, *dxs_nz], body, length, reverse, linear
+        lin_consts, dcarry_nz, [*res_stacked, *dxs_nz], body, length, reverse, lin_flags
     )
     d_carry_out, d_ys = t_outs[: len(dcarry_nz)], t_outs[len(dcarry_nz) :]
     ys_avals = [_stack_aval(a, length) for a in out_avals[ncarry:]]
@@ -383,8 +374,6 @@ def _scan_transpose(
         ct_lc = [_inst(c, v.aval) for c, v in zip(ct_lc, view.invars[:n_lin_c])]
         ct_carry_prev = [_inst(c, ca) for c, ca in zip(ct_carry_prev, carry_avals)]
         ct_lx = [_inst(c, v.aval) for c, v in zip(ct_lx, view.invars[n_lin_c + num_carry :])]
-        from functrace.lax.elementwise import add
-
         return ct_carry_prev + [add(s, c) for s, c in zip(acc, ct_lc)] + ct_lx
 
     avals = (
@@ -421,6 +410,7 @@ def _scan_transpose(
 
 
 ad.jvp_rules[scan_p] = _scan_jvp
+ad.linearize_rules[scan_p] = _scan_linearize
 ad.transpose_rules[scan_p] = _scan_transpose
 ad.linear_primitives.add(scan_p)
 

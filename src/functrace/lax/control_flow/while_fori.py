@@ -296,6 +296,7 @@ def _while_batch(
     return outs, [0] * len(outs)
 
 
+ad.jvp_rules[while_p] = _while_jvp
 batching.batching_rules[while_p] = _while_batch
 
 

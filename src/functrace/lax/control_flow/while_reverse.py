@@ -24,18 +24,16 @@ from functrace.ir import Jaxpr
 from functrace.lax.control_flow.common import (
     _fill,
     _inst,
-    _linearizing,
     _run,
     _run_args,
     _split,
     _trace,
     _zeros,
 )
-from functrace.lax.control_flow.scan_map import _scan_jvp
+from functrace.lax.control_flow.scan_map import _scan_linearize
 from functrace.lax.control_flow.while_fori import (
     WhileParams,
     _batch_while_parts,
-    _while_jvp,
     _while_jvp_body,
     _while_jvp_cond,
     _while_nonzeros,
@@ -68,7 +66,7 @@ def _while_linearize(primals: Sequence[Any], tangents: Sequence[Any], *, p: Whil
         return _while_linearize_abstract(cc, bc, carry, dbc, dcarry, p)
     # Reverse mode as a scan of the (now known) trip count: the body is a scan body
     # with the loop's constants as consts, the carry as carry and no xs.
-    return _scan_jvp(
+    return _scan_linearize(
         list(bc) + list(carry),
         list(dbc) + list(dcarry),
         jaxpr=p.body_jaxpr,
@@ -411,13 +409,4 @@ ad.transpose_rules[while_transpose_p] = _while_transpose_transpose
 batching.batching_rules[while_transpose_p] = _while_transpose_batch
 
 
-@while_rule
-def _while_jvp_or_linearize(
-    primals: Sequence[Any], tangents: Sequence[Any], *, p: WhileParams
-) -> Any:
-    if _linearizing(tangents):
-        return _while_linearize(primals, tangents, p=p)
-    return _while_jvp(primals, tangents, **p.params())
-
-
-ad.jvp_rules[while_p] = _while_jvp_or_linearize
+ad.linearize_rules[while_p] = while_rule(_while_linearize)
