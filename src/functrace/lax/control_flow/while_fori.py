@@ -79,10 +79,6 @@ class WhileParams:
         return [v.aval for v in self.body_jaxpr.invars[self.body_nconsts :]]
 
     @property
-    def bc_avals(self) -> list[ShapedArray]:
-        return [v.aval for v in self.body_jaxpr.invars[: self.body_nconsts]]
-
-    @property
     def nz(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
         assert self.nz_c is not None and self.nz_carry is not None
         return self.nz_c, self.nz_carry
