@@ -186,8 +186,9 @@ class JVPTrace(Trace):
 
 
 class _LinearizeState(threading.local):
-    # True while a LinearizeTrace runs a jvp rule on its tangents (see LinearizeTrace).
-    in_jvp_rule = False
+    # While a LinearizeTrace runs a jvp rule: the level of the tape its tangents are
+    # recorded on (see LinearizeTrace); None otherwise.
+    tape_level: int | None = None
 
 
 _linearize_state = _LinearizeState()
@@ -195,13 +196,15 @@ _linearize_state = _LinearizeState()
 
 class LinearizeTrace(JVPTrace):
     """The JVP trace of reverse mode (:func:`linearize_flat`): its tangents are recorded
-    for transposition. A primitive with a linearize rule uses it; the others use their
-    jvp rule. A JVP that such a jvp rule starts on the tangents it was given (the rule
-    of a ``custom_jvp`` function calling ``jvp``, perhaps per example under ``vmap``) is
-    part of this linearization, so :func:`jvp_flat` runs it in a ``LinearizeTrace``
-    too."""
+    for transposition on a tape, the trace at level ``tape_level``. A primitive with a
+    linearize rule uses it; the others use their jvp rule. A JVP that such a jvp rule
+    starts on tangents it was given (values of the tape or of a trace above it: the
+    rule of a ``custom_jvp`` function calling ``jvp``, perhaps per example under
+    ``vmap``) is part of this linearization, so :func:`jvp_flat` runs it in a
+    ``LinearizeTrace`` too."""
 
-    __slots__ = ()
+    __slots__ = ("tape_level",)
+    tape_level: int
 
     def apply_rule(
         self, primitive: Primitive, primals: list[Any], tangents: list[Any], params: dict
@@ -213,11 +216,24 @@ class LinearizeTrace(JVPTrace):
 
     def call_jvp_rule(self, rule: Callable[..., Any], *args: Any, **params: Any) -> Any:
         state = _linearize_state
-        prev, state.in_jvp_rule = state.in_jvp_rule, True
+        prev, state.tape_level = state.tape_level, self.tape_level
         try:
             return rule(*args, **params)
         finally:
-            state.in_jvp_rule = prev
+            state.tape_level = prev
+
+
+def _push_jvp_trace(tangents: Sequence[Any], origin: str) -> JVPTrace:
+    """The trace of a JVP on ``tangents``: a :class:`LinearizeTrace` when a jvp rule of
+    reverse mode runs and a tangent is a value at or above its tape."""
+    tape = _linearize_state.tape_level
+    if tape is not None:
+        for t in tangents:
+            if isinstance(t, Tracer) and t._trace.level >= tape:
+                trace = core.push_trace(LinearizeTrace, origin=origin)
+                trace.tape_level = tape
+                return trace
+    return core.push_trace(JVPTrace, origin=origin)
 
 
 # NumPy scalars of the dtypes of Python scalars: what the impls return for weak operands.
@@ -261,20 +277,20 @@ def jvp_flat(
     linearization (see :class:`LinearizeTrace`).
     """
     state = _linearize_state
-    trace_type = LinearizeTrace if state.in_jvp_rule else JVPTrace
-    prev, state.in_jvp_rule = state.in_jvp_rule, False
+    trace = _push_jvp_trace(tangents, origin)
+    prev, state.tape_level = state.tape_level, None
     try:
-        with core.new_trace(trace_type, origin=origin) as trace:
-            tracers_in = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
-            res = fun(*tracers_in)
-            if has_aux:
-                res, aux = res
-                aux = strip_tracers(aux, trace)
-            outs = [trace.full_raise(o) for o in res]
-            out = [t.primal for t in outs], [t.tangent for t in outs]
-            return (*out, aux) if has_aux else out
+        tracers_in = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        res = fun(*tracers_in)
+        if has_aux:
+            res, aux = res
+            aux = strip_tracers(aux, trace)
+        outs = [trace.full_raise(o) for o in res]
+        out = [t.primal for t in outs], [t.tangent for t in outs]
+        return (*out, aux) if has_aux else out
     finally:
-        state.in_jvp_rule = prev
+        state.tape_level = prev
+        core.pop_trace(trace)
 
 
 # ---------------------------------------------------------------------------
@@ -475,12 +491,13 @@ def linearize_flat(
     t_avals = [tangent_aval(a) for a in avals]
     ltrace = core.push_trace(StagingTrace, builder, origin=f"{origin} (tangents)")
     state = _linearize_state
-    prev, state.in_jvp_rule = state.in_jvp_rule, False
+    prev, state.tape_level = state.tape_level, None
     try:
         tangents_in: list[Any] = [
             ltrace.new_arg(ta) if m else Zero(ta) for ta, m in zip(t_avals, mask)
         ]
         jtrace = core.push_trace(LinearizeTrace, origin=origin)
+        jtrace.tape_level = ltrace.level
         try:
             tracers_in = [JVPTracer(jtrace, p, t) for p, t in zip(primals, tangents_in)]
             res = fun(*tracers_in)
@@ -500,7 +517,7 @@ def linearize_flat(
         )
     finally:
         core.pop_trace(ltrace)
-        state.in_jvp_rule = prev
+        state.tape_level = prev
     lin = LinearFunction(
         jaxpr,
         consts,
