@@ -220,7 +220,7 @@ class custom_jvp:
             else ad.instantiate(Zero(ad.tangent_aval(core.get_aval(x))))
             for x, m in zip(leaves, mine)
         ]
-        outs, t_outs = flat_jvp(primals, tangents)
+        outs, t_outs = top.call_jvp_rule(flat_jvp, primals, tangents)
         for v in [*outs, *t_outs]:
             if isinstance(v, Tracer) and v._trace.level >= top.level:
                 raise NotImplementedError(

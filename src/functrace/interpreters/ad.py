@@ -6,8 +6,11 @@ are not differentiated cost nothing.
 
 Reverse mode is *linearize + transpose*. ``linearize_flat`` runs the JVP with
 tangents that are staged into a jaxpr (a ``StagingTrace`` one level below the
-JVP trace) while the primal computation runs for real below both. The recorded
-jaxpr is linear in the tangent inputs; ``backward_pass`` walks it backwards with
+JVP trace, a :class:`LinearizeTrace`) while the primal computation runs for real
+below both. The recorded jaxpr is linear in the tangent inputs: primitives whose
+JVP would record non-linear work on the tangents (control flow: a loop carrying
+primals and tangents together) have a *linearize rule* that splits it into a
+primal part and a linear part. ``backward_pass`` walks the jaxpr backwards with
 the transpose rules of the linear primitives. Every rule is written with
 primitives, so the backward pass can itself be traced: ``grad(grad(f))``,
 ``jvp(grad(f))`` and ``jit(grad(f))`` all work.
@@ -15,6 +18,7 @@ primitives, so the backward pass can itself be traced: ``grad(grad(f))``,
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,15 +28,21 @@ from functrace import core, dtypes
 from functrace.core import Primitive, ShapedArray, Trace, Tracer
 from functrace.errors import MissingRuleError
 from functrace.interpreters import batching
-from functrace.interpreters.batching import BatchTracer
 from functrace.interpreters.staging import JaxprBuilder, StagingTrace, StagingTracer
 from functrace.ir import Jaxpr, Literal, Var
 
 # Rule tables owned by this interpreter.
 #   jvp_rules[p](primals, tangents, **params) -> (primal_out, tangent_out)
 #   transpose_rules[p](ct, *invals, **params) -> cotangent per input (None if non-linear)
+#   linearize_rules[p](primals, tangents, **params) -> (primal_out, tangent_out): what
+#     reverse mode (linearize) uses instead of the jvp rule, for primitives that have one
+#     (the analogue of JAX's partial-eval rules). Its tangents are recorded for
+#     transposition, so it computes the tangent outputs with linear primitives only and
+#     everything else (a loop's primal part and residuals) apart: control flow splits a
+#     loop into a primal loop and a linear one here. Other primitives use the jvp rule.
 jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 transpose_rules: dict[Primitive, Callable[..., Any]] = {}
+linearize_rules: dict[Primitive, Callable[..., Any]] = {}
 # Primitives that are linear in (some of) their array inputs need a transpose rule.
 linear_primitives: set[Primitive] = set()
 
@@ -156,15 +166,76 @@ class JVPTrace(Trace):
             return _keep_weak(
                 JVPTracer(self, out, Zero.from_primal(out)), primitive, tracers, params
             )
+        primal_out, tangent_out = self.apply_rule(primitive, primals, tangents, params)
+        if primitive.multiple_results:
+            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
+        return _keep_weak(JVPTracer(self, primal_out, tangent_out), primitive, tracers, params)
+
+    def apply_rule(
+        self, primitive: Primitive, primals: list[Any], tangents: list[Any], params: dict
+    ) -> tuple[Any, Any]:
         rule = jvp_rules.get(primitive)
         if rule is None:
             raise MissingRuleError(
                 primitive.name, "jvp (forward and reverse mode)", "jvp_rules", "functrace/lax"
             )
-        primal_out, tangent_out = rule(primals, tangents, **params)
-        if primitive.multiple_results:
-            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
-        return _keep_weak(JVPTracer(self, primal_out, tangent_out), primitive, tracers, params)
+        return self.call_jvp_rule(rule, primals, tangents, **params)
+
+    def call_jvp_rule(self, rule: Callable[..., Any], *args: Any, **params: Any) -> Any:
+        """Run a JVP rule on this trace's primals and tangents (also the rule of a
+        ``custom_jvp`` function, which its call runs directly)."""
+        return rule(*args, **params)
+
+
+class _LinearizeState(threading.local):
+    # While a LinearizeTrace runs a jvp rule: the level of the tape its tangents are
+    # recorded on (see LinearizeTrace); None otherwise.
+    tape_level: int | None = None
+
+
+_linearize_state = _LinearizeState()
+
+
+class LinearizeTrace(JVPTrace):
+    """The JVP trace of reverse mode (:func:`linearize_flat`): its tangents are recorded
+    for transposition on a tape, the trace at level ``tape_level``. A primitive with a
+    linearize rule uses it; the others use their jvp rule. A JVP that such a jvp rule
+    starts on tangents it was given (values of the tape or of a trace above it: the
+    rule of a ``custom_jvp`` function calling ``jvp``, perhaps per example under
+    ``vmap``) is part of this linearization, so :func:`jvp_flat` runs it in a
+    ``LinearizeTrace`` too."""
+
+    __slots__ = ("tape_level",)
+    tape_level: int
+
+    def apply_rule(
+        self, primitive: Primitive, primals: list[Any], tangents: list[Any], params: dict
+    ) -> tuple[Any, Any]:
+        rule = linearize_rules.get(primitive)
+        if rule is not None:
+            return rule(primals, tangents, **params)
+        return super().apply_rule(primitive, primals, tangents, params)
+
+    def call_jvp_rule(self, rule: Callable[..., Any], *args: Any, **params: Any) -> Any:
+        state = _linearize_state
+        prev, state.tape_level = state.tape_level, self.tape_level
+        try:
+            return rule(*args, **params)
+        finally:
+            state.tape_level = prev
+
+
+def _push_jvp_trace(tangents: Sequence[Any], origin: str) -> JVPTrace:
+    """The trace of a JVP on ``tangents``: a :class:`LinearizeTrace` when a jvp rule of
+    reverse mode runs and a tangent is a value at or above its tape."""
+    tape = _linearize_state.tape_level
+    if tape is not None:
+        for t in tangents:
+            if isinstance(t, Tracer) and t._trace.level >= tape:
+                trace = core.push_trace(LinearizeTrace, origin=origin)
+                trace.tape_level = tape
+                return trace
+    return core.push_trace(JVPTrace, origin=origin)
 
 
 # NumPy scalars of the dtypes of Python scalars: what the impls return for weak operands.
@@ -203,9 +274,14 @@ def jvp_flat(
 ) -> Any:
     """Forward mode on flat lists. Tangents may be :class:`Zero`.
 
-    Returns ``(primals_out, tangents_out)``, plus ``aux`` with ``has_aux``.
+    Returns ``(primals_out, tangents_out)``, plus ``aux`` with ``has_aux``. Called
+    from the jvp rule of a primitive reverse mode is linearizing, it is part of that
+    linearization (see :class:`LinearizeTrace`).
     """
-    with core.new_trace(JVPTrace, origin=origin) as trace:
+    state = _linearize_state
+    trace = _push_jvp_trace(tangents, origin)
+    prev, state.tape_level = state.tape_level, None
+    try:
         tracers_in = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
         res = fun(*tracers_in)
         if has_aux:
@@ -214,6 +290,9 @@ def jvp_flat(
         outs = [trace.full_raise(o) for o in res]
         out = [t.primal for t in outs], [t.tangent for t in outs]
         return (*out, aux) if has_aux else out
+    finally:
+        state.tape_level = prev
+        core.pop_trace(trace)
 
 
 # ---------------------------------------------------------------------------
@@ -352,18 +431,6 @@ def is_undefined_primal(x: Any) -> bool:
     return type(x) is UndefPrimal
 
 
-def is_tape_tracer(x: Any) -> bool:
-    """Whether ``x`` is a tangent being recorded by reverse mode (linearize).
-
-    A vmap between the tape and a JVP rule (the rule of a batched custom_jvp call runs
-    the user's rule per example on the tape's tangents) wraps them in batch tracers: a
-    tangent batched over a tape tracer is one too, so a JVP of control flow in such a
-    rule takes the path that splits it into a primal and a linear part."""
-    while type(x) is BatchTracer:
-        x = x.val
-    return type(x) is StagingTracer and x._trace.tape  # type: ignore[attr-defined]
-
-
 class LinearFunction:
     """The linear map recorded by :func:`linearize_flat`: a tangent jaxpr plus constants.
 
@@ -425,12 +492,14 @@ def linearize_flat(
     mask = [True] * len(primals) if diff_mask is None else list(diff_mask)
     t_avals = [tangent_aval(a) for a in avals]
     ltrace = core.push_trace(StagingTrace, builder, origin=f"{origin} (tangents)")
-    ltrace.tape = True
+    state = _linearize_state
+    prev, state.tape_level = state.tape_level, None
     try:
         tangents_in: list[Any] = [
             ltrace.new_arg(ta) if m else Zero(ta) for ta, m in zip(t_avals, mask)
         ]
-        jtrace = core.push_trace(JVPTrace, origin=origin)
+        jtrace = core.push_trace(LinearizeTrace, origin=origin)
+        jtrace.tape_level = ltrace.level
         try:
             tracers_in = [JVPTracer(jtrace, p, t) for p, t in zip(primals, tangents_in)]
             res = fun(*tracers_in)
@@ -450,6 +519,7 @@ def linearize_flat(
         )
     finally:
         core.pop_trace(ltrace)
+        state.tape_level = prev
     lin = LinearFunction(
         jaxpr,
         consts,
@@ -544,6 +614,7 @@ __all__ = [
     "JVPTrace",
     "JVPTracer",
     "LinearFunction",
+    "LinearizeTrace",
     "UndefPrimal",
     "Zero",
     "add_any_p",
@@ -559,5 +630,6 @@ __all__ = [
     "jvp_flat",
     "jvp_rules",
     "linearize_flat",
+    "linearize_rules",
     "transpose_rules",
 ]

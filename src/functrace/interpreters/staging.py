@@ -121,14 +121,11 @@ def _is_literal(val: Any) -> bool:
 
 
 class StagingTrace(Trace):
-    __slots__ = ("builder", "tape")
+    __slots__ = ("builder",)
 
     def __init__(self, level: int, builder: JaxprBuilder) -> None:
         super().__init__(level)
         self.builder = builder
-        # True for the tangent tape of reverse mode (see ad.linearize_flat): control-flow
-        # rules then split their work into a primal part and a linear part.
-        self.tape = False
 
     def new_arg(self, aval: ShapedArray, name: str = "") -> StagingTracer:
         var = Var(aval)

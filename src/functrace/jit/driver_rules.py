@@ -22,6 +22,9 @@ from functrace.interpreters import ad
 from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
 from functrace.jit import loops, parallel
 from functrace.lax import control_flow, reductions, shapes
+from functrace.lax.control_flow import while_fori, while_reverse
+from functrace.lax.control_flow.common import run_cond, run_scan, run_while
+from functrace.lax.control_flow.while_fori import WhileParams
 
 # add_any (cotangent accumulation, defined in interpreters/ad.py) is elementwise addition.
 numba_emitters[ad.add_any_p] = "({0} + {1})"
@@ -168,31 +171,11 @@ numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0])
 
 # ---------------------------------------------------------------------------
 # Structured control flow: each body/branch is lowered to its own driver (with its
-# own fused kernels); the loop itself runs in Python around it. The abstract-eval
+# own fused kernels); the loop itself runs in Python around it, in the runners the
+# impl rules use too (``lax/control_flow/common.py``). The abstract-eval
 # rules guarantee that the body's outputs have the carry's exact types, so the
 # shape-specialized body driver is always called with the shapes it was made for.
 # ---------------------------------------------------------------------------
-
-
-def _run_scan(
-    body: Any,
-    num_consts: int,
-    num_carry: int,
-    length: int,
-    reverse: bool,
-    y_avals: tuple[Any, ...],
-    *args: Any,
-) -> tuple[Any, ...]:
-    consts = args[:num_consts]
-    carry = args[num_consts : num_consts + num_carry]
-    xs = args[num_consts + num_carry :]
-    ys = [np.empty((length, *a.shape), a.dtype) for a in y_avals]
-    for i in range(length - 1, -1, -1) if reverse else range(length):
-        out = body(*consts, *carry, *[x[i] for x in xs])
-        carry = out[:num_carry]
-        for y, v in zip(ys, out[num_carry:]):
-            y[i] = v
-    return (*carry, *ys)
 
 
 def _scan(ctx: DriverContext) -> str:
@@ -204,32 +187,21 @@ def _scan(ctx: DriverContext) -> str:
     nc, ncarry = p["num_consts"], p["num_carry"]
     y_avals = tuple(ctx.out_avals[ncarry:])
     y_avals = tuple(a.update(shape=a.shape[1:]) for a in y_avals)
-    run = functools.partial(_run_scan, body, nc, ncarry, p["length"], p["reverse"], y_avals)
+    run = functools.partial(run_scan, body, nc, ncarry, p["length"], p["reverse"], y_avals)
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 
 
 numba_emitters[control_flow.scan_p] = DriverRule(_scan)
 
 
-def _run_while(
-    cond: Any, body: Any, cond_nconsts: int, body_nconsts: int, *args: Any
-) -> tuple[Any, ...]:
-    cc = args[:cond_nconsts]
-    bc = args[cond_nconsts : cond_nconsts + body_nconsts]
-    carry = args[cond_nconsts + body_nconsts :]
-    while cond(*cc, *carry)[0]:
-        carry = body(*bc, *carry)
-    return tuple(carry)
-
-
 def _while(ctx: DriverContext) -> str:
     native = loops.native_while(ctx)  # native cond and body: one Numba function
     if native is not None:
         return native
-    p = ctx.params
-    cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
-    body = ctx.lower(p["body_jaxpr"], "while_loop body")
-    run = functools.partial(_run_while, cond, body, p["cond_nconsts"], p["body_nconsts"])
+    p = WhileParams(**ctx.params)
+    cond = ctx.lower(p.cond_jaxpr, "while_loop condition")
+    body = ctx.lower(p.body_jaxpr, "while_loop body")
+    run = functools.partial(run_while, cond, body, p.cond_nconsts, p.body_nconsts)
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 
 
@@ -237,14 +209,13 @@ numba_emitters[control_flow.while_p] = DriverRule(_while)
 
 
 def _while_lin(ctx: DriverContext) -> str:
-    p = ctx.params
-    step_jaxpr, hoisted = control_flow._while_jvp_body(
-        p["body_jaxpr"], p["body_nconsts"], p["nz_c"], p["nz_carry"]
-    )
-    cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
+    p = WhileParams(**ctx.params)
+    nz_c, nz_carry = p.nz
+    step_jaxpr, hoisted = while_fori._while_jvp_body(p.body_jaxpr, p.body_nconsts, nz_c, nz_carry)
+    cond = ctx.lower(p.cond_jaxpr, "while_loop condition")
     step = functools.partial(ctx.lower(step_jaxpr, "while_loop tangent step"), *hoisted)
-    sizes = (p["cond_nconsts"], p["body_nconsts"], len(p["nz_carry"]), sum(p["nz_c"]))
-    run = functools.partial(control_flow.run_while_lin, cond, step, sizes)
+    sizes = while_reverse.while_lin_sizes(p)
+    run = functools.partial(while_reverse.run_while_lin, cond, step, sizes)
     return f"tuple({ctx.const(run)}({', '.join(ctx.args)}))"
 
 
@@ -255,13 +226,13 @@ def _while_transpose(ctx: DriverContext) -> str:
     native = loops.native_while_transpose(ctx)
     if native is not None:
         return native
-    p = ctx.params
-    cond = ctx.lower(p["cond_jaxpr"], "while_loop condition")
-    body = ctx.lower(p["body_jaxpr"], "while_loop body")
-    bwd = ctx.lower(p["bwd_jaxpr"], "while_loop reverse step")
-    sizes = (p["bwd_nconsts"], p["cond_nconsts"], p["body_nconsts"], len(p["nz_carry"]))
-    acc_avals = ctx.out_avals[: sum(p["nz_c"])]
-    run = functools.partial(control_flow.run_while_transpose, cond, body, bwd, sizes, acc_avals)
+    p = WhileParams(**ctx.params)
+    cond = ctx.lower(p.cond_jaxpr, "while_loop condition")
+    body = ctx.lower(p.body_jaxpr, "while_loop body")
+    bwd = ctx.lower(p.bwd_jaxpr, "while_loop reverse step")
+    sizes = while_reverse.while_transpose_sizes(p)
+    acc_avals = ctx.out_avals[: sum(p.nz[0])]
+    run = functools.partial(while_reverse.run_while_transpose, cond, body, bwd, sizes, acc_avals)
     return f"tuple({ctx.const(run)}({', '.join(ctx.args)}))"
 
 
@@ -269,14 +240,9 @@ numba_emitters[control_flow.while_lin_p] = DriverRule(_while_lin)
 numba_emitters[control_flow.while_transpose_p] = DriverRule(_while_transpose)
 
 
-def _run_cond(branches: tuple[Any, ...], index: Any, *ops: Any) -> tuple[Any, ...]:
-    i = min(max(int(index), 0), len(branches) - 1)  # out-of-range indices clamp
-    return branches[i](*ops)
-
-
 def _cond(ctx: DriverContext) -> str:
     branches = tuple(ctx.lower(b, f"cond branch {i}") for i, b in enumerate(ctx.params["branches"]))
-    run = functools.partial(_run_cond, branches)
+    run = functools.partial(run_cond, branches)
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 
 

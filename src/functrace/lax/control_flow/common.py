@@ -1,0 +1,161 @@
+"""Helpers shared by the control-flow primitives: tracing bodies to jaxprs with their
+captured constants as leading inputs, splitting operand lists, tangent masks and
+dependency analysis over jaxprs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import ShapedArray, Tracer
+from functrace.interpreters.ad import Zero
+from functrace.interpreters.staging import trace_to_jaxpr
+from functrace.ir import Jaxpr, Var, eval_jaxpr
+from functrace.lax.elementwise import convert_element_type
+from functrace.lax.shapes import broadcast_in_dim
+
+
+def _trace(
+    fun: Callable[..., Sequence[Any]], avals: Sequence[ShapedArray], origin: str
+) -> tuple[Jaxpr, list[Any]]:
+    """Trace flat ``fun`` to a jaxpr whose captured constants are leading inputs."""
+    closed, _ = trace_to_jaxpr(fun, [a.update() for a in avals], origin=origin)
+    j = closed.jaxpr
+    return Jaxpr((), (*j.constvars, *j.invars), j.eqns, j.outvars), list(closed.consts)
+
+
+def _run(jaxpr: Jaxpr, args: Sequence[Any]) -> list[Any]:
+    return eval_jaxpr(jaxpr, (), list(args))
+
+
+def _run_args(jaxpr: Jaxpr, *args: Any) -> list[Any]:
+    """``jaxpr`` as a callable (for the loop runners)."""
+    return _run(jaxpr, args)
+
+
+def _strip_batch(aval: ShapedArray) -> ShapedArray:
+    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+
+
+def _stack_aval(aval: ShapedArray, n: int) -> ShapedArray:
+    return ShapedArray((n, *aval.shape), aval.dtype, aval.weak_type)
+
+
+def _zeros(aval: ShapedArray) -> Any:
+    zero = np.zeros((), aval.dtype)[()]
+    return broadcast_in_dim(zero, aval.shape, ()) if aval.shape else zero
+
+
+def _inst(t: Any, aval: ShapedArray) -> Any:
+    return _zeros(aval) if type(t) is Zero else t
+
+
+def _type_diff(
+    fname: str,
+    what: str,
+    paths: Sequence[str],
+    expected: Sequence[ShapedArray],
+    got: Sequence[ShapedArray],
+) -> None:
+    for p, e, g in zip(paths, expected, got):
+        if e.shape != g.shape or e.dtype != g.dtype:
+            raise TypeError(
+                f"{fname}: expected {what} at {p or '<root>'} of type {e.str_short()}, got "
+                f"{g.str_short()}. Shapes and dtypes must match exactly: cast with "
+                f".astype(...), or give the initial value the dtype the body produces."
+            )
+
+
+def _dependent_outputs(jaxpr: Jaxpr, dep_in: Sequence[bool]) -> list[bool]:
+    """Which outputs may depend on the marked inputs (a conservative dependency analysis)."""
+    live: set[Var] = {v for v, dep in zip(jaxpr.invars, dep_in) if dep}
+    for eqn in jaxpr.eqns:
+        if any(isinstance(x, Var) and x in live for x in eqn.inputs):
+            live.update(eqn.out_binders)
+    return [isinstance(v, Var) and v in live for v in jaxpr.outvars]
+
+
+def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
+    """Which outputs may have a nonzero tangent: integer and boolean values never do."""
+    dep = _dependent_outputs(jaxpr, nz_in)
+    return [d and v.aval.dtype.kind in "fc" for d, v in zip(dep, jaxpr.outvars)]
+
+
+def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(xs[i : i + n]))
+        i += n
+    out.append(list(xs[i:]))
+    return out
+
+
+def _fill(vals: Sequence[Any], mask: Sequence[bool], avals: Sequence[ShapedArray]) -> list[Any]:
+    it = iter(vals)
+    return [next(it) if m else Zero(a) for m, a in zip(mask, avals)]
+
+
+def _cast_to(x: Any, aval: ShapedArray) -> Any:
+    a = core.get_aval(x)
+    if a.dtype != aval.dtype:
+        return convert_element_type(x, aval.dtype)
+    if not isinstance(x, (Tracer, np.ndarray)):
+        return np.asarray(x, aval.dtype)[()]
+    return x
+
+
+# ---------------------------------------------------------------------------
+# Loop runners: a loop on concrete values, its body/cond/branches given as callables
+# (evaluated jaxprs for the impl rules, compiled drivers for jit's driver rules).
+# ---------------------------------------------------------------------------
+
+
+def run_scan(
+    body: Callable[..., Sequence[Any]],
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    y_avals: Sequence[ShapedArray],
+    *args: Any,
+) -> tuple[Any, ...]:
+    """Run ``scan``: ``body(*consts, *carry, *x_slices) -> (*carry, *ys)``; ``y_avals``:
+    the types of one iteration's ys (stacked into arrays of ``length`` rows)."""
+    consts = args[:num_consts]
+    carry: Sequence[Any] = args[num_consts : num_consts + num_carry]
+    xs = args[num_consts + num_carry :]
+    ys = [np.empty((length, *a.shape), a.dtype) for a in y_avals]
+    for i in range(length - 1, -1, -1) if reverse else range(length):
+        out = body(*consts, *carry, *[x[i] for x in xs])
+        carry = out[:num_carry]
+        for y, v in zip(ys, out[num_carry:]):
+            y[i] = v
+    return (*carry, *ys)
+
+
+def run_while(
+    cond: Callable[..., Sequence[Any]],
+    body: Callable[..., Sequence[Any]],
+    cond_nconsts: int,
+    body_nconsts: int,
+    *args: Any,
+) -> tuple[Any, ...]:
+    """Run ``while``: ``cond(*cond_consts, *carry) -> (pred,)`` and
+    ``body(*body_consts, *carry) -> carry``."""
+    cc = args[:cond_nconsts]
+    bc = args[cond_nconsts : cond_nconsts + body_nconsts]
+    carry: Sequence[Any] = args[cond_nconsts + body_nconsts :]
+    while cond(*cc, *carry)[0]:
+        carry = body(*bc, *carry)
+    return tuple(carry)
+
+
+def run_cond(
+    branches: Sequence[Callable[..., Sequence[Any]]], index: Any, *ops: Any
+) -> Sequence[Any]:
+    """Run ``cond``: ``branches[index](*ops)``, an out-of-range index clamped."""
+    i = min(max(int(index), 0), len(branches) - 1)
+    return branches[i](*ops)

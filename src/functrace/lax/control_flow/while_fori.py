@@ -1,0 +1,392 @@
+"""``while_loop`` and ``fori_loop``: the ``while`` primitive, its forward mode and
+batching. Reverse mode is in :mod:`functrace.lax.control_flow.while_reverse`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace import core
+from functrace.core import Primitive, ShapedArray, Tracer
+from functrace.interpreters import ad, batching
+from functrace.interpreters.ad import Zero
+from functrace.ir import Jaxpr
+from functrace.lax.control_flow.common import (
+    _cast_to,
+    _fill,
+    _inst,
+    _nonzero_outputs,
+    _run,
+    _run_args,
+    _split,
+    _trace,
+    _type_diff,
+    run_while,
+)
+from functrace.lax.control_flow.scan_map import scan
+from functrace.lax.elementwise import convert_element_type, select_n
+from functrace.lax.reductions import reduce_max
+from functrace.lax.shapes import broadcast_in_dim
+from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+# ---------------------------------------------------------------------------
+# while_loop
+# ---------------------------------------------------------------------------
+
+while_p = Primitive("while", multiple_results=True)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WhileParams:
+    """The params of the while primitives, as one record.
+
+    ``while`` has the loop: ``cond_jaxpr(*cond_consts, *carry) -> pred`` and
+    ``body_jaxpr(*body_consts, *carry) -> carry``, whose leading constant operands
+    number ``cond_nconsts`` and ``body_nconsts``. ``while_lin`` adds the tangent masks
+    ``nz_c`` (body constants with a tangent) and ``nz_carry`` (carries with a
+    tangent); ``while_transpose`` adds ``bwd_jaxpr``, one step of the reverse sweep,
+    and its number of leading constants ``bwd_nconsts``. An equation keeps the fields
+    that are set as its params (:meth:`params`, in this order), so a jaxpr prints each
+    of them as ``name=value`` and the jit backend reads them by name.
+    """
+
+    cond_jaxpr: Jaxpr
+    body_jaxpr: Jaxpr
+    bwd_jaxpr: Jaxpr | None = None
+    bwd_nconsts: int | None = None
+    cond_nconsts: int
+    body_nconsts: int
+    nz_c: tuple[bool, ...] | None = None
+    nz_carry: tuple[bool, ...] | None = None
+
+    def params(self) -> dict[str, Any]:
+        items = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        return {k: v for k, v in items if v is not None}
+
+    def bind(self, primitive: Primitive, *args: Any) -> list[Any]:
+        return primitive.bind(*args, **self.params())
+
+    def replace(self, **changes: Any) -> WhileParams:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def carry_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.body_jaxpr.invars[self.body_nconsts :]]
+
+    @property
+    def nz(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+        assert self.nz_c is not None and self.nz_carry is not None
+        return self.nz_c, self.nz_carry
+
+
+def while_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A rule of a while primitive written on :class:`WhileParams` (``fn(*args, p=p)``),
+    as the rule tables call it (``rule(*args, **params)``)."""
+
+    @functools.wraps(fn)
+    def rule(*args: Any, **params: Any) -> Any:
+        return fn(*args, p=WhileParams(**params))
+
+    return rule
+
+
+@while_rule
+def _while_impl(*args: Any, p: WhileParams) -> list[Any]:
+    cond = functools.partial(_run_args, p.cond_jaxpr)
+    body = functools.partial(_run_args, p.body_jaxpr)
+    return list(run_while(cond, body, p.cond_nconsts, p.body_nconsts, *args))
+
+
+@while_rule
+def _while_abstract(*avals: ShapedArray, p: WhileParams) -> list[ShapedArray]:
+    return [v.aval for v in p.body_jaxpr.outvars]
+
+
+core.impl_rules[while_p] = _while_impl
+core.abstract_eval_rules[while_p] = _while_abstract
+
+
+def _while_trip_count(args: Sequence[Any], p: WhileParams) -> int | None:
+    """Run the loop on concrete values to count iterations (None when abstract)."""
+    vals = [core.concrete_or_none(a) for a in args]
+    if any(v is None for v in vals):
+        return None
+    n = 0
+
+    def body(*a: Any) -> list[Any]:
+        nonlocal n
+        n += 1
+        return _run(p.body_jaxpr, a)
+
+    cond = functools.partial(_run_args, p.cond_jaxpr)
+    scalars = [v if np.ndim(v) else v[()] for v in vals]  # type: ignore[arg-type,index]
+    run_while(cond, body, p.cond_nconsts, p.body_nconsts, *scalars)
+    return n
+
+
+def _while_nonzeros(body_jaxpr: Jaxpr, nz_c: Sequence[bool], nz_carry: list[bool]) -> list[bool]:
+    """Which carries may have a nonzero tangent: a fixed point over the body."""
+    while True:
+        out = _nonzero_outputs(body_jaxpr, list(nz_c) + nz_carry)
+        new = [a or b for a, b in zip(nz_carry, out)]
+        if new == nz_carry:
+            return nz_carry
+        nz_carry = new
+
+
+def _while_jvp_body(
+    body_jaxpr: Jaxpr, body_nconsts: int, nz_c: Sequence[bool], nz_carry: Sequence[bool]
+) -> tuple[Jaxpr, list[Any]]:
+    """One step of the JVP loop: ``(bc, dbc_nz, carry, dcarry_nz) -> (carry', dcarry'_nz)``
+    (``_nz``: only the entries the masks mark), and the constants its tracing hoisted."""
+    t = ad.tangent_aval
+    bc_avals = [v.aval for v in body_jaxpr.invars[:body_nconsts]]
+    carry_avals = [v.aval for v in body_jaxpr.invars[body_nconsts:]]
+    n_dc = sum(nz_c)
+
+    def body(*args: Any) -> list[Any]:
+        c, d_c, cr, d_cr = _split(args, body_nconsts, n_dc, len(carry_avals))
+        tans = _fill(d_c, nz_c, [t(a) for a in bc_avals]) + _fill(
+            d_cr, nz_carry, [t(a) for a in carry_avals]
+        )
+        outs, t_outs = ad.jvp_flat(lambda *a: _run(body_jaxpr, a), c + cr, tans)
+        return list(outs) + [
+            _inst(to, t(a)) for to, a, m in zip(t_outs, carry_avals, nz_carry) if m
+        ]
+
+    avals = (
+        bc_avals
+        + [t(a) for a, m in zip(bc_avals, nz_c) if m]
+        + carry_avals
+        + [t(a) for a, m in zip(carry_avals, nz_carry) if m]
+    )
+    return _trace(body, avals, "while_loop (jvp of the body)")
+
+
+def _while_jvp_cond(
+    cond_jaxpr: Jaxpr,
+    cond_nconsts: int,
+    carry_avals: Sequence[ShapedArray],
+    nz_carry: Sequence[bool],
+) -> tuple[Jaxpr, list[Any]]:
+    """The JVP loop's condition ``(cc, carry, dcarry_nz) -> pred``: the tangents are
+    carried along but never read; and the constants its tracing hoisted."""
+    ncarry = len(carry_avals)
+
+    def cond_fn(*args: Any) -> list[Any]:
+        return _run(cond_jaxpr, list(args[: cond_nconsts + ncarry]))
+
+    c_avals = [v.aval for v in cond_jaxpr.invars[:cond_nconsts]]
+    d_avals = [ad.tangent_aval(a) for a, m in zip(carry_avals, nz_carry) if m]
+    return _trace(cond_fn, c_avals + list(carry_avals) + d_avals, "while_loop (cond)")
+
+
+@while_rule
+def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, p: WhileParams) -> Any:
+    cc, bc, carry = _split(primals, p.cond_nconsts, p.body_nconsts)
+    _, dbc, dcarry = _split(tangents, p.cond_nconsts, p.body_nconsts)
+    nz_c = [type(t) is not Zero for t in dbc]
+    nz_carry = _while_nonzeros(p.body_jaxpr, nz_c, [type(t) is not Zero for t in dcarry])
+    t = ad.tangent_aval
+    carry_avals = p.carry_avals
+    new_body, b_hoisted = _while_jvp_body(p.body_jaxpr, p.body_nconsts, nz_c, nz_carry)
+    new_cond, c_hoisted = _while_jvp_cond(p.cond_jaxpr, p.cond_nconsts, carry_avals, nz_carry)
+    dcarry_in = [_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz_carry) if m]
+    jp = WhileParams(
+        cond_jaxpr=new_cond,
+        body_jaxpr=new_body,
+        cond_nconsts=len(c_hoisted) + len(cc),
+        body_nconsts=len(b_hoisted) + len(bc) + sum(nz_c),
+    )
+    dbc_nz = [d for d, m in zip(dbc, nz_c) if m]
+    outs = jp.bind(while_p, *c_hoisted, *cc, *b_hoisted, *bc, *dbc_nz, *carry, *dcarry_in)
+    primal, d_out = outs[: len(carry)], outs[len(carry) :]
+    return primal, _fill(d_out, nz_carry, [t(a) for a in carry_avals])
+
+
+def _batch_while_parts(
+    vals: Sequence[Any],
+    bdims: Sequence[int | None],
+    p: WhileParams,
+    force_bc: Sequence[bool] = (),
+    size: int | None = None,
+) -> tuple[list[Any], list[Any], list[Any], WhileParams, int]:
+    """The loop ``p`` over a batch, as an unbatched loop: ``(cond_ops, body_ops, carry,
+    params, n_extra)``.
+
+    Everything batched moves to axis 0 and the carry is batched throughout. The new
+    condition is "any lane still runs"; the new body steps the running lanes and keeps
+    the others (a select), so one loop runs until every lane is done. ``body_ops`` is
+    ``n_extra`` new leading constants followed by the old body constants; constants
+    marked in ``force_bc`` are batched even when they were not (their per-lane
+    cotangents differ). ``size``: the batch size, when only other operands (tangents,
+    cotangents) are batched. The new params keep the fields of ``p`` other than the
+    loop's."""
+    size = batching.batch_size(vals, bdims) if size is None else size
+    cc, bc, carry = _split(vals, p.cond_nconsts, p.body_nconsts)
+    dcc, dbc, dcarry = _split(bdims, p.cond_nconsts, p.body_nconsts)
+    force = list(force_bc) or [False] * len(bc)
+    cc = [c if d is None else batching.moveaxis(c, d, 0) for c, d in zip(cc, dcc)]
+    bc = [
+        batching.bdim_at(c, d, size, 0) if f else c if d is None else batching.moveaxis(c, d, 0)
+        for c, d, f in zip(bc, dbc, force)
+    ]
+    carry = [batching.bdim_at(c, d, size, 0) for c, d in zip(carry, dcarry)]
+    dcc0 = [None if d is None else 0 for d in dcc]
+    dbc0 = [None if d is None and not f else 0 for d, f in zip(dbc, force)]
+    cond_jaxpr, body_jaxpr = p.cond_jaxpr, p.body_jaxpr
+
+    def preds(c_consts: Sequence[Any], cr: Sequence[Any]) -> Any:
+        outs, dims = batching.vmap_flat(
+            lambda *a: _run(cond_jaxpr, a), size, list(c_consts) + list(cr), dcc0 + [0] * len(cr)
+        )
+        return batching.bdim_at(outs[0], dims[0], size, 0)
+
+    def cond_fn(*args: Any) -> list[Any]:
+        c, cr = args[: len(cc)], args[len(cc) :]
+        pred = preds(c, cr)
+        return [
+            convert_element_type(reduce_max(convert_element_type(pred, np.int32), (0,)), np.bool_)
+        ]
+
+    def body_fn(*args: Any) -> list[Any]:
+        c, b, cr = _split(args, len(cc), len(bc))
+        active = preds(c, cr)
+        outs, dims = batching.vmap_flat(
+            lambda *a: _run(body_jaxpr, a), size, b + cr, dbc0 + [0] * len(cr)
+        )
+        result = []
+        for o, d, old in zip(outs, dims, cr):
+            shape = core.get_aval(old).shape
+            mask = broadcast_in_dim(active, shape, (0,)) if len(shape) > 1 else active
+            result.append(select_n(mask, old, batching.bdim_at(o, d, size, 0)))
+        return result
+
+    c_avals = [core.get_aval(c) for c in cc]
+    carry_avals = [core.get_aval(c) for c in carry]
+    new_cond, c_h = _trace(cond_fn, c_avals + carry_avals, "while_loop (vmap cond)")
+    new_body, b_h = _trace(
+        body_fn, c_avals + [core.get_aval(b) for b in bc] + carry_avals, "while_loop (vmap body)"
+    )
+    cond_ops, body_ops = [*c_h, *cc], [*b_h, *cc, *bc]
+    new_p = p.replace(
+        cond_jaxpr=new_cond,
+        body_jaxpr=new_body,
+        cond_nconsts=len(cond_ops),
+        body_nconsts=len(body_ops),
+    )
+    return cond_ops, body_ops, carry, new_p, len(b_h) + len(cc)
+
+
+@while_rule
+def _while_batch(
+    vals: Sequence[Any], bdims: Sequence[int | None], *, p: WhileParams
+) -> tuple[list[Any], list[Any]]:
+    cond_ops, body_ops, carry, new_p, _ = _batch_while_parts(vals, bdims, p)
+    outs = new_p.bind(while_p, *cond_ops, *body_ops, *carry)
+    return outs, [0] * len(outs)
+
+
+ad.jvp_rules[while_p] = _while_jvp
+batching.batching_rules[while_p] = _while_batch
+
+
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
+    """``while cond_fun(val): val = body_fun(val)``; differentiable in both modes.
+
+    Reverse mode needs no maximum trip count, eagerly and under ``jit``/``vmap``
+    (there the carries are stored as the compiled loop runs), and so do
+    ``jvp(grad(f))`` and ``hessian``. Reverse-over-reverse (``grad(grad(f))``) under
+    ``jit``/``vmap`` needs ``fori_loop`` or ``scan``.
+
+    >>> from functrace import lax
+    >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
+    16.0
+    """
+    init_paths, tree = tree_flatten_with_path(init_val)
+    init = [x for _, x in init_paths]
+    avals = [core.get_aval(x).update(weak_type=False) for x in init]
+    names = [keystr(p) for p, _ in init_paths]
+    cname, bname = core.describe_fun(cond_fun), core.describe_fun(body_fun)
+
+    def flat_cond(*args: Any) -> list[Any]:
+        out = cond_fun(tree_unflatten(tree, args))
+        a = core.get_aval(out)
+        if a.shape != () or a.dtype.kind != "b":
+            raise TypeError(
+                f"while_loop: expected {cname} to return a scalar boolean, got {a.str_short()}."
+            )
+        return [out]
+
+    def flat_body(*args: Any) -> list[Any]:
+        out = body_fun(tree_unflatten(tree, args))
+        leaves, t2 = tree_flatten(out)
+        if t2 != tree:
+            raise TypeError(
+                f"while_loop: expected {bname} to return the structure of "
+                f"init_val {tree}, got {t2}."
+            )
+        _type_diff("while_loop", "the carry", names, avals, [core.get_aval(x) for x in leaves])
+        return leaves
+
+    cj, cconsts = _trace(flat_cond, avals, f"while_loop cond {cname}")
+    bj, bconsts = _trace(flat_body, avals, f"while_loop body {bname}")
+    ops = [_cast_to(x, a) for x, a in zip(init, avals)]
+    p = WhileParams(
+        cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(cconsts), body_nconsts=len(bconsts)
+    )
+    return tree_unflatten(tree, p.bind(while_p, *cconsts, *bconsts, *ops))
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    With Python-int bounds this is a ``scan`` of fixed length (differentiable in both
+    modes); with traced bounds, a ``while_loop``.
+    """
+    lo, hi = core.concrete_or_none(lower), core.concrete_or_none(upper)
+    static = (
+        lo is not None
+        and hi is not None
+        and not isinstance(lower, Tracer)
+        and not isinstance(upper, Tracer)
+    )
+    if static:
+        lo_i, hi_i = int(lo), int(hi)  # type: ignore[arg-type]
+        dtype = np.result_type(np.asarray(lower).dtype, np.asarray(upper).dtype)
+
+        def step(carry: Any, _: Any) -> Any:
+            i, val = carry
+            return (i + dtype.type(1), body_fun(i, val)), None
+
+        (_, val), _ = scan(step, (dtype.type(lo_i), init_val), None, length=max(hi_i - lo_i, 0))
+        return val
+
+    def cond(carry: Any) -> Any:
+        return carry[0] < carry[1]
+
+    def body(carry: Any) -> Any:
+        i, u, val = carry
+        return i + 1, u, body_fun(i, val)
+
+    dt = np.result_type(_index_dtype(lower), _index_dtype(upper))
+    _, _, val = while_loop(cond, body, (_as_index(lower, dt), _as_index(upper, dt), init_val))
+    return val
+
+
+def _index_dtype(x: Any) -> np.dtype:
+    return core.get_aval(x).dtype if isinstance(x, Tracer) else np.asarray(x).dtype
+
+
+def _as_index(x: Any, dt: np.dtype) -> Any:
+    """A loop bound of ``fori_loop`` as a (strong) scalar of the bounds' common dtype."""
+    if isinstance(x, Tracer):
+        return convert_element_type(x, dt)
+    return np.asarray(x).astype(dt)
