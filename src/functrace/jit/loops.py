@@ -1,8 +1,13 @@
 """Native loops: a ``scan``/``while`` (body included) becomes ONE ``@njit`` function.
 
 When every value of a loop body (and of a while loop's condition) has a dtype compiled
-code handles (no complex, no float16) and every equation has a rule below, the whole
-loop is generated as one Numba function, with no per-iteration Python dispatch:
+code handles (no complex, no float16) and every equation has a native form, the whole
+loop is generated as one Numba function, with no per-iteration Python dispatch. This
+module is the planner (:class:`LoopFunction`, :class:`Block`) and the entry points
+the driver rules of ``scan``/``while``/``while_transpose`` call; a primitive's native
+form is the ``native`` field of its ``DriverRule`` in ``numba_rules.numba_emitters``
+(written in ``loop_rules.py`` and ``random_rules.py``, registered with the driver form):
+
 
 * 0-d values are scalar locals; arrays are NumPy arrays of the static shapes of the
   IR, always C-contiguous. Loop-invariant consts and scanned inputs ``xs`` are
@@ -29,7 +34,7 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   ``dynamic_slice``, ``dynamic_update_slice`` (starts clamped like the impls),
   ``scatter``/``scatter_add``/``_mul``/``_min``/``_max`` with scalar indices,
   ``concatenate`` and ``iota`` are explicit loops;
-* ``threefry2x32`` and ``erf_inv`` (rules registered by ``lax/random_bits.py``) are
+* ``threefry2x32`` and ``erf_inv`` (native forms in ``random_rules.py``) are
   per-element statement blocks;
 * nested ``scan``/``while`` loops and ``cond``/``cond_lin`` (an ``if``/``elif`` on the
   clamped branch index, like the impl) are emitted inline in the same function;
@@ -43,7 +48,7 @@ The driver has validated the shapes of every argument before calling (it is
 specialized to them), so the loop function indexes without bounds checks. The
 source goes through the same content-addressed disk cache as fused kernels
 (``kernels.load_source``), so a second process loads the machine code from disk.
-Anything else (primitives without a rule here such as sort or linear algebra, gather
+Anything else (primitives without a native form such as sort or linear algebra, gather
 and scatter with index arrays, complex numbers, n-way ``select_n``, effects) returns
 None: the caller keeps the Python-loop lowering, in which inner loops may still be
 native.

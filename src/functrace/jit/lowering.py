@@ -805,4 +805,4 @@ def lower(
     )
 
 
-__all__ = ["LoweredProgram", "fmt_eqn", "inline_calls", "lower", "plan"]
+__all__ = ["IMPL", "LoweredProgram", "lower", "lowering_rule"]
