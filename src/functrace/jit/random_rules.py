@@ -69,9 +69,9 @@ def _run_threefry(kernel: Any, shape: tuple[int, ...], *args: Any) -> tuple[Any,
 
 def _threefry2x32_lowering(ctx: DriverContext) -> str:
     kernel = _threefry2x32_kernel()
-    ctx.const(kernel)  # listed with the program's kernels (as_text, compile counts)
+    kn = ctx.const(kernel)  # listed with the program's kernels (as_text, compile counts)
     run = functools.partial(_run_threefry, kernel.dispatcher, tuple(ctx.out_avals[0].shape))
-    return f"{ctx.const(run)}({', '.join(ctx.args)})"
+    return f"{ctx.const(run)}({', '.join(ctx.args)})  # calls {kn}"
 
 
 def _threefry2x32_native(b: Any, e: Any) -> list[str]:
@@ -161,8 +161,9 @@ def _erf_inv_lowering(ctx: DriverContext) -> str | None:
     if dtype not in (np.float32, np.float64):
         return None  # the impl
     kernel = _erf_inv_kernel(dtype)
-    ctx.const(kernel)  # listed with the program's kernels
-    return f"{ctx.const(functools.partial(_run_erf_inv, kernel.dispatcher))}({ctx.args[0]})"
+    kn = ctx.const(kernel)  # listed with the program's kernels
+    run = functools.partial(_run_erf_inv, kernel.dispatcher)
+    return f"{ctx.const(run)}({ctx.args[0]})  # calls {kn}"
 
 
 def _erf_inv_compiled(x: np.ndarray) -> Any:
