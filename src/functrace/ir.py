@@ -8,7 +8,9 @@ traced function closed over).
 
 Everything here is plain data plus four walkers: the type checker, the
 evaluator (``eval_jaxpr``, which binds primitives so that it can itself be
-traced), dead-code elimination and the printers (text and DOT).
+traced), dead-code elimination and the printers (text and DOT). The variable namer
+(:func:`var_namer`) and the equation printer (:func:`pp_eqn`) are also those of the
+jit driver's source, whose variables carry the printed names.
 """
 
 from __future__ import annotations
