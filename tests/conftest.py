@@ -43,13 +43,13 @@ def pytest_runtest_setup(item):
 def private_jit_cache(tmp_path_factory: pytest.TempPathFactory):
     """A fresh kernel cache directory for one test module, and strict kernels (a kernel
     or native loop Numba cannot compile is a test failure, not a fallback)."""
-    from functrace.jit import lowering
+    from functrace.jit import codegen
 
     old = os.environ.get("FUNCTRACE_CACHE_DIR")
     os.environ["FUNCTRACE_CACHE_DIR"] = str(tmp_path_factory.mktemp("ft_cache"))
-    lowering.strict_kernels = True
+    codegen.strict_kernels = True
     yield
-    lowering.strict_kernels = False
+    codegen.strict_kernels = False
     if old is None:
         os.environ.pop("FUNCTRACE_CACHE_DIR", None)
     else:

@@ -27,6 +27,7 @@ from functrace import core, lax
 from functrace.errors import ConcretizationError
 from functrace.interpreters import numba_rules as jit_emitters
 from functrace.jit import clear_cache, disable_jit, jit
+from functrace.jit import codegen as jit_codegen
 from functrace.jit import lowering as jit_lowering
 from op_db import ALL_OPS, OpInfo, op_args
 
@@ -933,6 +934,72 @@ def test_lower_as_text_shows_each_equation() -> None:
     assert len(low.kernel_sources) == 1  # one fused loop for the elementwise chain
 
 
+def _mlp_row_sums(x, w):
+    unused = fnp.sin(x)  # dead code: in the traced jaxpr, not in the lowered one
+    del unused
+    h = fnp.tanh(x @ w + 1.0)
+    return (h * h).sum(axis=1)
+
+
+def test_lowered_jaxpr_names_are_the_drivers_and_the_traced_jaxpr_is_make_jaxprs() -> None:
+    from functrace.ir import var_namer
+
+    x, w = np.ones((4, 3), np.float32), np.ones((3, 5), np.float32)
+    low = jit(_mlp_row_sums).lower(x, w)
+    lowered, traced = low.jaxpr.jaxpr, low.traced_jaxpr.jaxpr
+    assert str(low.traced_jaxpr) == str(ft.make_jaxpr(_mlp_row_sums)(x, w))
+    assert any(e.primitive.name == "sin" for e in traced.eqns)
+    assert not any(e.primitive.name == "sin" for e in lowered.eqns)  # after DCE
+    # every equation of .jaxpr is a comment of the driver with the same variable names
+    name = var_namer()
+    for v in (*lowered.constvars, *lowered.invars):
+        name(v)
+    inputs = " ".join(f"{name(v)}:{v.aval.str_short()}" for v in lowered.invars)
+    assert f"# inputs: {inputs}" in low.driver_source
+    printed = str(low.jaxpr)
+    for e in lowered.eqns:
+        line = jit_codegen.fmt_eqn(e, name)
+        assert f"# {line}" in low.driver_source
+        outs = " ".join(f"{name(v)}:{v.aval.str_short()}" for v in e.out_binders)
+        assert f"    {outs} = {e.primitive.name}" in printed
+
+
+def test_kernel_sections_are_named_like_their_driver_globals_and_show_driver_names() -> None:
+    x, w = np.ones((4, 3), np.float32), np.ones((3, 5), np.float32)
+    text = jit(_mlp_row_sums).lower(x, w).as_text()
+    sections = text.split("# ==== kernel ")[1:]
+    assert len(sections) == 1
+    kname = sections[0].split(":", 1)[0]
+    assert kname.startswith("_k") and f"{kname}(" in text.split("# ==== kernel ")[0]
+    # the kernel's comments are the driver's equations (e = add c d), its arguments
+    # listed by the driver's names
+    assert "# driver values: x0=c, " in sections[0] and "y0=h" in sections[0]
+    assert "= tanh " in sections[0] and "# f:f32[4,5] = tanh e  (v1)" in sections[0]
+
+
+def test_native_loop_sections_list_the_drivers_names_of_their_arguments() -> None:
+    def g(c, xs):
+        return lax.scan(lambda c, x: (c * 2.0 + x, c), c, xs)
+
+    text = jit(g).lower(np.float32(1), np.ones(3, np.float32)).as_text()
+    driver, loop = text.split("# ==== kernel ")
+    kname = loop.split(":", 1)[0]
+    assert f"{kname}(" in driver and "# driver values: k0=a, x0=b" in loop
+
+
+def test_variable_names_are_python_identifiers_outside_keywords_and_driver_modules() -> None:
+    import keyword
+
+    from functrace.ir import Var, var_namer
+
+    name = var_namer()
+    names = [name(Var(core.ShapedArray((), np.dtype(np.float32)))) for _ in range(2000)]
+    assert len(set(names)) == len(names)
+    assert all(n.isidentifier() and not keyword.iskeyword(n) for n in names)
+    assert {"as_", "if_", "in_", "is_", "or_", "np_"} <= set(names)
+    assert not {"as", "if", "in", "np", "math"} & set(names)
+
+
 def test_scalar_functions_lower_to_plain_python() -> None:
     f = jit(ft.value_and_grad(lambda x, y: x * y + x**2))
     assert f(2.0, 3.0) == (10.0, 7.0)
@@ -971,14 +1038,14 @@ def test_numba_typing_gap_falls_back_to_numpy_with_one_warning() -> None:
     core.impl_rules[p] = lambda x: np.negative(x)
     core.abstract_eval_rules[p] = lambda x: x
     jit_emitters.numba_emitters[p] = "np.frobnicate({0})"  # no such function in Numba
-    jit_lowering.strict_kernels = False
+    jit_codegen.strict_kernels = False
     try:
         f = jit(lambda x: p.bind(x * 2.0) + 1.0)
         with pytest.warns(RuntimeWarning, match="frobnicate.*NumPy calls instead"):
             out = f(np.arange(3.0))
         np.testing.assert_array_equal(out, -np.arange(3.0) * 2 + 1)
     finally:
-        jit_lowering.strict_kernels = True
+        jit_codegen.strict_kernels = True
         del core.impl_rules[p], core.abstract_eval_rules[p], jit_emitters.numba_emitters[p]
 
 

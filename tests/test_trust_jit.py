@@ -111,11 +111,11 @@ _PARALLEL_SCRIPT = textwrap.dedent("""
     import numpy as np
     import functrace as ft
     import functrace.numpy as fnp
-    from functrace.jit import jit, lowering, parallel
+    from functrace.jit import codegen, jit, parallel
     sys.path.insert(0, sys.argv[1])
     import test_trust_jit as t
 
-    lowering.strict_kernels = True
+    codegen.strict_kernels = True
     parallel.MIN_KERNEL_SIZE = 1  # every kernel with an outer loop of 2+ is a prange
     parallel.MIN_DOT_FMAS = 1
     x2 = np.array([[0.7], [-0.4]])

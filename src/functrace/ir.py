@@ -8,12 +8,15 @@ traced function closed over).
 
 Everything here is plain data plus four walkers: the type checker, the
 evaluator (``eval_jaxpr``, which binds primitives so that it can itself be
-traced), dead-code elimination and the printers (text and DOT).
+traced), dead-code elimination and the printers (text and DOT). The variable namer
+(:func:`var_namer`) and the equation printer (:func:`pp_eqn`) are also those of the
+jit driver's source, whose variables carry the printed names.
 """
 
 from __future__ import annotations
 
 import html
+import keyword
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -233,39 +236,53 @@ def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
 # ---------------------------------------------------------------------------
 
 
-def _var_names() -> Any:
+RESERVED_NAMES = frozenset(("np", "math"))
+"""Names the jit driver binds itself (its modules): a variable is never named so."""
+
+
+def var_namer() -> Any:
+    """A namer giving variables ``a``, ``b``, ... ``z``, ``aa``, ``ab``... in the order
+    first asked for. Names are valid Python identifiers: a Python keyword or one of
+    :data:`RESERVED_NAMES` gets a trailing underscore (``as_``, ``in_``). The jaxpr
+    printer and the jit driver (whose variables carry these names) share it."""
     names: dict[Var, str] = {}
 
     def name(v: Var) -> str:
         n = names.get(v)
         if n is None:
-            i = len(names)
-            s = ""
+            i, s = len(names), ""
             while True:
                 s = chr(ord("a") + i % 26) + s
                 i = i // 26 - 1
                 if i < 0:
                     break
+            if keyword.iskeyword(s) or s in RESERVED_NAMES:
+                s += "_"
             n = names[v] = s
         return n
 
     return name
 
 
-def _pp_param(v: Any) -> str:
+def pp_param(v: Any, inline_jaxprs: bool = True) -> str:
+    """A parameter value as printed in an equation; a sub-jaxpr inline on one line, or
+    ``{...}`` when ``inline_jaxprs`` is False (the jit driver's comments)."""
     if isinstance(v, (ClosedJaxpr, Jaxpr)):
+        if not inline_jaxprs:
+            return "{...}"
         return " ".join(pp_jaxpr(v.jaxpr if isinstance(v, ClosedJaxpr) else v).split())
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, tuple):
-        inner = ",".join(_pp_param(x) for x in v)
+        inner = ",".join(pp_param(x, inline_jaxprs) for x in v)
         return f"({inner},)" if len(v) == 1 else f"({inner})"
     if callable(v) and hasattr(v, "__name__"):
-        return v.__name__
+        return str(v.__name__)
     return repr(v) if isinstance(v, str) else str(v)
 
 
-def _pp_atom(x: Atom, name: Any) -> str:
+def pp_atom(x: Atom, name: Any) -> str:
+    """A variable's name or a literal's value with its type (``2.0:f32[]``)."""
     if isinstance(x, Literal):
         val = x.val
         if isinstance(val, (np.ndarray, np.generic)):
@@ -274,9 +291,28 @@ def _pp_atom(x: Atom, name: Any) -> str:
     return name(x)
 
 
+def pp_eqn_line(
+    eqn: JaxprEqn, outs: Sequence[str], args: Sequence[str], inline_jaxprs: bool = True
+) -> str:
+    """``outs = primitive[params] args`` with the given texts for the results and the
+    operands (the native-loop and kernel comments pass their own local names)."""
+    params = ""
+    if eqn.params:
+        params = ", ".join(f"{k}={pp_param(v, inline_jaxprs)}" for k, v in eqn.params.items())
+        params = f"[{params}]"
+    return f"{' '.join(outs)} = {eqn.primitive.name}{params} {' '.join(args)}".rstrip()
+
+
+def pp_eqn(eqn: JaxprEqn, name: Any, inline_jaxprs: bool = True) -> str:
+    """One equation in the jaxpr text format, e.g. ``c:f32[3] = mul a b``; ``name`` is
+    a :func:`var_namer`."""
+    outs = [f"{name(v)}:{v.aval.str_short()}" for v in eqn.out_binders]
+    return pp_eqn_line(eqn, outs, [pp_atom(x, name) for x in eqn.inputs], inline_jaxprs)
+
+
 def pp_jaxpr(jaxpr: Jaxpr, indent: int = 0) -> str:
     """The jaxpr in JAX's text format (DESIGN.md section 3)."""
-    name = _var_names()
+    name = var_namer()
     pad = " " * indent
 
     def binder(v: Var) -> str:
@@ -286,13 +322,8 @@ def pp_jaxpr(jaxpr: Jaxpr, indent: int = 0) -> str:
     ins = " ".join(binder(v) for v in jaxpr.invars)
     lines = [f"{pad}{{ lambda {consts}; {ins}. let".replace("lambda ;", "lambda ;")]
     for eqn in jaxpr.eqns:
-        outs = " ".join(binder(v) for v in eqn.out_binders)
-        params = ""
-        if eqn.params:
-            params = "[" + ", ".join(f"{k}={_pp_param(v)}" for k, v in eqn.params.items()) + "]"
-        args = " ".join(_pp_atom(x, name) for x in eqn.inputs)
-        lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
-    outs = ", ".join(_pp_atom(x, name) for x in jaxpr.outvars)
+        lines.append(f"{pad}    {pp_eqn(eqn, name)}")
+    outs = ", ".join(pp_atom(x, name) for x in jaxpr.outvars)
     if len(jaxpr.outvars) == 1:
         outs += ","
     lines.append(f"{pad}  in ({outs}) }}")
@@ -301,7 +332,7 @@ def pp_jaxpr(jaxpr: Jaxpr, indent: int = 0) -> str:
 
 def jaxpr_to_dot(jaxpr: Jaxpr) -> str:
     """Graphviz DOT text: inputs and constants as boxes, equations as ellipses."""
-    name = _var_names()
+    name = var_namer()
     out = ["digraph jaxpr {", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
     producer: dict[Var, str] = {}
     for v in jaxpr.constvars:
@@ -321,7 +352,7 @@ def jaxpr_to_dot(jaxpr: Jaxpr) -> str:
         params = ""
         if eqn.params:
             params = "\\n" + ", ".join(
-                f"{k}={_pp_param(v)}" for k, v in eqn.params.items() if not _is_jaxpr(v)
+                f"{k}={pp_param(v)}" for k, v in eqn.params.items() if not _is_jaxpr(v)
             )
         label = html.escape(f"{eqn.primitive.name}{params}\\n→ {outs}", quote=True)
         out.append(f'  {node} [shape=ellipse, label="{label}"];')
@@ -330,7 +361,7 @@ def jaxpr_to_dot(jaxpr: Jaxpr) -> str:
                 out.append(f"  {producer[x]} -> {node};")
             else:
                 lit = f"lit{i}_{id(x)}"
-                out.append(f'  {lit} [shape=plaintext, label="{_pp_atom(x, name)}"];')
+                out.append(f'  {lit} [shape=plaintext, label="{pp_atom(x, name)}"];')
                 out.append(f"  {lit} -> {node};")
         for v in eqn.out_binders:
             producer[v] = node
@@ -372,6 +403,11 @@ __all__ = [
     "dce_jaxpr",
     "eval_jaxpr",
     "jaxpr_to_dot",
+    "pp_atom",
+    "pp_eqn",
+    "pp_eqn_line",
     "pp_jaxpr",
+    "pp_param",
     "typecheck_jaxpr",
+    "var_namer",
 ]

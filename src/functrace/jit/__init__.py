@@ -5,11 +5,16 @@
 >>> float(f(2.0, 3.0))
 10.0
 
-Modules: ``emitters`` (the per-primitive rule table), ``driver_rules`` (rules for
-non-elementwise primitives), ``lowering`` (fusion and code generation),
-``kernels`` (Numba kernel source and compilation), ``cache`` (the on-disk
-kernel cache), ``api`` (``jit``, ``disable_jit``). Numba itself is imported
-only when the first kernel is compiled.
+Modules, each importing only the ones before it: ``numba_import`` (the lazy Numba
+import), ``cache`` (the on-disk kernel cache), ``kernels`` (fused-kernel source and
+compilation), ``codegen`` (helpers shared by the driver and native loops),
+``parallel`` (threaded kernels and products, when asked for), ``loops`` (native loops:
+one Numba function per ``scan``/``while``), ``loop_rules`` (their per-primitive
+statements), ``random_rules`` (``threefry2x32``, ``erf_inv``), ``driver_rules`` (the
+rule table's entries for structural primitives, driver and native-loop forms),
+``fusion`` (planning), ``lowering`` (driver generation), ``api`` (``jit``,
+``disable_jit``). The rule table itself is ``functrace.interpreters.numba_rules``.
+Numba itself is imported only when the first kernel is compiled.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import os
 # first `import numba` to take effect.
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
+from functrace.jit import random_rules  # noqa: E402,F401  (erf_inv's compiled impl path)
 from functrace.jit.api import (  # noqa: E402
     JitFunction,
     Lowered,

@@ -107,19 +107,29 @@ def clear_cache() -> None:
     """Empty the on-disk kernel cache (``$FUNCTRACE_CACHE_DIR``, default
     ``~/.cache/functrace``, capped at ``$FUNCTRACE_CACHE_MAX_MB``). Functions compiled
     in this process keep working. The cache holds trusted code: see ``jit/cache.py``."""
-    from functrace.jit import cache
+    from functrace.jit import kernels
 
-    cache.clear_cache()
+    kernels.clear_cache()
 
 
 class Lowered:
-    """A traced and compiled signature of a jitted function (from ``.lower(*args)``)."""
+    """A traced and compiled signature of a jitted function (from ``.lower(*args)``).
+
+    ``jaxpr`` is the jaxpr actually lowered (``custom_jvp``/``custom_vjp`` calls
+    inlined, dead code dropped, ``transpose(dot)`` folded): printed, its variable names
+    are the driver's in :meth:`as_text`. ``traced_jaxpr`` is the jaxpr as traced,
+    which prints as ``make_jaxpr`` does."""
 
     def __init__(self, entry: _Entry) -> None:
         self._entry = entry
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
+        """The IR the driver was generated from; its names are the driver's."""
+        return self._entry.program.jaxpr
+
+    @property
+    def traced_jaxpr(self) -> ClosedJaxpr:
         """The traced IR (before inlining and dead-code elimination)."""
         return self._entry.jaxpr
 

@@ -32,7 +32,7 @@ code in every later process that uses ``jit``. So:
 The directory is ``$FUNCTRACE_CACHE_DIR``, default ``~/.cache/functrace``. Its
 size is capped at ``$FUNCTRACE_CACHE_MAX_MB`` (default 1024; ``0`` means no cap):
 after each compile, the least recently used kernels (by the time of their last
-load or compile) are deleted until the cache fits. :func:`clear_cache` deletes
+load or compile) are deleted until the cache fits. :func:`clear_files` deletes
 all of functrace's files in it.
 """
 
@@ -48,6 +48,8 @@ import threading
 import types
 import warnings
 from typing import Any
+
+from functrace.jit.numba_import import import_numba
 
 _lock = threading.RLock()
 _warned: set[str] = set()
@@ -73,8 +75,6 @@ def version_tag() -> str:
     if _version_tag is None:
         import llvmlite
         import numpy
-
-        from functrace.jit.kernels import import_numba
 
         numba = import_numba()
 
@@ -458,15 +458,9 @@ def enforce_size_cap(keep: str | None = None) -> int:
         return deleted
 
 
-def clear_cache() -> None:
-    """Delete the on-disk kernels of the cache directory (and forget loaded ones).
-
-    Functions already compiled in this process keep working; new compilations
-    start from an empty cache.
-    """
-    from functrace.jit import kernels
-
-    kernels.forget_loaded()
+def clear_files() -> None:
+    """Delete the on-disk kernels of the cache directory and unload their modules
+    (``kernels.clear_cache`` also forgets the loaded kernels)."""
     with _lock:
         for name in [n for n in sys.modules if n.startswith(MODULE_PREFIX)]:
             del sys.modules[name]
@@ -503,4 +497,4 @@ def cache_info() -> dict[str, Any]:
     }
 
 
-__all__ = ["cache_dir", "cache_info", "clear_cache", "import_source", "source_hash"]
+__all__ = ["cache_dir", "cache_info", "clear_files", "import_source", "source_hash"]

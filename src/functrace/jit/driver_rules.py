@@ -1,12 +1,19 @@
-"""Lowering rules for primitives defined outside ``lax/elementwise.py``.
+"""The jit rules of the structural primitives (products, reshapes, reductions, control
+flow...): each registration into ``numba_emitters`` below is the whole story of how
+``jit`` computes that primitive, its driver form and its native-loop form.
 
-Each rule is one fast NumPy expression in the generated driver, used when it is
-obviously equivalent to the primitive's impl for the given types; returning
-None falls back to calling the impl. Shapes are static here: the driver runs
-only after the call's shapes matched the compiled signature, so these rules
-skip the impls' per-call validation. Primitives without an entry (gather,
+The driver form (``emit``) is one fast NumPy expression in the generated driver, used
+when it is obviously equivalent to the primitive's impl for the given types; returning
+None (or no ``emit``) falls back to calling the impl. Shapes are static here: the
+driver runs only after the call's shapes matched the compiled signature, so these
+rules skip the impls' per-call validation. Primitives without a driver form (gather,
 scatter, dynamic_slice, sort, ...) are lowered to a call of their impl, which
 validates indices: compiled code never reads or writes out of bounds.
+
+The native-loop form (``native``, written in ``loop_rules.py``) is the primitive's
+code inside one ``@njit`` function for a whole ``scan``/``while`` (``loops.py``).
+Elementwise primitives register their scalar templates in their own blocks
+(``lax/elementwise.py``); ``threefry2x32`` and ``erf_inv`` in ``random_rules.py``.
 """
 
 from __future__ import annotations
@@ -20,8 +27,8 @@ import numpy as np
 from functrace.custom_derivatives import grad_hook_p, hook_call_p
 from functrace.interpreters import ad
 from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
-from functrace.jit import loops, parallel
-from functrace.lax import control_flow, reductions, shapes
+from functrace.jit import loop_rules, loops, parallel, random_rules  # noqa: F401
+from functrace.lax import control_flow, indexing, reductions, shapes
 from functrace.lax.control_flow import while_fori, while_reverse
 from functrace.lax.control_flow.common import run_cond, run_scan, run_while
 from functrace.lax.control_flow.while_fori import WhileParams
@@ -61,7 +68,9 @@ def _dot_general(ctx: DriverContext) -> str | None:
 
 
 # np.dot (and the threaded product) always allocates a C-contiguous result.
-numba_emitters[shapes.dot_general_p] = DriverRule(_dot_general, fresh=True, contig=True)
+numba_emitters[shapes.dot_general_p] = DriverRule(
+    _dot_general, fresh=True, contig=True, native=loop_rules.dot_general
+)
 
 
 def _transpose(ctx: DriverContext) -> str | None:
@@ -69,7 +78,9 @@ def _transpose(ctx: DriverContext) -> str | None:
     return f"{ctx.args[0]}.transpose({perm})" if perm else None
 
 
-numba_emitters[shapes.transpose_p] = DriverRule(_transpose)
+numba_emitters[shapes.transpose_p] = DriverRule(
+    _transpose, native=loop_rules.transpose_view, native_view=True
+)
 
 
 def _reshape_to_out(ctx: DriverContext) -> str:
@@ -79,8 +90,12 @@ def _reshape_to_out(ctx: DriverContext) -> str:
     return f"np.reshape({ctx.args[0]}, {shape})"
 
 
-numba_emitters[shapes.reshape_p] = DriverRule(_reshape_to_out, keeps_contig=True)
-numba_emitters[shapes.squeeze_p] = DriverRule(_reshape_to_out, keeps_contig=True)
+numba_emitters[shapes.reshape_p] = DriverRule(
+    _reshape_to_out, keeps_contig=True, native=loop_rules.reshape
+)
+numba_emitters[shapes.squeeze_p] = DriverRule(
+    _reshape_to_out, keeps_contig=True, native=loop_rules.reshape
+)
 
 
 def _broadcast_in_dim(ctx: DriverContext) -> str:
@@ -92,7 +107,9 @@ def _broadcast_in_dim(ctx: DriverContext) -> str:
     return f"np.broadcast_to(np.reshape({ctx.args[0]}, {tuple(expanded)}), {out.shape})"
 
 
-numba_emitters[shapes.broadcast_in_dim_p] = DriverRule(_broadcast_in_dim)
+numba_emitters[shapes.broadcast_in_dim_p] = DriverRule(
+    _broadcast_in_dim, native=loop_rules.broadcast_in_dim_view, native_view=True
+)
 
 
 def _reduce_sum(ctx: DriverContext) -> str:
@@ -105,7 +122,9 @@ def _reduce_sum(ctx: DriverContext) -> str:
     return f"np.add.reduce({ctx.args[0]}, {axis}, {ctx.const(x.dtype)})"
 
 
-numba_emitters[reductions.reduce_sum_p] = DriverRule(_reduce_sum, fresh=True)
+numba_emitters[reductions.reduce_sum_p] = DriverRule(
+    _reduce_sum, fresh=True, native=loop_rules.reduce_sum
+)
 
 
 def _extremum(ufunc: str):  # type: ignore[no-untyped-def]
@@ -119,15 +138,21 @@ def _extremum(ufunc: str):  # type: ignore[no-untyped-def]
     return rule
 
 
-numba_emitters[reductions.reduce_max_p] = DriverRule(_extremum("maximum"), fresh=True)
-numba_emitters[reductions.reduce_min_p] = DriverRule(_extremum("minimum"), fresh=True)
+numba_emitters[reductions.reduce_max_p] = DriverRule(
+    _extremum("maximum"), fresh=True, native=loop_rules.reduce_max
+)
+numba_emitters[reductions.reduce_min_p] = DriverRule(
+    _extremum("minimum"), fresh=True, native=loop_rules.reduce_min
+)
 
 
 def _concatenate(ctx: DriverContext) -> str:
     return f"np.concatenate(({', '.join(ctx.args)},), axis={ctx.params['dimension']})"
 
 
-numba_emitters[shapes.concatenate_p] = DriverRule(_concatenate, fresh=True)
+numba_emitters[shapes.concatenate_p] = DriverRule(
+    _concatenate, fresh=True, native=loop_rules.concatenate
+)
 
 
 def _slice(ctx: DriverContext) -> str | None:
@@ -139,7 +164,7 @@ def _slice(ctx: DriverContext) -> str | None:
     return f"{ctx.args[0]}[{idx},]"
 
 
-numba_emitters[shapes.slice_p] = DriverRule(_slice)
+numba_emitters[shapes.slice_p] = DriverRule(_slice, native=loop_rules.slice_)
 
 
 def _checked_hook_call(
@@ -166,7 +191,7 @@ def _hook_call(ctx: DriverContext) -> str:
 
 numba_emitters[hook_call_p] = DriverRule(_hook_call)
 # grad_hook is the identity in the forward pass: no call at all.
-numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0])
+numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0], native=loop_rules.alias)
 
 
 # ---------------------------------------------------------------------------
@@ -191,7 +216,7 @@ def _scan(ctx: DriverContext) -> str:
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 
 
-numba_emitters[control_flow.scan_p] = DriverRule(_scan)
+numba_emitters[control_flow.scan_p] = DriverRule(_scan, native=loop_rules.scan)
 
 
 def _while(ctx: DriverContext) -> str:
@@ -205,7 +230,7 @@ def _while(ctx: DriverContext) -> str:
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 
 
-numba_emitters[control_flow.while_p] = DriverRule(_while)
+numba_emitters[control_flow.while_p] = DriverRule(_while, native=loop_rules.while_)
 
 
 def _while_lin(ctx: DriverContext) -> str:
@@ -246,7 +271,32 @@ def _cond(ctx: DriverContext) -> str:
     return f"{ctx.const(run)}({', '.join(ctx.args)})"
 
 
-numba_emitters[control_flow.cond_p] = DriverRule(_cond)
-numba_emitters[control_flow.cond_lin_p] = DriverRule(_cond)
+numba_emitters[control_flow.cond_p] = DriverRule(_cond, native=loop_rules.cond)
+numba_emitters[control_flow.cond_lin_p] = DriverRule(_cond, native=loop_rules.cond)
+
+
+# ---------------------------------------------------------------------------
+# Primitives the driver computes by their impl (it validates indices, or NumPy's
+# call is the fastest form) and native loops by explicit loops
+# ---------------------------------------------------------------------------
+
+numba_emitters[shapes.rev_p] = DriverRule(native=loop_rules.rev_view, native_view=True)
+numba_emitters[indexing.gather_p] = DriverRule(native=loop_rules.gather_view, native_view=True)
+numba_emitters[shapes.pad_p] = DriverRule(native=loop_rules.pad)
+numba_emitters[shapes.iota_p] = DriverRule(native=loop_rules.iota)
+numba_emitters[indexing.dynamic_slice_p] = DriverRule(native=loop_rules.dynamic_slice)
+numba_emitters[indexing.dynamic_update_slice_p] = DriverRule(native=loop_rules.dynamic_update_slice)
+numba_emitters[indexing.scatter_p] = DriverRule(native=loop_rules.scatter)
+numba_emitters[indexing.scatter_add_p] = DriverRule(native=loop_rules.scatter_add)
+numba_emitters[indexing.scatter_mul_p] = DriverRule(native=loop_rules.scatter_mul)
+numba_emitters[indexing.scatter_max_p] = DriverRule(native=loop_rules.scatter_max)
+numba_emitters[indexing.scatter_min_p] = DriverRule(native=loop_rules.scatter_min)
+numba_emitters[reductions.reduce_prod_p] = DriverRule(native=loop_rules.reduce_prod)
+numba_emitters[reductions.argmax_p] = DriverRule(native=loop_rules.argmax)
+numba_emitters[reductions.argmin_p] = DriverRule(native=loop_rules.argmin)
+numba_emitters[reductions.cumsum_p] = DriverRule(native=loop_rules.cumsum)
+numba_emitters[reductions.cumprod_p] = DriverRule(native=loop_rules.cumprod)
+numba_emitters[reductions.cummax_p] = DriverRule(native=loop_rules.cummax)
+numba_emitters[reductions.cummin_p] = DriverRule(native=loop_rules.cummin)
 
 __all__: list[str] = []

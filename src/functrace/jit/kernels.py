@@ -32,42 +32,11 @@ from typing import Any
 import numpy as np
 
 from functrace.jit import cache
+from functrace.jit.numba_import import import_numba
 
 NJIT_OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True, "boundscheck": False}
 """The project's Numba defaults: cached, NumPy's float error semantics (x/0 = inf,
 no exceptions), no GIL, no bounds checks (the driver validates shapes)."""
-
-
-def import_numba():  # type: ignore[no-untyped-def]
-    """``import numba``, without its eager import of SciPy's BLAS bindings.
-
-    When installed, SciPy makes ``import numba`` ~0.3 s slower: ``numba.np.arraymath``
-    imports ``scipy.linalg`` at import time only to choose how ``np.convolve`` and
-    ``np.correlate`` compute inner products. functrace's kernels never use BLAS
-    inside Numba (products run through NumPy in the driver), so if this is the
-    process's first ``import numba``, the binding is hidden while Numba is imported:
-    those two functions then use a plain loop, and ``np.dot``/``np.linalg`` in
-    Numba code still import SciPy lazily when first compiled.
-    """
-    if "numba" in sys.modules:
-        import numba
-
-        return numba
-    with _import_lock:  # one thread hides and restores the binding
-        key = "scipy.linalg.cython_blas"
-        hide = key not in sys.modules and "numba" not in sys.modules
-        if hide:
-            sys.modules[key] = None  # type: ignore[assignment]  # makes the import fail fast
-        try:
-            import numba
-            import numba.np.arraymath  # noqa: F401  (the module that probes SciPy's BLAS)
-        finally:
-            if hide and key in sys.modules and sys.modules[key] is None:
-                del sys.modules[key]
-        return numba
-
-
-_import_lock = threading.Lock()
 
 
 _MMAP_THRESHOLD = 32 << 20  # glibc's maximum
@@ -375,6 +344,16 @@ class LoadedKernel:
         return getattr(cres, "entry_point", self.dispatcher)
 
 
+@dataclass(frozen=True)
+class KernelListing:
+    """A kernel a driver rule hands to the driver (``ctx.const``) with its source as
+    ``as_text`` shows it: comments naming the driver's values, which the compiled
+    source (shared by every call site of one pattern) leaves out."""
+
+    kernel: LoadedKernel
+    text: str
+
+
 _loaded: dict[str, LoadedKernel] = {}
 # Held while a kernel is imported and compiled: two threads lowering the same kernel
 # at once compile it once (a second ``compile`` after ``disable_compile`` would fail).
@@ -384,6 +363,16 @@ _load_lock = threading.RLock()
 def forget_loaded() -> None:
     with _load_lock:
         _loaded.clear()
+
+
+def clear_cache() -> None:
+    """Delete the on-disk kernels of the cache directory and forget the loaded ones.
+
+    Functions already compiled in this process keep working; new compilations
+    start from an empty cache.
+    """
+    forget_loaded()
+    cache.clear_files()
 
 
 def load_kernel(spec: KernelSpec) -> LoadedKernel:
@@ -434,8 +423,11 @@ def _load_new(name: str, source: str, signature: Any) -> LoadedKernel:
 
 
 __all__ = [
+    "KernelListing",
     "KernelSpec",
     "LoadedKernel",
+    "clear_cache",
+    "import_numba",
     "kernel_jit",
     "kernel_jit_parallel",
     "kernel_source",

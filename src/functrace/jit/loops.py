@@ -1,8 +1,13 @@
 """Native loops: a ``scan``/``while`` (body included) becomes ONE ``@njit`` function.
 
 When every value of a loop body (and of a while loop's condition) has a dtype compiled
-code handles (no complex, no float16) and every equation has a rule below, the whole
-loop is generated as one Numba function, with no per-iteration Python dispatch:
+code handles (no complex, no float16) and every equation has a native form, the whole
+loop is generated as one Numba function, with no per-iteration Python dispatch. This
+module is the planner (:class:`LoopFunction`, :class:`Block`) and the entry points
+the driver rules of ``scan``/``while``/``while_transpose`` call; a primitive's native
+form is the ``native`` field of its ``DriverRule`` in ``numba_rules.numba_emitters``
+(written in ``loop_rules.py`` and ``random_rules.py``, registered with the driver form):
+
 
 * 0-d values are scalar locals; arrays are NumPy arrays of the static shapes of the
   IR, always C-contiguous. Loop-invariant consts and scanned inputs ``xs`` are
@@ -29,7 +34,7 @@ loop is generated as one Numba function, with no per-iteration Python dispatch:
   ``dynamic_slice``, ``dynamic_update_slice`` (starts clamped like the impls),
   ``scatter``/``scatter_add``/``_mul``/``_min``/``_max`` with scalar indices,
   ``concatenate`` and ``iota`` are explicit loops;
-* ``threefry2x32`` and ``erf_inv`` (rules registered by ``lax/random_bits.py``) are
+* ``threefry2x32`` and ``erf_inv`` (native forms in ``random_rules.py``) are
   per-element statement blocks;
 * nested ``scan``/``while`` loops and ``cond``/``cond_lin`` (an ``if``/``elif`` on the
   clamped branch index, like the impl) are emitted inline in the same function;
@@ -43,7 +48,7 @@ The driver has validated the shapes of every argument before calling (it is
 specialized to them), so the loop function indexes without bounds checks. The
 source goes through the same content-addressed disk cache as fused kernels
 (``kernels.load_source``), so a second process loads the machine code from disk.
-Anything else (primitives without a rule here such as sort or linear algebra, gather
+Anything else (primitives without a native form such as sort or linear algebra, gather
 and scatter with index arrays, complex numbers, n-way ``select_n``, effects) returns
 None: the caller keeps the Python-loop lowering, in which inner loops may still be
 native.
@@ -66,12 +71,15 @@ import numpy as np
 
 from functrace.interpreters.numba_rules import (
     DriverContext,
-    EmitContext,
+    DriverRule,
     dtype_ctor,
     numba_dtype_ok,
     numba_emitters,
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
+from functrace.jit import codegen
+from functrace.jit.codegen import elementwise_expr, fmt_line, inline_calls, probe_ctx, short
+from functrace.jit.kernels import KernelListing, import_numba, kernel_header, load_source
 
 MARKER = "# functrace native loop"
 """First line of every native loop's source (and of its call's comment in the driver)."""
@@ -97,13 +105,12 @@ native_loops_built = 0
 
 _count_lock = threading.Lock()
 _warned: set[str] = set()
-_UNROLL = 4  # partial sums per dot product (a contraction of at least 8 terms)
 
 Atom = Var | Literal
 IndexMap = Callable[[list[str]], list[str]]
 
 
-class _Decline(Exception):
+class Decline(Exception):
     """The body has something native loops do not handle: use the Python-loop lowering."""
 
 
@@ -111,12 +118,12 @@ def _ok_dtype(dtype: np.dtype) -> bool:
     return numba_dtype_ok(dtype) and dtype.kind != "c"
 
 
-def _check_aval(aval: Any) -> None:
+def check_aval(aval: Any) -> None:
     if not isinstance(getattr(aval, "shape", None), tuple) or not _ok_dtype(aval.dtype):
-        raise _Decline
+        raise Decline
 
 
-def _scalar_lit(dt: np.dtype, value: Any) -> str:
+def scalar_lit(dt: np.dtype, value: Any) -> str:
     ctor = dtype_ctor(dt)
     val = np.asarray(value, dtype=dt)[()]
     if dt.kind == "b":
@@ -131,19 +138,19 @@ def _scalar_lit(dt: np.dtype, value: Any) -> str:
     return f"{ctor}({f!r})"
 
 
-def _literal(x: Literal) -> str:
-    _check_aval(x.aval)
+def literal(x: Literal) -> str:
+    check_aval(x.aval)
     if x.aval.shape != ():
-        raise _Decline
-    return _scalar_lit(x.aval.dtype, x.val)
+        raise Decline
+    return scalar_lit(x.aval.dtype, x.val)
 
 
-def _idx(name: str, idx: list[str] | tuple[str, ...]) -> str:
+def subscript(name: str, idx: list[str] | tuple[str, ...]) -> str:
     """``name[i, j]``, or ``name`` itself for a 0-d (scalar) value."""
     return f"{name}[{', '.join(idx)}]" if idx else name
 
 
-def _identity_value(dt: np.dtype, is_max: bool) -> Any:
+def identity_value(dt: np.dtype, is_max: bool) -> Any:
     """The identity of max (the smallest value) or min (the largest) for ``dt``."""
     if dt.kind == "f":
         return -np.inf if is_max else np.inf
@@ -153,7 +160,7 @@ def _identity_value(dt: np.dtype, is_max: bool) -> Any:
     return info.min if is_max else info.max
 
 
-class _Fn:
+class LoopFunction:
     """The source of one native loop function, built equation by equation."""
 
     def __init__(self) -> None:
@@ -191,7 +198,7 @@ class _Fn:
         return f"{name}.copy()" if name in self.ro else name
 
     def const(self, value: Any, aval: Any) -> str:
-        _check_aval(aval)
+        check_aval(aval)
         name = f"g{len(self.consts)}"
         if aval.shape:
             self.consts.append(np.ascontiguousarray(np.asarray(value, dtype=aval.dtype)))
@@ -203,27 +210,25 @@ class _Fn:
     def open(self, j: Any) -> tuple[Jaxpr, list[str]]:
         """A sub-jaxpr with its calls inlined and dead code dropped, and the names of
         its constants (new function arguments)."""
-        from functrace.jit.lowering import inline_calls
-
         if isinstance(j, ClosedJaxpr):
             jaxpr, consts = j.jaxpr, list(j.consts)
         else:
             jaxpr, consts = j, []
             if jaxpr.constvars:
-                raise _Decline
+                raise Decline
         jaxpr, consts = inline_calls(jaxpr, consts)
         jaxpr = dce_jaxpr(jaxpr)
         return jaxpr, [self.const(c, v.aval) for v, c in zip(jaxpr.constvars, consts)]
 
     def block(self, jaxpr: Jaxpr, ins: list[str], depth: int) -> list[str]:
         """Emit ``jaxpr`` (constvars then invars bound to ``ins``); its output names."""
-        return _Block(self, jaxpr, ins, depth).run()
+        return Block(self, jaxpr, ins, depth).run()
 
 
-class _Block:
+class Block:
     """The code of one jaxpr at one indentation depth."""
 
-    def __init__(self, fn: _Fn, jaxpr: Jaxpr, ins: list[str], depth: int) -> None:
+    def __init__(self, fn: LoopFunction, jaxpr: Jaxpr, ins: list[str], depth: int) -> None:
         self.fn = fn
         self.jaxpr = jaxpr
         self.depth = depth
@@ -233,7 +238,7 @@ class _Block:
         # last (contiguous) axis, if any
         self.views: dict[Var, tuple[Atom, IndexMap, int | None]] = {}
         for v, n in zip((*jaxpr.constvars, *jaxpr.invars), ins, strict=True):
-            _check_aval(v.aval)
+            check_aval(v.aval)
             self.env[v] = n
         self.uses: Counter[Var] = Counter()
         for e in jaxpr.eqns:
@@ -247,15 +252,15 @@ class _Block:
     # -- values ---------------------------------------------------------------
     def scalar(self, x: Atom) -> str:
         if isinstance(x, Literal):
-            return _literal(x)
+            return literal(x)
         if x.aval.shape != ():
-            raise _Decline
+            raise Decline
         return self.value(x)
 
     def value(self, x: Atom) -> str:
         """The name of ``x`` (materializing a view into a new array)."""
         if isinstance(x, Literal):
-            return _literal(x)
+            return literal(x)
         got = self.env.get(x)
         if got is not None:
             return got
@@ -289,7 +294,7 @@ class _Block:
     def elem_at(self, x: Atom, idx: list[str]) -> str:
         """Element ``idx`` of ``x`` (an array of ``len(idx)`` dims or a scalar)."""
         if isinstance(x, Literal):
-            return _literal(x)
+            return literal(x)
         local = self.run_local.get(x)
         if local is not None:
             return local
@@ -300,77 +305,73 @@ class _Block:
             if isinstance(src, Literal) or src.aval.shape == ():
                 return self.scalar(src)
             return self.elem_at(src, index_map(idx))
-        return _idx(self.value(x), idx)
+        return subscript(self.value(x), idx)
 
     # -- the walk -------------------------------------------------------------
     def run(self) -> list[str]:
-        from functrace.jit.lowering import _elementwise_expr, _probe_ctx
-
         for e in self.jaxpr.eqns:
             for v in e.out_binders:
-                _check_aval(v.aval)
+                check_aval(v.aval)
             for x in e.inputs:
-                _check_aval(x.aval)
-            view = _VIEWS.get(e.primitive.name)
-            if view is not None:
+                check_aval(x.aval)
+            entry = numba_emitters.get(e.primitive)
+            rule = entry if isinstance(entry, DriverRule) else None
+            native = rule.native if rule is not None else None
+            if native is not None and rule is not None and rule.native_view:
                 self.flush_if_reads(e)
-                view(self, e)
+                native(self, e)
                 continue
             probe = (
-                _elementwise_expr(e, _probe_ctx(e).args)
+                elementwise_expr(e, probe_ctx(e).args)
                 if not e.primitive.multiple_results and len(e.out_binders) == 1
                 else None
             )
             if probe is not None:
                 self.elementwise(e)
                 continue
-            rule = _RULES.get(e.primitive.name)
-            if rule is None:
-                raise _Decline
+            if native is None:
+                raise Decline
             self.flush_if_reads(e)
             self.fn.emit(self.depth, f"# {self.comment(e)}")
-            outs = rule(self, e)
+            outs = native(self, e)
+            assert outs is not None
             for v, n in zip(e.out_binders, outs, strict=True):
                 self.env[v] = n
         self.flush()
         outs = []
         for x in self.jaxpr.outvars:
             if isinstance(x, Literal):
-                outs.append(_literal(x))
+                outs.append(literal(x))
             else:
                 outs.append(self.value(x))
         return outs
 
     def comment(self, e: JaxprEqn) -> str:
-        from functrace.jit.lowering import _fmt_line
-
         def nm(x: Atom) -> str:
             if isinstance(x, Literal):
-                return _literal(x)
+                return literal(x)
             return self.env.get(x) or "(broadcast)"
 
-        return _fmt_line(e, [v.aval.str_short() for v in e.out_binders], [nm(x) for x in e.inputs])
+        return fmt_line(e, [v.aval.str_short() for v in e.out_binders], [nm(x) for x in e.inputs])
 
     def elementwise(self, e: JaxprEqn) -> None:
-        from functrace.jit.lowering import _elementwise_expr, _fmt_line, _short
-
         out = e.out_binders[0]
         shape = out.aval.shape
         ctor = dtype_ctor(out.aval.dtype)
         if shape == ():
             args = tuple(self.scalar(x) for x in e.inputs)
-            expr = _elementwise_expr(e, args)
+            expr = elementwise_expr(e, args)
             if expr is None:
-                raise _Decline
+                raise Decline
             name = self.fn.fresh("v")
-            outs = [f"{name}:{_short(out.aval.dtype)}"]
-            self.fn.emit(self.depth, f"# {_fmt_line(e, outs, list(args))}")
+            outs = [f"{name}:{short(out.aval.dtype)}"]
+            self.fn.emit(self.depth, f"# {fmt_line(e, outs, list(args))}")
             self.fn.emit(self.depth, f"{name} = {ctor}({expr})")
             self.env[out] = name
             return
         for x in e.inputs:
             if x.aval.shape not in ((), shape):
-                raise _Decline
+                raise Decline
         if self.run_shape != shape:
             self.flush()
             self.run_shape = shape
@@ -389,8 +390,6 @@ class _Block:
 
     def flush(self) -> None:
         """Emit the open run of elementwise equations as one loop nest."""
-        from functrace.jit.lowering import _elementwise_expr, _fmt_line, _short
-
         if not self.run_eqns:
             return
         shape = self.run_shape
@@ -408,11 +407,11 @@ class _Block:
         idx, d = self.fn.loops(shape, self.depth)
         for e, local in eqns:
             args = tuple(self.elem_at(x, idx) for x in e.inputs)
-            expr = _elementwise_expr(e, args)
+            expr = elementwise_expr(e, args)
             if expr is None:
-                raise _Decline
+                raise Decline
             dt = e.out_binders[0].aval.dtype
-            self.fn.emit(d, f"# {_fmt_line(e, [f'{local}:{_short(dt)}'], list(args))}")
+            self.fn.emit(d, f"# {fmt_line(e, [f'{local}:{short(dt)}'], list(args))}")
             self.fn.emit(d, f"{local} = {dtype_ctor(dt)}({expr})")
         for v, name, local in stores:
             self.fn.emit(d, f"{name}[{', '.join(idx)}] = {local}")
@@ -423,567 +422,12 @@ class _Block:
 
 
 # ---------------------------------------------------------------------------
-# Rules for the non-elementwise primitives: (block, eqn) -> names of the results.
+# Loops shared by the rules of nested loops and the top level
 # ---------------------------------------------------------------------------
 
-Rule = Callable[[_Block, JaxprEqn], list[str]]
-_RULES: dict[str, Rule] = {}
 
-
-def _broadcast_view(b: _Block, e: JaxprEqn) -> None:
-    (x,) = e.inputs
-    dims = tuple(e.params["broadcast_dimensions"])
-    sizes = x.aval.shape
-
-    def index_map(idx: list[str]) -> list[str]:
-        return ["0" if n == 1 else idx[od] for n, od in zip(sizes, dims, strict=True)]
-
-    lx = b.contiguous_axis(x) if sizes else None
-    b.add_view(e, index_map, dims[lx] if lx is not None and sizes[lx] != 1 else None)
-
-
-def _transpose_view(b: _Block, e: JaxprEqn) -> None:
-    perm = tuple(e.params["permutation"])
-
-    def index_map(idx: list[str]) -> list[str]:
-        got = [""] * len(perm)
-        for j, p in enumerate(perm):
-            got[p] = idx[j]
-        return got
-
-    lx = b.contiguous_axis(e.inputs[0])
-    b.add_view(e, index_map, perm.index(lx) if lx is not None else None)
-
-
-def _rev_view(b: _Block, e: JaxprEqn) -> None:
-    dims = set(e.params["dimensions"])
-    shape = e.inputs[0].aval.shape
-
-    def index_map(idx: list[str]) -> list[str]:
-        # parenthesized: ``a`` may be a composite index (a slice's ``start + step * i``)
-        return [f"{shape[k] - 1} - ({a})" if k in dims else a for k, a in enumerate(idx)]
-
-    b.add_view(e, index_map, b.contiguous_axis(e.inputs[0]))
-
-
-def _positions(b: _Block, e: JaxprEqn) -> list[str]:
-    """Scalar gather/scatter indices normalized like the impl: negatives wrap once, then
-    ``mode="clip"`` clamps and ``mode="raise"`` raises IndexError."""
-    x, axes, mode = e.inputs[0], e.params["axes"], e.params["mode"]
-    name = e.primitive.name
-    indices = e.inputs[1:] if name == "gather" else e.inputs[2:]
-    pos = []
-    for a, idx in zip(axes, indices, strict=True):
-        dim, dt = x.aval.shape[a], idx.aval.dtype
-        if idx.aval.shape != () or dim == 0 or dt.kind not in "iu" or mode not in ("clip", "raise"):
-            raise _Decline  # index arrays stay with the impl
-        p, i = b.fn.fresh("p"), b.scalar(idx)
-        if dt.kind == "u" and np.iinfo(dt).max >= dim:
-            b.fn.emit(b.depth, f"{p} = np.int64(min({i}, {_scalar_lit(dt, dim)}))")
-        else:
-            b.fn.emit(b.depth, f"{p} = np.int64({i})")
-        if dt.kind == "i":
-            b.fn.emit(b.depth, f"if {p} < 0:")
-            b.fn.emit(b.depth + 1, f"{p} += {dim}")
-        if mode == "clip":
-            b.fn.emit(b.depth, f"{p} = min(max({p}, 0), {dim - 1})")
-        else:
-            b.fn.emit(b.depth, f"if {p} < 0 or {p} >= {dim}:")
-            msg = (
-                f"{name}: expected indices in [-{dim}, {dim}) for axis {a} of size {dim}, "
-                f"got an index out of range. Fix the index, or use mode='clip' to clamp "
-                f"out-of-range indices."
-            )
-            b.fn.emit(b.depth + 1, f"raise IndexError({msg!r})")
-        pos.append(p)
-    return pos
-
-
-def _with_positions(axes: tuple[int, ...], pos: list[str], ndim: int) -> IndexMap:
-    """Index of the operand: ``pos`` on ``axes``, the given indices on the other axes."""
-
-    def index_map(idx: list[str]) -> list[str]:
-        rest = iter(idx)
-        return [pos[axes.index(k)] if k in axes else next(rest) for k in range(ndim)]
-
-    return index_map
-
-
-def _gather_view(b: _Block, e: JaxprEqn) -> None:
-    x, axes = e.inputs[0], tuple(e.params["axes"])
-    pos = _positions(b, e)
-    lx = b.contiguous_axis(x)
-    last = None if lx is None or lx in axes else lx - sum(a < lx for a in axes)
-    b.add_view(e, _with_positions(axes, pos, x.aval.ndim), last, x)
-
-
-_VIEWS: dict[str, Callable[[_Block, JaxprEqn], None]] = {
-    "broadcast_in_dim": _broadcast_view,
-    "transpose": _transpose_view,
-    "rev": _rev_view,
-    "gather": _gather_view,
-}
-
-
-def _rule(*names: str) -> Callable[[Rule], Rule]:
-    def deco(f: Rule) -> Rule:
-        for n in names:
-            _RULES[n] = f
-        return f
-
-    return deco
-
-
-@_rule("grad_hook")
-def _alias(b: _Block, e: JaxprEqn) -> list[str]:
-    return [b.value(e.inputs[0])]
-
-
-@_rule("reshape", "squeeze")
-def _reshape(b: _Block, e: JaxprEqn) -> list[str]:
-    (x,), out = e.inputs, e.out_binders[0]
-    fn, shape = b.fn, out.aval.shape
-    if x.aval.shape == shape:
-        return [b.value(x)]
-    if x.aval.shape == ():
-        name = fn.alloc(b.depth, out.aval)
-        fn.emit(b.depth, f"{name}[{', '.join('0' * len(shape))}] = {b.scalar(x)}")
-        return [name]
-    src = b.value(x)
-    if shape == ():
-        name = fn.fresh("v")
-        fn.emit(b.depth, f"{name} = {src}[{', '.join('0' * x.aval.ndim)}]")
-        return [name]
-    name = fn.fresh("v")
-    fn.emit(b.depth, f"{name} = {src}.reshape({tuple(shape)})")
-    if src in fn.ro:
-        fn.ro.add(name)
-    return [name]
-
-
-def _copy_loop(b: _Block, e: JaxprEqn, in_index: IndexMap) -> list[str]:
-    """``out[idx] = x[in_index(idx)]`` over the output shape."""
-    out = e.out_binders[0]
-    name = b.fn.alloc(b.depth, out.aval)
-    idx, d = b.fn.loops(out.aval.shape, b.depth)
-    b.fn.emit(d, f"{_idx(name, idx)} = {b.elem_at(e.inputs[0], in_index(idx))}")
-    return [name]
-
-
-@_rule("slice")
-def _slice(b: _Block, e: JaxprEqn) -> list[str]:
-    starts = e.params["start_indices"]
-    steps = e.params.get("strides") or (1,) * len(starts)
-    if not starts:
-        return [b.value(e.inputs[0])]
-    return _copy_loop(
-        b,
-        e,
-        lambda idx: [
-            f"{s} + {k} * ({a})" if k != 1 else f"{s} + {a}"
-            for s, k, a in zip(starts, steps, idx, strict=True)
-        ],
-    )
-
-
-def _clamped_starts(b: _Block, starts: tuple[Atom, ...], shape: Any, sizes: Any) -> list[str]:
-    out = []
-    for s, dim, n in zip(starts, shape, sizes, strict=True):
-        if s.aval.dtype.kind not in "iu" or s.aval.dtype == np.uint64:
-            raise _Decline  # uint64 starts past int64 would wrap: the impl clamps them
-        name = b.fn.fresh("st")
-        b.fn.emit(b.depth, f"{name} = min(max(np.int64({b.scalar(s)}), 0), {dim - n})")
-        out.append(name)
-    return out
-
-
-@_rule("dynamic_slice")
-def _dynamic_slice(b: _Block, e: JaxprEqn) -> list[str]:
-    x, *starts = e.inputs
-    sizes = e.params["slice_sizes"]
-    if not x.aval.shape:
-        return [b.value(x)]
-    st = _clamped_starts(b, tuple(starts), x.aval.shape, sizes)
-    return _copy_loop(b, e, lambda idx: [f"{s} + {a}" for s, a in zip(st, idx, strict=True)])
-
-
-@_rule("dynamic_update_slice")
-def _dynamic_update_slice(b: _Block, e: JaxprEqn) -> list[str]:
-    x, u, *starts = e.inputs
-    if not x.aval.shape:
-        return [b.value(u)]
-    st = _clamped_starts(b, tuple(starts), x.aval.shape, u.aval.shape)
-    name = b.fn.fresh("v")
-    b.fn.emit(b.depth, f"{name} = {b.value(x)}.copy()")
-    idx, d = b.fn.loops(u.aval.shape, b.depth)
-    dst = [f"{s} + {a}" for s, a in zip(st, idx, strict=True)]
-    b.fn.emit(d, f"{_idx(name, dst)} = {b.elem_at(u, idx)}")
-    return [name]
-
-
-def _scatter(op: str | None) -> Rule:
-    def rule(b: _Block, e: JaxprEqn) -> list[str]:
-        x, upd = e.inputs[0], e.inputs[1]
-        out = e.out_binders[0]
-        dt = out.aval.dtype
-        if not x.aval.shape or (dt.kind == "b" and op in ("sum", "prod")):
-            raise _Decline
-        axes = tuple(e.params["axes"])
-        pos = _positions(b, e)
-        fn = b.fn
-        name = fn.alloc(b.depth, out.aval)
-        idx, d = fn.loops(out.aval.shape, b.depth)
-        fn.emit(d, f"{_idx(name, idx)} = {b.elem_at(x, idx)}")
-        idx, d = fn.loops(upd.aval.shape, b.depth)
-        dst = _idx(name, _with_positions(axes, pos, x.aval.ndim)(idx))
-        new = b.elem_at(upd, idx)
-        if op == "sum":
-            new = f"{dtype_ctor(dt)}({dst} + {new})"
-        elif op == "prod":
-            new = f"{dtype_ctor(dt)}({dst} * {new})"
-        elif op is not None:
-            new = f"{dtype_ctor(dt)}({_pick(op == 'max', dt)(dst, new)})"
-        fn.emit(d, f"{dst} = {new}")
-        return [name]
-
-    return rule
-
-
-for _name, _op in (
-    ("scatter", None),
-    ("scatter_add", "sum"),
-    ("scatter_mul", "prod"),
-    ("scatter_max", "max"),
-    ("scatter_min", "min"),
-):
-    _RULES[_name] = _scatter(_op)
-
-
-@_rule("pad")
-def _pad(b: _Block, e: JaxprEqn) -> list[str]:
-    (x, value), out = e.inputs, e.out_binders[0]
-    config = e.params["padding_config"]
-    fn = b.fn
-    name = fn.alloc(b.depth, out.aval)
-    idx, d = fn.loops(out.aval.shape, b.depth)
-    fn.emit(d, f"{_idx(name, idx)} = {b.scalar(value)}")
-    idx, d = fn.loops(x.aval.shape, b.depth)
-    dst, checks = [], []
-    for a, (lo, hi, interior), n in zip(idx, config, out.aval.shape, strict=True):
-        q = f"{lo} + {a}" if interior == 0 else f"{lo} + {a} * {interior + 1}"
-        dst.append(q)
-        if lo < 0 or hi < 0:  # a negative lo/hi crops: skip the elements cut off
-            checks.append(f"0 <= {q} < {n}")
-    if checks:
-        fn.emit(d, f"if {' and '.join(checks)}:")
-        d += 1
-    fn.emit(d, f"{_idx(name, dst)} = {b.elem_at(x, idx)}")
-    return [name]
-
-
-@_rule("concatenate")
-def _concatenate(b: _Block, e: JaxprEqn) -> list[str]:
-    axis = e.params["dimension"]
-    out = e.out_binders[0]
-    name = b.fn.alloc(b.depth, out.aval)
-    off = 0
-    for x in e.inputs:
-        idx, d = b.fn.loops(x.aval.shape, b.depth)
-        dst = [f"{off} + {a}" if k == axis else a for k, a in enumerate(idx)]
-        b.fn.emit(d, f"{_idx(name, dst)} = {b.elem_at(x, idx)}")
-        off += x.aval.shape[axis]
-    return [name]
-
-
-@_rule("iota")
-def _iota(b: _Block, e: JaxprEqn) -> list[str]:
-    out = e.out_binders[0]
-    name = b.fn.alloc(b.depth, out.aval)
-    idx, d = b.fn.loops(out.aval.shape, b.depth)
-    b.fn.emit(d, f"{_idx(name, idx)} = {dtype_ctor(out.aval.dtype)}({idx[e.params['dimension']]})")
-    return [name]
-
-
-def _reduce(
-    b: _Block,
-    e: JaxprEqn,
-    combine: Callable[[str, str], str],
-    init: Any,
-    acc_dtype: np.dtype | None = None,
-) -> list[str]:
-    """A reduction over ``axes``: accumulators (in ``acc_dtype``, default the output
-    dtype) start at ``init`` and take every element in order."""
-    (x,), out = e.inputs, e.out_binders[0]
-    axes = set(e.params["axes"])
-    fn = b.fn
-    if x.aval.shape == ():
-        return [b.value(x)]
-    adt = acc_dtype or out.aval.dtype
-    actor, start = dtype_ctor(adt), _scalar_lit(adt, init)
-    kept = [k for k in range(x.aval.ndim) if k not in axes]
-    if out.aval.shape == ():
-        acc = fn.fresh("acc")
-        fn.emit(b.depth, f"{acc} = {start}")
-        idx, d = fn.loops(x.aval.shape, b.depth)
-        fn.emit(d, f"{acc} = {actor}({combine(acc, b.elem_at(x, idx))})")
-        if adt == out.aval.dtype:
-            return [acc]
-        name = fn.fresh("v")
-        fn.emit(b.depth, f"{name} = {dtype_ctor(out.aval.dtype)}({acc})")
-        return [name]
-    acc = fn.fresh("acc")
-    fn.emit(b.depth, f"{acc} = np.empty({tuple(out.aval.shape)}, {actor})")
-    idx, d = fn.loops(out.aval.shape, b.depth)
-    fn.emit(d, f"{_idx(acc, idx)} = {start}")
-    idx, d = fn.loops(x.aval.shape, b.depth)
-    o = _idx(acc, [idx[k] for k in kept])
-    fn.emit(d, f"{o} = {actor}({combine(o, b.elem_at(x, idx))})")
-    if adt == out.aval.dtype:
-        return [acc]
-    name = fn.alloc(b.depth, out.aval)
-    idx, d = fn.loops(out.aval.shape, b.depth)
-    fn.emit(d, f"{_idx(name, idx)} = {dtype_ctor(out.aval.dtype)}({_idx(acc, idx)})")
-    return [name]
-
-
-@_rule("reduce_sum")
-def _reduce_sum(b: _Block, e: JaxprEqn) -> list[str]:
-    dt = e.out_binders[0].aval.dtype
-    if dt.kind == "b":
-        raise _Decline
-    # float32 sums accumulate in float64: as accurate as NumPy's pairwise float32 sums
-    acc = np.dtype(np.float64) if dt == np.float32 else None
-    return _reduce(b, e, lambda a, x: f"{a} + {x}", 0, acc)
-
-
-@_rule("reduce_prod")
-def _reduce_prod(b: _Block, e: JaxprEqn) -> list[str]:
-    if e.out_binders[0].aval.dtype.kind == "b":
-        raise _Decline
-    return _reduce(b, e, lambda a, x: f"{a} * {x}", 1)
-
-
-def _pick(is_max: bool, dt: np.dtype) -> Callable[[str, str], str]:
-    from functrace.lax import elementwise
-
-    rule = numba_emitters[elementwise.max_p if is_max else elementwise.min_p]
-    assert callable(rule)
-
-    def combine(a: str, x: str) -> str:
-        expr = rule(EmitContext((a, x), (dt, dt), dt, {}))
-        if expr is None:
-            raise _Decline
-        return expr
-
-    return combine
-
-
-def _extremum(is_max: bool) -> Rule:
-    def rule(b: _Block, e: JaxprEqn) -> list[str]:
-        dt = e.out_binders[0].aval.dtype
-        return _reduce(b, e, _pick(is_max, dt), _identity_value(dt, is_max))
-
-    return rule
-
-
-_RULES["reduce_max"] = _extremum(True)
-_RULES["reduce_min"] = _extremum(False)
-
-
-def _along(b: _Block, x: Atom, axis: int) -> tuple[list[str], int, Callable[[str], list[str]]]:
-    """Loops over every axis of ``x`` but ``axis``: (their indices, the inner depth,
-    position along ``axis`` -> full index)."""
-    others = tuple(n for k, n in enumerate(x.aval.shape) if k != axis)
-    idx, d = b.fn.loops(others, b.depth)
-
-    def full(pos: str) -> list[str]:
-        return [*idx[:axis], pos, *idx[axis:]]
-
-    return idx, d, full
-
-
-def _cumulative(op: str) -> Rule:
-    def rule(b: _Block, e: JaxprEqn) -> list[str]:
-        (x,), out = e.inputs, e.out_binders[0]
-        axis, reverse = e.params["axis"], e.params["reverse"]
-        dt = out.aval.dtype
-        if dt.kind == "b" and op in ("sum", "prod"):
-            raise _Decline
-        combine = {
-            "sum": lambda a, v: f"{a} + {v}",
-            "prod": lambda a, v: f"{a} * {v}",
-            "max": _pick(True, dt),
-            "min": _pick(False, dt),
-        }[op]
-        fn, ctor, n = b.fn, dtype_ctor(dt), x.aval.shape[axis]
-        name = fn.alloc(b.depth, out.aval)
-        if n == 0:
-            return [name]
-        _, d, full = _along(b, x, axis)
-        acc, k = fn.fresh("acc"), fn.fresh("c")
-        first = str(n - 1) if reverse else "0"
-        fn.emit(d, f"{acc} = {b.elem_at(x, full(first))}")
-        fn.emit(d, f"{_idx(name, full(first))} = {acc}")
-        fn.emit(d, f"for {k} in range(1, {n}):")
-        pos = f"{n - 1} - {k}" if reverse else k
-        fn.emit(d + 1, f"{acc} = {ctor}({combine(acc, b.elem_at(x, full(pos)))})")
-        fn.emit(d + 1, f"{_idx(name, full(pos))} = {acc}")
-        return [name]
-
-    return rule
-
-
-for _op in ("sum", "prod", "max", "min"):
-    _RULES[f"cum{_op}"] = _cumulative(_op)
-
-
-def _arg_extremum(is_max: bool) -> Rule:
-    def rule(b: _Block, e: JaxprEqn) -> list[str]:
-        (x,), out = e.inputs, e.out_binders[0]
-        axis = e.params["axis"]
-        fn, n = b.fn, x.aval.shape[axis]
-        name = fn.fresh("v") if not out.aval.shape else fn.alloc(b.depth, out.aval)
-        idx, d, full = _along(b, x, axis)
-        best, at, k, v = fn.fresh("best"), fn.fresh("at"), fn.fresh("c"), fn.fresh("x")
-        fn.emit(d, f"{best} = {b.elem_at(x, full('0'))}")
-        fn.emit(d, f"{at} = 0")
-        fn.emit(d, f"for {k} in range(1, {n}):")
-        fn.emit(d + 1, f"{v} = {b.elem_at(x, full(k))}")
-        better = f"{v} {'>' if is_max else '<'} {best}"
-        if x.aval.dtype.kind == "f":  # the first NaN wins, as in NumPy
-            better = f"{best} == {best} and ({v} != {v} or {better})"
-        fn.emit(d + 1, f"if {better}:")
-        fn.emit(d + 2, f"{best}, {at} = {v}, {k}")
-        fn.emit(d, f"{_idx(name, idx)} = {dtype_ctor(out.aval.dtype)}({at})")
-        return [name]
-
-    return rule
-
-
-_RULES["argmax"] = _arg_extremum(True)
-_RULES["argmin"] = _arg_extremum(False)
-
-
-@_rule("dot_general")
-def _dot_general(b: _Block, e: JaxprEqn) -> list[str]:
-    (lc, rc), (lb, rb) = e.params["dimension_numbers"]
-    x, y = e.inputs
-    out = e.out_binders[0]
-    dt = out.aval.dtype
-    if dt.kind == "b":
-        raise _Decline
-    csizes = [x.aval.shape[a] for a in lc]
-    if out.aval.size * math.prod(csizes) > MAX_DOT_FMAS:
-        raise _Decline
-    lf = [a for a in range(x.aval.ndim) if a not in lc and a not in lb]
-    rf = [a for a in range(y.aval.ndim) if a not in rc and a not in rb]
-    ctor = dtype_ctor(dt)
-    pet = e.params.get("preferred_element_type")
-    cast = (lambda s: f"{ctor}({s})") if pet is not None and pet != x.aval.dtype else (lambda s: s)
-    fn = b.fn
-    nb, nlf = len(lb), len(lf)
-
-    def term(oidx: list[str], cidx: list[str]) -> str:
-        def index(nd: int, batch: Any, contract: Any, free: Any, off: int) -> list[str]:
-            got = [""] * nd
-            for p, a in enumerate(batch):
-                got[a] = oidx[p]
-            for q, a in enumerate(contract):
-                got[a] = cidx[q]
-            for r, a in enumerate(free):
-                got[a] = oidx[off + r]
-            return got
-
-        xi = b.elem_at(x, index(x.aval.ndim, lb, lc, lf, nb))
-        yi = b.elem_at(y, index(y.aval.ndim, rb, rc, rf, nb + nlf))
-        return f"{cast(xi)} * {cast(yi)}"
-
-    zero = _scalar_lit(dt, 0)
-    shape = out.aval.shape
-    strided = b.contiguous_axis(x) != lc[0] or b.contiguous_axis(y) != rc[0] if csizes else False
-    if len(csizes) == 1 and shape and strided:
-        # The contraction walks a non-last (strided) axis: add whole output rows per
-        # contraction step instead, out[i, j] += x[k, i] * y[k, j], reading memory in order.
-        name = fn.alloc(b.depth, out.aval)
-        oidx, d = fn.loops(shape, b.depth)
-        fn.emit(d, f"{_idx(name, oidx)} = {zero}")
-        cidx, d = fn.loops(tuple(csizes), b.depth)
-        oidx, d = fn.loops(shape, d)
-        o = _idx(name, oidx)
-        fn.emit(d, f"{o} = {ctor}({o} + {term(oidx, cidx)})")
-        return [name]
-    name = fn.fresh("acc") if shape == () else fn.alloc(b.depth, out.aval)
-    oidx, d = fn.loops(shape, b.depth)
-    acc = fn.fresh("acc") if shape else name
-    if len(csizes) == 1 and csizes[0] >= 2 * _UNROLL:
-        # _UNROLL independent partial sums: no serial chain of dependent additions
-        k, main = csizes[0], csizes[0] - csizes[0] % _UNROLL
-        accs = [fn.fresh("acc") for _ in range(_UNROLL)]
-        fn.emit(d, f"{', '.join(accs)} = {', '.join([zero] * _UNROLL)}")
-        c = fn.fresh("c")
-        fn.emit(d, f"for {c} in range(0, {main}, {_UNROLL}):")
-        for j, a in enumerate(accs):
-            fn.emit(d + 1, f"{a} = {ctor}({a} + {term(oidx, [f'{c} + {j}' if j else c])})")
-        if main < k:
-            fn.emit(d, f"for {c} in range({main}, {k}):")
-            fn.emit(d + 1, f"{accs[0]} = {ctor}({accs[0]} + {term(oidx, [c])})")
-        pairs = f"{ctor}({accs[0]} + {accs[1]}) + {ctor}({accs[2]} + {accs[3]})"
-        fn.emit(d, f"{acc} = {ctor}({pairs})")
-    else:
-        fn.emit(d, f"{acc} = {zero}")
-        cidx, d2 = fn.loops(tuple(csizes), d)
-        fn.emit(d2, f"{acc} = {ctor}({acc} + {term(oidx, cidx)})")
-    if shape:
-        fn.emit(d, f"{_idx(name, oidx)} = {acc}")
-    return [name]
-
-
-@_rule("cond", "cond_lin")
-def _cond(b: _Block, e: JaxprEqn) -> list[str]:
-    index, *ops = e.inputs
-    branches = e.params["branches"]
-    fn = b.fn
-    opened = [fn.open(br) for br in branches]
-    in_names = [b.value(x) for x in ops]
-    outs = [fn.fresh("c") for _ in e.out_binders]
-    ix = b.scalar(index)
-    for k, (jaxpr, cnames) in enumerate(opened):
-        if len(opened) == 1:
-            head, d = None, b.depth
-        elif k == 0:
-            head, d = f"if {ix} <= 0:", b.depth + 1
-        elif k == len(opened) - 1:
-            head, d = "else:", b.depth + 1
-        else:
-            head, d = f"elif {ix} == {k}:", b.depth + 1
-        if head is not None:
-            fn.emit(b.depth, head)
-        res = fn.block(jaxpr, cnames + in_names, d)
-        for o, r, v in zip(outs, res, e.out_binders, strict=True):
-            fn.emit(d, f"{o} = {fn.mut(r) if v.aval.shape else r}")
-    return outs
-
-
-@_rule("scan")
-def _scan(b: _Block, e: JaxprEqn) -> list[str]:
-    p = e.params
-    nc, ncarry, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
-    fn = b.fn
-    jaxpr, cnames = fn.open(p["jaxpr"])
-    names = [b.value(x) for x in e.inputs]
-    consts, init, xs = names[:nc], names[nc : nc + ncarry], names[nc + ncarry :]
-    carries = []
-    for v, n in zip(e.out_binders[:ncarry], init, strict=True):
-        k = fn.fresh("kc")
-        fn.emit(b.depth, f"{k} = {fn.mut(n) if v.aval.shape else n}")
-        carries.append(k)
-    ys = [fn.alloc(b.depth, v.aval, "y") for v in e.out_binders[ncarry:]]
-    _scan_loop(fn, b.depth, jaxpr, cnames + consts, carries, xs, ys, str(length), reverse)
-    return carries + ys
-
-
-def _scan_loop(
-    fn: _Fn,
+def scan_loop(
+    fn: LoopFunction,
     depth: int,
     jaxpr: Jaxpr,
     const_names: list[str],
@@ -1008,11 +452,13 @@ def _scan_loop(
     for y, o, v in zip(ys, outs[ncarry:], jaxpr.outvars[ncarry:], strict=True):
         # before the carries change; element by element (an array setitem is slow to compile)
         idx, d = fn.loops(v.aval.shape, depth + 1)
-        fn.emit(d, f"{_idx(y, [i, *idx])} = {_idx(o, idx)}")
-    _assign(fn, depth + 1, jaxpr.outvars[:ncarry], carries, outs[:ncarry])
+        fn.emit(d, f"{subscript(y, [i, *idx])} = {subscript(o, idx)}")
+    assign_carries(fn, depth + 1, jaxpr.outvars[:ncarry], carries, outs[:ncarry])
 
 
-def _assign(fn: _Fn, depth: int, outvars: Any, carries: list[str], outs: list[str]) -> None:
+def assign_carries(
+    fn: LoopFunction, depth: int, outvars: Any, carries: list[str], outs: list[str]
+) -> None:
     """``k0, k1 = v5, k0``: all new carries computed from the old ones at once."""
     if not carries:
         return
@@ -1020,25 +466,8 @@ def _assign(fn: _Fn, depth: int, outvars: Any, carries: list[str], outs: list[st
     fn.emit(depth, f"{', '.join(carries)} = {', '.join(rhs)}")
 
 
-@_rule("while")
-def _while(b: _Block, e: JaxprEqn) -> list[str]:
-    p = e.params
-    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    fn = b.fn
-    cj, cc = fn.open(p["cond_jaxpr"])
-    bj, bc = fn.open(p["body_jaxpr"])
-    names = [b.value(x) for x in e.inputs]
-    carries = []
-    for v, n in zip(e.out_binders, names[ncc + nbc :], strict=True):
-        k = fn.fresh("kc")
-        fn.emit(b.depth, f"{k} = {fn.mut(n) if v.aval.shape else n}")
-        carries.append(k)
-    _while_loop(fn, b.depth, cj, cc + names[:ncc], bj, bc + names[ncc : ncc + nbc], carries)
-    return carries
-
-
-def _while_loop(
-    fn: _Fn,
+def while_loop(
+    fn: LoopFunction,
     depth: int,
     cj: Jaxpr,
     cond_consts: list[str],
@@ -1047,13 +476,13 @@ def _while_loop(
     carries: list[str],
 ) -> None:
     if len(cj.outvars) != 1 or len(bj.outvars) != len(carries):
-        raise _Decline
+        raise Decline
     fn.emit(depth, "while True:")
     (c,) = fn.block(cj, cond_consts + carries, depth + 1)
     fn.emit(depth + 1, f"if not {c}:")
     fn.emit(depth + 2, "break")
     outs = fn.block(bj, body_consts + carries, depth + 1)
-    _assign(fn, depth + 1, bj.outvars, carries, outs)
+    assign_carries(fn, depth + 1, bj.outvars, carries, outs)
 
 
 # ---------------------------------------------------------------------------
@@ -1061,16 +490,17 @@ def _while_loop(
 # ---------------------------------------------------------------------------
 
 
-def _load(source: str, sig: tuple[Any, ...], ctx: DriverContext, what: str) -> str | None:
-    """Load the loop function; its driver-global name, or None to fall back."""
+def _load(
+    source: str, sig: tuple[Any, ...], ctx: DriverContext, what: str, shown: str
+) -> str | None:
+    """Load the loop function; its driver-global name, or None to fall back. ``shown``
+    is its source as ``as_text`` lists it (with the driver's names of the arguments)."""
     global native_loops_built
-    from functrace.jit import lowering
-    from functrace.jit.kernels import load_source
 
     try:
         kernel = load_source(source, sig)
     except Exception as err:  # a Numba typing gap: stay correct with the Python loop
-        if lowering.strict_kernels:
+        if codegen.strict_kernels:
             raise
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
         if what not in _warned:
@@ -1085,7 +515,8 @@ def _load(source: str, sig: tuple[Any, ...], ctx: DriverContext, what: str) -> s
         return None
     with _count_lock:
         native_loops_built += 1
-    return ctx.const(kernel)  # the driver registers the kernel (as_text, compile count)
+    # the driver registers the kernel (as_text, compile count)
+    return ctx.const(KernelListing(kernel, shown))
 
 
 def _numba_type(dt: np.dtype, ndim: int) -> Any:
@@ -1098,7 +529,7 @@ def _numba_type(dt: np.dtype, ndim: int) -> Any:
 
 
 def _finish(
-    fn: _Fn,
+    fn: LoopFunction,
     ctx: DriverContext,
     params: list[str],
     avals: list[Any],
@@ -1107,11 +538,9 @@ def _finish(
     with_n: bool,
 ) -> str | None:
     """Assemble the module, load it and return the driver's call expression."""
-    from functrace.jit.kernels import import_numba, kernel_header
-    from functrace.jit.lowering import _short
 
     def desc(name: str, a: Any) -> str:
-        return f"{name}={_short(a.dtype)}" + (f"[{a.ndim}d C ro]" if a.ndim else "")
+        return f"{name}={short(a.dtype)}" + (f"[{a.ndim}d C ro]" if a.ndim else "")
 
     g_avals = [np.asarray(c) for c in fn.consts]
     gnames = [f"g{j}" for j in range(len(fn.consts))]
@@ -1135,7 +564,10 @@ def _finish(
         from numba import types
 
         sig += (types.int64,)
-    kn = _load(source, sig, ctx, what)
+    values = [f"{p}={a}" for p, a in zip(params, ctx.args, strict=True)]
+    values = [*([f"g0..g{len(gnames) - 1}=constants"] if gnames else []), *values]
+    shown = lines[:2] + [f"# driver values: {', '.join(values)}"] + lines[2:]
+    kn = _load(source, sig, ctx, what, "\n".join(shown) + "\n")
     if kn is None:
         return None
     args = [ctx.const(c) for c in fn.consts]
@@ -1146,7 +578,7 @@ def _finish(
     return f"{kn}({', '.join(args)})  {MARKER}"
 
 
-def _carry_params(fn: _Fn, avals: list[Any], first: int) -> tuple[list[str], list[str]]:
+def _carry_params(fn: LoopFunction, avals: list[Any], first: int) -> tuple[list[str], list[str]]:
     """Parameter names of the carries and the loop variables (array carries are copied
     once: loop variables are mutable arrays, arguments read-only)."""
     params, carries = [], []
@@ -1170,10 +602,10 @@ def native_scan(ctx: DriverContext) -> str | None:
     p = ctx.params
     nc, ncarry, reverse = p["num_consts"], p["num_carry"], p["reverse"]
     avals = list(ctx.in_avals)
-    fn = _Fn()
+    fn = LoopFunction()
     try:
         for a in avals:
-            _check_aval(a)
+            check_aval(a)
         jaxpr, cnames = fn.open(p["jaxpr"])
         s_names = [f"s{j}" for j in range(nc)]
         fn.ro.update(n for n, a in zip(s_names, avals[:nc]) if a.ndim)
@@ -1186,8 +618,8 @@ def native_scan(ctx: DriverContext) -> str | None:
             shape = ", ".join(["n", *map(str, v.aval.shape)])
             fn.emit(1, f"{y} = np.empty(({shape},), {dtype_ctor(v.aval.dtype)})")
             ys.append(y)
-        _scan_loop(fn, 1, jaxpr, cnames + s_names, carries, x_names, ys, "n", reverse)
-    except _Decline:
+        scan_loop(fn, 1, jaxpr, cnames + s_names, carries, x_names, ys, "n", reverse)
+    except Decline:
         return None
     what = "reverse scan" if reverse else "scan"
     params = s_names + k_params + x_names
@@ -1201,26 +633,26 @@ def native_while(ctx: DriverContext) -> str | None:
     p = ctx.params
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     avals = list(ctx.in_avals)
-    fn = _Fn()
+    fn = LoopFunction()
     try:
         for a in avals:
-            _check_aval(a)
+            check_aval(a)
         cj, cc = fn.open(p["cond_jaxpr"])
         bj, bc = fn.open(p["body_jaxpr"])
         cs = [f"cs{j}" for j in range(ncc)]
         bs = [f"bs{j}" for j in range(nbc)]
         fn.ro.update(n for n, a in zip(cs + bs, avals) if a.ndim)
         k_params, carries = _carry_params(fn, avals[ncc + nbc :], 0)
-        _while_loop(fn, 1, cj, cc + cs, bj, bc + bs, carries)
-    except _Decline:
+        while_loop(fn, 1, cj, cc + cs, bj, bc + bs, carries)
+    except Decline:
         return None
     return _finish(fn, ctx, cs + bs + k_params, avals, carries, "while", with_n=False)
 
 
-def _stack_store(fn: _Fn, depth: int, stack: str, i: str, value: str, aval: Any) -> None:
+def _stack_store(fn: LoopFunction, depth: int, stack: str, i: str, value: str, aval: Any) -> None:
     """``stack[i] = value`` element by element (an array setitem is slow to compile)."""
     idx, d = fn.loops(aval.shape, depth)
-    fn.emit(d, f"{_idx(stack, [i, *idx])} = {_idx(value, idx)}")
+    fn.emit(d, f"{subscript(stack, [i, *idx])} = {subscript(value, idx)}")
 
 
 def native_while_transpose(ctx: DriverContext) -> str | None:
@@ -1239,10 +671,10 @@ def native_while_transpose(ctx: DriverContext) -> str | None:
     carry_avals = avals[nbw + ncc + nbc : nbw + ncc + nbc + ncarry]
     ct_avals = avals[nbw + ncc + nbc + ncarry :]
     acc_avals = list(ctx.out_avals[: sum(p["nz_c"])])
-    fn = _Fn()
+    fn = LoopFunction()
     try:
         for a in avals + acc_avals:
-            _check_aval(a)
+            check_aval(a)
         cj, cc = fn.open(p["cond_jaxpr"])
         bj, bc = fn.open(p["body_jaxpr"])
         wj, wc = fn.open(p["bwd_jaxpr"])
@@ -1287,9 +719,9 @@ def native_while_transpose(ctx: DriverContext) -> str | None:
             _stack_store(fn, 3, st, "m", k, a)
         fn.emit(3, "m += 1")
         if len(bj.outvars) != len(carries):
-            raise _Decline
+            raise Decline
         outs = fn.block(bj, bc + bs + carries, 3)
-        _assign(fn, 3, bj.outvars, carries, outs)
+        assign_carries(fn, 3, bj.outvars, carries, outs)
         # reverse sweep
         accs = []
         for a in acc_avals:
@@ -1309,10 +741,10 @@ def native_while_transpose(ctx: DriverContext) -> str | None:
                 fn.ro.add(kv)
             stored.append(kv)
         if len(wj.outvars) != len(accs) + len(cts):
-            raise _Decline
+            raise Decline
         outs = fn.block(wj, wc + ws + bs + stored + cts + accs, 2)
-        _assign(fn, 2, wj.outvars, accs + cts, outs)
-    except _Decline:
+        assign_carries(fn, 2, wj.outvars, accs + cts, outs)
+    except Decline:
         return None
     params = ws + cs + bs + k_params + c_params
     return _finish(fn, ctx, params, avals, accs + cts, "while reverse sweep", with_n=False)

@@ -1,40 +1,23 @@
 """Lowering a closed jaxpr to a Python driver plus fused Numba kernels.
 
-Pipeline: inline ``custom_jvp``/``custom_vjp`` calls -> dead-code elimination ->
-*planning* (which equations fuse into which kernel) -> *code generation*.
+Pipeline: inline ``custom_jvp``/``custom_vjp`` calls (``codegen.inline_calls``) ->
+dead-code elimination -> ``transpose(dot)`` folding and *planning* (which equations
+fuse into which kernel, ``fusion.py``) -> *code generation* (here).
 
-Planning walks the equations once, in order:
-
-* ``broadcast_in_dim`` is *virtual*: nothing is emitted; a kernel reading its
-  result reads the operand with broadcast indexing instead. It is materialized
-  (a zero-copy ``np.broadcast_to`` view) only for other consumers and outputs.
-* an elementwise equation with a non-0-d output joins the open *group* of its
-  output shape (one open group per shape, so independent chains of one shape,
-  like the Adam updates of equal-shape parameters, share a kernel);
-* a 0-d elementwise equation becomes inline Python arithmetic on NumPy scalars
-  in the driver (calling a kernel costs more than the arithmetic);
-* a reduction (float32 sums, float max/min, not to 0-d) of a value computed by the
-  open group of its shape joins that group, which closes: the kernel reduces as it
-  computes (see ``kernels._reduction_lines``);
-* anything else is one driver expression: its
-  :class:`~functrace.interpreters.numba_rules.DriverRule` (``np.dot``...)
-  or a call of its NumPy impl.
-
-A group is *closed* (its kernel call is placed in the driver) as soon as any
-value it produced is read by something that does not join it. Closing on first
-outside use keeps every dependency satisfied: all of a group's inputs were
-computed before it closed, and nothing read its values before it closed.
-
-Code generation names driver variables like the printed jaxpr (``a``, ``b``...)
-and puts each equation as a comment above its code. Arrays read only inside the
-call live in scratch buffers reused across calls (:func:`scratch_values`).
+Code generation names driver variables like the printed jaxpr (``a``, ``b``...: the
+namer of ``functrace.ir``, so ``LoweredProgram.jaxpr``, the jaxpr actually lowered,
+prints with the driver's names) and puts each equation as a comment above its code.
+A kernel is a driver global named ``_k<n>``, the name its section of
+:meth:`LoweredProgram.as_text` carries; its comments show the equations it computes
+with the driver's names. Arrays read only inside the call live in scratch buffers
+reused across calls (``fusion.scratch_values``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
-import keyword
 import linecache
 import math
 import time
@@ -46,21 +29,47 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import core, lax, tree_util
 from functrace._array import to_array
 from functrace.core import Primitive
 from functrace.errors import MissingRuleError
 from functrace.interpreters.numba_rules import (
     DriverContext,
     DriverRule,
-    EmitContext,
     Emitter,
     dtype_ctor,
     numba_dtype_ok,
     numba_emitters,
 )
-from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
-from functrace.jit import parallel
+from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, var_namer
+from functrace.jit import codegen, driver_rules, parallel  # noqa: F401  (registers the rules)
+from functrace.jit.codegen import (
+    elementwise_expr,
+    fmt_eqn,
+    fmt_line,
+    inline_calls,
+    probe_ctx,
+    short,
+)
+from functrace.jit.fusion import (
+    SCRATCH_MAX_BYTES,
+    SCRATCH_MAX_TOTAL,
+    Group,
+    NoScratch,
+    Plan,
+    fold_transposed_dots,
+    plan,
+    reduction_kinds,
+    scratch_values,
+)
+from functrace.jit.kernels import (
+    KernelListing,
+    KernelSpec,
+    LoadedKernel,
+    default_blas_threads,
+    kernel_source,
+    load_kernel,
+)
 
 Atom = Var | Literal
 
@@ -69,11 +78,9 @@ IMPL = "impl"
 
 
 def lowering_rule(p: Primitive) -> Emitter | str:
-    """The rule ``jit`` uses for ``p``: its entry, :data:`IMPL`, or an error."""
-    import functrace.jit.driver_rules  # noqa: F401  (registers the non-elementwise rules)
-
+    """The driver rule ``jit`` uses for ``p``: its entry, :data:`IMPL`, or an error."""
     rule = numba_emitters.get(p)
-    if rule is not None:
+    if rule is not None and not (isinstance(rule, DriverRule) and rule.emit is None):
         return rule
     if p in core.impl_rules:
         return IMPL
@@ -83,427 +90,6 @@ def lowering_rule(p: Primitive) -> Emitter | str:
         "numba_emitters",
         "the primitive's block in functrace/lax or functrace/jit/driver_rules.py",
     )
-
-
-def scalar_expr(p: Primitive, ctx: EmitContext) -> str | None:
-    """The scalar expression for elementwise ``p``, or None if ``p`` is not fusible here."""
-    rule = numba_emitters.get(p)
-    if rule is None or isinstance(rule, DriverRule):
-        return None
-    if not numba_dtype_ok(ctx.out_dtype) or not all(numba_dtype_ok(d) for d in ctx.in_dtypes):
-        return None
-    if isinstance(rule, str):
-        return rule.format(*ctx.args)
-    return rule(ctx)
-
-
-# ---------------------------------------------------------------------------
-# Inlining of call primitives (their impl would re-interpret the jaxpr eagerly)
-# ---------------------------------------------------------------------------
-
-
-def _call_primitives() -> set[Primitive]:
-    from functrace.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-
-    return {custom_jvp_call_p, custom_vjp_call_p}
-
-
-def inline_calls(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
-    """Replace ``custom_*_call`` equations by the equations of their ``call_jaxpr``."""
-    calls = _call_primitives()
-    if not any(e.primitive in calls for e in jaxpr.eqns):
-        return jaxpr, list(consts)
-    constvars, new_consts = list(jaxpr.constvars), list(consts)
-    eqns: list[JaxprEqn] = []
-    subst: dict[Var, Atom] = {}
-
-    def sub(x: Atom) -> Atom:
-        return subst.get(x, x) if isinstance(x, Var) else x
-
-    for e in jaxpr.eqns:
-        if e.primitive not in calls:
-            eqns.append(e._replace(inputs=tuple(sub(x) for x in e.inputs)))
-            continue
-        closed: ClosedJaxpr = e.params["call_jaxpr"]
-        inner, inner_consts = inline_calls(closed.jaxpr, closed.consts)
-        env: dict[Var, Atom] = {}
-        for v, c in zip(inner.constvars, inner_consts):
-            nv = Var(v.aval)
-            constvars.append(nv)
-            new_consts.append(c)
-            env[v] = nv
-        for v, x in zip(inner.invars, e.inputs):
-            env[v] = sub(x)
-        for ie in inner.eqns:
-            ins = tuple(env.get(x, x) if isinstance(x, Var) else x for x in ie.inputs)
-            outs = tuple(Var(v.aval) for v in ie.out_binders)
-            env.update(zip(ie.out_binders, outs))
-            eqns.append(JaxprEqn(ie.primitive, ins, ie.params, outs))
-        for ob, ov in zip(e.out_binders, inner.outvars):
-            subst[ob] = env.get(ov, ov) if isinstance(ov, Var) else ov
-    outvars = tuple(sub(x) for x in jaxpr.outvars)
-    return Jaxpr(tuple(constvars), jaxpr.invars, tuple(eqns), outvars), new_consts
-
-
-def fold_transposed_dots(jaxpr: Jaxpr) -> Jaxpr:
-    """``transpose[(1, 0)](dot_general(x, y))`` -> ``dot_general(y, x)`` for 2-D products.
-
-    Reverse mode writes weight gradients this way; the folded form gives BLAS the
-    transposed operands as views and yields a C-contiguous result directly
-    (the transpose view would otherwise be copied before the optimizer's kernel).
-    """
-    from functrace.lax.shapes import dot_general_p, transpose_p
-
-    uses: dict[Var, int] = {}
-    for e in jaxpr.eqns:
-        for x in e.inputs:
-            if isinstance(x, Var):
-                uses[x] = uses.get(x, 0) + 1
-    for x in jaxpr.outvars:
-        if isinstance(x, Var):
-            uses[x] = uses.get(x, 0) + 2
-    producer = {e.out_binders[0]: i for i, e in enumerate(jaxpr.eqns) if len(e.out_binders) == 1}
-    eqns: list[JaxprEqn | None] = list(jaxpr.eqns)
-    changed = False
-    for i, e in enumerate(jaxpr.eqns):
-        if e.primitive is not transpose_p or tuple(e.params["permutation"]) != (1, 0):
-            continue
-        src = e.inputs[0]
-        if not isinstance(src, Var) or uses.get(src) != 1:
-            continue
-        j = producer.get(src)
-        if j is None:
-            continue
-        d = eqns[j]
-        if d is None or d.primitive is not dot_general_p:
-            continue
-        (lc, rc), (lb, rb) = d.params["dimension_numbers"]
-        x, y = d.inputs
-        if lb or rb or len(src.aval.shape) != 2 or x.aval.ndim + y.aval.ndim - 2 * len(lc) != 2:
-            continue
-        params = dict(d.params, dimension_numbers=((tuple(rc), tuple(lc)), ((), ())))
-        eqns[j] = JaxprEqn(dot_general_p, (y, x), params, e.out_binders)
-        eqns[i] = None
-        changed = True
-    if not changed:
-        return jaxpr
-    return Jaxpr(
-        jaxpr.constvars, jaxpr.invars, tuple(q for q in eqns if q is not None), jaxpr.outvars
-    )
-
-
-# ---------------------------------------------------------------------------
-# Planning
-# ---------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class Group:
-    shape: tuple[int, ...]
-    eqns: list[JaxprEqn] = field(default_factory=list)
-    open: bool = True
-
-
-@dataclass(frozen=True)
-class Virtual:
-    """``var = broadcast_in_dim(src)``: src axis j is output axis ``dims[j]``."""
-
-    src: Atom
-    dims: tuple[int, ...]
-    shape: tuple[int, ...]
-
-
-def _broadcast_p() -> Primitive:
-    from functrace.lax.shapes import broadcast_in_dim_p
-
-    return broadcast_in_dim_p
-
-
-def _probe_ctx(eqn: JaxprEqn) -> EmitContext:
-    n = len(eqn.inputs)
-    return EmitContext(
-        tuple(f"_x{i}" for i in range(n)),
-        tuple(x.aval.dtype for x in eqn.inputs),
-        eqn.out_binders[0].aval.dtype,
-        eqn.params,
-    )
-
-
-def _elementwise_expr(eqn: JaxprEqn, args: tuple[str, ...]) -> str | None:
-    if eqn.primitive.multiple_results or len(eqn.out_binders) != 1:
-        return None
-    ctx = _probe_ctx(eqn)._replace(args=args)
-    return scalar_expr(eqn.primitive, ctx)
-
-
-def _classify(eqn: JaxprEqn) -> str:
-    """'fused' (kernel), 'scalar' (inline Python on 0-d values) or 'other'."""
-    if _elementwise_expr(eqn, _probe_ctx(eqn).args) is None:
-        return "other"
-    shape = eqn.out_binders[0].aval.shape
-    if shape == ():
-        if (
-            eqn.primitive.name == "convert_element_type"
-            and eqn.inputs[0].aval.dtype.kind in "fc"
-            and eqn.params["new_dtype"].kind in "iu"
-        ):
-            return "other"  # np.int64(nan) raises in Python; the impl casts like NumPy
-        return "scalar" if all(x.aval.shape == () for x in eqn.inputs) else "other"
-    if all(x.aval.shape in (shape, ()) for x in eqn.inputs):
-        return "fused"
-    return "other"
-
-
-def _reductions() -> dict[Primitive, str]:
-    from functrace.lax import reductions
-
-    return {
-        reductions.reduce_sum_p: "sum",
-        reductions.reduce_max_p: "max",
-        reductions.reduce_min_p: "min",
-    }
-
-
-def _fusible_reduction(eqn: JaxprEqn) -> bool:
-    """Whether a reduction may run inside the kernel computing its operand: float32
-    sums (accumulated in float64 along trailing axes, in NumPy's order along leading
-    ones) and float32/float64 max/min (exact in any order), non-empty, not to 0-d."""
-    kind = _reductions().get(eqn.primitive)
-    if kind is None:
-        return False
-    (x,), out = eqn.inputs, eqn.out_binders[0]
-    if not isinstance(x, Var) or math.prod(x.aval.shape) == 0 or out.aval.shape == ():
-        return False
-    dt = x.aval.dtype
-    return dt == np.float32 if kind == "sum" else dt in (np.float32, np.float64)
-
-
-@dataclass
-class Plan:
-    schedule: list[tuple[str, Any]]  # ("group", Group) | ("scalar"|"other"|"virtual", eqn)
-    virtual: dict[Var, Virtual]
-
-
-def plan(jaxpr: Jaxpr) -> Plan:
-    bcast_p = _broadcast_p()
-    virtual: dict[Var, Virtual] = {}
-    schedule: list[tuple[str, Any]] = []
-    open_groups: dict[tuple[int, ...], Group] = {}
-    made_by: dict[Var, Group] = {}
-
-    def resolve(x: Var) -> Atom:
-        v = virtual.get(x)
-        return v.src if v is not None else x
-
-    def close(g: Group) -> None:
-        if g.open:
-            g.open = False
-            del open_groups[g.shape]
-            schedule.append(("group", g))
-
-    for eqn in jaxpr.eqns:
-        if eqn.primitive is bcast_p and isinstance(eqn.inputs[0], (Var, Literal)):
-            (x,), out = eqn.inputs, eqn.out_binders[0]
-            bd = tuple(eqn.params["broadcast_dimensions"])
-            if isinstance(x, Var) and x in virtual:
-                inner = virtual[x]
-                virtual[out] = Virtual(inner.src, tuple(bd[d] for d in inner.dims), out.aval.shape)
-            else:
-                virtual[out] = Virtual(x, bd, out.aval.shape)
-            schedule.append(("virtual", eqn))
-            continue
-        kind = _classify(eqn)
-        if kind == "fused":
-            shape = eqn.out_binders[0].aval.shape
-            g_same = open_groups.get(shape)
-            for x in eqn.inputs:
-                if not isinstance(x, Var):
-                    continue
-                src = resolve(x)
-                pg = made_by.get(src) if isinstance(src, Var) else None
-                if pg is None or not pg.open or (pg is g_same and src is x):
-                    continue
-                close(pg)
-                if pg is g_same:
-                    g_same = None
-            if g_same is None:
-                g_same = open_groups[shape] = Group(shape)
-            g_same.eqns.append(eqn)
-            made_by[eqn.out_binders[0]] = g_same
-            continue
-        if _fusible_reduction(eqn):
-            # A reduction of a value the open group of its shape computes: the kernel
-            # reduces as it goes (no array, no NumPy call) and the group closes.
-            x = eqn.inputs[0]
-            pg = made_by.get(x) if isinstance(x, Var) and x not in virtual else None
-            if pg is not None and pg.open:
-                pg.eqns.append(eqn)
-                close(pg)
-                continue
-        for x in eqn.inputs:
-            if isinstance(x, Var):
-                src = resolve(x)
-                pg = made_by.get(src) if isinstance(src, Var) else None
-                if pg is not None and pg.open:
-                    close(pg)
-        schedule.append((kind, eqn))
-    for g in list(open_groups.values()):
-        close(g)
-    return Plan(schedule, virtual)
-
-
-# ---------------------------------------------------------------------------
-# Scratch buffers: kernel outputs reused from one call to the next
-# ---------------------------------------------------------------------------
-
-SCRATCH_MAX_BYTES = 256 << 10
-"""Largest array kept for reuse (larger ones cost little to allocate next to their
-kernel's work, and are not worth keeping alive between calls)."""
-SCRATCH_MAX_TOTAL = 4 << 20
-"""Most bytes of scratch buffers kept per compiled signature (per concurrent call)."""
-
-
-class _NoScratch(Exception):
-    """Raised to generate a driver again without scratch buffers (a kernel fell back
-    to NumPy calls, whose results may be views of their inputs)."""
-
-
-def _view_prims() -> set[Primitive]:
-    from functrace.lax.shapes import reshape_p, squeeze_p, transpose_p
-
-    return {reshape_p, squeeze_p, transpose_p}
-
-
-def _fresh_rule(eqn: JaxprEqn) -> bool:
-    """Whether the driver computes ``eqn`` with a rule promising fresh results (np.dot,
-    NumPy reductions, concatenate), which keep no reference to their operands."""
-    rule = numba_emitters.get(eqn.primitive)
-    if not isinstance(rule, DriverRule) or not rule.fresh:
-        return False
-
-    def no_lower(*_: Any) -> Any:
-        raise _NoScratch
-
-    ctx = DriverContext(
-        tuple(f"_x{i}" for i in range(len(eqn.inputs))),
-        tuple(x.aval for x in eqn.inputs),
-        tuple(v.aval for v in eqn.out_binders),
-        dict(eqn.params),
-        lambda _: "_c",
-        no_lower,
-    )
-    try:
-        return rule.emit(ctx) is not None
-    except _NoScratch:
-        return False
-
-
-def scratch_values(jaxpr: Jaxpr, plan_: Plan) -> set[Var]:
-    """Values whose arrays a driver may reuse across calls: never outputs, and read
-    only by kernels, by fresh rules, or through views (reshape, transpose) that are
-    such values themselves. Nothing that outlives a call (an output, a value handed to
-    an impl or a user callback) can then alias one of them."""
-    fused = {id(e) for kind, g in plan_.schedule if kind == "group" for e in g.eqns}
-    views = _view_prims()
-    outs = {x for x in jaxpr.outvars if isinstance(x, Var)}
-    uses: dict[Var, list[tuple[JaxprEqn, bool]]] = {}
-    for e in jaxpr.eqns:
-        if e.out_binders and e.out_binders[0] in plan_.virtual:
-            continue  # a virtual broadcast: its readers are counted on its source
-        for x in e.inputs:
-            if isinstance(x, Var):
-                v = plan_.virtual.get(x)
-                src = v.src if v is not None else x
-                if isinstance(src, Var):
-                    uses.setdefault(src, []).append((e, src is not x))
-    for x in list(outs):
-        v = plan_.virtual.get(x)
-        if v is not None and isinstance(v.src, Var):
-            outs.add(v.src)
-    safe: set[Var] = set()
-    for e in reversed(jaxpr.eqns):
-        for out in e.out_binders:
-            if out in outs or out in plan_.virtual:
-                continue
-            ok = True
-            for c, via_broadcast in uses.get(out, []):
-                if id(c) in fused:
-                    continue
-                if via_broadcast:
-                    ok = False
-                elif c.primitive in views:
-                    ok = c.out_binders[0] in safe
-                else:
-                    ok = _fresh_rule(c)
-                if not ok:
-                    break
-            if ok:
-                safe.add(out)
-    return safe
-
-
-# ---------------------------------------------------------------------------
-# Formatting helpers
-# ---------------------------------------------------------------------------
-
-
-def _var_namer() -> Any:
-    names: dict[Var, str] = {}
-
-    def name(v: Var) -> str:
-        n = names.get(v)
-        if n is None:
-            i, s = len(names), ""
-            while True:
-                s = chr(ord("a") + i % 26) + s
-                i = i // 26 - 1
-                if i < 0:
-                    break
-            if keyword.iskeyword(s) or s in ("np", "math"):
-                s += "_"
-            n = names[v] = s
-        return n
-
-    return name
-
-
-def _fmt_param(v: Any) -> str:
-    if isinstance(v, ClosedJaxpr | Jaxpr):
-        return "{...}"
-    if isinstance(v, np.dtype):
-        return v.name
-    if isinstance(v, tuple):
-        inner = ",".join(_fmt_param(x) for x in v)
-        return f"({inner},)" if len(v) == 1 else f"({inner})"
-    if callable(v) and hasattr(v, "__name__"):
-        return str(v.__name__)
-    return repr(v) if isinstance(v, str) else str(v)
-
-
-def _fmt_atom(x: Atom, name: Any) -> str:
-    if isinstance(x, Literal):
-        val = x.val.item() if isinstance(x.val, np.ndarray | np.generic) else x.val
-        return f"{val!r}:{x.aval.str_short()}"
-    return name(x)
-
-
-def fmt_eqn(eqn: JaxprEqn, name: Any) -> str:
-    """One equation in the jaxpr text format, e.g. ``c:f32[3] = mul a b``."""
-    outs = [f"{name(v)}:{v.aval.str_short()}" for v in eqn.out_binders]
-    return _fmt_line(eqn, outs, [_fmt_atom(x, name) for x in eqn.inputs])
-
-
-def _fmt_line(eqn: JaxprEqn, outs: list[str], args: list[str]) -> str:
-    params = ""
-    if eqn.params:
-        params = "[" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in eqn.params.items()) + "]"
-    return f"{' '.join(outs)} = {eqn.primitive.name}{params} {' '.join(args)}".rstrip()
-
-
-def _short(dtype: np.dtype) -> str:
-    from functrace import dtypes
-
-    return dtypes.short_name(dtype)
 
 
 def _py_exact(expr_probe: str, in_dtypes: tuple[np.dtype, ...], out_dtype: np.dtype) -> bool:
@@ -526,7 +112,14 @@ def _py_exact(expr_probe: str, in_dtypes: tuple[np.dtype, ...], out_dtype: np.dt
 
 @dataclass
 class LoweredProgram:
-    """The result of lowering: the driver callable and the texts that make it."""
+    """The result of lowering: the driver callable and the texts that make it.
+
+    ``jaxpr`` is the jaxpr actually lowered (calls inlined, dead code dropped,
+    ``transpose(dot)`` folded): printed, its variables have the driver's names.
+    ``kernel_names[i]`` is the driver global through which ``kernels[i]`` is called
+    (``_k3``); ``kernel_texts[i]`` its source as :meth:`as_text` shows it, the
+    comments naming the driver's values (the compiled source, ``kernels[i].source``,
+    uses parameter names only, so one pattern is one kernel whatever it reads)."""
 
     driver: Any
     driver_source: str
@@ -534,12 +127,15 @@ class LoweredProgram:
     compiled: int  # kernels compiled by Numba now (not loaded from memory or disk)
     seconds: float
     subprograms: list[tuple[str, LoweredProgram]] = field(default_factory=list)
+    jaxpr: ClosedJaxpr | None = None
+    kernel_names: list[str] = field(default_factory=list)
+    kernel_texts: list[str] = field(default_factory=list)
 
     def as_text(self) -> str:
         parts = ["# ==== driver (plain Python; kernels below) ====", self.driver_source]
-        for i, k in enumerate(self.kernels):
-            parts.append(f"# ==== kernel {i}: {k.name}.py ====")
-            parts.append(k.source)
+        for name, k, text in zip(self.kernel_names, self.kernels, self.kernel_texts):
+            parts.append(f"# ==== kernel {name}: {k.name}.py ====")
+            parts.append(text)
         for what, prog in self.subprograms:
             parts.append(f"# ==== {what} (its own driver and kernels) ====")
             parts.append(prog.as_text())
@@ -589,7 +185,7 @@ class _Gen:
         self.out_tree = out_tree
         self.plan = plan_
         self.fname = fname
-        self.name = _var_namer()
+        self.name = var_namer()
         self.ns: dict[str, Any] = {
             "np": np,
             "math": math,
@@ -604,6 +200,8 @@ class _Gen:
         self.materialized: dict[Var, str] = {}
         self.lit_names: dict[tuple[Any, ...], str] = {}
         self.kernels: list[Any] = []
+        self.kernel_names: list[str] = []
+        self.kernel_texts: list[str] = []
         self.subprograms: list[tuple[str, LoweredProgram]] = []
         self.compiled = 0
         self._counter = 0
@@ -617,15 +215,23 @@ class _Gen:
 
     # -- namespace helpers ------------------------------------------------
     def glob(self, prefix: str, value: Any) -> str:
-        from functrace.jit.kernels import LoadedKernel
-
-        if isinstance(value, LoadedKernel):  # a kernel loaded by a driver rule (native loops)
-            self.kernels.append(value)
-            self.compiled += int(value.compiled)
-            value = value.dispatcher
+        if isinstance(value, LoadedKernel):  # a kernel loaded by a driver rule
+            return self.add_kernel(value, value.dispatcher, value.source)
+        if isinstance(value, KernelListing):  # the same with its listing (native loops)
+            return self.add_kernel(value.kernel, value.kernel.dispatcher, value.text)
         n = f"_{prefix}{self._counter}"
         self._counter += 1
         self.ns[n] = value
+        return n
+
+    def add_kernel(self, kernel: LoadedKernel, callee: Any, text: str) -> str:
+        """Register ``kernel`` (listed by ``as_text`` as ``text``), called as ``callee``;
+        its driver-global name ``_k<n>``, the name of its section in ``as_text``."""
+        self.kernels.append(kernel)
+        self.compiled += int(kernel.compiled)
+        n = self.glob("k", callee)
+        self.kernel_names.append(n)
+        self.kernel_texts.append(text)
         return n
 
     def literal(self, lit: Literal) -> str:
@@ -755,8 +361,6 @@ class _Gen:
         lists, dicts, None, unregistered namedtuples), or one level at a time by
         ``tree_util._rebuild`` (the registered ``unflatten``) for every other node,
         including a namedtuple class that has a registration of its own."""
-        from functrace import tree_util
-
         if self.out_tree is None:
             return f"({', '.join(outs)}{',' if len(outs) == 1 else ''})"
         it = iter(outs)
@@ -805,13 +409,13 @@ class _Gen:
     def gen_scalar(self, eqn: JaxprEqn) -> None:
         out = eqn.out_binders[0]
         args = tuple(self.atom(x) for x in eqn.inputs)
-        expr = _elementwise_expr(eqn, args)
+        expr = elementwise_expr(eqn, args)
         assert expr is not None
-        probe = _elementwise_expr(eqn, _probe_ctx(eqn).args)
+        probe = elementwise_expr(eqn, probe_ctx(eqn).args)
         exact = (
             probe is not None
             and all(isinstance(x, Literal) or x in self.exact0d for x in eqn.inputs)
-            and _py_exact(probe, _probe_ctx(eqn).in_dtypes, out.aval.dtype)
+            and _py_exact(probe, probe_ctx(eqn).in_dtypes, out.aval.dtype)
         )
         if not exact:
             expr = f"{dtype_ctor(out.aval.dtype)}({expr})"
@@ -827,7 +431,7 @@ class _Gen:
         args = tuple(self.atom(x) for x in eqn.inputs)
         expr = None
         fresh = keeps = contig = False
-        if isinstance(rule, DriverRule):
+        if isinstance(rule, DriverRule) and rule.emit is not None:
             ctx = DriverContext(
                 args,
                 tuple(x.aval for x in eqn.inputs),
@@ -865,7 +469,7 @@ class _Gen:
             self.emit(f"{outs[0]} = {expr}")
         for v, n in zip(eqn.out_binders, outs):
             if v.aval.shape == ():
-                if fresh and p in _reductions() and v.aval.dtype.kind in "fc":
+                if fresh and p in reduction_kinds() and v.aval.dtype.kind in "fc":
                     self.exact0d.add(v)  # a NumPy scalar of the operand's dtype already
                 elif numba_dtype_ok(v.aval.dtype):
                     self.emit(f"{n} = {dtype_ctor(v.aval.dtype)}({n})")
@@ -905,8 +509,7 @@ class _Gen:
 
     def scratch_reshape(self, eqn: JaxprEqn) -> bool:
         """A reshape of a scratch buffer is made once, with the buffer (True if so)."""
-        from functrace.lax.shapes import reshape_p, squeeze_p
-
+        reshape_p, squeeze_p = lax.reshape_p, lax.squeeze_p
         src = eqn.inputs[0] if eqn.inputs else None
         if eqn.primitive not in (reshape_p, squeeze_p) or not isinstance(src, Var):
             return False
@@ -936,10 +539,8 @@ class _Gen:
 
     # -- fused kernels ----------------------------------------------------
     def gen_group(self, g: Group) -> None:
-        from functrace.jit.kernels import KernelSpec, load_kernel
-
         shape = g.shape
-        red_kinds = _reductions()
+        red_kinds = reduction_kinds()
         elem = [e for e in g.eqns if e.primitive not in red_kinds]
         reds = [e for e in g.eqns if e.primitive in red_kinds]  # read members of `elem`
         produced = {e.out_binders[0] for e in elem}
@@ -1012,7 +613,7 @@ class _Gen:
         for k, e in enumerate(elem):
             args = tuple(kernel_atom(x) for x in e.inputs)
             local[e.out_binders[0]] = f"v{k}"
-            expr = _elementwise_expr(e, args)
+            expr = elementwise_expr(e, args)
             assert expr is not None
             body_exprs.append((e, expr, args))
 
@@ -1047,12 +648,15 @@ class _Gen:
         spec.outputs = [v.aval.dtype for v in outputs]
         depth: dict[str, int] = {f"a{j}": spec.load_depth(j) for j in range(len(arrays))}
         depth.update({f"s{j}": 0 for j in range(len(scalars))})
+        shown = []  # the body with the driver's names in the comments (as_text)
         for k, (e, expr, args) in enumerate(body_exprs):
             d = max((depth[a] for a in args), default=0)
             depth[f"v{k}"] = d
             out_dt = e.out_binders[0].aval.dtype
-            comment = _fmt_line(e, [f"v{k}:{_short(out_dt)}"], list(args))
-            spec.body.append((d, comment, f"v{k} = {dtype_ctor(out_dt)}({expr})"))
+            comment = fmt_line(e, [f"v{k}:{short(out_dt)}"], list(args))
+            line = f"v{k} = {dtype_ctor(out_dt)}({expr})"
+            spec.body.append((d, comment, line))
+            shown.append((d, f"{fmt_eqn(e, self.name)}  (v{k})", line))
         spec.stores = [local[v] for v in outputs]
         spec.reductions = [
             (red_kinds[e.primitive], e.out_binders[0].aval.dtype, fl, kernel_atom(e.inputs[0]))
@@ -1064,18 +668,23 @@ class _Gen:
         try:
             kernel = load_kernel(spec)
         except Exception as err:  # a Numba typing gap: stay correct, say so once
-            if strict_kernels:
+            if codegen.strict_kernels:
                 raise
             if self.scratch:
-                raise _NoScratch from err  # impls may return views: no reuse anywhere
+                raise NoScratch from err  # impls may return views: no reuse anywhere
             _warn_kernel_fallback(g, err)
             for e in g.eqns:
                 self.gen_other(e)
             return
         allocate(coll)
-        self.kernels.append(kernel)
-        self.compiled += int(kernel.compiled)
-        kn = self.glob("k", kernel.entry)
+        kn = self.add_kernel(kernel, kernel.entry, "")
+        values = [f"x{j}={self.name(s)}" for j, (s, _) in enumerate(arrays)]
+        values += [f"s{j}={self.atom(x)}" for j, x in enumerate(scalars)]
+        values += [f"o{m}={n}" for m, n in enumerate(out_names)]
+        values += [f"y{m}={self.name(v)}" for m, v in enumerate(red_outs)]
+        text = kernel_source(dataclasses.replace(spec, body=shown)).split("\n")
+        text.insert(2, f"# driver values: {', '.join(values)}")
+        self.kernel_texts[-1] = "\n".join(text)
         call_args = []
         invars = set(self.jaxpr.invars)  # shapes checked by the call's signature
         for (src, _), fl in zip(arrays, full):
@@ -1137,8 +746,6 @@ class _Gen:
         return used
 
 
-strict_kernels = False
-"""Raise instead of falling back when Numba cannot compile a kernel (the tests set it)."""
 _fallback_warned: set[tuple[str, ...]] = set()
 
 
@@ -1167,9 +774,6 @@ def lower(
     """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
     ``out_tree`` (a flat tuple when None); outputs flagged in ``py_outs`` are returned
     as Python scalars (the eager call computes them with Python operators)."""
-    import functrace.jit.driver_rules  # noqa: F401  (registers the driver rules)
-    from functrace.jit.kernels import default_blas_threads
-
     default_blas_threads()  # once per process: 1 BLAS thread unless the user chose
     t0 = time.perf_counter()
     jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
@@ -1180,7 +784,7 @@ def lower(
     try:
         gen = _Gen(jaxpr, consts, plan_, fname, out_tree, scratch_values(jaxpr, plan_))
         source = gen.gen(py_outs)
-    except _NoScratch:
+    except NoScratch:
         gen = _Gen(jaxpr, consts, plan_, fname, out_tree)
         source = gen.gen(py_outs)
     filename = f"<functrace jit driver {next(_driver_ids)} of {fname}>"
@@ -1195,7 +799,10 @@ def lower(
         gen.compiled,
         time.perf_counter() - t0,
         gen.subprograms,
+        ClosedJaxpr(jaxpr, consts),
+        gen.kernel_names,
+        gen.kernel_texts,
     )
 
 
-__all__ = ["LoweredProgram", "fmt_eqn", "inline_calls", "lower", "plan"]
+__all__ = ["IMPL", "LoweredProgram", "lower", "lowering_rule"]

@@ -8,15 +8,19 @@ Threefry-2x32 cipher of Salmon et al., "Parallel random numbers: as easy as 1, 2
 ``k0 ^ k1 ^ 0x1BD11BDA``. It is the generator JAX uses, so the same key and counters
 give the same bits.
 
-The block holds every rule: a NumPy impl (uint32 arithmetic wraps), abstract eval,
-batching (elementwise: batch axes aligned), a zero JVP (integer outputs: no tangent
-ever reaches a key), a ``jit`` lowering (one compiled loop over the elements) and a
-native-loop rule, so sampling inside a compiled ``scan``/``while`` body stays native.
+The block holds a NumPy impl (uint32 arithmetic wraps), abstract eval, batching
+(elementwise: batch axes aligned), a zero JVP (integer outputs: no tangent ever
+reaches a key) and the cipher as Numba statements (``threefry_lines``), from which
+``functrace/jit/random_rules.py`` makes the ``jit`` lowering (one compiled loop over
+the elements) and the native-loop rule, so sampling inside a compiled
+``scan``/``while`` body stays native.
 
 ``erf_inv`` is the inverse error function, the last step of ``random.normal``: Giles'
 single-precision polynomial for float32, refined by Newton steps on erf / erfc for
-float64. Its NumPy impl and its compiled loop (``jit``, native loops, and the impl on
-large arrays) give the same bits. ``nextafter`` is NumPy's, for ``truncated_normal``.
+float64. Its NumPy impl and its compiled loop (``erf_inv_lines``, compiled by
+``functrace/jit/random_rules.py`` for ``jit``, native loops, and the impl on large
+arrays through ``numba_rules.compiled_impls``) give the same bits. ``nextafter`` is
+NumPy's, for ``truncated_normal``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
-from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
+from functrace.interpreters.numba_rules import compiled_impls, numba_emitters
 from functrace.lax._util import (
     check_same_dtypes,
     check_same_shapes,
@@ -134,84 +138,6 @@ def threefry_lines(k0: str, k1: str, x0: str, x1: str, y0: str, y1: str, tmp: st
     ]
 
 
-_KERNEL: list[Any] = []  # the loaded kernel (compiled once per process, cached on disk)
-
-
-def _threefry2x32_kernel() -> Any:
-    if not _KERNEL:
-        from functrace.jit.kernels import import_numba, kernel_header, load_source
-
-        lines = kernel_header(
-            ["k0", "k1", "x0", "x1"],
-            "k0=u32[1d C ro], k1=u32[1d C ro], x0=u32[1d C ro], x1=u32[1d C ro]",
-            "# functrace threefry2x32 kernel",
-        )
-        lines += [
-            "    n = x0.shape[0]",
-            "    o0 = np.empty(n, np.uint32)",
-            "    o1 = np.empty(n, np.uint32)",
-            "    for i in range(n):",
-        ]
-        body = threefry_lines("k0[i]", "k1[i]", "x0[i]", "x1[i]", "o0[i]", "o1[i]", "t")
-        lines += ["        " + ln for ln in body]
-        lines.append("    return o0, o1")
-        import_numba()
-        from numba import types
-
-        arr = types.Array(types.uint32, 1, "C", readonly=True)
-        _KERNEL.append(load_source("\n".join(lines) + "\n", (arr,) * 4))
-    return _KERNEL[0]
-
-
-def _run_threefry(kernel: Any, shape: tuple[int, ...], *args: Any) -> tuple[Any, Any]:
-    flat = [np.ascontiguousarray(np.asarray(a, _U32).reshape(-1)) for a in args]
-    y0, y1 = kernel(*flat)
-    if not shape:
-        return y0[0], y1[0]
-    return y0.reshape(shape), y1.reshape(shape)
-
-
-def _threefry2x32_lowering(ctx: DriverContext) -> str:
-    import functools
-
-    kernel = _threefry2x32_kernel()
-    ctx.const(kernel)  # listed with the program's kernels (as_text, compile counts)
-    run = functools.partial(_run_threefry, kernel.dispatcher, tuple(ctx.out_avals[0].shape))
-    return f"{ctx.const(run)}({', '.join(ctx.args)})"
-
-
-numba_emitters[threefry2x32_p] = DriverRule(_threefry2x32_lowering, fresh=True)
-
-
-def _threefry2x32_native(b: Any, e: Any) -> list[str]:
-    # Inside a native loop: one loop nest over the shape, the 20 rounds inline.
-    fn = b.fn
-    shape = e.out_binders[0].aval.shape
-    ins = [b.value(x) for x in e.inputs]
-    tmp = fn.fresh("tf")
-    if not shape:
-        outs = [fn.fresh("v"), fn.fresh("v")]
-        for ln in threefry_lines(ins[0], ins[1], ins[2], ins[3], outs[0], outs[1], tmp):
-            fn.emit(b.depth, ln)
-        return outs
-    outs = [fn.alloc(b.depth, e.out_binders[0].aval) for _ in range(2)]
-    idx, d = fn.loops(shape, b.depth)
-    at = ", ".join(idx)
-    elems = [f"{n}[{at}]" for n in (*ins, *outs)]
-    k0, k1, x0, x1, y0, y1 = elems
-    for ln in threefry_lines(k0, k1, x0, x1, y0, y1, tmp):
-        fn.emit(d, ln)
-    return outs
-
-
-def _register_native_rule() -> None:
-    from functrace.jit import loops
-
-    loops._RULES[threefry2x32_p.name] = _threefry2x32_native
-
-
-_register_native_rule()
-
 # ---------------------------------------------------------------------------
 # erf_inv
 # ---------------------------------------------------------------------------
@@ -311,11 +237,9 @@ def _erf_inv_impl(x: Any) -> Any:
     x = np.asarray(x)
     if x.size < _KERNEL_MIN_SIZE or x.dtype not in (np.float32, np.float64):
         return _erf_inv_numpy(x)
-    try:
-        kernel = _erf_inv_kernel(x.dtype)
-    except Exception:  # no compiled code here (a Numba problem): the same bits from NumPy
-        return _erf_inv_numpy(x)
-    return _run_erf_inv(kernel.dispatcher, x)
+    compiled = compiled_impls.get(erf_inv_p)  # jit's compiled loop (the same bits)
+    out = compiled(x) if compiled is not None else None
+    return _erf_inv_numpy(x) if out is None else out
 
 
 erf_inv_p = register(Primitive("erf_inv"), _erf_inv_impl, _erf_inv_abstract)
@@ -397,82 +321,6 @@ def erf_inv_lines(x: str, y: str, dtype: np.dtype, tmp: str) -> list[str]:
         f"{y} = np.{dtype.name}(math.copysign({yy}, {x}))",
     ]
 
-
-def _erf_inv_native(b: Any, e: Any) -> list[str]:
-    # Inside a native loop: statements per element (Newton's loop is no expression).
-    fn = b.fn
-    aval = e.out_binders[0].aval
-    (x,) = e.inputs
-    src = b.value(x)
-    tmp = fn.fresh("ei")
-    if not aval.shape:
-        out = fn.fresh("v")
-        for ln in erf_inv_lines(src, out, aval.dtype, tmp):
-            fn.emit(b.depth, ln)
-        return [out]
-    out = fn.alloc(b.depth, aval)
-    idx, d = fn.loops(aval.shape, b.depth)
-    at = ", ".join(idx)
-    for ln in erf_inv_lines(f"{src}[{at}]", f"{out}[{at}]", aval.dtype, tmp):
-        fn.emit(d, ln)
-    return [out]
-
-
-_ERF_INV_KERNELS: dict[np.dtype, Any] = {}
-
-
-def _erf_inv_kernel(dtype: np.dtype) -> Any:
-    """One compiled loop applying erf_inv to a 1-d array (the impl on large arrays, and
-    ``jit``'s lowering): the same statements as the native-loop rule."""
-    dtype = np.dtype(dtype)
-    if dtype not in _ERF_INV_KERNELS:
-        from functrace.jit.kernels import import_numba, kernel_header, load_source
-
-        short = "f32" if dtype == np.float32 else "f64"
-        lines = kernel_header(["x"], f"x={short}[1d C ro]", "# functrace erf_inv kernel")
-        lines += [
-            "    n = x.shape[0]",
-            f"    o = np.empty(n, np.{dtype.name})",
-            "    for i in range(n):",
-        ]
-        lines += ["        " + ln for ln in erf_inv_lines("x[i]", "o[i]", dtype, "t")]
-        lines.append("    return o")
-        import_numba()
-        from numba import types
-        from numba.np.numpy_support import from_dtype
-
-        sig = (types.Array(from_dtype(dtype), 1, "C", readonly=True),)
-        _ERF_INV_KERNELS[dtype] = load_source("\n".join(lines) + "\n", sig)
-    return _ERF_INV_KERNELS[dtype]
-
-
-def _run_erf_inv(kernel: Any, x: Any) -> Any:
-    x = np.asarray(x)
-    out = kernel(np.ascontiguousarray(x.reshape(-1)))
-    return out[0] if not x.shape else out.reshape(x.shape)
-
-
-def _erf_inv_lowering(ctx: DriverContext) -> str | None:
-    import functools
-
-    dtype = ctx.in_avals[0].dtype
-    if dtype not in (np.float32, np.float64):
-        return None  # the impl
-    kernel = _erf_inv_kernel(dtype)
-    ctx.const(kernel)  # listed with the program's kernels
-    return f"{ctx.const(functools.partial(_run_erf_inv, kernel.dispatcher))}({ctx.args[0]})"
-
-
-numba_emitters[erf_inv_p] = DriverRule(_erf_inv_lowering, fresh=True)
-
-
-def _register_erf_inv_native_rule() -> None:
-    from functrace.jit import loops
-
-    loops._RULES[erf_inv_p.name] = _erf_inv_native
-
-
-_register_erf_inv_native_rule()
 
 # ---------------------------------------------------------------------------
 # nextafter
