@@ -337,6 +337,33 @@ def lookup(t: type) -> NodeDef | None:
     return nd
 
 
+def node_of(x: Any) -> NodeDef | None:
+    """The :class:`NodeDef` record of ``x``'s node type, or None if ``x`` is a leaf.
+
+    Lookup order: the exact ``type(x)`` among the registered types (the built-ins
+    included); a class with ``__functrace_pytree__ = True``; a namedtuple class. A
+    namedtuple class with a registration of its own is flattened and rebuilt by it.
+
+    Example:
+        >>> nd = node_of((1, [2]))
+        >>> nd.kind, nd.flatten((1, [2]))
+        ('tuple', ((1, [2]), None))
+        >>> node_of(1.0) is None
+        True
+    """
+    return lookup(type(x))
+
+
+def node_of_type(t: type) -> NodeDef | None:
+    """The :class:`NodeDef` record of node type ``t`` (None for a leaf type), as :func:`node_of`.
+
+    Example:
+        >>> node_of_type(list).unflatten(None, [1, 2])
+        [1, 2]
+    """
+    return lookup(t)
+
+
 def register(nd: NodeDef) -> None:
     if not isinstance(nd.type, type):
         raise TypeError(f"pytree node type must be a class, got {nd.type!r}")
@@ -493,6 +520,7 @@ def register_dataclass(
     if not isinstance(cls, type):
         raise TypeError(f"register_dataclass expects a class, got {cls!r}")
     is_dc = dataclasses.is_dataclass(cls)
+    every = constructor is not None  # then init=False fields count too
     if data_fields is None and meta_fields is None:
         if not is_dc:
             raise TypeError(
@@ -502,12 +530,12 @@ def register_dataclass(
         data: list[str] = []
         meta: list[str] = []
         for f in dataclasses.fields(cls):
-            if not (f.init or constructor):
+            if not (f.init or every):
                 continue
             (meta if f.metadata.get("static", False) else data).append(f.name)
     else:
         fields = dataclasses.fields(cls) if is_dc else ()
-        init_names = [f.name for f in fields if f.init or constructor]
+        init_names = [f.name for f in fields if f.init or every]
         if data_fields is None:
             meta = list(meta_fields or ())
             data = [n for n in init_names if n not in meta]

@@ -110,7 +110,7 @@ class Module:
 
 def _from_fields(cls: type, **fields: Any) -> Any:
     """A module of class ``cls`` with the given fields, ``__init__`` not called."""
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     for n, v in fields.items():
         object.__setattr__(obj, n, v)
     return obj

@@ -24,14 +24,12 @@ Example:
     PyTreeDef({'a': (*, None), 'b': [*, *]})
     >>> tree_unflatten(treedef, [30, 10, 20])
     {'a': (30, None), 'b': [10, 20]}
-
-This module only depends on NumPy and the standard library.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from functrace import _tree_nodes
@@ -52,6 +50,8 @@ from functrace._tree_nodes import (
     aux_eq,
     aux_hash,
     lookup,
+    node_of,
+    node_of_type,
     register_dataclass,
     register_pytree_node,
     register_pytree_node_class,
@@ -97,33 +97,6 @@ for _cls in (DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, NodeDef, Parti
     _cls.__module__ = __name__  # their public home (pickles, docs), defined in helpers
 
 
-def node_of(x: Any) -> NodeDef | None:
-    """The :class:`NodeDef` record of ``x``'s node type, or None if ``x`` is a leaf.
-
-    Lookup order: the exact ``type(x)`` among the registered types (the built-ins
-    included); a class with ``__functrace_pytree__ = True``; a namedtuple class. A
-    namedtuple class with a registration of its own is flattened and rebuilt by it.
-
-    Example:
-        >>> nd = node_of((1, [2]))
-        >>> nd.kind, nd.flatten((1, [2]))
-        ('tuple', ((1, [2]), None))
-        >>> node_of(1.0) is None
-        True
-    """
-    return lookup(type(x))
-
-
-def node_of_type(t: type) -> NodeDef | None:
-    """The :class:`NodeDef` record of node type ``t`` (None for a leaf type), as :func:`node_of`.
-
-    Example:
-        >>> node_of_type(list).unflatten(None, [1, 2])
-        [1, 2]
-    """
-    return lookup(t)
-
-
 # ---------------------------------------------------------------------------
 # PyTreeDef
 # ---------------------------------------------------------------------------
@@ -153,19 +126,14 @@ class PyTreeDef:
         self._aux = aux
         self._children = children
         self._hash: int | None = None
-        if node is None:
-            self._num_leaves = 1
-            self._num_nodes = 1
-        else:
-            nl = 0
-            nn = 1
-            for c in children:
-                nl += c._num_leaves
-                nn += c._num_nodes
-            self._num_leaves = nl
-            self._num_nodes = nn
+        nl = 1 if node is None else 0
+        nn = 1
+        for c in children:
+            nl += c._num_leaves
+            nn += c._num_nodes
+        self._num_leaves: int = nl
+        self._num_nodes: int = nn
 
-    # -- read-only properties -------------------------------------------------
     @property
     def num_leaves(self) -> int:
         """Number of leaves in the structure."""
@@ -233,7 +201,6 @@ class PyTreeDef:
         """
         return _flatten_up_to_checked(self, tree, "flatten_up_to")
 
-    # -- dunder ---------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
@@ -345,8 +312,8 @@ def tree_flatten(
 ) -> tuple[list[Any], PyTreeDef]:
     """Flatten a pytree into its leaves and a :class:`PyTreeDef`.
 
-    Dict children are visited in sorted key order (insertion order if the keys
-    are not mutually sortable). ``None`` is a node without children.
+    Dict children are visited in sorted key order (keys that cannot be sorted are
+    a ``ValueError``). ``None`` is a node without children.
 
     Args:
         tree: The pytree.
@@ -563,12 +530,14 @@ def _flatten_up_to(td: PyTreeDef, x: Any, out: list[Any]) -> bool:
     if nd is None:
         out.append(x)
         return True
+    children: Sequence[Any] = x
     if type(x) is not nd.type or lookup(nd.type) is not nd:
         return False
-    children, aux = nd.flatten(x)
+    if not nd.self_children:
+        children, aux = nd.flatten(x)
+        if aux is not td._aux and not aux_eq(td._aux, aux):
+            return False
     if len(children) != len(td._children):
-        return False
-    if aux is not td._aux and not aux_eq(td._aux, aux):
         return False
     for c, sub in zip(td._children, children):
         if not _flatten_up_to(c, sub, out):
