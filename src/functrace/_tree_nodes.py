@@ -289,9 +289,14 @@ def custom_node(
 
 
 def protocol_node(t: Any) -> NodeDef:
-    """The record of a class with ``tree_flatten`` / ``tree_unflatten`` methods."""
-    fwk = getattr(t, "tree_flatten_with_keys", None)
-    return custom_node(t, t.tree_flatten, t.tree_unflatten, fwk)
+    """The record of a class with ``tree_flatten`` / ``tree_unflatten`` methods (looked
+    up on the class at each call)."""
+    fwk = None
+    if hasattr(t, "tree_flatten_with_keys"):
+        fwk = lambda x: t.tree_flatten_with_keys(x)
+    return custom_node(
+        t, lambda x: t.tree_flatten(x), lambda aux, ch: t.tree_unflatten(aux, ch), fwk
+    )
 
 
 registry: dict[type, NodeDef] = {nd.type: nd for nd in _BUILTINS}
