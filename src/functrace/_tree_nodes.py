@@ -70,6 +70,16 @@ class NodeDef:
     def __repr__(self) -> str:
         return f"NodeDef({self.kind}, {type_name(self.type)})"
 
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        return (_record_of, (self.type,))  # pickled by type: the loader's own record
+
+
+def _record_of(t: type) -> NodeDef:
+    nd = lookup(t)
+    if nd is None:
+        raise TypeError(f"unpickling a treedef: {type_name(t)} is not a pytree node type here")
+    return nd
+
 
 def type_name(t: Any) -> str:
     return getattr(t, "__qualname__", None) or getattr(t, "__name__", None) or repr(t)
