@@ -101,6 +101,7 @@ from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 from functrace import tree_util  # noqa: E402
+from functrace._tree_nodes import aux_eq  # noqa: E402
 
 
 class Point(NamedTuple):
@@ -148,11 +149,11 @@ def _same(a: Any, b: Any) -> bool:
         )
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    nd = tree_util._node_type(a)
+    nd = tree_util.node_of(a)
     if nd is not None:  # registered classes and modules: aux data and children
-        ca, aa = tree_util._flatten_node(a, nd)
-        cb, ab = tree_util._flatten_node(b, nd)
-        return tree_util._aux_eq(aa, ab) and all(_same(x, y) for x, y in zip(ca, cb))
+        ca, aa = nd.flatten(a)
+        cb, ab = nd.flatten(b)
+        return aux_eq(aa, ab) and all(_same(x, y) for x, y in zip(ca, cb))
     return a == b
 
 

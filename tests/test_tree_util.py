@@ -534,9 +534,9 @@ def test_class_attribute_protocol_and_subclasses() -> None:
 
     frozen = Frozen(a=1)
     assert tree_leaves(frozen) == [frozen]
-    assert tu._node_type(Frozen()) is None
-    assert tu._node_type(lin) is not None
-    assert tu._node_type(None) is not None and tu._node_type(1.0) is None
+    assert tu.node_of(Frozen()) is None
+    assert tu.node_of(lin) is not None
+    assert tu.node_of(None) is not None and tu.node_of(1.0) is None
 
 
 # ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ Linear(weight=f32[2,3], bias=f32[2], in_features=3, out_features=2)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,7 +28,7 @@ from functrace import core
 from functrace import lax as _lax
 from functrace import numpy as fnp
 from functrace.scipy import special as _special
-from functrace.tree_util import GetAttrKey, keystr, tree_flatten_with_path, tree_leaves
+from functrace.tree_util import keystr, register_dataclass, tree_flatten_with_path, tree_leaves
 
 # ---------------------------------------------------------------------------
 # Module
@@ -49,9 +50,9 @@ _FROZEN_MSG = (
 
 
 class Module:
-    """Base class: subclasses become dataclasses and pytrees automatically."""
-
-    __functrace_pytree__ = True
+    """Base class: subclasses become dataclasses and pytrees automatically (registered
+    with ``register_dataclass``: ``field(static=True)`` fields are meta fields, the others
+    children; a rebuilt module skips ``__init__``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -70,6 +71,7 @@ class Module:
         __init__.__wrapped__ = init  # type: ignore[attr-defined]
         cls.__init__ = __init__  # type: ignore[method-assign]
         cls._ft_fields = None  # type: ignore[attr-defined]
+        register_dataclass(cls, constructor=functools.partial(_from_fields, cls))
 
     def __setattr__(self, name: str, value: Any) -> None:
         if "_ft_initializing" not in self.__dict__:
@@ -86,27 +88,6 @@ class Module:
             cached = (data, static)
             cls._ft_fields = cached  # type: ignore[attr-defined]
         return cached
-
-    def tree_flatten(self) -> tuple[list[Any], tuple[Any, ...]]:
-        data, static = self._fields()
-        return [getattr(self, n) for n in data], tuple(getattr(self, n) for n in static)
-
-    def tree_flatten_with_keys(self) -> tuple[list[tuple[Any, Any]], tuple[Any, ...]]:
-        data, static = self._fields()
-        return (
-            [(GetAttrKey(n), getattr(self, n)) for n in data],
-            tuple(getattr(self, n) for n in static),
-        )
-
-    @classmethod
-    def tree_unflatten(cls, aux: tuple[Any, ...], children: Sequence[Any]) -> Any:
-        obj = object.__new__(cls)
-        data, static = cls._fields()
-        for n, v in zip(data, children):
-            object.__setattr__(obj, n, v)
-        for n, v in zip(static, aux):
-            object.__setattr__(obj, n, v)
-        return obj
 
     def replace(self, **changes: Any) -> Any:
         """A copy with some fields changed (``__init__`` is not called again)."""
@@ -126,6 +107,14 @@ class Module:
         data, static = self._fields()
         parts = [f"{n}={_short(getattr(self, n, None))}" for n in (*data, *static)]
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _from_fields(cls: type, **fields: Any) -> Any:
+    """A module of class ``cls`` with the given fields, ``__init__`` not called."""
+    obj: Any = object.__new__(cls)
+    for n, v in fields.items():
+        object.__setattr__(obj, n, v)
+    return obj
 
 
 def _short(v: Any) -> str:

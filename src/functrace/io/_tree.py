@@ -60,27 +60,25 @@ def _walk(x: Any, nodes: list[_Node]) -> None:
     if x is None:
         nodes.append(("none", 0, None))
         return
-    nd = tree_util._node_type(x)
+    nd = tree_util.node_of(x)
     if nd is None:
         nodes.append(("leaf", 0, _leaf_kind(x)))
         return
-    children, aux = tree_util._flatten_node(x, nd)
+    children, aux = nd.flatten(x)
     k = nd.kind
     n = len(children)
-    if k == tree_util._K_TUPLE:
-        nodes.append(("tuple", n, None))
-    elif k == tree_util._K_LIST:
-        nodes.append(("list", n, None))
-    elif k == tree_util._K_DICT:
+    if k == "tuple" or k == "list":
+        nodes.append((k, n, None))
+    elif k == "dict":
         pos = {q: i for i, q in enumerate(aux)}
         nodes.append(("dict", n, (tuple(aux), tuple(pos[q] for q in x))))
-    elif k == tree_util._K_ORDEREDDICT:
+    elif k == "OrderedDict":
         nodes.append(("odict", n, tuple(aux)))
-    elif k == tree_util._K_DEFAULTDICT:
+    elif k == "defaultdict":
         factory, keys = aux
         pos = {q: i for i, q in enumerate(keys)}
         nodes.append(("ddict", n, (factory, tuple(keys), tuple(pos[q] for q in x))))
-    elif k == tree_util._K_NAMEDTUPLE:
+    elif k == "namedtuple":
         nodes.append(("namedtuple", n, type(x)))
     else:
         nodes.append(("custom", n, (type(x), aux)))
@@ -107,9 +105,9 @@ def _make_node(node: _Node, children: list[Any]) -> Any:
     if kind == "namedtuple":
         return info(*children)
     cls, aux = info
-    nd = tree_util._lookup(cls)
-    assert nd is not None and nd.unflatten is not None
-    return nd.unflatten(aux, tuple(children))
+    nd = tree_util.node_of_type(cls)
+    assert nd is not None
+    return nd.unflatten(aux, children)
 
 
 def _rebuild(nodes: list[_Node], leaves: list[Any], where: str) -> Any:
@@ -388,8 +386,8 @@ def _decode(desc: Any, where: str) -> list[_Node]:
             nodes.append((kind, n, cls))
         elif kind == "custom":
             cls = _resolve(d.get("type"), "the pytree class", where)
-            nd = tree_util._lookup(cls) if isinstance(cls, type) else None
-            if nd is None or nd.kind != tree_util._K_CUSTOM:
+            nd = tree_util.node_of_type(cls) if isinstance(cls, type) else None
+            if nd is None or nd.kind != "custom":
                 raise CheckpointError(
                     f"{where}: {d['type']} is not a registered pytree class in this process."
                 )

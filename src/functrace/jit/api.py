@@ -226,12 +226,12 @@ def _tree_key(x: Any, leaves: list[Any]) -> Any:
 
 def _custom_node_key(x: Any, leaves: list[Any]) -> Any:
     # Registered nodes (namedtuples, nn.Module dataclasses, optimizer states...): one
-    # level through tree_util's own node table, so the leaf order is tree_flatten's.
+    # level through the node's tree_util record, so the leaf order is tree_flatten's.
     try:
-        nd = tree_util._node_type(x)
+        nd = tree_util.node_of(x)
         if nd is None:
             return _NOT_SIMPLE
-        children, aux = tree_util._flatten_node(x, nd)
+        children, aux = nd.flatten(x)
     except Exception:  # noqa: BLE001 - anything unusual takes the general path
         return _NOT_SIMPLE
     if not _simple_aux(aux):

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core, lax, tree_util
+from functrace import core, lax
 from functrace._array import to_array
 from functrace.core import Primitive
 from functrace.errors import MissingRuleError
@@ -358,17 +358,18 @@ class _Gen:
 
     def rebuild(self, outs: list[str]) -> str:
         """The return expression: the output pytree built by generated code (tuples,
-        lists, dicts, None, unregistered namedtuples), or one level at a time by
-        ``tree_util._rebuild`` (the registered ``unflatten``) for every other node,
-        including a namedtuple class that has a registration of its own."""
+        lists, dicts, None, unregistered namedtuples), or one level at a time by the
+        ``unflatten`` of the node's record (``PyTreeDef.node_def()``) for every other
+        node, including a namedtuple class that has a registration of its own."""
         if self.out_tree is None:
             return f"({', '.join(outs)}{',' if len(outs) == 1 else ''})"
         it = iter(outs)
 
         def build(td: Any) -> str:
-            kind = tree_util._node_kind(td)
-            if kind == "leaf":
+            nd = td.node_def()
+            if nd is None:
                 return next(it)
+            kind = nd.kind
             typ, aux = td.node_data()
             kids = [build(c) for c in td.children()]
             if kind == "tuple":
@@ -381,7 +382,7 @@ class _Gen:
                 return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids)) + "}"
             if kind == "namedtuple":
                 return f"{self.glob('t', typ)}({', '.join(kids)})"
-            fn = self.glob("u", functools.partial(tree_util._rebuild, td))  # one level
+            fn = self.glob("u", functools.partial(nd.unflatten, aux))  # one level
             return f"{fn}([{', '.join(kids)}])"
 
         return build(self.out_tree)
