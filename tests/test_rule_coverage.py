@@ -7,9 +7,11 @@ import pytest
 import functrace  # noqa: F401  (registers every primitive)
 from functrace import core
 from functrace.interpreters import ad, batching
+from functrace.interpreters.numba_rules import numba_emitters
+from functrace.lax import base
 from op_db import ALL_OPS
 
-# primitive name -> {rule kind: reason}. Rule kinds: "row", "jvp", "batching".
+# primitive name -> {rule kind: reason}. Rule kinds: "row", "jvp", "batching", "numba".
 EXEMPT: dict[str, dict[str, str]] = {
     "custom_jvp_call": {"row": "covered by test_autodiff custom_jvp tests"},
     "custom_vjp_call": {"row": "covered by test_autodiff custom_vjp tests"},
@@ -78,6 +80,20 @@ def test_primitive_has_op_table_row(p: core.Primitive) -> None:
         return
     covered = {name for op in ALL_OPS for name in op.primitives}
     assert p.name in covered, f"{p.name}: no row in tests/op_db.py lists it"
+
+
+@pytest.mark.parametrize(
+    "p", sorted(base.elementwise_numpy, key=lambda p: p.name), ids=lambda p: p.name
+)
+def test_elementwise_primitive_has_numba_emitter(p: core.Primitive) -> None:
+    # Without one, jit would call the NumPy impl from the driver: correct, but unfused.
+    if _exempt(p, "numba"):
+        return
+    assert p in numba_emitters, (
+        f"{p.name}: no Numba emitter; register numba_emitters[{p.name}_p] in its block "
+        "(a template such as 'np.sin({0})', or a function returning None where the driver "
+        "should call the impl)"
+    )
 
 
 def test_exemptions_name_real_primitives() -> None:
