@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -322,3 +324,48 @@ def test_vmap_of_cond_sends_no_nan_from_the_untaken_branch() -> None:
     want = vjp_of(lambda x: fnp.stack([vjp_of(f)(x[0]), vjp_of(f)(x[1])]))(x)
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+_COND_WHILE_UNDER_VMAP = """
+import numpy as np, functrace as ft, functrace.numpy as fnp
+from functrace import lax
+
+def doubling(x):  # stops only once the norm passes 10: never from x == 0
+    def body(c):
+        return c[0] * 1.7 + fnp.sin(c[0]) * 0.1, c[1] + 1
+    return lax.while_loop(lambda c: fnp.sum(c[0] * c[0]) < 100.0, body, (x, 0))[0]
+
+def f(x, s):
+    return lax.cond(s > 0.3, doubling, lambda x: doubling(x) * 0.5, x)
+
+def g(x, s):
+    return ft.vjp(f, x, s)[1](np.ones(2))[0]
+
+x, s = np.array([0.7, 1.1]), np.array([0.1, 0.9])
+want = np.stack([g(x, v) for v in s])
+for h in (ft.vmap(g, in_axes=(None, 0)), ft.jit(ft.vmap(g, in_axes=(None, 0)))):
+    np.testing.assert_allclose(h(x, s), want, rtol=1e-12)
+gs = ft.vmap(ft.grad(lambda x, s: f(x, s).sum()), in_axes=(None, 0))(x, s)
+np.testing.assert_allclose(gs, want, rtol=1e-12)
+print("ok")
+"""
+
+
+def test_reverse_mode_of_while_in_an_untaken_cond_branch_under_vmap_terminates() -> None:
+    # vmap with a batched predicate runs both branches' linear parts for every example,
+    # on zero residuals where a branch was not taken; the reverse loop re-ran the
+    # forward loop under its own condition from those zeros and never stopped. The
+    # tangent loops now follow the recorded trip count. (A subprocess with a timeout,
+    # so that a regression fails instead of hanging the suite.)
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    r = subprocess.run(
+        [sys.executable, "-c", _COND_WHILE_UNDER_VMAP],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

@@ -2,10 +2,15 @@
 
 With concrete inputs the loop runs once to learn its trip count and is differentiated
 as a ``scan`` of that length. When the count is unknown while tracing (under ``jit``
-or ``vmap``), the tangent map is ``while_lin`` (linear in its trailing operands); its
-transpose ``while_transpose`` runs the forward loop again, keeping every carry in a
-list that grows at run time, then sweeps back through the body's VJP. Both have
-static output types, so no maximum trip count is needed.
+or ``vmap``), the forward loop also counts its steps, and the tangent map is
+``while_lin`` (linear in its trailing operands) of the same body driven by that count
+(``i < n``); its transpose ``while_transpose`` runs the forward steps again, keeping
+every carry in a list that grows at run time, then sweeps back through the body's VJP.
+Both have static output types, so no maximum trip count is needed. Driving the
+tangent loops by the recorded count (not by the loop's own condition) keeps them
+finite on any residuals: a ``cond`` under ``vmap`` with a batched predicate runs every
+branch's linear part for every example, on zero residuals where the branch was not
+taken, where the original condition might never become false.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from functrace.lax.control_flow.while_fori import (
     while_p,
     while_rule,
 )
-from functrace.lax.elementwise import add
+from functrace.lax.elementwise import add, full_like, lt
 
 while_lin_p = Primitive("while_lin", multiple_results=True)
 while_transpose_p = Primitive("while_transpose", multiple_results=True)
@@ -87,23 +92,66 @@ def _while_linearize_abstract(
     p: WhileParams,
 ) -> tuple[list[Any], list[Any]]:
     """Reverse-mode JVP of a while loop whose trip count is not known yet."""
-    primal = p.bind(while_p, *cc, *bc, *carry)
     t = ad.tangent_aval
     carry_avals = p.carry_avals
     nz_c = [type(d) is not Zero for d in dbc]
     nz_carry = _while_nonzeros(p.body_jaxpr, nz_c, [type(d) is not Zero for d in dcarry])
     if not any(nz_carry):
-        return primal, [Zero(t(a)) for a in carry_avals]
-    lp = p.replace(nz_c=tuple(nz_c), nz_carry=tuple(nz_carry))
+        return p.bind(while_p, *cc, *bc, *carry), [Zero(t(a)) for a in carry_avals]
+    fwd, lin, fwd_cc, lin_cc, body_c = _counted(p, cc, bc)
+    n, *primal = fwd.bind(while_p, *fwd_cc, *body_c, *bc, _COUNT_0, *carry)
+    lp = lin.replace(nz_c=(False,) * len(body_c) + tuple(nz_c), nz_carry=(False, *nz_carry))
     d_out = lp.bind(
         while_lin_p,
-        *cc,
+        *lin_cc,
+        n,
+        *body_c,
         *bc,
+        _COUNT_0,
         *carry,
         *[d for d, m in zip(dbc, nz_c) if m],
         *[_inst(d, t(a)) for d, a, m in zip(dcarry, carry_avals, nz_carry) if m],
     )
     return primal, _fill(d_out, nz_carry, [t(a) for a in carry_avals])
+
+
+_COUNT = ShapedArray((), np.dtype(np.int64))
+_COUNT_0 = np.int64(0)
+
+
+def _counted(
+    p: WhileParams, cc: list[Any], bc: list[Any]
+) -> tuple[WhileParams, WhileParams, list[Any], list[Any], list[Any]]:
+    """The loop ``p`` with a step counter ``i`` as its first carry: ``fwd`` runs it under
+    its own condition (returning the trip count ``n`` first), ``lin`` the same body while
+    ``i < n`` (``n`` its last cond constant). Also the captured constants of ``fwd``'s
+    cond, of ``lin``'s cond and of the body, which lead their operands."""
+    ncc, nbc = p.cond_nconsts, p.body_nconsts
+    carry_avals = p.carry_avals
+    cc_avals = [core.get_aval(c) for c in cc]
+    bc_avals = [core.get_aval(c) for c in bc]
+
+    def body(*args: Any) -> list[Any]:  # (*bc, i, *carry) -> (i + 1, *carry')
+        i = args[nbc]
+        return [add(i, full_like(i, 1)), *_run(p.body_jaxpr, [*args[:nbc], *args[nbc + 1 :]])]
+
+    def cond(*args: Any) -> list[Any]:  # (*cc, i, *carry) -> the loop's own condition
+        return _run(p.cond_jaxpr, [*args[:ncc], *args[ncc + 1 :]])
+
+    def below(n: Any, i: Any, *carry: Any) -> list[Any]:  # (n, i, *carry) -> i < n
+        return [lt(i, n)]
+
+    body_j, body_c = _trace(body, [*bc_avals, _COUNT, *carry_avals], "while_loop (counted)")
+    cond_j, fwd_cc = _trace(cond, [*cc_avals, _COUNT, *carry_avals], "while_loop (counted)")
+    below_j, lin_cc = _trace(below, [_COUNT, _COUNT, *carry_avals], "while_loop (counted)")
+    nb = len(body_c) + nbc
+    fwd = p.replace(
+        cond_jaxpr=cond_j, cond_nconsts=len(fwd_cc) + ncc, body_jaxpr=body_j, body_nconsts=nb
+    )
+    lin = p.replace(
+        cond_jaxpr=below_j, cond_nconsts=len(lin_cc) + 1, body_jaxpr=body_j, body_nconsts=nb
+    )
+    return fwd, lin, [*fwd_cc, *cc], lin_cc, body_c
 
 
 def run_while_lin(
