@@ -60,8 +60,9 @@ def test_every_stack_of_up_to_two(stack) -> None:
 def test_composition_fuzz_long() -> None:
     """Fresh random batches of programs until the time is up."""
     deadline = time.monotonic() + SECONDS
+    # small batches, so that the deadline is checked often (a batch is not interrupted)
     run = settings(
-        max_examples=200, derandomize=False, database=None, suppress_health_check=_HEALTH
+        max_examples=25, derandomize=False, database=None, suppress_health_check=_HEALTH
     )(given(case=cf.cases())(_check))
     while time.monotonic() < deadline:
         run()
