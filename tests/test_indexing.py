@@ -404,3 +404,37 @@ def test_traced_scalar_with_int_index_under_jit_and_numpy_array_hint() -> None:
     with pytest.raises(TracerArrayConversionError, match=r"functrace.numpy.take"):
         ft.jit(lambda k: m[k, 1])(2)
     assert ft.jit(lambda k: fnp.take(m[:, 1], k))(2) == 9.0
+
+
+def test_at_divide_power_apply_follow_jax() -> None:
+    # Expected values recorded from JAX 0.10.2: repeated indices divide / multiply
+    # exponents / apply the function once per occurrence; integer x divides to floats.
+    x = np.arange(4.0)
+    rep = np.array([1, 1])
+    np.testing.assert_allclose(fnp.at(x)[1].divide(2.0), [0.0, 0.5, 2.0, 3.0])
+    np.testing.assert_allclose(fnp.at(x)[rep].divide(2.0), [0.0, 0.25, 2.0, 3.0])
+    np.testing.assert_allclose(fnp.at(x + 1)[rep].power(2.0), [1.0, 16.0, 3.0, 4.0])
+    np.testing.assert_allclose(fnp.at(x)[1].apply(fnp.sin), [0.0, np.sin(1.0), 2.0, 3.0])
+    np.testing.assert_allclose(fnp.at(x)[rep].apply(lambda v: v + 1), [0.0, 3.0, 2.0, 3.0])
+    assert fnp.at(np.arange(4))[1].divide(2).dtype == np.float64
+    arr = fnp.asarray(x)
+    assert type(arr.at[1].divide(2.0)) is ft.Array
+    # jit and vmap agree with eager; a traced index too
+    f = ft.jit(lambda x, i: (x.at[i].divide(2.0), x.at[i].power(3.0), x.at[i].apply(fnp.exp)))
+    want = (
+        fnp.at(x)[np.array([1, 1, 3])].divide(2.0),
+        fnp.at(x)[np.array([1, 1, 3])].power(3.0),
+        fnp.at(x)[np.array([1, 1, 3])].apply(fnp.exp),
+    )
+    for got, w in zip(f(x, np.array([1, 1, 3])), want):
+        np.testing.assert_allclose(got, w, rtol=1e-14)
+    batch = np.stack([x, 2 * x + 1])
+    got = ft.vmap(lambda r: r.at[rep].apply(fnp.sin))(batch)
+    np.testing.assert_allclose(got, [fnp.at(r)[rep].apply(fnp.sin) for r in batch])
+    # gradients: x[1] ** (3 * 3) and sin(sin(x[1]))
+    g = ft.grad(lambda x: x.at[rep].power(3.0).sum())(x + 1)
+    np.testing.assert_allclose(g, [1.0, 9 * 2.0**8, 1.0, 1.0])
+    g = ft.jit(ft.grad(lambda x: x.at[rep].apply(fnp.sin).sum()))(x)
+    np.testing.assert_allclose(g, [1.0, np.cos(np.sin(1.0)) * np.cos(1.0), 1.0, 1.0])
+    # out-of-range indices with mode="drop" are skipped, as for the other updates
+    np.testing.assert_allclose(fnp.at(x)[np.array([1, 9])].divide(2.0, mode="drop"), [0, 0.5, 2, 3])

@@ -41,8 +41,11 @@ from functrace._array import Array, _wrap
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax import indexing as li
+from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
+from functrace.lax.control_flow import fori_loop
 from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape
+from functrace.numpy._creation import ones_like as _ones_like
 from functrace.numpy._dispatch import is_traced
 from functrace.numpy._functions import pad
 from functrace.numpy._indexing import (
@@ -59,7 +62,7 @@ from functrace.numpy._indexing import (
     parse_index,
     where,
 )
-from functrace.numpy._math import negative
+from functrace.numpy._math import negative, power, true_divide
 
 _UFUNCS: dict[str, np.ufunc] = {
     "add": np.add,
@@ -293,6 +296,35 @@ class AtUpdater:
         NOTE: at ties the gradient goes to ``x``'s entry.
         """
         return _at_result(self.x, _moded("max", self.x, self.idx, values, mode))
+
+    def divide(self, values: Any, *, mode: str | None = None) -> Any:
+        """``x`` with ``x[idx] /= values`` (a true division, as JAX: integer ``x`` gives
+        floats; repeated indices divide repeatedly)."""
+        factors = _moded("mul", _ones_like(self.x), self.idx, values, mode)
+        return _at_result(self.x, true_divide(self.x, factors))
+
+    def power(self, values: Any, *, mode: str | None = None) -> Any:
+        """``x`` with ``x[idx] **= values`` (repeated indices multiply their exponents)."""
+        exponents = _moded("mul", _ones_like(self.x), self.idx, values, mode)
+        return _at_result(self.x, power(self.x, exponents))
+
+    def apply(self, func: Callable[[Any], Any], *, mode: str | None = None) -> Any:
+        """``x`` with ``func`` applied at ``idx``, once per occurrence of an index (so twice
+        where an index repeats, unlike ``set(func(x[idx]))``). ``func`` maps arrays
+        elementwise (``fnp.sin``, ``lambda v: v + 1``)."""
+        x = asarray_or_tracer(self.x, ".at[].apply")
+        counts = _moded("add", np.zeros(core.get_aval(x).shape, np.int64), self.idx, 1, mode)
+
+        def step(k: Any, y: Any) -> Any:
+            return where(counts > k, func(y), y)
+
+        if not is_traced(x, counts):
+            y = x
+            for k in range(int(np.max(counts, initial=0))):
+                y = step(k, y)
+            return _at_result(self.x, y)
+        bound = lr.reduce_max(counts, tuple(range(len(core.get_aval(counts).shape))))
+        return fori_loop(0, bound, step, x)
 
 
 _AT_MODES = (None, "clip", "promise_in_bounds", "fill", "drop")
