@@ -341,3 +341,23 @@ def test_grad_through_custom_jvp_with_zero_tangent_into_custom_vjp() -> None:
     f = lambda x: fnp.sum(cv(cj(x) * 0.5 + x))  # noqa: E731
     np.testing.assert_array_equal(ft.grad(f)(x), [2.0, 2.0])
     np.testing.assert_array_equal(ft.jit(ft.grad(f))(x), [2.0, 2.0])
+
+
+def test_second_order_grad_through_custom_jvp_zero_tangent_into_custom_vjp() -> None:
+    # Found by the long fuzz run: under grad(grad(...)) the custom_jvp rule's zero
+    # tangent is a value of the outer grad, not of the inner one's tape; the custom_vjp
+    # it feeds took it for forward mode and raised. A tangent below the tape is zero.
+    cj = ft.custom_jvp(lambda a: ft.lax.stop_gradient(fnp.ceil(a)))
+    cj.defjvp(lambda p, t: ft.jvp(fnp.ceil, p, t))
+    cv = ft.custom_vjp(lambda a: ft.lax.stop_gradient(fnp.sin(a)))
+    cv.defvjp(lambda a: (fnp.sin(a), a), lambda r, g: (g * fnp.cos(r),))
+
+    def f(x):  # cv's input depends on x only through ceil
+        n0 = cj(0.3 + 0.01 * fnp.tanh(x))
+        n1 = cv(0.5 + 0.01 * (1.0 / (2 - fnp.tanh(fnp.sum(n0) * 0.7)) - 0.5))
+        return fnp.concatenate([fnp.ravel(n0), fnp.ravel(n1)])[0] + x**3
+
+    x = 0.7
+    np.testing.assert_allclose(ft.grad(f)(x), 3 * x**2, rtol=1e-12)
+    np.testing.assert_allclose(ft.grad(ft.grad(f))(x), 6 * x, rtol=1e-12)
+    np.testing.assert_allclose(ft.jit(ft.grad(ft.grad(f)))(x), 6 * x, rtol=1e-12)

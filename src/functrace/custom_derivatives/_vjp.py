@@ -81,10 +81,12 @@ def _custom_vjp_call_jvp(
                 "differentiated, got a closure over a traced value. Pass it as an argument."
             )
     # A concrete tangent that is all zeros (a JVP rule upstream returned zeros, as
-    # custom_jvp's does for ceil) is a symbolic zero: linear in nothing.
+    # custom_jvp's does for ceil), or one of an outer transform in reverse mode (those
+    # zeros under grad(grad(...))), is a symbolic zero: linear in nothing.
     tangents = [
         Zero(ad.tangent_aval(core.get_aval(p)))
-        if type(t) is not Zero and not isinstance(t, Tracer) and not np.any(t)
+        if type(t) is not Zero
+        and ((not isinstance(t, Tracer) and not np.any(t)) or ad.below_tape(t))
         else t
         for p, t in zip(primals, tangents)
     ]

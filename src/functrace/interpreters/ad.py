@@ -225,6 +225,15 @@ class LinearizeTrace(JVPTrace):
             state.tape_level = prev
 
 
+def below_tape(t: Any) -> bool:
+    """While reverse mode runs a jvp rule: whether the tracer ``t``, given as a tangent,
+    belongs to a transform below the tape (an outer ``grad``'s value, e.g. the zeros a
+    ``custom_jvp`` rule returned, lifted there). Such a tangent does not depend on the
+    tangents being linearized, so it is zero: the tangent map is linear."""
+    tape = _linearize_state.tape_level
+    return tape is not None and isinstance(t, Tracer) and t._trace.level < tape
+
+
 def _push_jvp_trace(tangents: Sequence[Any], origin: str) -> JVPTrace:
     """The trace of a JVP on ``tangents``: a :class:`LinearizeTrace` when a jvp rule of
     reverse mode runs and a tangent is a value at or above its tape."""
