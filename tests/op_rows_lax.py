@@ -44,7 +44,8 @@ def _np_dynamic_slice(x: Any, starts: tuple[int, ...], sizes: tuple[int, ...]) -
     x = np.asarray(x)
     idx = []
     for s, n, d in zip(starts, sizes, x.shape):
-        s = min(max(int(s), 0), d - n)
+        s = int(s) + d if int(s) < 0 else int(s)  # negative starts count from the end once
+        s = min(max(s, 0), d - n)
         idx.append(slice(s, s + n))
     return x[tuple(idx)]
 
@@ -54,7 +55,8 @@ def _np_dynamic_update_slice(x: Any, u: Any, starts: tuple[int, ...]) -> np.ndar
     u = np.asarray(u)
     idx = []
     for s, n, d in zip(starts, u.shape, out.shape):
-        s = min(max(int(s), 0), d - n)
+        s = int(s) + d if int(s) < 0 else int(s)  # negative starts count from the end once
+        s = min(max(s, 0), d - n)
         idx.append(slice(s, s + n))
     out[tuple(idx)] = u
     return out

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import functrace as ft
 from functrace import core, ir
 from functrace.interpreters import ad, staging
 from functrace.lax import indexing as ix
@@ -85,14 +86,20 @@ SCATTERS: dict[str, tuple[Callable[..., Any], Callable[[Any, Any], Any] | None]]
 }
 
 
+def _start(s: int, d: int, n: int) -> int:
+    # JAX's rule: a negative start counts from the end once, then the window is clamped
+    s = int(s) + d if int(s) < 0 else int(s)
+    return min(max(s, 0), d - n)
+
+
 def ref_dynamic_slice(x: np.ndarray, starts: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
-    st_ = [min(max(s, 0), d - n) for s, d, n in zip(starts, x.shape, sizes)]
+    st_ = [_start(s, d, n) for s, d, n in zip(starts, x.shape, sizes)]
     return x[tuple(slice(s, s + n) for s, n in zip(st_, sizes))]
 
 
 def ref_dynamic_update_slice(x: np.ndarray, u: np.ndarray, starts: Sequence[int]) -> np.ndarray:
     out = x.copy()
-    st_ = [min(max(s, 0), d - n) for s, d, n in zip(starts, x.shape, u.shape)]
+    st_ = [_start(s, d, n) for s, d, n in zip(starts, x.shape, u.shape)]
     out[tuple(slice(s, s + n) for s, n in zip(st_, u.shape))] = u
     return out
 
@@ -318,10 +325,25 @@ def mul_self(x: Any) -> Any:
     return mul(x, x)
 
 
-def test_dynamic_slice_clamps_and_does_not_wrap() -> None:
+def test_dynamic_slice_wraps_negative_starts_once_then_clamps() -> None:
+    # JAX's rule (values recorded from JAX 0.10.2): -1 is the last position, then the
+    # window is pulled back into range; beyond -n it clamps to 0.
     x = np.arange(10.0)
-    assert_same(ix.dynamic_slice(x, [-1], [3]), x[0:3])  # negative: clamped to 0
+    assert_same(ix.dynamic_slice(x, [-1], [3]), x[7:10])
+    assert_same(ix.dynamic_slice(x, [-4], [3]), x[6:9])
+    assert_same(ix.dynamic_slice(x, [-15], [3]), x[0:3])
     assert_same(ix.dynamic_slice(x, [8], [3]), x[7:10])  # past the end: pulled back
+    jitted = ft.jit(lambda x, i: ix.dynamic_slice(x, [i], [3]))
+    assert_same(jitted(x, -4), x[6:9])
+    assert_same(ix.dynamic_update_slice(np.zeros(5), np.ones(2), [-1]), np.array([0, 0, 0, 1, 1.0]))
+    # opting out: a known negative start is an error, a traced one is clamped
+    with pytest.raises(ValueError, match="dynamic_slice: expected a non-negative start"):
+        ix.dynamic_slice(x, [-1], [3], allow_negative_indices=False)
+    raw = ft.jit(lambda x, i: ix.dynamic_slice(x, [i], [3], allow_negative_indices=False))
+    assert_same(raw(x, -1), x[0:3])
+    # the transpose writes where the forward read (the start is not wrapped twice)
+    g = ft.grad(lambda x: ix.dynamic_slice(x, [-4], [3]).sum())(x)
+    assert_same(g, np.array([0.0] * 6 + [1.0] * 3 + [0.0]))
     assert_same(ix.dynamic_slice_in_dim(np.ones((2, 5)), 4, 2, axis=1), np.ones((2, 2)))
     out = ix.dynamic_update_slice_in_dim(np.zeros((3, 4)), np.ones((3, 2)), 9, axis=-1)
     want = np.zeros((3, 4))

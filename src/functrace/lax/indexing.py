@@ -150,19 +150,52 @@ def _dynamic_slice_impl(operand: Any, *starts: Any, slice_sizes: tuple[int, ...]
 dynamic_slice_p = register(Primitive("dynamic_slice"), _dynamic_slice_impl, _dynamic_slice_abstract)
 
 
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
-    """The window of ``slice_sizes`` at ``start_indices`` (clamped to stay in bounds)."""
+def dynamic_slice(
+    operand: Any,
+    start_indices: Sequence[Any],
+    slice_sizes: Sequence[int],
+    *,
+    allow_negative_indices: bool | Sequence[bool] = True,
+) -> Any:
+    """The window of ``slice_sizes`` at ``start_indices``. As in JAX, a negative start
+    counts from the end once (``-1`` is the last position; per axis with a sequence of
+    bools, an error for a known negative start with ``allow_negative_indices=False``),
+    then the window is clamped to stay in bounds."""
     sizes = tuple(int(n) for n in slice_sizes)
-    starts = [_as_operand(s) for s in start_indices]
+    starts = _start_operands("dynamic_slice", operand, start_indices, allow_negative_indices)
     return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes)
+
+
+def _start_operands(
+    fname: str, operand: Any, start_indices: Sequence[Any], allow: bool | Sequence[bool]
+) -> list[Any]:
+    shape = core.get_aval(operand).shape
+    starts = list(start_indices)
+    allows = [bool(allow)] * len(starts) if isinstance(allow, bool) else [bool(a) for a in allow]
+    if len(allows) != len(starts):
+        raise ValueError(
+            f"{fname}: expected {len(starts)} allow_negative_indices flags (one per start "
+            f"index), got {len(allows)}."
+        )
+    out = []
+    for axis, (s, ok) in enumerate(zip(starts, allows)):
+        if ok and axis < len(shape):
+            s = _wrap_negative(s, shape[axis])
+        elif not ok and not isinstance(s, core.Tracer) and np.ndim(s) == 0 and int(s) < 0:
+            raise ValueError(
+                f"{fname}: expected a non-negative start index on axis {axis} with "
+                f"allow_negative_indices=False, got {int(s)}."
+            )
+        out.append(_as_operand(s))
+    return out
 
 
 def _dynamic_slice_transpose(
     ct: Any, operand: Any, *starts: Any, slice_sizes: tuple[int, ...]
 ) -> list[Any]:
     # dynamic_slice is a linear selection: its transpose writes ct into zeros.
-    _check_not_linear("dynamic_slice", *starts)
-    ct_operand = dynamic_update_slice(_zeros(operand.aval), ct, starts)
+    _check_not_linear("dynamic_slice", *starts)  # starts as bound: the impl clamps them
+    ct_operand = dynamic_update_slice_p.bind(_zeros(operand.aval), ct, *starts)
     return [ct_operand] + [None] * len(starts)
 
 
@@ -233,9 +266,17 @@ dynamic_update_slice_p = register(
 )
 
 
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
-    """``operand`` with ``update`` written at ``start_indices`` (clamped to stay in bounds)."""
-    starts = [_as_operand(s) for s in start_indices]
+def dynamic_update_slice(
+    operand: Any,
+    update: Any,
+    start_indices: Sequence[Any],
+    *,
+    allow_negative_indices: bool | Sequence[bool] = True,
+) -> Any:
+    """``operand`` with ``update`` written at ``start_indices``: negative starts count
+    from the end once, then the window is clamped to stay in bounds (as
+    :func:`dynamic_slice`)."""
+    starts = _start_operands("dynamic_update_slice", operand, start_indices, allow_negative_indices)
     return dynamic_update_slice_p.bind(operand, update, *starts)
 
 
@@ -243,13 +284,15 @@ def _dynamic_update_slice_transpose(ct: Any, operand: Any, update: Any, *starts:
     # out = operand outside the window, update inside: split ct the same way.
     _check_not_linear("dynamic_update_slice", *starts)
     upd_aval = _aval(update)
-    ct_operand = (
-        dynamic_update_slice(ct, _zeros(upd_aval), starts)
+    ct_operand = (  # the starts as bound (the impls clamp them), not wrapped again
+        dynamic_update_slice_p.bind(ct, _zeros(upd_aval), *starts)
         if ad.is_undefined_primal(operand)
         else None
     )
     ct_update = (
-        dynamic_slice(ct, starts, upd_aval.shape) if ad.is_undefined_primal(update) else None
+        dynamic_slice_p.bind(ct, *starts, slice_sizes=upd_aval.shape)
+        if ad.is_undefined_primal(update)
+        else None
     )
     return [ct_operand, ct_update] + [None] * len(starts)
 
@@ -309,11 +352,10 @@ def dynamic_slice_in_dim(
     window is clamped to stay in bounds."""
     shape = core.get_aval(operand).shape
     axis = normalize_axis("dynamic_slice_in_dim", axis, len(shape))
-    if allow_negative_indices:
-        start_index = _wrap_negative(start_index, shape[axis])
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
     sizes = [int(slice_size) if k == axis else d for k, d in enumerate(shape)]
-    return dynamic_slice(operand, starts, sizes)
+    allow = [allow_negative_indices and k == axis for k in range(len(shape))]
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
 
 
 def dynamic_update_slice_in_dim(
@@ -327,10 +369,9 @@ def dynamic_update_slice_in_dim(
     """``dynamic_update_slice`` along one ``axis`` (the update spans the other axes)."""
     shape = core.get_aval(operand).shape
     axis = normalize_axis("dynamic_update_slice_in_dim", axis, len(shape))
-    if allow_negative_indices:
-        start_index = _wrap_negative(start_index, shape[axis])
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
-    return dynamic_update_slice(operand, update, starts)
+    allow = [allow_negative_indices and k == axis for k in range(len(shape))]
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
 
 
 def dynamic_index_in_dim(

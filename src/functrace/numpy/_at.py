@@ -177,7 +177,9 @@ def _window_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
         if op == "set"
         else ls.slice(y, tuple(starts), tuple(s + n for s, n in zip(starts, sizes)))
     )
-    return li.dynamic_update_slice(y, _combine(op, old, v), starts)
+    # the plan's starts are in range already: the primitive as is (no wrapping again)
+    ops = [st if isinstance(st, Tracer) else np.asarray(st) for st in starts]
+    return li.dynamic_update_slice_p.bind(y, _combine(op, old, v), *ops)
 
 
 def _scatter_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
