@@ -174,17 +174,21 @@ class JVPTrace(Trace):
     def apply_rule(
         self, primitive: Primitive, primals: list[Any], tangents: list[Any], params: dict
     ) -> tuple[Any, Any]:
-        rule = jvp_rules.get(primitive)
-        if rule is None:
-            raise MissingRuleError(
-                primitive.name, "jvp (forward and reverse mode)", "jvp_rules", "functrace/lax"
-            )
-        return self.call_jvp_rule(rule, primals, tangents, **params)
+        return _jvp_rule(primitive)(primals, tangents, **params)
 
     def call_jvp_rule(self, rule: Callable[..., Any], *args: Any, **params: Any) -> Any:
         """Run a JVP rule on this trace's primals and tangents (also the rule of a
         ``custom_jvp`` function, which its call runs directly)."""
         return rule(*args, **params)
+
+
+def _jvp_rule(primitive: Primitive) -> Callable[..., Any]:
+    rule = jvp_rules.get(primitive)
+    if rule is None:
+        raise MissingRuleError(
+            primitive.name, "jvp (forward and reverse mode)", "jvp_rules", "functrace/lax"
+        )
+    return rule
 
 
 class _LinearizeState(threading.local):
@@ -214,7 +218,14 @@ class LinearizeTrace(JVPTrace):
         rule = linearize_rules.get(primitive)
         if rule is not None:
             return rule(primals, tangents, **params)
-        return super().apply_rule(primitive, primals, tangents, params)
+        # as call_jvp_rule, inlined: this is every primitive's path in reverse mode
+        rule = jvp_rules.get(primitive) or _jvp_rule(primitive)
+        state = _linearize_state
+        prev, state.tape_level = state.tape_level, self.tape_level
+        try:
+            return rule(primals, tangents, **params)
+        finally:
+            state.tape_level = prev
 
     def call_jvp_rule(self, rule: Callable[..., Any], *args: Any, **params: Any) -> Any:
         state = _linearize_state
