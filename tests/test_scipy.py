@@ -106,6 +106,14 @@ ELEMENTWISE: list[tuple[str, Any, Any, tuple[Any, ...], int, tuple[int, ...]]] =
     ),
     ("t.pdf", fst.t.pdf, sst.t.pdf, (_u(-4, 4), _u(0.5, 10)), 2, (0, 1)),
     (
+        "t.logcdf",
+        fst.t.logcdf,
+        sst.t.logcdf,
+        (np.array([-1e4, -30.0, -2.0, -0.3, 0.4, 3.0, 60.0]), 3.0),
+        2,
+        (0,),
+    ),
+    (
         "gamma.logpdf",
         fst.gamma.logpdf,
         sst.gamma.logpdf,

@@ -14,7 +14,7 @@ import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
 
-__all__ = ["cdf", "logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "pdf"]
 
 
 def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -40,6 +40,20 @@ def pdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return scalar_result(fnp.exp(logpdf(x, df, loc, scale)))
 
 
+def _tail(fname: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any, Any]:
+    """``z``, whether it is 0, the probability beyond ``|z|`` (on a safe ``z`` at 0) and
+    the linear Taylor value of the CDF at 0."""
+    x, df, loc, scale = floats(fname, x, df, loc, scale)
+    z = fnp.true_divide(fnp.subtract(x, loc), scale)
+    # The tail formula is in z^2, so its chain rule is inf * 0 at z = 0: there the value
+    # is 1/2 + z pdf(0), which has the right first and second derivatives (pdf'(0) = 0).
+    at_zero = z == 0
+    zs = fnp.where(at_zero, fnp.ones_like(z), z)
+    tail = 0.5 * special.betainc(0.5 * df, fnp.full_like(df, 0.5), df / (df + fnp.square(zs)))
+    near = 0.5 + z * fnp.exp(logpdf(fnp.zeros_like(z), df))  # the standard density at 0
+    return zs, at_zero, tail, near
+
+
 def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """``P(X <= x)``, from ``betainc(df/2, 1/2, df/(df + z^2)) / 2``, the probability of the
     tail beyond ``|z|``; differentiable in ``x``, ``loc``, ``scale``, not in ``df``.
@@ -47,13 +61,17 @@ def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> round(float(cdf(1.0, df=1.0)), 12)  # Cauchy: 3/4
     0.75
     """
-    x, df, loc, scale = floats("t.cdf", x, df, loc, scale)
-    z = fnp.true_divide(fnp.subtract(x, loc), scale)
-    # The tail formula is in z^2, so its chain rule is inf * 0 at z = 0: there the value
-    # is 1/2 + z pdf(0), which has the right first and second derivatives (pdf'(0) = 0).
-    at_zero = z == 0
-    zs = fnp.where(at_zero, fnp.ones_like(z), z)
-    tail = 0.5 * special.betainc(0.5 * df, fnp.full_like(df, 0.5), df / (df + fnp.square(zs)))
-    val = fnp.where(zs > 0, 1.0 - tail, tail)
-    near = 0.5 + z * fnp.exp(logpdf(fnp.zeros_like(z), df))  # the standard density at 0
-    return scalar_result(fnp.where(at_zero, near, val))
+    zs, at_zero, tail, near = _tail("t.cdf", x, df, loc, scale)
+    return scalar_result(fnp.where(at_zero, near, fnp.where(zs > 0, 1.0 - tail, tail)))
+
+
+def logcdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``log P(X <= x)``: the log of the lower tail itself below the center (finite far
+    into it), ``log1p(-tail)`` above.
+
+    >>> round(float(logcdf(-1e6, df=3.0)), 6)
+    -41.348808
+    """
+    zs, at_zero, tail, near = _tail("t.logcdf", x, df, loc, scale)
+    val = fnp.where(zs > 0, fnp.log1p(-tail), fnp.log(tail))
+    return scalar_result(fnp.where(at_zero, fnp.log(fnp.where(at_zero, near, 0.5)), val))
