@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import functrace.numpy as fnp
-from op_db import F, OpInfo, const
+from op_db import POS, UNIT, F, OpInfo, const
 
 _REPEATS = np.array([0, 0, 2, -1])
 _MASK = np.array([True, False, True])
@@ -35,9 +35,14 @@ def _np_update(op: str, idx: Any) -> Any:
         if op == "set":
             out[idx] = v
         else:
-            {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[op].at(
-                out, idx, v
-            )
+            {
+                "add": np.add,
+                "mul": np.multiply,
+                "min": np.minimum,
+                "max": np.maximum,
+                "divide": np.divide,
+                "power": np.power,
+            }[op].at(out, idx, v)
         return out
 
     return ref
@@ -74,6 +79,22 @@ def _at(
 
 
 ROWS: list[OpInfo] = [
+    OpInfo(  # repeated indices divide repeatedly (np.divide.at)
+        "at_divide_repeats",
+        lambda x, v: fnp.at(x)[_REPEATS].divide(v),
+        _np_update("divide", _REPEATS),
+        (F, POS),
+        ("scatter_mul", "div"),
+        shapes=((3, 4), (4, 4)),
+    ),
+    OpInfo(  # repeated indices multiply their exponents (np.power.at)
+        "at_power_repeats",
+        lambda x, v: fnp.at(x)[_REPEATS].power(v),
+        _np_update("power", _REPEATS),
+        (POS, UNIT),
+        ("scatter_mul", "pow"),
+        shapes=((3, 4), (4, 4)),
+    ),
     # -- basic indexing: reshape / rev / slice / squeeze ------------------------------
     _get("index_int", 1, (3, 4), ("slice", "squeeze")),
     _get("index_negative_int", (-1, -2), (3, 4), ("slice", "squeeze")),

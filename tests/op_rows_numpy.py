@@ -6,6 +6,8 @@ import numpy as np
 import scipy.special
 
 import functrace.numpy as fnp
+import functrace.scipy.special as fsp
+from functrace import nn
 from op_db import BOOL, INT, POS, Arg, F, OpInfo
 
 F64 = (np.float64,)
@@ -804,6 +806,18 @@ MATH: list[OpInfo] = [
         grad=False,
         dtypes=I64,
     ),
+    # functions added with the JAX-programs issue: composites of primitives
+    _row(
+        "scipy.special.ndtri",
+        fsp.ndtri,
+        scipy.special.ndtri,
+        (Arg(domain=(0.05, 0.95)),),
+        ("custom_jvp_call", "log", "sqrt"),
+        rtol=1e-12,
+    ),
+    _row("nn.softplus", nn.softplus, lambda x: np.logaddexp(x, 0.0), prims=("log1p", "exp")),
+    _row("nn.silu", nn.silu, lambda x: x / (1 + np.exp(-x)), prims=("logistic",)),
+    _row("nn.mish", nn.mish, lambda x: x * np.tanh(np.logaddexp(x, 0.0)), prims=("tanh",)),
 ]
 
 
