@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.data",
             "functrace.optim",
             "functrace.nn",
+            "functrace.nn.*",
             "functrace.random",
             "functrace.random.*",
             "functrace.scipy",

@@ -1,0 +1,101 @@
+"""Neural-network building blocks as pytrees (the Equinox design).
+
+A :class:`Module` is a dataclass whose array fields are pytree children and whose
+``field(static=True)`` fields are fixed hyperparameters. Modules are immutable
+after ``__init__``; a model *is* its parameters, so ``grad(loss)(model, x, y)``
+returns a model-shaped tree of gradients and optimizers update it leaf by leaf.
+
+>>> import numpy as np, functrace as ft
+>>> from functrace import nn
+>>> model = nn.Linear(3, 2, rng=0)
+>>> model
+Linear(weight=f32[2,3], bias=f32[2], in_features=3, out_features=2)
+>>> model(np.ones(3, np.float32)).shape
+(2,)
+"""
+
+from __future__ import annotations
+
+from functrace.nn import functional
+from functrace.nn._basic import MLP, Lambda, Linear, Sequential
+from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
+from functrace.nn._inspect import count_params, grad_stats, named_parameters
+from functrace.nn._module import Module, field
+from functrace.nn.functional import (
+    binary_cross_entropy_with_logits,
+    celu,
+    cross_entropy,
+    elu,
+    gelu,
+    glu,
+    hard_sigmoid,
+    hard_silu,
+    hard_swish,
+    hard_tanh,
+    leaky_relu,
+    log_sigmoid,
+    log_softmax,
+    logsumexp,
+    mish,
+    mse_loss,
+    one_hot,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    soft_sign,
+    softmax,
+    softplus,
+    sparse_plus,
+    squareplus,
+    standardize,
+    swish,
+    tanh,
+)
+
+__all__ = [
+    "Lambda",
+    "Linear",
+    "MLP",
+    "Module",
+    "Sequential",
+    "binary_cross_entropy_with_logits",
+    "celu",
+    "count_params",
+    "cross_entropy",
+    "elu",
+    "field",
+    "functional",
+    "gelu",
+    "glu",
+    "grad_stats",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "kaiming_uniform",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "logsumexp",
+    "mish",
+    "mse_loss",
+    "named_parameters",
+    "one_hot",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "soft_sign",
+    "softmax",
+    "softplus",
+    "sparse_plus",
+    "squareplus",
+    "standardize",
+    "swish",
+    "tanh",
+    "uniform_init",
+    "xavier_uniform",
+]
