@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from functrace.nn import functional
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
+from functrace.nn._dropout import Dropout, dropout
 from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
 from functrace.nn._inspect import count_params, grad_stats, named_parameters
 from functrace.nn._module import Module, field
+from functrace.nn._norm import LayerNorm, layer_norm
 from functrace.nn.functional import (
     binary_cross_entropy_with_logits,
     celu,
@@ -55,7 +57,9 @@ from functrace.nn.functional import (
 )
 
 __all__ = [
+    "Dropout",
     "Lambda",
+    "LayerNorm",
     "Linear",
     "MLP",
     "Module",
@@ -64,6 +68,7 @@ __all__ = [
     "celu",
     "count_params",
     "cross_entropy",
+    "dropout",
     "elu",
     "field",
     "functional",
@@ -75,6 +80,7 @@ __all__ = [
     "hard_swish",
     "hard_tanh",
     "kaiming_uniform",
+    "layer_norm",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",
