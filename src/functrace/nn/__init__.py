@@ -18,11 +18,21 @@ from __future__ import annotations
 
 from functrace.nn import functional
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
+from functrace.nn._batchnorm import BatchNorm1d, BatchNorm2d, BatchNormState, batch_norm
 from functrace.nn._dropout import Dropout, dropout
+from functrace.nn._embedding import Embedding, embedding
 from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
 from functrace.nn._inspect import count_params, grad_stats, named_parameters
 from functrace.nn._module import Module, field
-from functrace.nn._norm import LayerNorm, layer_norm
+from functrace.nn._norm import (
+    GroupNorm,
+    LayerNorm,
+    RMSNorm,
+    group_norm,
+    layer_norm,
+    rms_norm,
+)
+from functrace.nn._shape import Flatten, Identity, Unflatten
 from functrace.nn.functional import (
     binary_cross_entropy_with_logits,
     celu,
@@ -57,24 +67,36 @@ from functrace.nn.functional import (
 )
 
 __all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNormState",
     "Dropout",
+    "Embedding",
+    "Flatten",
+    "GroupNorm",
+    "Identity",
     "Lambda",
     "LayerNorm",
     "Linear",
     "MLP",
     "Module",
+    "RMSNorm",
     "Sequential",
+    "Unflatten",
+    "batch_norm",
     "binary_cross_entropy_with_logits",
     "celu",
     "count_params",
     "cross_entropy",
     "dropout",
     "elu",
+    "embedding",
     "field",
     "functional",
     "gelu",
     "glu",
     "grad_stats",
+    "group_norm",
     "hard_sigmoid",
     "hard_silu",
     "hard_swish",
@@ -91,6 +113,7 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "rms_norm",
     "selu",
     "sigmoid",
     "silu",
