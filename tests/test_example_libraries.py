@@ -69,7 +69,7 @@ class FakeRandom:
 def fake_random(monkeypatch: pytest.MonkeyPatch) -> FakeRandom:
     fake = FakeRandom()
     monkeypatch.setattr(stax, "random", fake)
-    monkeypatch.setattr(initializers, "random", fake)
+    monkeypatch.setattr(functrace.nn.initializers, "random", fake)  # their home module
     return fake
 
 

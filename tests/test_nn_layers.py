@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import functrace as ft
+import nn_init_cases as IC
 import nn_layers_cases as LC
 from functrace import nn, random
 
@@ -497,3 +498,48 @@ def test_shape_layers() -> None:
         nn.Unflatten(1, (2, 3))(nn.Flatten(1, 2)(x[:, :2, :3])), x[:, :2, :3]
     )
     assert nn.Identity()(x) is x
+
+
+# ---------------------------------------------------------------------------
+# nn.initializers against JAX
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def jax_init_ref() -> dict[str, np.ndarray]:
+    with np.load(Path(__file__).parent / "fixtures" / "nn_init_jax.npz") as f:
+        return dict(f)
+
+
+def test_initializers_match_jax(jax_init_ref: dict[str, np.ndarray]) -> None:
+    got = IC.cases(ft)
+    assert sorted(got) == sorted(k for k in jax_init_ref if k != "__about__")
+    for name, v in got.items():
+        ref = jax_init_ref[name]
+        assert v.shape == ref.shape and v.dtype == ref.dtype, name
+        tol = 2e-6 if v.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(v, ref, rtol=tol, atol=tol, err_msg=name)
+
+
+def test_initializers_home_and_orthogonality() -> None:
+    from functrace.example_libraries import initializers as exlib_init
+
+    assert exlib_init.orthogonal is nn.initializers.orthogonal
+    assert set(exlib_init.__all__) == set(nn.initializers.__all__)
+    key = random.key(4)
+    for shape in [(6, 3), (3, 6)]:
+        w = np.asarray(nn.initializers.orthogonal(2.0)(key, shape))
+        small = w.T @ w if shape[0] >= shape[1] else w @ w.T
+        np.testing.assert_allclose(small, 4.0 * np.eye(min(shape)), atol=1e-12)
+    jitted = ft.jit(lambda k: nn.initializers.orthogonal()(k, (4, 3)))
+    np.testing.assert_allclose(jitted(key), nn.initializers.orthogonal()(key, (4, 3)), atol=1e-12)
+    k = np.asarray(nn.initializers.delta_orthogonal()(key, (3, 3, 2, 4)))
+    assert np.count_nonzero(k[[0, 2]]) == 0 and np.count_nonzero(k[1, [0, 2]]) == 0
+    with pytest.raises(ValueError, match=r"orthogonal: expected a shape with at least 2 dims"):
+        nn.initializers.orthogonal()(key, (3,))
+    with pytest.raises(ValueError, match=r"delta_orthogonal: expected a 3-d, 4-d or 5-d shape"):
+        nn.initializers.delta_orthogonal()(key, (3, 3))
+    with pytest.raises(ValueError, match=r"delta_orthogonal: expected shape\[-2\] <= shape\[-1\]"):
+        nn.initializers.delta_orthogonal()(key, (3, 4, 2))
+    with pytest.raises(ValueError, match=r"orthogonal: expected column_axis in \[-2, 2\), got 2"):
+        nn.initializers.orthogonal(column_axis=2)(key, (3, 4))

@@ -16,7 +16,7 @@ Linear(weight=f32[2,3], bias=f32[2], in_features=3, out_features=2)
 
 from __future__ import annotations
 
-from functrace.nn import functional
+from functrace.nn import functional, initializers
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
 from functrace.nn._batchnorm import BatchNorm1d, BatchNorm2d, BatchNormState, batch_norm
 from functrace.nn._dropout import Dropout, dropout
@@ -101,6 +101,7 @@ __all__ = [
     "hard_silu",
     "hard_swish",
     "hard_tanh",
+    "initializers",
     "kaiming_uniform",
     "layer_norm",
     "leaky_relu",
