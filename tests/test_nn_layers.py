@@ -117,6 +117,16 @@ def test_dropout_errors() -> None:
         nn.Dropout(1.5)
     with pytest.raises(TypeError, match=r"dropout: expected a floating-point x, got dtype int64"):
         nn.dropout(np.ones(3, np.int64), 0.5, key=random.key(0))
+    msg = (
+        r"Dropout: expected key as a single PRNG key \(a uint32 array of shape \(2,\).*got i64\[\]"
+    )
+    with pytest.raises(TypeError, match=msg):
+        nn.Dropout(0.5)(np.ones(3), key=0)
+    with pytest.raises(
+        TypeError, match=r"dropout: expected key as a single PRNG key.*got u32\[3\]"
+    ):
+        nn.dropout(np.ones(3), 0.5, key=np.zeros(3, np.uint32))
+    assert nn.GroupNorm(2, 4)(np.ones((0, 4, 3), np.float32)).shape == (0, 4, 3)
 
 
 # ---------------------------------------------------------------------------

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
+
 from functrace import core, random
 from functrace import numpy as fnp
-from functrace.nn._layer_util import float_input, shape_of
+from functrace.nn._layer_util import as_array, float_input, shape_of
 from functrace.nn._module import Module, field
 
 
@@ -24,10 +26,24 @@ def dropout(x: Any, p: float = 0.5, *, key: Any, training: bool = True) -> Any:
     ``functrace.random.bernoulli(key, 1 - p, x.shape)``: the same key gives the same mask
     eagerly, under ``jit`` and under ``vmap``. ``training=False`` or ``key=None`` returns
     ``x`` unchanged; ``p=1`` gives zeros."""
-    _check_p("dropout", p)
-    x = float_input("dropout", x)
+    return _dropout("dropout", x, p, key, training)
+
+
+def _check_key(name: str, key: Any) -> None:
+    aval = core.get_aval(as_array(key))
+    if tuple(aval.shape) != (2,) or aval.dtype != np.uint32:
+        raise TypeError(
+            f"{name}: expected key as a single PRNG key (a uint32 array of shape (2,), from "
+            f"functrace.random.key or split), got {aval.str_short()}."
+        )
+
+
+def _dropout(name: str, x: Any, p: Any, key: Any, training: bool) -> Any:
+    _check_p(name, p)
+    x = float_input(name, x)
     if not training or key is None:
         return x
+    _check_key(name, key)
     if not isinstance(p, core.Tracer):
         if float(p) == 0.0:
             return x
@@ -66,4 +82,4 @@ class Dropout(Module):
 
     def __call__(self, x: Any, *, key: Any = None, inference: bool | None = None) -> Any:
         off = self.inference if inference is None else bool(inference)
-        return dropout(x, self.p, key=key, training=not off)
+        return _dropout("Dropout", x, self.p, key, not off)

@@ -3,6 +3,7 @@ and their functional forms."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -166,7 +167,7 @@ def _group_norm(name: str, x: Any, g: int, weight: Any, bias: Any, eps: float) -
         )
     _check_param(name, "weight", weight, (c,))
     _check_param(name, "bias", bias, (c,))
-    grouped = fnp.reshape(x, (shp[0], g, -1))
+    grouped = fnp.reshape(x, (shp[0], g, math.prod(shp[1:]) // g))
     mean = fnp.mean(grouped, axis=-1, keepdims=True)
     centred = grouped - mean
     var = fnp.mean(fnp.square(centred), axis=-1, keepdims=True)
