@@ -296,8 +296,12 @@ def test_batch_norm_without_running_stats() -> None:
     y, s = bn(x, None, training=False)  # batch statistics in both modes
     assert s is None
     np.testing.assert_allclose(y, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-12)
-    y2, _ = nn.batch_norm(x, None, None, training=True)[0], None
+    y2, rm0, rv0 = nn.batch_norm(x, None, None, training=True)
     np.testing.assert_allclose(y2, y, rtol=1e-12)
+    assert rm0 is None and rv0 is None
+    msg = r"batch_norm: expected running_mean and running_var in evaluation mode"
+    with pytest.raises(ValueError, match=msg):
+        nn.batch_norm(x, None, None, training=False)
     rm, rv = np.zeros(3), np.ones(3)
     y3, rm2, rv2 = nn.batch_norm(x, rm, rv, training=False)
     assert rm2 is rm and rv2 is rv

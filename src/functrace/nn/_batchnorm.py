@@ -38,12 +38,12 @@ def batch_norm(
     ``torch.nn.functional.batch_norm``, but returning the statistics instead of updating
     them in place): ``(y, running_mean, running_var)``.
 
-    With ``training=True`` (or no running statistics) ``x`` is normalised with the
-    statistics of the batch (over every dim but ``C``, biased variance) and the running
-    ones become ``(1 - momentum) * running + momentum * batch``, with the *unbiased*
-    batch variance, as PyTorch; gradients do not flow into them. With ``training=False``
-    the running statistics normalise ``x`` and come back unchanged. ``weight``/``bias``
-    (shape ``(C,)``) scale and shift per channel."""
+    With ``training=True`` ``x`` is normalised with the statistics of the batch (over
+    every dim but ``C``, biased variance) and the running ones become
+    ``(1 - momentum) * running + momentum * batch``, with the *unbiased* batch variance,
+    as PyTorch; gradients do not flow into them (``None`` statistics stay ``None``).
+    With ``training=False`` the running statistics (required) normalise ``x`` and come
+    back unchanged. ``weight``/``bias`` (shape ``(C,)``) scale and shift per channel."""
     return _batch_norm(
         "batch_norm", x, running_mean, running_var, weight, bias, training, momentum, eps
     )
@@ -74,8 +74,13 @@ def _batch_norm(
         _check_vec(name, what, v, c)
     if (rm is None) != (rv is None):
         raise ValueError(f"{name}: expected running_mean and running_var both given or both None.")
+    if not training and rm is None:
+        raise ValueError(
+            f"{name}: expected running_mean and running_var in evaluation mode "
+            "(training=False), got None."
+        )
     cs = (-1,) + (1,) * (len(shp) - 2)
-    if training or rm is None:
+    if training:
         axes = (0, *range(2, len(shp)))
         n = math.prod(shp) // c if c else 0
         if n <= 1:
