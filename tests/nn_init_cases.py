@@ -63,6 +63,18 @@ def specs(jax: Any) -> list[tuple[str, Any, tuple[int, ...], Any]]:
         ("delta_orthogonal/2d", init.delta_orthogonal(1.5), (3, 2, 3, 3), f64),
         ("delta_orthogonal/3d", init.delta_orthogonal(), (2, 3, 1, 2, 3), f64),
     ]
+    c128, c64 = np.complex128, np.complex64
+    for dist in DISTRIBUTIONS:
+        vs = init.variance_scaling(1.5, "fan_avg", dist)
+        out.append((f"variance_scaling/fan_avg/{dist}/c128", vs, (4, 3), c128))
+        out.append((f"variance_scaling/fan_avg/{dist}/c64", vs, (2, 3, 2), c64))
+    out += [
+        ("he_uniform/c128", init.he_uniform(), (3, 4), c128),
+        ("normal/c128", init.normal(0.7), (5,), c128),
+        ("orthogonal/tall/c128", init.orthogonal(), (4, 3), c128),
+        ("orthogonal/wide/c64", init.orthogonal(1.5), (2, 3), c64),
+        ("delta_orthogonal/1d/c128", init.delta_orthogonal(), (3, 2, 2), c128),
+    ]
     return out
 
 

@@ -531,7 +531,7 @@ def test_initializers_match_jax(jax_init_ref: dict[str, np.ndarray]) -> None:
     for name, v in got.items():
         ref = jax_init_ref[name]
         assert v.shape == ref.shape and v.dtype == ref.dtype, name
-        tol = 2e-6 if v.dtype == np.float32 else 1e-12
+        tol = 2e-6 if v.dtype in (np.float32, np.complex64) else 1e-12
         np.testing.assert_allclose(v, ref, rtol=tol, atol=tol, err_msg=name)
 
 

@@ -43,6 +43,53 @@ def _shape(fname: str, shape: Any) -> tuple[int, ...]:
     return out
 
 
+def _is_complex(dtype: Any) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def _real(dtype: Any) -> np.dtype:
+    return np.empty((), dtype).real.dtype
+
+
+def _polar(r: Any, theta: Any, dtype: Any) -> Any:
+    return fnp.astype(r * fnp.cos(theta), dtype) + fnp.astype(r * fnp.sin(theta), dtype) * 1j
+
+
+def _normal(key: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Standard normal samples; for a complex dtype, ``(re + 1j * im) / sqrt(2)`` with
+    the two parts drawn from the halves of ``split(key)`` (unit variance, as JAX)."""
+    if not _is_complex(dtype):
+        return random.normal(key, shape, dtype)
+    k_re, k_im = random.split(key)
+    rd = _real(dtype)
+    re, im = random.normal(k_re, shape, rd), random.normal(k_im, shape, rd)
+    s = np.asarray(1 / math.sqrt(2), rd)
+    return fnp.astype(re * s, dtype) + fnp.astype(im * s, dtype) * 1j
+
+
+def _complex_uniform(key: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Uniform on the disk of radius ``sqrt(2)`` (zero mean, unit variance)."""
+    k_r, k_theta = random.split(key)
+    rd = _real(dtype)
+    r = fnp.sqrt(2 * random.uniform(k_r, shape, rd))
+    theta = 2 * np.pi * random.uniform(k_theta, shape, rd)
+    return _polar(r, theta, dtype)
+
+
+def _complex_truncated_normal(key: Any, upper: float, shape: tuple[int, ...], dtype: Any) -> Any:
+    """A circular complex normal with its modulus truncated to ``upper``."""
+    k_r, k_theta = random.split(key)
+    rd = _real(dtype)
+    t = (1 - np.exp(-(upper**2))) * random.uniform(k_r, shape, rd)
+    r = fnp.sqrt(-fnp.log(1 - t))
+    theta = 2 * np.pi * random.uniform(k_theta, shape, rd)
+    return _polar(r, theta, dtype)
+
+
+# The standard deviation of the modulus-truncated complex normal above, for upper=2.
+_COMPLEX_TRUNCATED_STD = 0.95311164380491208
+
+
 def zeros(key: Any, shape: Any, dtype: Any = np.float64) -> Any:
     """An array of zeros (the key is ignored)."""
     return fnp.zeros(_shape("initializers.zeros", shape), dtype=dtype)
@@ -72,10 +119,11 @@ def uniform(scale: float = 1e-2, dtype: Any = np.float64) -> Initializer:
 
 
 def normal(stddev: float = 1e-2, dtype: Any = np.float64) -> Initializer:
-    """Normal with mean 0 and standard deviation ``stddev``."""
+    """Normal with mean 0 and standard deviation ``stddev`` (for a complex dtype, a
+    circular complex normal with that standard deviation, as JAX)."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        return random.normal(key, _shape("initializers.normal", shape), dtype) * stddev
+        return _normal(key, _shape("initializers.normal", shape), dtype) * stddev
 
     return init
 
@@ -136,7 +184,9 @@ def variance_scaling(
     ``mode``: ``"fan_in"``, ``"fan_out"``, ``"fan_avg"`` (their mean) or
     ``"fan_geo_avg"`` (their geometric mean). ``distribution``: ``"truncated_normal"``
     (a normal truncated to two standard deviations, rescaled to that variance),
-    ``"normal"`` or ``"uniform"`` (on ``[-sqrt(3 var), sqrt(3 var))``).
+    ``"normal"`` or ``"uniform"`` (on ``[-sqrt(3 var), sqrt(3 var))``). Complex dtypes
+    work as in JAX: a circular normal (its modulus truncated for ``"truncated_normal"``)
+    or uniform on a disk, with that variance.
     """
     if mode not in _MODES:
         raise ValueError(f"variance_scaling: mode must be one of {_MODES}, got {mode!r}")
@@ -154,7 +204,15 @@ def variance_scaling(
             "fan_avg": (fan_in + fan_out) / 2,
             "fan_geo_avg": math.sqrt(fan_in * fan_out),
         }[mode]
-        variance = np.asarray(scale / denominator, dtype=dtype)
+        rd = _real(dtype)
+        variance = np.asarray(scale / denominator, dtype=rd)
+        if _is_complex(dtype):
+            if distribution == "truncated_normal":
+                stddev = np.sqrt(variance) / np.asarray(_COMPLEX_TRUNCATED_STD, rd)
+                return _complex_truncated_normal(key, 2, shp, dtype) * stddev
+            if distribution == "normal":
+                return _normal(key, shp, dtype) * np.sqrt(variance)
+            return _complex_uniform(key, shp, dtype) * np.sqrt(variance)
         if distribution == "truncated_normal":
             stddev = np.sqrt(variance) / np.asarray(_TRUNCATED_STD, dtype=dtype)
             return random.truncated_normal(key, -2, 2, shp, dtype) * stddev
@@ -231,7 +289,7 @@ def orthogonal(scale: float = 1.0, column_axis: int = -1, dtype: Any = np.float6
             return fnp.zeros(shp, dtype=dtype)
         n_rows = math.prod(shp) // n_cols
         wide = n_rows < n_cols
-        a = random.normal(key, (n_cols, n_rows) if wide else (n_rows, n_cols), dtype)
+        a = _normal(key, (n_cols, n_rows) if wide else (n_rows, n_cols), dtype)
         q, r = fnp.linalg.qr(a)
         q = q * fnp.sign(fnp.diagonal(r))
         if wide:
