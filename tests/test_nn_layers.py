@@ -86,7 +86,8 @@ def test_dropout_mask_scale_and_identity(dtype: type) -> None:
     y = nn.Dropout(0.25)(x, key=key)
     assert y.dtype == dtype
     kept = np.asarray(y) != 0
-    np.testing.assert_array_equal(kept, np.asarray(random.bernoulli(key, 0.75, x.shape)))
+    mask = random.bernoulli(key, np.asarray(0.75, dtype), x.shape)
+    np.testing.assert_array_equal(kept, np.asarray(mask))
     np.testing.assert_allclose(np.asarray(y)[kept], 1 / 0.75, rtol=1e-6)
     assert abs(kept.mean() - 0.75) < 0.03
     np.testing.assert_array_equal(nn.Dropout(0.25)(x), x)
@@ -102,6 +103,8 @@ def test_dropout_jit_vmap_grad() -> None:
     key = random.key(7)
     drop = nn.Dropout(0.5)
     np.testing.assert_array_equal(ft.jit(lambda x, k: drop(x, key=k))(x, key), drop(x, key=key))
+    traced_p = ft.jit(lambda x, k, p: nn.dropout(x, p, key=k))(x, key, 0.5)
+    np.testing.assert_array_equal(traced_p, drop(x, key=key))
     keys = random.split(key, 4)
     loop = np.stack([drop(x[i], key=keys[i]) for i in range(4)])
     np.testing.assert_array_equal(ft.vmap(lambda x, k: drop(x, key=k))(x, keys), loop)

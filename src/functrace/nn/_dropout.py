@@ -9,7 +9,7 @@ import numpy as np
 
 from functrace import core, random
 from functrace import numpy as fnp
-from functrace.nn._layer_util import as_array, float_input, shape_of
+from functrace.nn._layer_util import as_array, dtype_of, float_input, shape_of
 from functrace.nn._module import Module, field
 
 
@@ -23,7 +23,8 @@ def _check_p(name: str, p: Any) -> None:
 def dropout(x: Any, p: float = 0.5, *, key: Any, training: bool = True) -> Any:
     """Zero each entry of ``x`` with probability ``p`` and scale the others by
     ``1 / (1 - p)`` (PyTorch's ``p``, the drop probability), with the mask drawn by
-    ``functrace.random.bernoulli(key, 1 - p, x.shape)``: the same key gives the same mask
+    ``functrace.random.bernoulli(key, 1 - p, x.shape)`` with ``1 - p`` in ``x``'s dtype
+    (float32 uniforms for float32 ``x``): the same key gives the same mask
     eagerly, under ``jit`` and under ``vmap``. ``training=False`` or ``key=None`` returns
     ``x`` unchanged; ``p=1`` gives zeros."""
     return _dropout("dropout", x, p, key, training)
@@ -49,8 +50,9 @@ def _dropout(name: str, x: Any, p: Any, key: Any, training: bool) -> Any:
             return x
         if float(p) == 1.0:
             return fnp.zeros_like(x)
-    keep_prob = 1.0 - p
-    keep = random.bernoulli(key, keep_prob, shape_of(x))
+    dt = dtype_of(x)
+    keep_prob = 1.0 - (fnp.astype(p, dt) if isinstance(p, core.Tracer) else np.asarray(p, dt))
+    keep = random.bernoulli(key, keep_prob, shape_of(x))  # uniforms of x's precision
     return fnp.where(keep, x / keep_prob, fnp.zeros_like(x))
 
 
