@@ -96,6 +96,7 @@ def test_dropout_mask_scale_and_identity(dtype: type) -> None:
     np.testing.assert_array_equal(nn.dropout(x, 0.25, key=key, training=False), x)
     np.testing.assert_array_equal(nn.dropout(x, 1.0, key=key), np.zeros_like(x))
     np.testing.assert_array_equal(nn.dropout(x, 0.0, key=key), x)
+    np.testing.assert_array_equal(nn.dropout(x, np.asarray(0.25), key=key), y)
 
 
 def test_dropout_jit_vmap_grad() -> None:

@@ -16,6 +16,8 @@ from functrace.nn._module import Module, field
 def _check_p(name: str, p: Any) -> None:
     if isinstance(p, core.Tracer):
         return
+    if isinstance(p, np.ndarray) and p.ndim == 0 and p.dtype.kind in "fiu":
+        p = p.item()  # a 0-d array (an Array from a computation) is a number here
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
         raise ValueError(f"{name}: expected p, the drop probability, in [0, 1], got {p!r}.")
 
