@@ -17,10 +17,12 @@ Linear(weight=f32[2,3], bias=f32[2], in_features=3, out_features=2)
 from __future__ import annotations
 
 from functrace.nn import functional
+from functrace.nn._attention import MultiheadAttention, scaled_dot_product_attention
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
 from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
 from functrace.nn._inspect import count_params, grad_stats, named_parameters
 from functrace.nn._module import Module, field
+from functrace.nn._recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from functrace.nn.functional import (
     binary_cross_entropy_with_logits,
     celu,
@@ -55,6 +57,14 @@ from functrace.nn.functional import (
 )
 
 __all__ = [
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "MultiheadAttention",
+    "RNN",
+    "RNNCell",
+    "scaled_dot_product_attention",
     "Lambda",
     "Linear",
     "MLP",
