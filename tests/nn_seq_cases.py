@@ -248,7 +248,7 @@ def make_input(shape: tuple[int, ...], how: str, rng: np.random.Generator) -> np
         return rng.standard_normal(shape)
     if how == "f":
         m = rng.standard_normal(shape)
-        m.reshape(-1)[:: 5] = -np.inf
+        m.reshape(-1)[::5] = -np.inf
         m[..., 0] = 0.0  # no row fully masked
         return m
     if how == "bool_full_row":  # True = attend; row 1 attends to nothing
@@ -314,9 +314,7 @@ def load_state_dict(module: Any, sd: dict[str, np.ndarray], dtype: Any) -> Any:
             for kk, v in sub.items():
                 i, _, rest = kk.partition(".")
                 by_index.setdefault(int(i), {})[rest] = v
-            changes[k] = tuple(
-                load_state_dict(c, by_index[i], dtype) for i, c in enumerate(child)
-            )
+            changes[k] = tuple(load_state_dict(c, by_index[i], dtype) for i, c in enumerate(child))
         else:
             changes[k] = load_state_dict(child, sub, dtype)
     return module.replace(**changes)

@@ -10,8 +10,8 @@ import pytest
 
 import functrace as ft
 import functrace.random as random
-from functrace import nn
 import nn_seq_cases as C
+from functrace import nn
 
 FIX = dict(np.load(Path(__file__).parent / "fixtures" / "nn_seq_torch.npz"))
 KINDS = {"RNNCell", "GRUCell", "LSTMCell", "RNN", "GRU", "LSTM"}

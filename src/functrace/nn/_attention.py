@@ -307,8 +307,9 @@ class MultiheadAttention(Module):
             return fnp.swapaxes(fnp.reshape(x, (N, n, H, D)), 1, 2)
 
         mask = self._mask(attn_mask, key_padding_mask, is_causal, batched, N, L, S)
-        out, w = _attend(name, heads(qp, L), heads(kp, S), heads(vp, S), mask, D**-0.5, p,
-                         dropout_key)
+        out, w = _attend(
+            name, heads(qp, L), heads(kp, S), heads(vp, S), mask, D**-0.5, p, dropout_key
+        )
         out = self.out_proj(fnp.reshape(fnp.swapaxes(out, 1, 2), (N, L, E)))
         if not batched:
             out = out[0]
@@ -338,9 +339,7 @@ class MultiheadAttention(Module):
             if dt == np.bool_:
                 return fnp.where(m, -np.inf, 0.0)
             if dt.kind != "f":
-                raise TypeError(
-                    f"{name}: expected a boolean or floating {what}, got dtype {dt}."
-                )
+                raise TypeError(f"{name}: expected a boolean or floating {what}, got dtype {dt}.")
             return m
 
         mask = None

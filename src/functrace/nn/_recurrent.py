@@ -61,8 +61,9 @@ def _cell_step(mode: str, gi: Any, state: Any, w_hh: Any, b_hh: Any) -> Any:
     return (sigmoid(g[..., 3 * H :]) * fnp.tanh(c), c)
 
 
-def _init_params(gen: np.random.Generator, shapes: list[tuple[str, tuple[int, ...]]], H: int,
-                 dtype: Any) -> dict[str, Any]:
+def _init_params(
+    gen: np.random.Generator, shapes: list[tuple[str, tuple[int, ...]]], H: int, dtype: Any
+) -> dict[str, Any]:
     bound = 1.0 / math.sqrt(H) if H else 0.0
     return {n: uniform_init(gen, s, bound, dtype) for n, s in shapes}
 
@@ -85,13 +86,14 @@ class _CellBase(Module):
     hidden_size: int = field(static=True)
     mode: str = field(static=True)
 
-    def _setup(self, mode: str, input_size: Any, hidden_size: Any, bias: bool, rng: Any,
-               dtype: Any) -> None:
+    def _setup(
+        self, mode: str, input_size: Any, hidden_size: Any, bias: bool, rng: Any, dtype: Any
+    ) -> None:
         name = type(self).__name__
         i, h = _check_sizes(name, input_size, hidden_size)
         self.input_size, self.hidden_size, self.mode = i, h, mode
         g = _GATES[mode] * h
-        shapes = [("weight_ih", (g, i)), ("weight_hh", (g, h))]
+        shapes: list[tuple[str, tuple[int, ...]]] = [("weight_ih", (g, i)), ("weight_hh", (g, h))]
         if bias:
             shapes += [("bias_ih", (g,)), ("bias_hh", (g,))]
         params = _init_params(_rng(rng), shapes, h, dtype)
@@ -123,8 +125,7 @@ class _CellBase(Module):
                     f"{_shape(s)}."
                 )
         gi = _proj(x, self.weight_ih, self.bias_ih)
-        return _cell_step(self.mode, gi, parts if lstm else parts[0], self.weight_hh,
-                          self.bias_hh)
+        return _cell_step(self.mode, gi, parts if lstm else parts[0], self.weight_hh, self.bias_hh)
 
 
 class RNNCell(_CellBase):
@@ -212,9 +213,19 @@ class _RNNBase(Module):
     dropout: float = field(static=True)
     bidirectional: bool = field(static=True)
 
-    def _setup(self, mode: str, input_size: Any, hidden_size: Any, num_layers: Any, bias: bool,
-               batch_first: bool, dropout: Any, bidirectional: bool, rng: Any,
-               dtype: Any) -> None:
+    def _setup(
+        self,
+        mode: str,
+        input_size: Any,
+        hidden_size: Any,
+        num_layers: Any,
+        bias: bool,
+        batch_first: bool,
+        dropout: Any,
+        bidirectional: bool,
+        rng: Any,
+        dtype: Any,
+    ) -> None:
         name = type(self).__name__
         i, h = _check_sizes(name, input_size, hidden_size)
         if int(num_layers) < 1:
@@ -339,7 +350,7 @@ class _RNNBase(Module):
             inp = outs[0] if len(outs) == 1 else fnp.concatenate(outs, axis=-1)
         out = inp
         h_n = fnp.stack(h_out)
-        c_n = fnp.stack(c_out) if lstm else None
+        c_n: Any = fnp.stack(c_out) if lstm else None
         if not batched:
             out, h_n = out[:, 0], h_n[:, 0]
             c_n = c_n[:, 0] if lstm else None
@@ -387,8 +398,18 @@ class RNN(_RNNBase):
     ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: expected nonlinearity 'tanh' or 'relu', got {nonlinearity!r}.")
-        self._setup(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers, bias,
-                    batch_first, dropout, bidirectional, rng, dtype)
+        self._setup(
+            f"RNN_{nonlinearity.upper()}",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            rng,
+            dtype,
+        )
 
     @property
     def nonlinearity(self) -> str:
@@ -417,8 +438,18 @@ class GRU(_RNNBase):
         rng: Any,
         dtype: Any = np.float32,
     ) -> None:
-        self._setup("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                    bidirectional, rng, dtype)
+        self._setup(
+            "GRU",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            rng,
+            dtype,
+        )
 
     def __call__(self, input: Any, hx: Any = None, *, key: Any = None) -> Any:
         return self._run(input, hx, key)
@@ -449,8 +480,18 @@ class LSTM(_RNNBase):
             raise NotImplementedError(
                 f"LSTM: proj_size is not supported, expected 0, got {proj_size}."
             )
-        self._setup("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                    bidirectional, rng, dtype)
+        self._setup(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            rng,
+            dtype,
+        )
 
     def __call__(self, input: Any, hx: Any = None, *, key: Any = None) -> Any:
         return self._run(input, hx, key)
