@@ -19,9 +19,11 @@ from __future__ import annotations
 from functrace.nn import functional
 from functrace.nn._attention import MultiheadAttention, scaled_dot_product_attention
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
+from functrace.nn._dropout import Dropout, dropout
 from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
 from functrace.nn._inspect import count_params, grad_stats, named_parameters
 from functrace.nn._module import Module, field
+from functrace.nn._norm import LayerNorm, layer_norm
 from functrace.nn._recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from functrace.nn.functional import (
     binary_cross_entropy_with_logits,
@@ -57,6 +59,7 @@ from functrace.nn.functional import (
 )
 
 __all__ = [
+    "Dropout",
     "GRU",
     "GRUCell",
     "LSTM",
@@ -64,8 +67,8 @@ __all__ = [
     "MultiheadAttention",
     "RNN",
     "RNNCell",
-    "scaled_dot_product_attention",
     "Lambda",
+    "LayerNorm",
     "Linear",
     "MLP",
     "Module",
@@ -74,6 +77,7 @@ __all__ = [
     "celu",
     "count_params",
     "cross_entropy",
+    "dropout",
     "elu",
     "field",
     "functional",
@@ -85,6 +89,7 @@ __all__ = [
     "hard_swish",
     "hard_tanh",
     "kaiming_uniform",
+    "layer_norm",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",
@@ -95,6 +100,7 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "scaled_dot_product_attention",
     "selu",
     "sigmoid",
     "silu",

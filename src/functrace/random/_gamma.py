@@ -230,6 +230,6 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: A
     shp = ash[:-1] if shape is None else _canonical_shape("dirichlet", shape)
     _check_shape("dirichlet", shp, ash[:-1])
     logs = _gamma(key, alpha, (*shp, ash[-1]), dt, True)
-    from functrace.nn import softmax
+    from functrace.nn.functional import softmax
 
     return softmax(logs, axis=-1)
