@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +16,12 @@ from functrace import nn
 
 FIX = dict(np.load(Path(__file__).parent / "fixtures" / "nn_seq_torch.npz"))
 NAMES = [n for n, c in C.CASES.items() if c["kind"] in ("sdpa", "MultiheadAttention")]
+ENC_NAMES = [n for n, c in C.CASES.items() if c["kind"].startswith("TransformerEncoder")]
 sdpa = nn.scaled_dot_product_attention
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + ENC_NAMES)
 def test_matches_torch(name: str, dtype: type) -> None:
     C.compare(ft, FIX, name, dtype)
 
@@ -35,13 +37,13 @@ def test_fully_masked_row_is_zero_with_finite_grads() -> None:
 
 
 def test_parameter_names_and_init_match_torch() -> None:
-    for name in NAMES:
+    for name in NAMES + ENC_NAMES:
         case = C.CASES[name]
-        if case["kind"] != "MultiheadAttention":
+        if case["kind"] == "sdpa":
             continue
-        m = nn.MultiheadAttention(**case["ctor"], rng=0)
+        m = C.build(ft, name, np.float32, {})
         _, sd = C.case_io(FIX, name, np.float64)
-        got = {p.lstrip("."): a for p, a in nn.named_parameters(m)}
+        got = {re.sub(r"\[(\d+)\]", r".\1", p).lstrip("."): a for p, a in nn.named_parameters(m)}
         assert got.keys() == sd.keys(), name
         for k, v in sd.items():
             assert got[k].shape == v.shape and got[k].dtype == np.float32, (name, k)
@@ -180,3 +182,52 @@ def test_errors_name_the_function_or_layer() -> None:
         sdpa(x, np.ones((3, 3, 4)), np.ones((3, 3, 4)))
     with pytest.raises(ValueError, match=r"scaled_dot_product_attention: expected a dropout prob"):
         sdpa(x, x, x, dropout_p=2.0)
+
+
+def _encoder(**kw: object) -> nn.TransformerEncoderLayer:
+    return nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, rng=0, dtype=np.float64, **kw)
+
+
+def test_encoder_layer_grads_vmap_and_jit() -> None:
+    x = np.random.default_rng(5).standard_normal((3, 2, 4))
+    mask = np.triu(np.ones((3, 3), bool), 1)
+    layer = _encoder(activation="gelu", norm_first=True)
+    ft.check_grads(lambda m, x: (m(x, mask) ** 2).sum(), (layer, x[:, 0]), order=1)
+    got = ft.vmap(lambda s: layer(s, mask), in_axes=1, out_axes=1)(x)
+    np.testing.assert_allclose(got, layer(x, mask), rtol=1e-12)
+    got = ft.jit(lambda m, x: m(x, mask, is_causal=True))(layer, x)
+    np.testing.assert_allclose(got, layer(x, mask), rtol=1e-10)
+    enc = nn.TransformerEncoder(_encoder(activation=nn.silu), 2, norm=nn.LayerNorm(4))
+    assert enc.layers[1].activation is nn.silu
+    np.testing.assert_allclose(enc(x), enc.norm(enc.layers[1](enc.layers[0](x))), rtol=1e-12)
+
+
+def test_encoder_layer_dropout_needs_a_key() -> None:
+    x = np.random.default_rng(6).standard_normal((3, 2, 4))
+    layer = _encoder(dropout=0.5)
+    no_drop = _encoder(dropout=0.0)
+    np.testing.assert_allclose(layer(x), no_drop(x), rtol=1e-12)  # no key: inference
+    key = random.PRNGKey(3)
+    a = layer(x, key=key)
+    assert not np.allclose(a, layer(x))
+    np.testing.assert_array_equal(a, layer(x, key=key))
+    np.testing.assert_allclose(no_drop(x, key=key), no_drop(x), rtol=1e-12)
+    enc = nn.TransformerEncoder(layer, 2)
+    np.testing.assert_array_equal(enc(x, key=key), enc(x, key=key))
+    assert not np.allclose(enc(x, key=key), enc(x))
+
+
+def test_encoder_layer_errors_name_the_layer() -> None:
+    with pytest.raises(ValueError, match=r"TransformerEncoderLayer: expected positive d_model div"):
+        nn.TransformerEncoderLayer(6, 4, rng=0)
+    with pytest.raises(ValueError, match=r"TransformerEncoderLayer: expected activation 'relu'"):
+        nn.TransformerEncoderLayer(4, 2, activation="swish", rng=0)
+    layer = _encoder()
+    with pytest.raises(ValueError, match=r"TransformerEncoderLayer: expected src of shape \(L, N"):
+        layer(np.ones((3, 2, 5)))
+    with pytest.raises(ValueError, match=r"TransformerEncoderLayer: expected a src_mask with the"):
+        layer(np.ones((3, 2, 4)), is_causal=True)
+    with pytest.raises(ValueError, match=r"MultiheadAttention: expected attn_mask of shape"):
+        layer(np.ones((3, 2, 4)), np.ones((2, 2), bool))
+    with pytest.raises(TypeError, match=r"TransformerEncoder: expected a TransformerEncoderLayer"):
+        nn.TransformerEncoder(nn.Linear(2, 2, rng=0), 2)

@@ -25,6 +25,7 @@ from functrace.nn._inspect import count_params, grad_stats, named_parameters
 from functrace.nn._module import Module, field
 from functrace.nn._norm import LayerNorm, layer_norm
 from functrace.nn._recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from functrace.nn._transformer import TransformerEncoder, TransformerEncoderLayer
 from functrace.nn.functional import (
     binary_cross_entropy_with_logits,
     celu,
@@ -73,6 +74,8 @@ __all__ = [
     "MLP",
     "Module",
     "Sequential",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "binary_cross_entropy_with_logits",
     "celu",
     "count_params",
