@@ -182,6 +182,8 @@ def test_errors_name_the_function_or_layer() -> None:
         sdpa(x, np.ones((3, 3, 4)), np.ones((3, 3, 4)))
     with pytest.raises(ValueError, match=r"scaled_dot_product_attention: expected a dropout prob"):
         sdpa(x, x, x, dropout_p=2.0)
+    with pytest.raises(TypeError, match=r"scaled_dot_product_attention: expected a floating-poin"):
+        sdpa(x, x.astype(np.int32), x)
 
 
 def _encoder(**kw: object) -> nn.TransformerEncoderLayer:

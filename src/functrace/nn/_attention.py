@@ -11,8 +11,8 @@ import numpy as np
 from functrace import core
 from functrace import lax as _lax
 from functrace import numpy as fnp
-from functrace import random as _random
 from functrace.nn._basic import Linear
+from functrace.nn._dropout import dropout
 from functrace.nn._init import xavier_uniform
 from functrace.nn._module import Module, _rng, field
 
@@ -45,18 +45,12 @@ def _safe_softmax(scores: Any) -> Any:
     return e / fnp.where(d == 0, 1, d)
 
 
-def _dropout(fname: str, w: Any, p: float, key: Any) -> Any:
-    if p == 0.0:
-        return w
-    if key is None:
+def _need_key(fname: str, p: float, key: Any) -> None:
+    if p > 0 and key is None:
         raise ValueError(
             f"{fname}: expected a dropout_key (a functrace.random key) with dropout_p={p} > 0, "
             "got none. Pass dropout_key=..., or dropout_p=0.0 for inference."
         )
-    if p == 1.0:
-        return w * 0
-    keep = _random.bernoulli(key, 1.0 - p, _shape(w))
-    return fnp.where(keep, w / (1.0 - p), 0)
 
 
 def _attend(fname: str, q: Any, k: Any, v: Any, mask: Any, scale: float, p: float, key: Any):
@@ -65,7 +59,9 @@ def _attend(fname: str, q: Any, k: Any, v: Any, mask: Any, scale: float, p: floa
     scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2)) * scale
     if mask is not None:
         scores = scores + fnp.astype(mask, _dtype(scores))
-    w = _dropout(fname, _safe_softmax(scores), p, key)
+    w = _safe_softmax(scores)
+    if p > 0:
+        w = dropout(w, p, key=key)
     return fnp.matmul(w, v), w
 
 
@@ -129,8 +125,10 @@ def scaled_dot_product_attention(
             f"shapes {qs}, {ks}, {vs}."
         ) from None
     p = _check_dropout_p(fname, dropout_p)
-    if p > 0 and dropout_key is None:
-        _dropout(fname, None, p, None)
+    _need_key(fname, p, dropout_key)
+    for what, a in (("query", q), ("key", k), ("value", v)):
+        if _dtype(a).kind != "f":
+            raise TypeError(f"{fname}: expected a floating-point {what}, got dtype {_dtype(a)}.")
     L, S = qs[-2], ks[-2]
     mask = None
     if is_causal:

@@ -13,6 +13,7 @@ from functrace import core
 from functrace import lax as _lax
 from functrace import numpy as fnp
 from functrace import random as _random
+from functrace.nn._dropout import dropout
 from functrace.nn._init import uniform_init
 from functrace.nn._module import Module, _rng, field
 from functrace.nn.functional import relu, sigmoid
@@ -132,8 +133,9 @@ class RNNCell(_CellBase):
     """An Elman cell ``h' = act(x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh)``
     with ``act`` ``tanh`` or ``relu`` (PyTorch's ``torch.nn.RNNCell``): weights
     ``(hidden, input)`` and ``(hidden, hidden)``, all parameters ``U(-1/sqrt(H), 1/sqrt(H))``.
-    ``cell(x, h=None)`` takes ``x (N, input_size)`` or ``(input_size,)`` and ``h`` of the
-    matching ``(N, hidden_size)`` / ``(hidden_size,)`` (zeros by default); returns ``h'``."""
+    ``cell(input, hx=None)`` takes ``input (N, input_size)`` or ``(input_size,)`` and ``hx``
+    of the matching ``(N, hidden_size)`` / ``(hidden_size,)`` (zeros by default); returns
+    ``h'``."""
 
     def __init__(
         self,
@@ -155,8 +157,8 @@ class RNNCell(_CellBase):
     def nonlinearity(self) -> str:
         return self.mode[4:].lower()
 
-    def __call__(self, x: Any, h: Any = None) -> Any:
-        return self._run(x, h)
+    def __call__(self, input: Any, hx: Any = None) -> Any:
+        return self._run(input, hx)
 
 
 class GRUCell(_CellBase):
@@ -164,7 +166,8 @@ class GRUCell(_CellBase):
     (``torch.nn.GRUCell``): ``r = σ(W_ir x + b_ir + W_hr h + b_hr)``,
     ``z = σ(W_iz x + b_iz + W_hz h + b_hz)``, ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``,
     ``h' = (1 - z) * n + z * h``. ``weight_ih (3H, input)``, ``weight_hh (3H, H)``; all
-    parameters ``U(-1/sqrt(H), 1/sqrt(H))``. ``cell(x, h=None)`` returns ``h'``."""
+    parameters ``U(-1/sqrt(H), 1/sqrt(H))``. ``cell(input, hx=None)`` returns ``h'``
+    (``hx`` zeros by default)."""
 
     def __init__(
         self,
@@ -177,15 +180,16 @@ class GRUCell(_CellBase):
     ) -> None:
         self._setup("GRU", input_size, hidden_size, bias, rng, dtype)
 
-    def __call__(self, x: Any, h: Any = None) -> Any:
-        return self._run(x, h)
+    def __call__(self, input: Any, hx: Any = None) -> Any:
+        return self._run(input, hx)
 
 
 class LSTMCell(_CellBase):
     """An LSTM cell with PyTorch's gate order (input, forget, cell, output)
     (``torch.nn.LSTMCell``): ``c' = f * c + i * g``, ``h' = o * tanh(c')``.
     ``weight_ih (4H, input)``, ``weight_hh (4H, H)``; all parameters
-    ``U(-1/sqrt(H), 1/sqrt(H))``. ``cell(x, (h, c)=None)`` returns ``(h', c')``."""
+    ``U(-1/sqrt(H), 1/sqrt(H))``. ``cell(input, hx=None)`` with ``hx = (h, c)`` (zeros
+    by default) returns ``(h', c')``."""
 
     def __init__(
         self,
@@ -198,8 +202,8 @@ class LSTMCell(_CellBase):
     ) -> None:
         self._setup("LSTM", input_size, hidden_size, bias, rng, dtype)
 
-    def __call__(self, x: Any, hc: Any = None) -> Any:
-        return self._run(x, hc)
+    def __call__(self, input: Any, hx: Any = None) -> Any:
+        return self._run(input, hx)
 
 
 class _RNNBase(Module):
@@ -324,12 +328,7 @@ class _RNNBase(Module):
         inp = x
         for layer in range(self.num_layers):
             if layer and keys is not None:
-                p = self.dropout
-                if p == 1.0:
-                    inp = inp * 0
-                else:
-                    keep = _random.bernoulli(keys[layer - 1], 1.0 - p, _shape(inp))
-                    inp = fnp.where(keep, inp / (1.0 - p), 0)
+                inp = dropout(inp, self.dropout, key=keys[layer - 1])
             outs = []
             for d, sfx in enumerate(("", "_reverse")[: self._dirs]):
                 pr = self.params
