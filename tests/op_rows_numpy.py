@@ -20,6 +20,17 @@ def _row(name: str, fn, ref, args=(F,), prims=(), **kw) -> OpInfo:
     return OpInfo(name, fn, ref, tuple(args), tuple(prims), **kw)
 
 
+_SDPA_MASK = np.array([[1, 0, 1, 1, 0], [0, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+
+
+def _sdpa_ref(q, k, v, mask, scale=None):
+    s = q @ np.swapaxes(k, -1, -2) * float(scale or 1 / np.sqrt(q.shape[-1]))
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)) @ v
+
+
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
@@ -818,6 +829,25 @@ MATH: list[OpInfo] = [
     _row("nn.softplus", nn.softplus, lambda x: np.logaddexp(x, 0.0), prims=("log1p", "exp")),
     _row("nn.silu", nn.silu, lambda x: x / (1 + np.exp(-x)), prims=("logistic",)),
     _row("nn.mish", nn.mish, lambda x: x * np.tanh(np.logaddexp(x, 0.0)), prims=("tanh",)),
+    # attention (the layers issue): a composite of dot_general, reductions and exp
+    _row(
+        "nn.scaled_dot_product_attention",
+        nn.scaled_dot_product_attention,
+        lambda q, k, v: _sdpa_ref(q, k, v, None),
+        (F, F, F),
+        ("dot_general", "exp", "reduce_max"),
+        shapes=((2, 3, 4), (2, 5, 4), (2, 5, 3)),
+        rtol=1e-5,
+    ),
+    _row(
+        "nn.scaled_dot_product_attention_bool_mask",
+        lambda q, k, v: nn.scaled_dot_product_attention(q, k, v, _SDPA_MASK, scale=0.5),
+        lambda q, k, v: _sdpa_ref(q, k, v, _SDPA_MASK, 0.5),
+        (F, F, F),
+        ("dot_general", "exp", "select_n"),
+        shapes=((3, 4), (5, 4), (5, 2)),
+        rtol=1e-5,
+    ),
 ]
 
 

@@ -17,6 +17,7 @@ Linear(weight=f32[2,3], bias=f32[2], in_features=3, out_features=2)
 from __future__ import annotations
 
 from functrace.nn import functional, initializers
+from functrace.nn._attention import MultiheadAttention, scaled_dot_product_attention
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
 from functrace.nn._batchnorm import BatchNorm1d, BatchNorm2d, BatchNormState, batch_norm
 from functrace.nn._dropout import Dropout, dropout
@@ -32,7 +33,9 @@ from functrace.nn._norm import (
     layer_norm,
     rms_norm,
 )
+from functrace.nn._recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from functrace.nn._shape import Flatten, Identity, Unflatten
+from functrace.nn._transformer import TransformerEncoder, TransformerEncoderLayer
 from functrace.nn.functional import (
     binary_cross_entropy_with_logits,
     celu,
@@ -73,15 +76,24 @@ __all__ = [
     "Dropout",
     "Embedding",
     "Flatten",
+    "GRU",
+    "GRUCell",
     "GroupNorm",
     "Identity",
+    "LSTM",
+    "LSTMCell",
     "Lambda",
     "LayerNorm",
     "Linear",
     "MLP",
     "Module",
+    "MultiheadAttention",
     "RMSNorm",
+    "RNN",
+    "RNNCell",
     "Sequential",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
     "batch_norm",
     "binary_cross_entropy_with_logits",
@@ -115,6 +127,7 @@ __all__ = [
     "relu",
     "relu6",
     "rms_norm",
+    "scaled_dot_product_attention",
     "selu",
     "sigmoid",
     "silu",
