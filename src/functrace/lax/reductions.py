@@ -219,7 +219,7 @@ def argmin(x: Any, axis: int, index_dtype: Any = np.int64) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# cumsum, cumprod, cummax, cummin
+# cumsum, cumprod, cummax, cummin (cumlogsumexp below, after the scan helpers)
 # ---------------------------------------------------------------------------
 
 
@@ -362,6 +362,50 @@ ad.defjvp(cummax_p, _scan_jvp(_pick_later_if(ew.ge)))
 ad.defjvp(cummin_p, _scan_jvp(_pick_later_if(ew.le)))
 
 # ---------------------------------------------------------------------------
+# cumlogsumexp
+# ---------------------------------------------------------------------------
+
+cumlogsumexp_p = _cumulative(
+    "cumlogsumexp",
+    lambda x, a: np.logaddexp.accumulate(x, axis=a, dtype=x.dtype),
+    "f",
+    "a floating-point",
+)
+cumlogsumexp = _cumulative_wrapper(cumlogsumexp_p)
+cumlogsumexp.__doc__ = (
+    "Inclusive cumulative ``log(sum(exp(x)))`` along ``axis`` (from the end if "
+    "``reverse``), computed stably for large entries; ``-inf`` entries add nothing."
+)
+
+
+def _logaddexp_rule(a: list[Any], b: list[Any]) -> list[Any]:
+    # (a, da) (+) (b, db) = (logaddexp(a, b), softmax-weighted da and db): associative,
+    # every exponent is <= 0 (stable for large entries). Both -inf: value -inf, tangent 0.
+    dtype = core.get_aval(a[0]).dtype
+    neg_inf = np.array(-np.inf, dtype)[()]
+    m = ew.max(a[0], b[0])
+    shift = ew.select_n(ew.eq(m, ew.full_like(m, neg_inf)), m, ew.zeros_like(m))
+    ea, eb = ew.exp(ew.sub(a[0], shift)), ew.exp(ew.sub(b[0], shift))
+    total = ew.add(ea, eb)
+    empty = ew.eq(total, ew.zeros_like(total))
+    safe = ew.select_n(empty, total, ew.full_like(total, 1))
+    t = ew.div(ew.add(ew.mul(a[1], ea), ew.mul(b[1], eb)), safe)
+    return [ew.select_n(empty, ew.add(shift, ew.log(safe)), ew.full_like(m, neg_inf)), t]
+
+
+def _cumlogsumexp_jvp(g: Any, ans: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+    # d out_i = sum_{j<=i} dx_j exp(x_j - out_i), as a scan of softmax-weighted pairs.
+    # NOTE: where the result is -inf (only -inf entries so far) the tangent is 0, where
+    # JAX gives NaN.
+    t = _scan_jvp(_logaddexp_rule)(g, x, axis=axis, reverse=reverse)
+    dtype = core.get_aval(ans).dtype
+    at_neg_inf = ew.eq(ans, ew.full_like(ans, np.array(-np.inf, dtype)[()]))
+    return ew.select_n(at_neg_inf, t, ew.zeros_like(t))
+
+
+ad.defjvp2(cumlogsumexp_p, _cumlogsumexp_jvp)
+
+# ---------------------------------------------------------------------------
 # reduce: the generic reduction, for the monoids it recognises
 # ---------------------------------------------------------------------------
 
@@ -494,6 +538,8 @@ __all__ = [
     "cummax_p",
     "cummin",
     "cummin_p",
+    "cumlogsumexp",
+    "cumlogsumexp_p",
     "cumprod",
     "cumprod_p",
     "cumsum",
