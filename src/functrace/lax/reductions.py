@@ -380,30 +380,27 @@ cumlogsumexp.__doc__ = (
 
 def _logaddexp_rule(a: list[Any], b: list[Any]) -> list[Any]:
     # (a, da) (+) (b, db) = (logaddexp(a, b), softmax-weighted da and db): associative,
-    # every exponent is <= 0 (stable for large entries). Both -inf: value -inf, tangent 0.
+    # every exponent is <= 0 (stable for large entries). Both -inf: the value is -inf
+    # and the weights are equal (the limit along a == b), so no 0/0.
     dtype = core.get_aval(a[0]).dtype
-    neg_inf = np.array(-np.inf, dtype)[()]
     m = ew.max(a[0], b[0])
-    shift = ew.select_n(ew.eq(m, ew.full_like(m, neg_inf)), m, ew.zeros_like(m))
-    ea, eb = ew.exp(ew.sub(a[0], shift)), ew.exp(ew.sub(b[0], shift))
+    empty = ew.eq(m, ew.full_like(m, np.array(-np.inf, dtype)[()]))
+    zero = ew.zeros_like(m)
+    shift = ew.select_n(empty, m, zero)
+    ea = ew.exp(ew.sub(ew.select_n(empty, a[0], zero), shift))
+    eb = ew.exp(ew.sub(ew.select_n(empty, b[0], zero), shift))
     total = ew.add(ea, eb)
-    empty = ew.eq(total, ew.zeros_like(total))
-    safe = ew.select_n(empty, total, ew.full_like(total, 1))
-    t = ew.div(ew.add(ew.mul(a[1], ea), ew.mul(b[1], eb)), safe)
-    return [ew.select_n(empty, ew.add(shift, ew.log(safe)), ew.full_like(m, neg_inf)), t]
+    t = ew.div(ew.add(ew.mul(a[1], ea), ew.mul(b[1], eb)), total)
+    return [ew.add(m, ew.log(total)), t]
 
 
-def _cumlogsumexp_jvp(g: Any, ans: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+def _cumlogsumexp_jvp(g: Any, x: Any, *, axis: int, reverse: bool) -> Any:
     # d out_i = sum_{j<=i} dx_j exp(x_j - out_i), as a scan of softmax-weighted pairs.
-    # NOTE: where the result is -inf (only -inf entries so far) the tangent is 0, where
-    # JAX gives NaN.
-    t = _scan_jvp(_logaddexp_rule)(g, x, axis=axis, reverse=reverse)
-    dtype = core.get_aval(ans).dtype
-    at_neg_inf = ew.eq(ans, ew.full_like(ans, np.array(-np.inf, dtype)[()]))
-    return ew.select_n(at_neg_inf, t, ew.zeros_like(t))
+    # NOTE: where every entry so far is -inf the tangent is their average (JAX: NaN).
+    return _scan_jvp(_logaddexp_rule)(g, x, axis=axis, reverse=reverse)
 
 
-ad.defjvp2(cumlogsumexp_p, _cumlogsumexp_jvp)
+ad.defjvp(cumlogsumexp_p, _cumlogsumexp_jvp)
 
 # ---------------------------------------------------------------------------
 # reduce: the generic reduction, for the monoids it recognises

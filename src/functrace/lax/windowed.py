@@ -821,7 +821,10 @@ def _monoid_name(computation: Any, dtype: np.dtype) -> str | None:
             return name
     if dtype == np.bool_:
         return None
-    staged = _staged_monoid(computation, dtype)
+    try:
+        staged = _staged_monoid(computation, dtype)
+    except (TypeError, ValueError):
+        return None  # not a binary scalar function: _stage_computation says why
     return staged if staged in _MONOIDS else None
 
 
