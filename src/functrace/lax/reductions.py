@@ -1,4 +1,5 @@
-"""Reduction primitives: sums, products, extrema, arg-extrema and cumulative ops.
+"""Reduction primitives: sums, products, extrema, arg-extrema and cumulative ops
+(``cumsum``, ``cumprod``, ``cummax``, ``cummin``, ``cumlogsumexp``).
 
 Axes are a static, sorted tuple of non-negative ints. Each primitive is one
 block: definition, NumPy impl, abstract eval, JVP and (if linear) transpose.
@@ -12,6 +13,9 @@ Decisions (JAX's semantics unless noted):
   ``cummax``/``cummin`` give it to the latest tied position (PyTorch's index
   convention); ``argmax``/``argmin`` return the first one (NumPy), NaN counting as
   the extremum.
+* ``cumlogsumexp`` is ``np.logaddexp.accumulate``; its JVP scans softmax-weighted
+  tangent pairs (every exponent <= 0, so stable for large entries); where every entry so
+  far is ``-inf`` the tangent is their average, where JAX gives NaN.
 * ``reduce_prod`` and ``cumprod`` differentiate without dividing by ``x``, so their
   derivatives are exact at zeros and can be differentiated again.
 """

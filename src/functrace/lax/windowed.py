@@ -19,7 +19,8 @@ Decisions (JAX's semantics unless noted):
 
 * ``reduce_window_max``/``min`` differentiate through the position each window
   selects: the first maximal (minimal) element in the window's row-major order, as
-  JAX's ``ge``/``le`` selection. ``select_and_gather_add`` (tangent -> outputs) and
+  JAX's ``ge``/``le`` selection in its VJP (JAX's JVP can take a later tied element in
+  windows that overlap the padding). ``select_and_gather_add`` (tangent -> outputs) and
   ``select_and_scatter_add`` (cotangent -> operand) are linear in their first operand
   and each other's transpose, with every window parameter (window dilation included,
   which JAX's transpose refuses).
@@ -717,6 +718,19 @@ def _reduce_window_jvp(
 
 
 ad.jvp_rules[reduce_window_p] = _reduce_window_jvp
+
+
+def _reduce_window_no_transpose(ct: Any, *args: Any, **params: Any) -> list[Any]:
+    # Reached when reverse mode transposes the tangent reduce_window of the JVP above.
+    raise NotImplementedError(
+        "reduce_window: expected forward mode (jvp, jacfwd) for a generic reduce_window "
+        "(a computation other than add, max or min), got reverse mode (grad, vjp); as in "
+        "JAX it has no transpose. Use lax.reduce_window_sum/max/min or an add/max/min "
+        "computation, or forward mode."
+    )
+
+
+ad.transpose_rules[reduce_window_p] = _reduce_window_no_transpose
 
 
 def _reduce_window_batch(
