@@ -36,11 +36,11 @@ Decisions (JAX's semantics unless noted):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray
@@ -207,16 +207,17 @@ def _real_positions(shape: Ints, padding: Pairs, base_dilation: Ints) -> tuple[s
     )
 
 
-def _windows(
-    p: np.ndarray, window_dimensions: Ints, window_strides: Ints, window_dilation: Ints
-) -> np.ndarray:
-    """A view of the padded operand ``p``: output axes, then the window's axes."""
-    span = tuple(_dilate(w, d) for w, d in zip(window_dimensions, window_dilation))
-    v = sliding_window_view(p, span)
-    return v[
-        tuple(slice(None, None, s) for s in window_strides)
-        + tuple(slice(None, None, d) for d in window_dilation)
+def _taps(p: np.ndarray, params: dict[str, Any]) -> tuple[Ints, list[np.ndarray]]:
+    """The output shape, and one strided view of the padded operand ``p`` per window
+    offset (in the window's row-major order): the entries that offset reads, one per
+    output entry. Reducing the views one by one is a few whole-array NumPy calls."""
+    wd, ws, wdil = params["window_dimensions"], params["window_strides"], params["window_dilation"]
+    out = tuple((n - _dilate(w, d)) // s + 1 for n, w, s, d in zip(p.shape, wd, ws, wdil))
+    views = [
+        p[tuple(slice(k * d, k * d + (o - 1) * s + 1, s) for k, d, o, s in zip(ks, wdil, out, ws))]
+        for ks in itertools.product(*(range(w) for w in wd))
     ]
+    return out, views
 
 
 def _params_batched(params: dict[str, Any], front: int = 0) -> dict[str, Any]:
@@ -254,11 +255,11 @@ def _reduce_window_sum_abstract(x: ShapedArray, **params: Any) -> ShapedArray:
 
 def _reduce_window_sum_impl(x: Any, **params: Any) -> Any:
     x = np.asarray(x)
-    p = _padded(x, 0, params["padding"], params["base_dilation"])
-    w = _windows(
-        p, params["window_dimensions"], params["window_strides"], params["window_dilation"]
-    )
-    return np.sum(w, axis=tuple(range(x.ndim, 2 * x.ndim)), dtype=x.dtype)
+    out, views = _taps(_padded(x, 0, params["padding"], params["base_dilation"]), params)
+    acc = np.zeros(out, x.dtype)
+    for v in views:
+        acc += v
+    return acc
 
 
 reduce_window_sum_p = register_checked(
@@ -342,11 +343,11 @@ def _chooser(name: str, is_max: bool) -> Primitive:
     def impl(x: Any, **params: Any) -> Any:
         x = np.asarray(x)
         p = _padded(x, _identity(x.dtype, not is_max), params["padding"], params["base_dilation"])
-        w = _windows(
-            p, params["window_dimensions"], params["window_strides"], params["window_dilation"]
-        )
-        axes = tuple(range(x.ndim, 2 * x.ndim))
-        return np.max(w, axis=axes) if is_max else np.min(w, axis=axes)
+        _, views = _taps(p, params)
+        acc = np.array(views[0])
+        for v in views[1:]:
+            (np.maximum if is_max else np.minimum)(acc, v, out=acc)
+        return acc
 
     return register_checked(Primitive(name), impl, abstract)
 
@@ -415,16 +416,22 @@ def _selected(x: np.ndarray, select: str, params: dict[str, Any]) -> np.ndarray:
     fill = _identity(x.dtype, select == "le")
     p = _padded(x, fill, params["padding"], params["base_dilation"])
     wd, ws, wdil = params["window_dimensions"], params["window_strides"], params["window_dilation"]
-    w = _windows(p, wd, ws, wdil)
-    out_shape = w.shape[: x.ndim]
-    flat = w.reshape(out_shape + (-1,))
-    k = np.argmax(flat, axis=-1) if select == "ge" else np.argmin(flat, axis=-1)
-    offsets = np.unravel_index(k, wd)
-    pos = tuple(
-        np.arange(n).reshape((n,) + (1,) * (len(out_shape) - 1 - i)) * s + o * d
-        for i, (n, s, o, d) in enumerate(zip(out_shape, ws, offsets, wdil))
-    )
-    return np.ravel_multi_index(pos, p.shape) if x.ndim else np.zeros((), np.intp)
+    out_shape, views = _taps(p, params)
+    best = np.array(views[0])
+    k = np.zeros(out_shape, np.intp)
+    for i, v in enumerate(views[1:], 1):
+        better = v > best if select == "ge" else v < best  # strict: the first one wins
+        (np.maximum if select == "ge" else np.minimum)(best, v, out=best)
+        np.putmask(k, better, i)
+    # flat index = where the window starts + where the selected tap is in it
+    steps = [int(np.prod(p.shape[i + 1 :], dtype=np.int64)) for i in range(x.ndim)]
+    start = np.zeros(out_shape, np.intp)
+    for i, (n, s, step) in enumerate(zip(out_shape, ws, steps)):
+        start += (np.arange(n, dtype=np.intp) * (s * step)).reshape((n,) + (1,) * (x.ndim - 1 - i))
+    taps = np.zeros(wd, np.intp)
+    for i, (w, d, step) in enumerate(zip(wd, wdil, steps)):
+        taps += (np.arange(w, dtype=np.intp) * (d * step)).reshape((w,) + (1,) * (x.ndim - 1 - i))
+    return start + taps.reshape(-1)[k]
 
 
 def _padded_shape(shape: Ints, padding: Pairs, base_dilation: Ints) -> Ints:
@@ -600,47 +607,30 @@ def _reduce_window_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, **params: A
 def _reduce_window_impl(*args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
     operands, inits = _generic_split([np.asarray(a) for a in args])
     n = len(operands)
-    wins = [
-        _windows(
-            _padded(x, init, params["padding"], params["base_dilation"]),
-            params["window_dimensions"],
-            params["window_strides"],
-            params["window_dilation"],
-        )
-        for x, init in zip(operands, inits)
-    ]
+    pad, bd = params["padding"], params["base_dilation"]
+    taps = [_taps(_padded(x, init, pad, bd), params)[1] for x, init in zip(operands, inits)]
     # Padding and holes are skipped (not folded in as init_value), as XLA computes it.
-    real = _windows(
-        _padded(
-            np.ones(operands[0].shape, np.bool_), False, params["padding"], params["base_dilation"]
-        ),
-        params["window_dimensions"],
-        params["window_strides"],
-        params["window_dilation"],
-    )
-    ndim = operands[0].ndim
-    out_shape = wins[0].shape[:ndim]
+    out_shape, real = _taps(_padded(np.ones(operands[0].shape, np.bool_), False, pad, bd), params)
     count = int(np.prod(out_shape, dtype=np.int64))
-    taps = [w.reshape((count, -1)) for w in wins]
-    mask = real.reshape((count, -1))
     acc = [np.broadcast_to(i, (count,)) for i in inits]
     if count:
 
         def step(*vals: Any) -> list[Any]:
             return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, vals)
 
-        for k in range(taps[0].shape[1]):
-            if not mask[:, k].any():
+        for k, m in enumerate(real):
+            mask = m.reshape(-1)
+            if not mask.any():
                 continue
             outs, _ = batching.vmap_flat(
                 step,
                 count,
-                acc + [t[:, k] for t in taps],
+                acc + [t[k].reshape(-1) for t in taps],
                 [0] * (2 * n),
                 origin="reduce_window computation",
             )
             acc = [
-                np.where(mask[:, k], np.asarray(o, dtype=x.dtype), a)
+                np.where(mask, np.asarray(o, dtype=x.dtype), a)
                 for o, a, x in zip(outs, acc, operands)
             ]
     return [np.asarray(a, dtype=x.dtype).reshape(out_shape) for a, x in zip(acc, operands)]
