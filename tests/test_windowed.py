@@ -85,6 +85,22 @@ def test_padding_is_never_selected() -> None:
     np.testing.assert_array_equal(g, [0.0, 3.0, 4.0])
 
 
+def test_empty_operands_and_outputs() -> None:
+    # an empty batch pools to an empty batch; a window less than a stride too large
+    # has no position (JAX's shapes)
+    x = np.zeros((0, 2, 4, 4))
+    for f in (lax.reduce_window_max, lax.reduce_window_sum):
+        pool = lambda v, f=f: f(v, (1, 1, 2, 2), (1, 1, 2, 2), "SAME")  # noqa: E731
+        assert pool(x).shape == ft.jit(pool)(x).shape == (0, 2, 2, 2)
+        assert ft.grad(lambda v, pool=pool: pool(v).sum())(x).shape == x.shape
+    y = np.arange(2.0)
+    assert lax.reduce_window_max(y, (3,), (2,)).shape == (0,)
+    np.testing.assert_array_equal(
+        ft.grad(lambda v: lax.reduce_window_max(v, (3,), (2,)).sum())(y), [0.0, 0.0]
+    )
+    assert lax.reduce_window(y, 1.0, lax.mul, (3,), (2,)).shape == (0,)
+
+
 def test_float32_stays_float32() -> None:
     x = TIES.astype(np.float32)
     for f in (lax.reduce_window_sum, lax.reduce_window_max, lax.reduce_window_min):
@@ -179,9 +195,9 @@ def test_pool_inside_jitted_scan() -> None:
          r"reduce_window_min: expected one \(lo, hi\) padding pair per operand axis"),
         (lambda: lax.reduce_window_min(X2, (2, 2), (1, 1), ((0, -1), (0, 0))), ValueError,
          r"reduce_window_min: expected non-negative padding"),
-        (lambda: lax.reduce_window_max(X2, (5, 2)), ValueError,
+        (lambda: lax.reduce_window_max(X2, (6, 2)), ValueError,
          r"reduce_window_max: expected a \(dilated\) window no larger than the padded"),
-        (lambda: lax.reduce_window_max(X2, (3, 2), window_dilation=(2, 1)), ValueError,
+        (lambda: lax.reduce_window_max(X2, (4, 2), window_dilation=(2, 1)), ValueError,
          r"reduce_window_max: expected a \(dilated\) window no larger"),
         (lambda: lax.reduce_window_sum(X2, (2, 2), padding="FULL"), ValueError,
          r"reduce_window_sum: expected padding 'SAME', 'SAME_LOWER', 'VALID'"),
@@ -211,7 +227,7 @@ def test_bad_arguments_are_clear_errors(call, exc, message) -> None:  # type: ig
 
 def test_errors_are_the_same_under_jit() -> None:
     with pytest.raises(ValueError, match="reduce_window_max: expected a .dilated. window"):
-        ft.jit(lambda v: lax.reduce_window_max(v, (5, 2)))(X2)
+        ft.jit(lambda v: lax.reduce_window_max(v, (6, 2)))(X2)
 
 
 def test_vmap_of_generic_reduce_window_rejects_batched_init() -> None:

@@ -12,7 +12,9 @@ spans every axis, so pooling over NCHW uses the window ``(1, 1, kh, kw)``):
 
 Padding and holes hold the reduction's identity (``0``, ``-inf``, ``inf``), so they
 never change a result and are never selected by max/min. The output has
-``(padded - dilated_window) // stride + 1`` entries per axis.
+``(padded - dilated_window) // stride + 1`` entries per axis: none for a window less
+than one stride larger than the padded operand (as JAX), an error for a larger one
+(where JAX gives no entries).
 
 Each primitive is one block (impl, abstract eval, JVP or transpose, batching).
 Decisions (JAX's semantics unless noted):
@@ -178,14 +180,15 @@ def _out_shape(
         x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
     ):
         padded, window = _dilate(n, b) + lo + hi, _dilate(w, d)
-        if window > padded:
+        count = (padded - window) // s + 1  # 0 windows when it is < 1 stride too large
+        if count < 0:
             raise ValueError(
                 f"{name}: expected a (dilated) window no larger than the padded (dilated) "
                 f"operand on every axis, got window_dimensions={window_dimensions}, "
                 f"window_dilation={window_dilation} for operand shape {x.shape} with "
                 f"padding={padding}, base_dilation={base_dilation}."
             )
-        out.append((padded - window) // s + 1)
+        out.append(count)
     return tuple(out)
 
 
@@ -214,7 +217,12 @@ def _taps(p: np.ndarray, params: dict[str, Any]) -> tuple[Ints, list[np.ndarray]
     wd, ws, wdil = params["window_dimensions"], params["window_strides"], params["window_dilation"]
     out = tuple((n - _dilate(w, d)) // s + 1 for n, w, s, d in zip(p.shape, wd, ws, wdil))
     views = [
-        p[tuple(slice(k * d, k * d + (o - 1) * s + 1, s) for k, d, o, s in zip(ks, wdil, out, ws))]
+        p[
+            tuple(
+                slice(k * d, k * d + (o - 1) * s + 1, s) if o else slice(0, 0)
+                for k, d, o, s in zip(ks, wdil, out, ws)
+            )
+        ]
         for ks in itertools.product(*(range(w) for w in wd))
     ]
     return out, views
