@@ -230,6 +230,13 @@ def test_errors_are_the_same_under_jit() -> None:
         ft.jit(lambda v: lax.reduce_window_max(v, (6, 2)))(X2)
 
 
+def test_generic_computation_closing_over_a_tracer_is_a_clear_error() -> None:
+    f = lambda w: lax.reduce_window(X2, 1.0, lambda a, b: a * b * w, (2, 2))  # noqa: E731
+    for transform in (ft.jit, ft.vmap):
+        with pytest.raises(NotImplementedError, match="closes over no traced values"):
+            transform(f)(np.ones(3) if transform is ft.vmap else 2.0)
+
+
 def test_vmap_of_generic_reduce_window_rejects_batched_init() -> None:
     with pytest.raises(NotImplementedError, match="reduce_window: expected one init_value"):
         ft.vmap(lambda v, i: lax.reduce_window(v, i, lax.mul, (2,)))(X2, np.ones(4))

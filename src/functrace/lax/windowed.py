@@ -673,6 +673,12 @@ def _stage_computation(computation: Callable[..., Any], avals: list[ShapedArray]
             f"reduce_window: expected a computation that can be traced on scalars (no "
             f"Python control flow on their values): {e}"
         ) from None
+    if any(isinstance(c, core.Tracer) for c in closed.consts):
+        raise NotImplementedError(
+            "reduce_window: expected a computation that closes over no traced values (as "
+            "in JAX), got one that uses a value of an enclosing jit/vmap/grad. Pass it as "
+            "an operand, or use a recognised add/max/min computation."
+        )
     for v, a in zip(closed.jaxpr.outvars, avals):
         out = v.aval if hasattr(v, "aval") else core.get_aval(v)
         if out.shape != () or out.dtype != a.dtype:
