@@ -228,25 +228,28 @@ def _taps(p: np.ndarray, params: dict[str, Any]) -> tuple[Ints, list[np.ndarray]
     return out, views
 
 
-def _params_batched(params: dict[str, Any], front: int = 0) -> dict[str, Any]:
-    """The params with an extra leading axis of window 1, stride 1, no padding."""
+def _params_batched(params: dict[str, Any], at: int = 0) -> dict[str, Any]:
+    """The params with an extra axis ``at``: window 1, stride 1, no padding."""
+
+    def ins(t: tuple[Any, ...], v: Any) -> tuple[Any, ...]:
+        return t[:at] + (v,) + t[at:]
+
     out = dict(params)
-    out["window_dimensions"] = (1,) + params["window_dimensions"]
-    out["window_strides"] = (1,) + params["window_strides"]
-    out["padding"] = ((0, 0),) + params["padding"]
-    out["base_dilation"] = (1,) + params["base_dilation"]
-    out["window_dilation"] = (1,) + params["window_dilation"]
+    out["window_dimensions"] = ins(params["window_dimensions"], 1)
+    out["window_strides"] = ins(params["window_strides"], 1)
+    out["padding"] = ins(params["padding"], (0, 0))
+    out["base_dilation"] = ins(params["base_dilation"], 1)
+    out["window_dilation"] = ins(params["window_dilation"], 1)
     return out
 
 
 def _batch_unary(p: Primitive) -> Callable[..., Any]:
-    """Batching rule of a one-operand windowed reduction: the batch axis moves to the
-    front and gets a window of size 1."""
+    """Batching rule of a one-operand windowed reduction: the batch axis stays where
+    it is, with a window of size 1."""
 
     def rule(vals: Any, bdims: Any, **params: Any) -> tuple[Any, int]:
         (x,), (bdim,) = vals, bdims
-        x = batching.moveaxis(x, bdim, 0)
-        return p.bind(x, **_params_batched(params)), 0
+        return p.bind(x, **_params_batched(params, bdim)), bdim
 
     return rule
 
