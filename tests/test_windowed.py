@@ -154,6 +154,17 @@ def test_multiple_operands_reduce_together() -> None:
     np.testing.assert_array_equal(i, [1.0, 1.0, 2.0])
     vj, ij = ft.jit(lambda x: lax.reduce_window((x, idx), (-np.inf, -1.0), pick, (3,)))(x)
     np.testing.assert_array_equal(ij, i)
+    # any pytree, e.g. a dict: a windowed sum and sum of squares in one pass
+    out = lax.reduce_window(
+        {"s": x, "q": x * x},
+        {"s": 0.0, "q": 0.0},
+        lambda a, b: {"s": a["s"] + b["s"], "q": a["q"] + b["q"]},
+        (2,),
+    )
+    np.testing.assert_array_equal(out["s"], [4.0, 6.0, 5.0, 5.0])
+    np.testing.assert_array_equal(out["q"], [10.0, 18.0, 13.0, 13.0])
+    with pytest.raises(ValueError, match="expected an init_value of the operand's structure"):
+        lax.reduce_window((x, idx), -np.inf, pick, (3,))
 
 
 def test_pool_inside_jitted_scan() -> None:
@@ -208,7 +219,7 @@ def test_pool_inside_jitted_scan() -> None:
         (lambda: lax.reduce_window(X2, np.zeros(2), lax.add, (2, 2)), ValueError,
          r"reduce_window: expected a scalar init_value"),
         (lambda: lax.reduce_window(X2, 1.0, lambda a, b: (a, b, a), (2, 2)), ValueError,
-         r"reduce_window: expected the computation to return 1 value"),
+         r"reduce_window: expected the computation to return the operands' structure"),
         (lambda: lax.select_and_gather_add(X2, X2, "gt", (2, 2)), ValueError,
          r"select_and_gather_add: expected select 'ge' \(max\) or 'le' \(min\)"),
         (lambda: lax.select_and_gather_add(X2[:2], X2, "ge", (2, 2)), ValueError,

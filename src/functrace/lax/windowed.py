@@ -54,6 +54,7 @@ from functrace.lax import elementwise as ew
 from functrace.lax._util import check_dtype_kind, check_same_dtypes, register_checked
 from functrace.lax.reductions import _identity, _staged_monoid
 from functrace.lax.shapes import broadcast_in_dim, pad
+from functrace.tree_util import PyTreeDef, tree_flatten, tree_unflatten, treedef_is_leaf
 
 Pairs = tuple[tuple[int, int], ...]
 Ints = tuple[int, ...]
@@ -652,22 +653,21 @@ reduce_window_p = register_checked(
 )
 
 
-def _stage_computation(computation: Callable[..., Any], avals: list[ShapedArray]) -> ClosedJaxpr:
+def _stage_computation(
+    computation: Callable[..., Any], avals: list[ShapedArray], tree: PyTreeDef
+) -> ClosedJaxpr:
+    """The jaxpr of ``computation`` on two pytrees (``tree``) of scalars, flattened."""
     n = len(avals)
 
-    def flat(*args: Any) -> list[Any]:
-        out = computation(*args) if n > 1 else computation(args[0], args[1])
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        if len(outs) != n:
+    def packed(*args: Any) -> list[Any]:
+        out = computation(tree_unflatten(tree, args[:n]), tree_unflatten(tree, args[n:]))
+        outs, out_tree = tree_flatten(out)
+        if out_tree != tree:
             raise ValueError(
-                f"reduce_window: expected the computation to return {n} value(s), got {len(outs)}."
+                f"reduce_window: expected the computation to return the operands' structure "
+                f"{tree} ({n} value(s)), got {out_tree}."
             )
         return outs
-
-    def packed(*args: Any) -> list[Any]:
-        if n == 1:
-            return flat(*args)
-        return flat(tuple(args[:n]), tuple(args[n:]))
 
     try:
         closed, _ = trace_to_jaxpr(packed, avals + avals, origin="lax.reduce_window computation")
@@ -786,8 +786,9 @@ def reduce_window(
     window_dilation: Sequence[int] | None = None,
 ) -> Any:
     """Reduce each window of ``operand`` with the binary ``computation``, starting
-    from the scalar ``init_value`` (a tuple of operands with a tuple of init values
-    and a computation on tuples reduces them together).
+    from the scalar ``init_value`` (a pytree of operands of one shape, with a pytree
+    of scalar init values and a computation on two such pytrees, reduces them
+    together).
 
     ``padding`` is (lo, hi) pairs or "SAME"/"SAME_LOWER"/"VALID". An add, max or min
     computation (``lax``, ``functrace.numpy`` or ``operator`` forms) is
@@ -795,18 +796,14 @@ def reduce_window(
     when ``init_value`` is not the identity; other computations are the generic
     ``reduce_window_p`` (forward-mode differentiable only, as in JAX).
     """
-    multi = isinstance(operand, (tuple, list))
-    operands = list(operand) if multi else [operand]
-    inits = (
-        list(init_value)
-        if isinstance(init_value, (tuple, list))
-        else [init_value] * (1 if not multi else 0)
-    )
-    if not operands or len(inits) != len(operands):
+    operands, tree = tree_flatten(operand)
+    inits, init_tree = tree_flatten(init_value)
+    if not operands or init_tree != tree:
         raise ValueError(
-            f"reduce_window: expected one init_value per operand, got {len(operands)} "
-            f"operand(s) and {len(inits)} init value(s)."
+            f"reduce_window: expected an init_value of the operand's structure {tree} (at "
+            f"least one array), got {init_tree}."
         )
+    single = treedef_is_leaf(tree)
     w = (window_dimensions, window_strides, padding, base_dilation, window_dilation)
     params = _window_params("reduce_window", operands[0], *w)
     avals = [core.get_aval(o) for o in operands]
@@ -819,7 +816,7 @@ def reduce_window(
             raise ValueError(
                 f"reduce_window: expected a scalar init_value, got shape {core.get_aval(i).shape}."
             )
-    if not multi:
+    if single:
         name = _monoid_name(computation, avals[0].dtype)
         if name is not None:
             prim, op, _ = _MONOIDS[name]
@@ -828,9 +825,9 @@ def reduce_window(
                 return out
             return op(broadcast_in_dim(inits[0], core.get_aval(out).shape, ()), out)
     scalar = [ShapedArray((), a.dtype) for a in avals]
-    closed = _stage_computation(computation, scalar)
+    closed = _stage_computation(computation, scalar, tree)
     outs = reduce_window_p.bind(*operands, *inits, jaxpr=closed, **params)
-    return tuple(outs) if multi else outs[0]
+    return tree_unflatten(tree, outs)
 
 
 def _monoid_name(computation: Any, dtype: np.dtype) -> str | None:
