@@ -604,6 +604,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_numpy2
     import op_rows_numpy3
     import op_rows_random
+    import op_rows_windowed
 
     return (
         op_rows_lax.ROWS
@@ -614,6 +615,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_numpy2.ROWS
         + op_rows_numpy3.ROWS
         + op_rows_random.ROWS
+        + op_rows_windowed.ROWS
     )
 
 

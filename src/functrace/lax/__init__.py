@@ -11,6 +11,7 @@ from functrace.lax.linalg import *  # noqa: F401,F403
 from functrace.lax.random_bits import *  # noqa: F401,F403
 from functrace.lax.reductions import *  # noqa: F401,F403
 from functrace.lax.shapes import *  # noqa: F401,F403
+from functrace.lax.windowed import *  # noqa: F401,F403
 
 
 def _array_results() -> None:

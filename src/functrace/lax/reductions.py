@@ -1,4 +1,5 @@
-"""Reduction primitives: sums, products, extrema, arg-extrema and cumulative ops.
+"""Reduction primitives: sums, products, extrema, arg-extrema and cumulative ops
+(``cumsum``, ``cumprod``, ``cummax``, ``cummin``, ``cumlogsumexp``).
 
 Axes are a static, sorted tuple of non-negative ints. Each primitive is one
 block: definition, NumPy impl, abstract eval, JVP and (if linear) transpose.
@@ -12,6 +13,9 @@ Decisions (JAX's semantics unless noted):
   ``cummax``/``cummin`` give it to the latest tied position (PyTorch's index
   convention); ``argmax``/``argmin`` return the first one (NumPy), NaN counting as
   the extremum.
+* ``cumlogsumexp`` is ``np.logaddexp.accumulate``; its JVP scans softmax-weighted
+  tangent pairs (every exponent <= 0, so stable for large entries); where every entry so
+  far is ``-inf`` the tangent is their average, where JAX gives NaN.
 * ``reduce_prod`` and ``cumprod`` differentiate without dividing by ``x``, so their
   derivatives are exact at zeros and can be differentiated again.
 """
@@ -219,7 +223,7 @@ def argmin(x: Any, axis: int, index_dtype: Any = np.int64) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# cumsum, cumprod, cummax, cummin
+# cumsum, cumprod, cummax, cummin (cumlogsumexp below, after the scan helpers)
 # ---------------------------------------------------------------------------
 
 
@@ -362,6 +366,47 @@ ad.defjvp(cummax_p, _scan_jvp(_pick_later_if(ew.ge)))
 ad.defjvp(cummin_p, _scan_jvp(_pick_later_if(ew.le)))
 
 # ---------------------------------------------------------------------------
+# cumlogsumexp
+# ---------------------------------------------------------------------------
+
+cumlogsumexp_p = _cumulative(
+    "cumlogsumexp",
+    lambda x, a: np.logaddexp.accumulate(x, axis=a, dtype=x.dtype),
+    "f",
+    "a floating-point",
+)
+cumlogsumexp = _cumulative_wrapper(cumlogsumexp_p)
+cumlogsumexp.__doc__ = (
+    "Inclusive cumulative ``log(sum(exp(x)))`` along ``axis`` (from the end if "
+    "``reverse``), computed stably for large entries; ``-inf`` entries add nothing."
+)
+
+
+def _logaddexp_rule(a: list[Any], b: list[Any]) -> list[Any]:
+    # (a, da) (+) (b, db) = (logaddexp(a, b), softmax-weighted da and db): associative,
+    # every exponent is <= 0 (stable for large entries). Both -inf: the value is -inf
+    # and the weights are equal (the limit along a == b), so no 0/0.
+    dtype = core.get_aval(a[0]).dtype
+    m = ew.max(a[0], b[0])
+    empty = ew.eq(m, ew.full_like(m, np.array(-np.inf, dtype)[()]))
+    zero = ew.zeros_like(m)
+    shift = ew.select_n(empty, m, zero)
+    ea = ew.exp(ew.sub(ew.select_n(empty, a[0], zero), shift))
+    eb = ew.exp(ew.sub(ew.select_n(empty, b[0], zero), shift))
+    total = ew.add(ea, eb)
+    t = ew.div(ew.add(ew.mul(a[1], ea), ew.mul(b[1], eb)), total)
+    return [ew.add(m, ew.log(total)), t]
+
+
+def _cumlogsumexp_jvp(g: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+    # d out_i = sum_{j<=i} dx_j exp(x_j - out_i), as a scan of softmax-weighted pairs.
+    # NOTE: where every entry so far is -inf the tangent is their average (JAX: NaN).
+    return _scan_jvp(_logaddexp_rule)(g, x, axis=axis, reverse=reverse)
+
+
+ad.defjvp(cumlogsumexp_p, _cumlogsumexp_jvp)
+
+# ---------------------------------------------------------------------------
 # reduce: the generic reduction, for the monoids it recognises
 # ---------------------------------------------------------------------------
 
@@ -494,6 +539,8 @@ __all__ = [
     "cummax_p",
     "cummin",
     "cummin_p",
+    "cumlogsumexp",
+    "cumlogsumexp_p",
     "cumprod",
     "cumprod_p",
     "cumsum",
