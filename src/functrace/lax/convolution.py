@@ -482,6 +482,12 @@ def conv_general_dilated(
     _positive_ints("rhs_dilation", rdil, ns)
     in_sp = [la.shape[i] for i in dn.lhs_spec[2:]]
     k_sp = [_dilate_dim(ra.shape[i], d) for i, d in zip(dn.rhs_spec[2:], rdil)]
+    if isinstance(padding, str) and any(d > 1 for d in ldil):
+        raise ValueError(
+            f"{_NAME}: expected explicit (low, high) padding pairs with lhs_dilation "
+            f"{ldil}, got padding {padding!r}. A string padding is not defined for a "
+            f"dilated input: give the pairs, or use conv_transpose."
+        )
     pads = _normalize_padding(_NAME, padding, in_sp, k_sp, strides)
     for what, v in (
         ("feature_group_count", feature_group_count),
