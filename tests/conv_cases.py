@@ -64,9 +64,14 @@ CONV: dict[str, tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = {
         dict(window_strides=(2, 1), padding=((-1, 2), (2, -2))),
     ),
     "nhwc": (
-        (2, 6, 5, 3),
-        (3, 2, 3, 4),
+        (2, 6, 5, 4),
+        (3, 2, 4, 3),
         dict(window_strides=(2, 1), padding="SAME", dimension_numbers=NHWC),
+    ),
+    "nhwc_grouped": (
+        (2, 5, 5, 8),
+        (3, 3, 4, 6),
+        dict(window_strides=(1, 1), padding="VALID", feature_group_count=2, dimension_numbers=NHWC),
     ),
     "mixed_layouts": (
         (2, 5, 6, 3),
@@ -85,8 +90,8 @@ CONV: dict[str, tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = {
         ),
     ),
     "batch_grouped_dilated_nhwc": (
-        (6, 5, 4, 2),
-        (2, 2, 2, 9),
+        (6, 5, 4, 4),
+        (2, 2, 4, 9),
         dict(
             window_strides=(1, 1),
             padding="SAME",

@@ -143,7 +143,7 @@ CONV: list[OpInfo] = [
             x, w, (1, 2), "SAME_LOWER", dimension_numbers=("NHWC", "HWIO", "NHWC")
         ),
         _nhwc(lambda x, w: np_conv(x, w, (1, 2), ((1, 1), (1, 0)))),
-        ((2, 4, 6, 3), (3, 3, 3, 2)),
+        ((2, 4, 6, 4), (3, 3, 4, 2)),
     ),
     OpInfo(
         "lax.conv_transpose",

@@ -352,9 +352,9 @@ def _conv_impl(
     spatial = tuple(range(2, 2 + ns))
     kd = [_dilate_dim(k, d) for k, d in zip(ks, rhs_dilation)]
     outs = [max(0, (p - k) // s + 1) for p, k, s in zip(xp.shape[2:], kd, window_strides)]
-    out = np.zeros((n, *outs, o_feat), lhs.dtype)
-    if 0 in out.shape or 0 in w.shape:
-        return np.ascontiguousarray(np.moveaxis(out, -1, 1).transpose(np.argsort(ospec)))
+    if 0 in (n, o_feat, *outs) or 0 in w.shape:
+        empty = np.zeros((n, o_feat, *outs), lhs.dtype)
+        return np.ascontiguousarray(empty.transpose(np.argsort(ospec)))
     win = np.lib.stride_tricks.sliding_window_view(xp, kd, axis=spatial)
     win = win[
         (slice(None), slice(None))
@@ -362,32 +362,41 @@ def _conv_impl(
         + tuple(slice(None, None, d) for d in rhs_dilation)
     ]  # (N, C, P..., K...)
     win = win.reshape(b, n, g, i_feat, *win.shape[2:])
-    # Channels innermost in memory (NHWC): gather patches as (P..., K..., I) rows.
-    last = lhs.strides[lspec[1]] <= min((abs(lhs.strides[a]) for a in lspec[2:]), default=0)
-    if last:
-        wperm = (0, *range(2, 2 + ns), 1)
-        pperm = (0, *range(2, 2 + ns), *range(2 + ns, 2 + 2 * ns), 1)
-    else:
-        wperm = (0, 1, *range(2, 2 + ns))
-        pperm = (0, *range(2, 2 + ns), 1, *range(2 + ns, 2 + 2 * ns))
     og = o_feat // (g * b)
     depth = i_feat * math.prod(ks)
     npos = math.prod(outs)
     rows = max(1, _BLOCK // max(1, depth * npos))  # batch rows per block
-    out2 = out.reshape(n * npos, o_feat)
-    for grp in range(g * b):
-        wg = np.transpose(w[grp * og : (grp + 1) * og], wperm).reshape(og, depth).T
-        pg = win[grp // g if b > 1 else 0, :, grp if g > 1 else 0]  # (n, I, P..., K...)
-        pg = np.transpose(pg, pperm)
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
-            patches = pg[r0:r1].reshape((r1 - r0) * npos, depth)
-            res = np.matmul(patches, wg)
-            if g * b == 1:
-                out2[r0 * npos : r1 * npos] = res
-            else:
+    kax = tuple(range(2 + ns, 2 + 2 * ns))  # window axes of a group's (n, I, P..., K...)
+    # Channels innermost in memory (NHWC) and enough of them: patch rows (P..., K..., I),
+    # read in runs of I. Otherwise patch columns (I, K... | n, P...), read in runs along
+    # the last output axis, and the product is computed transposed.
+    last = lhs.strides[lspec[1]] <= min((abs(lhs.strides[a]) for a in lspec[2:]), default=0)
+    if last and i_feat >= 4:
+        wperm = (0, *range(2, 2 + ns), 1)
+        pperm = (0, *range(2, 2 + ns), *kax, 1)
+        out = np.empty((n, *outs, o_feat), lhs.dtype)
+        out2 = out.reshape(n * npos, o_feat)
+        for grp in range(g * b):
+            wg = np.transpose(w[grp * og : (grp + 1) * og], wperm).reshape(og, depth).T
+            pg = np.transpose(win[grp // g if b > 1 else 0, :, grp if g > 1 else 0], pperm)
+            for r0 in range(0, n, rows):
+                r1 = min(n, r0 + rows)
+                res = np.matmul(pg[r0:r1].reshape((r1 - r0) * npos, depth), wg)
                 out2[r0 * npos : r1 * npos, grp * og : (grp + 1) * og] = res
-    canon_perm = (0, 1 + ns, *range(1, 1 + ns))  # (N, P..., O) -> (N, O, P...)
+        canon_perm = (0, 1 + ns, *range(1, 1 + ns))  # (N, P..., O) -> (N, O, P...)
+    else:
+        pperm = (1, *kax, 0, *range(2, 2 + ns))
+        out = np.empty((o_feat, n, *outs), lhs.dtype)
+        out2 = out.reshape(o_feat, n * npos)
+        for grp in range(g * b):
+            wg = w[grp * og : (grp + 1) * og].reshape(og, depth)
+            pg = np.transpose(win[grp // g if b > 1 else 0, :, grp if g > 1 else 0], pperm)
+            for r0 in range(0, n, rows):
+                r1 = min(n, r0 + rows)
+                cols = pg[(Ellipsis, slice(r0, r1)) + (slice(None),) * ns]
+                cols = cols.reshape(depth, (r1 - r0) * npos)
+                out2[grp * og : (grp + 1) * og, r0 * npos : r1 * npos] = np.matmul(wg, cols)
+        canon_perm = (1, 0, *range(2, 2 + ns))  # (O, N, P...) -> (N, O, P...)
     final = tuple(canon_perm[j] for j in np.argsort(ospec))
     if final == tuple(range(lhs.ndim)):
         return out
