@@ -25,6 +25,11 @@ Decisions:
   derivative order and transposes of transposes work.
 * Batching folds the vmapped axis into the batch (lhs batched), the output features
   (rhs batched) or the feature/batch groups (both): one convolution, no loop.
+* Under ``jit`` the primitive has no ``DriverRule``: the driver calls the impl (the
+  im2col and BLAS products above). A ``scan``/``fori_loop`` whose body holds a
+  convolution has no native-loop form, so it stays a Python loop over the compiled body.
+* ``padding`` as a string with ``lhs_dilation`` > 1 is an error, as in JAX (use
+  explicit pairs or ``conv_transpose``).
 """
 
 from __future__ import annotations
