@@ -126,6 +126,7 @@ X, W = np.ones((2, 4, 6, 6)), np.ones((6, 2, 3, 3))
         (dict(precision="fast"), ValueError, "expected precision"),
         (dict(lhs=X > 0, rhs=W > 0), TypeError, "expected a numeric operand"),
         (dict(feature_group_count=2.0), TypeError, "feature_group_count as a positive int"),
+        (dict(preferred_element_type=np.int8), TypeError, "preferred_element_type at least"),
     ],
 )
 def test_errors_name_the_function(kwargs: dict, exc: type, match: str) -> None:

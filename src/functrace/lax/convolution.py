@@ -252,7 +252,10 @@ def _conv_abstract(
     ns = nd - 2
     dtype = check_same_dtypes(_NAME, lhs, rhs)
     check_dtype_kind(_NAME, lhs, "iufc", "a numeric")
-    _check_preferred(lhs, preferred_element_type)
+    try:
+        _check_preferred(lhs, preferred_element_type)
+    except TypeError as e:  # the same rule as dot_general's, under this function's name
+        raise TypeError(str(e).replace("dot_general:", f"{_NAME}:", 1)) from None
     _positive_ints("window_strides", window_strides, ns)
     _positive_ints("lhs_dilation", lhs_dilation, ns)
     _positive_ints("rhs_dilation", rhs_dilation, ns)
