@@ -329,7 +329,7 @@ def _padded_input(
     return xp
 
 
-_BLOCK = 1 << 18  # elements of a patch matrix block (about 1-2 MB: it stays in cache)
+_BLOCK = 1 << 17  # elements of a patch matrix block (0.5-1 MB: it stays in cache)
 
 
 def _conv_impl(
