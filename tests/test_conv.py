@@ -118,6 +118,7 @@ X, W = np.ones((2, 4, 6, 6)), np.ones((6, 2, 3, 3))
         (dict(padding="FULL"), ValueError, "expected padding 'SAME', 'SAME_LOWER', 'VALID'"),
         (dict(padding=((1, 1),)), ValueError, r"padding as 2 \(low, high\) pairs"),
         (dict(padding=(1, 1)), TypeError, "expected padding"),
+        (dict(padding=((0, 0), (-4, -3))), ValueError, "negative padding no larger"),
         (dict(lhs_dilation=(2, 1)), ValueError, "explicit \\(low, high\\) padding pairs"),
         (dict(dimension_numbers=("NCHW", "OIHW")), TypeError, "conv_dimension_numbers"),
         (dict(dimension_numbers=("NCHW", "OIHX", "NCHW")), ValueError, "same spatial letters"),

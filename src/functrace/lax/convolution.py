@@ -293,6 +293,11 @@ def _conv_abstract(
         )
     lds = [_dilate_dim(n, d) for n, d in zip(ls[2:], lhs_dilation)]
     rds = [_dilate_dim(k, d) for k, d in zip(rs[2:], rhs_dilation)]
+    if any(n + lo + hi < 0 for n, (lo, hi) in zip(lds, padding)):
+        raise ValueError(
+            f"{_NAME}: expected negative padding no larger than the (lhs-dilated) spatial "
+            f"sizes {tuple(lds)}, got padding={padding} for lhs shape {lhs.shape}."
+        )
     canon = conv_shape_tuple([ls[0], ls[1], *lds], [rs[0], rs[1], *rds], window_strides, padding, b)
     shape = [0] * nd
     for j, a in enumerate(dn.out_spec):
@@ -310,7 +315,8 @@ def _padded_input(
     x = np.transpose(lhs, spec)
     n, c, *sp = x.shape
     if all(d == 1 for d in ld) and all(lo <= 0 and hi <= 0 for lo, hi in pads):
-        return x[(slice(None), slice(None), *(slice(-lo, s + hi) for s, (lo, hi) in zip(sp, pads)))]
+        crop = (slice(-lo, max(0, s + hi)) for s, (lo, hi) in zip(sp, pads))
+        return x[(slice(None), slice(None), *crop)]
     full = [max(0, _dilate_dim(s, d) + lo + hi) for s, d, (lo, hi) in zip(sp, ld, pads)]
     buf_shape = [0] * lhs.ndim
     for j, a in enumerate(spec):
