@@ -28,6 +28,20 @@ def test_values_vjps_and_helpers_match_jax() -> None:
         np.testing.assert_allclose(got[key], ref[key], rtol=1e-10, atol=1e-12, err_msg=key)
 
 
+@pytest.mark.parametrize("few_positions", [32, 10**9])
+def test_impl_paths_match_jax(monkeypatch: pytest.MonkeyPatch, few_positions: int) -> None:
+    # Blocks of one batch row, and one product per output position (the path of deep
+    # patches at few positions), on the same cases.
+    from functrace.lax import convolution
+
+    monkeypatch.setattr(convolution, "_BLOCK", 1)
+    monkeypatch.setattr(convolution, "_FEW_POSITIONS", few_positions)
+    ref = np.load(FIXTURE)
+    got = cases(ft)
+    for key in ref.files:
+        np.testing.assert_allclose(got[key], ref[key], rtol=1e-10, atol=1e-12, err_msg=key)
+
+
 def test_jaxpr_params_are_normalised() -> None:
     x, w = np.ones((1, 5, 5, 2)), np.ones((3, 3, 2, 4))
     f = lambda a, b: lax.conv_general_dilated(  # noqa: E731

@@ -76,17 +76,13 @@ def conv_general_permutations(dimension_numbers: Any) -> tuple[tuple[int, ...], 
     """The (lhs, rhs, out) axis permutations of three layout strings such as
     ``("NHWC", "HWIO", "NHWC")``: batch/out-feature first, feature/in-feature second,
     then the spatial axes in the order they appear in the rhs string."""
-    if not (isinstance(dimension_numbers, (tuple, list)) and len(dimension_numbers) == 3):
+    dn = dimension_numbers
+    if not (isinstance(dn, (tuple, list)) and len(dn) == 3 and all(isinstance(s, str) for s in dn)):
         raise TypeError(
             f"conv_general_permutations: expected three layout strings (lhs, rhs, out), "
             f"got {dimension_numbers!r}."
         )
-    specs = tuple(dimension_numbers)
-    if not all(isinstance(s, str) for s in specs):
-        raise TypeError(
-            f"conv_general_permutations: expected three layout strings (lhs, rhs, out), "
-            f"got {dimension_numbers!r}."
-        )
+    specs = tuple(dn)
     lhs_s, rhs_s, out_s = specs
     pairs = (("N", "C"), ("O", "I"), ("N", "C"))
     for what, spec, (a, b) in zip(("lhs", "rhs", "out"), specs, pairs):
@@ -336,6 +332,7 @@ def _padded_input(
 
 
 _BLOCK = 1 << 17  # elements of a patch matrix block (0.5-1 MB: it stays in cache)
+_FEW_POSITIONS = 32  # below this many output positions, one product per position
 
 
 def _conv_impl(
@@ -385,7 +382,26 @@ def _conv_impl(
     # read in runs of I. Otherwise patch columns (I, K... | n, P...), read in runs along
     # the last output axis, and the product is computed transposed.
     last = lhs.strides[lspec[1]] <= min((abs(lhs.strides[a]) for a in lspec[2:]), default=0)
-    if last and i_feat >= 4:
+    if npos < _FEW_POSITIONS and depth * npos > _BLOCK:
+        # Few output positions, deep patches (the kernel's gradient, whose positions are
+        # the taps): one product per position over the whole batch, the patch gathered
+        # with the lhs axis of smallest stride innermost.
+        out = np.empty((o_feat, n, *outs), lhs.dtype)
+        strides = [abs(lhs.strides[a]) for a in lspec]
+        batch_inner = strides[0] <= min(strides[1:])
+        for grp in range(g * b):
+            wg = w[grp * og : (grp + 1) * og].reshape(og, depth)
+            pg = win[grp // g if b > 1 else 0, :, grp if g > 1 else 0]  # (n, I, P..., K...)
+            for pos in np.ndindex(*outs):
+                pm = pg[(slice(None), slice(None), *pos)]  # (n, I, K...)
+                dst = (slice(grp * og, (grp + 1) * og), slice(None), *pos)
+                if batch_inner:
+                    pm_t = np.transpose(pm, (*range(1, 2 + ns), 0)).reshape(depth, n)
+                    out[dst] = np.matmul(wg, pm_t)
+                else:
+                    out[dst] = np.matmul(pm.reshape(n, depth), wg.T).T
+        canon_perm = (1, 0, *range(2, 2 + ns))  # (O, N, P...) -> (N, O, P...)
+    elif last and i_feat >= 4:
         wperm = (0, *range(2, 2 + ns), 1)
         pperm = (0, *range(2, 2 + ns), *kax, 1)
         out = np.empty((n, *outs, o_feat), lhs.dtype)
