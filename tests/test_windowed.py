@@ -31,7 +31,7 @@ def _tied_tangents(key: str) -> list[list[float]]:
     kind, name, _ = key.split("/")
     _, x, wd, ws, pad, bd, wdil = next(p for p in POOLS + [DILATED] if p[0] == name)
     if isinstance(pad, str):
-        pad = ft.lax.windowed._padtype_to_pads("test", x.shape, wd, ws, pad)
+        pad = ft.lax.padtype_to_pads(x.shape, wd, ws, pad)
     out_shape, taps = _taps(x.shape, wd, ws, pad, bd, wdil)
     t = _cotangent(x.shape)
     pick = max if kind == "max" else min

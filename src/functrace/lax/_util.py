@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,3 +91,34 @@ def operator_index(x: Any) -> int:
     import operator
 
     return operator.index(x)
+
+
+def padtype_to_pads(
+    in_shape: Sequence[int],
+    window_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Any,
+    *,
+    fname: str = "padtype_to_pads",
+) -> list[tuple[int, int]]:
+    """The ``(low, high)`` pads of a padding string ("SAME", "SAME_LOWER", "VALID";
+    any case) for windows of ``window_shape`` at ``window_strides`` over ``in_shape``
+    (JAX's ``lax.padtype_to_pads``; convolutions and windowed reductions share it).
+    SAME gives ``ceil(in / stride)`` outputs, the odd pad element at the high end
+    (SAME_LOWER: at the low end). ``fname`` names the caller in errors."""
+    p = getattr(padding, "name", padding)
+    key = p.upper() if isinstance(p, str) else None
+    if key not in ("SAME", "SAME_LOWER", "VALID"):
+        raise ValueError(
+            f"{fname}: expected padding 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs, "
+            f"got {padding!r}."
+        )
+    if key == "VALID":
+        return [(0, 0)] * len(in_shape)
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides):
+        out = -(-int(n) // int(s))
+        total = max(0, (out - 1) * int(s) + int(k) - int(n))
+        small, big = total // 2, total - total // 2
+        pads.append((small, big) if key == "SAME" else (big, small))
+    return pads

@@ -47,6 +47,7 @@ from functrace.lax._util import (
     check_dtype_kind,
     check_same_dtypes,
     operator_index,
+    padtype_to_pads,
     register_checked,
 )
 from functrace.lax.base import convert_element_type, reshape, transpose
@@ -151,33 +152,6 @@ def conv_dimension_numbers(
                 f"range({nd}), got {s}."
             )
     return ConvDimensionNumbers(*specs)
-
-
-def padtype_to_pads(
-    in_shape: Sequence[int],
-    window_shape: Sequence[int],
-    window_strides: Sequence[int],
-    padding: Any,
-) -> list[tuple[int, int]]:
-    """The ``(low, high)`` pads of a padding string ("SAME", "SAME_LOWER", "VALID";
-    any case) for windows of ``window_shape`` at ``window_strides`` over ``in_shape``.
-    SAME gives ``ceil(in / stride)`` outputs, the odd pad element at the high end
-    (SAME_LOWER: at the low end)."""
-    p = getattr(padding, "name", padding)
-    key = p.upper() if isinstance(p, str) else None
-    if key not in ("SAME", "SAME_LOWER", "VALID"):
-        raise ValueError(
-            f"padtype_to_pads: expected padding 'SAME', 'SAME_LOWER' or 'VALID', got {padding!r}."
-        )
-    if key == "VALID":
-        return [(0, 0)] * len(in_shape)
-    pads = []
-    for n, k, s in zip(in_shape, window_shape, window_strides):
-        out = -(-int(n) // int(s))
-        total = max(0, (out - 1) * int(s) + int(k) - int(n))
-        small, big = total // 2, total - total // 2
-        pads.append((small, big) if key == "SAME" else (big, small))
-    return pads
 
 
 def conv_shape_tuple(
@@ -458,13 +432,7 @@ def _normalize_padding(
     strides: Sequence[int],
 ) -> tuple[tuple[int, int], ...]:
     if isinstance(padding, str) or hasattr(padding, "name"):
-        try:
-            return tuple(padtype_to_pads(in_shape, window, strides, padding))
-        except ValueError:
-            raise ValueError(
-                f"{name}: expected padding 'SAME', 'SAME_LOWER', 'VALID' or a sequence of "
-                f"(low, high) int pairs, got {padding!r}."
-            ) from None
+        return tuple(padtype_to_pads(in_shape, window, strides, padding, fname=name))
     try:
         pairs = tuple((int(operator_index(lo)), int(operator_index(hi))) for lo, hi in padding)
     except (TypeError, ValueError):

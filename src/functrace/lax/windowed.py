@@ -51,7 +51,12 @@ from functrace.interpreters import ad, batching
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
 from functrace.lax import elementwise as ew
-from functrace.lax._util import check_dtype_kind, check_same_dtypes, register_checked
+from functrace.lax._util import (
+    check_dtype_kind,
+    check_same_dtypes,
+    padtype_to_pads,
+    register_checked,
+)
 from functrace.lax.reductions import _identity, _staged_monoid
 from functrace.lax.shapes import broadcast_in_dim, pad
 from functrace.tree_util import PyTreeDef, tree_flatten, tree_unflatten, treedef_is_leaf
@@ -103,28 +108,6 @@ def _pairs(name: str, padding: Any, ndim: int) -> Pairs:
     return out
 
 
-def _padtype_to_pads(
-    name: str, shape: Ints, window: Ints, strides: Ints, padding: str
-) -> list[tuple[int, int]]:
-    """(lo, hi) per axis for "VALID", "SAME" (extra padding at the end) or
-    "SAME_LOWER" (at the start), for a (dilated) ``window`` and ``strides``."""
-    kind = padding.upper()
-    if kind == "VALID":
-        return [(0, 0)] * len(shape)
-    if kind not in ("SAME", "SAME_LOWER"):
-        raise ValueError(
-            f"{name}: expected padding 'SAME', 'SAME_LOWER', 'VALID' or (lo, hi) pairs, got "
-            f"{padding!r}."
-        )
-    pads = []
-    for n, w, s in zip(shape, window, strides):
-        out = -(-n // s)
-        total = max((out - 1) * s + w - n, 0)
-        small, big = total // 2, total - total // 2
-        pads.append((small, big) if kind == "SAME" else (big, small))
-    return pads
-
-
 def _window_params(
     name: str,
     x: Any,
@@ -147,7 +130,7 @@ def _window_params(
     )
     if isinstance(padding, str):
         window = tuple(_dilate(w, d) for w, d in zip(wd, wdil))
-        padding = _padtype_to_pads(name, shape, window, ws, padding)
+        padding = padtype_to_pads(shape, window, ws, padding, fname=name)
     return dict(
         window_dimensions=wd,
         window_strides=ws,
