@@ -36,7 +36,13 @@ fuzz: $(STAMP)
 	FUNCTRACE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -s tests/test_composition_fuzz.py
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -n auto -m long_profile tests
 
-bench: $(STAMP)
+# The benchmarks compare with JAX and PyTorch (the bench extra), each when importable.
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[test,notebooks,dev,bench]"
+	touch $(BENCH_STAMP)
+
+bench: $(STAMP) $(BENCH_STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 lint: $(STAMP)
