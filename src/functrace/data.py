@@ -98,8 +98,7 @@ def load_text(name: str = "sonnets") -> str:
     """
     if not isinstance(name, str) or name not in TEXTS:
         raise ValueError(
-            f"load_text: expected a text name, one of {', '.join(map(repr, TEXTS))}, "
-            f"got {name!r}."
+            f"load_text: expected a text name, one of {', '.join(map(repr, TEXTS))}, got {name!r}."
         )
     path = os.path.join(os.path.dirname(__file__), "datasets", f"{name}.txt.gz")
     with gzip.open(path, "rb") as f:
