@@ -75,6 +75,12 @@ class CharTransformer(nn.Module):
     ``T <= context`` gives next-character logits ``(N, T, vocab_size)``
     (``(T, vocab_size)``): ``head(norm(blocks(tok_emb(ids) + pos_emb(arange(T)))))`` with
     causal self-attention. Dropout only with a ``key`` (split per block).
+
+    ``CharTransformer(vocab_size, *, context=64, d_model=64, nhead=4, num_layers=2,
+    dim_feedforward=256, dropout=0.1, rng=0, dtype=float32)``: ``num_layers`` pre-norm
+    :class:`~functrace.nn.TransformerEncoderLayer` blocks (GELU, ``batch_first=True``)
+    with their own initialisations; embeddings drawn from N(0, 0.1**2) (PyTorch's
+    ``Embedding`` draws N(0, 1)), the other layers as PyTorch initialises them.
     """
 
     tok_emb: nn.Embedding
@@ -99,7 +105,7 @@ class CharTransformer(nn.Module):
     ) -> None:
         gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
         self.context = int(context)
-        emb_scale = dtype(0.1)  # N(0, 0.01) embeddings: the residual stream starts small
+        emb_scale = np.dtype(dtype).type(0.1)  # N(0, 0.01) embeddings: a small start
         tok = nn.Embedding(vocab_size, d_model, rng=gen, dtype=dtype)
         pos = nn.Embedding(self.context, d_model, rng=gen, dtype=dtype)
         self.tok_emb = tok.replace(weight=tok.weight * emb_scale)
