@@ -144,3 +144,18 @@ def test_sampling_errors(trained: dict) -> None:
         ct.sample(model, vocab, "", 5, key)
     with pytest.raises(ValueError, match="CharVocab.encode: expected characters"):
         ct.sample(model, vocab, "héllo", 5, key)
+
+
+def test_the_demo_command_dispatches(capsys: pytest.CaptureFixture[str]) -> None:
+    from functrace import __main__ as cli
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["demo", "--model", "transformer", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--model transformer" in out and "--steps" in out and "--temperature" in out
+    with pytest.raises(SystemExit):
+        cli.main(["demo", "--model", "cnn"])
+    assert "invalid choice: 'cnn'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="train: expected at least 1 training step, got steps=0"):
+        ct.train(ct.Config(steps=0))
