@@ -1,4 +1,5 @@
-"""``python -m functrace demo`` (train an MLP) and ``tour`` (trace and differentiate)."""
+"""``python -m functrace demo`` (train an MLP, or ``--model transformer`` a character-level
+transformer) and ``tour`` (trace and differentiate)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(
             "usage: python -m functrace demo [--epochs N] [--resume] [--out DIR]\n"
+            "       python -m functrace demo --model transformer [--steps N] [--prompt P]\n"
             "       python -m functrace tour [--steps N]"
         )
         return 0 if argv else 2

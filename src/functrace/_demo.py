@@ -158,7 +158,23 @@ def _load_state(path: str, like: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    """``python -m functrace demo [--model mlp|transformer] ...``: the MLP (the default)
+    or the character-level transformer (``functrace._examples.char_transformer``)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--model", choices=("mlp", "transformer"), default="mlp")
+    known, argv = pre.parse_known_args(argv)
+    if known.model == "transformer":
+        from functrace._examples.char_transformer import main as transformer_demo
+
+        return transformer_demo(argv)
     parser = argparse.ArgumentParser(prog="python -m functrace demo", description=__doc__)
+    parser.add_argument(
+        "--model",
+        choices=("mlp", "transformer"),
+        default="mlp",
+        help="mlp (this demo) or transformer (a character-level transformer on the sonnets; "
+        "see --model transformer --help)",
+    )
     parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--out", default="demo_out", help="checkpoint and plot directory")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint")
