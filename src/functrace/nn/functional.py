@@ -11,6 +11,18 @@ import numpy as np
 from functrace import core
 from functrace import lax as _lax
 from functrace import numpy as fnp
+from functrace.nn._pool import (  # noqa: F401  (pooling, re-exported as in torch.nn.functional)
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
 from functrace.scipy import special as _special
 
 

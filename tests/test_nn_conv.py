@@ -1,0 +1,167 @@
+"""nn pooling and convolution layers.
+
+Forward values and gradients are checked against PyTorch 2.13 (recorded into
+``tests/fixtures/nn_conv_torch.npz`` from the cases of ``tests/nn_conv_cases.py``);
+the rest checks derivatives, ``jit``, ``vmap`` and error messages on tiny shapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import functrace as ft
+import nn_conv_cases as CC
+from functrace import nn
+
+FIXTURE = Path(__file__).parent / "fixtures" / "nn_conv_torch.npz"
+RNG = np.random.default_rng(0)
+
+POOL_CASES = sorted(c for c in CC.CASES if not CC.is_conv(c))
+
+
+@pytest.fixture(scope="module")
+def torch_ref() -> dict[str, np.ndarray]:
+    with np.load(FIXTURE) as f:
+        return dict(f)
+
+
+def _tol(dt: str) -> dict[str, float]:
+    return {"rtol": 2e-5, "atol": 2e-5} if dt == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+
+
+def _layer(case: str, dt: str, ref: dict[str, np.ndarray]) -> tuple[Any, list[str]]:
+    cls, kwargs, _ = CC.CASES[case]
+    extra = {"rng": 0, "dtype": np.dtype(dt)} if CC.is_conv(case) else {}
+    m = getattr(nn, cls)(**kwargs, **extra)
+    pre = f"{case}/{dt}/param/"
+    params = {k[len(pre) :]: v for k, v in ref.items() if k.startswith(pre)}
+    for name, v in params.items():
+        assert getattr(m, name).shape == v.shape and getattr(m, name).dtype == v.dtype
+    return m.replace(**params), sorted(params)
+
+
+def _check_against_torch(case: str, dt: str, torch_ref: dict[str, np.ndarray]) -> None:
+    ref = {
+        k[len(case) + len(dt) + 2 :]: v
+        for k, v in torch_ref.items()
+        if k.startswith(f"{case}/{dt}/")
+    }
+    m, names = _layer(case, dt, torch_ref)
+    x, tol = ref["x"], _tol(dt)
+    y = m(x)
+    assert y.dtype == ref["y"].dtype and y.shape == ref["y"].shape
+    np.testing.assert_allclose(y, ref["y"], **tol)
+    cot = CC.cotangent(ref["y"].shape, dt)
+    gm, gx = ft.grad(lambda m, x: (m(x) * cot).sum(), argnums=(0, 1))(m, x)
+    np.testing.assert_allclose(gx, ref["grad_x"], **tol)
+    for name in names:
+        np.testing.assert_allclose(getattr(gm, name), ref[f"grad/{name}"], **tol)
+
+
+@pytest.mark.parametrize("dt", CC.DTYPES)
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_pool_matches_torch(case: str, dt: str, torch_ref: dict[str, np.ndarray]) -> None:
+    _check_against_torch(case, dt, torch_ref)
+
+
+POOLS = [
+    nn.MaxPool1d(2, padding=1, ceil_mode=True),
+    nn.MaxPool2d(2, stride=1, dilation=(1, 2)),
+    nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    nn.AvgPool1d(2, ceil_mode=True),
+    nn.AdaptiveAvgPool2d((2, 3)),
+    nn.AdaptiveMaxPool1d(2),
+]
+
+
+def _pool_input(m: Any) -> np.ndarray:
+    spatial = (5,) if type(m).__name__.endswith("1d") else (5, 4)
+    return RNG.normal(size=(2, 2, *spatial))
+
+
+@pytest.mark.parametrize("m", POOLS, ids=lambda m: type(m).__name__)
+def test_pool_grads_jit_vmap(m: Any) -> None:
+    x = _pool_input(m)
+    ft.check_grads(m, (x,), order=2, modes=("fwd", "rev"))
+    np.testing.assert_allclose(ft.jit(m)(x), m(x), rtol=1e-14)
+    g = lambda x: (m(x) ** 2).sum()  # noqa: E731
+    np.testing.assert_allclose(ft.jit(ft.grad(g))(x), ft.grad(g)(x), rtol=1e-14)
+    loop = np.stack([m(xi) for xi in x])  # unbatched (C, ...) inputs
+    np.testing.assert_allclose(ft.vmap(m)(x), loop, rtol=1e-14)
+    np.testing.assert_allclose(m(x[0]), m(x)[0], rtol=1e-14)
+
+
+def test_pool_functional_forms() -> None:
+    x = RNG.normal(size=(1, 2, 6, 5)).astype(np.float32)
+    np.testing.assert_array_equal(nn.functional.max_pool2d(x, 2), nn.MaxPool2d(2)(x))
+    np.testing.assert_array_equal(
+        nn.avg_pool2d(x, 3, 2, 1, True, False, None), nn.AvgPool2d(3, 2, 1, True, False)(x)
+    )
+    np.testing.assert_array_equal(nn.adaptive_avg_pool2d(x, 3), nn.AdaptiveAvgPool2d(3)(x))
+    x3 = RNG.normal(size=(1, 1, 4, 4, 4))
+    np.testing.assert_array_equal(nn.max_pool3d(x3, 2), nn.MaxPool3d(2)(x3))
+    np.testing.assert_array_equal(nn.avg_pool3d(x3, 2), nn.AvgPool3d(2)(x3))
+    x1 = RNG.normal(size=(2, 3, 7))
+    np.testing.assert_array_equal(nn.max_pool1d(x1, 3), nn.MaxPool1d(3)(x1))
+    np.testing.assert_array_equal(nn.avg_pool1d(x1, 3), nn.AvgPool1d(3)(x1))
+    np.testing.assert_array_equal(nn.adaptive_avg_pool1d(x1, 2), nn.AdaptiveAvgPool1d(2)(x1))
+    np.testing.assert_array_equal(nn.adaptive_max_pool1d(x1, 2), nn.AdaptiveMaxPool1d(2)(x1))
+    np.testing.assert_array_equal(nn.adaptive_max_pool2d(x, 2), nn.AdaptiveMaxPool2d(2)(x))
+    assert nn.MaxPool2d(2)(x).dtype == np.float32
+
+
+ERRORS = [
+    (
+        ValueError,
+        r"MaxPool2d: expected a 3-d \(C, H, W\) or 4-d \(N, C, H, W\) x, got shape \(4, 4\)",
+        lambda: nn.MaxPool2d(2)(np.ones((4, 4))),
+    ),
+    (
+        ValueError,
+        r"AvgPool1d: expected a \(dilated\) kernel no larger than the padded input, got "
+        r"kernel size 5",
+        lambda: nn.AvgPool1d(5)(np.ones((2, 3))),
+    ),
+    (
+        ValueError,
+        r"MaxPool2d: expected padding at most half the kernel size, got padding \(2, 2\) for "
+        r"kernel_size \(3, 3\)",
+        lambda: nn.MaxPool2d(3, padding=2)(np.ones((1, 5, 5))),
+    ),
+    (
+        TypeError,
+        r"MaxPool2d: expected kernel_size as an int or a tuple of 2 ints, got \(2, 2, 2\)",
+        lambda: nn.MaxPool2d((2, 2, 2)),
+    ),
+    (
+        TypeError,
+        r"max_pool1d: expected a floating-point x, got dtype int64",
+        lambda: nn.max_pool1d(np.ones((1, 4), np.int64), 2),
+    ),
+    (
+        NotImplementedError,
+        r"MaxPool1d: return_indices=True is not supported",
+        lambda: nn.MaxPool1d(2, return_indices=True),
+    ),
+    (
+        ValueError,
+        r"avg_pool2d: expected divisor_override as a positive int or None, got 0",
+        lambda: nn.avg_pool2d(np.ones((1, 4, 4)), 2, divisor_override=0),
+    ),
+    (
+        ValueError,
+        r"AdaptiveAvgPool2d: expected output_size entries as positive ints or None, got "
+        r"\(0, 2\)",
+        lambda: nn.AdaptiveAvgPool2d((0, 2))(np.ones((1, 4, 4))),
+    ),
+]
+
+
+@pytest.mark.parametrize("exc, msg, call", ERRORS)
+def test_errors(exc: type, msg: str, call: Any) -> None:
+    with pytest.raises(exc, match=msg):
+        call()
