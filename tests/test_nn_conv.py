@@ -165,3 +165,55 @@ ERRORS = [
 def test_errors(exc: type, msg: str, call: Any) -> None:
     with pytest.raises(exc, match=msg):
         call()
+
+
+# ---------------------------------------------------------------------------
+# The compiled max/min pooling kernels of jit (functrace/jit/window_rules.py)
+# ---------------------------------------------------------------------------
+
+KERNEL_CASES = [
+    # shape, window, strides, padding, base dilation, window dilation, select, dtype
+    ((2, 5, 7), (1, 3, 3), (1, 2, 2), "SAME", None, None, "le", np.float64),  # inner windows too
+    (
+        (2, 5, 4),
+        (1, 2, 2),
+        (1, 1, 2),
+        ((0, 0), (1, 2), (0, 1)),
+        (1, 2, 2),
+        (1, 2, 1),
+        "ge",
+        np.float32,
+    ),
+    ((9,), (3,), (2,), ((2, 2),), None, None, "ge", np.float64),
+]
+
+
+@pytest.mark.parametrize("kind", ["reduce", "gather", "scatter"])
+@pytest.mark.parametrize("case", range(len(KERNEL_CASES)))
+def test_compiled_window_kernels_match_impl(case: int, kind: str, monkeypatch: Any) -> None:
+    from functrace import lax
+    from functrace.jit import window_rules
+
+    monkeypatch.setattr(window_rules, "MIN_SIZE", 0)  # the kernels on tiny shapes too
+    shape, wd, ws, pad, bd, wdil, select, dtype = KERNEL_CASES[case]
+    rng = np.random.default_rng(case)
+    x = np.round(rng.normal(size=shape), 0).astype(dtype)  # many ties
+    flat = x.reshape(-1)
+    flat[1], flat[-1], flat[len(flat) // 2] = np.nan, -np.inf, np.inf
+    flat[0] = -np.inf if select == "ge" else np.inf  # a window starting on padding
+    w = (wd, ws, pad, bd, wdil)
+    red = lax.reduce_window_max if select == "ge" else lax.reduce_window_min
+    fwd = lambda x: red(x, *w)  # noqa: E731
+    y = fwd(x)
+    t = rng.normal(size=shape).astype(dtype)
+    s = rng.normal(size=np.shape(y)).astype(dtype)
+    gather = lambda t, x: lax.select_and_gather_add(t, x, select, *w)  # noqa: E731
+    scatter = lambda s, x: lax.select_and_scatter_add(s, x, select, *w)  # noqa: E731
+    f, args = {"reduce": (fwd, (x,)), "gather": (gather, (t, x)), "scatter": (scatter, (s, x))}[
+        kind
+    ]
+    jf = ft.jit(f)
+    assert f"{kind} window kernel" in jf.lower(*args).as_text()
+    got, want = jf(*args), f(*args)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
