@@ -15,10 +15,9 @@ params are nested tuples and lists, i.e. pytrees, so ``grad``, ``jit`` and the
 Layers here: ``Dense``, the elementwise ``Tanh``, ``Relu``, ``Exp``, ``LogSoftmax``,
 ``Softmax``, ``Softplus``, ``Sigmoid``, ``Elu``, ``LeakyRelu``, ``Selu``, ``Gelu``
 (the tanh approximation, as JAX's default), ``BatchNorm``, ``Flatten``, ``Identity``,
-``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, and the combinators ``serial``,
-``parallel`` and ``shape_dependent``. Convolution and pooling layers (``Conv``,
-``ConvTranspose``, ``MaxPool``, ``AvgPool``, ``SumPool``) are not here: they come in a
-later change, with the convolution and windowed-reduction primitives they need.
+``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, the pooling layers ``MaxPool``,
+``SumPool``, ``AvgPool``, and the combinators ``serial``, ``parallel`` and
+``shape_dependent``.
 
 As in JAX, ``Dropout(rate)`` keeps each entry with probability ``rate`` (and scales
 kept entries by ``1 / rate``) in ``mode="train"``, and is the identity otherwise.
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from functrace import lax as _lax
 from functrace import nn as _nn
 from functrace import numpy as fnp
 from functrace import random
@@ -298,6 +298,105 @@ def Dropout(rate: float, mode: str = "train") -> Layer:
 
 
 # ---------------------------------------------------------------------------
+# Pooling
+# ---------------------------------------------------------------------------
+
+
+def _pads(
+    shape: tuple[int, ...], window: tuple[int, ...], strides: tuple[int, ...], padding: Any
+) -> list[tuple[int, int]]:
+    """(lo, hi) per axis for "SAME" / "VALID" / explicit pairs (as ``lax.padtype_to_pads``;
+    a ``-1`` batch dim has window 1 and stride 1, so it needs no padding)."""
+    if not isinstance(padding, str):
+        return [(int(lo), int(hi)) for lo, hi in padding]
+    kind = padding.upper()
+    if kind == "VALID":
+        return [(0, 0)] * len(shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"stax: expected padding 'SAME', 'SAME_LOWER' or 'VALID', got {padding!r}")
+    out = []
+    for n, w, st in zip(shape, window, strides):
+        total = max((-(-n // st) - 1) * st + w - n, 0) if n >= 0 else 0
+        lo, hi = total // 2, total - total // 2
+        out.append((lo, hi) if kind == "SAME" else (hi, lo))
+    return out
+
+
+def _pooling_layer(name: str, reducer: str) -> Callable[..., Layer]:
+    def PoolingLayer(
+        window_shape: Any, strides: Any = None, padding: Any = "VALID", spec: Any = None
+    ) -> Layer:
+        window = tuple(int(w) for w in window_shape)
+        steps = tuple(int(v) for v in strides) if strides else (1,) * len(window)
+        if len(steps) != len(window):
+            raise ValueError(
+                f"stax.{name}: expected strides with one entry per window dim "
+                f"({len(window)}), got {strides!r}"
+            )
+        if spec is None:
+            non_spatial: tuple[int, ...] = (0, len(window) + 1)
+        else:
+            non_spatial = (spec.index("N"), spec.index("C"))
+        for i in sorted(non_spatial):
+            window = window[:i] + (1,) + window[i:]
+            steps = steps[:i] + (1,) + steps[i:]
+
+        def init_fun(rng: Any, input_shape: Any) -> Any:
+            shape = _check_shape(f"stax.{name} init_fun", input_shape, len(window))
+            if len(shape) != len(window):
+                raise ValueError(
+                    f"stax.{name} init_fun: expected an input of rank {len(window)} (batch, "
+                    f"channels and {len(window) - 2} spatial dims), got shape {shape}"
+                )
+            pads = _pads(shape, window, steps, padding)
+            # JAX's shape rule, which also makes a -1 batch dim 0
+            out = tuple(
+                max((n + lo + hi - w) // st + 1, 0)
+                for n, w, st, (lo, hi) in zip(shape, window, steps, pads)
+            )
+            return out, ()
+
+        def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+            pads = _pads(fnp.shape(inputs), window, steps, padding)
+            if reducer == "max":
+                return _lax.reduce_window_max(inputs, window, steps, pads)
+            out = _lax.reduce_window_sum(inputs, window, steps, pads)
+            if reducer == "sum":
+                return out
+            # JAX's rescaling: divide by the number of real (unpadded) elements per window
+            shp = fnp.shape(inputs)
+            spatial = tuple(d for i, d in enumerate(shp) if i not in non_spatial)
+            sp_window = tuple(w for i, w in enumerate(window) if i not in non_spatial)
+            sp_steps = tuple(v for i, v in enumerate(steps) if i not in non_spatial)
+            sp_pads = [p for i, p in enumerate(pads) if i not in non_spatial]
+            sizes = np.ones((), np.dtype(inputs.dtype))
+            for n, w, st, (lo, hi) in zip(spatial, sp_window, sp_steps, sp_pads):
+                start = np.arange(max((n + lo + hi - w) // st + 1, 0)) * st - lo
+                count = np.minimum(start + w, n) - np.maximum(start, 0)
+                sizes = np.multiply.outer(sizes, count.astype(sizes.dtype))
+            for i in sorted(non_spatial):
+                sizes = np.expand_dims(sizes, i)
+            return out / sizes
+
+        return init_fun, apply_fun
+
+    PoolingLayer.__name__ = name
+    PoolingLayer.__qualname__ = name
+    return PoolingLayer
+
+
+MaxPool = _pooling_layer("MaxPool", "max")
+MaxPool.__doc__ = """Max pooling over ``window_shape`` (spatial dims only) with ``strides``
+(default 1) and ``padding`` ("VALID", "SAME" or (lo, hi) pairs); the input layout is
+batch first, channels last unless ``spec`` (e.g. "NCHW") says where "N" and "C" are."""
+SumPool = _pooling_layer("SumPool", "sum")
+SumPool.__doc__ = """Sum pooling, with the parameters of :func:`MaxPool`."""
+AvgPool = _pooling_layer("AvgPool", "avg")
+AvgPool.__doc__ = """Average pooling, with the parameters of :func:`MaxPool`: each window's
+sum divided by the number of its input elements, padding not counted (as JAX)."""
+
+
+# ---------------------------------------------------------------------------
 # Combinators
 # ---------------------------------------------------------------------------
 
@@ -381,6 +480,7 @@ def shape_dependent(make_layer: Callable[[Any], Layer]) -> Layer:
 
 
 __all__ = [
+    "AvgPool",
     "BatchNorm",
     "Dense",
     "Dropout",
@@ -394,11 +494,13 @@ __all__ = [
     "Identity",
     "LeakyRelu",
     "LogSoftmax",
+    "MaxPool",
     "Relu",
     "Selu",
     "Sigmoid",
     "Softmax",
     "Softplus",
+    "SumPool",
     "Tanh",
     "elementwise",
     "glorot_normal",
