@@ -24,13 +24,17 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m functrace demo
 
+# One pytest worker per core the process may use (pytest-xdist), each single-threaded.
 test: $(STAMP)
-	$(BIN)/python -m pytest --nbmake tests $(wildcard notebooks)
+	$(BIN)/python -m pytest -n auto --nbmake tests $(wildcard notebooks)
 
-# The composition fuzzer's long profile: FUZZ_SECONDS of fresh random programs (default 20 min).
+# The long profile: FUZZ_SECONDS of fresh random programs from the composition fuzzer
+# (default 20 min), then every slow property test (marked long_profile, tests/profiles.py)
+# again with many more fresh examples than make test draws.
 FUZZ_SECONDS ?= 1200
 fuzz: $(STAMP)
 	FUNCTRACE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -s tests/test_composition_fuzz.py
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -n auto -m long_profile tests
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

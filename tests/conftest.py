@@ -1,4 +1,5 @@
-"""Test configuration: deterministic hypothesis profile, IR checks on, 1 BLAS thread."""
+"""Test configuration: deterministic hypothesis profile (``ci``; ``long`` for ``make fuzz``,
+see ``profiles.py``), IR checks on, 1 BLAS thread."""
 
 import os
 
@@ -20,6 +21,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("dev", deadline=None, max_examples=60)
+# make fuzz: the tests marked ``long_profile`` with many more (fresh) examples each.
+settings.register_profile(
+    "long",
+    deadline=None,
+    max_examples=200,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Type-check every jaxpr built during the tests, including reverse-mode tapes.

@@ -596,6 +596,7 @@ FNP_OPS: list[OpInfo] = [
 
 def _extra_rows() -> list[OpInfo]:
     # Rows kept in separate files by family; each defines ROWS: list[OpInfo].
+    import op_rows_conv
     import op_rows_indexing
     import op_rows_lax
     import op_rows_lax_api
@@ -616,6 +617,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_numpy3.ROWS
         + op_rows_random.ROWS
         + op_rows_windowed.ROWS
+        + op_rows_conv.ROWS
     )
 
 

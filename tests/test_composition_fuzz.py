@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import composition_fuzz as cf
+from profiles import long_profile
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::RuntimeWarning"),
@@ -57,6 +58,7 @@ def test_every_stack_of_up_to_two(stack) -> None:
     run()
 
 
+@long_profile
 def test_composition_fuzz_long() -> None:
     """Fresh random batches of programs until the time is up."""
     deadline = time.monotonic() + SECONDS

@@ -20,6 +20,7 @@ import functrace.numpy as fnp
 from functrace import lax
 from functrace.jit import jit
 from functrace.jit import loops as jit_loops
+from profiles import examples, long_profile
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::RuntimeWarning"),
@@ -364,7 +365,8 @@ def test_while_loop_value_and_grad_is_native_both_ways(dtype) -> None:
     assert "[while reverse sweep]" in text and "while_loop reverse step" not in text
 
 
-@settings(max_examples=5)  # every new shape is a new Numba compile (~1 s)
+@long_profile
+@settings(max_examples=examples(3, 40))  # every new shape is a new Numba compile (~1 s)
 @given(
     data=st.data(),
     dtype=st.sampled_from(FLOATS),

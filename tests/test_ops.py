@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import functrace as ft
 from functrace.ir import eval_jaxpr
 from op_db import ALL_OPS, OpInfo, op_args
+from profiles import examples, long_profile
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -61,7 +62,9 @@ def test_eager_matches_numpy(op: OpInfo, dtype, data) -> None:
         )
 
 
+@long_profile
 @pytest.mark.parametrize("op,dtype", _params())
+@settings(max_examples=examples(5, 40))  # tracing rarely depends on the values drawn
 @given(data=st.data())
 def test_jaxpr_roundtrip(op: OpInfo, dtype, data) -> None:
     args = data.draw(op_args(op, dtype))
@@ -76,7 +79,9 @@ def _diff_argnums(op: OpInfo) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(op.args) if a.kind == "float")
 
 
+@long_profile
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in ALL_OPS if op.grad])
+@settings(max_examples=examples(10, 100))  # each example: order-2 checks, both modes
 @given(data=st.data())
 def test_check_grads(op: OpInfo, data) -> None:
     args = data.draw(op_args(op, np.float64))

@@ -25,6 +25,7 @@ import functrace as ft
 import functrace.numpy as fnp
 from functrace import lax, tree_util
 from functrace.jit import jit
+from profiles import examples, long_profile
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::RuntimeWarning"),
@@ -275,7 +276,8 @@ def _chains(draw):
     return shape, wshape, steps, dtype
 
 
-@settings(max_examples=20, suppress_health_check=list(HealthCheck))
+@long_profile
+@settings(max_examples=examples(8, 100), suppress_health_check=list(HealthCheck))
 @given(prog=_chains())
 def test_item0_random_layout_chains_jit_and_grad_match_eager(prog) -> None:
     shape, wshape, steps, dtype = prog

@@ -5,6 +5,7 @@ and promotion are the job of ``functrace.numpy``.
 """
 
 from functrace.lax.control_flow import *  # noqa: F401,F403
+from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403
 from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.linalg import *  # noqa: F401,F403

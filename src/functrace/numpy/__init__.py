@@ -8,7 +8,8 @@ The modules, each importing only those before it: ``_dispatch`` (the plain-NumPy
 path), ``_core`` (promotion, broadcasting, shared helpers), ``_math`` (ufuncs),
 ``_indexing`` (``x[idx]``, take, where, nonzero), ``_special`` (composite
 transcendental functions), ``_shape``, ``_joining``, ``_reductions``, ``_creation``,
-``_twodim``, ``_sorting``, ``_linalg`` (products), ``_functions``, ``_at`` (``.at``
+``_twodim``, ``_sorting``, ``_linalg`` (products), ``_functions``, ``_convolve``
+(``convolve``, ``correlate``), ``_at`` (``.at``
 updates), ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
 
@@ -16,6 +17,7 @@ import numpy as _np
 
 from functrace.numpy import _tracer_methods  # noqa: F401
 from functrace.numpy._at import at  # noqa: F401
+from functrace.numpy._convolve import *  # noqa: F401,F403
 from functrace.numpy._creation import *  # noqa: F401,F403
 from functrace.numpy._dispatch import is_traced  # noqa: F401
 from functrace.numpy._functions import *  # noqa: F401,F403

@@ -1,5 +1,5 @@
 """Products of functrace.numpy: ``matmul``, ``dot``, ``vdot``, ``outer``, ``inner``,
-``tensordot``, ``einsum`` and ``convolve``.
+``tensordot`` and ``einsum``.
 
 On plain NumPy inputs each function calls NumPy. On tracers the operands are
 promoted (NumPy 2 rules) and cast explicitly, then contracted by one
@@ -19,9 +19,6 @@ Decisions:
   ``'iij->ij'``) first takes that operand's diagonal (a strided ``slice``, see
   ``diagonal``). ``optimize=`` is accepted and checked but the contraction order is
   always left to right.
-* ``convolve`` builds the (m, L) windows of the zero-padded longer sequence with
-  ``broadcast_in_dim``/``reshape``/``pad``/``slice`` (O(m * (n + m)) memory) and
-  contracts them with the reversed shorter one in one ``dot_general``.
 * ``vdot`` of complex tracers raises ``NotImplementedError`` (no conjugate in lax yet).
 """
 
@@ -544,75 +541,7 @@ def _contract(
     return acc, acc_l
 
 
-# ---------------------------------------------------------------------------
-# convolve
-# ---------------------------------------------------------------------------
-
-_CONVOLVE_MODES = {
-    "valid": "valid",
-    "same": "same",
-    "full": "full",
-    0: "valid",
-    1: "same",
-    2: "full",
-}
-
-
-@numpy_path(lambda a, v, mode="full": np.convolve(a, v, mode))
-def convolve(a: Any, v: Any, mode: Any = "full") -> Any:
-    """Discrete linear convolution of two 1-d sequences: ``out[k] = sum_j a[j] v[k - j]``.
-
-    ``mode="full"`` gives all ``n + m - 1`` overlaps, ``"same"`` the central
-    ``max(n, m)`` of them, ``"valid"`` only the ``max(n, m) - min(n, m) + 1`` where the
-    sequences overlap completely (NumPy's ``convolve``).
-
-    >>> import functrace.numpy as fnp
-    >>> fnp.convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5])
-    array([0. , 1. , 2.5, 4. , 1.5])
-    """
-    key = mode if isinstance(mode, str) or type(mode) is int else None
-    if key not in _CONVOLVE_MODES:
-        raise ValueError(
-            f"convolve: expected mode 'full', 'same' or 'valid' (or 2, 1, 0), got {mode!r}."
-        )
-    kind = _CONVOLVE_MODES[key]
-    (a, v), _, is_bool = _promote("convolve", a, v)
-    for name, x in (("a", a), ("v", v)):
-        if core.get_aval(x).dtype.kind == "c":
-            raise NotImplementedError(
-                "convolve: expected real traced arrays, got complex ones. Complex "
-                "convolution works on plain NumPy inputs only."
-            )
-        if core.get_aval(x).ndim > 1:
-            raise ValueError(
-                f"convolve: expected 1-d sequences, got {name} of shape "
-                f"{core.get_aval(x).shape}. Convolve each row separately (e.g. with vmap)."
-            )
-    a, v = (ls.reshape(x, (1,)) if core.get_aval(x).ndim == 0 else x for x in (a, v))
-    (n,), (m,) = _shapes(a, v)
-    if m > n:
-        a, v, n, m = v, a, m, n
-    if m == 0:
-        raise ValueError(f"convolve: expected non-empty sequences, got lengths {n} and {m}.")
-    # Output k of the full convolution is sum_r a_p[k + r] * v[m - 1 - r] with a padded
-    # by m - 1 zeros on both sides; "same" and "valid" start at s = (m - 1) // 2 and
-    # m - 1, i.e. pad less. The (m, L) windows w[r, i] = a_p[r + i] come from m
-    # copies of a_p read with a row stride of len(a_p) + 1; one dot_general contracts
-    # them with the reversed v.
-    start = {"full": 0, "same": (m - 1) // 2, "valid": m - 1}[kind]
-    length = {"full": n + m - 1, "same": n, "valid": n - m + 1}[kind]
-    zero = np.zeros((), core.get_aval(a).dtype)[()]
-    lo, hi = m - 1 - start, length + start - n
-    a_p = ls.pad(a, zero, [(lo, hi, 0)]) if lo or hi else a
-    big = length + m - 1  # len(a_p)
-    rows = ls.reshape(ls.broadcast_in_dim(a_p, (m, big), (1,)), (m * big,))
-    rows = ls.reshape(ls.pad(rows, zero, [(0, m, 0)]), (m, big + 1))
-    windows = ls.slice(rows, (0, 0), (m, length))
-    out = _dot(ls.rev(v, (0,)), windows, ((0,), (0,)))
-    return _finish(out, is_bool)
-
-
-__all__ = ["convolve", "dot", "einsum", "inner", "matmul", "outer", "tensordot", "vdot"]
+__all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "vdot"]
 
 
 # ---------------------------------------------------------------------------
