@@ -21,6 +21,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "nn_conv_torch.npz"
 RNG = np.random.default_rng(0)
 
 POOL_CASES = sorted(c for c in CC.CASES if not CC.is_conv(c))
+CONV_CASES = sorted(c for c in CC.CASES if CC.is_conv(c))
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,85 @@ def _check_against_torch(case: str, dt: str, torch_ref: dict[str, np.ndarray]) -
 @pytest.mark.parametrize("case", POOL_CASES)
 def test_pool_matches_torch(case: str, dt: str, torch_ref: dict[str, np.ndarray]) -> None:
     _check_against_torch(case, dt, torch_ref)
+
+
+@pytest.mark.parametrize("dt", CC.DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_matches_torch(case: str, dt: str, torch_ref: dict[str, np.ndarray]) -> None:
+    _check_against_torch(case, dt, torch_ref)
+
+
+def test_conv_init_is_pytorchs() -> None:
+    # kaiming_uniform(a=sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in)), bias likewise
+    c = nn.Conv2d(6, 8, (3, 2), groups=2, rng=0)
+    assert c.weight.shape == (8, 3, 3, 2) and c.weight.dtype == np.float32
+    bound = 1 / np.sqrt(3 * 3 * 2)
+    assert np.abs(c.weight).max() <= bound and np.abs(c.weight).max() > 0.8 * bound
+    assert c.bias.shape == (8,) and np.abs(c.bias).max() <= bound
+    t = nn.ConvTranspose2d(4, 6, 3, groups=2, rng=np.random.default_rng(1), dtype=np.float64)
+    assert t.weight.shape == (4, 3, 3, 3) and t.weight.dtype == np.float64
+    tb = 1 / np.sqrt(3 * 9)  # PyTorch's fan_in of a (in, out/groups, k...) weight
+    assert np.abs(t.weight).max() <= tb and np.abs(t.weight).max() > 0.8 * tb
+    np.testing.assert_array_equal(
+        nn.Conv1d(2, 3, 2, rng=5).weight, nn.Conv1d(2, 3, 2, rng=5).weight
+    )
+    assert nn.Conv3d(1, 2, 2, bias=False, rng=0).bias is None
+
+
+CONVS = [
+    lambda: nn.Conv1d(2, 3, 3, stride=2, padding=1, rng=0, dtype=np.float64),
+    lambda: nn.Conv2d(2, 2, 2, padding="same", padding_mode="reflect", rng=1, dtype=np.float64),
+    lambda: nn.Conv2d(
+        2,
+        4,
+        (2, 1),
+        groups=2,
+        dilation=(2, 1),
+        padding_mode="circular",
+        padding=1,
+        rng=2,
+        dtype=np.float64,
+    ),
+    lambda: nn.ConvTranspose1d(2, 2, 3, stride=2, output_padding=1, rng=3, dtype=np.float64),
+    lambda: nn.ConvTranspose2d(2, 2, 2, stride=(2, 1), padding=(0, 1), rng=4, dtype=np.float64),
+]
+
+
+@pytest.mark.parametrize("k", range(len(CONVS)))
+def test_conv_grads_jit_vmap(k: int) -> None:
+    m = CONVS[k]()
+    spatial = (4,) if type(m).__name__.endswith("1d") else (4, 3)
+    x = RNG.normal(size=(2, 2, *spatial))
+    loss = lambda m, x: (m(x) ** 2).sum()  # noqa: E731
+    ft.check_grads(
+        lambda w, b, x: m.replace(weight=w, bias=b)(x),
+        (m.weight, m.bias, x),
+        order=2,
+        modes=("fwd", "rev"),
+    )
+    np.testing.assert_allclose(ft.jit(lambda m, x: m(x))(m, x), m(x), rtol=1e-13)
+    gj, ge = ft.jit(ft.grad(loss))(m, x), ft.grad(loss)(m, x)
+    np.testing.assert_allclose(gj.weight, ge.weight, rtol=1e-12)
+    loop = np.stack([m(xi) for xi in x])  # unbatched (C, ...) inputs
+    np.testing.assert_allclose(ft.vmap(m)(x), loop, rtol=1e-13)
+    np.testing.assert_allclose(m(x[0]), m(x)[0], rtol=1e-13)
+
+
+def test_conv_functional_forms() -> None:
+    x = RNG.normal(size=(2, 4, 5, 6)).astype(np.float32)
+    c = nn.Conv2d(4, 2, 3, stride=2, padding=1, groups=2, rng=0)
+    y = nn.functional.conv2d(x, c.weight, c.bias, 2, 1, 1, 2)
+    np.testing.assert_array_equal(y, c(x))
+    t = nn.ConvTranspose2d(4, 2, 2, stride=2, rng=0)
+    np.testing.assert_array_equal(nn.conv_transpose2d(x, t.weight, t.bias, stride=2), t(x))
+    x1 = RNG.normal(size=(1, 2, 7))
+    c1 = nn.Conv1d(2, 3, 3, rng=0, dtype=np.float64)
+    np.testing.assert_array_equal(nn.conv1d(x1, c1.weight, c1.bias), c1(x1))
+    t1 = nn.ConvTranspose1d(2, 3, 3, rng=0, dtype=np.float64)
+    np.testing.assert_array_equal(nn.conv_transpose1d(x1, t1.weight), t1.replace(bias=None)(x1))
+    x3 = RNG.normal(size=(1, 1, 3, 3, 3))
+    c3 = nn.Conv3d(1, 2, 2, rng=0, dtype=np.float64)
+    np.testing.assert_array_equal(nn.conv3d(x3, c3.weight, c3.bias), c3(x3))
 
 
 POOLS = [
@@ -157,6 +237,55 @@ ERRORS = [
         r"AdaptiveAvgPool2d: expected output_size entries as positive ints or None, got "
         r"\(0, 2\)",
         lambda: nn.AdaptiveAvgPool2d((0, 2))(np.ones((1, 4, 4))),
+    ),
+]
+
+
+ERRORS += [
+    (
+        ValueError,
+        r"Conv2d: expected x with 3 channels \(in_channels\) at dim 1, got shape \(2, 4, 5, 5\)",
+        lambda: nn.Conv2d(3, 2, 3, rng=0)(np.ones((2, 4, 5, 5), np.float32)),
+    ),
+    (
+        ValueError,
+        r"Conv1d: expected a 2-d \(C, L\) or 3-d \(N, C, L\) x, got shape \(1, 2, 3, 4\)",
+        lambda: nn.Conv1d(2, 2, 3, rng=0)(np.ones((1, 2, 3, 4), np.float32)),
+    ),
+    (
+        ValueError,
+        r"Conv2d: expected a padded input at least as large as the \(dilated\) kernel, got "
+        r"input size 2 \(padding \(0, 0\)\) for kernel size 3",
+        lambda: nn.Conv2d(1, 1, 3, rng=0)(np.ones((1, 2, 5), np.float32)),
+    ),
+    (
+        ValueError,
+        r"Conv2d: expected in_channels and out_channels divisible by groups, got "
+        r"in_channels=3, out_channels=4, groups=2",
+        lambda: nn.Conv2d(3, 4, 1, groups=2, rng=0),
+    ),
+    (
+        ValueError,
+        r"Conv1d: expected stride 1 with padding='same' \(as PyTorch\), got stride \(2,\)",
+        lambda: nn.Conv1d(1, 1, 3, stride=2, padding="same", rng=0),
+    ),
+    (
+        ValueError,
+        r"Conv1d: expected padding below the input size 3 for padding_mode='reflect' \(at most "
+        r"2\), got padding \(3, 3\)",
+        lambda: nn.Conv1d(1, 1, 3, padding=3, padding_mode="reflect", rng=0)(np.ones((1, 3))),
+    ),
+    (
+        ValueError,
+        r"ConvTranspose2d: expected output_padding smaller than either stride or dilation, got "
+        r"output_padding \(1, 1\) for stride \(1, 1\)",
+        lambda: nn.ConvTranspose2d(1, 1, 2, output_padding=1, rng=0)(np.ones((1, 3, 3))),
+    ),
+    (
+        ValueError,
+        r"ConvTranspose1d: expected x with 2 channels \(in_channels\) at dim 0, got shape "
+        r"\(3, 4\)",
+        lambda: nn.ConvTranspose1d(2, 1, 2, rng=0)(np.ones((3, 4))),
     ),
 ]
 

@@ -20,6 +20,18 @@ from functrace.nn import functional, initializers
 from functrace.nn._attention import MultiheadAttention, scaled_dot_product_attention
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
 from functrace.nn._batchnorm import BatchNorm1d, BatchNorm2d, BatchNormState, batch_norm
+from functrace.nn._conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+)
 from functrace.nn._dropout import Dropout, dropout
 from functrace.nn._embedding import Embedding, embedding
 from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
@@ -102,6 +114,11 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNormState",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "Dropout",
     "Embedding",
     "Flatten",
@@ -137,6 +154,11 @@ __all__ = [
     "batch_norm",
     "binary_cross_entropy_with_logits",
     "celu",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "count_params",
     "cross_entropy",
     "dropout",
