@@ -13,10 +13,11 @@ import pytest
 import functrace
 import stax_conv_cases as C
 from functrace import random, tree_util
-from functrace.example_libraries import stax
+from functrace.example_libraries import optimizers, stax
 
 FIXTURE = Path(__file__).parent / "fixtures" / "stax_conv_jax.npz"
 POOLS = C.pool_layers(stax)
+CONVS = C.conv_layers(stax)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +47,36 @@ def _check_layer(name: str, layer: Any, shape: tuple[int, ...], ref: dict[str, n
 def test_pool_layer_matches_jax(name: str, ref: dict[str, np.ndarray]) -> None:
     layer, shape = POOLS[name]
     _check_layer(name, layer, shape, ref)
+
+
+@pytest.mark.parametrize("name", sorted(CONVS))
+def test_conv_layer_matches_jax(name: str, ref: dict[str, np.ndarray]) -> None:
+    layer, shape = CONVS[name]
+    _check_layer(name, layer, shape, ref)
+
+
+def test_stax_cnn_example_trains_as_in_jax(ref: dict[str, np.ndarray]) -> None:
+    # The stax CNN (Conv, Relu, MaxPool, Conv, Relu, AvgPool, Flatten, Dense,
+    # LogSoftmax): init from PRNGKey(0) and four jitted SGD steps, as JAX ran them.
+    got = C.cnn_training(functrace, stax, optimizers)
+    n = len([k for k in ref if k.startswith("cnn_training/")])
+    assert len(got) == n
+    for k, v in enumerate(got):
+        np.testing.assert_allclose(v, ref[f"cnn_training/{k}"], rtol=1e-10, atol=1e-12)
+    assert got[0][-1] < got[0][0]
+
+
+def test_conv_layer_grads() -> None:
+    init_fun, apply_fun = stax.GeneralConv(("NCHW", "OIHW", "NCHW"), 2, (2, 2), (1, 2), "SAME")
+    _, params = init_fun(random.PRNGKey(1), (1, 2, 3, 4))
+    x = C.layer_input((1, 2, 3, 4))
+    functrace.check_grads(lambda p, x: apply_fun(p, x), (params, x), order=2, modes=("fwd", "rev"))
+    init_t, apply_t = stax.ConvTranspose(2, (2, 2), (2, 1), "SAME")
+    _, pt = init_t(random.PRNGKey(2), (1, 2, 3, 2))
+    xt = C.layer_input((1, 2, 3, 2))
+    functrace.check_grads(lambda p, x: apply_t(p, x), (pt, xt), order=1, modes=("rev",))
+    with pytest.raises(ValueError, match=r"stax.GeneralConv init_fun: expected an input of rank 4"):
+        stax.Conv(2, (3, 3))[0](random.PRNGKey(0), (2, 5, 5, 1, 1))
 
 
 def test_pool_layer_grads_and_errors() -> None:

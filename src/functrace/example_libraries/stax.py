@@ -15,9 +15,10 @@ params are nested tuples and lists, i.e. pytrees, so ``grad``, ``jit`` and the
 Layers here: ``Dense``, the elementwise ``Tanh``, ``Relu``, ``Exp``, ``LogSoftmax``,
 ``Softmax``, ``Softplus``, ``Sigmoid``, ``Elu``, ``LeakyRelu``, ``Selu``, ``Gelu``
 (the tanh approximation, as JAX's default), ``BatchNorm``, ``Flatten``, ``Identity``,
-``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, the pooling layers ``MaxPool``,
-``SumPool``, ``AvgPool``, and the combinators ``serial``, ``parallel`` and
-``shape_dependent``.
+``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, the convolutions ``Conv``,
+``GeneralConv``, ``ConvTranspose``, ``Conv1DTranspose``, ``GeneralConvTranspose``, the
+pooling layers ``MaxPool``, ``SumPool``, ``AvgPool``, and the combinators ``serial``,
+``parallel`` and ``shape_dependent``.
 
 As in JAX, ``Dropout(rate)`` keeps each entry with probability ``rate`` (and scales
 kept entries by ``1 / rate``) in ``mode="train"``, and is the identity otherwise.
@@ -298,6 +299,180 @@ def Dropout(rate: float, mode: str = "train") -> Layer:
 
 
 # ---------------------------------------------------------------------------
+# Convolutions
+# ---------------------------------------------------------------------------
+
+
+def _kernel_shape(
+    fname: str, dimension_numbers: Any, out_chan: int, filter_shape: Any, input_shape: Any
+) -> list[int]:
+    lhs_spec, rhs_spec, _ = dimension_numbers
+    shape = _check_shape(fname, input_shape, len(lhs_spec))
+    if len(shape) != len(lhs_spec):
+        raise ValueError(
+            f"{fname}: expected an input of rank {len(lhs_spec)} (layout {lhs_spec}), got "
+            f"shape {shape}"
+        )
+    sizes = iter(filter_shape)
+    return [
+        out_chan if c == "O" else shape[lhs_spec.index("C")] if c == "I" else int(next(sizes))
+        for c in rhs_spec
+    ]
+
+
+def GeneralConv(
+    dimension_numbers: Any,
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """Convolution layer with the layouts ``dimension_numbers`` (lhs, rhs, out specs such
+    as ``("NCHW", "OIHW", "NCHW")``), ``out_chan`` output features, a kernel of
+    ``filter_shape`` (its spatial dims), ``strides`` (default 1) and ``padding``
+    ("VALID", "SAME" or (lo, hi) pairs). Params ``(W, b)``: ``W`` drawn by
+    ``glorot_normal`` over the kernel's in/out axes, ``b`` (1 except on the output's
+    feature axis) by ``normal(1e-6)``, as JAX's stax."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    steps = tuple(strides) if strides else one
+    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        kernel = _kernel_shape(
+            "stax.GeneralConv init_fun", dimension_numbers, out_chan, filter_shape, input_shape
+        )
+        out = _lax.conv_general_shape_tuple(
+            tuple(input_shape), kernel, steps, padding, dimension_numbers
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return tuple(out), (w_init(k1, kernel), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        y = _lax.conv_general_dilated(
+            inputs, W, steps, padding, one, one, dimension_numbers=dimension_numbers
+        )
+        return y + b
+
+    return init_fun, apply_fun
+
+
+def Conv(
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """2-d convolution layer in JAX's default layouts (NHWC input, HWIO kernel):
+    :func:`GeneralConv` with ``("NHWC", "HWIO", "NHWC")``."""
+    return GeneralConv(
+        ("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides, padding, W_init, b_init
+    )
+
+
+def _transpose_pads(k: int, s: int, padding: str) -> tuple[int, int]:
+    # JAX's conv_transpose padding: "SAME" gives in * s outputs, "VALID"
+    # in * s + max(k - s, 0).
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+    else:
+        total = k + s - 2 + max(k - s, 0)
+        lo = k - 1
+    return lo, total - lo
+
+
+def GeneralConvTranspose(
+    dimension_numbers: Any,
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """Transposed convolution layer (``lax.conv_transpose``) with the layouts
+    ``dimension_numbers``, JAX stax's parameters and init (see :func:`GeneralConv`):
+    "SAME" padding gives ``in * stride`` outputs, "VALID" ``in * stride + max(k -
+    stride, 0)``."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    steps = tuple(strides) if strides else one
+    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        kernel = _kernel_shape(
+            "stax.GeneralConvTranspose init_fun",
+            dimension_numbers,
+            out_chan,
+            filter_shape,
+            input_shape,
+        )
+        spatial_in = [input_shape[i] for i, c in enumerate(lhs_spec) if c not in "NC"]
+        spatial_k = [kernel[i] for i, c in enumerate(rhs_spec) if c not in "OI"]
+        if isinstance(padding, str):
+            pads = [_transpose_pads(k, s, padding.upper()) for k, s in zip(spatial_k, steps)]
+        else:
+            pads = [tuple(p) for p in padding]
+        spatial_out = iter(
+            (n - 1) * s - k + 2 + lo + hi
+            for n, k, s, (lo, hi) in zip(spatial_in, spatial_k, steps, pads)
+        )
+        out = tuple(
+            input_shape[lhs_spec.index("N")]
+            if c == "N"
+            else out_chan
+            if c == "C"
+            else next(spatial_out)
+            for c in out_spec
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return out, (w_init(k1, kernel), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        y = _lax.conv_transpose(inputs, W, steps, padding, dimension_numbers=dimension_numbers)
+        return y + b
+
+    return init_fun, apply_fun
+
+
+def ConvTranspose(
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """2-d transposed convolution in NHWC/HWIO: :func:`GeneralConvTranspose` with
+    ``("NHWC", "HWIO", "NHWC")``."""
+    dn = ("NHWC", "HWIO", "NHWC")
+    return GeneralConvTranspose(dn, out_chan, filter_shape, strides, padding, W_init, b_init)
+
+
+def Conv1DTranspose(
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """1-d transposed convolution in NHC/HIO: :func:`GeneralConvTranspose` with
+    ``("NHC", "HIO", "NHC")``."""
+    dn = ("NHC", "HIO", "NHC")
+    return GeneralConvTranspose(dn, out_chan, filter_shape, strides, padding, W_init, b_init)
+
+
+# ---------------------------------------------------------------------------
 # Pooling
 # ---------------------------------------------------------------------------
 
@@ -482,6 +657,9 @@ def shape_dependent(make_layer: Callable[[Any], Layer]) -> Layer:
 __all__ = [
     "AvgPool",
     "BatchNorm",
+    "Conv",
+    "Conv1DTranspose",
+    "ConvTranspose",
     "Dense",
     "Dropout",
     "Elu",
@@ -491,6 +669,8 @@ __all__ = [
     "FanOut",
     "Flatten",
     "Gelu",
+    "GeneralConv",
+    "GeneralConvTranspose",
     "Identity",
     "LeakyRelu",
     "LogSoftmax",
