@@ -314,7 +314,11 @@ KERNEL_CASES = [
         np.float32,
     ),
     ((9,), (3,), (2,), ((2, 2),), None, None, "ge", np.float64),
+    ((1, 1, 4, 4), (1, 1, 2, 2), (1, 1, 2, 2), "VALID", None, None, "ge", np.float32),
 ]
+NAN = np.nan
+# inner windows with a NaN after, at or before the maximum, and ties (the last case)
+CRAFTED = np.array([[1, NAN, NAN, 2], [5, 0, 3, 4], [0, 3, 2, 2], [NAN, 9, 1, 2]])
 
 
 @pytest.mark.parametrize("kind", ["reduce", "gather", "scatter"])
@@ -330,6 +334,8 @@ def test_compiled_window_kernels_match_impl(case: int, kind: str, monkeypatch: A
     flat = x.reshape(-1)
     flat[1], flat[-1], flat[len(flat) // 2] = np.nan, -np.inf, np.inf
     flat[0] = -np.inf if select == "ge" else np.inf  # a window starting on padding
+    if shape == (1, 1, 4, 4):
+        x = CRAFTED.astype(dtype).reshape(shape)
     w = (wd, ws, pad, bd, wdil)
     red = lax.reduce_window_max if select == "ge" else lax.reduce_window_min
     fwd = lambda x: red(x, *w)  # noqa: E731

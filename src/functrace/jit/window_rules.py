@@ -116,21 +116,44 @@ def _source(
     for a in r:
         lines.append(q + (f"s{a} = j{a}" if axes[a] == "id" else f"s{a} = base{a}"))
     lines.append(q + f"best = x[{there}]")
-    dq = q
-    for a in win:
-        w, st, d = window[a]
-        lines.append(dq + f"for k{a} in range({w}):")
-        dq += "    "
-        lines.append(dq + f"t{a} = base{a} + k{a} * {d}")
+
+    def taps(q: str) -> str:
+        for a in win:
+            w, st, d = window[a]
+            lines.append(q + f"for k{a} in range({w}):")
+            q += "    "
+            lines.append(q + f"t{a} = base{a} + k{a} * {d}")
+        return q
+
     at = ", ".join(f"j{a}" if axes[a] == "id" else f"t{a}" for a in r)
-    lines.append(dq + f"val = x[{at}]")
+    dq = taps(q)
+    lines += [
+        dq + f"val = x[{at}]",
+        dq + f"if val {cmp} best or val != val:",
+        dq + "    best = val",
+    ]
     if keep:
-        # selects, not branches: random data would mispredict every other tap
-        lines.append(dq + f"better = val {cmp} best")
-        lines += [dq + f"s{a} = t{a} if better else s{a}" for a in win]
-        lines.append(dq + "best = val if better or val != val else best")
-    else:
-        lines += [dq + f"if val {cmp} best or val != val:", dq + "    best = val"]
+        # The selection, in a second pass: the first tap equal to the extremum, found
+        # with integer arithmetic (a data-dependent branch or select would mispredict
+        # on random data). A NaN window keeps the chain of the checked path below.
+        lines.append(q + "if best == best:")
+        lines += [q + f"    s{a} = 0" for a in win]
+        lines.append(q + "    done = 0")
+        dq = taps(q + "    ")
+        lines.append(dq + f"hit = np.int64(x[{at}] == best) & (1 - done)")
+        lines += [dq + f"s{a} += t{a} * hit" for a in win]
+        lines.append(dq + "done |= hit")
+        lines += [q + "else:", q + f"    best = x[{there}]"]  # restart from the first tap
+        dq = taps(q + "    ")
+        sel = "; ".join(f"s{a} = t{a}" for a in win)
+        lines += [
+            dq + f"val = x[{at}]",
+            dq + f"if val {cmp} best:",
+            dq + "    best = val",
+            dq + f"    {sel}",
+            dq + "elif val != val:",
+            dq + "    best = val",
+        ]
     lines += finish(q, "True")
     # windows over padding or holes: check every tap, start from the first one
     lines.append(body + "else:")
