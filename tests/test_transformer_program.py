@@ -155,7 +155,7 @@ def test_the_demo_command_dispatches(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     assert "--model transformer" in out and "--steps" in out and "--temperature" in out
     with pytest.raises(SystemExit):
-        cli.main(["demo", "--model", "cnn"])
-    assert "invalid choice: 'cnn'" in capsys.readouterr().err
+        cli.main(["demo", "--model", "resnet"])
+    assert "invalid choice: 'resnet'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="train: expected at least 1 training step, got steps=0"):
         ct.train(ct.Config(steps=0))
