@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray
 
 
@@ -57,12 +57,17 @@ Atom = Var | Literal
 
 
 class JaxprEqn(NamedTuple):
-    """One equation: ``out_binders = primitive[params] inputs``."""
+    """One equation: ``out_binders = primitive[params] inputs``.
+
+    ``source`` is where it came from (a ``functrace._debug.Source``: the user's
+    ``file:line``, and for derivative work the primitive whose rule made it), recorded
+    only while a debug check (``config.debug_nans``/``debug_infs``) is on, else None."""
 
     primitive: Primitive
     inputs: tuple[Atom, ...]
     params: dict[str, Any]
     out_binders: tuple[Var, ...]
+    source: Any = None
 
 
 class Jaxpr:
@@ -207,6 +212,29 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
         else:
             env[eqn.out_binders[0]] = out
     return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
+
+
+def eval_jaxpr_checked(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], where: str) -> None:
+    """Run ``jaxpr`` eagerly equation by equation with the debug checks on (the caller
+    turned ``config.debug_nans``/``debug_infs`` on): the first primitive whose output
+    has a NaN/inf raises ``FloatingPointError``, named with the equation's recorded
+    source and prefixed with ``where``. Returns normally if none does."""
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    state = _debug.state
+    prev = state.source
+    try:
+        for eqn in jaxpr.eqns:
+            state.source = eqn.source or _debug.Source("an unknown line", "forward")
+            invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
+            try:
+                out = eqn.primitive.bind(*invals, **eqn.params)
+            except FloatingPointError as e:
+                raise FloatingPointError(f"{where}: {e}") from None
+            outs = out if eqn.primitive.multiple_results else [out]
+            env.update(zip(eqn.out_binders, outs))
+    finally:
+        state.source = prev
 
 
 # ---------------------------------------------------------------------------
