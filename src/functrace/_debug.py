@@ -67,6 +67,7 @@ class Source(NamedTuple):
 
 class _State(threading.local):
     rule: str | None = None  # the primitive whose JVP rule is running
+    primals: Sequence[Any] = ()  # and the primals it was given
     source: Source | None = None  # set by the backward pass and the jit re-run
 
 
@@ -181,8 +182,13 @@ def nan_error(
     src = state.source
     if src is None:
         rule = state.rule
+        prim = state.primals
+        if rule == name and len(prim) == len(args) and all(a is p for a, p in zip(args, prim)):
+            rule = None  # the rule computing its own primal output: forward work
         src = Source(user_location(2), "forward" if rule is None else "jvp", rule)
-    phase = describe_phase(src, name)
+        phase = describe_phase(src, "" if rule is not None else name)
+    else:
+        phase = describe_phase(src, name)
     ins = ", ".join(short_type(a) for a in args) or "none"
     head = f"{where}: " if where else ""
     switch = f"functrace.config.{switch_name(what)}"

@@ -194,10 +194,12 @@ def _labelled(
 ) -> Any:
     """Run a JVP rule with the debug checks told that its work is ``primitive``'s."""
     prev, _dstate.rule = _dstate.rule, primitive.name
+    prev_primals, _dstate.primals = _dstate.primals, primals
     try:
         return rule(primals, tangents, **params)
     finally:
         _dstate.rule = prev
+        _dstate.primals = prev_primals
 
 
 def _jvp_rule(primitive: Primitive) -> Callable[..., Any]:
