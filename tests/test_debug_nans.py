@@ -187,3 +187,17 @@ def test_env_var_turns_check_on() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "raised" in out.stdout and "'log' produced NaN" in out.stdout
+
+
+def test_eager_array_operators_checked() -> None:
+    a = fnp.asarray([0.0, 1.0])
+    with ft.debug_nans(True):
+        line = _line(2)
+        with pytest.raises(FloatingPointError) as e:
+            a / a
+    assert "the Array operation 'Array.__truediv__' produced NaN" in str(e.value)
+    assert line in str(e.value)
+    with ft.debug_infs(True):
+        assert np.isnan(abs(-a) / a).any()  # a NaN is not an inf
+        with pytest.raises(FloatingPointError, match="'Array.__rtruediv__' produced inf"):
+            1.0 / a

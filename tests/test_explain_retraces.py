@@ -41,8 +41,9 @@ def test_each_cause_is_named(explain: pytest.LogCaptureFixture) -> None:
     f({"w": np.ones(4, np.float32)}, 2)
     assert "a new dtype at p['w']: f64[4] before, now f32[4]" in _reasons(explain)[0]
     f({"w": np.ones(4)}, 3)
-    assert "a new value of the static argument `n` (position 1): 2 before, now 3" in (
-        _reasons(explain)[0]
+    assert (
+        "a new value of the static argument `n` (position 1): 2 before, now 3"
+        in (_reasons(explain)[0])
     )
     f({"w": 2.0}, 3)
     f({"w": np.float64(2.0)}, 3)

@@ -168,15 +168,28 @@ def describe_phase(src: Source, prim_name: str) -> str:
 def check_outputs(prim: Any, args: tuple[Any, ...], out: Any, where: str = "") -> None:
     """Raise ``FloatingPointError`` if a float output of ``prim`` (applied to the
     concrete ``args``) has a NaN (``debug_nans``) or an inf (``debug_infs``)."""
-    outs = out if prim.multiple_results else (out,)
+    check_values(prim.name, args, out if prim.multiple_results else (out,), where)
+
+
+def check_values(
+    name: str, args: Sequence[Any], outs: Sequence[Any], where: str = "", kind: str = "primitive"
+) -> None:
+    """:func:`check_outputs` for the results ``outs`` of the operation ``name``; ``kind``
+    says what it is (``"primitive"``, or ``"Array operation"`` for an eager ``Array``
+    operator or method, which NumPy computes)."""
     for i, o in enumerate(outs):
         what = problem(o)
         if what is not None:
-            raise nan_error(prim.name, args, what, i if len(outs) > 1 else None, where)
+            raise nan_error(name, args, what, i if len(outs) > 1 else None, where, kind)
 
 
 def nan_error(
-    name: str, args: Sequence[Any], what: str, out_index: int | None, where: str = ""
+    name: str,
+    args: Sequence[Any],
+    what: str,
+    out_index: int | None,
+    where: str = "",
+    kind: str = "primitive",
 ) -> FloatingPointError:
     """The error for a NaN/inf in an output of the primitive ``name`` on ``args``."""
     src = state.source
@@ -202,7 +215,7 @@ def nan_error(
             )
     which = "" if out_index is None else f" (output {out_index})"
     return FloatingPointError(
-        f"{head}{switch}: the primitive '{name}' produced {what}{which} {phase}. "
+        f"{head}{switch}: the {kind} '{name}' produced {what}{which} {phase}. "
         f"Its inputs: {ins}. Set {switch} = False to let the {what} through."
     )
 
@@ -211,6 +224,7 @@ __all__ = [
     "Flags",
     "Source",
     "check_outputs",
+    "check_values",
     "current_source",
     "flags",
     "has_problem",

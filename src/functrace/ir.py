@@ -214,7 +214,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
     return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
 
 
-def eval_jaxpr_checked(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], where: str) -> None:
+def eval_jaxpr_checked(
+    jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], where: str
+) -> None:
     """Run ``jaxpr`` eagerly equation by equation with the debug checks on (the caller
     turned ``config.debug_nans``/``debug_infs`` on): the first primitive whose output
     has a NaN/inf raises ``FloatingPointError``, named with the equation's recorded

@@ -100,7 +100,9 @@ def _diff_static(old: Any, new: Any, label: Callable[[int], str]) -> list[str]:
     for i, _, v in new_pos:
         if i not in before or before[i] != v or type(before[i]) is not type(v):
             was = f"{before[i]!r:.60}" if i in before else "not given"
-            out.append(f"a new value of the static argument {label(i)}: {was} before, now {v!r:.60}")
+            out.append(
+                f"a new value of the static argument {label(i)}: {was} before, now {v!r:.60}"
+            )
     kw_before = {k: v for k, _, v in old_kw}
     for k, _, v in new_kw:
         if k not in kw_before or kw_before[k] != v or type(kw_before[k]) is not type(v):
@@ -164,8 +166,7 @@ def explain_retrace(
     if py_o != py_n:
         at = [names[i] if i < len(names) else f"leaf {i}" for i in set(py_o) ^ set(py_n)]
         reasons.append(
-            "a Python bool where a NumPy bool was passed, or the reverse, at "
-            + ", ".join(at)
+            "a Python bool where a NumPy bool was passed, or the reverse, at " + ", ".join(at)
         )
     if not reasons:
         return "a signature that differs from every earlier one"
