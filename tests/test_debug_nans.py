@@ -201,3 +201,15 @@ def test_eager_array_operators_checked() -> None:
         assert np.isnan(abs(-a) / a).any()  # a NaN is not an inf
         with pytest.raises(FloatingPointError, match="'Array.__rtruediv__' produced inf"):
             1.0 / a
+
+
+def _sqrt_times_zero(x: object) -> object:
+    return fnp.sqrt(x) * 0.0
+
+
+def test_grad_of_jit_names_the_line_inside_the_function() -> None:
+    f = ft.jit(_sqrt_times_zero)
+    line = f"test_debug_nans.py:{_sqrt_times_zero.__code__.co_firstlineno + 1}"
+    with ft.debug_nans(True), pytest.raises(FloatingPointError) as e:
+        ft.grad(f)(0.0)
+    assert f"derivative of 'sqrt' bound at {line}" in str(e.value)

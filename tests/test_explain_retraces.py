@@ -82,3 +82,12 @@ def test_cache_info_numbers() -> None:
     assert info.kernels == f.compile_count and info.maxsize == 4096
     ft.grad(f)(1.0)  # traced for the transform, not compiled
     assert f.cache_info().traces == 4 and f.cache_info().misses == 3
+
+
+def test_retrace_under_a_transform_is_explained(explain: pytest.LogCaptureFixture) -> None:
+    f = ft.jit(lambda x: (x * x).sum())
+    ft.grad(f)(np.ones(2))
+    assert _reasons(explain) == []
+    ft.grad(f)(np.ones(5))
+    (msg,) = _reasons(explain)
+    assert "under a transform" in msg and "a new shape at x: f64[2] before, now f64[5]" in msg

@@ -69,6 +69,9 @@ class _State(threading.local):
     rule: str | None = None  # the primitive whose JVP rule is running
     primals: Sequence[Any] = ()  # and the primals it was given
     source: Source | None = None  # set by the backward pass and the jit re-run
+    # the user's line of the equation ``eval_jaxpr`` is evaluating (a jitted function's
+    # program inlined into a transform), used instead of the stack's
+    location: str | None = None
 
 
 state = _State()
@@ -96,13 +99,14 @@ def current_source() -> Source:
     if src is not None:
         return src
     rule = state.rule
-    return Source(user_location(2), "forward" if rule is None else "jvp", rule)
+    loc = state.location or user_location(2)
+    return Source(loc, "forward" if rule is None else "jvp", rule)
 
 
 def backward_source(eqn_source: Source | None, prim_name: str) -> Source:
     """The source of the cotangent work that transposes an equation."""
     if eqn_source is None:
-        return Source(user_location(2), "backward", prim_name)
+        return Source(state.location or user_location(2), "backward", prim_name)
     if eqn_source.phase == "backward":  # transposing a backward pass (grad of grad)
         return eqn_source
     return Source(eqn_source.location, "backward", eqn_source.parent or prim_name)
@@ -198,7 +202,8 @@ def nan_error(
         prim = state.primals
         if rule == name and len(prim) == len(args) and all(a is p for a, p in zip(args, prim)):
             rule = None  # the rule computing its own primal output: forward work
-        src = Source(user_location(2), "forward" if rule is None else "jvp", rule)
+        loc = state.location or user_location(2)
+        src = Source(loc, "forward" if rule is None else "jvp", rule)
         phase = describe_phase(src, "" if rule is not None else name)
     else:
         phase = describe_phase(src, name)

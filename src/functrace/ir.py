@@ -27,6 +27,8 @@ import numpy as np
 from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray
 
+_flags = _debug.flags  # config.debug_nans / debug_infs
+
 
 class Var:
     """A typed variable. Identity is object identity; names are given when printed."""
@@ -203,6 +205,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
         env[v] = x
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
+    if _flags.check:  # debug checks: each equation's recorded line stands for the stack's
+        return _eval_located(jaxpr, env)
     for eqn in jaxpr.eqns:
         invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
         out = eqn.primitive.bind(*invals, **eqn.params)
@@ -211,6 +215,23 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
                 env[v] = o
         else:
             env[eqn.out_binders[0]] = out
+    return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
+
+
+def _eval_located(jaxpr: Jaxpr, env: dict[Var, Any]) -> list[Any]:
+    state = _debug.state
+    prev = state.location
+    try:
+        for eqn in jaxpr.eqns:
+            src = eqn.source
+            if src is not None and src.phase != "backward":
+                state.location = src.location
+            invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
+            out = eqn.primitive.bind(*invals, **eqn.params)
+            outs = out if eqn.primitive.multiple_results else [out]
+            env.update(zip(eqn.out_binders, outs))
+    finally:
+        state.location = prev
     return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
 
 

@@ -355,6 +355,7 @@ class JitFunction:
         self._misses = 0  # signatures traced and compiled for a call or lower()
         # every signature traced (bounded), for config.explain_retraces
         self._history: OrderedDict[Any, None] = OrderedDict()
+        self._traced_history: OrderedDict[Any, None] = OrderedDict()  # under transforms
         # signature -> (jaxpr, output tree) for calls under other transforms
         self._traced: OrderedDict[Any, tuple[ClosedJaxpr, Any]] = OrderedDict()
 
@@ -513,6 +514,8 @@ class JitFunction:
             with self._lock:  # one trace per signature, whichever thread asks first
                 hit = self._traced.get(key)
                 if hit is None:
+                    if _flags.explain_retraces:
+                        self._explain_transformed(key, args, kwargs, static_pos, dyn_args, dyn_kw)
                     hit = self._trace_only(args, static_pos, static_kw, in_tree, avals, py)
                     if not any(isinstance(c, Tracer) for c in hit[0].consts):
                         self._traced[key] = hit
@@ -521,6 +524,30 @@ class JitFunction:
         closed, out_tree = hit
         outs = eval_jaxpr(closed.jaxpr, closed.consts, leaves)
         return tree_unflatten(out_tree, outs)
+
+    def _explain_transformed(
+        self,
+        key: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        static_pos: list[tuple[int, Any]],
+        dyn_args: list[Any],
+        dyn_kw: dict[str, Any],
+    ) -> None:
+        """``config.explain_retraces`` for a trace under another transform (the
+        signatures of those traces are compared with each other)."""
+        tree, avals, static_key, py = key
+        sig = (tree, avals, static_key, tuple(i for i, p in enumerate(py) if p))
+        history = self._traced_history
+        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+        why = diagnostics.explain_retrace(
+            self._fun, history, sig, names, self._arg_label, self._bound
+        )
+        if why is not None and history:  # a first trace under a transform is no retrace
+            diagnostics.log_retrace(f"{self._origin} under a transform", self.trace_count + 1, why)
+        history[sig] = None
+        if len(history) > 2 * self._bound:
+            history.popitem(last=False)
 
     def _trace_only(
         self,
