@@ -294,6 +294,10 @@ class JitFunction:
     cache) are for tests and curious users. At most ``functrace.jit.api.cache_size``
     signatures (default 4096, ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
     the least recently used is dropped first and traced again if it comes back.
+    ``cache_info()`` gives hits, misses, traces, kernels and the cache's size and bound.
+    With ``config.explain_retraces`` each new trace logs why (``functrace.jit`` logger);
+    with ``config.debug_nans``/``debug_infs`` each call checks its float outputs and, on
+    a hit, re-runs the program op by op to name the primitive that produced it.
     """
 
     def __init__(
