@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,9 +48,19 @@ class Flags:
     def set(self, name: str, value: bool) -> None:
         setattr(self, name, bool(value))
         self.check = self.debug_nans or self.debug_infs
+        for fn in _listeners:
+            fn()
 
 
 flags = Flags()
+_listeners: list[Callable[[], None]] = []
+
+
+def on_change(fn: Callable[[], None]) -> None:
+    """Call ``fn()`` now and whenever a switch changes (``functrace.jit`` switches its
+    call path, so that its fast path tests no switch)."""
+    _listeners.append(fn)
+    fn()
 
 
 class Source(NamedTuple):

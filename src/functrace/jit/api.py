@@ -365,13 +365,9 @@ class JitFunction:
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if (
-            kwargs
-            or self._has_static
-            or _jit_state.disabled
-            or len(_trace_state.stack) != 1
-            or _flags.check
-        ):
+        # While a debug check is on, ``_call_checked`` is the class's ``__call__`` instead
+        # (``_on_flags``), so the fast path below pays nothing for the switches.
+        if kwargs or self._has_static or _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
@@ -398,6 +394,11 @@ class JitFunction:
             except OverflowError:
                 self._check_int_args(args, kwargs)
                 raise
+        return self._call_general(args, kwargs)
+
+    def _call_checked(self, *args: Any, **kwargs: Any) -> Any:
+        """``__call__`` while ``config.debug_nans``/``debug_infs`` is on: every call takes
+        the general path, which checks the outputs."""
         return self._call_general(args, kwargs)
 
     def _touch(self, key: Any) -> None:
@@ -874,5 +875,15 @@ def jit(
         )
     return JitFunction(fun, static_argnums, static_argnames)
 
+
+_fast_call = JitFunction.__call__
+
+
+def _on_flags() -> None:
+    """Switch every jitted function's call path when the debug checks go on or off."""
+    JitFunction.__call__ = JitFunction._call_checked if _flags.check else _fast_call  # type: ignore[method-assign]
+
+
+_debug.on_change(_on_flags)
 
 __all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit"]
