@@ -38,7 +38,8 @@ class CacheInfo(NamedTuple):
     reused a compiled signature), ``misses`` (calls that traced and compiled a new
     one), ``traces`` (every trace, also those for calls under other transforms),
     ``kernels`` (kernels Numba compiled for it in this process), ``currsize`` and
-    ``maxsize`` (signatures kept, and the bound)."""
+    ``maxsize`` (signatures kept, and the bound). The hit count is kept without a lock
+    (nothing is added to the call path): it may miss a few when threads call at once."""
 
     hits: int
     misses: int
