@@ -123,8 +123,12 @@ def backward_source(eqn_source: Source | None, prim_name: str) -> Source:
 
 
 def short_type(x: Any) -> str:
-    a = np.asarray(x)
-    return f"{dtypes.short_name(a.dtype)}[{','.join(str(d) for d in a.shape)}]"
+    """``f32[3]`` for an array or scalar (the type name of anything else)."""
+    try:
+        a = np.asarray(x)
+        return f"{dtypes.short_name(a.dtype)}[{','.join(str(d) for d in a.shape)}]"
+    except Exception:  # noqa: BLE001 - a message must not fail on an odd operand
+        return type(x).__name__
 
 
 def problem(x: Any) -> str | None:
