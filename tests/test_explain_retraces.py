@@ -91,3 +91,19 @@ def test_retrace_under_a_transform_is_explained(explain: pytest.LogCaptureFixtur
     ft.grad(f)(np.ones(5))
     (msg,) = _reasons(explain)
     assert "under a transform" in msg and "a new shape at x: f64[2] before, now f64[5]" in msg
+
+
+def test_signature_dropped_from_the_cache_is_named(
+    explain: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from functrace.jit import api
+
+    monkeypatch.setattr(api, "cache_size", 1)
+    f = ft.jit(lambda x: x - 1.0)
+    f(np.ones(2))
+    f(np.ones(3))  # evicts the first signature
+    f(np.ones(2))
+    msgs = _reasons(explain)
+    assert "a new shape at x: f64[2] before, now f64[3]" in msgs[0]
+    assert "traced before and dropped from the cache" in msgs[1]
+    assert f.cache_info().currsize == 1 and f.cache_info().maxsize == 1
