@@ -23,7 +23,16 @@ PKG = SRC / "functrace"
 # Lowest first. A module may import modules of its own layer (without a cycle) and of
 # lower layers only. Patterns are fnmatch patterns over dotted module names.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("leaf", ("functrace.errors", "functrace.dtypes", "functrace.tree_util", "functrace._tree*")),
+    (
+        "leaf",
+        (
+            "functrace.errors",
+            "functrace.dtypes",
+            "functrace.tree_util",
+            "functrace._tree*",
+            "functrace._debug",
+        ),
+    ),
     ("core", ("functrace.core",)),
     ("ir", ("functrace.ir",)),
     ("interpreters", ("functrace.interpreters", "functrace.interpreters.*")),
@@ -56,6 +65,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.scipy.*",
             "functrace.example_libraries",
             "functrace.example_libraries.*",
+            "functrace._config",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

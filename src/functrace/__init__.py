@@ -22,6 +22,7 @@ from functrace import (  # noqa: F401
     tree_util,
 )
 from functrace._array import Array  # noqa: F401
+from functrace._config import config, debug_infs, debug_nans  # noqa: F401
 from functrace.api import (  # noqa: F401
     eval_shape,
     grad,

@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace.core import Tracer
 
 _nd = np.ndarray
+_flags = _debug.flags  # config.debug_nans / debug_infs also check Array operators
 _getitem = np.ndarray.__getitem__
 
 
@@ -213,7 +214,10 @@ def _binary(name: str) -> Any:
             return NotImplemented  # the tracer's reflected operator handles it
         if isinstance(other, Array):
             other = other.view(_nd)
-        return _wrap(base(self.view(_nd), other))
+        r = base(self.view(_nd), other)
+        if _flags.check:  # config.debug_nans / debug_infs
+            _debug.check_values(f"Array.{name}", (self, other), (r,), kind="Array operation")
+        return _wrap(r)
 
     op.__name__ = op.__qualname__ = name
     return op
@@ -255,7 +259,10 @@ Array.__divmod__ = _divmod  # type: ignore[method-assign,assignment]
 
 def _unary(ufunc: np.ufunc) -> Any:
     def op(self: Array) -> Any:
-        return _wrap(ufunc(self.view(_nd)))
+        r = ufunc(self.view(_nd))
+        if _flags.check:  # config.debug_nans / debug_infs
+            _debug.check_values(f"Array {ufunc.__name__}", (self,), (r,), kind="Array operation")
+        return _wrap(r)
 
     return op
 
@@ -274,6 +281,10 @@ def _method(name: str) -> Any:
 
     def m(self: Array, *args: Any, **kwargs: Any) -> Any:
         r = base(self.view(_nd), *_plain_args(args), **_plain_kwargs(kwargs))
+        if _flags.check:  # config.debug_nans / debug_infs
+            _debug.check_values(
+                f"Array.{name}", (self,), r if type(r) is tuple else (r,), kind="Array operation"
+            )
         if type(r) is tuple:
             return tuple(_wrap(e) for e in r)
         return _wrap(r)

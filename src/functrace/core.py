@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import dtypes
+from functrace import _debug, dtypes
 from functrace.errors import (
     ConcretizationError,
     MissingRuleError,
@@ -260,6 +260,8 @@ def plain_array(x: np.ndarray, where: str, arg: str) -> np.ndarray:
 # Primitives
 # ---------------------------------------------------------------------------
 
+_flags = _debug.flags  # the debug switches (functrace.config): read by bind
+
 
 class _RuleTable(dict):  # type: ignore[type-arg]
     """A rule table that also caches each rule on its primitive (one attribute lookup on
@@ -311,6 +313,10 @@ class Primitive:
             impl = self.impl
             if impl is None:
                 raise MissingRuleError(self.name, "evaluation", "impl_rules", "functrace/lax")
+            if _flags.check:  # config.debug_nans / debug_infs: check the outputs
+                out = impl(*args, **params)
+                _debug.check_outputs(self, args, out)
+                return out
             return impl(*args, **params)
         stack = state.stack
         if top.level >= len(stack) or stack[top.level] is not top:
@@ -418,6 +424,13 @@ def dynamic_trace_active() -> bool:
     """Whether a dynamic trace (jit / make_jaxpr tracing) is active in this thread:
     then even operations on plain constants must be staged, not run by NumPy."""
     return _state.dynamic is not _base
+
+
+def traced_path_needed() -> bool:
+    """Whether library functions with a plain NumPy path must take their traced path:
+    a dynamic trace is active, or a debug check (``config.debug_nans``/``debug_infs``)
+    is on, so every primitive goes through :meth:`Primitive.bind` and is checked."""
+    return _state.dynamic is not _base or _flags.check
 
 
 def _leaked_error(trace: Trace, what: str) -> UnexpectedTracerError:
@@ -783,6 +796,7 @@ __all__ = [
     "describe_fun",
     "describe_value",
     "dynamic_trace_active",
+    "traced_path_needed",
     "get_aval",
     "impl_rules",
     "new_trace",

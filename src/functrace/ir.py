@@ -24,8 +24,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray
+
+_flags = _debug.flags  # config.debug_nans / debug_infs
 
 
 class Var:
@@ -57,12 +59,17 @@ Atom = Var | Literal
 
 
 class JaxprEqn(NamedTuple):
-    """One equation: ``out_binders = primitive[params] inputs``."""
+    """One equation: ``out_binders = primitive[params] inputs``.
+
+    ``source`` is where it came from (a ``functrace._debug.Source``: the user's
+    ``file:line``, and for derivative work the primitive whose rule made it), recorded
+    only while a debug check (``config.debug_nans``/``debug_infs``) is on, else None."""
 
     primitive: Primitive
     inputs: tuple[Atom, ...]
     params: dict[str, Any]
     out_binders: tuple[Var, ...]
+    source: Any = None
 
 
 class Jaxpr:
@@ -198,6 +205,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
         env[v] = x
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
+    if _flags.check:  # debug checks: each equation's recorded line stands for the stack's
+        return _eval_located(jaxpr, env)
     for eqn in jaxpr.eqns:
         invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
         out = eqn.primitive.bind(*invals, **eqn.params)
@@ -207,6 +216,48 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list
         else:
             env[eqn.out_binders[0]] = out
     return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
+
+
+def _eval_located(jaxpr: Jaxpr, env: dict[Var, Any]) -> list[Any]:
+    state = _debug.state
+    prev = state.location
+    try:
+        for eqn in jaxpr.eqns:
+            src = eqn.source
+            if src is not None and src.phase != "backward":
+                state.location = src.location
+            invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
+            out = eqn.primitive.bind(*invals, **eqn.params)
+            outs = out if eqn.primitive.multiple_results else [out]
+            env.update(zip(eqn.out_binders, outs))
+    finally:
+        state.location = prev
+    return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
+
+
+def eval_jaxpr_checked(
+    jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], where: str
+) -> None:
+    """Run ``jaxpr`` eagerly equation by equation with the debug checks on (the caller
+    turned ``config.debug_nans``/``debug_infs`` on): the first primitive whose output
+    has a NaN/inf raises ``FloatingPointError``, named with the equation's recorded
+    source and prefixed with ``where``. Returns normally if none does."""
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    state = _debug.state
+    prev = state.source
+    try:
+        for eqn in jaxpr.eqns:
+            state.source = eqn.source or _debug.Source("an unknown line", "forward")
+            invals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
+            try:
+                out = eqn.primitive.bind(*invals, **eqn.params)
+            except FloatingPointError as e:
+                raise FloatingPointError(f"{where}: {e}") from None
+            outs = out if eqn.primitive.multiple_results else [out]
+            env.update(zip(eqn.out_binders, outs))
+    finally:
+        state.source = prev
 
 
 # ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core, dtypes
+from functrace import _debug, core, dtypes
 from functrace.core import Primitive, ShapedArray, Trace, Tracer
 from functrace.errors import MissingRuleError
 from functrace.interpreters import batching
@@ -45,6 +45,11 @@ transpose_rules: dict[Primitive, Callable[..., Any]] = {}
 linearize_rules: dict[Primitive, Callable[..., Any]] = {}
 # Primitives that are linear in (some of) their array inputs need a transpose rule.
 linear_primitives: set[Primitive] = set()
+# The debug switches (config.debug_nans / debug_infs): with a check on, the work of a
+# primitive's JVP rule and of each transposed equation is labelled with where it came
+# from (``_debug.state``), so that a NaN found there names the primitive and pass.
+_flags = _debug.flags
+_dstate = _debug.state
 
 
 # ---------------------------------------------------------------------------
@@ -174,12 +179,27 @@ class JVPTrace(Trace):
     def apply_rule(
         self, primitive: Primitive, primals: list[Any], tangents: list[Any], params: dict
     ) -> tuple[Any, Any]:
+        if _flags.check:
+            return _labelled(primitive, _jvp_rule(primitive), primals, tangents, params)
         return _jvp_rule(primitive)(primals, tangents, **params)
 
     def call_jvp_rule(self, rule: Callable[..., Any], *args: Any, **params: Any) -> Any:
         """Run a JVP rule on this trace's primals and tangents (also the rule of a
         ``custom_jvp`` function, which its call runs directly)."""
         return rule(*args, **params)
+
+
+def _labelled(
+    primitive: Primitive, rule: Callable[..., Any], primals: Any, tangents: Any, params: dict
+) -> Any:
+    """Run a JVP rule with the debug checks told that its work is ``primitive``'s."""
+    prev, _dstate.rule = _dstate.rule, primitive.name
+    prev_primals, _dstate.primals = _dstate.primals, primals
+    try:
+        return rule(primals, tangents, **params)
+    finally:
+        _dstate.rule = prev
+        _dstate.primals = prev_primals
 
 
 def _jvp_rule(primitive: Primitive) -> Callable[..., Any]:
@@ -223,6 +243,8 @@ class LinearizeTrace(JVPTrace):
         state = _linearize_state
         prev, state.tape_level = state.tape_level, self.tape_level
         try:
+            if _flags.check:
+                return _labelled(primitive, rule, primals, tangents, params)
             return rule(primals, tangents, **params)
         finally:
             state.tape_level = prev
@@ -593,8 +615,22 @@ def backward_pass(
 
     for v, ct in zip(jaxpr.outvars, cts):
         write(v, ct)
+    if _flags.check:  # label each equation's cotangent work for the debug checks
+        prev_source = _dstate.source
+        try:
+            return _backward_eqns(jaxpr, known, ct_env, forward_known, True)
+        finally:
+            _dstate.source = prev_source
+    return _backward_eqns(jaxpr, known, ct_env, forward_known, False)
+
+
+def _backward_eqns(
+    jaxpr: Jaxpr, known: dict[Var, Any], ct_env: dict[Var, Any], forward_known: bool, label: bool
+) -> list[Any]:
     for eqn in reversed(jaxpr.eqns):
         prim = eqn.primitive
+        if label:
+            _dstate.source = _debug.backward_source(eqn.source, prim.name)
         out_binders = eqn.out_binders
         if forward_known and out_binders and out_binders[0] in known:
             continue  # evaluated forward: not linear

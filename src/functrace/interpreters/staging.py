@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray, Trace, Tracer
 from functrace.errors import ConcretizationError, MissingRuleError
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, typecheck_jaxpr
@@ -28,6 +28,7 @@ from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, typecheck_j
 # Global switch for extra checking (the tests turn it on): type-check every
 # jaxpr built, including the internal tangent tapes of reverse mode.
 enable_checks = False
+_flags = _debug.flags  # config.debug_nans / debug_infs: record equations' sources
 
 
 class JaxprBuilder:
@@ -165,13 +166,15 @@ class StagingTrace(Trace):
         avals = [t._aval for t in tracers]
         out = rule(*avals, **params)
         inputs = tuple(t.atom for t in tracers)
+        # where it came from, for the debug checks' messages (nothing when they are off)
+        src = _debug.current_source() if _flags.check else None
         if primitive.multiple_results:
             outs = [StagingTracer(self, a, Var(a)) for a in out]
             binders: Any = tuple(t.atom for t in outs)
-            self.builder.eqns.append(JaxprEqn(primitive, inputs, params, binders))
+            self.builder.eqns.append(JaxprEqn(primitive, inputs, params, binders, src))
             return outs
         tracer = StagingTracer(self, out, Var(out))
-        self.builder.eqns.append(JaxprEqn(primitive, inputs, params, (tracer.atom,)))  # type: ignore
+        self.builder.eqns.append(JaxprEqn(primitive, inputs, params, (tracer.atom,), src))  # type: ignore
         return tracer
 
 

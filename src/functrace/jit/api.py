@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core, tree_util
+from functrace import _config, _debug, core, tree_util
 from functrace._array import Array, to_array
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
+from functrace.jit import diagnostics
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -77,6 +78,7 @@ class _JitState(threading.local):
 
 
 _jit_state = _JitState()
+_flags = _debug.flags  # config.debug_nans / debug_infs / explain_retraces
 _trace_state = core._state  # the per-thread trace state (the object is shared)
 _SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
 _ndarray = np.ndarray
@@ -95,12 +97,25 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     2.0
     """
     state = _jit_state
+    own = "disabled" in state.__dict__  # set in this thread, or the shared default
     prev = state.disabled
     state.disabled = bool(disable)
     try:
         yield
     finally:
-        state.disabled = prev
+        if own:
+            state.disabled = prev
+        else:
+            del state.disabled  # back to the default (which config.disable_jit sets)
+
+
+def _set_disable_jit(value: bool) -> None:
+    # ``config.disable_jit = v``: the default of every thread, and this thread's value
+    _JitState.disabled = value
+    _jit_state.disabled = value
+
+
+_config.register("disable_jit", lambda: _jit_state.disabled, _set_disable_jit)
 
 
 def clear_cache() -> None:
@@ -156,13 +171,15 @@ class Lowered:
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "program", "driver", "key")
+    __slots__ = ("jaxpr", "program", "driver", "key", "sourced")
 
     def __init__(self, jaxpr: ClosedJaxpr, program: Any) -> None:
         self.jaxpr = jaxpr
         self.program = program
         self.driver = program.driver
         self.key: Any = None  # its signature in the function's cache
+        # traced with a debug check on: its equations carry their sources
+        self.sourced = _flags.check
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -277,6 +294,10 @@ class JitFunction:
     cache) are for tests and curious users. At most ``functrace.jit.api.cache_size``
     signatures (default 4096, ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
     the least recently used is dropped first and traced again if it comes back.
+    ``cache_info()`` gives hits, misses, traces, kernels and the cache's size and bound.
+    With ``config.explain_retraces`` each new trace logs why (``functrace.jit`` logger);
+    with ``config.debug_nans``/``debug_infs`` each call checks its float outputs and, on
+    a hit, re-runs the program op by op to name the primitive that produced it.
     """
 
     def __init__(
@@ -334,17 +355,25 @@ class JitFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
+        self._hits = 0  # calls that reused a compiled signature (cache_info)
+        self._misses = 0  # signatures traced and compiled for a call or lower()
+        # every signature traced (bounded), for config.explain_retraces
+        self._history: OrderedDict[Any, None] = OrderedDict()
+        self._traced_history: OrderedDict[Any, None] = OrderedDict()  # under transforms
         # signature -> (jaxpr, output tree) for calls under other transforms
         self._traced: OrderedDict[Any, tuple[ClosedJaxpr, Any]] = OrderedDict()
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # While a debug check is on, ``_call_checked`` is the class's ``__call__`` instead
+        # (``_on_flags``), so the fast path below pays nothing for the switches.
         if kwargs or self._has_static or _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._call_general(args, kwargs)
         key = _fast_key(args)
         if key is not None:
             hit = self._fast.get(key)
             if hit is not None:
+                self._hits += 1
                 if len(self._cache) > self._watch:
                     self._touch(hit[1].key)
                 try:
@@ -357,6 +386,7 @@ class JitFunction:
         tkey = _tree_key(args, leaves)
         hit = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
         if hit is not None:
+            self._hits += 1
             if len(self._cache) > self._watch:
                 self._touch(hit[1].key)
             try:
@@ -364,6 +394,11 @@ class JitFunction:
             except OverflowError:
                 self._check_int_args(args, kwargs)
                 raise
+        return self._call_general(args, kwargs)
+
+    def _call_checked(self, *args: Any, **kwargs: Any) -> Any:
+        """``__call__`` while ``config.debug_nans``/``debug_infs`` is on: every call takes
+        the general path, which checks the outputs."""
         return self._call_general(args, kwargs)
 
     def _touch(self, key: Any) -> None:
@@ -410,14 +445,19 @@ class JitFunction:
             return tree_util.tree_map(to_array, self._fun(*args, **kwargs))  # as jit's
         if len(_trace_state.stack) != 1:
             return self._call_transformed(args, kwargs)
+        misses = self._misses
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)
+        if self._misses == misses:
+            self._hits += 1
         try:
             out = entry.driver(*leaves)
         except OverflowError:
             self._check_int_args(args, kwargs)
             raise
+        if _flags.check:  # config.debug_nans / debug_infs
+            self._check_outputs(entry, args, kwargs, leaves, out)
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
@@ -479,6 +519,8 @@ class JitFunction:
             with self._lock:  # one trace per signature, whichever thread asks first
                 hit = self._traced.get(key)
                 if hit is None:
+                    if _flags.explain_retraces:
+                        self._explain_transformed(key, args, kwargs, static_pos, dyn_args, dyn_kw)
                     hit = self._trace_only(args, static_pos, static_kw, in_tree, avals, py)
                     if not any(isinstance(c, Tracer) for c in hit[0].consts):
                         self._traced[key] = hit
@@ -487,6 +529,30 @@ class JitFunction:
         closed, out_tree = hit
         outs = eval_jaxpr(closed.jaxpr, closed.consts, leaves)
         return tree_unflatten(out_tree, outs)
+
+    def _explain_transformed(
+        self,
+        key: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        static_pos: list[tuple[int, Any]],
+        dyn_args: list[Any],
+        dyn_kw: dict[str, Any],
+    ) -> None:
+        """``config.explain_retraces`` for a trace under another transform (the
+        signatures of those traces are compared with each other)."""
+        tree, avals, static_key, py = key
+        sig = (tree, avals, static_key, tuple(i for i, p in enumerate(py) if p))
+        history = self._traced_history
+        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+        why = diagnostics.explain_retrace(
+            self._fun, history, sig, names, self._arg_label, self._bound
+        )
+        if why is not None and history:  # a first trace under a transform is no retrace
+            diagnostics.log_retrace(f"{self._origin} under a transform", self.trace_count + 1, why)
+        history[sig] = None
+        if len(history) > 2 * self._bound:
+            history.popitem(last=False)
 
     def _trace_only(
         self,
@@ -657,6 +723,48 @@ class JitFunction:
         from functrace.jit.lowering import lower
 
         fun = self._fun
+        origin = self._origin
+        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+        self._misses += 1
+        if _flags.explain_retraces:
+            why = diagnostics.explain_retrace(
+                fun, self._history, key, names, self._arg_label, self._bound
+            )
+            if why is not None:
+                diagnostics.log_retrace(origin, self.trace_count + 1, why)
+        self._history[key] = None
+        if len(self._history) > 2 * self._bound:
+            self._history.popitem(last=False)
+        diagnostics.remember(fun, key)
+        flat_fun, out_box, py_box = self._flat_fun(args, static_pos, static_kw, in_tree, leaves)
+        t0 = time.perf_counter()
+        in_avals = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
+        closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
+        self.trace_count += 1
+        t1 = time.perf_counter()
+        program = lower(closed, describe_fun(fun), out_box[-1], py_box[-1])
+        self.compile_count += program.compiled
+        if _env_flag("FUNCTRACE_DEBUG_JIT"):
+            print(
+                f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
+                f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
+                f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
+                f"({program.compiled} compiled by Numba)\n{program.as_text()}",
+                file=sys.stderr,
+            )
+        return _Entry(closed, program)
+
+    def _flat_fun(
+        self,
+        args: tuple[Any, ...],
+        static_pos: list[tuple[int, Any]],
+        static_kw: dict[str, Any],
+        in_tree: Any,
+        leaves: list[Any],
+    ) -> tuple[Callable[..., list[Any]], list[Any], list[tuple[bool, ...]]]:
+        """The flat function ``_compile`` traces, and the boxes it fills with the
+        output tree and which outputs are Python scalars eagerly."""
+        fun = self._fun
         nargs = len(args)
         static_map = dict(static_pos)
         out_box: list[Any] = []
@@ -683,23 +791,50 @@ class JitFunction:
             py_box.append(tuple(py))
             return out_leaves
 
-        t0 = time.perf_counter()
-        names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
-        in_avals = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
-        closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
-        self.trace_count += 1
-        t1 = time.perf_counter()
-        program = lower(closed, describe_fun(fun), out_box[-1], py_box[-1])
-        self.compile_count += program.compiled
-        if _env_flag("FUNCTRACE_DEBUG_JIT"):
-            print(
-                f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
-                f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
-                f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
-                f"({program.compiled} compiled by Numba)\n{program.as_text()}",
-                file=sys.stderr,
+        return flat_fun, out_box, py_box
+
+    def _check_outputs(
+        self,
+        entry: _Entry,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        leaves: list[Any],
+        out: Any,
+    ) -> None:
+        """``config.debug_nans``/``debug_infs`` on a compiled call (see
+        ``diagnostics.check_outputs``): a program traced while the checks were off
+        has no sources in its equations, so it is traced again for the re-run."""
+
+        def names() -> list[str]:
+            static_pos, dyn_args, _, dyn_kw = self._split(args, kwargs)
+            return self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
+
+        def program() -> ClosedJaxpr:
+            if entry.sourced:
+                return entry.jaxpr
+            static_pos, _, static_kw, _ = self._split(args, kwargs)
+            in_tree = entry.key[0]
+            flat_fun, _, _ = self._flat_fun(args, static_pos, static_kw, in_tree, leaves)
+            closed, _ = trace_to_jaxpr(
+                flat_fun, entry.jaxpr.in_avals, origin=self._origin, arg_names=names()
             )
-        return _Entry(closed, program)
+            return closed
+
+        diagnostics.check_outputs(self._origin, out, leaves, names, program)
+
+    def cache_info(self) -> diagnostics.CacheInfo:
+        """Cache statistics, as ``functools.lru_cache``'s ``cache_info()``: ``hits``,
+        ``misses`` (signatures traced and compiled), ``traces`` (``trace_count``),
+        ``kernels`` (``compile_count``), ``currsize`` and ``maxsize`` (signatures kept,
+        and the bound)."""
+        return diagnostics.CacheInfo(
+            self._hits,
+            self._misses,
+            self.trace_count,
+            self.compile_count,
+            len(self._cache),
+            self._bound,
+        )
 
     # -- introspection ----------------------------------------------------------
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -740,5 +875,15 @@ def jit(
         )
     return JitFunction(fun, static_argnums, static_argnames)
 
+
+_fast_call = JitFunction.__call__
+
+
+def _on_flags() -> None:
+    """Switch every jitted function's call path when the debug checks go on or off."""
+    JitFunction.__call__ = JitFunction._call_checked if _flags.check else _fast_call  # type: ignore[method-assign]
+
+
+_debug.on_change(_on_flags)
 
 __all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit"]

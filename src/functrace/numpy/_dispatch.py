@@ -23,7 +23,7 @@ from functrace._array import Array, _wrap
 from functrace.core import Tracer
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_trace_active = core.dynamic_trace_active
+_trace_active = core.traced_path_needed  # a jit trace, or debug checks on
 _nd = np.ndarray
 
 # Types that never hold a tracer: ruled out with one set lookup.

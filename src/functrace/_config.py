@@ -1,0 +1,158 @@
+"""``functrace.config``: the debug switches, in JAX's spellings.
+
+>>> import functrace as ft
+>>> ft.config.debug_nans
+False
+>>> with ft.config.override(debug_nans=True):
+...     ft.config.debug_nans
+True
+
+The switches are process-wide, as JAX's: setting one affects every thread (the
+checks themselves run in whichever thread computes). ``override`` and the
+``debug_nans``/``debug_infs`` context managers restore the previous values on exit,
+also when the block raises. ``disable_jit`` is the exception: it is kept per thread
+like all trace state (see ``functrace.jit.disable_jit``); setting it here changes it
+for the calling thread and the default of threads that have not set their own.
+
+The values of the float checks and of ``explain_retraces`` live in the leaf module
+``functrace._debug`` (read there by every floor); ``disable_jit`` is registered here
+by ``functrace.jit`` (a floor above this one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from functrace import _debug
+
+_FLAG_NAMES = ("debug_nans", "debug_infs", "explain_retraces")
+# Switches owned by a higher floor: name -> (get, set), registered by that floor.
+_registered: dict[str, tuple[Callable[[], bool], Callable[[bool], None]]] = {}
+
+
+def register(name: str, get: Callable[[], bool], set_: Callable[[bool], None]) -> None:
+    """Make ``name`` a switch of ``config`` read and written by ``get``/``set_``
+    (``functrace.jit`` registers ``disable_jit``)."""
+    _registered[name] = (get, set_)
+
+
+def _known() -> list[str]:
+    return sorted((*_FLAG_NAMES, *_registered))
+
+
+def _canonical(name: Any, where: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{where}: expected a switch name (str), got {type(name).__name__}.")
+    key = name
+    for prefix in ("jax_", "functrace_"):
+        if key.startswith(prefix):
+            key = key[len(prefix) :]
+    if key in _FLAG_NAMES or key in _registered:
+        return key
+    raise AttributeError(
+        f"{where}: expected one of the switches {', '.join(_known())} (also spelled with "
+        f"JAX's 'jax_' prefix), got {name!r}."
+    )
+
+
+def _as_bool(value: Any, name: str, where: str) -> bool:
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == () and value.dtype == bool:
+        return bool(value)
+    raise TypeError(f"{where}: expected True or False for {name}, got {value!r:.60}.")
+
+
+class Config:
+    """The switches: ``debug_nans``, ``debug_infs``, ``explain_retraces`` (process-wide)
+    and ``disable_jit`` (per thread). Read and set them as attributes
+    (``ft.config.debug_nans = True``), with :meth:`update` (JAX's spelling, also
+    ``"jax_debug_nans"``) or for a block with :meth:`override`. Environment variables
+    give the defaults at import: ``FUNCTRACE_DEBUG_NANS=1``, ``FUNCTRACE_DEBUG_INFS=1``,
+    ``FUNCTRACE_EXPLAIN_RETRACES=1``, ``FUNCTRACE_DISABLE_JIT=1``.
+
+    * ``debug_nans``/``debug_infs``: every primitive computed on concrete values (eager
+      code, ``grad``/``vjp``/``jvp``/``vmap``, their backward passes) has its float
+      outputs checked; a NaN (inf) raises ``FloatingPointError`` naming the primitive,
+      the pass (forward, a derivative rule, the backward pass and the forward primitive
+      whose derivative it transposes), the user's ``file:line`` and the inputs' types.
+      A jitted function checks its outputs and, on a NaN, re-runs its program op by op
+      to find the first primitive. Integer and bool values are not checked.
+    * ``explain_retraces``: when a jitted function traces again, log one line on the
+      ``functrace.jit`` logger (WARNING) saying what differs from the closest earlier
+      signature.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        key = _canonical(name, "functrace.config")
+        if key in _registered:
+            return _registered[key][0]()
+        return getattr(_debug.flags, key)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.update(name, value)
+
+    def update(self, name: str, value: Any) -> None:
+        """Set the switch ``name`` (``"debug_nans"`` or JAX's ``"jax_debug_nans"``)."""
+        key = _canonical(name, "functrace.config.update")
+        flag = _as_bool(value, key, "functrace.config.update")
+        if key in _registered:
+            _registered[key][1](flag)
+        else:
+            _debug.flags.set(key, flag)
+
+    def read(self, name: str) -> bool:
+        """The value of the switch ``name`` (also in JAX's spelling)."""
+        key = _canonical(name, "functrace.config.read")
+        return bool(getattr(self, key))
+
+    @contextlib.contextmanager
+    def override(self, **switches: Any) -> Iterator[None]:
+        """Set switches for the duration of the block, restoring them on exit (also on
+        an exception): ``with ft.config.override(debug_nans=True): ...``."""
+        keys = {_canonical(k, "functrace.config.override"): v for k, v in switches.items()}
+        values = {k: _as_bool(v, k, "functrace.config.override") for k, v in keys.items()}
+        prev = {k: self.read(k) for k in values}
+        try:
+            for k, v in values.items():
+                self.update(k, v)
+            yield
+        finally:
+            for k, v in prev.items():
+                self.update(k, v)
+
+    def values(self) -> dict[str, bool]:
+        """Every switch and its current value."""
+        return {k: self.read(k) for k in _known()}
+
+    def __dir__(self) -> list[str]:
+        return [*_known(), "update", "read", "override", "values"]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v}" for k, v in self.values().items())
+        return f"functrace.config({inner})"
+
+
+config = Config()
+"""The debug switches (see :class:`Config`)."""
+
+
+def debug_nans(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """``with ft.debug_nans(True):`` turn ``config.debug_nans`` on (or off) for a block:
+    a primitive producing a NaN raises ``FloatingPointError`` naming it."""
+    return config.override(debug_nans=enable)
+
+
+def debug_infs(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """``with ft.debug_infs(True):`` turn ``config.debug_infs`` on (or off) for a block:
+    a primitive producing +-inf raises ``FloatingPointError`` naming it."""
+    return config.override(debug_infs=enable)
+
+
+__all__ = ["Config", "config", "debug_infs", "debug_nans", "register"]
