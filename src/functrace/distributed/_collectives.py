@@ -94,7 +94,9 @@ def allreduce(tree: Any, op: str = "mean", *, weight: float | None = None) -> An
     if weight is not None:
         if op != "mean":
             raise ValueError(f"{fname}: weight= applies to op='mean', got op={op!r}.")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
+        if isinstance(weight, bool) or not isinstance(
+            weight, (int, float, np.integer, np.floating)
+        ):
             raise TypeError(f"{fname}: expected weight as a number >= 0, got {weight!r}.")
         if not (math.isfinite(float(weight)) and float(weight) >= 0):
             raise ValueError(f"{fname}: expected weight as a finite number >= 0, got {weight!r}.")
@@ -149,9 +151,7 @@ def broadcast(tree: Any, root: int = 0) -> Any:
     fname = "broadcast"
     size = _world.process_count()
     if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < size:
-        raise ValueError(
-            f"{fname}: expected root as a process index in [0, {size}), got {root!r}."
-        )
+        raise ValueError(f"{fname}: expected root as a process index in [0, {size}), got {root!r}.")
     paths, arrays, td = _flatten(fname, tree)
     comm = _world.comm()
     if size == 1:
