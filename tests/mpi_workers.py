@@ -8,6 +8,7 @@ needs on one process (the inputs, the training run) are functions of this module
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import warnings
 from typing import Any
@@ -224,7 +225,8 @@ def scenario_main(out_dir: str) -> None:
 
 
 def scenario_fail(out_dir: str, how: str) -> None:
-    """Train; at step 3 process 1 dies (``exit``: os._exit(3)) or raises (``raise``)."""
+    """Train; at step 3 process 1 dies (``exit``: os._exit(3); ``kill``: SIGKILL) or
+    raises (``raise``)."""
     dist.initialize()
     rank, size = dist.process_index(), dist.process_count()
     X, y, params = problem(np.float64)
@@ -235,6 +237,8 @@ def scenario_fail(out_dir: str, how: str) -> None:
         if step == 3 and rank == 1:
             if how == "exit":
                 os._exit(3)
+            if how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
             raise RuntimeError("worker failure on purpose")
         _, grads = grad_fn(params, xb, yb)
         updates, state = opt.update(grads, state, params)
@@ -247,7 +251,7 @@ if __name__ == "__main__":
     scenario, out = sys.argv[1], sys.argv[2]
     if scenario == "main":
         scenario_main(out)
-    elif scenario in ("exit", "raise"):
+    elif scenario in ("exit", "kill", "raise"):
         scenario_fail(out, scenario)
     else:
         raise SystemExit(f"mpi_workers: unknown scenario {scenario!r}")

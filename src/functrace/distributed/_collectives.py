@@ -40,6 +40,8 @@ def _flatten(fname: str, tree: Any) -> tuple[list[str], list[np.ndarray], Any]:
                 f"{fname}: expected array leaves of a numeric dtype, got an object array "
                 f"({type(leaf).__name__}) at {where}."
             )
+        if not a.dtype.isnative:  # MPI buffers are in the native byte order
+            a = a.astype(a.dtype.newbyteorder("="))
         paths.append(where)
         arrays.append(a)
     return paths, arrays, td
@@ -81,7 +83,8 @@ def allreduce(tree: Any, op: str = "mean", *, weight: float | None = None) -> An
     ``sum_i w_i x_i / sum_i w_i``; a process with ``w == 0`` contributes nothing, even
     where its values are NaN (an empty shard's mean loss). Every process must pass a
     tree with the same leaf paths, shapes and dtypes (else a ``ValueError`` on all of
-    them). Returns the same tree structure with NumPy arrays of the same dtypes and
+    them). Returns the same tree structure with NumPy arrays of the same dtypes (native
+    byte order) and
     shapes (a Python scalar leaf comes back as a 0-d array). ``op="mean"`` needs
     floating or complex leaves; float16 is reduced in float32. All leaves of one dtype
     travel in one buffer: one ``MPI_Allreduce`` per dtype per call. In a world of one
