@@ -83,12 +83,11 @@ def allreduce(tree: Any, op: str = "mean", *, weight: float | None = None) -> An
     ``sum_i w_i x_i / sum_i w_i``; a process with ``w == 0`` contributes nothing, even
     where its values are NaN (an empty shard's mean loss). Every process must pass a
     tree with the same leaf paths, shapes and dtypes (else a ``ValueError`` on all of
-    them). Returns the same tree structure with NumPy arrays of the same dtypes (native
-    byte order) and
-    shapes (a Python scalar leaf comes back as a 0-d array). ``op="mean"`` needs
-    floating or complex leaves; float16 is reduced in float32. All leaves of one dtype
-    travel in one buffer: one ``MPI_Allreduce`` per dtype per call. In a world of one
-    process the result is a copy of the input. Like JAX's ``lax.psum``/``pmean`` across
+    them). Returns the same tree structure with NumPy arrays of the same dtypes (in the
+    native byte order) and shapes (a Python scalar leaf comes back as a 0-d array).
+    ``op="mean"`` needs floating or complex leaves; float16 is reduced in float32. All
+    leaves of one dtype travel in one buffer: one ``MPI_Allreduce`` per dtype per call.
+    In a world of one process the result is a copy of the input. Like JAX's ``lax.psum``/``pmean`` across
     processes instead of devices; it runs eagerly, outside traced code.
     """
     fname = "allreduce"
