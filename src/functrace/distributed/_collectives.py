@@ -87,8 +87,9 @@ def allreduce(tree: Any, op: str = "mean", *, weight: float | None = None) -> An
     native byte order) and shapes (a Python scalar leaf comes back as a 0-d array).
     ``op="mean"`` needs floating or complex leaves; float16 is reduced in float32. All
     leaves of one dtype travel in one buffer: one ``MPI_Allreduce`` per dtype per call.
-    In a world of one process the result is a copy of the input. Like JAX's ``lax.psum``/``pmean`` across
-    processes instead of devices; it runs eagerly, outside traced code.
+    In a world of one process the result is a copy of the input. Like JAX's
+    ``lax.psum``/``pmean`` across processes instead of devices; it runs eagerly,
+    outside traced code.
     """
     fname = "allreduce"
     if op not in OPS:
