@@ -5,6 +5,7 @@ processes (``mpirun``, skipped with the reason when Open MPI or mpi4py is missin
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import shutil
@@ -63,6 +64,37 @@ def test_one_process_data_parallel_is_the_gradient(tmp_path: Path) -> None:
     back = io.load(path)
     assert back["step"] == 3
     np.testing.assert_array_equal(back["p"]["w1"], params["w1"])
+
+
+def test_mpi4py_is_imported_inside_functions_only() -> None:
+    # `import functrace` must work without mpi4py and never start MPI.
+    found = []
+    for path in sorted((SRC / "functrace").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        nested = {
+            id(n)
+            for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for n in ast.walk(f)
+        }
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split(".")[0] == "mpi4py" for n in names):
+                found.append((path.name, id(node) in nested))
+    assert found and all(inside for _, inside in found), found
+
+
+def test_demo_data_parallel_is_for_the_mlp_and_the_cnn(capsys: pytest.CaptureFixture) -> None:
+    from functrace import _demo
+
+    assert _demo.main(["--model", "transformer", "--data-parallel"]) == 2
+    assert "--data-parallel trains the mlp or the cnn" in capsys.readouterr().err
 
 
 def test_errors_name_the_function_and_the_input() -> None:
