@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
 
-.PHONY: demo test fuzz bench lint clean venv
+.PHONY: demo test fuzz bench lint clean venv mpi
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,8 +24,26 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m functrace demo
 
+# functrace.distributed's tests need Open MPI and mpi4py (the mpi extra). Install them
+# when missing (Open MPI from Debian's packages, when apt-get is usable); if that fails
+# the MPI tests skip and say why, and the next make test tries again.
+MPI_STAMP := $(VENV)/.installed-mpi
+$(MPI_STAMP): pyproject.toml | $(STAMP)
+	@if ! command -v mpirun >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	      openmpi-bin libopenmpi-dev) >/dev/null || echo "make: installing Open MPI failed"; \
+	  else echo "make: mpirun not found and apt-get not usable: the MPI tests will skip"; fi; \
+	fi
+	@$(BIN)/python -m pip install -q -e ".[mpi]" || echo "make: pip install .[mpi] failed"
+	@if command -v mpirun >/dev/null 2>&1 && $(BIN)/python -c "import mpi4py" 2>/dev/null; \
+	then touch $(MPI_STAMP); else echo "make: no MPI: the tests of functrace.distributed skip"; fi
+
+mpi: $(MPI_STAMP)
+
 # One pytest worker per core the process may use (pytest-xdist), each single-threaded.
-test: $(STAMP)
+# The MPI step never fails the build: without MPI its tests skip with the reason.
+test: $(STAMP) $(MPI_STAMP)
 	$(BIN)/python -m pytest -n auto --nbmake tests $(wildcard notebooks)
 
 # The long profile: FUZZ_SECONDS of fresh random programs from the composition fuzzer

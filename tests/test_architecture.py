@@ -56,6 +56,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.io.*",
             "functrace._io*",
             "functrace.data",
+            "functrace.distributed",
+            "functrace.distributed.*",
             "functrace.optim",
             "functrace.nn",
             "functrace.nn.*",

@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "usage: python -m functrace demo [--epochs N] [--model mlp|cnn] [--resume] "
             "[--out DIR]\n"
+            "       mpirun -n N python -m functrace demo --data-parallel [--model mlp|cnn]\n"
             "       python -m functrace demo --model transformer [--steps N] [--prompt P]\n"
             "       python -m functrace tour [--steps N]"
         )

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import functrace as ft
-from functrace import data, io, nn, optim
+from functrace import data, distributed, io, nn, optim
 
 MODELS = ("mlp", "cnn")
 # per model: epochs, learning rate, micro-batches per update
@@ -58,6 +58,32 @@ def make_step(opt: optim.GradientTransformation) -> Any:
         return optim.apply_updates(model, updates), opt_state, loss
 
     return ft.jit(step) if callable(getattr(ft, "jit", None)) else step
+
+
+def make_data_parallel_step(opt: optim.GradientTransformation) -> Any:
+    """The step of ``--data-parallel``: a jitted ``value_and_grad`` on this process's
+    shard, its gradient (and loss) all-reduced by ``distributed.data_parallel`` (a
+    mean weighted by the shard sizes, outside the compiled code), then a jitted
+    optimizer update. The reduction comes before the whole optimizer chain, so
+    ``accumulate`` averages global gradients and ``clip_by_global_norm`` clips by the
+    global gradient's norm: every process applies the same update."""
+
+    def loss_fn(model: nn.MLP, x: Any, y: Any) -> Any:
+        return nn.cross_entropy(model(x), y)
+
+    grad_fn = distributed.data_parallel(ft.jit(ft.value_and_grad(loss_fn)), has_value=True)
+
+    @ft.jit
+    def apply(model: Any, opt_state: Any, grads: Any) -> Any:
+        updates, opt_state = opt.update(grads, opt_state, model)
+        return optim.apply_updates(model, updates), opt_state
+
+    def step(model: Any, opt_state: Any, x: Any, y: Any) -> Any:
+        loss, grads = grad_fn(model, x, y)
+        model, opt_state = apply(model, opt_state, grads)
+        return model, opt_state, loss
+
+    return step
 
 
 def accuracy(model: nn.MLP, X: np.ndarray, y: np.ndarray) -> float:
@@ -105,10 +131,21 @@ def train(
     verbose: bool = True,
     dtype: Any = np.float32,
     model_kind: str = "mlp",
+    data_parallel: bool = False,
 ) -> dict[str, Any]:
     """Train (or continue training) and return the final model, state and metrics;
     ``model_kind`` is "mlp" or "cnn" (see :func:`make_model`); ``epochs``, ``lr`` and
-    ``every_k`` default to the model's entry of ``DEFAULTS``."""
+    ``every_k`` default to the model's entry of ``DEFAULTS``.
+
+    ``data_parallel=True`` (launched as ``mpirun -n N python -m functrace demo
+    --data-parallel``): each process trains on its shard of every micro-batch of
+    ``micro_batch`` examples (the same global batches as one process; see
+    :func:`make_data_parallel_step`), process 0 prints and writes the checkpoint."""
+    shard = None
+    if data_parallel:
+        distributed.initialize()
+        shard = (distributed.process_index(), distributed.process_count())
+        verbose = verbose and shard[0] == 0
     if model_kind not in DEFAULTS:
         raise ValueError(f"demo: expected a model in {MODELS}, got {model_kind!r}.")
     d_epochs, d_lr, d_every = DEFAULTS[model_kind]
@@ -121,6 +158,8 @@ def train(
     )
     kind = model_kind
     net = make_model(kind, hidden=hidden, seed=seed, dtype=dtype)
+    if shard is not None:
+        net = distributed.broadcast(net)  # one starting point, whatever each process drew
     state = {
         "model": net,
         "opt_state": opt.init(net),
@@ -135,11 +174,17 @@ def train(
                 f"none. Run without --resume first."
             )
         state = _load_state(ckpt, state)
-    step = make_step(opt)
+    step = make_step(opt) if shard is None else make_data_parallel_step(opt)
     model, opt_state = state["model"], state["opt_state"]
     losses = list(state["losses"])
     start_epoch = int(state["epoch"])
     log = print if verbose else (lambda *a, **k: None)
+    if shard is not None:
+        log(
+            f"data-parallel over {shard[1]} processes: each computes the gradient of its "
+            f"part of every batch of {micro_batch}, all-reduced before the optimizer (so "
+            "clip_by_global_norm sees the global gradient)"
+        )
     t_total, n_seen = 0.0, 0
     for epoch in range(start_epoch, start_epoch + epochs):
         bar = _progress(len(X_train) // micro_batch, f"epoch {epoch + 1}") if verbose else None
@@ -147,7 +192,7 @@ def train(
         t0 = time.perf_counter()
         epoch_losses = []
         for xb, yb in data.batches(
-            X_train, y_train, batch_size=micro_batch, rng=rng, drop_last=True
+            X_train, y_train, batch_size=micro_batch, rng=rng, drop_last=True, shard=shard
         ):
             model, opt_state, loss = step(model, opt_state, xb, yb)
             epoch_losses.append(float(loss))
@@ -172,9 +217,14 @@ def train(
         "losses": np.asarray(losses, dtype=np.float64),
     }
     os.makedirs(out_dir, exist_ok=True)
-    io.save(ckpt, state)
+    if shard is None:
+        io.save(ckpt, state)
+    else:
+        distributed.save_checkpoint(ckpt, state)  # written once, by process 0
     title = "MLP on 8x8 digits" if kind == "mlp" else "CNN on 8x8 digits"
-    plotted = _plot(losses, os.path.join(out_dir, "loss_curve.png"), title)
+    plotted = (shard is None or shard[0] == 0) and _plot(
+        losses, os.path.join(out_dir, "loss_curve.png"), title
+    )
     acc = accuracy(model, X_test, y_test)
     log(
         f"\n{kind.upper()}: test accuracy {acc:.2%}; "
@@ -192,6 +242,10 @@ def train(
     }
 
 
+def _is_first_process() -> bool:
+    return distributed.process_index() == 0
+
+
 def _load_state(path: str, like: dict[str, Any]) -> dict[str, Any]:
     # The loss history grows from run to run; everything else must match `like` exactly.
     shape, _ = io.describe(path)["['losses']"]
@@ -204,7 +258,13 @@ def main(argv: list[str]) -> int:
     (``functrace._examples.char_transformer``)."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--model", default="mlp")
+    pre.add_argument("--data-parallel", action="store_true")
     known, rest = pre.parse_known_args(argv)
+    if known.model == "transformer" and known.data_parallel:
+        print(
+            "demo: --data-parallel trains the mlp or the cnn, not the transformer.", file=sys.stderr
+        )
+        return 2
     if known.model == "transformer":
         from functrace._examples.char_transformer import main as transformer_demo
 
@@ -221,12 +281,24 @@ def main(argv: list[str]) -> int:
         help="the network to train: mlp (the default), cnn, or transformer (a "
         "character-level transformer on the sonnets; see --model transformer --help)",
     )
+    parser.add_argument(
+        "--data-parallel",
+        action="store_true",
+        help="train on all the processes of an MPI job (mpirun -n N python -m functrace "
+        "demo --data-parallel; needs pip install 'functrace[mpi]'); process 0 prints",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     result = train(
-        args.epochs, out_dir=args.out, resume=args.resume, seed=args.seed, model_kind=args.model
+        args.epochs,
+        out_dir=args.out,
+        resume=args.resume,
+        seed=args.seed,
+        model_kind=args.model,
+        data_parallel=args.data_parallel,
     )
-    print(f"done in {time.perf_counter() - t0:.1f} s")
+    if not args.data_parallel or _is_first_process():
+        print(f"done in {time.perf_counter() - t0:.1f} s")
     return 0 if result["accuracy"] > 0.9 else 1
 
 

@@ -27,13 +27,52 @@ def _rng(rng: Any) -> np.random.Generator:
     )
 
 
+def _check_shard(shard: Any, shuffle: bool, rng: Any) -> tuple[int, int]:
+    ok = (
+        isinstance(shard, tuple)
+        and len(shard) == 2
+        and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in shard)
+    )
+    if not ok or not 0 <= shard[0] < shard[1]:
+        raise ValueError(
+            f"batches: expected shard as (index, count) with 0 <= index < count, got {shard!r}."
+        )
+    if shuffle and rng is None:
+        raise ValueError(
+            "batches: shard= with shuffle=True needs the same rng seed on every process "
+            "(got rng=None, which gives each process its own order, so the shards would "
+            "overlap). Pass rng=<int seed>, or shuffle=False."
+        )
+    return int(shard[0]), int(shard[1])
+
+
 def batches(
-    *arrays: Any, batch_size: int, shuffle: bool = True, rng: Any = None, drop_last: bool = False
+    *arrays: Any,
+    batch_size: int,
+    shuffle: bool = True,
+    rng: Any = None,
+    drop_last: bool = False,
+    shard: tuple[int, int] | None = None,
 ) -> Iterator[tuple[np.ndarray, ...]]:
     """Yield tuples of aligned mini-batches (first axis), optionally shuffled.
 
     ``rng`` (int seed or Generator) makes the order reproducible; passing the same
     Generator across epochs gives a new order each epoch.
+
+    ``shard=(index, count)`` (data parallelism: ``(process_index(), process_count())``
+    of ``functrace.distributed``) yields this process's part of each batch:
+    ``batch_size`` is the global batch, shuffled by ``rng`` (which must be the same
+    seed, or a Generator in the same state, on every process), and each batch of ``b``
+    examples is split in ``count`` contiguous parts as evenly as possible, the first
+    ``b % count`` parts one example longer. The parts of one batch are disjoint and
+    together are exactly the batch; every process gets the same number of batches, and
+    a part may be empty (a batch with fewer than ``count`` examples). With
+    ``distributed.data_parallel``, which weights each process by its part's size, the
+    mean gradient equals the one-process gradient of the whole batch.
+
+    >>> [x.tolist() for (x,) in batches(np.arange(5), batch_size=3, shuffle=False,
+    ...                                 shard=(1, 2))]
+    [[2], [4]]
     """
     if not arrays:
         raise ValueError("batches: expected at least one array, got none.")
@@ -47,10 +86,16 @@ def batches(
                 f"batches: expected arrays of equal length along axis 0, got "
                 f"{n} for array 0 and shape {a.shape} for array {i}."
             )
+    part = None if shard is None else _check_shard(shard, shuffle, rng)
     order = _rng(rng).permutation(n) if shuffle else np.arange(n)
     stop = n - n % batch_size if drop_last else n
     for start in range(0, stop, batch_size):
         idx = order[start : start + batch_size]
+        if part is not None:
+            index, count = part
+            base, extra = divmod(len(idx), count)
+            lo = index * base + min(index, extra)
+            idx = idx[lo : lo + base + (index < extra)]
         yield tuple(a[idx] for a in arrays_np)
 
 
