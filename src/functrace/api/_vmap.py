@@ -75,7 +75,7 @@ def vmap(
 
     >>> import functrace as ft, numpy as np
     >>> ft.vmap(lambda x: (x * x).sum())(np.arange(6.0).reshape(2, 3))
-    array([ 5., 50.])
+    Array([ 5., 50.])
     >>> ft.vmap(lambda x: x / ft.lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0]))
     Array([0.25, 0.75])
     """
