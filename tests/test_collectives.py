@@ -237,3 +237,22 @@ def test_psum_of_unbatched_values_multiplies_by_the_size() -> None:
     np.testing.assert_allclose(f(2.0), [6.0] * 3)
     g = ft.vmap(lambda c: lax.all_gather(c, "i"), in_axes=None, axis_size=2, axis_name="i")
     np.testing.assert_allclose(g(np.array([1.0, 2.0])), np.broadcast_to([1.0, 2.0], (2, 2, 2)))
+
+
+def test_collectives_over_the_outer_axis_from_an_inner_vmap() -> None:
+    # the inner trace passes them down, keeping its batch dimension
+    x = np.arange(24.0).reshape(2, 3, 4) / 10
+
+    def nest(f):  # type: ignore[no-untyped-def]
+        return ft.vmap(ft.vmap(f, axis_name="j"), axis_name="i")
+
+    out = nest(lambda r: lax.all_gather(r, "i"))(x)
+    np.testing.assert_allclose(out, np.broadcast_to(x.transpose(1, 0, 2), (2, 3, 2, 4)))
+    y = x.reshape(2, 3, 2, 2)
+    out = nest(lambda r: lax.all_gather(r, "i", axis=1, tiled=True))(y)
+    exp = np.concatenate([y[0], y[1]], axis=2)
+    np.testing.assert_allclose(out, np.broadcast_to(exp, (2, 3, 2, 4)))
+    out = nest(lambda r: lax.pmax(r, "i") + 100 * lax.axis_index("i") + 10 * lax.axis_index("j"))(x)
+    ij = 100 * np.arange(2)[:, None, None] + 10 * np.arange(3)[None, :, None]
+    np.testing.assert_allclose(out, x.max(0) + ij)
+    ft.check_grads(nest(lambda r: lax.all_gather(r, "i") * r), (x,), order=2)
