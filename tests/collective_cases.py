@@ -78,6 +78,20 @@ def cases(lib: Any) -> dict[str, Any]:
     out["grad_vmap_all_gather_tiled"] = grad(
         lambda x: (named(lambda r: lax.all_gather(r**2, "i", axis=1, tiled=True))(x) ** 2).sum()
     )(X3)
+    # psum_scatter (the transpose of all_gather) and ppermute (JAX's vmap takes only full
+    # permutations)
+    x6 = np.arange(72.0).reshape(3, 6, 4) / 10
+    y = np.arange(18.0).reshape(3, 2, 3) / 10
+    cycle = [(0, 1), (1, 2), (2, 0)]
+    out["psum_scatter_tiled"] = named(lambda r: lax.psum_scatter(r, "i", tiled=True))(x6)
+    out["psum_scatter_dim1"] = named(lambda r: lax.psum_scatter(r, "i", scatter_dimension=1))(y)
+    out["ppermute"] = named(lambda r: lax.ppermute(r, "i", cycle))(y)
+    out["vmap_grad_ppermute"] = named(
+        grad(lambda r: (lax.ppermute(r, "i", cycle) * fnp.arange(3.0)).sum())
+    )(y[:, 0])
+    out["vmap_grad_psum_scatter"] = named(grad(lambda r: (lax.psum_scatter(r, "i") ** 2).sum()))(
+        y[:, 0]
+    )
     # psum of a value that is the same for every example
     c = np.array([0.5, -1.5, 0.8])
     out["psum_unbatched"] = named(lambda x, c: x * lax.psum(c, "i"), in_axes=(0, None))(X2, c)

@@ -131,4 +131,20 @@ ROWS: list[OpInfo] = [
         ("axis_index",),
         shapes=((3, 2),),
     ),
+    OpInfo(
+        "lax.psum_scatter",
+        lambda x: _named(lambda r: r[0] * lax.psum_scatter(r * r, "i"))(x),
+        lambda x: _each(x, lambda k, x: x[k, 0] * _total(x * x)[k]),
+        (F,),
+        ("psum", "axis_index"),
+        shapes=((3, 3, 2),),
+    ),
+    OpInfo(
+        "lax.ppermute",
+        lambda x: _named(lambda r: r * lax.ppermute(r, "i", [(0, 2), (2, 1)]))(x),
+        lambda x: _each(x, lambda k, x: x[k] * {2: x[0], 1: x[2]}.get(k, np.zeros_like(x[0]))),
+        (F,),
+        ("all_gather", "axis_index"),
+        shapes=((3, 2),),
+    ),
 ]

@@ -256,3 +256,30 @@ def test_collectives_over_the_outer_axis_from_an_inner_vmap() -> None:
     ij = 100 * np.arange(2)[:, None, None] + 10 * np.arange(3)[None, :, None]
     np.testing.assert_allclose(out, x.max(0) + ij)
     ft.check_grads(nest(lambda r: lax.all_gather(r, "i") * r), (x,), order=2)
+
+
+def test_psum_scatter_and_ppermute() -> None:
+    x = np.arange(12.0).reshape(3, 4) / 10
+    # a partial permutation: example 0 receives nothing
+    out = named(lambda r: lax.ppermute(r, "i", [(0, 1), (1, 2)]))(x)
+    np.testing.assert_allclose(out, np.stack([np.zeros(4), x[0], x[1]]))
+    ft.check_grads(named(lambda r: r * lax.ppermute(r, "i", [(0, 1), (1, 2)])), (x,), order=2)
+    out = named(lambda r: lax.psum_scatter(r, "i", scatter_dimension=1, tiled=True))(
+        np.arange(18.0).reshape(3, 1, 6)
+    )
+    total = np.arange(18.0).reshape(3, 1, 6).sum(0)
+    np.testing.assert_allclose(out, np.stack([total[:, 2 * k : 2 * k + 2] for k in range(3)]))
+    ints = named(lambda r: lax.psum_scatter(r, "i"))(np.arange(9).reshape(3, 3))
+    assert ints.dtype == np.int64 and ints.tolist() == [9, 12, 15]
+    with pytest.raises(ValueError, match="ppermute: expected indices in \\[0, 3\\)"):
+        named(lambda r: lax.ppermute(r, "i", [(0, 3)]))(x)
+    with pytest.raises(ValueError, match="ppermute: expected each source and each destination"):
+        named(lambda r: lax.ppermute(r, "i", [(0, 1), (2, 1)]))(x)
+    with pytest.raises(TypeError, match="ppermute: expected perm to be a sequence of"):
+        named(lambda r: lax.ppermute(r, "i", [0, 1]))(x)
+    with pytest.raises(ValueError, match="psum_scatter: expected dimension 0 of the operand"):
+        named(lambda r: lax.psum_scatter(r, "i"))(x)
+    with pytest.raises(ValueError, match="psum_scatter: expected dimension 0.*multiple of"):
+        named(lambda r: lax.psum_scatter(r, "i", tiled=True))(np.ones((3, 4, 2)))
+    with pytest.raises(NameError, match="ppermute: unbound axis name: i"):
+        lax.ppermute(x, "i", [(0, 1)])

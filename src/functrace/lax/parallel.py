@@ -46,7 +46,7 @@ from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.lax import base
 from functrace.lax import elementwise as ew
-from functrace.lax._util import register
+from functrace.lax._util import operator_index, register
 from functrace.lax.reductions import reduce_max, reduce_min
 from functrace.lax.shapes import iota
 from functrace.tree_util import tree_map
@@ -410,24 +410,29 @@ def _all_gather_batch(
     return _gathered(x, d, trace.axis_size, axis, tiled), None
 
 
-def _all_gather_transpose(
-    ct: Any, x: Any, *, axis_name: tuple[Any, ...], axis: int, tiled: bool, axis_size: int
-) -> list[Any]:
-    # Example k's part of every example's gathered cotangent, summed: psum, then the
-    # slice at k (a one-hot sum, linear in the cotangent).
-    total = psum_p.bind(ct, axis_name=axis_name)
+def _own_part(total: Any, axis_name: tuple[Any, ...], axis: int, tiled: bool, size: int) -> Any:
+    """This example's part of ``total`` along ``axis`` (of length ``size``, or of ``size``
+    chunks with ``tiled``): a one-hot sum at ``axis_index``, linear in ``total``."""
     s = list(core.get_aval(total).shape)
     if tiled:
-        s = s[:axis] + [axis_size, s[axis] // axis_size] + s[axis + 1 :]
+        s = s[:axis] + [size, s[axis] // size] + s[axis + 1 :]
         total = base.reshape(total, tuple(s))
     hit = ew.eq(
-        iota(_INDEX_DTYPE, axis_size),
-        base.broadcast_in_dim(axis_index_p.bind(axis_name=axis_name), (axis_size,), ()),
+        iota(_INDEX_DTYPE, size),
+        base.broadcast_in_dim(axis_index_p.bind(axis_name=axis_name), (size,), ()),
     )
     onehot = base.broadcast_in_dim(
         base.convert_element_type(hit, core.get_aval(total).dtype), tuple(s), (axis,)
     )
-    return [base.reduce_sum(base.mul(total, onehot), (axis,))]
+    return base.reduce_sum(base.mul(total, onehot), (axis,))
+
+
+def _all_gather_transpose(
+    ct: Any, x: Any, *, axis_name: tuple[Any, ...], axis: int, tiled: bool, axis_size: int
+) -> list[Any]:
+    # Example k's part of every example's gathered cotangent, summed (a psum_scatter).
+    total = psum_p.bind(ct, axis_name=axis_name)
+    return [_own_part(total, axis_name, axis, tiled, axis_size)]
 
 
 ad.deflinear(all_gather_p, _all_gather_transpose)
@@ -474,6 +479,107 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
     return tree_map(leaf, x)
 
 
+# ---------------------------------------------------------------------------
+# psum_scatter, ppermute: written with the primitives above (their rules follow)
+# ---------------------------------------------------------------------------
+
+
+def _one_name(fname: str, axis_name: Any) -> tuple[tuple[Any, ...], int]:
+    names = _names(fname, axis_name)
+    if len(names) != 1:
+        raise ValueError(
+            f"{fname}: expected one axis name, got {axis_name!r}. Use one axis at a time."
+        )
+    (size,) = _sizes(fname, names)
+    return names, size
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False) -> Any:
+    """``psum`` of ``x`` over the named axis, of which example ``k`` keeps only its part
+    along ``scatter_dimension``: index ``k`` of that dimension (which must have the axis
+    size; it is removed), or with ``tiled=True`` the ``k``-th of as many equal chunks as
+    examples. The transpose of ``all_gather``.
+
+    >>> import functrace as ft, numpy as np
+    >>> ft.vmap(lambda x: ft.lax.psum_scatter(x, "i"), axis_name="i")(np.eye(2) + 1)
+    Array([3., 3.])
+    """
+    names, size = _one_name("psum_scatter", axis_name)
+    if isinstance(tiled, Tracer) or not isinstance(tiled, (bool, np.bool_)):
+        raise TypeError(f"psum_scatter: expected tiled to be a bool, got {tiled!r}.")
+    if isinstance(scatter_dimension, bool) or not isinstance(scatter_dimension, (int, np.integer)):
+        raise TypeError(
+            f"psum_scatter: expected scatter_dimension to be an int, got {scatter_dimension!r}."
+        )
+
+    def leaf(v: Any) -> Any:
+        v = _operand("psum_scatter", v)
+        shape = core.get_aval(v).shape
+        nd = len(shape)
+        if not -nd <= int(scatter_dimension) < nd:
+            raise ValueError(
+                f"psum_scatter: expected scatter_dimension in [{-nd}, {nd}) for an operand "
+                f"of shape {shape}, got {scatter_dimension}."
+            )
+        d = int(scatter_dimension) % nd
+        ok = shape[d] % size == 0 if tiled else shape[d] == size
+        if not ok:
+            want = f"a multiple of the axis size {size}" if tiled else f"the axis size {size}"
+            raise ValueError(
+                f"psum_scatter: expected dimension {d} of the operand to be {want}, got "
+                f"shape {shape}."
+            )
+        return _own_part(psum(v, names), names, d, bool(tiled), size)
+
+    return tree_map(leaf, x)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
+    """Send each example's ``x`` along the named axis by the pairs ``(source,
+    destination)`` of ``perm`` (each source and each destination at most once): example
+    ``d`` receives the ``x`` of example ``s``; an example that no pair sends to gets
+    zeros. Linear, its transpose the inverse permutation.
+
+    >>> import functrace as ft, numpy as np
+    >>> shift = lambda x: ft.lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)])
+    >>> ft.vmap(shift, axis_name="i")(np.array([1.0, 2.0, 3.0]))
+    Array([3., 1., 2.])
+    """
+    names, size = _one_name("ppermute", axis_name)
+    try:
+        pairs = [(int(operator_index(s)), int(operator_index(d))) for s, d in perm]
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"ppermute: expected perm to be a sequence of (source, destination) pairs of "
+            f"ints, got {perm!r}."
+        ) from None
+    for s, d in pairs:
+        if not (0 <= s < size and 0 <= d < size):
+            raise ValueError(
+                f"ppermute: expected indices in [0, {size}) (the size of axis "
+                f"{names[0]!r}), got the pair ({s}, {d})."
+            )
+    if len({s for s, _ in pairs}) != len(pairs) or len({d for _, d in pairs}) != len(pairs):
+        raise ValueError(
+            f"ppermute: expected each source and each destination at most once, got {perm!r}."
+        )
+    table = np.zeros((size, size))
+    for s, d in pairs:
+        table[d, s] = 1.0
+
+    def leaf(v: Any) -> Any:
+        v = _operand("ppermute", v)
+        aval = core.get_aval(v)
+        if aval.dtype.kind not in "iufc":
+            raise TypeError(f"ppermute: expected a numeric operand, got {aval.dtype.name}.")
+        gathered = all_gather(v, names)  # (size, *shape): every example's x
+        w = _own_part(table.astype(aval.dtype), names, 0, False, size)  # this row of table
+        wb = base.broadcast_in_dim(w, (size, *aval.shape), (0,))
+        return base.reduce_sum(base.mul(gathered, wb), (0,))
+
+    return tree_map(leaf, x)
+
+
 __all__ = [
     "all_gather",
     "all_gather_p",
@@ -484,6 +590,8 @@ __all__ = [
     "pmean",
     "pmin",
     "pmin_p",
+    "ppermute",
     "psum",
     "psum_p",
+    "psum_scatter",
 ]
