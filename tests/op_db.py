@@ -604,6 +604,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_numpy
     import op_rows_numpy2
     import op_rows_numpy3
+    import op_rows_parallel
     import op_rows_random
     import op_rows_windowed
 
@@ -618,6 +619,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_random.ROWS
         + op_rows_windowed.ROWS
         + op_rows_conv.ROWS
+        + op_rows_parallel.ROWS
     )
 
 

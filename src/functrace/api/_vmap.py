@@ -54,19 +54,50 @@ def _axes_for(fname: str, prefix: Any, tree: Any, where: str) -> list[int | None
 
 
 def vmap(
-    fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+    fun: Callable[..., Any],
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Any = None,
+    axis_size: int | None = None,
 ) -> Callable[..., Any]:
     """Map ``fun`` over a batch axis of its arguments.
 
     ``in_axes``: int, None (not mapped) or a prefix pytree of the positional arguments;
     keyword arguments are always mapped over their axis 0 (as in JAX);
     ``out_axes``: int or None, or a prefix of the output.
+    ``axis_name``: a name (any hashable, usually a string) for the mapped axis while
+    ``fun`` runs, so that the collectives of ``functrace.lax`` (``psum``, ``pmean``,
+    ``pmax``, ``pmin``, ``all_gather``, ``axis_index``) can reduce or gather over the
+    examples; nested ``vmap``s bind different names (an inner one shadows an equal
+    outer one), and a collective may name a tuple of them. A name no enclosing ``vmap``
+    binds is a ``NameError``. ``axis_size``: the size of the mapped axis when no
+    argument is mapped (``in_axes=None``).
 
     >>> import functrace as ft, numpy as np
     >>> ft.vmap(lambda x: (x * x).sum())(np.arange(6.0).reshape(2, 3))
-    array([ 5., 50.])
+    Array([ 5., 50.])
+    >>> ft.vmap(lambda x: x / ft.lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0]))
+    Array([0.25, 0.75])
     """
     from functrace.interpreters import batching
+
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(
+                f"vmap: expected axis_name to be a hashable name (such as a string) or "
+                f"None, got {type(axis_name).__name__} {axis_name!r}."
+            ) from None
+        if isinstance(axis_name, tuple):
+            raise TypeError(
+                f"vmap: expected axis_name to be one name, got the tuple {axis_name!r}; "
+                f"nest vmaps to bind several names."
+            )
+    if axis_size is not None and (
+        isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))
+    ):
+        raise TypeError(f"vmap: expected axis_size to be an int or None, got {axis_size!r}.")
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
@@ -145,7 +176,12 @@ def vmap(
             return out_leaves
 
         outs, out_dims = batching.vmap_flat(
-            flat_fun, size, leaves, dims, origin=f"vmap of {describe_fun(fun)}"
+            flat_fun,
+            size,
+            leaves,
+            dims,
+            origin=f"vmap of {describe_fun(fun)}",
+            axis_name=axis_name,
         )
         out_tree = out_tree_box[-1]
         out_ax = (

@@ -8,6 +8,7 @@ batch dimensions are moved only when a rule needs it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Trace, Tracer
 from functrace.errors import ConcretizationError, MissingRuleError
+from functrace.ir import ClosedJaxpr, Jaxpr
 
 # batching_rules[p](vals, bdims, **params) -> (out, out_bdim)  (lists for multiple results)
 batching_rules: dict[Primitive, Callable[..., Any]] = {}
@@ -61,11 +63,15 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    __slots__ = ("axis_size",)
+    __slots__ = ("axis_size", "axis_name", "axis_from_rule")
 
-    def __init__(self, level: int, axis_size: int) -> None:
+    def __init__(self, level: int, axis_size: int, axis_name: Any = None) -> None:
         super().__init__(level)
         self.axis_size = axis_size
+        # The name collectives (lax.psum, ...) use for this batch axis, or None.
+        self.axis_name = axis_name
+        # Whether the name came from the rule of an enclosing trace (a batched body).
+        self.axis_from_rule = False
 
     def pure(self, val: Any) -> BatchTracer:
         return BatchTracer(self, val, not_mapped)
@@ -73,6 +79,34 @@ class BatchTrace(Trace):
     lift = pure
 
     def process_primitive(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        if self.axis_name is None and _axes.rule is None:
+            return self._process(primitive, tracers, params)
+        return self._process_named(primitive, tracers, params)
+
+    def _process_named(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
+        # A rule that batches a body (a loop, a branch, a custom rule) over this same axis
+        # calls ``vmap_flat``, whose trace then carries this trace's name (``_axes.rule``),
+        # so collectives inside the body see the axis. A body can use the axis even when
+        # no operand is batched (``axis_index``, ``psum`` of a constant): a named trace
+        # runs the rule of such a primitive on a batched first operand instead of
+        # evaluating it below (where the body could not reach this trace).
+        prev = _axes.rule
+        _axes.rule = None if self.axis_name is None else (self.axis_name, self.axis_size)
+        try:
+            if (
+                self.axis_name is not None
+                and tracers
+                and primitive not in rules_with_trace
+                and all(t.bdim is None for t in tracers)
+                and _has_body(params)
+            ):
+                first = BatchTracer(self, broadcast_batch(tracers[0].val, self.axis_size, 0), 0)
+                tracers = [first, *tracers[1:]]
+            return self._process(primitive, tracers, params)
+        finally:
+            _axes.rule = prev
+
+    def _process(self, primitive: Primitive, tracers: list[Any], params: dict) -> Any:
         vals = [t.val for t in tracers]
         bdims = [t.bdim for t in tracers]
         if primitive in rules_with_trace:
@@ -96,6 +130,47 @@ class BatchTrace(Trace):
         return BatchTracer(self, out, out_bdim)
 
 
+def _has_body(params: dict) -> bool:
+    """Whether a primitive's params hold a jaxpr (a loop or branch body)."""
+    for v in params.values():
+        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+            return True
+        if isinstance(v, tuple) and any(isinstance(b, (Jaxpr, ClosedJaxpr)) for b in v):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Named axes (``vmap(..., axis_name=...)``; the collectives live in lax/parallel.py)
+# ---------------------------------------------------------------------------
+
+
+class _AxisState(threading.local):
+    """Per thread: the named batch axes in scope, innermost last, and the name a batching
+    rule being run gives to the ``vmap_flat`` it calls (``(name, size)`` or None)."""
+
+    def __init__(self) -> None:
+        self.env: list[tuple[Any, BatchTrace]] = []
+        self.rule: tuple[Any, int] | None = None
+
+
+_axes = _AxisState()
+_INHERIT: Any = object()
+
+
+def axis_trace(name: Any) -> BatchTrace | None:
+    """The innermost active batch trace named ``name``, or None if it is unbound."""
+    for n, t in reversed(_axes.env):
+        if n == name:
+            return t
+    return None
+
+
+def bound_axis_names() -> list[Any]:
+    """The axis names in scope in this thread, outermost first (for messages)."""
+    return [n for n, _ in _axes.env]
+
+
 def vmap_flat(
     fun: Callable[..., Sequence[Any]],
     axis_size: int,
@@ -103,13 +178,31 @@ def vmap_flat(
     in_dims: Sequence[int | None],
     *,
     origin: str = "vmap",
+    axis_name: Any = _INHERIT,
 ) -> tuple[list[Any], list[int | None]]:
-    """Batch flat ``fun``: returns outputs and their batch dims."""
-    trace = core.push_trace(BatchTrace, axis_size, origin=origin)
+    """Batch flat ``fun``: returns outputs and their batch dims.
+
+    ``axis_name`` names the batch axis for collectives (``None``: unnamed). Left out,
+    a call made by a batching rule of a named trace batches over that trace's axis
+    (a loop or branch body) and takes its name; any other call is unnamed."""
+    inherited = axis_name is _INHERIT
+    if inherited:
+        rule = _axes.rule
+        axis_name = rule[0] if rule is not None and rule[1] == axis_size else None
+    trace = core.push_trace(BatchTrace, axis_size, axis_name, origin=origin)
+    trace.axis_from_rule = inherited and axis_name is not None
+    prev_rule = _axes.rule
+    _axes.rule = None
+    env = _axes.env
+    if axis_name is not None:
+        env.append((axis_name, trace))
     try:
         tracers = [BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
         outs = [trace.full_raise(o) for o in fun(*tracers)]
     finally:
+        if axis_name is not None:
+            env.pop()
+        _axes.rule = prev_rule
         core.pop_trace(trace)
     return [t.val for t in outs], [t.bdim for t in outs]
 
@@ -208,9 +301,11 @@ def defbroadcasting(primitive: Primitive) -> None:
 __all__ = [
     "BatchTrace",
     "BatchTracer",
+    "axis_trace",
     "batch_size",
     "batching_rules",
     "bdim_at",
+    "bound_axis_names",
     "broadcast_batch",
     "defbroadcasting",
     "defvectorized",

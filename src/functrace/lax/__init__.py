@@ -9,6 +9,7 @@ from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403
 from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.linalg import *  # noqa: F401,F403
+from functrace.lax.parallel import *  # noqa: F401,F403
 from functrace.lax.random_bits import *  # noqa: F401,F403
 from functrace.lax.reductions import *  # noqa: F401,F403
 from functrace.lax.shapes import *  # noqa: F401,F403
