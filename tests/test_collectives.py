@@ -229,6 +229,9 @@ def test_bad_arguments_are_named() -> None:
         ft.vmap(lambda r: r, axis_name=("i", "j"))(X)
     with pytest.raises(TypeError, match="vmap: expected axis_size to be an int"):
         ft.vmap(lambda r: r, axis_size=2.0)(X)
+    # The fourth positional parameter is axis_size (the contract); JAX's order differs.
+    with pytest.raises(TypeError, match="pass axis_name='i' by keyword"):
+        ft.vmap(lambda r: r, 0, 0, "i")(X)
 
 
 def test_psum_of_unbatched_values_multiplies_by_the_size() -> None:

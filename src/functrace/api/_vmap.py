@@ -57,8 +57,9 @@ def vmap(
     fun: Callable[..., Any],
     in_axes: Any = 0,
     out_axes: Any = 0,
-    axis_name: Any = None,
     axis_size: int | None = None,
+    *,
+    axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Map ``fun`` over a batch axis of its arguments.
 
@@ -72,6 +73,10 @@ def vmap(
     outer one), and a collective may name a tuple of them. A name no enclosing ``vmap``
     binds is a ``NameError``. ``axis_size``: the size of the mapped axis when no
     argument is mapped (``in_axes=None``).
+
+    The fourth positional parameter is ``axis_size`` (the project's contract) and
+    ``axis_name`` is keyword-only; JAX's order puts ``axis_name`` fourth, so a name
+    passed there positionally is an error that says to pass ``axis_name=``.
 
     >>> import functrace as ft, numpy as np
     >>> ft.vmap(lambda x: (x * x).sum())(np.arange(6.0).reshape(2, 3))
@@ -97,7 +102,13 @@ def vmap(
     if axis_size is not None and (
         isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))
     ):
-        raise TypeError(f"vmap: expected axis_size to be an int or None, got {axis_size!r}.")
+        hint = (
+            " (JAX's fourth positional parameter is axis_name; here it is axis_size: "
+            f"pass axis_name={axis_size!r} by keyword)"
+            if isinstance(axis_size, str)
+            else ""
+        )
+        raise TypeError(f"vmap: expected axis_size to be an int or None, got {axis_size!r}{hint}.")
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
