@@ -647,7 +647,7 @@ def _conv_transpose_lhs(
     preferred_element_type: np.dtype | None,
 ) -> Any:
     # dx is the cotangent, dilated by the strides, correlated with the flipped kernel
-    # (in and out features swapped) at stride lhs_dilation. Canonical layouts throughout.
+    # (in and out features swapped) at stride lhs_dilation; dx in the lhs layout.
     lspec, rspec, ospec = dimension_numbers
     nd = len(lhs_aval.shape)
     ns = nd - 2
@@ -672,6 +672,8 @@ def _conv_transpose_lhs(
         hi2 = (n_ - 1) * ld + kd - _dilate_dim(p, s) - lo2
         pads.append((lo2, hi2))
     canon = tuple(range(nd))
+    # without batch groups dx comes out in the lhs layout directly (no transpose after)
+    dx_spec = lspec if batch_group_count == 1 else canon
     dx = conv_general_dilated_p.bind(
         ct,
         w,
@@ -679,7 +681,7 @@ def _conv_transpose_lhs(
         padding=tuple(pads),
         lhs_dilation=window_strides,
         rhs_dilation=rhs_dilation,
-        dimension_numbers=ConvDimensionNumbers(ospec, canon, canon),
+        dimension_numbers=ConvDimensionNumbers(ospec, canon, dx_spec),
         feature_group_count=groups,
         batch_group_count=1,
         precision=precision,
@@ -690,7 +692,7 @@ def _conv_transpose_lhs(
         dx = reshape(dx, (nb, groups, i_feat, *in_sp))
         dx = transpose(dx, (1, 0, *range(2, 3 + ns)))
         dx = reshape(dx, (groups * nb, i_feat, *in_sp))
-    dx = transpose(dx, _inverse(lspec))
+        dx = transpose(dx, _inverse(lspec))
     return convert_element_type(dx, lhs_aval.dtype, lhs_aval.weak_type)
 
 
