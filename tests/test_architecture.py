@@ -59,7 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),
-    ("top", ("functrace", "functrace.__main__", "functrace._demo")),
+    ("top", ("functrace", "functrace.__main__", "functrace._demo", "functrace._examples*")),
 ]
 
 

@@ -121,3 +121,15 @@ def test_digits_dataset() -> None:
     assert sorted(set(y.tolist())) == list(range(10))
     Xtr, ytr, Xte, yte = data.load_digits()
     assert len(Xtr) + len(Xte) == 1797
+
+
+def test_cnn_demo_reaches_98_percent(tmp_path) -> None:
+    # `python -m functrace demo --model cnn`: two conv + max-pool blocks and a linear
+    # layer, a jitted Adam step, 20 epochs of the 8x8 digits.
+    from functrace import _demo
+
+    result = _demo.train(out_dir=str(tmp_path), model_kind="cnn", verbose=False)
+    assert result["epoch"] == 20
+    assert result["accuracy"] >= 0.98, result["accuracy"]
+    assert result["losses"][-1] < 0.05
+    assert (tmp_path / "checkpoint.npz").exists()

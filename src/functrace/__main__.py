@@ -1,4 +1,6 @@
-"""``python -m functrace demo`` (train an MLP) and ``tour`` (trace and differentiate)."""
+"""``python -m functrace demo`` (train an MLP, a CNN with ``--model cnn``, or a
+character-level transformer with ``--model transformer``) and ``tour`` (trace and
+differentiate)."""
 
 from __future__ import annotations
 
@@ -59,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: python -m functrace demo [--epochs N] [--resume] [--out DIR]\n"
+            "usage: python -m functrace demo [--epochs N] [--model mlp|cnn] [--resume] "
+            "[--out DIR]\n"
+            "       python -m functrace demo --model transformer [--steps N] [--prompt P]\n"
             "       python -m functrace tour [--steps N]"
         )
         return 0 if argv else 2

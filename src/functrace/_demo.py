@@ -1,4 +1,5 @@
-"""The demo: train an MLP on the embedded 8x8 digits with a jit-compiled step.
+"""The demo: train an MLP (or, with ``--model cnn``, a small CNN) on the embedded 8x8
+digits with a jit-compiled step.
 
 Every part of the loop is plain code: the loss, ``value_and_grad``, gradient
 clipping and accumulation (``optim.accumulate``), the Adam update, checkpointing
@@ -17,6 +18,34 @@ import numpy as np
 
 import functrace as ft
 from functrace import data, io, nn, optim
+
+MODELS = ("mlp", "cnn")
+# per model: epochs, learning rate, micro-batches per update
+DEFAULTS = {"mlp": (12, 3e-3, 2), "cnn": (20, 5e-3, 1)}
+
+
+def make_model(kind: str, *, hidden: int = 128, seed: int = 0, dtype: Any = np.float32) -> Any:
+    """The demo's model for flat (n, 64) digits: an MLP ``64-hidden-10``, or ``"cnn"``:
+    two blocks of 3x3 convolution (padding 1), ReLU and 2x2 max pooling (32 and 64
+    channels) on the 1x8x8 image, then a linear layer to the 10 classes."""
+    if kind == "mlp":
+        return nn.MLP([64, hidden, 10], rng=seed, dtype=dtype)
+    if kind != "cnn":
+        raise ValueError(f"demo: expected a model in {MODELS}, got {kind!r}.")
+    gen = np.random.default_rng(seed)
+    return nn.Sequential(
+        [
+            nn.Unflatten(1, (1, 8, 8)),
+            nn.Conv2d(1, 32, 3, padding=1, rng=gen, dtype=dtype),
+            nn.relu,
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1, rng=gen, dtype=dtype),
+            nn.relu,
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(64 * 2 * 2, 10, rng=gen, dtype=dtype),
+        ]
+    )
 
 
 def make_step(opt: optim.GradientTransformation) -> Any:
@@ -43,7 +72,7 @@ def _progress(total: int, desc: str) -> Any:
     return tqdm(total=total, desc=desc, disable=None, leave=False)
 
 
-def _plot(history: list[float], path: str) -> bool:
+def _plot(history: list[float], path: str, title: str = "MLP on 8x8 digits") -> bool:
     try:
         import matplotlib
 
@@ -56,7 +85,7 @@ def _plot(history: list[float], path: str) -> bool:
     ax.set_xlabel("micro-batch")
     ax.set_ylabel("training loss")
     ax.set_yscale("log")
-    ax.set_title("MLP on 8x8 digits")
+    ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -64,27 +93,37 @@ def _plot(history: list[float], path: str) -> bool:
 
 
 def train(
-    epochs: int = 12,
+    epochs: int | None = None,
     *,
     out_dir: str = "demo_out",
     resume: bool = False,
     micro_batch: int = 32,
-    every_k: int = 2,
-    lr: float = 3e-3,
+    every_k: int | None = None,
+    lr: float | None = None,
     seed: int = 0,
     hidden: int = 128,
     verbose: bool = True,
     dtype: Any = np.float32,
+    model_kind: str = "mlp",
 ) -> dict[str, Any]:
-    """Train (or continue training) and return the final model, state and metrics."""
+    """Train (or continue training) and return the final model, state and metrics;
+    ``model_kind`` is "mlp" or "cnn" (see :func:`make_model`); ``epochs``, ``lr`` and
+    ``every_k`` default to the model's entry of ``DEFAULTS``."""
+    if model_kind not in DEFAULTS:
+        raise ValueError(f"demo: expected a model in {MODELS}, got {model_kind!r}.")
+    d_epochs, d_lr, d_every = DEFAULTS[model_kind]
+    epochs = d_epochs if epochs is None else epochs
+    lr = d_lr if lr is None else lr
+    every_k = d_every if every_k is None else every_k
     X_train, y_train, X_test, y_test = data.load_digits(dtype=dtype)
     opt = optim.accumulate(
         optim.chain(optim.clip_by_global_norm(1.0), optim.adam(lr)), every_k=every_k
     )
-    model = nn.MLP([64, hidden, 10], rng=seed, dtype=dtype)
+    kind = model_kind
+    net = make_model(kind, hidden=hidden, seed=seed, dtype=dtype)
     state = {
-        "model": model,
-        "opt_state": opt.init(model),
+        "model": net,
+        "opt_state": opt.init(net),
         "epoch": np.int64(0),
         "losses": np.zeros(0, dtype=np.float64),
     }
@@ -134,10 +173,12 @@ def train(
     }
     os.makedirs(out_dir, exist_ok=True)
     io.save(ckpt, state)
-    plotted = _plot(losses, os.path.join(out_dir, "loss_curve.png"))
+    title = "MLP on 8x8 digits" if kind == "mlp" else "CNN on 8x8 digits"
+    plotted = _plot(losses, os.path.join(out_dir, "loss_curve.png"), title)
     acc = accuracy(model, X_test, y_test)
     log(
-        f"\ntest accuracy {acc:.2%}; {n_seen / max(t_total, 1e-9):.0f} examples/s after the "
+        f"\n{kind.upper()}: test accuracy {acc:.2%}; "
+        f"{n_seen / max(t_total, 1e-9):.0f} examples/s after the "
         f"first epoch; "
         f"checkpoint {ckpt}"
         + (f"; loss curve {os.path.join(out_dir, 'loss_curve.png')}" if plotted else "")
@@ -158,14 +199,33 @@ def _load_state(path: str, like: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    """``python -m functrace demo [--model mlp|cnn|transformer] ...``: the MLP (the
+    default), the small CNN, or the character-level transformer
+    (``functrace._examples.char_transformer``)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--model", default="mlp")
+    known, rest = pre.parse_known_args(argv)
+    if known.model == "transformer":
+        from functrace._examples.char_transformer import main as transformer_demo
+
+        return transformer_demo(rest)
     parser = argparse.ArgumentParser(prog="python -m functrace demo", description=__doc__)
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--epochs", type=int, default=None, help="default: 12 (mlp), 20 (cnn)")
     parser.add_argument("--out", default="demo_out", help="checkpoint and plot directory")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--model",
+        choices=(*MODELS, "transformer"),
+        default="mlp",
+        help="the network to train: mlp (the default), cnn, or transformer (a "
+        "character-level transformer on the sonnets; see --model transformer --help)",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    result = train(args.epochs, out_dir=args.out, resume=args.resume, seed=args.seed)
+    result = train(
+        args.epochs, out_dir=args.out, resume=args.resume, seed=args.seed, model_kind=args.model
+    )
     print(f"done in {time.perf_counter() - t0:.1f} s")
     return 0 if result["accuracy"] > 0.9 else 1
 

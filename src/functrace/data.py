@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -79,6 +80,31 @@ def load_digits(
     return X[train], y[train], X[test], y[test]
 
 
+TEXTS = ("sonnets",)
+
+
+def load_text(name: str = "sonnets") -> str:
+    """A small public-domain text shipped with functrace, as one ``str``.
+
+    ``"sonnets"``: Shakespeare's 154 sonnets (1609) as transcribed by Project Gutenberg
+    (eBook #1041), 96,214 characters of UTF-8 text with 64 distinct characters (the
+    sonnet numbers as Roman numerals on lines of their own, typographic quotes kept).
+    A corpus for character-level language models. Source and public-domain status:
+    ``functrace/datasets/LICENSE-sonnets.txt``.
+
+    >>> from functrace import data
+    >>> data.load_text("sonnets")[:11]
+    'THE SONNETS'
+    """
+    if not isinstance(name, str) or name not in TEXTS:
+        raise ValueError(
+            f"load_text: expected a text name, one of {', '.join(map(repr, TEXTS))}, got {name!r}."
+        )
+    path = os.path.join(os.path.dirname(__file__), "datasets", f"{name}.txt.gz")
+    with gzip.open(path, "rb") as f:
+        return f.read().decode("utf-8")
+
+
 def make_regression_line(
     n: int = 100,
     *,
@@ -116,4 +142,4 @@ def make_spirals(
     return np.concatenate(X).astype(dtype), np.concatenate(y).astype(np.int64)
 
 
-__all__ = ["batches", "load_digits", "make_regression_line", "make_spirals"]
+__all__ = ["TEXTS", "batches", "load_digits", "load_text", "make_regression_line", "make_spirals"]

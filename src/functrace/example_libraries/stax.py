@@ -15,10 +15,10 @@ params are nested tuples and lists, i.e. pytrees, so ``grad``, ``jit`` and the
 Layers here: ``Dense``, the elementwise ``Tanh``, ``Relu``, ``Exp``, ``LogSoftmax``,
 ``Softmax``, ``Softplus``, ``Sigmoid``, ``Elu``, ``LeakyRelu``, ``Selu``, ``Gelu``
 (the tanh approximation, as JAX's default), ``BatchNorm``, ``Flatten``, ``Identity``,
-``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, and the combinators ``serial``,
-``parallel`` and ``shape_dependent``. Convolution and pooling layers (``Conv``,
-``ConvTranspose``, ``MaxPool``, ``AvgPool``, ``SumPool``) are not here: they come in a
-later change, with the convolution and windowed-reduction primitives they need.
+``FanOut``, ``FanInSum``, ``FanInConcat``, ``Dropout``, the convolutions ``Conv``,
+``GeneralConv``, ``ConvTranspose``, ``Conv1DTranspose``, ``GeneralConvTranspose``, the
+pooling layers ``MaxPool``, ``SumPool``, ``AvgPool``, and the combinators ``serial``,
+``parallel`` and ``shape_dependent``.
 
 As in JAX, ``Dropout(rate)`` keeps each entry with probability ``rate`` (and scales
 kept entries by ``1 / rate``) in ``mode="train"``, and is the identity otherwise.
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from functrace import lax as _lax
 from functrace import nn as _nn
 from functrace import numpy as fnp
 from functrace import random
@@ -298,6 +299,279 @@ def Dropout(rate: float, mode: str = "train") -> Layer:
 
 
 # ---------------------------------------------------------------------------
+# Convolutions
+# ---------------------------------------------------------------------------
+
+
+def _kernel_shape(
+    fname: str, dimension_numbers: Any, out_chan: int, filter_shape: Any, input_shape: Any
+) -> list[int]:
+    lhs_spec, rhs_spec, _ = dimension_numbers
+    shape = _check_shape(fname, input_shape, len(lhs_spec))
+    if len(shape) != len(lhs_spec):
+        raise ValueError(
+            f"{fname}: expected an input of rank {len(lhs_spec)} (layout {lhs_spec}), got "
+            f"shape {shape}"
+        )
+    sizes = iter(filter_shape)
+    return [
+        out_chan if c == "O" else shape[lhs_spec.index("C")] if c == "I" else int(next(sizes))
+        for c in rhs_spec
+    ]
+
+
+def GeneralConv(
+    dimension_numbers: Any,
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """Convolution layer with the layouts ``dimension_numbers`` (lhs, rhs, out specs such
+    as ``("NCHW", "OIHW", "NCHW")``), ``out_chan`` output features, a kernel of
+    ``filter_shape`` (its spatial dims), ``strides`` (default 1) and ``padding``
+    ("VALID", "SAME" or (lo, hi) pairs). Params ``(W, b)``: ``W`` drawn by
+    ``glorot_normal`` over the kernel's in/out axes, ``b`` (1 except on the output's
+    feature axis) by ``normal(1e-6)``, as JAX's stax."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    steps = tuple(strides) if strides else one
+    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        kernel = _kernel_shape(
+            "stax.GeneralConv init_fun", dimension_numbers, out_chan, filter_shape, input_shape
+        )
+        out = _lax.conv_general_shape_tuple(
+            tuple(input_shape), kernel, steps, padding, dimension_numbers
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return tuple(out), (w_init(k1, kernel), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        y = _lax.conv_general_dilated(
+            inputs, W, steps, padding, one, one, dimension_numbers=dimension_numbers
+        )
+        return y + b
+
+    return init_fun, apply_fun
+
+
+def Conv(
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """2-d convolution layer in JAX's default layouts (NHWC input, HWIO kernel):
+    :func:`GeneralConv` with ``("NHWC", "HWIO", "NHWC")``."""
+    return GeneralConv(
+        ("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides, padding, W_init, b_init
+    )
+
+
+def _transpose_pads(k: int, s: int, padding: str) -> tuple[int, int]:
+    # JAX's conv_transpose padding: "SAME" gives in * s outputs, "VALID"
+    # in * s + max(k - s, 0).
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+    else:
+        total = k + s - 2 + max(k - s, 0)
+        lo = k - 1
+    return lo, total - lo
+
+
+def GeneralConvTranspose(
+    dimension_numbers: Any,
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """Transposed convolution layer (``lax.conv_transpose``) with the layouts
+    ``dimension_numbers``, JAX stax's parameters and init (see :func:`GeneralConv`):
+    "SAME" padding gives ``in * stride`` outputs, "VALID" ``in * stride + max(k -
+    stride, 0)``."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    steps = tuple(strides) if strides else one
+    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: Any) -> Any:
+        kernel = _kernel_shape(
+            "stax.GeneralConvTranspose init_fun",
+            dimension_numbers,
+            out_chan,
+            filter_shape,
+            input_shape,
+        )
+        spatial_in = [input_shape[i] for i, c in enumerate(lhs_spec) if c not in "NC"]
+        spatial_k = [kernel[i] for i, c in enumerate(rhs_spec) if c not in "OI"]
+        if isinstance(padding, str):
+            pads = [_transpose_pads(k, s, padding.upper()) for k, s in zip(spatial_k, steps)]
+        else:
+            pads = [tuple(p) for p in padding]
+        spatial_out = iter(
+            (n - 1) * s - k + 2 + lo + hi
+            for n, k, s, (lo, hi) in zip(spatial_in, spatial_k, steps, pads)
+        )
+        out = tuple(
+            input_shape[lhs_spec.index("N")]
+            if c == "N"
+            else out_chan
+            if c == "C"
+            else next(spatial_out)
+            for c in out_spec
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return out, (w_init(k1, kernel), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        y = _lax.conv_transpose(inputs, W, steps, padding, dimension_numbers=dimension_numbers)
+        return y + b
+
+    return init_fun, apply_fun
+
+
+def ConvTranspose(
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """2-d transposed convolution in NHWC/HWIO: :func:`GeneralConvTranspose` with
+    ``("NHWC", "HWIO", "NHWC")``."""
+    dn = ("NHWC", "HWIO", "NHWC")
+    return GeneralConvTranspose(dn, out_chan, filter_shape, strides, padding, W_init, b_init)
+
+
+def Conv1DTranspose(
+    out_chan: int,
+    filter_shape: Any,
+    strides: Any = None,
+    padding: Any = "VALID",
+    W_init: Callable[..., Any] | None = None,
+    b_init: Callable[..., Any] = normal(1e-6),
+) -> Layer:
+    """1-d transposed convolution in NHC/HIO: :func:`GeneralConvTranspose` with
+    ``("NHC", "HIO", "NHC")``."""
+    dn = ("NHC", "HIO", "NHC")
+    return GeneralConvTranspose(dn, out_chan, filter_shape, strides, padding, W_init, b_init)
+
+
+# ---------------------------------------------------------------------------
+# Pooling
+# ---------------------------------------------------------------------------
+
+
+def _pads(
+    shape: tuple[int, ...], window: tuple[int, ...], strides: tuple[int, ...], padding: Any
+) -> list[tuple[int, int]]:
+    """(lo, hi) per axis for "SAME" / "VALID" / explicit pairs (as ``lax.padtype_to_pads``;
+    a ``-1`` batch dim has window 1 and stride 1, so it needs no padding)."""
+    if not isinstance(padding, str):
+        return [(int(lo), int(hi)) for lo, hi in padding]
+    kind = padding.upper()
+    if kind == "VALID":
+        return [(0, 0)] * len(shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"stax: expected padding 'SAME', 'SAME_LOWER' or 'VALID', got {padding!r}")
+    out = []
+    for n, w, st in zip(shape, window, strides):
+        total = max((-(-n // st) - 1) * st + w - n, 0) if n >= 0 else 0
+        lo, hi = total // 2, total - total // 2
+        out.append((lo, hi) if kind == "SAME" else (hi, lo))
+    return out
+
+
+def _pooling_layer(name: str, reducer: str) -> Callable[..., Layer]:
+    def PoolingLayer(
+        window_shape: Any, strides: Any = None, padding: Any = "VALID", spec: Any = None
+    ) -> Layer:
+        window = tuple(int(w) for w in window_shape)
+        steps = tuple(int(v) for v in strides) if strides else (1,) * len(window)
+        if len(steps) != len(window):
+            raise ValueError(
+                f"stax.{name}: expected strides with one entry per window dim "
+                f"({len(window)}), got {strides!r}"
+            )
+        if spec is None:
+            non_spatial: tuple[int, ...] = (0, len(window) + 1)
+        else:
+            non_spatial = (spec.index("N"), spec.index("C"))
+        for i in sorted(non_spatial):
+            window = window[:i] + (1,) + window[i:]
+            steps = steps[:i] + (1,) + steps[i:]
+
+        def init_fun(rng: Any, input_shape: Any) -> Any:
+            shape = _check_shape(f"stax.{name} init_fun", input_shape, len(window))
+            if len(shape) != len(window):
+                raise ValueError(
+                    f"stax.{name} init_fun: expected an input of rank {len(window)} (batch, "
+                    f"channels and {len(window) - 2} spatial dims), got shape {shape}"
+                )
+            pads = _pads(shape, window, steps, padding)
+            # JAX's shape rule, which also makes a -1 batch dim 0
+            out = tuple(
+                max((n + lo + hi - w) // st + 1, 0)
+                for n, w, st, (lo, hi) in zip(shape, window, steps, pads)
+            )
+            return out, ()
+
+        def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+            pads = _pads(fnp.shape(inputs), window, steps, padding)
+            if reducer == "max":
+                return _lax.reduce_window_max(inputs, window, steps, pads)
+            out = _lax.reduce_window_sum(inputs, window, steps, pads)
+            if reducer == "sum":
+                return out
+            # JAX's rescaling: divide by the number of real (unpadded) elements per window
+            shp = fnp.shape(inputs)
+            spatial = tuple(d for i, d in enumerate(shp) if i not in non_spatial)
+            sp_window = tuple(w for i, w in enumerate(window) if i not in non_spatial)
+            sp_steps = tuple(v for i, v in enumerate(steps) if i not in non_spatial)
+            sp_pads = [p for i, p in enumerate(pads) if i not in non_spatial]
+            sizes = np.ones((), np.dtype(inputs.dtype))
+            for n, w, st, (lo, hi) in zip(spatial, sp_window, sp_steps, sp_pads):
+                start = np.arange(max((n + lo + hi - w) // st + 1, 0)) * st - lo
+                count = np.minimum(start + w, n) - np.maximum(start, 0)
+                sizes = np.multiply.outer(sizes, count.astype(sizes.dtype))
+            for i in sorted(non_spatial):
+                sizes = np.expand_dims(sizes, i)
+            return out / sizes
+
+        return init_fun, apply_fun
+
+    PoolingLayer.__name__ = name
+    PoolingLayer.__qualname__ = name
+    return PoolingLayer
+
+
+MaxPool = _pooling_layer("MaxPool", "max")
+MaxPool.__doc__ = """Max pooling over ``window_shape`` (spatial dims only) with ``strides``
+(default 1) and ``padding`` ("VALID", "SAME" or (lo, hi) pairs); the input layout is
+batch first, channels last unless ``spec`` (e.g. "NCHW") says where "N" and "C" are."""
+SumPool = _pooling_layer("SumPool", "sum")
+SumPool.__doc__ = """Sum pooling, with the parameters of :func:`MaxPool`."""
+AvgPool = _pooling_layer("AvgPool", "avg")
+AvgPool.__doc__ = """Average pooling, with the parameters of :func:`MaxPool`: each window's
+sum divided by the number of its input elements, padding not counted (as JAX)."""
+
+
+# ---------------------------------------------------------------------------
 # Combinators
 # ---------------------------------------------------------------------------
 
@@ -381,7 +655,11 @@ def shape_dependent(make_layer: Callable[[Any], Layer]) -> Layer:
 
 
 __all__ = [
+    "AvgPool",
     "BatchNorm",
+    "Conv",
+    "Conv1DTranspose",
+    "ConvTranspose",
     "Dense",
     "Dropout",
     "Elu",
@@ -391,14 +669,18 @@ __all__ = [
     "FanOut",
     "Flatten",
     "Gelu",
+    "GeneralConv",
+    "GeneralConvTranspose",
     "Identity",
     "LeakyRelu",
     "LogSoftmax",
+    "MaxPool",
     "Relu",
     "Selu",
     "Sigmoid",
     "Softmax",
     "Softplus",
+    "SumPool",
     "Tanh",
     "elementwise",
     "glorot_normal",

@@ -10,7 +10,8 @@ import), ``cache`` (the on-disk kernel cache), ``kernels`` (fused-kernel source 
 compilation), ``codegen`` (helpers shared by the driver and native loops),
 ``parallel`` (threaded kernels and products, when asked for), ``loops`` (native loops:
 one Numba function per ``scan``/``while``), ``loop_rules`` (their per-primitive
-statements), ``random_rules`` (``threefry2x32``, ``erf_inv``), ``driver_rules`` (the
+statements), ``random_rules`` (``threefry2x32``, ``erf_inv``), ``window_rules``
+(compiled max/min pooling), ``driver_rules`` (the
 rule table's entries for structural primitives, driver and native-loop forms),
 ``fusion`` (planning), ``lowering`` (driver generation), ``api`` (``jit``,
 ``disable_jit``). The rule table itself is ``functrace.interpreters.numba_rules``.

@@ -27,7 +27,7 @@ import numpy as np
 from functrace.custom_derivatives import grad_hook_p, hook_call_p
 from functrace.interpreters import ad
 from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
-from functrace.jit import loop_rules, loops, parallel, random_rules  # noqa: F401
+from functrace.jit import loop_rules, loops, parallel, random_rules, window_rules  # noqa: F401
 from functrace.lax import control_flow, indexing, reductions, shapes
 from functrace.lax.control_flow import while_fori, while_reverse
 from functrace.lax.control_flow.common import run_cond, run_scan, run_while

@@ -32,8 +32,10 @@ Decisions (JAX's semantics unless noted):
   ``init_value`` once: ``op(init, result)``, the value JAX computes. Any other
   computation is the generic ``reduce_window_p`` carrying the staged scalar
   computation; it has a forward-mode JVP (as JAX) and no reverse mode.
-* jit: the driver calls the vectorised NumPy impls; a loop holding one runs its
-  Python loop around compiled bodies.
+* jit: the driver calls the vectorised NumPy impls, except for max/min pooling and its
+  two linear maps on float operands of 4096 elements or more, which run one compiled
+  pass over the windows with the impls' bits (``functrace/jit/window_rules.py``); a
+  loop holding one runs its Python loop around compiled bodies.
 """
 
 from __future__ import annotations

@@ -20,6 +20,18 @@ from functrace.nn import functional, initializers
 from functrace.nn._attention import MultiheadAttention, scaled_dot_product_attention
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
 from functrace.nn._batchnorm import BatchNorm1d, BatchNorm2d, BatchNormState, batch_norm
+from functrace.nn._conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+)
 from functrace.nn._dropout import Dropout, dropout
 from functrace.nn._embedding import Embedding, embedding
 from functrace.nn._init import kaiming_uniform, uniform_init, xavier_uniform
@@ -32,6 +44,28 @@ from functrace.nn._norm import (
     group_norm,
     layer_norm,
     rms_norm,
+)
+from functrace.nn._pool import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
 )
 from functrace.nn._recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from functrace.nn._shape import Flatten, Identity, Unflatten
@@ -70,9 +104,21 @@ from functrace.nn.functional import (
 )
 
 __all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNormState",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "Dropout",
     "Embedding",
     "Flatten",
@@ -86,6 +132,9 @@ __all__ = [
     "LayerNorm",
     "Linear",
     "MLP",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
     "Module",
     "MultiheadAttention",
     "RMSNorm",
@@ -95,9 +144,21 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
     "Unflatten",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
     "batch_norm",
     "binary_cross_entropy_with_logits",
     "celu",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "count_params",
     "cross_entropy",
     "dropout",
@@ -120,6 +181,9 @@ __all__ = [
     "log_sigmoid",
     "log_softmax",
     "logsumexp",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
     "mish",
     "mse_loss",
     "named_parameters",

@@ -11,6 +11,25 @@ import numpy as np
 from functrace import core
 from functrace import lax as _lax
 from functrace import numpy as fnp
+from functrace.nn._conv import (  # noqa: F401  (convolutions, as in torch.nn.functional)
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+)
+from functrace.nn._pool import (  # noqa: F401  (pooling, re-exported as in torch.nn.functional)
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
 from functrace.scipy import special as _special
 
 
