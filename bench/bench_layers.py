@@ -5,8 +5,8 @@ threading (functrace: one thread, ``jit``'s default; JAX and PyTorch: all cores)
 
 * a LeNet-size CNN training step: batch 64 of 28x28x1, conv 6@5x5 (padding 2) ->
   relu -> max-pool 2 -> conv 16@5x5 -> relu -> max-pool 2 -> 120 -> 84 -> 10,
-  softmax cross-entropy, Adam, float32 (functrace and JAX channels-last, PyTorch
-  NCHW: each library's natural layout);
+  softmax cross-entropy, Adam, float32 (functrace's ``nn`` layers and PyTorch's in
+  NCHW, JAX's ``lax`` in NHWC: each library's natural layout);
 * a character-level decoder step: vocabulary 65, context 64, batch 32, 2 pre-norm
   layers of 4 heads, d=64 (feed-forward 256, GELU), causal, learned positions, final
   layer norm and a linear head; cross-entropy, AdamW; float32;
@@ -63,32 +63,9 @@ CONV_DN = ("NHWC", "HWIO", "NHWC")
 # ---------------------------------------------------------------------------
 
 
-def cnn_params(seed: int = 0) -> dict[str, np.ndarray]:
-    """LeNet parameters, channels-last: conv kernels HWIO, dense weights (in, out) with
-    the flattened input in (H, W, C) order."""
-    rng = np.random.default_rng(seed)
-
-    def u(shape: tuple[int, ...], fan_in: int) -> np.ndarray:
-        b = 1.0 / np.sqrt(fan_in)
-        return rng.uniform(-b, b, shape).astype(np.float32)
-
-    return {
-        "c1w": u((5, 5, 1, 6), 25),
-        "c1b": u((6,), 25),
-        "c2w": u((5, 5, 6, 16), 150),
-        "c2b": u((16,), 150),
-        "f1w": u((400, 120), 400),
-        "f1b": u((120,), 400),
-        "f2w": u((120, 84), 120),
-        "f2b": u((84,), 120),
-        "f3w": u((84, 10), 84),
-        "f3b": u((10,), 84),
-    }
-
-
 def cnn_batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((CNN_BATCH, 28, 28, 1)).astype(np.float32)
+    x = rng.standard_normal((CNN_BATCH, 1, 28, 28)).astype(np.float32)  # NCHW
     return x, rng.integers(0, 10, CNN_BATCH).astype(np.int32)
 
 
@@ -102,35 +79,51 @@ def tf_batch(seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------
 
 
-def ft_cnn_step() -> Callable[..., Any]:
-    """The CNN's Adam step (not jitted) and its initial state."""
-    import functrace as ft
+def ft_cnn_model(seed: int = 0) -> Any:
+    """LeNet as functrace ``nn`` layers (PyTorch's layouts: NCHW, OIHW kernels)."""
     import functrace.numpy as fnp
-    from functrace import lax, nn, optim
+    from functrace import nn
 
-    def forward(p: Any, x: Any) -> Any:
-        def block(h: Any, w: Any, b: Any, pad: int) -> Any:
-            pads = ((pad, pad), (pad, pad))
-            h = lax.conv_general_dilated(h, w, (1, 1), pads, dimension_numbers=CONV_DN) + b
-            h = fnp.maximum(h, 0.0)
-            return lax.reduce_window_max(h, (1, 2, 2, 1), (1, 2, 2, 1))
+    class LeNet(nn.Module):
+        c1: Any
+        c2: Any
+        f1: Any
+        f2: Any
+        f3: Any
+        pool: Any
 
-        h = block(x, p["c1w"], p["c1b"], 2)
-        h = block(h, p["c2w"], p["c2b"], 0)
-        h = fnp.reshape(h, (h.shape[0], -1))
-        h = fnp.maximum(h @ p["f1w"] + p["f1b"], 0.0)
-        h = fnp.maximum(h @ p["f2w"] + p["f2b"], 0.0)
-        return h @ p["f3w"] + p["f3b"]
+        def __init__(self, rng: Any) -> None:
+            gen = np.random.default_rng(rng)
+            self.c1 = nn.Conv2d(1, 6, 5, padding=2, rng=gen)
+            self.c2 = nn.Conv2d(6, 16, 5, rng=gen)
+            self.f1 = nn.Linear(400, 120, rng=gen)
+            self.f2 = nn.Linear(120, 84, rng=gen)
+            self.f3 = nn.Linear(84, 10, rng=gen)
+            self.pool = nn.MaxPool2d(2)
+
+        def __call__(self, x: Any) -> Any:
+            h = self.pool(nn.relu(self.c1(x)))
+            h = self.pool(nn.relu(self.c2(h)))
+            h = fnp.reshape(h, (h.shape[0], -1))
+            return self.f3(nn.relu(self.f2(nn.relu(self.f1(h)))))
+
+    return LeNet(seed)
+
+
+def ft_cnn_step() -> Callable[..., Any]:
+    """The CNN's Adam step (not jitted); ``step.init`` makes the optimizer state."""
+    import functrace as ft
+    from functrace import nn, optim
 
     opt = optim.adam(LR, eps=EPS)
 
-    def loss_fn(p: Any, x: Any, y: Any) -> Any:
-        return nn.cross_entropy(forward(p, x), y)
+    def loss_fn(model: Any, x: Any, y: Any) -> Any:
+        return nn.cross_entropy(model(x), y)
 
-    def step(p: Any, s: Any, x: Any, y: Any) -> Any:
-        loss, g = ft.value_and_grad(loss_fn)(p, x, y)
-        upd, s = opt.update(g, s, p)
-        return optim.apply_updates(p, upd), s, loss
+    def step(model: Any, s: Any, x: Any, y: Any) -> Any:
+        loss, g = ft.value_and_grad(loss_fn)(model, x, y)
+        upd, s = opt.update(g, s, model)
+        return optim.apply_updates(model, upd), s, loss
 
     step.init = opt.init  # type: ignore[attr-defined]
     return step
@@ -215,15 +208,10 @@ def ft_setup(case: str) -> tuple[Callable[[], Any], list[float], dict[str, np.nd
     from functrace.jit import jit
 
     if case == "cnn":
-        params: Any = cnn_params()
-        x, y = cnn_batch()
-        step = ft_cnn_step()
-        names = params
+        params, (x, y), step = ft_cnn_model(), cnn_batch(), ft_cnn_step()
     else:
-        params = ft_tf_model()
-        x, y = tf_batch()
-        step = ft_tf_step()
-        names = torch_names(params)
+        params, (x, y), step = ft_tf_model(), tf_batch(), ft_tf_step()
+    names = torch_names(params)
     jstep = jit(step)
     state = [params, step.init(params)]  # type: ignore[attr-defined]
     losses = []
@@ -319,8 +307,24 @@ def _jax_cases(npz: dict[str, np.ndarray]) -> dict[str, Callable[[], Any]]:
 
         return run, losses
 
-    cnn_p = {k[4:]: jnp.asarray(v) for k, v in npz.items() if k.startswith("cnn.")}
-    x, y = (jnp.asarray(a) for a in cnn_batch())
+    # PyTorch's layouts -> channels-last: HWIO kernels, (in, out) dense weights, the
+    # first dense layer's rows from (C, H, W) to (H, W, C) order
+    c = {k[4:]: v for k, v in npz.items() if k.startswith("cnn.")}
+    cnn_p = {
+        "c1w": c["c1.weight"].transpose(2, 3, 1, 0),
+        "c1b": c["c1.bias"],
+        "c2w": c["c2.weight"].transpose(2, 3, 1, 0),
+        "c2b": c["c2.bias"],
+        "f1w": c["f1.weight"].T.reshape(16, 5, 5, 120).transpose(1, 2, 0, 3).reshape(400, 120),
+        "f1b": c["f1.bias"],
+        "f2w": c["f2.weight"].T,
+        "f2b": c["f2.bias"],
+        "f3w": c["f3.weight"].T,
+        "f3b": c["f3.bias"],
+    }
+    cnn_p = {k: jnp.asarray(np.ascontiguousarray(v)) for k, v in cnn_p.items()}
+    x, y = cnn_batch()
+    x, y = jnp.asarray(x.transpose(0, 2, 3, 1)), jnp.asarray(y)
     init, step = make_step(lambda p, x, y: xent(cnn_fwd(p, x), y), 0.0)
     cases["cnn"], cases["cnn losses"] = runner(init, step, cnn_p, x, y)
 
@@ -409,25 +413,11 @@ def _torch_cases(npz: dict[str, np.ndarray]) -> dict[str, Any]:
             return self.f3(F.relu(self.f2(F.relu(self.f1(h)))))
 
     cnn = LeNet()
-    p = {k[4:]: v for k, v in npz.items() if k.startswith("cnn.")}
-    # channels-last flatten order (H, W, C) -> PyTorch's (C, H, W)
-    f1w = p["f1w"].reshape(5, 5, 16, 120).transpose(2, 0, 1, 3).reshape(400, 120)
-    sd = {
-        "c1.weight": p["c1w"].transpose(3, 2, 0, 1),
-        "c1.bias": p["c1b"],
-        "c2.weight": p["c2w"].transpose(3, 2, 0, 1),
-        "c2.bias": p["c2b"],
-        "f1.weight": f1w.T,
-        "f1.bias": p["f1b"],
-        "f2.weight": p["f2w"].T,
-        "f2.bias": p["f2b"],
-        "f3.weight": p["f3w"].T,
-        "f3.bias": p["f3b"],
-    }
-    cnn.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()})
+    cnn.load_state_dict(
+        {k[4:]: torch.from_numpy(v) for k, v in npz.items() if k.startswith("cnn.")}
+    )
     x, y = cnn_batch()
-    xt = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
-    yt = torch.from_numpy(y.astype(np.int64))
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
     cases["cnn"], cases["cnn losses"] = runner(
         cnn, torch.optim.Adam(cnn.parameters(), lr=LR, eps=EPS), xt, yt
     )
