@@ -39,12 +39,12 @@ def test_impl_paths_match_jax(
     # Blocks of one batch row; one product per output position (the path of deep
     # patches at few positions), or all positions stacked in one product; the scatter
     # path (products then shifted adds) wherever it applies: on the same cases.
-    from functrace.lax import convolution
+    from functrace.lax import conv_impl
 
-    monkeypatch.setattr(convolution, "_BLOCK", 1)
-    monkeypatch.setattr(convolution, "_FEW_POSITIONS", few_positions)
-    monkeypatch.setattr(convolution, "_STACK", stack)
-    monkeypatch.setattr(convolution, "_SCATTER_RATIO", scatter)
+    monkeypatch.setattr(conv_impl, "_BLOCK", 1)
+    monkeypatch.setattr(conv_impl, "_FEW_POSITIONS", few_positions)
+    monkeypatch.setattr(conv_impl, "_STACK", stack)
+    monkeypatch.setattr(conv_impl, "_SCATTER_RATIO", scatter)
     ref = np.load(FIXTURE)
     got = cases(ft)
     for key in ref.files:
