@@ -28,14 +28,23 @@ def test_values_vjps_and_helpers_match_jax() -> None:
         np.testing.assert_allclose(got[key], ref[key], rtol=1e-10, atol=1e-12, err_msg=key)
 
 
-@pytest.mark.parametrize("few_positions", [32, 10**9])
-def test_impl_paths_match_jax(monkeypatch: pytest.MonkeyPatch, few_positions: int) -> None:
-    # Blocks of one batch row, and one product per output position (the path of deep
-    # patches at few positions), on the same cases.
-    from functrace.lax import convolution
+@pytest.mark.parametrize(
+    "few_positions, stack, scatter",
+    [(32, 0, 0.0), (10**9, 0, 0.0), (10**9, 10**12, 0.0), (32, 0, np.inf)],
+    ids=["blocks", "per-position", "stacked-positions", "scatter"],
+)
+def test_impl_paths_match_jax(
+    monkeypatch: pytest.MonkeyPatch, few_positions: int, stack: int, scatter: float
+) -> None:
+    # Blocks of one batch row; one product per output position (the path of deep
+    # patches at few positions), or all positions stacked in one product; the scatter
+    # path (products then shifted adds) wherever it applies: on the same cases.
+    from functrace.lax import conv_impl
 
-    monkeypatch.setattr(convolution, "_BLOCK", 1)
-    monkeypatch.setattr(convolution, "_FEW_POSITIONS", few_positions)
+    monkeypatch.setattr(conv_impl, "_BLOCK", 1)
+    monkeypatch.setattr(conv_impl, "_FEW_POSITIONS", few_positions)
+    monkeypatch.setattr(conv_impl, "_STACK", stack)
+    monkeypatch.setattr(conv_impl, "_SCATTER_RATIO", scatter)
     ref = np.load(FIXTURE)
     got = cases(ft)
     for key in ref.files:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -1355,3 +1356,45 @@ def test_native_loop_falls_back_for_bodies_without_native_rules() -> None:
     for a, b in zip(jn(v), nested(v)):
         np.testing.assert_allclose(a, b)
     assert _native_count(jn, v) == 1  # the inner loop only; the outer stays Python
+
+
+_ND_PRODUCTS = [
+    # (lhs shape, rhs shape, dimension numbers): dense layers on (batch, seq, features),
+    # their weight gradients (leading axes contracted) and attention's batched products
+    ((2, 3, 4), (4, 5), (((2,), (0,)), ((), ()))),
+    ((2, 3, 4), (5, 4), (((2,), (1,)), ((), ()))),
+    ((2, 3, 4), (2, 3, 5), (((0, 1), (0, 1)), ((), ()))),
+    ((2, 3, 4), (5, 2, 3), (((0, 1), (1, 2)), ((), ()))),
+    ((4,), (2, 3, 4), (((0,), (2,)), ((), ()))),
+    ((2, 3, 4), (2, 3, 4), (((0, 1, 2), (0, 1, 2)), ((), ()))),
+    ((2, 3, 4, 5), (2, 3, 6, 5), (((3,), (3,)), ((0, 1), (0, 1)))),
+    ((2, 3, 4, 5), (2, 3, 5, 6), (((3,), (2,)), ((0, 1), (0, 1)))),
+    ((2, 5, 4), (2, 5, 6), (((1,), (1,)), ((0,), (0,)))),
+    ((2, 4, 5), (2, 6, 5), (((2,), (2,)), ((0,), (0,)))),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("xs, ys, dn", _ND_PRODUCTS)
+def test_nd_products_run_as_one_blas_call_and_match_the_impl(dtype, xs, ys, dn) -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(xs) * 3).astype(dtype)
+    y = (rng.standard_normal(ys) * 3).astype(dtype)
+    want = lax.dot_general(x, y, dn)
+
+    def f(a, b):  # the product's result in a scratch buffer, then read by a kernel
+        return lax.dot_general(a, b, dn) * 2
+
+    def g(a, b):  # the product as an output (a fresh array)
+        return lax.dot_general(a, b, dn)
+
+    for fn, scale in ((f, 2), (g, 1)):
+        jf = jit(fn)
+        text = jf.lower(x, y).as_text()
+        driver = text.split("# ==== kernel ")[0]
+        assert re.search(r"= _f\d+\(", driver) is None  # no call of the impl
+        assert "np.matmul(" in driver or re.search(r"= _g\d+\(a, b", driver)
+        for _ in range(2):  # the second call reuses the scratch buffers
+            got = jf(x, y)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want * scale, rtol=1e-5)

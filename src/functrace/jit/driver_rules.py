@@ -39,13 +39,15 @@ numba_emitters[ad.add_any_p] = "({0} + {1})"
 
 def _dot_general(ctx: DriverContext) -> str | None:
     # 1-D/2-D contractions without batch axes: np.dot on (possibly transposed) views,
-    # which BLAS reads without copying.
+    # which BLAS reads without copying; N-d ones see _dot_flat_expr.
     (lc, rc), (lb, rb) = ctx.params["dimension_numbers"]
     x, y = ctx.in_avals
     pet = ctx.params.get("preferred_element_type")
-    if lb or (pet is not None and pet != x.dtype) or x.dtype != y.dtype:
+    if (pet is not None and pet != x.dtype) or x.dtype != y.dtype:
         return None
     a, b = ctx.args
+    if lb:
+        return _dot_flat_expr(ctx, a, b)
     at, bt = f"{a}.T", f"{b}.T"
     dot2 = "np.dot"  # 2-D products: split across threads when the user asked for them
     if x.ndim == 2 and y.ndim == 2:
@@ -64,7 +66,77 @@ def _dot_general(ctx: DriverContext) -> str | None:
         (1, 2, (0,), (1,)): f"np.dot({b}, {a})",
         (1, 1, (0,), (0,)): f"np.dot({a}, {b})",
     }
-    return table.get((x.ndim, y.ndim, tuple(lc), tuple(rc)))
+    expr = table.get((x.ndim, y.ndim, tuple(lc), tuple(rc)))
+    return expr if expr is not None else _dot_flat_expr(ctx, a, b)
+
+
+def _axis_run(ndim: int, axes: tuple[int, ...]) -> str | None:
+    """'head' or 'tail' when ``axes`` are the first or last axes in increasing order."""
+    c = len(axes)
+    if c and axes == tuple(range(c)):
+        return "head"
+    if c and axes == tuple(range(ndim - c, ndim)):
+        return "tail"
+    return None
+
+
+def _dot_flat(
+    a: np.ndarray,
+    b: np.ndarray,
+    out: np.ndarray | None = None,
+    *,
+    dims: tuple[int, int, int],
+    ta: bool,
+    tb: bool,
+    shape: tuple[int, ...],
+    dot: Any,
+) -> np.ndarray:
+    """A contraction over leading/trailing axes as one 2-D product of reshaped operands
+    (views where the layout allows, else one copy): ``(m, k) @ (k, n)``."""
+    m, k, n = dims
+    a2 = a.reshape(k, m).T if ta else a.reshape(m, k)
+    b2 = b.reshape(n, k).T if tb else b.reshape(k, n)
+    if out is None:
+        return dot(a2, b2).reshape(shape)  # type: ignore[no-any-return]
+    dot(a2, b2, out.reshape(m, n))
+    return out
+
+
+def _dot_flat_expr(ctx: DriverContext, a: str, b: str) -> str | None:
+    """Products of N-d operands: without batch axes, contracting axes leading or trailing
+    in each operand (dense layers on (batch, seq, features) and their weight gradients)
+    become one 2-D product; batch axes leading in both with one free and one contracting
+    axis each (attention's ``q @ k^T`` and ``w @ v``) become ``np.matmul``."""
+    (lc, rc), (lb, rb) = ctx.params["dimension_numbers"]
+    x, y = ctx.in_avals
+    lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
+    if lb:
+        nb = len(lb)
+        if lb != rb or lb != tuple(range(nb)) or x.ndim != nb + 2 or y.ndim != nb + 2:
+            return None
+        if x.shape[:nb] != y.shape[:nb] or lc not in ((nb,), (nb + 1,)):
+            return None
+        if rc not in ((nb,), (nb + 1,)):
+            return None
+        xa = a if lc == (nb + 1,) else f"{a}.swapaxes(-1, -2)"
+        yb = b if rc == (nb,) else f"{b}.swapaxes(-1, -2)"
+        return f"np.matmul({xa}, {yb})"
+    la, ra = _axis_run(x.ndim, lc), _axis_run(y.ndim, rc)
+    if la is None or ra is None:
+        return None
+    k = math.prod(x.shape[i] for i in lc)
+    m = math.prod(x.shape[i] for i in range(x.ndim) if i not in lc)
+    n = math.prod(y.shape[i] for i in range(y.ndim) if i not in rc)
+    f = functools.partial(
+        _dot_flat,
+        dims=(m, k, n),
+        ta=la == "head",
+        tb=ra == "tail",
+        shape=tuple(ctx.out_avals[0].shape),
+        dot=np.dot,
+    )
+    f.takes_out = True  # type: ignore[attr-defined]  # called like np.dot(a, b, out)
+    return f"{ctx.const(f)}({a}, {b})"
 
 
 # np.dot (and the threaded product) always allocates a C-contiguous result.

@@ -14,11 +14,17 @@ Decisions:
   ``padding`` a tuple of ``(low, high)`` int pairs (string paddings resolved against
   the undilated lhs and the rhs-dilated kernel, as in JAX), ``dimension_numbers`` a
   ``ConvDimensionNumbers`` of int tuples.
-* The impl is an im2col over a strided view (``sliding_window_view`` of the padded,
-  lhs-dilated input, windows read every ``rhs_dilation``-th element, positions every
-  stride) followed by one BLAS product per group and block of batch rows, so it runs
+* The impl (``conv_impl.py``) is an im2col over a strided view (``sliding_window_view``
+  of the padded, lhs-dilated input, windows read every ``rhs_dilation``-th element,
+  positions every stride) followed by one BLAS product per group and block of batch rows, so it runs
   at matrix-product speed; the patch order follows the memory order of the input
-  (channels innermost for NHWC inputs).
+  (channels innermost for NHWC inputs). Few output positions with few batch rows (the
+  kernel gradient of a small-channel layer) stack all positions in one product. A
+  stride-1 convolution whose input has fewer positions times out features than its
+  output has positions times in features (the lhs transpose of a layer with fewer out
+  than in channels) runs as one product per tap then shifted adds (col2im): it writes
+  ``out features x taps`` values per input position instead of gathering
+  ``in features x taps`` per output position.
 * The transposes are convolutions again (the lhs one of the cotangent with the flipped
   kernel, lhs-dilated by the strides; the rhs one of the input with the cotangent, batch
   and feature roles swapped, feature groups becoming batch groups and back), so every
@@ -34,7 +40,6 @@ Decisions:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -52,6 +57,8 @@ from functrace.lax._util import (
 )
 from functrace.lax.base import convert_element_type, reshape, transpose
 from functrace.lax.contraction import _check_preferred, check_precision
+from functrace.lax.conv_impl import conv_impl as _conv_impl
+from functrace.lax.conv_impl import dilate_dim as _dilate_dim
 from functrace.lax.shapes import rev
 
 _NAME = "conv_general_dilated"
@@ -67,10 +74,6 @@ class ConvDimensionNumbers(NamedTuple):
     lhs_spec: tuple[int, ...]
     rhs_spec: tuple[int, ...]
     out_spec: tuple[int, ...]
-
-
-def _dilate_dim(d: int, r: int) -> int:
-    return 0 if d == 0 else 1 + r * (d - 1)
 
 
 def conv_general_permutations(dimension_numbers: Any) -> tuple[tuple[int, ...], ...]:
@@ -277,136 +280,6 @@ def _conv_abstract(
     return ShapedArray(tuple(shape), dtype, lhs.weak_type and rhs.weak_type)
 
 
-def _padded_input(
-    lhs: np.ndarray, spec: tuple[int, ...], pads: tuple[tuple[int, int], ...], ld: tuple[int, ...]
-) -> np.ndarray:
-    """The lhs-dilated, padded (negative pads: cropped) input, canonical (N, C, S...)
-    view; the buffer keeps the memory order of ``lhs``."""
-    x = np.transpose(lhs, spec)
-    n, c, *sp = x.shape
-    if all(d == 1 for d in ld) and all(lo <= 0 and hi <= 0 for lo, hi in pads):
-        crop = (slice(-lo, max(0, s + hi)) for s, (lo, hi) in zip(sp, pads))
-        return x[(slice(None), slice(None), *crop)]
-    full = [max(0, _dilate_dim(s, d) + lo + hi) for s, d, (lo, hi) in zip(sp, ld, pads)]
-    buf_shape = [0] * lhs.ndim
-    for j, a in enumerate(spec):
-        buf_shape[a] = (n, c, *full)[j]
-    buf = np.zeros(buf_shape, lhs.dtype)
-    xp = np.transpose(buf, spec)
-    src, dst = [slice(None)] * 2, [slice(None)] * 2
-    for s, d, (lo, _hi), f in zip(sp, ld, pads, full):
-        i0 = max(0, -(lo // d)) if lo < 0 else 0  # first input index landing at >= 0
-        i1 = min(s - 1, (f - 1 - lo) // d) if f > 0 else -1  # last landing at < f
-        if i1 < i0:
-            return xp
-        src.append(slice(i0, i1 + 1))
-        dst.append(slice(i0 * d + lo, i1 * d + lo + 1, d))
-    xp[tuple(dst)] = x[tuple(src)]
-    return xp
-
-
-_BLOCK = 1 << 17  # elements of a patch matrix block (0.5-1 MB: it stays in cache)
-_FEW_POSITIONS = 32  # below this many output positions, one product per position
-
-
-def _conv_impl(
-    lhs: Any,
-    rhs: Any,
-    *,
-    window_strides: tuple[int, ...],
-    padding: tuple[tuple[int, int], ...],
-    lhs_dilation: tuple[int, ...],
-    rhs_dilation: tuple[int, ...],
-    dimension_numbers: ConvDimensionNumbers,
-    feature_group_count: int,
-    batch_group_count: int,
-    precision: Any,
-    preferred_element_type: np.dtype | None,
-) -> Any:
-    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    if preferred_element_type is not None:
-        lhs = lhs.astype(preferred_element_type, copy=False)
-        rhs = rhs.astype(preferred_element_type, copy=False)
-    lspec, rspec, ospec = dimension_numbers
-    ns = lhs.ndim - 2
-    xp = _padded_input(lhs, lspec, padding, lhs_dilation)
-    w = np.transpose(rhs, rspec)  # (O, I, K...)
-    o_feat, i_feat, *ks = w.shape
-    g, b = feature_group_count, batch_group_count
-    n = xp.shape[0] // b
-    spatial = tuple(range(2, 2 + ns))
-    kd = [_dilate_dim(k, d) for k, d in zip(ks, rhs_dilation)]
-    outs = [max(0, (p - k) // s + 1) for p, k, s in zip(xp.shape[2:], kd, window_strides)]
-    if 0 in (n, o_feat, *outs) or 0 in w.shape:
-        empty = np.zeros((n, o_feat, *outs), lhs.dtype)
-        return np.ascontiguousarray(empty.transpose(np.argsort(ospec)))
-    win = np.lib.stride_tricks.sliding_window_view(xp, kd, axis=spatial)
-    win = win[
-        (slice(None), slice(None))
-        + tuple(slice(None, None, s) for s in window_strides)
-        + tuple(slice(None, None, d) for d in rhs_dilation)
-    ]  # (N, C, P..., K...)
-    win = win.reshape(b, n, g, i_feat, *win.shape[2:])
-    og = o_feat // (g * b)
-    depth = i_feat * math.prod(ks)
-    npos = math.prod(outs)
-    rows = max(1, _BLOCK // max(1, depth * npos))  # batch rows per block
-    kax = tuple(range(2 + ns, 2 + 2 * ns))  # window axes of a group's (n, I, P..., K...)
-    # Channels innermost in memory (NHWC) and enough of them: patch rows (P..., K..., I),
-    # read in runs of I. Otherwise patch columns (I, K... | n, P...), read in runs along
-    # the last output axis, and the product is computed transposed.
-    last = lhs.strides[lspec[1]] <= min((abs(lhs.strides[a]) for a in lspec[2:]), default=0)
-    if npos < _FEW_POSITIONS and depth * npos > _BLOCK:
-        # Few output positions, deep patches (the kernel's gradient, whose positions are
-        # the taps): one product per position over the whole batch, the patch gathered
-        # with the lhs axis of smallest stride innermost.
-        out = np.empty((o_feat, n, *outs), lhs.dtype)
-        strides = [abs(lhs.strides[a]) for a in lspec]
-        batch_inner = strides[0] <= min(strides[1:])
-        for grp in range(g * b):
-            wg = w[grp * og : (grp + 1) * og].reshape(og, depth)
-            pg = win[grp // g if b > 1 else 0, :, grp if g > 1 else 0]  # (n, I, P..., K...)
-            for pos in np.ndindex(*outs):
-                pm = pg[(slice(None), slice(None), *pos)]  # (n, I, K...)
-                dst = (slice(grp * og, (grp + 1) * og), slice(None), *pos)
-                if batch_inner:
-                    pm_t = np.transpose(pm, (*range(1, 2 + ns), 0)).reshape(depth, n)
-                    out[dst] = np.matmul(wg, pm_t)
-                else:
-                    out[dst] = np.matmul(pm.reshape(n, depth), wg.T).T
-        canon_perm = (1, 0, *range(2, 2 + ns))  # (O, N, P...) -> (N, O, P...)
-    elif last and i_feat >= 4:
-        wperm = (0, *range(2, 2 + ns), 1)
-        pperm = (0, *range(2, 2 + ns), *kax, 1)
-        out = np.empty((n, *outs, o_feat), lhs.dtype)
-        out2 = out.reshape(n * npos, o_feat)
-        for grp in range(g * b):
-            wg = np.transpose(w[grp * og : (grp + 1) * og], wperm).reshape(og, depth).T
-            pg = np.transpose(win[grp // g if b > 1 else 0, :, grp if g > 1 else 0], pperm)
-            for r0 in range(0, n, rows):
-                r1 = min(n, r0 + rows)
-                res = np.matmul(pg[r0:r1].reshape((r1 - r0) * npos, depth), wg)
-                out2[r0 * npos : r1 * npos, grp * og : (grp + 1) * og] = res
-        canon_perm = (0, 1 + ns, *range(1, 1 + ns))  # (N, P..., O) -> (N, O, P...)
-    else:
-        pperm = (1, *kax, 0, *range(2, 2 + ns))
-        out = np.empty((o_feat, n, *outs), lhs.dtype)
-        out2 = out.reshape(o_feat, n * npos)
-        for grp in range(g * b):
-            wg = w[grp * og : (grp + 1) * og].reshape(og, depth)
-            pg = np.transpose(win[grp // g if b > 1 else 0, :, grp if g > 1 else 0], pperm)
-            for r0 in range(0, n, rows):
-                r1 = min(n, r0 + rows)
-                cols = pg[(Ellipsis, slice(r0, r1)) + (slice(None),) * ns]
-                cols = cols.reshape(depth, (r1 - r0) * npos)
-                out2[grp * og : (grp + 1) * og, r0 * npos : r1 * npos] = np.matmul(wg, cols)
-        canon_perm = (1, 0, *range(2, 2 + ns))  # (O, N, P...) -> (N, O, P...)
-    final = tuple(canon_perm[j] for j in np.argsort(ospec))
-    if final == tuple(range(lhs.ndim)):
-        return out
-    return np.ascontiguousarray(np.transpose(out, final))
-
-
 conv_general_dilated_p = register_checked(
     Primitive("conv_general_dilated"), _conv_impl, _conv_abstract
 )
@@ -544,7 +417,7 @@ def _conv_transpose_lhs(
     preferred_element_type: np.dtype | None,
 ) -> Any:
     # dx is the cotangent, dilated by the strides, correlated with the flipped kernel
-    # (in and out features swapped) at stride lhs_dilation. Canonical layouts throughout.
+    # (in and out features swapped) at stride lhs_dilation; dx in the lhs layout.
     lspec, rspec, ospec = dimension_numbers
     nd = len(lhs_aval.shape)
     ns = nd - 2
@@ -569,6 +442,8 @@ def _conv_transpose_lhs(
         hi2 = (n_ - 1) * ld + kd - _dilate_dim(p, s) - lo2
         pads.append((lo2, hi2))
     canon = tuple(range(nd))
+    # without batch groups dx comes out in the lhs layout directly (no transpose after)
+    dx_spec = lspec if batch_group_count == 1 else canon
     dx = conv_general_dilated_p.bind(
         ct,
         w,
@@ -576,7 +451,7 @@ def _conv_transpose_lhs(
         padding=tuple(pads),
         lhs_dilation=window_strides,
         rhs_dilation=rhs_dilation,
-        dimension_numbers=ConvDimensionNumbers(ospec, canon, canon),
+        dimension_numbers=ConvDimensionNumbers(ospec, canon, dx_spec),
         feature_group_count=groups,
         batch_group_count=1,
         precision=precision,
@@ -587,7 +462,7 @@ def _conv_transpose_lhs(
         dx = reshape(dx, (nb, groups, i_feat, *in_sp))
         dx = transpose(dx, (1, 0, *range(2, 3 + ns)))
         dx = reshape(dx, (groups * nb, i_feat, *in_sp))
-    dx = transpose(dx, _inverse(lspec))
+        dx = transpose(dx, _inverse(lspec))
     return convert_element_type(dx, lhs_aval.dtype, lhs_aval.weak_type)
 
 
