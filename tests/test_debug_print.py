@@ -213,3 +213,21 @@ def test_bad_arguments_are_named() -> None:
         debug.callback(1.0)
     with pytest.raises(TypeError, match=r"debug\.callback: expected per_example to be a bool"):
         debug.callback(print, 1.0, per_example="yes")
+
+
+def test_while_loop_in_reverse_mode_prints_each_iteration_once(capsys) -> None:
+    # Counting the trips (eagerly) and the reverse sweep (under jit) re-run the body:
+    # those runs stay silent.
+    def wl(x):
+        def body(c):
+            debug.print("w={}", c)
+            return c * 2.0
+
+        return lax.while_loop(lambda c: c < 5.0, body, x)
+
+    ft.grad(wl)(1.0)
+    assert _lines(capsys) == ["w=1.0", "w=2.0", "w=4.0"]
+    ft.jit(ft.grad(wl))(1.0)
+    assert _lines(capsys) == ["w=1.0", "w=2.0", "w=4.0"]
+    ft.jit(lambda x: ft.jvp(wl, (x,), (1.0,)))(1.0)
+    assert _lines(capsys) == ["w=1.0", "w=2.0", "w=4.0"]

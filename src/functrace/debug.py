@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core, ir
+from functrace import _debug, core, ir
 from functrace._array import to_array
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
@@ -62,7 +62,8 @@ def _token() -> np.ndarray:
 
 
 def _impl(*leaves: Any, callback: Any) -> np.ndarray:
-    callback(*[_value(x) for x in leaves])
+    if not _debug.state.mute_effects:  # not a loop re-running work (_debug.muted_effects)
+        callback(*[_value(x) for x in leaves])
     return _token()
 
 
