@@ -231,3 +231,8 @@ def test_while_loop_in_reverse_mode_prints_each_iteration_once(capsys) -> None:
     assert _lines(capsys) == ["w=1.0", "w=2.0", "w=4.0"]
     ft.jit(lambda x: ft.jvp(wl, (x,), (1.0,)))(1.0)
     assert _lines(capsys) == ["w=1.0", "w=2.0", "w=4.0"]
+
+
+def test_non_array_arguments_pass_through(capsys) -> None:
+    ft.jit(lambda x: (debug.print("{} {} {}", "tag", None, x), x)[1])(1.0)
+    assert _lines(capsys) == ["tag None 1.0"]

@@ -42,15 +42,25 @@ class _Callback:
     """The parameter of ``debug_callback``: ``fn`` called on the pytrees ``args`` and
     ``kwargs`` rebuilt from the flat operands (``treedef``)."""
 
-    __slots__ = ("fn", "treedef", "per_example", "ordered", "__name__")
+    __slots__ = ("fn", "treedef", "static", "per_example", "ordered", "__name__")
 
-    def __init__(self, fn: Callable[..., Any], treedef: Any, per_example: bool, ordered: bool):
-        self.fn, self.treedef = fn, treedef
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        treedef: Any,
+        static: dict[int, Any],
+        per_example: bool,
+        ordered: bool,
+    ):
+        self.fn, self.treedef, self.static = fn, treedef, static
         self.per_example, self.ordered = per_example, ordered
         self.__name__ = getattr(fn, "__name__", "callback")
 
     def __call__(self, *leaves: Any) -> None:
-        args, kwargs = tree_unflatten(self.treedef, list(leaves))
+        it = iter(leaves)
+        n = len(leaves) + len(self.static)
+        full = [self.static[k] if k in self.static else next(it) for k in range(n)]
+        args, kwargs = tree_unflatten(self.treedef, full)
         self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -123,6 +133,9 @@ batching.rules_with_trace.add(debug_callback_p)
 ir.effectful_primitives.add(debug_callback_p)
 
 
+_ARRAY_LIKE = (core.Tracer, np.ndarray, np.generic, bool, int, float, complex)
+
+
 def _check_bool(fname: str, name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{fname}: expected {name} to be a bool, got {type(value).__name__}.")
@@ -157,8 +170,10 @@ def callback(
     _check_bool("debug.callback", "ordered", ordered)
     _check_bool("debug.callback", "per_example", per_example)
     leaves, treedef = tree_flatten((args, kwargs))
-    node = _Callback(callback, treedef, per_example, ordered)
-    debug_callback_p.bind(*leaves, callback=node)
+    # Leaves that are not arrays (strings, None, objects) are passed through as they are.
+    static = {k: x for k, x in enumerate(leaves) if not isinstance(x, _ARRAY_LIKE)}
+    node = _Callback(callback, treedef, static, per_example, ordered)
+    debug_callback_p.bind(*[x for x in leaves if isinstance(x, _ARRAY_LIKE)], callback=node)
 
 
 def print(  # noqa: A001 - jax.debug.print's name
