@@ -124,3 +124,23 @@ def test_untraceable_function_keeps_the_original_message(bad_sin) -> None:
 def test_locate_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match=r"check_grads: expected locate to be a bool, got str"):
         ft.check_grads(fnp.sin, (0.3,), locate="yes")
+
+
+def test_wrong_custom_vjp_inside_a_scan_body_is_named() -> None:
+    @ft.custom_vjp
+    def scale(x):
+        return 2.0 * x
+
+    def scale_fwd(x):
+        return 2.0 * x, None
+
+    def scale_bwd(_, g):
+        return (3.0 * g,)  # wrong: 2 g
+
+    scale.defvjp(scale_fwd, scale_bwd)
+
+    def f(c):
+        return lax.scan(lambda c, x: (fnp.sin(scale(c)) + x, None), c, np.arange(3.0))[0]
+
+    with pytest.raises(AssertionError, match=r"(?s)inside iteration 0 of a scan body.*'scale_bwd'"):
+        ft.check_grads(f, (0.3,), order=1, modes=("rev",), locate=True)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from functrace import api, core
-from functrace.ir import Jaxpr, JaxprEqn, Literal, pp_eqn, var_namer
+from functrace.ir import Jaxpr, JaxprEqn, Literal, eval_jaxpr, pp_eqn, var_namer
 from functrace.tree_util import tree_flatten, tree_map, tree_unflatten
 
 _F64 = np.dtype(np.float64)
@@ -337,8 +337,8 @@ def _locate(
     jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], order: int, modes: Any, tol: Any
 ) -> tuple[str, str, str] | None:
     """(blame, which equation, message) for the first equation of ``jaxpr`` (run at
-    ``args``) whose rules are wrong; inside a ``cond``, the branch taken is searched
-    first."""
+    ``args``) whose rules are wrong; inside a failing ``cond`` the branch taken is
+    searched, inside a failing ``scan`` its body, iteration by iteration."""
     env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
     for i, eqn in enumerate(jaxpr.eqns):
@@ -350,9 +350,31 @@ def _locate(
                 inner = _locate(eqn.params["branches"][idx], [], ins[1:], order, modes, tol)
                 if inner is not None:
                     return inner[0], f"{inner[1]}, inside branch {idx} of a cond", inner[2]
+            if eqn.primitive.name == "scan":
+                inner = _locate_in_scan(eqn, ins, order, modes, tol)
+                if inner is not None:
+                    return inner
             return bad[0], f"equation {i} (`{pp_eqn(eqn, var_namer())}`)", bad[1]
         out = eqn.primitive.bind(*ins, **eqn.params)
         env.update(zip(eqn.out_binders, out if eqn.primitive.multiple_results else [out]))
+    return None
+
+
+def _locate_in_scan(
+    eqn: JaxprEqn, ins: list[Any], order: int, modes: Any, tol: Any
+) -> tuple[str, str, str] | None:
+    """:func:`_locate` in the body of a failing ``scan``, iteration by iteration, at
+    the values each iteration saw."""
+    p = eqn.params
+    body, nc, ncarry, length = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"]
+    consts, carry, xs = ins[:nc], list(ins[nc : nc + ncarry]), ins[nc + ncarry :]
+    for step in range(length):
+        i = length - 1 - step if p["reverse"] else step
+        args = [*consts, *carry, *[np.asarray(x)[i] for x in xs]]
+        inner = _locate(body, [], args, order, modes, tol)
+        if inner is not None:
+            return inner[0], f"{inner[1]}, inside iteration {i} of a scan body", inner[2]
+        carry = list(eval_jaxpr(body, [], args)[:ncarry])
     return None
 
 
@@ -377,8 +399,8 @@ def _located_error(
     if found is None:
         return AssertionError(
             f"{err}\nlocate=True: every equation of {where} has derivatives that agree "
-            "with finite differences at the values it saw (equations inside loop bodies "
-            "are checked as whole loops); is it a pure function of its arguments?"
+            "with finite differences at the values it saw (equations inside while_loop "
+            "bodies are checked as whole loops); is it a pure function of its arguments?"
         )
     blame, eqn, msg = found
     return AssertionError(
@@ -410,11 +432,12 @@ def check_grads(
 
     With ``locate=True``, when the check fails, each equation of ``fun``'s jaxpr is
     checked the same way at the values it saw (its JVP rule, then its reverse-mode
-    rules, against finite differences of its impl; the branch a ``cond`` took is
-    searched inside), and the ``AssertionError`` names the first one whose rule is
-    wrong: the primitive, or for a ``custom_jvp``/``custom_vjp`` function its rule
-    functions with their ``file:line``, with the size of the discrepancy. A check that
-    passes does exactly what it does without ``locate``.
+    rules, against finite differences of its impl; inside a failing ``cond`` the
+    branch it took, inside a failing ``scan`` its body at each iteration's values),
+    and the ``AssertionError`` names the first one whose rule is wrong: the primitive,
+    or for a ``custom_jvp``/``custom_vjp`` function its rule functions with their
+    ``file:line``, with the size of the discrepancy. A check that passes does exactly
+    what it does without ``locate``.
 
     >>> import functrace as ft, functrace.numpy as fnp
     >>> ft.check_grads(fnp.sin, (1.0,), order=2)
