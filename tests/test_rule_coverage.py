@@ -37,10 +37,6 @@ EXEMPT: dict[str, dict[str, str]] = {
         "row": "internal: the transpose of while_lin; covered by test_control_flow's jit/vmap grads"
     },
     "add_any": {"row": "internal: cotangent accumulation, exercised by every grad test"},
-    "debug_callback": {
-        "row": "an effect with no value to check (its result is an unused token); "
-        "covered by tests/test_debug_print.py"
-    },
 }
 
 
