@@ -3,12 +3,17 @@ jit (loops and cond included) and under vmap (per example, or one batched call).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import debug_print_cases
 import functrace as ft
 import functrace.numpy as fnp
 from functrace import debug, lax
+
+FIXTURE = Path(__file__).parent / "fixtures" / "debug_print_jax.npz"
 
 
 def _f(x):
@@ -236,3 +241,11 @@ def test_while_loop_in_reverse_mode_prints_each_iteration_once(capsys) -> None:
 def test_non_array_arguments_pass_through(capsys) -> None:
     ft.jit(lambda x: (debug.print("{} {} {}", "tag", None, x), x)[1])(1.0)
     assert _lines(capsys) == ["tag None 1.0"]
+
+
+def test_printed_lines_match_jax() -> None:
+    ref = np.load(FIXTURE)
+    got = debug_print_cases.cases(ft)
+    assert set(got) == set(ref.files) - {"__about__"}
+    for name, lines in got.items():
+        assert lines == list(ref[name]), name
