@@ -1,7 +1,8 @@
 """Op-table rows for the lax convenience functions JAX programs use (``select``,
 ``index_in_dim``, ``slice_in_dim``, ``dynamic_index_in_dim``, ``top_k``, ``reduce``,
-``dot``); each is built on existing primitives, listed in the row. The NumPy
-references are written independently of the implementations.
+``dot``) and for ``debug.callback`` (an effect that changes no value); each is built
+on existing primitives, listed in the row. The NumPy references are written
+independently of the implementations.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import functrace.lax as lax
+from functrace import debug
 from op_db import BOOL, F, OpInfo, const
 
 
@@ -16,7 +18,18 @@ def _np_top_k_values(x: np.ndarray, k: int) -> np.ndarray:
     return -np.sort(-np.asarray(x), axis=-1, kind="stable")[..., :k]
 
 
+def _debug_sink(*_: object) -> None:
+    """A silent debug callback (the debug.callback row checks it changes no value)."""
+
+
 ROWS: list[OpInfo] = [
+    OpInfo(
+        "debug.callback",
+        lambda x: (debug.callback(_debug_sink, x), x * 2.0)[1],
+        lambda x: 2.0 * np.asarray(x),
+        (F,),
+        ("debug_callback", "mul"),
+    ),
     OpInfo(
         "lax.select",
         lambda p, x, y: lax.select(p, x, y),

@@ -68,6 +68,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.example_libraries",
             "functrace.example_libraries.*",
             "functrace._config",
+            "functrace.debug",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

@@ -7,6 +7,7 @@ Array(12.)
 
 from functrace import (  # noqa: F401
     data,
+    debug,
     example_libraries,
     flatten_util,
     io,

@@ -19,10 +19,11 @@ where the running computation comes from: the primitive whose JVP rule is runnin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -82,9 +83,23 @@ class _State(threading.local):
     # the user's line of the equation ``eval_jaxpr`` is evaluating (a jitted function's
     # program inlined into a transform), used instead of the stack's
     location: str | None = None
+    # set while a loop re-runs work its forward pass already did (counting a while
+    # loop's trips, the reverse sweep of while_transpose): debug callbacks stay silent
+    mute_effects: bool = False
 
 
 state = _State()
+
+
+@contextlib.contextmanager
+def muted_effects() -> Iterator[None]:
+    """Silence ``functrace.debug`` callbacks (in this thread) inside the block."""
+    prev, state.mute_effects = state.mute_effects, True
+    try:
+        yield
+    finally:
+        state.mute_effects = prev
+
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

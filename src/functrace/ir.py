@@ -268,12 +268,36 @@ def eval_jaxpr_checked(
 effectful_primitives: set[Primitive] = set()
 
 
+def _param_has_effects(v: Any) -> bool:
+    if isinstance(v, ClosedJaxpr):
+        v = v.jaxpr
+    if isinstance(v, Jaxpr):
+        return has_effects(v)
+    if isinstance(v, (tuple, list)):
+        return any(_param_has_effects(x) for x in v)
+    return False
+
+
+def eqn_has_effects(eqn: JaxprEqn) -> bool:
+    """Whether ``eqn`` is effectful or runs a sub-jaxpr (a loop body, a branch) holding
+    an effectful equation: dead-code elimination keeps it."""
+    if eqn.primitive in effectful_primitives:
+        return True
+    return bool(effectful_primitives) and any(_param_has_effects(v) for v in eqn.params.values())
+
+
+def has_effects(jaxpr: Jaxpr) -> bool:
+    """Whether an equation of ``jaxpr`` (or of its sub-jaxprs) is effectful."""
+    return any(eqn_has_effects(e) for e in jaxpr.eqns)
+
+
 def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
-    """Drop equations whose outputs are unused (inputs are kept as they are)."""
+    """Drop equations whose outputs are unused (inputs are kept as they are), except
+    effectful ones (:func:`eqn_has_effects`)."""
     live: set[Var] = {x for x in jaxpr.outvars if isinstance(x, Var)}
     kept: list[JaxprEqn] = []
     for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive in effectful_primitives or any(v in live for v in eqn.out_binders):
+        if any(v in live for v in eqn.out_binders) or eqn_has_effects(eqn):
             kept.append(eqn)
             live.update(x for x in eqn.inputs if isinstance(x, Var))
     kept.reverse()
@@ -452,6 +476,8 @@ __all__ = [
     "Literal",
     "Var",
     "dce_jaxpr",
+    "eqn_has_effects",
+    "has_effects",
     "eval_jaxpr",
     "jaxpr_to_dot",
     "pp_atom",

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from functrace import api, core
+from functrace.ir import Jaxpr, JaxprEqn, Literal, eval_jaxpr, pp_eqn, var_namer
 from functrace.tree_util import tree_flatten, tree_map, tree_unflatten
 
 _F64 = np.dtype(np.float64)
@@ -262,6 +263,153 @@ def _tolerance(name: str, tol: Any, dt: np.dtype) -> float:
     return float(tol)
 
 
+# ---------------------------------------------------------------------------
+# locate=True: which equation's derivative rule is wrong
+# ---------------------------------------------------------------------------
+
+
+def _literal_or(env: dict[Any, Any], x: Any) -> Any:
+    return x.val if isinstance(x, Literal) else env[x]
+
+
+def _eqn_function(eqn: JaxprEqn, ins: list[Any], pos: list[int]) -> Callable[..., Any]:
+    """The equation as a function of its float inputs (at positions ``pos``; the others
+    fixed to ``ins``) returning its float outputs."""
+
+    def f(*xs: Any) -> list[Any]:
+        vals = list(ins)
+        for k, x in zip(pos, xs):
+            vals[k] = x
+        out = eqn.primitive.bind(*vals, **eqn.params)
+        outs = out if eqn.primitive.multiple_results else [out]
+        return [o for o, v in zip(outs, eqn.out_binders) if _is_float(v.aval.dtype)]
+
+    return f
+
+
+def _rule_owner(eqn: JaxprEqn, mode: str) -> str:
+    """Which rule of ``eqn`` a failure in ``mode`` blames, in words."""
+    name = eqn.primitive.name
+    if name in ("custom_jvp_call", "custom_vjp_call"):
+        key = "jvp" if name == "custom_jvp_call" else "fwd"
+        rule = eqn.params[key]
+        kind = name[: -len("_call")]
+        fname = rule.__name__.split("_of_", 1)[-1]
+        user = [u for u in getattr(rule, "user", ()) if u is not None]
+        if kind == "custom_jvp":
+            what = ", ".join(f"the JVP rule {core.describe_fun(u)}" for u in user)
+        else:
+            labels = ("fwd", "bwd")
+            what = " or ".join(
+                f"its {lab} {core.describe_fun(u)}" for lab, u in reversed(list(zip(labels, user)))
+            )
+        return f"the {kind} function '{fname}': {what or 'its rule'}"
+    if mode == "fwd":
+        return f"the JVP rule of the primitive '{name}'"
+    return (
+        f"the reverse-mode rules (linearize/transpose) of the primitive '{name}' "
+        "(its JVP rule agrees with finite differences)"
+    )
+
+
+def _check_eqn(
+    eqn: JaxprEqn, ins: list[Any], order: int, modes: Sequence[str], tol: dict[str, Any]
+) -> tuple[str, str] | None:
+    """(blame, message) if ``eqn``'s derivatives at ``ins`` disagree with finite
+    differences of its impl, else None (also when it cannot be checked there)."""
+    pos = [k for k, x in enumerate(ins) if _is_float(np.asarray(x).dtype)]
+    if not pos or not any(_is_float(v.aval.dtype) for v in eqn.out_binders):
+        return None
+    f = _eqn_function(eqn, ins, pos)
+    # Both modes, forward first, whatever the modes asked for: a wrong JVP rule breaks
+    # reverse mode too, and the blame goes to the first rule that disagrees.
+    for mode in ("fwd", "rev"):
+        try:
+            check_grads(f, [ins[k] for k in pos], order, (mode,), seed=1, **tol)
+        except AssertionError as e:
+            return _rule_owner(eqn, mode), str(e)
+        except Exception:  # noqa: BLE001 - a mode the equation does not support
+            continue
+    return None
+
+
+def _locate(
+    jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], order: int, modes: Any, tol: Any
+) -> tuple[str, str, str] | None:
+    """(blame, which equation, message) for the first equation of ``jaxpr`` (run at
+    ``args``) whose rules are wrong; inside a failing ``cond`` the branch taken is
+    searched, inside a failing ``scan`` its body, iteration by iteration."""
+    env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for i, eqn in enumerate(jaxpr.eqns):
+        ins = [_literal_or(env, x) for x in eqn.inputs]
+        bad = _check_eqn(eqn, ins, order, modes, tol)
+        if bad is not None:
+            if eqn.primitive.name == "cond":
+                idx = min(max(int(ins[0]), 0), len(eqn.params["branches"]) - 1)
+                inner = _locate(eqn.params["branches"][idx], [], ins[1:], order, modes, tol)
+                if inner is not None:
+                    return inner[0], f"{inner[1]}, inside branch {idx} of a cond", inner[2]
+            if eqn.primitive.name == "scan":
+                inner = _locate_in_scan(eqn, ins, order, modes, tol)
+                if inner is not None:
+                    return inner
+            return bad[0], f"equation {i} (`{pp_eqn(eqn, var_namer())}`)", bad[1]
+        out = eqn.primitive.bind(*ins, **eqn.params)
+        env.update(zip(eqn.out_binders, out if eqn.primitive.multiple_results else [out]))
+    return None
+
+
+def _locate_in_scan(
+    eqn: JaxprEqn, ins: list[Any], order: int, modes: Any, tol: Any
+) -> tuple[str, str, str] | None:
+    """:func:`_locate` in the body of a failing ``scan``, iteration by iteration, at
+    the values each iteration saw."""
+    p = eqn.params
+    body, nc, ncarry, length = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"]
+    consts, carry, xs = ins[:nc], list(ins[nc : nc + ncarry]), ins[nc + ncarry :]
+    for step in range(length):
+        i = length - 1 - step if p["reverse"] else step
+        args = [*consts, *carry, *[np.asarray(x)[i] for x in xs]]
+        inner = _locate(body, [], args, order, modes, tol)
+        if inner is not None:
+            return inner[0], f"{inner[1]}, inside iteration {i} of a scan body", inner[2]
+        carry = list(eval_jaxpr(body, [], args)[:ncarry])
+    return None
+
+
+def _located_error(
+    fun: Callable[..., Any],
+    args: tuple[Any, ...],
+    err: AssertionError,
+    order: int,
+    modes: Any,
+    tol: dict[str, Any],
+) -> AssertionError:
+    """``err`` with the equation of ``fun`` whose rule is wrong named."""
+    where = core.describe_fun(fun)
+    try:
+        closed = api.make_jaxpr(fun)(*args)
+    except Exception as e:  # noqa: BLE001 - e.g. Python control flow on values
+        return AssertionError(
+            f"{err}\nlocate=True: could not trace {where} to recheck its equations "
+            f"({type(e).__name__}: {e})."
+        )
+    found = _locate(closed.jaxpr, closed.consts, tree_flatten(args)[0], order, modes, tol)
+    if found is None:
+        return AssertionError(
+            f"{err}\nlocate=True: every equation of {where} has derivatives that agree "
+            "with finite differences at the values it saw (equations inside while_loop "
+            "bodies are checked as whole loops); is it a pure function of its arguments?"
+        )
+    blame, eqn, msg = found
+    return AssertionError(
+        f"check_grads(locate=True): in {where}, {eqn} is the first equation whose "
+        f"derivatives disagree with finite differences at the values it saw; wrong: "
+        f"{blame}. {msg}\n(the check of {where} itself: {err})"
+    )
+
+
 def check_grads(
     fun: Callable[..., Any],
     args: Sequence[Any],
@@ -271,6 +419,7 @@ def check_grads(
     rtol: float | dict[Any, float] | None = None,
     eps: float | None = None,
     seed: int = 0,
+    locate: bool = False,
 ) -> None:
     """Check ``fun``'s derivatives at ``args`` against finite differences, up to ``order``.
 
@@ -281,6 +430,15 @@ def check_grads(
     (``{np.float32: 1e-3, np.float64: 1e-6}``): the entry for that least precise input
     dtype is used, the default when it has none.
 
+    With ``locate=True``, when the check fails, each equation of ``fun``'s jaxpr is
+    checked the same way at the values it saw (its JVP rule, then its reverse-mode
+    rules, against finite differences of its impl; inside a failing ``cond`` the
+    branch it took, inside a failing ``scan`` its body at each iteration's values),
+    and the ``AssertionError`` names the first one whose rule is wrong: the primitive,
+    or for a ``custom_jvp``/``custom_vjp`` function its rule functions with their
+    ``file:line``, with the size of the discrepancy. A check that passes does exactly
+    what it does without ``locate``.
+
     >>> import functrace as ft, functrace.numpy as fnp
     >>> ft.check_grads(fnp.sin, (1.0,), order=2)
     """
@@ -289,6 +447,8 @@ def check_grads(
         if m not in ("fwd", "rev"):
             raise ValueError(f"check_grads: expected modes from ('fwd', 'rev'), got {m!r}.")
     _check_float_args("check_grads", args)
+    if not isinstance(locate, bool):
+        raise TypeError(f"check_grads: expected locate to be a bool, got {type(locate).__name__}.")
     dt = _precision(args)
     atol = _tolerance("atol", atol, dt)
     rtol = _tolerance("rtol", rtol, dt)
@@ -318,7 +478,14 @@ def check_grads(
             if level < order:
                 check(vjp_of(f, _rand_like(rng, f(*args))), level + 1)
 
-    check(fun, 1)
+    if not locate:
+        check(fun, 1)
+        return
+    try:
+        check(fun, 1)
+    except AssertionError as e:
+        tol = {"atol": atol, "rtol": rtol, "eps": eps}
+        raise _located_error(fun, args, e, order, tuple(modes), tol) from None
 
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_grad", "numerical_jvp"]

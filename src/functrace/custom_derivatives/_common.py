@@ -19,11 +19,12 @@ from functrace.tree_util import tree_flatten
 class _Callable:
     """A hashable-by-identity wrapper for a Python callable kept in primitive params."""
 
-    __slots__ = ("fn", "__name__")
+    __slots__ = ("fn", "__name__", "user")
 
-    def __init__(self, fn: Callable[..., Any], name: str) -> None:
+    def __init__(self, fn: Callable[..., Any], name: str, user: tuple[Any, ...] = ()) -> None:
         self.fn = fn
         self.__name__ = name
+        self.user = user  # the user's rule functions it runs (named by check_grads(locate=))
 
     def __call__(self, *args: Any) -> Any:
         return self.fn(*args)
@@ -249,7 +250,12 @@ def _batch_custom_call(
         call_jaxpr, trace.axis_size, args, dims, f"vmap of {kind} {name}"
     )
     state = _OutBatch(out_batched, name)
-    new_params = {**params, rule_key: _Callable(per_example(rule, dims, state), rule.__name__)}
+    new_params = {
+        **params,
+        rule_key: _Callable(
+            per_example(rule, dims, state), rule.__name__, getattr(rule, "user", ())
+        ),
+    }
     state.binding = True
     try:
         outs = prim.bind(*args, call_jaxpr=new_jaxpr, **new_params)

@@ -199,6 +199,7 @@ class custom_jvp:
             jvp=_Callable(
                 _skip_consts(flat_jvp, len(closed.consts)),
                 f"jvp_of_{getattr(self.fun, '__name__', 'f')}",
+                (user_jvp,),
             ),
             num_out=len(closed.out_avals),
         )

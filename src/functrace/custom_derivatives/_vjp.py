@@ -365,7 +365,9 @@ class custom_vjp:
             *closed.consts,
             *leaves,
             call_jaxpr=_close_over_consts(closed),
-            fwd=_Callable(flat_fwd, f"fwd_of_{getattr(self.fun, '__name__', 'f')}"),
+            fwd=_Callable(
+                flat_fwd, f"fwd_of_{getattr(self.fun, '__name__', 'f')}", (user_fwd, user_bwd)
+            ),
             num_consts=len(closed.consts),
         )
         return tree_unflatten(out_tree, outs)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from functrace.custom_derivatives import grad_hook_p, hook_call_p
+from functrace.debug import debug_callback_p
 from functrace.interpreters import ad
 from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
 from functrace.jit import loop_rules, loops, parallel, random_rules, window_rules  # noqa: F401
@@ -264,6 +265,9 @@ def _hook_call(ctx: DriverContext) -> str:
 numba_emitters[hook_call_p] = DriverRule(_hook_call)
 # grad_hook is the identity in the forward pass: no call at all.
 numba_emitters[grad_hook_p] = DriverRule(lambda ctx: ctx.args[0], native=loop_rules.alias)
+# debug.print/callback: the driver calls the impl (the user's function on the runtime
+# values); no native form, so a scan/while body holding one runs in Python.
+numba_emitters[debug_callback_p] = DriverRule()
 
 
 # ---------------------------------------------------------------------------

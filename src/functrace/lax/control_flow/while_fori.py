@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray, Tracer
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
@@ -125,7 +125,8 @@ def _while_trip_count(args: Sequence[Any], p: WhileParams) -> int | None:
 
     cond = functools.partial(_run_args, p.cond_jaxpr)
     scalars = [v if np.ndim(v) else v[()] for v in vals]  # type: ignore[arg-type,index]
-    run_while(cond, body, p.cond_nconsts, p.body_nconsts, *scalars)
+    with _debug.muted_effects():  # the loop runs for real afterwards: print then
+        run_while(cond, body, p.cond_nconsts, p.body_nconsts, *scalars)
     return n
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
@@ -165,9 +165,10 @@ def run_while_lin(
     and body-const tangents. Shared by the eager impl and the jit driver."""
     ncc, nbc, ncarry, n_dbc = sizes
     cc, bc, carry, dbc, dcarry = _split(args, ncc, nbc, ncarry, n_dbc)
-    while cond(*cc, *carry)[0]:
-        out = step(*bc, *dbc, *carry, *dcarry)
-        carry, dcarry = list(out[:ncarry]), list(out[ncarry:])
+    with _debug.muted_effects():  # the forward loop ran (and printed) already
+        while cond(*cc, *carry)[0]:
+            out = step(*bc, *dbc, *carry, *dcarry)
+            carry, dcarry = list(out[:ncarry]), list(out[ncarry:])
     return dcarry
 
 
@@ -309,13 +310,14 @@ def run_while_transpose(
     nbwd, ncc, nbc, ncarry = sizes
     hoisted, cc, bc, carry, ct = _split(args, nbwd, ncc, nbc, ncarry)
     stored: list[Sequence[Any]] = []
-    while cond(*cc, *carry)[0]:
-        stored.append(carry)
-        carry = list(body(*bc, *carry))
-    acc = [np.zeros(a.shape, a.dtype) if a.shape else a.dtype.type(0) for a in acc_avals]
-    for c in reversed(stored):
-        out = bwd(*hoisted, *bc, *c, *ct, *acc)
-        acc, ct = list(out[: len(acc)]), list(out[len(acc) :])
+    with _debug.muted_effects():  # the forward loop ran (and printed) already
+        while cond(*cc, *carry)[0]:
+            stored.append(carry)
+            carry = list(body(*bc, *carry))
+        acc = [np.zeros(a.shape, a.dtype) if a.shape else a.dtype.type(0) for a in acc_avals]
+        for c in reversed(stored):
+            out = bwd(*hoisted, *bc, *c, *ct, *acc)
+            acc, ct = list(out[: len(acc)]), list(out[len(acc) :])
     return [*acc, *ct]
 
 
