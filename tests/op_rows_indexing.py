@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import functrace.numpy as fnp
-from op_db import POS, UNIT, F, OpInfo, const
+from op_db import POS, UNIT, Arg, F, OpInfo, const
 
 _REPEATS = np.array([0, 0, 2, -1])
 _MASK = np.array([True, False, True])
@@ -83,7 +83,7 @@ ROWS: list[OpInfo] = [
         "at_divide_repeats",
         lambda x, v: fnp.at(x)[_REPEATS].divide(v),
         _np_update("divide", _REPEATS),
-        (F, POS),
+        (F, Arg(domain=(0.5, 3.0))),  # divided up to three times: v**-3 stays moderate
         ("scatter_mul", "div"),
         shapes=((3, 4), (4, 4)),
     ),

@@ -69,6 +69,7 @@ ROWS: list[OpInfo] = [
         (F,),
         ("sort",),
         shapes=((3, 5),),
+        avoid_ties=True,
     ),
     OpInfo(
         "lax.reduce[add]",

@@ -14,6 +14,7 @@ F64 = (np.float64,)
 I64 = (np.int64,)
 BITS = Arg("int", (-1, 1))  # many zeros: any/all see both outcomes
 SPACED = Arg(domain=(0.5, 3.0))  # for roll's data-dependent shift
+PROD_ARG = Arg(domain=(-1.5, 1.5))
 
 
 def _row(name: str, fn, ref, args=(F,), prims=(), **kw) -> OpInfo:
@@ -141,6 +142,7 @@ REDUCTIONS: list[OpInfo] = [
         prims=("reduce_max", "max"),
         min_dims=1,
         avoid=(0.25,),
+        avoid_ties=True,
     ),
     _row(
         "amax_axis_tuple",
@@ -173,7 +175,9 @@ REDUCTIONS: list[OpInfo] = [
         lambda x: np.amin(x, keepdims=True),
         prims=("reduce_min",),
     ),
-    _row("prod", fnp.prod, np.prod, prims=("reduce_prod",), rtol=1e-5),
+    # Products of up to 64 entries: inside (-1.5, 1.5) their second derivatives stay within a
+    # few orders of magnitude of each other, so finite differences can check each entry.
+    _row("prod", fnp.prod, np.prod, (PROD_ARG,), prims=("reduce_prod",), rtol=1e-5),
     _row(
         "prod_axis",
         lambda x: fnp.prod(x, axis=-1, keepdims=True),
@@ -303,7 +307,7 @@ REDUCTIONS: list[OpInfo] = [
         grad=False,
         dtypes=I64,
     ),
-    _row("cumprod", fnp.cumprod, np.cumprod, prims=("cumprod",), rtol=1e-5),
+    _row("cumprod", fnp.cumprod, np.cumprod, (PROD_ARG,), prims=("cumprod",), rtol=1e-5),
     _row(
         "cumprod_axis",
         lambda x: fnp.cumprod(x, axis=0),
@@ -680,6 +684,7 @@ SHAPES: list[OpInfo] = [
         (SPACED,),
         ("argmax", "dynamic_slice", "concatenate"),
         shapes=((4, 2),),
+        avoid_ties=True,  # a near-tie moves the argmax (the shift) within a finite difference
     ),
     _row("atleast_1d", fnp.atleast_1d, np.atleast_1d, prims=("reshape",)),
     _row("atleast_2d", fnp.atleast_2d, np.atleast_2d, prims=("reshape",)),
@@ -822,9 +827,10 @@ MATH: list[OpInfo] = [
         "scipy.special.ndtri",
         fsp.ndtri,
         scipy.special.ndtri,
-        (Arg(domain=(0.05, 0.95)),),
+        (Arg(domain=(0.1, 0.9)),),  # the tails: tests/test_scipy.py
         ("custom_jvp_call", "log", "sqrt"),
         rtol=1e-12,
+        grad_tol=5e-5,  # steep third derivative: order-2 finite differences lose digits
     ),
     _row("nn.softplus", nn.softplus, lambda x: np.logaddexp(x, 0.0), prims=("log1p", "exp")),
     _row("nn.silu", nn.silu, lambda x: x / (1 + np.exp(-x)), prims=("logistic",)),

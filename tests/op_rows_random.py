@@ -62,7 +62,7 @@ ROWS: list[OpInfo] = [
         "lax.erf_inv",
         lax.erf_inv,
         lambda x: scipy.special.erfinv(x).astype(np.asarray(x).dtype),
-        (Arg(domain=(-0.99, 0.99)),),
+        (Arg(domain=(-0.9, 0.9)),),  # order-2 finite differences lose digits nearer +-1
         ("erf_inv",),
         shapes="same",
         rtol=1e-13,
