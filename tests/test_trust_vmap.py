@@ -303,6 +303,30 @@ def test_item2_grad_hook_unbatched_value_and_nested_vmap() -> None:
         np.testing.assert_allclose(s, r)
 
 
+def test_item2_hook_under_vmap_of_jit_of_vjp() -> None:
+    # Found by the long fuzz profile: vmap(jit(vjp(f))) with a hook whose cotangent is a
+    # constant. The jaxpr is traced inside the vmap, but without it: the hook must not
+    # broadcast the cotangent into the outer vmap (a tracer leaked into the jaxpr's
+    # constants). Now it gives the per-example loop's answer.
+    def clip(g):
+        return g / (1.0 + fnp.sum(g * g))
+
+    def vjp_fn(x):
+        out, pb = ft.vjp(lambda x: ft.grad_hook(fnp.sin(x) * np.ones(3), clip), x)
+        return pb(np.full(np.shape(out), 0.5))[0]
+
+    def vjp_fn2(x, y):  # the cotangent depends on the example: a staged hook call
+        out, pb = ft.vjp(lambda x: ft.grad_hook(fnp.sin(x) * fnp.arange(3.0), clip), x)
+        return pb(fnp.cos(y) * np.ones(np.shape(out)))[0]
+
+    xs, ys = np.array([0.3, -0.2, 1.1]), np.array([0.1, 0.4, -2.0])
+    loop = np.array([vjp_fn(x) for x in xs])
+    np.testing.assert_allclose(ft.vmap(ft.jit(vjp_fn))(xs), loop, rtol=1e-12)
+    np.testing.assert_allclose(ft.jit(ft.vmap(vjp_fn))(xs), loop, rtol=1e-12)
+    loop2 = np.array([vjp_fn2(x, y) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(ft.vmap(ft.jit(vjp_fn2))(xs, ys), loop2, rtol=1e-12)
+
+
 def test_item2_grad_hook_bad_replacement_under_vmap() -> None:
     f = lambda w, x: fnp.sum(ft.grad_hook(w * x, lambda ct: np.ones(7)))  # noqa: E731
     with pytest.raises(ValueError, match=r"grad_hook.*shape \(3,\)"):

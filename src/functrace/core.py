@@ -426,6 +426,13 @@ def dynamic_trace_active() -> bool:
     return _state.dynamic is not _base
 
 
+def dynamic_level() -> int:
+    """The level of the innermost dynamic trace (jit / make_jaxpr tracing) of this
+    thread, the evaluation trace's when none is active. A trace below it is outside
+    that staging: values of its tracers cannot enter the jaxpr being built."""
+    return _state.dynamic.level
+
+
 def traced_path_needed() -> bool:
     """Whether library functions with a plain NumPy path must take their traced path:
     a dynamic trace is active, or a debug check (``config.debug_nans``/``debug_infs``)
@@ -795,6 +802,7 @@ __all__ = [
     "current_level",
     "describe_fun",
     "describe_value",
+    "dynamic_level",
     "dynamic_trace_active",
     "traced_path_needed",
     "get_aval",

@@ -204,8 +204,10 @@ class _PerExample:
 
 def _per_example_value(x: Any) -> Any:
     """``x`` batched in every vmap running at or above its level: a value that is the
-    same for every example is broadcast, so that its cotangent is per example."""
-    lvl = _level(x)
+    same for every example is broadcast, so that its cotangent is per example. A vmap
+    outside the innermost jit being traced is not one of them (``vmap(jit(vjp(f)))``):
+    the jaxpr is traced without it, and the vmap then batches that jaxpr's hook calls."""
+    lvl = max(_level(x), core.dynamic_level())
     for t in core.trace_stack():
         if type(t) is not batching.BatchTrace or t.level < lvl:
             continue

@@ -179,7 +179,7 @@ class custom_jvp:
             return o_leaves, t_leaves
 
         top = _top_trace(leaves)
-        if isinstance(top, ad.JVPTrace) and top.level > core._state.dynamic.level:
+        if isinstance(top, ad.JVPTrace) and top.level > core.dynamic_level():
             # Forward mode is the outermost transform: run the rule on the primals, as
             # the JVP of the custom call would, without tracing the function. Primals
             # stay concrete under eager jvp/grad, so the function and the rule may use

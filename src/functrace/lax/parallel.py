@@ -80,7 +80,7 @@ class _Collective(Primitive):
             if target is None or t.level > target.level:
                 target = t
         assert target is not None
-        top = core._state.dynamic.level  # a jit/make_jaxpr trace above the axis stages it
+        top = core.dynamic_level()  # a jit/make_jaxpr trace above the axis stages it
         for a in args:
             if isinstance(a, Tracer) and a._trace.level > top:
                 top = a._trace.level
