@@ -20,26 +20,16 @@ import numpy as np
 from functrace import lax
 from functrace import numpy as fnp
 from functrace.nn._init import uniform_init
-from functrace.nn._layer_util import as_array, dtype_of, shape_of
+from functrace.nn._layer_util import shape_of
 from functrace.nn._module import Module, _rng, field
-from functrace.nn._pool import _LAYOUTS, _ntuple
+from functrace.nn._pool import _ntuple, _spatial_input
 
 _MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _input(name: str, x: Any, n: int, channels: int, what: str) -> tuple[Any, bool]:
     """``x`` batched (a batch axis added for an unbatched input), and whether it was."""
-    x = as_array(x)
-    shp = shape_of(x)
-    if len(shp) not in (n + 1, n + 2):
-        unbatched = "(" + _LAYOUTS[n][4:]
-        raise ValueError(
-            f"{name}: expected a {n + 1}-d {unbatched} or {n + 2}-d {_LAYOUTS[n]} x, got "
-            f"shape {shp}."
-        )
-    dt = dtype_of(x)
-    if dt.kind != "f":
-        raise TypeError(f"{name}: expected a floating-point x, got dtype {dt}.")
+    x, shp = _spatial_input(name, x, n)
     c = shp[len(shp) - n - 1]
     if c != channels:
         raise ValueError(
