@@ -478,23 +478,17 @@ def Conv1DTranspose(
 
 
 def _pads(
-    shape: tuple[int, ...], window: tuple[int, ...], strides: tuple[int, ...], padding: Any
+    name: str,
+    shape: tuple[int, ...],
+    window: tuple[int, ...],
+    strides: tuple[int, ...],
+    padding: Any,
 ) -> list[tuple[int, int]]:
-    """(lo, hi) per axis for "SAME" / "VALID" / explicit pairs (as ``lax.padtype_to_pads``;
-    a ``-1`` batch dim has window 1 and stride 1, so it needs no padding)."""
+    """(lo, hi) per axis for "SAME" / "VALID" / explicit pairs (``lax.padtype_to_pads``;
+    a ``-1`` batch dim has window 1 and stride 1, so it gets no padding)."""
     if not isinstance(padding, str):
         return [(int(lo), int(hi)) for lo, hi in padding]
-    kind = padding.upper()
-    if kind == "VALID":
-        return [(0, 0)] * len(shape)
-    if kind not in ("SAME", "SAME_LOWER"):
-        raise ValueError(f"stax: expected padding 'SAME', 'SAME_LOWER' or 'VALID', got {padding!r}")
-    out = []
-    for n, w, st in zip(shape, window, strides):
-        total = max((-(-n // st) - 1) * st + w - n, 0) if n >= 0 else 0
-        lo, hi = total // 2, total - total // 2
-        out.append((lo, hi) if kind == "SAME" else (hi, lo))
-    return out
+    return _lax.padtype_to_pads(shape, window, strides, padding, fname=f"stax.{name}")
 
 
 def _pooling_layer(name: str, reducer: str) -> Callable[..., Layer]:
@@ -523,7 +517,7 @@ def _pooling_layer(name: str, reducer: str) -> Callable[..., Layer]:
                     f"stax.{name} init_fun: expected an input of rank {len(window)} (batch, "
                     f"channels and {len(window) - 2} spatial dims), got shape {shape}"
                 )
-            pads = _pads(shape, window, steps, padding)
+            pads = _pads(name, shape, window, steps, padding)
             # JAX's shape rule, which also makes a -1 batch dim 0
             out = tuple(
                 max((n + lo + hi - w) // st + 1, 0)
@@ -532,7 +526,7 @@ def _pooling_layer(name: str, reducer: str) -> Callable[..., Layer]:
             return out, ()
 
         def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-            pads = _pads(fnp.shape(inputs), window, steps, padding)
+            pads = _pads(name, fnp.shape(inputs), window, steps, padding)
             if reducer == "max":
                 return _lax.reduce_window_max(inputs, window, steps, pads)
             out = _lax.reduce_window_sum(inputs, window, steps, pads)
