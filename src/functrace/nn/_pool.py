@@ -21,7 +21,7 @@ import numpy as np
 
 from functrace import lax
 from functrace import numpy as fnp
-from functrace.nn._layer_util import as_array, dtype_of, shape_of
+from functrace.nn._layer_util import as_array, dtype_of, float_input, shape_of
 from functrace.nn._module import Module, field
 
 _LAYOUTS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -37,10 +37,7 @@ def _spatial_input(name: str, x: Any, n: int) -> tuple[Any, tuple[int, ...]]:
             f"{name}: expected a {n + 1}-d {unbatched} or {n + 2}-d {_LAYOUTS[n]} x, got "
             f"shape {shp}."
         )
-    dt = dtype_of(x)
-    if dt.kind != "f":
-        raise TypeError(f"{name}: expected a floating-point x, got dtype {dt}.")
-    return x, shp
+    return float_input(name, x), shp
 
 
 def _ntuple(name: str, what: str, value: Any, n: int, minimum: int) -> tuple[int, ...]:
