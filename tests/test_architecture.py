@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.tree_util",
             "functrace._tree*",
             "functrace._debug",
+            "functrace._graph_svg",
         ),
     ),
     ("core", ("functrace.core",)),

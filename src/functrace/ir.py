@@ -8,23 +8,23 @@ traced function closed over).
 
 Everything here is plain data plus four walkers: the type checker, the
 evaluator (``eval_jaxpr``, which binds primitives so that it can itself be
-traced), dead-code elimination and the printers (text and DOT). The variable namer
-(:func:`var_namer`) and the equation printer (:func:`pp_eqn`) are also those of the
-jit driver's source, whose variables carry the printed names.
+traced), dead-code elimination and the printers (text, DOT, and the SVG drawing
+laid out by ``functrace._graph_svg``). The variable namer (:func:`var_namer`) and
+the equation printer (:func:`pp_eqn`) are also those of the jit driver's source,
+whose variables carry the printed names.
 """
 
 from __future__ import annotations
 
 import html
 import keyword
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from functrace import _debug, core
+from functrace import _debug, _graph_svg, core
 from functrace.core import Primitive, ShapedArray
 
 _flags = _debug.flags  # config.debug_nans / debug_infs
@@ -129,17 +129,38 @@ class ClosedJaxpr:
     __repr__ = __str__
 
     def to_dot(self) -> str:
-        """The graph in Graphviz DOT text (always available, no binary needed)."""
+        """The graph in Graphviz DOT text (always available, no binary needed); render
+        it with Graphviz (``dot -Tsvg``) if you prefer its layout to :meth:`to_svg`."""
         return jaxpr_to_dot(self.jaxpr)
 
+    def to_svg(self, show_dead: bool = True, max_eqns: int = 500) -> str:
+        """The graph drawn as SVG text by functrace's own layered layout (no Graphviz).
+
+        Inputs are blue boxes (constants dashed), each equation is one rounded box
+        labelled with its primitive, its parameters as the printer shows them (``None``
+        ones left out) and ``operands → results``; an equation holding jaxprs (``cond``,
+        ``scan``, ``while``, custom-derivative calls) is one yellow box naming them;
+        outputs are orange boxes. One arrow per variable an equation reads; hovering a
+        box shows its printed equation, an arrow its variable's name and type.
+        ``show_dead``: True (the default, so the picture has every line of the printed
+        jaxpr) draws the equations no output depends on greyed and dashed, False leaves
+        them out. Beyond ``max_eqns`` drawn equations the picture is a summary box
+        (counts per primitive) instead: pass a larger ``max_eqns`` to draw it anyway."""
+        return jaxpr_to_svg(self.jaxpr, show_dead=show_dead, max_eqns=max_eqns)
+
+    def draw(self, show_dead: bool = True, max_eqns: int = 500) -> _graph_svg.SvgDrawing:
+        """The :meth:`to_svg` picture as an object that a notebook displays and that
+        ``save(path)`` writes to a file."""
+        return _graph_svg.SvgDrawing(self.to_svg(show_dead=show_dead, max_eqns=max_eqns))
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        bundle = {"text/plain": str(self)}
-        svg = render_svg(self.to_dot())
-        if svg is not None:
-            bundle["image/svg+xml"] = svg
-        else:
-            bundle["text/vnd.graphviz"] = self.to_dot()
-        return bundle
+        """A notebook shows the drawing (``image/svg+xml``, :meth:`to_svg`); the bundle
+        also holds the printed jaxpr (``text/plain``) and the DOT text."""
+        return {
+            "text/plain": str(self),
+            "image/svg+xml": self.to_svg(),
+            "text/vnd.graphviz": self.to_dot(),
+        }
 
     def __call__(self, *args: Any) -> list[Any]:
         return eval_jaxpr(self.jaxpr, self.consts, args)
@@ -452,20 +473,112 @@ def _is_jaxpr(v: Any) -> bool:
     return isinstance(v, (Jaxpr, ClosedJaxpr))
 
 
-def render_svg(dot_text: str) -> str | None:
-    """SVG from the ``dot`` binary, or None when Graphviz is not installed."""
-    exe = shutil.which("dot")
-    if exe is None:
-        return None
-    import subprocess
+def _live_eqns(jaxpr: Jaxpr) -> list[bool]:
+    """Per equation, whether an output depends on it or it has effects (what
+    :func:`dce_jaxpr` keeps)."""
+    live_vars: set[Var] = {x for x in jaxpr.outvars if isinstance(x, Var)}
+    live = [False] * len(jaxpr.eqns)
+    for i in range(len(jaxpr.eqns) - 1, -1, -1):
+        eqn = jaxpr.eqns[i]
+        if any(v in live_vars for v in eqn.out_binders) or eqn_has_effects(eqn):
+            live[i] = True
+            live_vars.update(x for x in eqn.inputs if isinstance(x, Var))
+    return live
 
-    try:
-        res = subprocess.run(
-            [exe, "-Tsvg"], input=dot_text.encode(), capture_output=True, timeout=30, check=True
+
+def _svg_param(k: str, v: Any) -> str:
+    if _is_jaxpr(v):
+        n = len((v.jaxpr if isinstance(v, ClosedJaxpr) else v).eqns)
+        return f"{k}={{{n} eqn{'s' if n != 1 else ''}}}"
+    if isinstance(v, (tuple, list)) and v and all(_is_jaxpr(x) for x in v):
+        return f"{k}=({len(v)} jaxprs)"
+    return f"{k}={pp_param(v)}"
+
+
+def _eqn_node(i: int, eqn: JaxprEqn, name: Any, dead: bool) -> _graph_svg.Node:
+    nested = any(
+        _is_jaxpr(v) or (isinstance(v, (tuple, list)) and any(_is_jaxpr(x) for x in v))
+        for v in eqn.params.values()
+    )
+    parts = [_svg_param(k, v) for k, v in eqn.params.items() if v is not None]
+    lines = _graph_svg.wrap([eqn.primitive.name, *parts], 40)
+    if len(lines) > 4:
+        lines = [*lines[:3], _graph_svg.shorten(lines[3], 39) + " …"]
+    outs = " ".join(f"{name(v)}:{v.aval.str_short()}" for v in eqn.out_binders)
+    args = " ".join(pp_atom(x, name) for x in eqn.inputs)
+    lines.append(_graph_svg.shorten(f"{args} → {outs}" if args else f"→ {outs}", 44))
+    tip = _graph_svg.shorten(
+        pp_eqn(eqn, name) + (" (dead: no output uses it)" if dead else ""), 2000
+    )
+    return _graph_svg.Node(f"e{i}", "nested" if nested else "eqn", "inner", lines, tip, dead)
+
+
+def _summary_svg(jaxpr: Jaxpr, n_drawn: int, max_eqns: int) -> str:
+    counts: dict[str, int] = {}
+    for eqn in jaxpr.eqns:
+        counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = [
+        f"jaxpr: {len(jaxpr.eqns)} equations, {len(jaxpr.constvars)} constants, "
+        f"{len(jaxpr.invars)} inputs, {len(jaxpr.outvars)} outputs",
+        f"{n_drawn} equations to draw: over max_eqns={max_eqns}, so not drawn",
+        *(f"{c:6d} x {p}" for p, c in top[:12]),
+        *([f"   ... {len(top) - 12} more primitives"] if len(top) > 12 else []),
+        "print(...) shows the program as text; to_svg(max_eqns=...) draws it anyway",
+    ]
+    tip = "the jaxpr is too large to draw"
+    return _graph_svg.render([_graph_svg.Node("summary", "summary", "source", lines, tip)], [])
+
+
+def jaxpr_to_svg(jaxpr: Jaxpr, show_dead: bool = True, max_eqns: int = 500) -> str:
+    """The jaxpr drawn as SVG text (see :meth:`ClosedJaxpr.to_svg`)."""
+    if not isinstance(show_dead, bool):
+        raise TypeError(f"to_svg: show_dead must be True or False, got {show_dead!r}")
+    if isinstance(max_eqns, bool) or not isinstance(max_eqns, (int, np.integer)) or max_eqns < 0:
+        raise TypeError(f"to_svg: max_eqns must be an int >= 0, got {max_eqns!r}")
+    live = _live_eqns(jaxpr)
+    n_drawn = len(live) if show_dead else sum(live)
+    if n_drawn > max_eqns:
+        return _summary_svg(jaxpr, n_drawn, max_eqns)
+    name = var_namer()
+    nodes: list[_graph_svg.Node] = []
+    edges: list[_graph_svg.Edge] = []
+    producer: dict[Var, int] = {}
+    for kind, group in (("const", jaxpr.constvars), ("input", jaxpr.invars)):
+        for k, v in enumerate(group):
+            n = f"{name(v)}:{v.aval.str_short()}"
+            label = f"const {k}" if kind == "const" else f"input {k}"
+            producer[v] = len(nodes)
+            nodes.append(
+                _graph_svg.Node(f"v_{name(v)}", kind, "source", [n, label], f"{label}: {n}")
+            )
+
+    def read(x: Atom, dst: int, dead: bool, seen: set[Var]) -> None:
+        if isinstance(x, Var) and x not in seen:
+            seen.add(x)
+            tip = f"{name(x)}:{x.aval.str_short()}"
+            edges.append(_graph_svg.Edge(producer[x], dst, tip, dead))
+
+    for i, eqn in enumerate(jaxpr.eqns):
+        for v in eqn.out_binders:
+            name(v)
+        if not (live[i] or show_dead):
+            continue
+        node = _eqn_node(i, eqn, name, not live[i])
+        seen: set[Var] = set()
+        for x in eqn.inputs:
+            read(x, len(nodes), node.dead, seen)
+        for v in eqn.out_binders:
+            producer[v] = len(nodes)
+        nodes.append(node)
+    for k, x in enumerate(jaxpr.outvars):
+        text = pp_atom(x, name) if isinstance(x, Literal) else f"{name(x)}:{x.aval.str_short()}"
+        idx = len(nodes)
+        nodes.append(
+            _graph_svg.Node(f"out{k}", "output", "sink", [f"out {k}", text], f"output {k}: {text}")
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return res.stdout.decode("utf-8", "replace")
+        read(x, idx, False, set())
+    return _graph_svg.render(nodes, edges, empty_text="empty jaxpr: no inputs, no outputs")
 
 
 __all__ = [
@@ -480,6 +593,7 @@ __all__ = [
     "has_effects",
     "eval_jaxpr",
     "jaxpr_to_dot",
+    "jaxpr_to_svg",
     "pp_atom",
     "pp_eqn",
     "pp_eqn_line",
