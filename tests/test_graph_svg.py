@@ -156,6 +156,21 @@ def test_no_overlapping_boxes() -> None:
             for x1, y1, w1, h1 in boxes[k + 1 :]:
                 apart = x0 + w0 <= x1 or x1 + w1 <= x0 or y0 + h0 <= y1 or y1 + h1 <= y0
                 assert apart, ((x0, y0, w0, h0), (x1, y1, w1, h1))
+        # Long edges run straight down between the boxes of the layers they cross.
+        crossings = 0
+        for g in _groups(root, "edge"):
+            d = g.findall(f"{NS}path")[-1].get("d").split()
+            end = tuple(map(float, d[0][1:].split(",")))
+            for tok in d[1:]:
+                pt = tuple(map(float, tok.lstrip("CL").split(",")))
+                if tok.startswith("L"):
+                    crossings += 1
+                    mx, my = end[0], (end[1] + pt[1]) / 2
+                    assert not any(
+                        bx <= mx <= bx + bw and by <= my <= by + bh for bx, by, bw, bh in boxes
+                    ), (mx, my)
+                end = pt
+        assert crossings > 0 or len(boxes) < 10
 
 
 def test_dead_equations_greyed_or_hidden() -> None:

@@ -273,6 +273,27 @@ def layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> Layout:
                     desired.append(sum(x[u] for u in nb) / len(nb) if nb else x[v])
                 if row:
                     place(row, desired)
+    # Straighten long edges: move a chain's virtual nodes to one x where that keeps
+    # every layer's order and gaps (first a median, then each end's x).
+    slot = {v: (lv, k) for lv, row in enumerate(order) for k, v in enumerate(row)}
+
+    def fits(v: int, at: float) -> bool:
+        lv, k = slot[v]
+        row = order[lv]
+        if k > 0 and x[row[k - 1]] + gap(row[k - 1], v) > at + 1e-9:
+            return False
+        return not (k + 1 < len(row) and at + gap(v, row[k + 1]) > x[row[k + 1]] + 1e-9)
+
+    for chain in chains:
+        inner = chain[1:-1]
+        if len(inner) < 2:
+            continue
+        xs = sorted(x[v] for v in inner)
+        for at in (xs[len(xs) // 2], x[inner[0]], x[inner[-1]]):
+            if all(fits(v, at) for v in inner):
+                for v in inner:
+                    x[v] = at
+                break
     left = min((x[i] - widths[i] / 2 for i in range(n_all)), default=0.0)
     right = max((x[i] + widths[i] / 2 for i in range(n_all)), default=0.0)
     x = [v - left + _MARGIN for v in x]

@@ -492,7 +492,7 @@ def _svg_param(k: str, v: Any) -> str:
         return f"{k}={{{n} eqn{'s' if n != 1 else ''}}}"
     if isinstance(v, (tuple, list)) and v and all(_is_jaxpr(x) for x in v):
         return f"{k}=({len(v)} jaxprs)"
-    return f"{k}={pp_param(v)}"
+    return f"{k}={' '.join(pp_param(v).split())}"  # one line, whatever the value prints
 
 
 def _eqn_node(i: int, eqn: JaxprEqn, name: Any, dead: bool) -> _graph_svg.Node:
