@@ -289,3 +289,15 @@ def test_draw_and_bad_arguments() -> None:
         closed.to_svg(show_dead="no")
     with pytest.raises(TypeError, match="to_svg: max_eqns must be an int >= 0, got -1"):
         closed.to_svg(max_eqns=-1)
+
+
+def test_order_within_layers_removes_crossings() -> None:
+    # Program order puts sin(b) before cos(a); the drawing swaps them so that no
+    # arrow crosses (inputs and outputs keep their order).
+    swap = lambda a, b: (lambda s, c: (c, s))(fnp.sin(b), fnp.cos(a))  # noqa: E731
+    closed = ft.make_jaxpr(swap)(np.ones(2), np.ones(2))
+    root = _parse(closed.to_svg())
+    x = {g.get("id"): _box(g)[0] for g in _groups(root, "node")}
+    assert [_texts(g)[0] for g in _groups(root, "eqn")] == ["sin", "cos"]
+    assert x["v_a"] < x["v_b"] and x["out0"] < x["out1"]
+    assert x["e1"] < x["e0"]  # cos(a) left of sin(b)
