@@ -274,7 +274,7 @@ def test_large_graph_summary() -> None:
     (s,) = _groups(root, "summary")
     text = " ".join(_texts(s))
     assert f"jaxpr: {len(closed.eqns)} equations" in text and "max_eqns=10" in text
-    assert "x dot_general" in text
+    assert "- dot_general x 5" in text
     assert not _groups(root, "eqn") and not _groups(root, "edge")
     n_live = len(dce_jaxpr(closed.jaxpr).eqns)
     drawn = _parse(closed.to_svg(show_dead=False, max_eqns=n_live))

@@ -412,13 +412,15 @@ def render(nodes: Sequence[Node], edges: Sequence[Edge], empty_text: str = "empt
             f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"{dash_attr}/>'
         )
         ty = by + _PAD_Y
+        # A summary is a left-aligned list; other boxes center their lines.
+        tx, anchor = (bx + _PAD_X, "start") if n.kind == "summary" else (lay.x[i], "middle")
         for k, line in enumerate(n.lines):
             size = _FONT if k == 0 else _SMALL
             ty += size * _LINE
             weight = ' font-weight="bold"' if k == 0 and n.kind in ("eqn", "nested") else ""
             out.append(
-                f'<text x="{_f(lay.x[i])}" y="{_f(ty - size * 0.32)}" font-size="{_f(size)}" '
-                f'text-anchor="middle" fill="{ink}"{weight}>{escape(line)}</text>'
+                f'<text x="{_f(tx)}" y="{_f(ty - size * 0.32)}" font-size="{_f(size)}" '
+                f'text-anchor="{anchor}" fill="{ink}"{weight}>{escape(line)}</text>'
             )
         out.append("</g>")
     out.append("</svg>")

@@ -518,12 +518,17 @@ def _summary_svg(jaxpr: Jaxpr, n_drawn: int, max_eqns: int) -> str:
     for eqn in jaxpr.eqns:
         counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'' if n == 1 else 's'}"
+
     lines = [
-        f"jaxpr: {len(jaxpr.eqns)} equations, {len(jaxpr.constvars)} constants, "
-        f"{len(jaxpr.invars)} inputs, {len(jaxpr.outvars)} outputs",
-        f"{n_drawn} equations to draw: over max_eqns={max_eqns}, so not drawn",
-        *(f"{c:6d} x {p}" for p, c in top[:12]),
-        *([f"   ... {len(top) - 12} more primitives"] if len(top) > 12 else []),
+        f"jaxpr: {count(len(jaxpr.eqns), 'equation')}, {count(len(jaxpr.constvars), 'constant')}, "
+        f"{count(len(jaxpr.invars), 'input')}, {count(len(jaxpr.outvars), 'output')}",
+        f"{count(n_drawn, 'equation')} to draw: over max_eqns={max_eqns}, so not drawn",
+        "most used primitives:",
+        *(f"- {p} x {c}" for p, c in top[:12]),
+        *([f"- ... and {count(len(top) - 12, 'other primitive')}"] if len(top) > 12 else []),
         "print(...) shows the program as text; to_svg(max_eqns=...) draws it anyway",
     ]
     tip = "the jaxpr is too large to draw"
