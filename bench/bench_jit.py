@@ -161,17 +161,8 @@ def numpy_step(params, m, v, t, x, y):
 # ---------------------------------------------------------------------------
 
 
-def _jax_worker(one_thread: bool) -> None:
-    if one_thread:
-        # XLA's flags alone still use ~1.8 cores here (its CPU runtime has its own
-        # pools): pin the process to one core for a like-for-like comparison.
-        os.environ["XLA_FLAGS"] = (
-            os.environ.get("XLA_FLAGS", "")
-            + " --xla_cpu_multi_thread_eigen=false"
-            + " intra_op_parallelism_threads=1"
-        )
-        if hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+def jax_step():  # type: ignore[no-untyped-def]
+    """The same training step written with JAX, jitted (``jax`` imported here)."""
     import jax
     import jax.numpy as jnp
 
@@ -197,6 +188,23 @@ def _jax_worker(one_thread: bool) -> None:
         )
         return params, m, v, t, l_
 
+    return step
+
+
+def _jax_worker(one_thread: bool) -> None:
+    if one_thread:
+        # XLA's flags alone still use ~1.8 cores here (its CPU runtime has its own
+        # pools): pin the process to one core for a like-for-like comparison.
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "")
+            + " --xla_cpu_multi_thread_eigen=false"
+            + " intra_op_parallelism_threads=1"
+        )
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+    import jax
+
+    step = jax_step()
     jg = jax.jit(jax.value_and_grad(lambda x, y: x * y + x**2))
     calls = {"scalar": lambda: jax.block_until_ready(jg(2.0, 3.0))}
     for line in sys.stdin:
@@ -336,6 +344,70 @@ def first_call(sizes, batch, cache_dir):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+_JAX_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {bench_dir!r})
+import bench_jit as b
+import jax
+step = b.jax_step()
+state = jax.device_put(b.init({sizes!r}, {batch}))
+t1 = time.perf_counter()
+jax.block_until_ready(step(*state))
+t2 = time.perf_counter()
+print(json.dumps({{"import": t1 - t0, "first_call": t2 - t1, "compiled": -1}}))
+"""
+
+
+def _fresh(code: str, env: dict[str, str]) -> dict[str, float]:
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
+    )
+    if res.returncode != 0:
+        raise RuntimeError(f"a first-call process failed:\n{res.stderr[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+DEPTHS = (2, 4, 8, 16)
+BATCHES = (32, 128, 512, 1024)  # the width-256 batch sweep
+
+
+def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
+    """First call of the MLP step (width 64, batch 32) at 2/4/8/16 hidden layers, each
+    in a fresh process: functrace with an empty kernel cache (cold) and again with the
+    cache that run filled (warm), JAX (no persistent cache: every process compiles).
+    Rounds interleave the depths and libraries; medians."""
+    bench_dir = os.path.dirname(os.path.abspath(__file__))
+    samples: dict[tuple[int, str], list[dict[str, float]]] = {}
+    for _ in range(rounds):
+        for depth in DEPTHS:
+            sizes, batch = (784, *([64] * depth), 10), 32
+            ft_code = _CHILD.format(bench_dir=bench_dir, sizes=sizes, batch=batch)
+            with tempfile.TemporaryDirectory() as d:
+                env = dict(os.environ, FUNCTRACE_CACHE_DIR=d)
+                samples.setdefault((depth, "cold"), []).append(_fresh(ft_code, env))
+                samples.setdefault((depth, "warm"), []).append(_fresh(ft_code, env))
+            if with_jax:
+                jax_code = _JAX_CHILD.format(bench_dir=bench_dir, sizes=sizes, batch=batch)
+                samples.setdefault((depth, "jax"), []).append(_fresh(jax_code, dict(os.environ)))
+    rows = []
+    for depth in DEPTHS:
+
+        def med(kind: str, field: str = "first_call", depth: int = depth) -> float:
+            return statistics.median(r[field] for r in samples[(depth, kind)])
+
+        cold, warm = med("cold"), med("warm")
+        kernels = int(med("cold", "compiled"))
+        row = [str(depth), f"{cold:.2f} s", str(kernels), f"{warm:.3f} s"]
+        if with_jax:
+            jx = med("jax")
+            row += [f"{jx:.2f} s", f"{cold / jx:.2f}", f"{warm / jx:.2f}"]
+        else:
+            row += ["n/a"] * 3
+        rows.append(row)
+    return rows
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -383,7 +455,9 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
     # -- MLP steps -------------------------------------------------------------
     step_rows: dict[str, list[list[str]]] = {"quiet": [], "busy": []}
     first_rows = []
-    for sizes, batch in [((784, 64, 10), 32), ((784, 512, 512, 10), 128)]:
+    configs = [((784, 64, 10), 32), ((784, 512, 512, 10), 128)]
+    configs += [((784, 256, 256, 10), b) for b in BATCHES]  # the batch sweep
+    for sizes, batch in configs:
         label = "-".join(map(str, sizes)) + f" b{batch}"
         state = init(sizes, batch)
         jstep = jit(train_step)
@@ -412,6 +486,8 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
                 _step_row(label, res) + [f"{compile_s:.2f} s", str(jstep.compile_count)]
             )
 
+        if (sizes, batch) not in configs[:2]:
+            continue  # the batch sweep: step times only
         with tempfile.TemporaryDirectory() as d:
             cold = first_call(sizes, batch, d)
             warm = [first_call(sizes, batch, d) for _ in range(3)]
@@ -459,6 +535,20 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
             "import functrace",
         ],
         first_rows,
+    )
+    print_table(
+        "first call of the MLP step (width 64, batch 32) by depth, each in a fresh "
+        "process; medians",
+        [
+            "hidden layers",
+            "ft cold cache",
+            "kernels compiled",
+            "ft warm cache",
+            "JAX",
+            "ft cold/JAX",
+            "ft warm/JAX",
+        ],
+        depth_sweep(1 if QUICK else 3, Worker.jax_available()),
     )
     print(
         f"\nload average after the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "

@@ -37,9 +37,16 @@ _WEAK_PROXY = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 def short_name(dtype: np.dtype) -> str:
     """Short dtype name used in the IR text (``f64``, ``i32``, ``bool``)."""
-    if dtype == float0:
-        return "float0"
-    return _SHORT.get(dtype.name, dtype.name)
+    name = _short_names.get(dtype)
+    if name is None:
+        # np.dtype.name is slow (~10 us): printing a jaxpr asks it thousands of times
+        name = "float0" if dtype == float0 else _SHORT.get(dtype.name, dtype.name)
+        if len(_short_names) < 256:
+            _short_names[dtype] = name
+    return name
+
+
+_short_names: dict[np.dtype, str] = {}
 
 
 def python_scalar_dtype(x: object) -> np.dtype:

@@ -201,6 +201,7 @@ class _Gen:
         self.lit_names: dict[tuple[Any, ...], str] = {}
         self.kernels: list[Any] = []
         self.kernel_names: list[str] = []
+        self._readers: dict[Var, list[tuple[int | None, bool]]] | None = None
         self.kernel_texts: list[str] = []
         self.subprograms: list[tuple[str, LoweredProgram]] = []
         self.compiled = 0
@@ -724,27 +725,39 @@ class _Gen:
         self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}")
 
     def _outside_uses(self, g: Group, produced: set[Var]) -> set[Var]:
+        """The values of ``produced`` read outside group ``g``: by another equation, as
+        an output, or by a member through a virtual broadcast."""
+        readers = self._readers
+        if readers is None:
+            readers = self._readers = self._index_readers()
         members = set(map(id, g.eqns))
-        used: set[Var] = set()
-        virtual = self.plan.virtual
+        return {
+            s
+            for s in produced
+            if any(e is None or e not in members or not direct for e, direct in readers.get(s, ()))
+        }
 
-        def src_of(x: Atom) -> Atom:
-            v = virtual.get(x) if isinstance(x, Var) else None
+    def _index_readers(self) -> dict[Var, list[tuple[int | None, bool]]]:
+        """Each value's readers, once per driver: ``(id(eqn), reads it directly)``, and
+        ``(None, True)`` for an output."""
+        virtual = self.plan.virtual
+        readers: dict[Var, list[tuple[int | None, bool]]] = {}
+
+        def src_of(x: Var) -> Atom:
+            v = virtual.get(x)
             return v.src if v is not None else x
 
         for e in self.jaxpr.eqns:
-            inside = id(e) in members
             for x in e.inputs:
-                if not isinstance(x, Var):
-                    continue
-                s = src_of(x)
-                if s in produced and (not inside or s is not x):
-                    used.add(s)  # type: ignore[arg-type]
+                if isinstance(x, Var):
+                    src = src_of(x)
+                    if isinstance(src, Var):
+                        readers.setdefault(src, []).append((id(e), src is x))
         for x in self.jaxpr.outvars:
-            s = src_of(x)
-            if s in produced:
-                used.add(s)  # type: ignore[arg-type]
-        return used
+            src = src_of(x) if isinstance(x, Var) else x
+            if isinstance(src, Var):
+                readers.setdefault(src, []).append((None, True))
+        return readers
 
 
 _fallback_warned: set[tuple[str, ...]] = set()

