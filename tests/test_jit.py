@@ -1463,3 +1463,41 @@ def test_fusion_components_split_independent_chains() -> None:
     # three chains of one shape, no value passed between them: three kernels
     assert [len(g.eqns) for g in groups] == [2, 2, 2]
     assert len(set(jit(f).lower(x, x, x).kernel_sources)) == 3
+
+
+def test_fast_paths_take_functrace_arrays(monkeypatch) -> None:
+    """Results of eager functrace code and of jit are ``functrace.Array``s: feeding
+    them back (a training loop) takes the fast paths, flat and pytree, with the same
+    results as plain ndarrays; the driver sees plain views (never Array's hooks)."""
+    from functrace.jit import api
+
+    general = []
+    orig = api.JitFunction._call_general
+    monkeypatch.setattr(
+        api.JitFunction, "_call_general", lambda self, a, k: general.append(1) or orig(self, a, k)
+    )
+    x = np.arange(6.0).reshape(2, 3)
+    ax = jit(lambda v: v + 0.0)(x)
+    assert type(ax) is ft.Array
+
+    flat = jit(lambda v, w: v * 2.0 + w)
+    want = flat(x, x)
+    general.clear()
+    for _ in range(3):
+        got = flat(ax, ax)
+        np.testing.assert_array_equal(got, want)
+    assert len(general) == 1  # the first Array call registers its own fast key
+
+    def tree_step(p):
+        return {"w": p["w"] * 0.5, "b": (p["b"][0] - 1.0,)}
+
+    step = jit(tree_step)
+    p = {"w": ax, "b": (ax,)}
+    ref = {"w": x, "b": (x,)}
+    general.clear()
+    for _ in range(4):
+        p, ref = step(p), tree_step(ref)
+        for a, b in zip(ft.tree_util.tree_leaves(p), ft.tree_util.tree_leaves(ref)):
+            np.testing.assert_array_equal(a, b)
+    assert len(general) <= 2 and step.trace_count == 1
+    np.testing.assert_array_equal(ax, np.arange(6.0).reshape(2, 3))  # inputs unchanged

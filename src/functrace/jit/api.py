@@ -189,10 +189,14 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     key: list[Any] = []
     for a in args:
         t = type(a)
-        if t is _ndarray or t is _Array:
+        if t is _ndarray:
             if not a.flags.aligned:
                 return None
             key.append((a.shape, a.dtype))
+        elif t is _Array:  # its own key: the driver is given plain views (_viewing)
+            if not a.flags.aligned:
+                return None
+            key.append((a.shape, a.dtype, _Array))
         elif t in _SCALAR_TYPES:
             key.append(t)
         else:
@@ -201,6 +205,43 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 
 _NOT_SIMPLE = object()
+
+
+def _fast_entry_call(
+    driver: Callable[..., Any], given: Sequence[Any], used: Sequence[Any]
+) -> Callable[..., Any] | None:
+    """What a fast path calls for arguments like ``given``, which the general path
+    turned into ``used``: the driver itself when it used them as they are; a wrapper
+    viewing the same positions as plain ndarrays when those were ``functrace.Array``
+    (``core.plain_array``'s view, without NumPy calling ``Array``'s hooks on every
+    operation of the driver); None when anything else was converted (a copy: those
+    arguments keep taking the general path)."""
+    viewed = []
+    for i, (a, b) in enumerate(zip(given, used)):
+        if a is not b:
+            if not (type(a) is _Array and type(b) is _ndarray and _same_memory(a, b)):
+                return None
+            viewed.append(i)
+    if not viewed:
+        return driver
+
+    def _viewing(*xs: Any) -> Any:
+        xs_ = list(xs)
+        for i in viewed:
+            xs_[i] = xs_[i].view(_ndarray)
+        return driver(*xs_)
+
+    return _viewing
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``b`` is ``a`` seen through another array object (a view, not a copy)."""
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 def _tree_key(x: Any, leaves: list[Any]) -> Any:
@@ -212,7 +253,7 @@ def _tree_key(x: Any, leaves: list[Any]) -> Any:
         if not x.flags.aligned:
             return _NOT_SIMPLE
         leaves.append(x)
-        return (x.shape, x.dtype)
+        return (x.shape, x.dtype) if t is _ndarray else (x.shape, x.dtype, _Array)
     if t in _SCALAR_TYPES:
         leaves.append(x)
         return t
@@ -416,9 +457,11 @@ class JitFunction:
                     for k in [k for k, v in fast.items() if v[1] is old]:
                         del fast[k]
 
-    def _add_fast(self, fast: OrderedDict[Any, Any], key: Any, entry: _Entry) -> None:
+    def _add_fast(
+        self, fast: OrderedDict[Any, Any], key: Any, entry: _Entry, call: Callable[..., Any]
+    ) -> None:
         with self._lock:
-            fast[key] = (entry.driver, entry)
+            fast[key] = (call, entry)
             if len(fast) > self._bound:  # several fast keys can lead to one entry
                 fast.popitem(last=False)
 
@@ -461,18 +504,16 @@ class JitFunction:
         if not kwargs and not self._has_static:
             key = _fast_key(args)
             if key is not None:
-                # only for arguments used as they are (not converted by the general path)
-                if all(a is b for a, b in zip(args, leaves)):
-                    self._add_fast(self._fast, key, entry)
+                call = _fast_entry_call(entry.driver, args, leaves)
+                if call is not None:
+                    self._add_fast(self._fast, key, entry, call)
             else:
                 tleaves: list[Any] = []
                 tkey = _tree_key(args, tleaves)
-                if (
-                    tkey is not _NOT_SIMPLE
-                    and len(tleaves) == len(leaves)
-                    and all(a is b for a, b in zip(tleaves, leaves))
-                ):
-                    self._add_fast(self._tree_fast, tkey, entry)
+                if tkey is not _NOT_SIMPLE and len(tleaves) == len(leaves):
+                    call = _fast_entry_call(entry.driver, tleaves, leaves)
+                    if call is not None:
+                        self._add_fast(self._tree_fast, tkey, entry, call)
         return out
 
     def _plain_eager(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
