@@ -6,6 +6,7 @@ Array(12.)
 """
 
 from functrace import (  # noqa: F401
+    ad_checkpoint,
     data,
     debug,
     example_libraries,
@@ -39,6 +40,7 @@ from functrace.api import (  # noqa: F401
     vjp,
     vmap,
 )
+from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.custom_derivatives import custom_jvp, custom_vjp, grad_hook  # noqa: F401
 from functrace.errors import (  # noqa: F401
     ConcretizationError,
