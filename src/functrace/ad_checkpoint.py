@@ -176,7 +176,9 @@ def _arg_names(f: Callable[..., Any], args: Sequence[Any], kwargs: dict) -> list
     return names
 
 
-def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tuple[ShapedArray, str]]:
+def saved_residuals(
+    f: Callable[..., Any], *args: Any, **kwargs: Any
+) -> list[tuple[ShapedArray, str]]:
     """The values reverse mode keeps from the forward pass of ``f(*args, **kwargs)`` for
     its backward pass (differentiating in every floating-point argument): a list of
     ``(type, where it comes from)``, in the order of the tape. What

@@ -179,7 +179,9 @@ def _remat_jvp(
 
     def body(*args: Any) -> list[Any]:
         p, d = args[:n], args[n:]
-        outs, t_outs = ad.jvp_flat(lambda *a: _run(jaxpr, a), p, _fill(d, nz, list(map(t, in_avals))))
+        outs, t_outs = ad.jvp_flat(
+            lambda *a: _run(jaxpr, a), p, _fill(d, nz, list(map(t, in_avals)))
+        )
         box["nz_out"] = [type(to) is not Zero for to in t_outs]
         return list(outs) + [to for to in t_outs if type(to) is not Zero]
 
