@@ -25,6 +25,7 @@ from functrace import (  # noqa: F401
 )
 from functrace._array import Array  # noqa: F401
 from functrace._config import config, debug_infs, debug_nans  # noqa: F401
+from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
     eval_shape,
     grad,
@@ -40,7 +41,6 @@ from functrace.api import (  # noqa: F401
     vjp,
     vmap,
 )
-from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.custom_derivatives import custom_jvp, custom_vjp, grad_hook  # noqa: F401
 from functrace.errors import (  # noqa: F401
     ConcretizationError,

@@ -21,7 +21,6 @@ import numpy as np
 
 from functrace.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from functrace.dtypes import short_name
-from functrace.lax.remat import remat_p
 from functrace.interpreters.numba_rules import (
     DriverRule,
     EmitContext,
@@ -29,6 +28,7 @@ from functrace.interpreters.numba_rules import (
     numba_emitters,
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, pp_eqn, pp_eqn_line
+from functrace.lax.remat import remat_p
 
 Atom = Var | Literal
 
