@@ -225,7 +225,10 @@ def saved_residuals(
             rule = ""
             if src is not None and src.phase == "jvp" and src.parent:
                 rule = f" (in the derivative of {src.parent})"
-            out.append((x.aval, f"output of {eqn.primitive.name}{rule}{where}"))
+            if eqn.primitive is _remat.name_p:
+                out.append((x.aval, f"named {eqn.params['name']!r}{where}"))
+            else:
+                out.append((x.aval, f"output of {eqn.primitive.name}{rule}{where}"))
         else:
             out.append((x.aval, "a constant of the function"))
     return out
