@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import remat_cases
 
 import functrace as ft
 import functrace.numpy as fnp
+import remat_cases
 from functrace import ad_checkpoint, lax
 from functrace.ad_checkpoint import checkpoint_name, saved_residuals
 
