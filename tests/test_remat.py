@@ -275,6 +275,9 @@ def test_errors_name_the_function():
         P.save_only_these_names("a", 2)
     with pytest.raises(TypeError, match="save_from_both_policies: expected policy_2"):
         P.save_from_both_policies(P.dots_saveable, None)
+    bad = ft.checkpoint(mlp, policy=lambda prim: True)  # the wrong signature
+    with pytest.raises(TypeError, match="checkpoint: expected the policy <lambda> to take"):
+        ft.grad(bad)(X, W)
     with pytest.raises(TypeError, match="saved_residuals: expected a callable"):
         saved_residuals(None, X)
 

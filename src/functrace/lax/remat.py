@@ -222,7 +222,16 @@ def saveable_vars(jaxpr: Jaxpr, policy: Callable[..., bool] | None) -> list[Var]
     out: list[Var] = []
     for eqn in jaxpr.eqns:
         avals = [x.aval for x in eqn.inputs]
-        if policy(eqn.primitive, *avals, **eqn.params):
+        try:
+            save = policy(eqn.primitive, *avals, **eqn.params)
+        except Exception as e:
+            name = getattr(policy, "__name__", type(policy).__name__)
+            raise TypeError(
+                f"checkpoint: expected the policy {name} to take (primitive, *avals, "
+                f"**params) and return a bool, got {type(e).__name__}: {e} for the "
+                f"primitive '{eqn.primitive.name}'."
+            ) from e
+        if save:
             out.extend(eqn.out_binders)
     return out
 
