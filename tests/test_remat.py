@@ -120,11 +120,11 @@ def test_policies_save_what_they_should():
     assert sorted(got) == [("f64[3,3]", "w"), ("f64[4,3]", "x")]
     both = P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("h"))
     assert len(saved_residuals(ft.checkpoint(mlp, policy=both), x, w)) == 5
-    # everything saveable: no value of the body is recomputed from an earlier one
+    # everything saveable: what reverse mode keeps without checkpoint, the derivative
+    # rules' own values included (cos for sin, 1 - tanh^2 for tanh)
     every = _types(saved_residuals(ft.checkpoint(mlp, policy=P.everything_saveable), x, w))
-    assert ("f64[4,3]", "output of dot_general") in every and len(every) >= 4
-    # without checkpoint the derivative rules' own values are kept (cos, 1 - tanh^2)
     plain = _types(saved_residuals(mlp, x, w))
+    assert sorted(every) == sorted(plain)
     assert ("f64[4,3]", "output of cos") in plain and len(plain) == 5
 
 

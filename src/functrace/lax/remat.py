@@ -13,7 +13,8 @@ under ``checkpoint`` again), so ``grad(vmap(checkpoint(f)))`` and ``jvp(grad(...
 stay rematerialised.
 
 A policy is ``policy(primitive, *in_avals, **params) -> bool``: whether the outputs of
-an equation of the body may be saved (JAX's signature; the policies are below).
+an equation of the forward pass (the body's and its derivative rules' primal work) may
+be saved (JAX's signature and meaning; the policies are below).
 ``checkpoint_name`` (``name_p``) is the identity, with a name a policy can match.
 """
 
@@ -25,7 +26,7 @@ from typing import Any
 from functrace import _debug, core
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
-from functrace.interpreters.ad import JVPTracer, Zero
+from functrace.interpreters.ad import Zero
 from functrace.interpreters.numba_rules import numba_emitters
 from functrace.ir import Jaxpr, JaxprEqn, Var, dce_jaxpr, eval_jaxpr
 from functrace.lax.contraction import dot_general_p
@@ -215,32 +216,25 @@ def _remat_batch(
 batching.batching_rules[remat_p] = _remat_batch
 
 
-def saveable_vars(jaxpr: Jaxpr, policy: Callable[..., bool] | None) -> list[Var]:
-    """The outputs of the equations of ``jaxpr`` that ``policy`` allows to save."""
+def _saveable(policy: Callable[..., bool] | None, eqn: JaxprEqn) -> bool:
+    """Whether ``policy`` allows saving the outputs of ``eqn``."""
     if policy is None:
-        return []
-    out: list[Var] = []
-    for eqn in jaxpr.eqns:
-        avals = [x.aval for x in eqn.inputs]
-        try:
-            save = policy(eqn.primitive, *avals, **eqn.params)
-        except Exception as e:
-            name = getattr(policy, "__name__", type(policy).__name__)
-            raise TypeError(
-                f"checkpoint: expected the policy {name} to take (primitive, *avals, "
-                f"**params) and return a bool, got {type(e).__name__}: {e} for the "
-                f"primitive '{eqn.primitive.name}'."
-            ) from e
-        if save:
-            out.extend(eqn.out_binders)
-    return out
+        return False
+    avals = [x.aval for x in eqn.inputs]
+    try:
+        return bool(policy(eqn.primitive, *avals, **eqn.params))
+    except Exception as e:
+        name = getattr(policy, "__name__", type(policy).__name__)
+        raise TypeError(
+            f"checkpoint: expected the policy {name} to take (primitive, *avals, "
+            f"**params) and return a bool, got {type(e).__name__}: {e} for the "
+            f"primitive '{eqn.primitive.name}'."
+        ) from e
 
 
-def _eval_saving(
-    jaxpr: Jaxpr, args: Sequence[Any], keep: set[Var]
-) -> tuple[list[Any], dict[Var, Any]]:
-    """Run ``jaxpr`` on ``args``, freeing each value after its last use; returns the
-    outputs and the values of ``keep``."""
+def _eval_freeing(jaxpr: Jaxpr, args: Sequence[Any]) -> list[Any]:
+    """Run ``jaxpr`` on ``args``, freeing each value after its last use (the forward
+    pass of a checkpoint keeps only what it returns)."""
     last: dict[Var, int] = {}
     for i, eqn in enumerate(jaxpr.eqns):
         for x in eqn.inputs:
@@ -248,7 +242,6 @@ def _eval_saving(
                 last[x] = i
     outset = {x for x in jaxpr.outvars if type(x) is Var}
     env: dict[Var, Any] = dict(zip(jaxpr.invars, args))
-    kept: dict[Var, Any] = {v: env[v] for v in jaxpr.invars if v in keep}
     state = _debug.state
     prev = state.location
     try:
@@ -259,8 +252,6 @@ def _eval_saving(
             out = eqn.primitive.bind(*vals, **eqn.params)
             outs = out if eqn.primitive.multiple_results else [out]
             for v, o in zip(eqn.out_binders, outs):
-                if v in keep:
-                    kept[v] = o
                 if v in last or v in outset:
                     env[v] = o
             for x in eqn.inputs:
@@ -268,59 +259,60 @@ def _eval_saving(
                     env.pop(x, None)
     finally:
         state.location = prev
-    return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars], kept  # type: ignore
-
-
-def _eval_substituted(
-    jaxpr: Jaxpr, args: Sequence[Any], saved: dict[Var, Any], subst: dict[Var, Var]
-) -> list[Any]:
-    """Run ``jaxpr`` under the linearize trace of a recomputation: the primal of each
-    saved value is the saved one (its recomputed primal is recorded in ``subst``, so that
-    the tangent equations that read it read the saved value instead)."""
-    env: dict[Var, Any] = dict(zip(jaxpr.invars, args))
-    state = _debug.state
-    prev = state.location
-    try:
-        for eqn in jaxpr.eqns:
-            if eqn.source is not None and eqn.source.phase != "backward":
-                state.location = eqn.source.location
-            vals = [env[x] if type(x) is Var else x.val for x in eqn.inputs]  # type: ignore
-            out = eqn.primitive.bind(*vals, **eqn.params)
-            outs = list(out) if eqn.primitive.multiple_results else [out]
-            for k, v in enumerate(eqn.out_binders):
-                s = saved.get(v)
-                if s is None:
-                    continue
-                o = outs[k]
-                if isinstance(o, JVPTracer):
-                    recomputed, outs[k] = o.primal, JVPTracer(o._trace, s, o.tangent)
-                else:
-                    recomputed, outs[k] = o, s
-                atom = getattr(recomputed, "atom", None)
-                if type(atom) is Var:
-                    subst[atom] = s.atom
-            env.update(zip(eqn.out_binders, outs))
-    finally:
-        state.location = prev
     return [env[x] if type(x) is Var else x.val for x in jaxpr.outvars]  # type: ignore
 
 
-def _substitute(jaxpr: Jaxpr, subst: dict[Var, Var]) -> Jaxpr:
-    def sub(x: Any) -> Any:
-        return subst.get(x, x) if type(x) is Var else x
+def _split(
+    lj: Jaxpr, n_known_in: int, n_out: int, policy: Callable[..., bool] | None
+) -> tuple[Jaxpr, Jaxpr, list[Var]]:
+    """Partial evaluation of the linearized body ``lj`` (inputs: the known values, then
+    the tangents; outputs: the primal outputs, then the tangent outputs).
 
-    eqns = tuple(
-        JaxprEqn(e.primitive, tuple(sub(x) for x in e.inputs), e.params, e.out_binders, e.source)
-        for e in jaxpr.eqns
+    Returns ``(fwd, tape, saved)``: ``fwd`` computes the primal outputs and ``saved``
+    (the values ``policy`` allows that the tangent part reads) from the known inputs;
+    ``tape`` computes the tangent outputs from the residuals (``saved`` and the known
+    inputs it reads) and the tangents, recomputing every other known value it needs."""
+    known_in = list(lj.invars[:n_known_in])
+    unknown: set[Var] = set(lj.invars[n_known_in:])
+    known_eqns: list[JaxprEqn] = []
+    for e in lj.eqns:
+        if any(type(x) is Var and x in unknown for x in e.inputs):
+            unknown.update(e.out_binders)
+        else:
+            known_eqns.append(e)
+    producer = {v: e for e in known_eqns for v in e.out_binders}
+    is_known_in = set(known_in)
+    stack = [x for x in lj.outvars[n_out:] if type(x) is Var and x not in unknown]
+    for e in lj.eqns:
+        if e.out_binders and e.out_binders[0] in unknown:
+            stack.extend(x for x in e.inputs if type(x) is Var and x not in unknown)
+    saved: list[Var] = []
+    residual_in: set[Var] = set()
+    recompute: set[int] = set()
+    seen: set[Var] = set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in is_known_in:
+            residual_in.add(v)
+            continue
+        e = producer[v]
+        if _saveable(policy, e):
+            saved.append(v)
+        elif id(e) not in recompute:
+            recompute.add(id(e))
+            stack.extend(x for x in e.inputs if type(x) is Var)
+    saved_set = set(saved)
+    fwd = dce_jaxpr(Jaxpr((), tuple(known_in), tuple(known_eqns), (*lj.outvars[:n_out], *saved)))
+    tape_eqns = tuple(
+        e for e in lj.eqns if id(e) in recompute or (e.out_binders and e.out_binders[0] in unknown)
     )
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, tuple(sub(x) for x in jaxpr.outvars))
-
-
-def _used_vars(jaxpr: Jaxpr) -> set[Var]:
-    used = {x for x in jaxpr.outvars if type(x) is Var}
-    for e in jaxpr.eqns:
-        used.update(x for x in e.inputs if type(x) is Var)
-    return used
+    tape_in = (*saved, *[v for v in known_in if v in residual_in], *lj.invars[n_known_in:])
+    tape = dce_jaxpr(Jaxpr((), tape_in, tape_eqns, tuple(lj.outvars[n_out:])))
+    assert not saved_set & set(v for e in tape.eqns for v in e.out_binders)
+    return fwd, tape, saved
 
 
 def _remat_linearize(
@@ -332,53 +324,41 @@ def _remat_linearize(
     differentiated: bool,
     policy: Callable[..., bool] | None,
 ) -> tuple[list[Any], list[Any]]:
-    """Reverse mode: the forward pass keeps the values ``policy`` saves; the tape gets a
-    ``checkpoint`` equation that recomputes the rest from them and applies the tangent
-    map (its transpose recomputes, then runs the backward pass)."""
+    """Reverse mode: the body's linearization, split by ``policy`` (JAX's partial
+    evaluation): the forward pass computes the outputs and the values the policy saves
+    (of the body and of its derivative rules); the tape gets one ``checkpoint`` equation
+    that recomputes the other values it needs from those and the operands, then applies
+    the tangent map (its transpose recomputes, then runs the backward pass)."""
     t = ad.tangent_aval
     n = len(primals)
     nz = [type(d) is not Zero for d in tangents]
     in_avals = [v.aval for v in jaxpr.invars]
     out_avals = [v.aval for v in jaxpr.outvars]
-    cands = saveable_vars(jaxpr, policy)
-    k = len(cands)
     box: dict[str, Any] = {}
 
     def lin_body(*args: Any) -> list[Any]:
-        saved = dict(zip(cands, args[:k]))
-        p, d = args[k : k + n], args[k + n :]
-        subst: dict[Var, Var] = {}
-        _, lin, _ = ad.linearize_flat(
-            lambda *a: _eval_substituted(jaxpr, a, saved, subst),
-            p,
-            nz,
-            origin="checkpoint (recomputation)",
+        p, d = args[:n], args[n:]
+        outs, lin, _ = ad.linearize_flat(
+            lambda *a: _eval_freeing(jaxpr, a), p, nz, origin="checkpoint (linearize)"
         )
-        live = eval_jaxpr(lin.jaxpr, lin.consts, list(d))
         box["out_zero"] = lin.out_zero
-        box["subst"] = subst
-        return live
+        return list(outs) + eval_jaxpr(lin.jaxpr, lin.consts, list(d))
 
-    avals = [v.aval for v in cands] + in_avals + [t(a) for a, m in zip(in_avals, nz) if m]
+    avals = in_avals + [t(a) for a, m in zip(in_avals, nz) if m]
     lj, consts = _trace(lin_body, avals, "checkpoint (linearize)")
-    lj = dce_jaxpr(_substitute(lj, box["subst"]))
-    # keep the inputs the recomputation reads (all the tangents: they are the linear ones)
-    used = _used_vars(lj)
-    nc = len(consts)
-    n_known = nc + k + n
-    keep = [i >= n_known or v in used for i, v in enumerate(lj.invars)]
-    saved_keep = {cands[i] for i in range(k) if keep[nc + i]}
-    outs, kept = _eval_saving(jaxpr, primals, saved_keep)
-    known_vals = [x for x, m in zip(consts, keep[:nc]) if m]
-    known_vals += [kept[cands[i]] for i in range(k) if keep[nc + i]]
-    known_vals += [x for x, m in zip(primals, keep[nc + k : n_known]) if m]
-    invars = tuple(v for v, m in zip(lj.invars, keep) if m)
-    lj = Jaxpr(lj.constvars, invars, lj.eqns, lj.outvars)
+    n_known = len(consts) + n
+    fwd, tape, saved = _split(lj, n_known, len(out_avals), policy)
+    known = [*consts, *primals]
+    res = _eval_freeing(fwd, known)
+    outs, saved_vals = res[: len(out_avals)], res[len(out_avals) :]
+    value = dict(zip(lj.invars[:n_known], known))
+    value.update(zip(saved, saved_vals))
+    n_res = len(tape.invars) - sum(nz)
     live = [d for d, m in zip(tangents, nz) if m]
     t_out = remat_p.bind(
-        *known_vals,
+        *[value[v] for v in tape.invars[:n_res]],
         *live,
-        jaxpr=lj,
+        jaxpr=tape,
         prevent_cse=prevent_cse,
         differentiated=True,
         policy=policy,
@@ -428,5 +408,4 @@ __all__ = [
     "save_any_names_but_these",
     "save_from_both_policies",
     "save_only_these_names",
-    "saveable_vars",
 ]
