@@ -73,7 +73,7 @@ class Node:
     args: tuple[Any, ...]  # the drawn arguments (before perturbation)
     # per float argument position: ("in", weight) or ("node", j, "direct"|"sum", weight)
     links: dict[int, tuple[Any, ...]]
-    wrap: str  # none | cond | fori | custom_jvp | custom_vjp | hook
+    wrap: str  # none | cond | remat | fori | custom_jvp | custom_vjp | hook
     shaper: str = "tanh"  # the bounded function of the link (SHAPERS)
     cond_threshold: float = 0.0
 
@@ -198,6 +198,8 @@ def _run_node(node: Node, s_in: Any, outs: list[tuple[Any, ...]]) -> tuple[Any, 
 
         init = tuple(fnp.zeros(np.shape(v), np.float64) for v in row(*node.args_at(positions)))
         return lax.fori_loop(0, 2, body, init)
+    if node.wrap == "remat":  # recomputed in the backward pass, keeping the products
+        return _leaves(ft.checkpoint(row, policy=ft.checkpoint_policies.dots_saveable)(*moved))
     if node.wrap == "hook":
         return tuple(ft.grad_hook(v, _clip_hook) if _is_float(v) else v for v in row(*moved))
     if node.wrap == "custom_jvp":
@@ -259,7 +261,7 @@ def programs(draw: Any, diff: bool) -> Program:
                     pass
             links[i] = draw(st.sampled_from(choices))
         all_float = all(np.asarray(v).dtype.kind == "f" for v in out)
-        wraps = ["none", "cond"]
+        wraps = ["none", "cond", "remat"]
         if all_float:
             wraps += ["fori"]
         if diff and all_float:

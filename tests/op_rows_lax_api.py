@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import functrace as ft
 import functrace.lax as lax
-from functrace import debug
+import functrace.numpy as fnp
+from functrace import ad_checkpoint, debug
 from op_db import BOOL, F, OpInfo, const
 
 
@@ -18,11 +20,53 @@ def _np_top_k_values(x: np.ndarray, k: int) -> np.ndarray:
     return -np.sort(-np.asarray(x), axis=-1, kind="stable")[..., :k]
 
 
+def _remat_body(x: object, y: object) -> object:
+    h = ad_checkpoint.checkpoint_name(fnp.tanh(x * y), "h")
+    return fnp.sin(h) * x + h
+
+
+def _remat_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    h = np.tanh(np.asarray(x) * y)
+    return np.sin(h) * x + h
+
+
 def _debug_sink(*_: object) -> None:
     """A silent debug callback (the debug.callback row checks it changes no value)."""
 
 
 ROWS: list[OpInfo] = [
+    OpInfo(
+        "checkpoint_name",
+        lambda x: ad_checkpoint.checkpoint_name(fnp.sin(x), "s") * 2.0,
+        lambda x: 2.0 * np.sin(x),
+        (F,),
+        ("name", "sin", "mul"),
+    ),
+    OpInfo(
+        "checkpoint",
+        ft.checkpoint(_remat_body),
+        _remat_np,
+        (F, F),
+        ("checkpoint", "name", "tanh", "sin", "mul", "add"),
+    ),
+    OpInfo(
+        "checkpoint[save_only_these_names]",
+        ft.checkpoint(_remat_body, policy=ft.checkpoint_policies.save_only_these_names("h")),
+        _remat_np,
+        (F, F),
+        ("checkpoint", "name", "tanh", "sin", "mul", "add"),
+    ),
+    OpInfo(
+        "checkpoint[dots_saveable]",
+        ft.checkpoint(
+            lambda x, w: fnp.tanh(x @ w) @ w, policy=ft.checkpoint_policies.dots_saveable
+        ),
+        lambda x, w: np.tanh(np.asarray(x) @ w) @ w,
+        (F, F),
+        ("checkpoint", "dot_general", "tanh"),
+        shapes=((2, 3), (3, 3)),
+        rtol=1e-5,
+    ),
     OpInfo(
         "debug.callback",
         lambda x: (debug.callback(_debug_sink, x), x * 2.0)[1],

@@ -70,6 +70,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.example_libraries.*",
             "functrace._config",
             "functrace.debug",
+            "functrace.ad_checkpoint",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

@@ -6,6 +6,7 @@ Array(12.)
 """
 
 from functrace import (  # noqa: F401
+    ad_checkpoint,
     data,
     debug,
     example_libraries,
@@ -24,6 +25,7 @@ from functrace import (  # noqa: F401
 )
 from functrace._array import Array  # noqa: F401
 from functrace._config import config, debug_infs, debug_nans  # noqa: F401
+from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
     eval_shape,
     grad,

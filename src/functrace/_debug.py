@@ -80,6 +80,8 @@ class _State(threading.local):
     rule: str | None = None  # the primitive whose JVP rule is running
     primals: Sequence[Any] = ()  # and the primals it was given
     source: Source | None = None  # set by the backward pass and the jit re-run
+    # staged equations record their source even with the checks off (saved_residuals)
+    record_sources: bool = False
     # the user's line of the equation ``eval_jaxpr`` is evaluating (a jitted function's
     # program inlined into a transform), used instead of the stack's
     location: str | None = None

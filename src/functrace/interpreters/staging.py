@@ -29,6 +29,7 @@ from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, typecheck_j
 # jaxpr built, including the internal tangent tapes of reverse mode.
 enable_checks = False
 _flags = _debug.flags  # config.debug_nans / debug_infs: record equations' sources
+_dstate = _debug.state  # record_sources: so does saved_residuals
 
 
 class JaxprBuilder:
@@ -167,7 +168,7 @@ class StagingTrace(Trace):
         out = rule(*avals, **params)
         inputs = tuple(t.atom for t in tracers)
         # where it came from, for the debug checks' messages (nothing when they are off)
-        src = _debug.current_source() if _flags.check else None
+        src = _debug.current_source() if _flags.check or _dstate.record_sources else None
         if primitive.multiple_results:
             outs = [StagingTracer(self, a, Var(a)) for a in out]
             binders: Any = tuple(t.atom for t in outs)

@@ -28,6 +28,7 @@ from functrace.interpreters.numba_rules import (
     numba_emitters,
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, pp_eqn, pp_eqn_line
+from functrace.lax.remat import remat_p
 
 Atom = Var | Literal
 
@@ -86,9 +87,12 @@ def short(dtype: np.dtype) -> str:
 _CALLS = (custom_jvp_call_p, custom_vjp_call_p)
 
 
-def inline_calls(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
-    """Replace ``custom_*_call`` equations by the equations of their ``call_jaxpr``."""
-    if not any(e.primitive in _CALLS for e in jaxpr.eqns):
+def inline_calls(jaxpr: Jaxpr, consts: list[Any], remat: bool = False) -> tuple[Jaxpr, list[Any]]:
+    """Replace ``custom_*_call`` equations by the equations of their ``call_jaxpr``; with
+    ``remat``, also ``checkpoint`` equations by those of their ``jaxpr`` (native loops:
+    there the values of one iteration live in the loop's locals either way)."""
+    calls = (*_CALLS, remat_p) if remat else _CALLS
+    if not any(e.primitive in calls for e in jaxpr.eqns):
         return jaxpr, list(consts)
     constvars, new_consts = list(jaxpr.constvars), list(consts)
     eqns: list[JaxprEqn] = []
@@ -98,11 +102,13 @@ def inline_calls(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
         return subst.get(x, x) if isinstance(x, Var) else x
 
     for e in jaxpr.eqns:
-        if e.primitive not in _CALLS:
+        if e.primitive not in calls:
             eqns.append(e._replace(inputs=tuple(sub(x) for x in e.inputs)))
             continue
-        closed: ClosedJaxpr = e.params["call_jaxpr"]
-        inner, inner_consts = inline_calls(closed.jaxpr, closed.consts)
+        closed: ClosedJaxpr = (
+            ClosedJaxpr(e.params["jaxpr"], []) if e.primitive is remat_p else e.params["call_jaxpr"]
+        )
+        inner, inner_consts = inline_calls(closed.jaxpr, closed.consts, remat)
         env: dict[Var, Atom] = {}
         for v, c in zip(inner.constvars, inner_consts):
             nv = Var(v.aval)

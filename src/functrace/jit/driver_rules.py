@@ -29,7 +29,7 @@ from functrace.debug import debug_callback_p
 from functrace.interpreters import ad
 from functrace.interpreters.numba_rules import DriverContext, DriverRule, numba_emitters
 from functrace.jit import loop_rules, loops, parallel, random_rules, window_rules  # noqa: F401
-from functrace.lax import control_flow, indexing, reductions, shapes
+from functrace.lax import control_flow, indexing, reductions, remat, shapes
 from functrace.lax.control_flow import while_fori, while_reverse
 from functrace.lax.control_flow.common import run_cond, run_scan, run_while
 from functrace.lax.control_flow.while_fori import WhileParams
@@ -349,6 +349,15 @@ def _cond(ctx: DriverContext) -> str:
 
 numba_emitters[control_flow.cond_p] = DriverRule(_cond, native=loop_rules.cond)
 numba_emitters[control_flow.cond_lin_p] = DriverRule(_cond, native=loop_rules.cond)
+
+
+def _checkpoint(ctx: DriverContext) -> str:
+    # its own driver: the values it recomputes are locals of that call, freed on return
+    body = ctx.lower(ctx.params["jaxpr"], "checkpoint body")
+    return f"{ctx.const(body)}({', '.join(ctx.args)})"
+
+
+numba_emitters[remat.remat_p] = DriverRule(_checkpoint)
 
 
 # ---------------------------------------------------------------------------

@@ -216,7 +216,7 @@ class LoopFunction:
             jaxpr, consts = j, []
             if jaxpr.constvars:
                 raise Decline
-        jaxpr, consts = inline_calls(jaxpr, consts)
+        jaxpr, consts = inline_calls(jaxpr, consts, remat=True)
         jaxpr = dce_jaxpr(jaxpr)
         return jaxpr, [self.const(c, v.aval) for v, c in zip(jaxpr.constvars, consts)]
 

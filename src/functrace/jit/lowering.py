@@ -20,6 +20,7 @@ import functools
 import itertools
 import linecache
 import math
+import re
 import time
 import warnings
 import weakref
@@ -161,6 +162,10 @@ def _kernel_args_error(err: TypeError) -> TypeError:
     new.__cause__ = err
     return new
 
+
+RELEASE_MIN_BYTES = 1 << 16
+"""Intermediate arrays at least this large are deleted after their last use."""
+_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 _PY_CTORS = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 """Python scalar type of a 0-d output by dtype kind (outputs marked ``py_outs``)."""
@@ -325,6 +330,7 @@ class _Gen:
             self.emit("_pool.append(_s)  # the scratch buffers, for the next call")
         self.emit(f"return {self.rebuild(outs)}")
         head = self.lines.index(next(ln for ln in self.lines if ln.startswith("def ")))
+        self.release_dead(head)
         if self.pooled:
             # A call takes a set of scratch buffers (or makes one) and gives it back when
             # it returns: concurrent or re-entrant calls never share a set.
@@ -356,6 +362,51 @@ class _Gen:
             ]
             self.ns["_kernel_args_error"] = _kernel_args_error
         return "\n".join(self.lines) + "\n"
+
+    def release_dead(self, head: int) -> None:
+        """Insert ``del`` statements so that each large intermediate array is freed after
+        the last statement that reads it (not when the driver returns): the peak memory
+        of a call is then that of its live values, as in eager code (a checkpointed
+        model's forward values are freed before its backward pass)."""
+        big: dict[str, int] = {}
+        for e in self.jaxpr.eqns:
+            for v in e.out_binders:
+                nbytes = math.prod(v.aval.shape) * v.aval.dtype.itemsize
+                if nbytes >= RELEASE_MIN_BYTES:
+                    n = self.name(v)
+                    big[n] = big[f"{n}_c"] = nbytes
+        if not big:
+            return
+        pooled = {n for n, _ in self.pooled}
+        body = self.lines[head + 1 :]
+        # top-level statements of the body (deeper lines belong to the one above)
+        stmts: list[list[str]] = []
+        for ln in body:
+            if stmts and ln.startswith("     "):
+                stmts[-1].append(ln)
+            else:
+                stmts.append([ln])
+        assigned: set[str] = set()
+        last: dict[str, int] = {}
+        for i, st in enumerate(stmts):
+            code = " ".join(ln.split("#", 1)[0] for ln in st)
+            names = set(_IDENT.findall(code)) & big.keys()
+            for n in names:
+                last[n] = i
+            lhs = code.split("=", 1)[0] if "=" in code.split("(", 1)[0] else ""
+            assigned.update(set(_IDENT.findall(lhs)) & big.keys())
+        dels: dict[int, list[str]] = {}
+        for n, i in last.items():
+            if n in assigned and n not in pooled and i < len(stmts) - 1:
+                dels.setdefault(i, []).append(n)
+        if not dels:
+            return
+        out: list[str] = []
+        for i, st in enumerate(stmts):
+            out.extend(st)
+            if i in dels:
+                out.append(f"    del {', '.join(sorted(dels[i]))}")
+        self.lines[head + 1 :] = out
 
     def rebuild(self, outs: list[str]) -> str:
         """The return expression: the output pytree built by generated code (tuples,
