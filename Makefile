@@ -86,10 +86,13 @@ docs-check: docs
 	fi
 	$(BIN)/python docs/check_site.py docs/_build/html
 
-# JupyterLab on the tutorials, from the venv (the notebooks extra installs it).
+# JupyterLab on the tutorials, from the venv (the notebooks extra installs it); it runs
+# until stopped (Ctrl-C). JUPYTER_ARGS passes options (e.g. --no-browser --port=8889);
+# as root JupyterLab needs --allow-root, which is added.
+JUPYTER_ARGS ?=
 notebooks: $(STAMP)
 	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install -q -e ".[notebooks]"
-	$(BIN)/python -m jupyter lab notebooks/
+	$(BIN)/python -m jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root) $(JUPYTER_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench docs
