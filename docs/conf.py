@@ -10,7 +10,10 @@ links resolve as they do on the repository.
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -134,10 +137,55 @@ myst_heading_anchors = 3
 # Notebooks write math as $...$ and $$...$$ (rendered by MathJax in the browser).
 myst_enable_extensions = ["colon_fence", "dollarmath", "amsmath"]
 
-# Every notebook runs at build time; results are cached by content (jupyter-cache), so
-# a rebuild re-executes only the notebooks that changed. A clean clone runs them all.
+
+def _library_key() -> str:
+    """A hash of functrace's code (docstrings and comments left out) and data files.
+
+    jupyter-cache keys a notebook's results on its cells only; the cache lives in a
+    folder named after this hash, so a change to the library's code executes every
+    notebook again, while a change to prose (docstrings, READMEs) reuses the results.
+    """
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "src" / "functrace").rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        digest.update(str(path.relative_to(ROOT)).encode())
+        if path.suffix == ".py":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                body = getattr(node, "body", None)
+                if (
+                    isinstance(
+                        node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+                    )
+                    and body
+                    and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)
+                ):
+                    node.body = body[1:] or [ast.Pass()]
+            digest.update(ast.dump(tree).encode())
+        elif path.suffix not in (".md", ".orig"):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _execution_cache() -> str:
+    """This library version's jupyter-cache folder; other versions' folders are removed."""
+    base = DOCS / "_build" / "jupyter_cache"
+    path = base / _library_key()
+    if base.exists():
+        for old in base.iterdir():
+            if old != path:
+                shutil.rmtree(old, ignore_errors=True)
+    return str(path)
+
+
+# Every notebook runs at build time; results are cached by the notebook's cells and the
+# library's code (jupyter-cache, see _library_key), so a rebuild executes only what
+# changed. A clean clone runs them all.
 nb_execution_mode = "cache"
-nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
+nb_execution_cache_path = _execution_cache()
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_in_temp = True
