@@ -27,7 +27,6 @@ import public_api  # noqa: E402
 
 # Files of the repository that become pages, at the same relative paths.
 REPO_PAGES = ["src/functrace/README.md", "src/functrace/jit/README.md"]
-GENERATED = ["index.md", "notebooks", "src", "api"]
 
 
 def _write(path: Path, text: str) -> None:
