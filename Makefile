@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
 
-.PHONY: demo test fuzz bench lint clean venv mpi
+.PHONY: demo test fuzz bench lint clean venv mpi docs docs-check notebooks
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -63,10 +63,41 @@ $(BENCH_STAMP): pyproject.toml | $(STAMP)
 bench: $(STAMP) $(BENCH_STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+# The documentation site (docs/README.md): Sphinx + myst-nb, every notebook executed
+# (results cached by content in docs/_build/.jupyter_cache), any warning fails the build.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[test,notebooks,dev,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -E -q docs docs/_build/html
+	@echo "make docs: open docs/_build/html/index.html"
+
+# Builds the site, then checks it: executed outputs and figures on every notebook page,
+# every image file, an API entry for every public name, and screenshots of the front
+# page and chapter 08 in headless Chromium (Debian's chromium, installed when missing).
+docs-check: docs
+	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
+	      >/dev/null || echo "make: installing chromium failed"; \
+	  else echo "make: chromium not found and apt-get not usable"; fi; \
+	fi
+	$(BIN)/python docs/check_site.py docs/_build/html
+
+# JupyterLab on the tutorials, from the venv (the notebooks extra installs it); it runs
+# until stopped (Ctrl-C). JUPYTER_ARGS passes options (e.g. --no-browser --port=8889);
+# as root JupyterLab needs --allow-root, which is added.
+JUPYTER_ARGS ?=
+notebooks: $(STAMP)
+	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install -q -e ".[notebooks]"
+	$(BIN)/python -m jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root) $(JUPYTER_ARGS)
+
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench docs
+	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/mypy src
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis docs/_build

@@ -366,6 +366,7 @@ def accumulate(transform: GradientTransformation, every_k: int) -> GradientTrans
 
 
 def constant_schedule(value: float) -> Schedule:
+    """A schedule that returns ``value`` at every step (as ``optax.constant_schedule``)."""
     return lambda step: value
 
 

@@ -213,6 +213,9 @@ def check_jvp(
     rng: np.random.Generator,
     order: int,
 ) -> None:
+    """Check ``jvp(fun)`` at ``args`` in a random tangent direction against central
+    finite differences with step ``eps``; raise ``AssertionError`` naming the mode and
+    ``order`` if they differ by more than ``atol + rtol * |expected|``."""
     tangents = _rand_like(rng, tuple(args))
     _, t_out = api.jvp(fun, tuple(args), tangents)
     t_num = numerical_jvp(fun, args, tangents, eps)
@@ -229,6 +232,10 @@ def check_vjp(
     rng: np.random.Generator,
     order: int,
 ) -> None:
+    """Check ``vjp(fun)`` at ``args`` by the inner-product identity
+    ``<vjp(ct), t> == <ct, jvp(t)>`` for a random cotangent ``ct`` and tangent ``t``, the
+    JVP by finite differences; raise ``AssertionError`` naming the mode and ``order``
+    on a mismatch beyond ``atol``/``rtol``."""
     out, f_vjp = api.vjp(fun, *args)
     tangents = _rand_like(rng, tuple(args))
     ct = _rand_like(rng, out)

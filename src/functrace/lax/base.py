@@ -134,6 +134,7 @@ def full_like(x: Any, value: Any, dtype: np.dtype | None = None) -> Any:
 
 
 def zeros_like(x: Any) -> Any:
+    """Zeros with the shape and dtype of ``x`` (an array, scalar or tracer)."""
     return full_like(x, 0)
 
 

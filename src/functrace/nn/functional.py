@@ -53,6 +53,7 @@ def sigmoid(x: Any) -> Any:
 
 
 def tanh(x: Any) -> Any:
+    """The hyperbolic tangent, ``functrace.numpy.tanh`` (as ``jax.nn.tanh``)."""
     return fnp.tanh(x)
 
 

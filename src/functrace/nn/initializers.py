@@ -26,6 +26,7 @@ from functrace import numpy as fnp
 from functrace import random
 
 Initializer = Callable[..., Any]
+"""The type of an initialiser: ``init(key, shape, dtype=float64) -> array``."""
 
 # The standard deviation of a standard normal truncated to (-2, 2).
 _TRUNCATED_STD = 0.87962566103423978

@@ -225,6 +225,7 @@ def reciprocal(x: Any, /) -> Any:
 
 @numpy_path(lambda x, /: np.positive(x))
 def positive(x: Any, /) -> Any:
+    """``+x``: the value itself as an array (NumPy's ``positive``); its derivative is 1."""
     return asarray_or_tracer(x)
 
 
@@ -290,6 +291,8 @@ def _clip_side(x: Any, bound: Any, keep: Any) -> Any:
 
 @numpy_path(lambda x, /: np.isfinite(x))
 def isfinite(x: Any, /) -> Any:
+    """Elementwise True where ``x`` is neither infinite nor NaN (always True for integers
+    and bools); a boolean array, so it has no derivative."""
     x = asarray_or_tracer(x)
     aval = core.get_aval(x)  # x may be a Python scalar inside a trace
     if aval.dtype.kind not in "fc":
@@ -299,12 +302,15 @@ def isfinite(x: Any, /) -> Any:
 
 @numpy_path(lambda x, /: np.isnan(x))
 def isnan(x: Any, /) -> Any:
+    """Elementwise True where ``x`` is NaN (for complex: either part); a boolean array."""
     x = asarray_or_tracer(x)
     return lx.ne(x, x)
 
 
 @numpy_path(lambda x, /: np.isinf(x))
 def isinf(x: Any, /) -> Any:
+    """Elementwise True where ``x`` is ``+inf`` or ``-inf`` (never for integers and bools);
+    a boolean array."""
     x = asarray_or_tracer(x)
     aval = core.get_aval(x)
     if aval.dtype.kind not in "fc":  # integers and bools are never infinite
