@@ -48,6 +48,7 @@ MODULES = [
     "functrace.io",
     "functrace.data",
     "functrace.debug",
+    "functrace.ad_checkpoint",
     "functrace.distributed",
     "functrace.test_util",
     "functrace.testing",
@@ -70,11 +71,11 @@ def modules() -> list[types.ModuleType]:
             full = f"{pkg_name}.{info.name}"
             if not info.name.startswith("_") and full not in names:
                 names.append(full)
-    found = []
-    for name in names:
+    found = [importlib.import_module(name) for name in MODULES]  # listed: must import
+    for name in names[len(MODULES) :]:
         try:
             found.append(importlib.import_module(name))
-        except ImportError:
+        except ImportError:  # a submodule needing an optional dependency
             continue
     return found
 
