@@ -96,7 +96,11 @@ def test_held_outputs_views_and_slices_never_change() -> None:
         "reshaped": plain.reshape(-1),
         "row": out[2][5:],
         "memoryview": np.frombuffer(memoryview(out[1]), dtype=np.float64),
+        "0-d view": out[1][2, 3, ...],
+        "0-d Array": out[0][4:5, 6:7].reshape(()),
     }
+    assert held["0-d view"].ndim == 0 and np.shares_memory(held["0-d view"], out[1])
+    assert held["0-d Array"].ndim == 0 and np.shares_memory(held["0-d Array"], out[0])
     expected = {k: np.array(v) for k, v in held.items()}
     only_view = f(w, x)[0][::3]  # the Array itself is dropped, its view is kept
     only_view_val = np.array(only_view)

@@ -24,18 +24,27 @@ whole process (``kernels.tune_malloc``, opt-in), each lowered program has a
 Only arrays of at least :data:`MIN_BYTES` are pooled (smaller ones come from
 glibc's heap without faults, and ``np.empty`` is cheaper than the lookup).
 ``FUNCTRACE_BUFFER_POOL=0`` (or ``buffers.enabled = False`` before tracing) turns
-pools off. Contents of a reused buffer are stale: every site writes its whole buffer
-(a kernel output, an ``np.dot(..., out=)``) before anything reads it.
+pools off; they are off where reference counts are not exact (:data:`EXACT_REFCOUNTS`).
+Contents of a reused buffer are stale: every site writes its whole buffer (a kernel
+output, an ``np.dot(..., out=)``) before anything reads it.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import sys
 import threading
 from collections.abc import Callable
 
 import numpy as np
+
+EXACT_REFCOUNTS = (
+    platform.python_implementation() == "CPython"
+    and getattr(sys, "_is_gil_enabled", lambda: True)()
+)
+"""Whether ``sys.getrefcount`` counts every holder exactly (CPython with its GIL; not
+PyPy, not a free-threaded build): pools are used only then."""
 
 enabled = os.environ.get("FUNCTRACE_BUFFER_POOL", "1").strip().lower() not in (
     "0",
@@ -49,7 +58,7 @@ turns it off; read when a function is lowered)."""
 MIN_BYTES = 64 << 10
 """Smallest array a pool keeps (64 KiB)."""
 
-_refcount = sys.getrefcount
+_refcount = getattr(sys, "getrefcount", len)  # (unused unless EXACT_REFCOUNTS)
 
 
 def _probe(bufs: list[np.ndarray]) -> int:
@@ -129,10 +138,11 @@ def poolable(shape: tuple[int, ...], dtype: np.dtype) -> bool:
     dt = np.dtype(dtype)
     return (
         enabled
+        and EXACT_REFCOUNTS
         and len(shape) > 0
         and dt.kind in "biufc"
         and int(np.prod(shape, dtype=np.int64)) * dt.itemsize >= MIN_BYTES
     )
 
 
-__all__ = ["MIN_BYTES", "BufferPool", "enabled", "poolable"]
+__all__ = ["EXACT_REFCOUNTS", "MIN_BYTES", "BufferPool", "enabled", "poolable"]
