@@ -283,3 +283,36 @@ def test_mallopt_opt_in(fake_libc: _FakeLibc, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_")
     monkeypatch.setenv("FUNCTRACE_MALLOC_TUNING", "0")
     assert kernels.tune_malloc() is False and fake_libc.calls == []
+
+
+def test_every_array_pooled_in_loops_conds_and_grads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every array pooled (``MIN_BYTES`` 1): Python-loop bodies (their own drivers,
+    whose outputs are the next iteration's inputs), ``cond`` branches, a native loop and
+    a gradient give the bits of the drivers without pools, call after call."""
+    from functrace import grad, lax
+
+    def body(c: Any, x: Any) -> Any:
+        s = fnp.sort(c * x + 1.0)  # sort keeps the loop in Python: a body driver
+        return fnp.tanh(s), s[::2] * 2.0
+
+    def fun(c: Any, xs: Any, w: Any) -> Any:
+        c2, ys = lax.scan(body, c, xs)
+        n = lax.fori_loop(0, 3, lambda i, v: v * 0.5 + w, w)  # a native loop
+        br = lax.cond(fnp.sum(c2) > 0.0, lambda v: v * 3.0, lambda v: fnp.sin(v), n)
+        g = grad(lambda v: fnp.sum(fnp.tanh(v @ v.T)))(w)
+        return c2, ys, br, g
+
+    rng = np.random.default_rng(5)
+    args = (rng.standard_normal(8), rng.standard_normal((4, 8)), rng.standard_normal((6, 6)))
+    monkeypatch.setattr(buffers, "MIN_BYTES", 1)
+    ref = _no_pool(fun, *args)
+    f = jit(fun)
+    assert "_b" in f.lower(*args).as_text()
+    held = f(*args)
+    held_copy = [np.array(h) for h in held]
+    for i in range(6):
+        a = tuple(x * (1.0 + 0.1 * i) for x in args)
+        for g, r in zip(f(*a), ref(*a)):
+            np.testing.assert_array_equal(g, r)
+    for h, c in zip(held, held_copy):
+        np.testing.assert_array_equal(h, c)
