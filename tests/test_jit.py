@@ -1095,23 +1095,6 @@ def test_method_decorator_and_repr() -> None:
     assert "jit of 'apply'" in repr(Model.apply)
 
 
-def test_malloc_tuning_is_glibc_only_and_can_be_disabled(monkeypatch) -> None:
-    from functrace.jit import kernels
-
-    monkeypatch.setenv("FUNCTRACE_MALLOC_TUNING", "0")
-    assert kernels.tune_malloc() is False
-    monkeypatch.delenv("FUNCTRACE_MALLOC_TUNING")
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000")  # the user's own choice wins
-    assert kernels.tune_malloc() is False
-    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_")
-    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    expected = sys.platform.startswith("linux") and hasattr(
-        __import__("ctypes").CDLL(None), "gnu_get_libc_version"
-    )
-    assert kernels.tune_malloc() is expected
-
-
 def test_debug_env_prints_source(monkeypatch, capsys) -> None:
     monkeypatch.setenv("FUNCTRACE_DEBUG_JIT", "1")
     jit(lambda x: x + 1.0)(1.0)

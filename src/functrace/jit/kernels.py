@@ -44,22 +44,24 @@ _TRIM_THRESHOLD = 256 << 20
 
 
 def tune_malloc() -> bool:
-    """Keep freed array memory in glibc's heap instead of returning it to the OS.
+    """Keep freed memory in glibc's heap instead of returning it to the OS (opt-in).
 
-    By default glibc serves arrays above a (dynamic) threshold with fresh ``mmap``
-    pages and gives them back on free, so a training step that allocates its outputs
-    anew each call page-faults on every fresh page: ~3000 faults, ~40% of the time
-    of the 784-512-512-10 step. Raising the mmap and trim thresholds makes freed
-    blocks (up to 32 MB each, 256 MB at the heap top) reusable without faults, as
-    the caching allocators of JAX and PyTorch do. Process-wide and applied once,
-    when the first kernel is loaded; skipped outside glibc, when the user set
-    ``MALLOC_*_``/``GLIBC_TUNABLES``, or with ``FUNCTRACE_MALLOC_TUNING=0``.
+    By default glibc serves large arrays with fresh ``mmap`` pages (or heap pages it
+    trimmed back to the OS) and page-faults on each of them when written. Drivers
+    avoid that without touching the process: their large arrays, outputs included,
+    come from per-program buffer pools (``buffers.py``). This process-wide setting
+    (mmap threshold 32 MB, glibc's maximum; trim threshold 256 MB) makes every freed
+    block reusable without faults for all of the process's NumPy code too, as the
+    caching allocators of JAX and PyTorch do for theirs. It changes the user's whole
+    process, so it is applied only when ``FUNCTRACE_MALLOC_TUNING=1`` is set, once,
+    when the first kernel is loaded; skipped outside glibc and when the user set
+    ``MALLOC_*_``/``GLIBC_TUNABLES``. Returns whether the thresholds were set.
     """
-    if os.environ.get("FUNCTRACE_MALLOC_TUNING", "1").strip().lower() in (
-        "0",
-        "false",
-        "no",
-        "off",
+    if os.environ.get("FUNCTRACE_MALLOC_TUNING", "0").strip().lower() not in (
+        "1",
+        "true",
+        "yes",
+        "on",
     ):
         return False
     if not sys.platform.startswith("linux") or any(

@@ -10,7 +10,9 @@ prints with the driver's names) and puts each equation as a comment above its co
 A kernel is a driver global named ``_k<n>``, the name its section of
 :meth:`LoweredProgram.as_text` carries; its comments show the equations it computes
 with the driver's names. Arrays read only inside the call live in scratch buffers
-reused across calls (``fusion.scratch_values``).
+reused across calls (``fusion.scratch_values``); other large arrays (outputs included)
+come from the program's buffer pool (``buffers.BufferPool``), reused once nobody holds
+them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from functrace.interpreters.numba_rules import (
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, var_namer
 from functrace.jit import codegen, driver_rules, parallel  # noqa: F401  (registers the rules)
+from functrace.jit.buffers import BufferPool, poolable
 from functrace.jit.codegen import (
     elementwise_expr,
     fmt_eqn,
@@ -120,7 +123,8 @@ class LoweredProgram:
     ``kernel_names[i]`` is the driver global through which ``kernels[i]`` is called
     (``_k3``); ``kernel_texts[i]`` its source as :meth:`as_text` shows it, the
     comments naming the driver's values (the compiled source, ``kernels[i].source``,
-    uses parameter names only, so one pattern is one kernel whatever it reads)."""
+    uses parameter names only, so one pattern is one kernel whatever it reads).
+    ``buffers`` is the driver's pool of reused arrays (its subprograms have their own)."""
 
     driver: Any
     driver_source: str
@@ -131,6 +135,7 @@ class LoweredProgram:
     jaxpr: ClosedJaxpr | None = None
     kernel_names: list[str] = field(default_factory=list)
     kernel_texts: list[str] = field(default_factory=list)
+    buffers: BufferPool = field(default_factory=BufferPool)
 
     def as_text(self) -> str:
         parts = ["# ==== driver (plain Python; kernels below) ====", self.driver_source]
@@ -187,6 +192,7 @@ class _Gen:
         # scratch buffers: var -> {shape: name of the buffer's view of that shape}
         self.kernel_views: dict[Var, dict[tuple[int, ...], str]] = {}
         self.pool_bytes = 0
+        self.buffers = BufferPool()  # arrays reused across calls once nobody holds them
         self.out_tree = out_tree
         self.plan = plan_
         self.fname = fname
@@ -510,10 +516,12 @@ class _Gen:
             and self.takes_out(expr)
             and eqn.out_binders[0].aval.dtype.kind in "fc"
             and eqn.out_binders[0].aval.dtype == eqn.inputs[0].aval.dtype  # np.dot's own type
-            and self.scratch_buffer(eqn.out_binders[0])
         ):
-            expr = f"{expr[:-1]}, {self.name(eqn.out_binders[0])})"  # BLAS writes into it
-            fresh = False
+            if self.scratch_buffer(eqn.out_binders[0]):
+                expr = f"{expr[:-1]}, {self.name(eqn.out_binders[0])})"  # BLAS writes into it
+                fresh = False
+            elif alloc := self.pool_alloc(eqn.out_binders[0]):
+                expr = f"{expr[:-1]}, {alloc})"  # into a pooled buffer (still fresh)
         outs = [self.name(v) for v in eqn.out_binders]
         self.emit(f"# {fmt_eqn(eqn, self.name)}")
         if p.multiple_results:
@@ -559,6 +567,15 @@ class _Gen:
         self.kernel_views[v] = {shape: n}
         self.contig.add(v)
         return True
+
+    def pool_alloc(self, v: Var) -> str | None:
+        """A driver expression taking an array for ``v`` from the program's buffer pool
+        (a C-contiguous writable array held by nobody else), or None if ``v`` is too
+        small to be pooled. Its whole array must be written before it is read."""
+        shape, dt = v.aval.shape, v.aval.dtype
+        if not poolable(shape, dt):
+            return None
+        return f"{self.glob('b', self.buffers.allocator(shape, dt))}()"
 
     def scratch_reshape(self, eqn: JaxprEqn) -> bool:
         """A reshape of a scratch buffer is made once, with the buffer (True if so)."""
@@ -617,7 +634,8 @@ class _Gen:
                         self.pooled.append((f"{n}_k", f"{n}.reshape({cshape})"))
                     self.emit(f"# {n}: a scratch buffer (see _new_scratch)")
                 else:
-                    self.emit(f"{n} = _empty({shape_v}, {dtype_ctor(v.aval.dtype)})")
+                    alloc = self.pool_alloc(v) or f"_empty({shape_v}, {dtype_ctor(v.aval.dtype)})"
+                    self.emit(f"{n} = {alloc}")
                     self.fresh.add(v)
                     self.contig.add(v)
 
@@ -867,6 +885,7 @@ def lower(
         ClosedJaxpr(jaxpr, consts),
         gen.kernel_names,
         gen.kernel_texts,
+        gen.buffers,
     )
 
 

@@ -1,0 +1,148 @@
+"""Array buffers a compiled program reuses across its calls (its outputs included).
+
+A driver allocates its kernels' outputs and large ``np.dot`` results anew on every
+call. glibc serves such arrays with fresh pages (``mmap``, or heap memory it trimmed
+back to the OS), so every call page-faults on all of them: ~2500 faults, ~45% of the
+time of the 784-512-512-10 MLP step. Instead of changing glibc's thresholds for the
+whole process (``kernels.tune_malloc``, opt-in), each lowered program has a
+:class:`BufferPool`, scoped to its own arrays:
+
+* each allocation site of the driver gets an allocator for its ``(shape, dtype)``;
+  the sites of one ``(shape, dtype)`` share the buffers;
+* a buffer is handed out again only when nobody else holds it: its reference count
+  is the pool's own (CPython counts exactly, and every view of an array keeps its
+  base alive, so a returned output, any view, slice or ``functrace.Array`` of it,
+  or an argument still in use by a call blocks its reuse). A training loop that
+  rebinds its parameters to each step's results gets the step before last's
+  buffers back;
+* bounded: at most two buffers per allocation site are kept (twice one call's
+  pooled arrays), the oldest dropped first when all are in use (the user keeps it;
+  it is then freed like any array);
+* thread-safe: a call takes a buffer under the pool's lock, and holds it from then
+  on, so two calls (threads, re-entrant ``grad_hook``\\ s) never share one.
+
+Only arrays of at least :data:`MIN_BYTES` are pooled (smaller ones come from
+glibc's heap without faults, and ``np.empty`` is cheaper than the lookup).
+``FUNCTRACE_BUFFER_POOL=0`` (or ``buffers.enabled = False`` before tracing) turns
+pools off; they are off where reference counts are not exact (:data:`EXACT_REFCOUNTS`).
+Contents of a reused buffer are stale: every site writes its whole buffer (a kernel
+output, an ``np.dot(..., out=)``) before anything reads it.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+EXACT_REFCOUNTS = (
+    platform.python_implementation() == "CPython"
+    and getattr(sys, "_is_gil_enabled", lambda: True)()
+)
+"""Whether ``sys.getrefcount`` counts every holder exactly (CPython with its GIL; not
+PyPy, not a free-threaded build): pools are used only then."""
+
+enabled = os.environ.get("FUNCTRACE_BUFFER_POOL", "1").strip().lower() not in (
+    "0",
+    "false",
+    "no",
+    "off",
+)
+"""Whether new drivers reuse their arrays across calls (``FUNCTRACE_BUFFER_POOL=0``
+turns it off; read when a function is lowered)."""
+
+MIN_BYTES = 64 << 10
+"""Smallest array a pool keeps (64 KiB)."""
+
+_refcount = getattr(sys, "getrefcount", len)  # (unused unless EXACT_REFCOUNTS)
+
+
+def _probe(bufs: list[np.ndarray]) -> int:
+    for a in bufs:  # the same references as in _Kind.take: the list, `a`, the argument
+        return _refcount(a)
+    return 0
+
+
+_FREE = _probe([np.empty(1)])
+"""The reference count ``_Kind.take`` sees for a buffer only the pool holds."""
+
+
+class _Kind:
+    """The buffers of one ``(shape, dtype)``."""
+
+    __slots__ = ("bufs", "capacity", "dtype", "lock", "shape")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, lock: threading.RLock) -> None:
+        self.shape, self.dtype, self.lock = shape, dtype, lock
+        self.bufs: list[np.ndarray] = []
+        self.capacity = 0
+
+    def take(self) -> np.ndarray:
+        """A C-contiguous writable array of the kind's shape and dtype, held by nobody
+        else: a free buffer of the pool, else a new one (kept unless the pool is full,
+        in which case the oldest buffer, in use elsewhere, is dropped from it)."""
+        bufs = self.bufs
+        with self.lock:
+            for a in bufs:
+                if _refcount(a) == _FREE:
+                    return a
+            a = np.empty(self.shape, self.dtype)
+            if len(bufs) >= self.capacity:
+                del bufs[0]
+            bufs.append(a)
+            return a
+
+
+class BufferPool:
+    """The reusable arrays of one lowered program (see the module docstring)."""
+
+    def __init__(self) -> None:
+        # Re-entrant: a finalizer run by the garbage collector inside np.empty may call
+        # the same jitted function on this thread.
+        self._lock = threading.RLock()
+        self._kinds: dict[tuple[tuple[int, ...], str], _Kind] = {}
+
+    def allocator(self, shape: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
+        """The allocator of one more driver site making ``(shape, dtype)`` arrays (it
+        raises the pool's capacity for them by two buffers)."""
+        dt = np.dtype(dtype)
+        key = (tuple(shape), dt.str)
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._kinds[key] = _Kind(tuple(shape), dt, self._lock)
+        kind.capacity += 2
+        return kind.take
+
+    def nbytes(self) -> int:
+        """Bytes of the arrays the pool keeps (free or in use)."""
+        with self._lock:
+            return sum(a.nbytes for k in self._kinds.values() for a in k.bufs)
+
+    def capacity_bytes(self) -> int:
+        """The most bytes the pool ever keeps."""
+        return sum(
+            k.capacity * int(np.prod(k.shape, dtype=np.int64)) * k.dtype.itemsize
+            for k in self._kinds.values()
+        )
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+
+def poolable(shape: tuple[int, ...], dtype: np.dtype) -> bool:
+    """Whether an array of ``shape`` and ``dtype`` is large enough to be pooled."""
+    dt = np.dtype(dtype)
+    return (
+        enabled
+        and EXACT_REFCOUNTS
+        and len(shape) > 0
+        and dt.kind in "biufc"
+        and int(np.prod(shape, dtype=np.int64)) * dt.itemsize >= MIN_BYTES
+    )
+
+
+__all__ = ["EXACT_REFCOUNTS", "MIN_BYTES", "BufferPool", "enabled", "poolable"]
