@@ -37,9 +37,10 @@ import numpy as np
 from functrace import _config, _debug, core, tree_util
 from functrace._array import Array, to_array
 from functrace.core import ShapedArray, Tracer, describe_fun
+from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
-from functrace.jit import diagnostics
+from functrace.jit import diagnostics, kernels, tiered
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -171,15 +172,16 @@ class Lowered:
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "program", "driver", "key", "sourced")
+    __slots__ = ("jaxpr", "program", "driver", "key", "sourced", "job")
 
-    def __init__(self, jaxpr: ClosedJaxpr, program: Any) -> None:
+    def __init__(self, jaxpr: ClosedJaxpr, program: Any, driver: Any = None) -> None:
         self.jaxpr = jaxpr
-        self.program = program
-        self.driver = program.driver
+        self.program = program  # None while a tiered compile runs (``job``)
+        self.driver = program.driver if program is not None else driver
         self.key: Any = None  # its signature in the function's cache
         # traced with a debug check on: its equations carry their sources
         self.sourced = _flags.check
+        self.job: Any = None  # tiered.Job until the compiled driver is installed
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -298,6 +300,11 @@ class JitFunction:
     With ``config.explain_retraces`` each new trace logs why (``functrace.jit`` logger);
     with ``config.debug_nans``/``debug_infs`` each call checks its float outputs and, on
     a hit, re-runs the program op by op to name the primitive that produced it.
+
+    Tiered compilation (``compile``, see :func:`jit`): ``interpreted_calls`` counts the
+    calls the interpreter ran while Numba compiled, ``switches`` the signatures whose
+    compiled driver took over, ``pending_compiles`` the compiles still running;
+    :meth:`wait_compiled` waits for them.
     """
 
     def __init__(
@@ -305,9 +312,11 @@ class JitFunction:
         fun: Callable[..., Any],
         static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (),
+        compile: str | None = None,
     ) -> None:
         if not callable(fun):
             raise TypeError(f"jit: expected a callable, got {type(fun).__name__}.")
+        self._mode = tiered.check_mode(compile, "jit")
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._origin = f"jit of {describe_fun(fun)}"
@@ -355,6 +364,8 @@ class JitFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
+        self.interpreted_calls = 0  # calls run by the interpreter of a tiered compile
+        self.switches = 0  # signatures whose compiled driver replaced the interpreter
         self._hits = 0  # calls that reused a compiled signature (cache_info)
         self._misses = 0  # signatures traced and compiled for a call or lower()
         # every signature traced (bounded), for config.explain_retraces
@@ -737,22 +748,140 @@ class JitFunction:
             self._history.popitem(last=False)
         diagnostics.remember(fun, key)
         flat_fun, out_box, py_box = self._flat_fun(args, static_pos, static_kw, in_tree, leaves)
+        debug = _env_flag("FUNCTRACE_DEBUG_JIT")
+        mode = self._mode or tiered.env_mode()
+        ad_timer.on, ad_timer.seconds = debug, 0.0
         t0 = time.perf_counter()
         in_avals = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
-        closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
+        try:
+            closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
+        finally:
+            ad_timer.on = False
         self.trace_count += 1
-        t1 = time.perf_counter()
-        program = lower(closed, describe_fun(fun), out_box[-1], py_box[-1])
-        self.compile_count += program.compiled
-        if _env_flag("FUNCTRACE_DEBUG_JIT"):
+        trace_s = time.perf_counter() - t0
+        if debug:
             print(
                 f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
-                f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
-                f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
-                f"({program.compiled} compiled by Numba)\n{program.as_text()}",
+                f"[functrace.jit] phase trace: {1e3 * trace_s:.1f} ms\n"
+                f"[functrace.jit] phase AD: {1e3 * ad_timer.seconds:.1f} ms (within the trace)",
                 file=sys.stderr,
             )
+        fname, out_tree, py = describe_fun(fun), out_box[-1], py_box[-1]
+        stats: dict[str, float] = {}
+        if mode == "sync":
+            with kernels.load_mode(None, stats):
+                program = lower(closed, fname, out_tree, py)
+        else:
+            try:  # kernels loaded or sealed on disk load; the first one to compile aborts
+                with kernels.load_mode("probe", stats):
+                    program = lower(closed, fname, out_tree, py)
+            except kernels.NeedsCompile:
+                return self._tiered_entry(closed, fname, out_tree, py, mode, debug)
+        self.compile_count += program.compiled
+        if debug:
+            _print_program(program, stats)
         return _Entry(closed, program)
+
+    def _tiered_entry(
+        self,
+        closed: ClosedJaxpr,
+        fname: str,
+        out_tree: Any,
+        py: tuple[bool, ...],
+        mode: str,
+        debug: bool,
+    ) -> _Entry:
+        """An entry whose calls run the interpreter while a background job lowers and
+        compiles the program; the first call after the job ends installs its driver."""
+        from functrace.jit.lowering import lower
+
+        where = tiered.where(mode)
+        job = tiered.Job(lambda: lower(closed, fname, out_tree, py), where)
+        interp = tiered.interpreter(closed, out_tree, py)
+        entry = _Entry(closed, None)
+        entry.job = job
+        first = [True]
+
+        def tier0(*flat: Any) -> Any:
+            if job.done.is_set():
+                return self._switch(entry)(*flat)
+            job.restart_if_forked()
+            self.interpreted_calls += 1
+            if not (debug and first[0]):
+                return interp(*flat)
+            first[0] = False
+            t0 = time.perf_counter()
+            out = interp(*flat)
+            print(
+                f"[functrace.jit] phase interpreter first call: "
+                f"{1e3 * (time.perf_counter() - t0):.1f} ms (Numba compiles in a {where})",
+                file=sys.stderr,
+            )
+            return out
+
+        entry.driver = tier0
+        job.debug = debug
+        return entry
+
+    def _switch(self, entry: _Entry) -> Callable[..., Any]:
+        """Install the finished job's compiled driver in ``entry`` and the fast paths
+        (or raise the job's error, dropping the entry so the next call compiles
+        again, as a failed synchronous compile leaves nothing cached)."""
+        with self._lock:
+            job = entry.job
+            if job is None:
+                return entry.driver  # type: ignore[no-any-return]
+            if job.error is not None:
+                self._drop(entry)
+                raise job.error
+            program = job.program
+            entry.program = program
+            entry.driver = program.driver
+            entry.job = None
+            self.compile_count += program.compiled
+            self.switches += 1
+            for fast in (self._fast, self._tree_fast):
+                for k, v in fast.items():
+                    if v[1] is entry:
+                        fast[k] = (program.driver, entry)
+            if job.debug:
+                now = time.perf_counter()
+                print(
+                    f"[functrace.jit] {self._origin}: switch to the compiled path after "
+                    f"{self.interpreted_calls} interpreted call(s), "
+                    f"{now - job.started:.2f} s after the compile started (it took "
+                    f"{job.finished - job.started:.2f} s in a {job.where})",
+                    file=sys.stderr,
+                )
+                _print_program(program, job.stats)
+            return entry.driver  # type: ignore[no-any-return]
+
+    def _drop(self, entry: _Entry) -> None:
+        with self._lock:
+            if entry.key is not None and self._cache.get(entry.key) is entry:
+                del self._cache[entry.key]
+            for fast in (self._fast, self._tree_fast):
+                for k in [k for k, v in fast.items() if v[1] is entry]:
+                    del fast[k]
+
+    @property
+    def pending_compiles(self) -> int:
+        """Signatures whose background compile has not been switched to yet."""
+        return sum(1 for e in list(self._cache.values()) if e.job is not None)
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Wait until every background compile of this function has finished (the next
+        call of each signature then switches to its compiled driver); False if
+        ``timeout`` seconds passed first. With ``compile="sync"`` nothing is pending."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        for e in list(self._cache.values()):
+            job = e.job
+            if job is None:
+                continue
+            left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            if not job.done.wait(left):
+                return False
+        return True
 
     def _flat_fun(
         self,
@@ -842,16 +971,37 @@ class JitFunction:
         entry, _ = self._entry_for(args, kwargs)
         if entry is None:
             raise TypeError(f"{self._origin}.lower: expected concrete arguments, got tracers.")
+        if entry.job is not None:  # a tiered compile: the program is the job's
+            entry.job.done.wait()
+            self._switch(entry)
         return Lowered(entry)
 
     def __repr__(self) -> str:
         return f"<{self._origin}>"
 
 
+def _print_program(program: Any, stats: dict[str, float]) -> None:
+    """The per-phase lines of a lowering under ``FUNCTRACE_DEBUG_JIT``, then its text."""
+    comp, load, imp = stats.get("compile", 0.0), stats.get("load", 0.0), stats.get("import", 0.0)
+    lowering = max(program.seconds - comp - load - imp, 0.0)
+    print(
+        f"[functrace.jit] phase lowering: {1e3 * lowering:.1f} ms (planning and code)\n"
+        f"[functrace.jit] phase Numba import: {1e3 * imp:.1f} ms\n"
+        f"[functrace.jit] phase Numba compile: {1e3 * comp:.1f} ms "
+        f"({int(stats.get('compiles', 0))} kernels)\n"
+        f"[functrace.jit] phase cache load: {1e3 * load:.1f} ms "
+        f"({int(stats.get('loads', 0))} kernels)\n"
+        f"[functrace.jit] kernels: {len(program.kernels)} ({program.compiled} compiled by "
+        f"Numba)\n{program.as_text()}",
+        file=sys.stderr,
+    )
+
+
 def jit(
     fun: Callable[..., Any] | None = None,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    compile: str | None = None,
 ) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
@@ -864,6 +1014,16 @@ def jit(
     ``functrace.numpy.where``, ``functrace.lax.cond``, or ``static_argnums``.
     Usable as a decorator, also as ``@jit(static_argnums=...)``.
 
+    ``compile``: ``"tiered"`` (the default, or ``$FUNCTRACE_JIT_COMPILE``) returns the
+    first calls of a signature whose kernels are not in the disk cache yet without
+    waiting for Numba: they run the traced program with the primitives' impls
+    (results within float tolerance of the compiled ones) while Numba compiles in a
+    worker process (in a thread when the disk cache is memory-only), and the next
+    call after the compile finished switches to the compiled kernels. Errors of the
+    background compile are raised by the next call. ``"sync"`` compiles before the
+    first call returns (benchmarks); ``"process"``/``"thread"`` force where a tiered
+    compile runs.
+
     >>> import functrace as ft
     >>> f = ft.jit(ft.value_and_grad(lambda x, y: x * y + x ** 2))
     >>> [float(v) for v in f(2.0, 3.0)]
@@ -871,9 +1031,9 @@ def jit(
     """
     if fun is None:
         return functools.partial(
-            jit, static_argnums=static_argnums, static_argnames=static_argnames
+            jit, static_argnums=static_argnums, static_argnames=static_argnames, compile=compile
         )
-    return JitFunction(fun, static_argnums, static_argnames)
+    return JitFunction(fun, static_argnums, static_argnames, compile)
 
 
 _fast_call = JitFunction.__call__

@@ -73,19 +73,38 @@ def version_tag() -> str:
     """Everything the compiled code depends on besides its source."""
     global _version_tag
     if _version_tag is None:
-        import llvmlite
         import numpy
-
-        numba = import_numba()
 
         ft = sys.modules.get("functrace")
         ft_version = getattr(ft, "__version__", "0")
         _version_tag = (
-            f"functrace={ft_version} numba={numba.__version__} "
-            f"llvmlite={llvmlite.__version__} numpy={numpy.__version__} "
+            f"functrace={ft_version} numba={_dist_version('numba')} "
+            f"llvmlite={_dist_version('llvmlite')} numpy={numpy.__version__} "
             f"python={sys.version_info[0]}.{sys.version_info[1]}"
         )
     return _version_tag
+
+
+def _dist_version(dist: str) -> str:
+    """An installed package's version from its metadata, without importing it (kernel
+    names are computed before a tiered first call decides whether Numba is needed);
+    the module's ``__version__`` when the metadata is missing."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        mod = import_numba() if dist == "numba" else __import__(dist)
+        return str(mod.__version__)
+
+
+def is_sealed(module: str) -> bool:
+    """Whether ``module``'s kernel has sealed Numba files in the trusted cache directory
+    (a load, not a compile, is expected; :func:`verify_entry` still checks them)."""
+    directory = cache_dir()
+    if directory is None:
+        return False
+    return os.path.exists(os.path.join(directory, PYCACHE, module + SUM_SUFFIX))
 
 
 def _warn_once(key: str, message: str) -> None:

@@ -1,0 +1,260 @@
+"""Tiered first calls: interpret while Numba compiles, then switch.
+
+``jit`` in tiered mode (the default) first lowers a new signature with kernel loads
+*probing* (``kernels.load_mode("probe")``): kernels already loaded or sealed in the
+disk cache load as usual, and the first one that needs Numba aborts the lowering
+(``kernels.NeedsCompile``). A lowering that completes (a warm cache, programs with no
+kernels) is used at once, as in ``"sync"`` mode. Otherwise a :class:`Job` lowers the
+program again in a background thread, and calls run :func:`interpreter` (the lowered
+jaxpr evaluated by the primitives' impls) until the job is done; the next call after
+that installs the compiled driver (``JitFunction`` in ``api.py``).
+
+Where Numba compiles: ``"process"`` sends each kernel to a :class:`Worker` process
+that compiles it into the disk cache (the cache's checks and sealing apply there),
+then loads it from the cache; ``"thread"`` compiles in the job's thread (Numba holds
+the GIL for much of a compile, slowing the interpreter's calls). ``"tiered"`` is the
+process when the disk cache is usable, else the thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from functrace._array import to_array
+from functrace.ir import ClosedJaxpr, eval_jaxpr
+from functrace.jit import cache, kernels
+from functrace.tree_util import tree_unflatten
+
+MODES = ("sync", "tiered", "thread", "process")
+ENV = "FUNCTRACE_JIT_COMPILE"
+
+
+def check_mode(value: Any, origin: str) -> str | None:
+    """``jit(..., compile=value)`` validated (None: the environment's choice)."""
+    if value is None or value in MODES:
+        return value  # type: ignore[no-any-return]
+    raise ValueError(
+        f"{origin}: expected compile to be one of {', '.join(map(repr, MODES))} or None, "
+        f"got {value!r}."
+    )
+
+
+def env_mode() -> str:
+    """``$FUNCTRACE_JIT_COMPILE`` (default ``"tiered"``)."""
+    raw = os.environ.get(ENV, "").strip().lower()
+    if not raw:
+        return "tiered"
+    if raw not in MODES:
+        raise ValueError(
+            f"functrace.jit: expected {ENV} to be one of {', '.join(MODES)}, got {raw!r}."
+        )
+    return raw
+
+
+def where(mode: str) -> str:
+    """Where a tiered compile runs: ``"process"`` or ``"thread"``."""
+    if mode == "thread":
+        return "thread"
+    return "process" if cache.cache_dir() is not None else "thread"
+
+
+# ---------------------------------------------------------------------------
+# The interpreter of the first calls
+# ---------------------------------------------------------------------------
+
+_PY = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def interpreter(closed: ClosedJaxpr, out_tree: Any, py_outs: Sequence[bool]) -> Callable[..., Any]:
+    """A callable of the flat arguments returning what the compiled driver returns
+    (the output pytree of immutable arrays, Python scalars where ``py_outs`` says),
+    computed by evaluating ``closed`` with the primitives' impls."""
+    jaxpr, consts = closed.jaxpr, list(closed.consts)
+    outs_avals = [v.aval for v in jaxpr.outvars]
+    py = list(py_outs) + [False] * (len(outs_avals) - len(py_outs))
+
+    def run(*args: Any) -> Any:
+        flat = eval_jaxpr(jaxpr, consts, args)
+        res = []
+        for x, aval, p in zip(flat, outs_avals, py):
+            if p:
+                res.append(_PY[aval.dtype.kind](x))
+                continue
+            if getattr(x, "dtype", None) != aval.dtype or not isinstance(x, np.ndarray):
+                x = np.asarray(x, dtype=aval.dtype)
+                x = x[()] if x.ndim == 0 else x
+            res.append(to_array(x))
+        if out_tree is None:
+            return tuple(res)
+        return tree_unflatten(out_tree, res)
+
+    return run
+
+
+# ---------------------------------------------------------------------------
+# The worker process
+# ---------------------------------------------------------------------------
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+class Worker:
+    """A ``python -m functrace.jit._compile_worker`` child compiling kernels into the
+    disk cache, one request at a time. Closed at exit: the pipe is closed and the
+    child terminated and waited for (no zombie); a kernel it was compiling was never
+    sealed, so the next process deletes its files and compiles it again."""
+
+    def __init__(self, directory: str) -> None:
+        src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, FUNCTRACE_CACHE_DIR=directory)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
+        self.pid_of_parent = os.getpid()
+        self.directory = directory
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(  # noqa: S603 - our own module, our interpreter
+            [sys.executable, "-m", "functrace.jit._compile_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self.ready = False
+        self.broken = False
+
+    def compile(self, name: str, source: str, signature: Any) -> float | None:
+        """Have the worker compile one kernel; its seconds, or None (it could not: the
+        caller compiles in this process, reproducing any error)."""
+        with self.lock:
+            if self.broken:
+                return None
+            proc = self.proc
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                if not self.ready:
+                    if proc.stdout.read(1) != b"R":
+                        raise WorkerError("the worker did not start")
+                    self.ready = True
+                data = pickle.dumps((name, source, signature))
+                proc.stdin.write(len(data).to_bytes(8, "little") + data)
+                proc.stdin.flush()
+                head = proc.stdout.read(8)
+                if len(head) < 8:
+                    raise WorkerError("the worker exited")
+                body = proc.stdout.read(int.from_bytes(head, "little"))
+                status, value = pickle.loads(body)  # noqa: S301 - our child's reply
+            except (OSError, EOFError, ValueError, pickle.PickleError, WorkerError):
+                self.broken = True
+                return None
+            return float(value) if status == "ok" else None  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        proc = self.proc
+        if os.getpid() != self.pid_of_parent or proc.poll() is not None:
+            return
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except OSError:
+            pass
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+_worker: Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def worker() -> Worker | None:
+    """This process's worker (started on first use; a forked child starts its own),
+    or None when the disk cache is memory-only."""
+    global _worker
+    directory = cache.cache_dir()
+    if directory is None:
+        return None
+    with _worker_lock:
+        w = _worker
+        if w is None or w.pid_of_parent != os.getpid() or w.broken or w.directory != directory:
+            if w is not None and w.pid_of_parent == os.getpid():
+                w.close()
+            try:
+                w = Worker(directory)
+            except OSError:
+                return None
+            _worker = w
+        return w
+
+
+def _close_worker() -> None:
+    w = _worker
+    if w is not None:
+        w.close()
+
+
+atexit.register(_close_worker)
+
+
+# ---------------------------------------------------------------------------
+# Background lowering
+# ---------------------------------------------------------------------------
+
+
+class Job:
+    """The lowering of one signature in a background thread.
+
+    ``done`` is set when it ends; then ``program`` is the ``LoweredProgram`` or
+    ``error`` the exception it raised (raised by the next call, as a synchronous
+    compile would have). Warnings it issues (a kernel Numba could not compile falls
+    back to NumPy calls with a ``RuntimeWarning``) go through the process-wide
+    ``warnings`` machinery when they happen, as any thread's. ``stats`` holds its
+    per-phase seconds."""
+
+    def __init__(self, lower: Callable[[], Any], where: str) -> None:
+        self.where = where
+        self.done = threading.Event()
+        self.program: Any = None
+        self.error: BaseException | None = None
+        self.stats: dict[str, float] = {}
+        self.started = time.perf_counter()
+        self.finished = 0.0
+        self.pid = os.getpid()
+        self.debug = False  # FUNCTRACE_DEBUG_JIT: the switch prints the phases
+        self._lower = lower
+        self.thread = threading.Thread(target=self._run, name="functrace-jit-compile", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        mode: Any = None
+        if self.where == "process":
+            w = worker()
+            mode = w.compile if w is not None else None
+        try:
+            with kernels.load_mode(mode, self.stats):
+                self.program = self._lower()
+        except BaseException as e:  # noqa: BLE001 - handed to the next call
+            self.error = e
+        finally:
+            self.finished = time.perf_counter()
+            self.done.set()
+
+    def restart_if_forked(self) -> None:
+        """A forked child has no job thread: compile again in this process."""
+        if self.pid != os.getpid() and not self.done.is_set():
+            self.__init__(self._lower, self.where)  # type: ignore[misc]
+
+
+__all__ = ["MODES", "Job", "Worker", "check_mode", "env_mode", "interpreter", "worker"]
