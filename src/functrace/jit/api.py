@@ -27,7 +27,6 @@ import os
 import sys
 import threading
 import time
-import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -35,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from functrace import _config, _debug, core, tree_util
-from functrace._array import Array, to_array
+from functrace._array import to_array
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
 from functrace.jit import diagnostics, kernels, tiered
+from functrace.jit.keys import NOT_SIMPLE, fast_key, tree_key
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -81,9 +81,6 @@ class _JitState(threading.local):
 _jit_state = _JitState()
 _flags = _debug.flags  # config.debug_nans / debug_infs / explain_retraces
 _trace_state = core._state  # the per-thread trace state (the object is shared)
-_SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
-_ndarray = np.ndarray
-_Array = Array
 
 
 @contextlib.contextmanager
@@ -184,110 +181,6 @@ class _Entry:
         self.job: Any = None  # tiered.Job until the compiled driver is installed
 
 
-def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    # Exact ndarrays only (subclasses take the general path, which applies the rule of
-    # ``core.plain_array``); a non-native dtype is its own key, never stored (see
-    # ``_call_general``), and unaligned memory must be copied, so it takes that path too.
-    key: list[Any] = []
-    for a in args:
-        t = type(a)
-        if t is _ndarray or t is _Array:
-            if not a.flags.aligned:
-                return None
-            key.append((a.shape, a.dtype))
-        elif t in _SCALAR_TYPES:
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
-
-
-_NOT_SIMPLE = object()
-
-
-def _tree_key(x: Any, leaves: list[Any]) -> Any:
-    """A hashable key for the structure and leaf signatures of ``x`` (tuples, lists,
-    dicts with sortable keys, None, plain arrays and scalars), appending the leaves in
-    ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
-    t = type(x)
-    if t is _ndarray or t is _Array:
-        if not x.flags.aligned:
-            return _NOT_SIMPLE
-        leaves.append(x)
-        return (x.shape, x.dtype)
-    if t in _SCALAR_TYPES:
-        leaves.append(x)
-        return t
-    if t is tuple or t is list:
-        parts: list[Any] = [t]
-        for c in x:
-            k = _tree_key(c, leaves)
-            if k is _NOT_SIMPLE:
-                return k
-            parts.append(k)
-        return tuple(parts)
-    if t is dict:
-        try:
-            keys = sorted(x)
-        except TypeError:
-            return _NOT_SIMPLE
-        parts = [dict, tuple(keys)]
-        for q in keys:
-            k = _tree_key(x[q], leaves)
-            if k is _NOT_SIMPLE:
-                return k
-            parts.append(k)
-        return tuple(parts)
-    if x is None:
-        return None
-    return _custom_node_key(x, leaves)
-
-
-def _custom_node_key(x: Any, leaves: list[Any]) -> Any:
-    # Registered nodes (namedtuples, nn.Module dataclasses, optimizer states...): one
-    # level through the node's tree_util record, so the leaf order is tree_flatten's.
-    try:
-        nd = tree_util.node_of(x)
-        if nd is None:
-            return _NOT_SIMPLE
-        children, aux = nd.flatten(x)
-    except Exception:  # noqa: BLE001 - anything unusual takes the general path
-        return _NOT_SIMPLE
-    if not _simple_aux(aux):
-        return _NOT_SIMPLE
-    parts: list[Any] = [type(x), aux]
-    for c in children:
-        k = _tree_key(c, leaves)
-        if k is _NOT_SIMPLE:
-            return k
-        parts.append(k)
-    return tuple(parts)
-
-
-_SIMPLE_AUX = (
-    type(None),
-    bool,
-    int,
-    float,
-    str,
-    bytes,
-    type,
-    np.dtype,
-    types.FunctionType,
-    types.BuiltinFunctionType,
-)
-
-
-def _simple_aux(aux: Any) -> bool:
-    """Aux data safe in a dict key: hashable, compared by value or identity, never an
-    array (whose ``==`` is elementwise)."""
-    if type(aux) in _SIMPLE_AUX:
-        return True
-    if type(aux) is tuple or type(aux) is frozenset:
-        return all(_simple_aux(a) for a in aux)
-    return False
-
-
 class JitFunction:
     """A function compiled by :func:`jit`; call it like the original function.
 
@@ -380,7 +273,7 @@ class JitFunction:
         # (``_on_flags``), so the fast path below pays nothing for the switches.
         if kwargs or self._has_static or _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._call_general(args, kwargs)
-        key = _fast_key(args)
+        key = fast_key(args)
         if key is not None:
             hit = self._fast.get(key)
             if hit is not None:
@@ -394,8 +287,8 @@ class JitFunction:
                     raise
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
-        tkey = _tree_key(args, leaves)
-        hit = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
+        tkey = tree_key(args, leaves)
+        hit = self._tree_fast.get(tkey) if tkey is not NOT_SIMPLE else None
         if hit is not None:
             self._hits += 1
             if len(self._cache) > self._watch:
@@ -470,16 +363,16 @@ class JitFunction:
         if _flags.check:  # config.debug_nans / debug_infs
             self._check_outputs(entry, args, kwargs, leaves, out)
         if not kwargs and not self._has_static:
-            key = _fast_key(args)
+            key = fast_key(args)
             if key is not None:
                 # only for arguments used as they are (not converted by the general path)
                 if all(a is b for a, b in zip(args, leaves)):
                     self._add_fast(self._fast, key, entry)
             else:
                 tleaves: list[Any] = []
-                tkey = _tree_key(args, tleaves)
+                tkey = tree_key(args, tleaves)
                 if (
-                    tkey is not _NOT_SIMPLE
+                    tkey is not NOT_SIMPLE
                     and len(tleaves) == len(leaves)
                     and all(a is b for a, b in zip(tleaves, leaves))
                 ):
@@ -776,87 +669,28 @@ class JitFunction:
                 with kernels.load_mode("probe", stats):
                     program = lower(closed, fname, out_tree, py)
             except kernels.NeedsCompile:
-                return self._tiered_entry(closed, fname, out_tree, py, mode, debug)
+                entry = _Entry(closed, None)
+                tiered.start(
+                    self,
+                    entry,
+                    lambda: lower(closed, fname, out_tree, py),
+                    out_tree,
+                    py,
+                    mode,
+                    debug,
+                )
+                return entry
         self.compile_count += program.compiled
         if debug:
-            _print_program(program, stats)
+            tiered.print_program(program, stats)
         return _Entry(closed, program)
 
-    def _tiered_entry(
-        self,
-        closed: ClosedJaxpr,
-        fname: str,
-        out_tree: Any,
-        py: tuple[bool, ...],
-        mode: str,
-        debug: bool,
-    ) -> _Entry:
-        """An entry whose calls run the interpreter while a background job lowers and
-        compiles the program; the first call after the job ends installs its driver."""
-        from functrace.jit.lowering import lower
-
-        where = tiered.where(mode)
-        job = tiered.Job(lambda: lower(closed, fname, out_tree, py), where)
-        interp = tiered.interpreter(closed, out_tree, py)
-        entry = _Entry(closed, None)
-        entry.job = job
-        first = [True]
-
-        def tier0(*flat: Any) -> Any:
-            if job.done.is_set():
-                return self._switch(entry)(*flat)
-            job.restart_if_forked()
-            self.interpreted_calls += 1
-            if not (debug and first[0]):
-                return interp(*flat)
-            first[0] = False
-            t0 = time.perf_counter()
-            out = interp(*flat)
-            print(
-                f"[functrace.jit] phase interpreter first call: "
-                f"{1e3 * (time.perf_counter() - t0):.1f} ms (Numba compiles in a {where})",
-                file=sys.stderr,
-            )
-            return out
-
-        entry.driver = tier0
-        job.debug = debug
-        return entry
-
     def _switch(self, entry: _Entry) -> Callable[..., Any]:
-        """Install the finished job's compiled driver in ``entry`` and the fast paths
-        (or raise the job's error, dropping the entry so the next call compiles
-        again, as a failed synchronous compile leaves nothing cached)."""
         with self._lock:
-            job = entry.job
-            if job is None:
-                return entry.driver  # type: ignore[no-any-return]
-            if job.error is not None:
-                self._drop(entry)
-                raise job.error
-            program = job.program
-            entry.program = program
-            entry.driver = program.driver
-            entry.job = None
-            self.compile_count += program.compiled
-            self.switches += 1
-            for fast in (self._fast, self._tree_fast):
-                for k, v in fast.items():
-                    if v[1] is entry:
-                        fast[k] = (program.driver, entry)
-            if job.debug:
-                now = time.perf_counter()
-                print(
-                    f"[functrace.jit] {self._origin}: switch to the compiled path after "
-                    f"{self.interpreted_calls} interpreted call(s), "
-                    f"{now - job.started:.2f} s after the compile started (it took "
-                    f"{job.finished - job.started:.2f} s in a {job.where})",
-                    file=sys.stderr,
-                )
-                _print_program(program, job.stats)
-            return entry.driver  # type: ignore[no-any-return]
+            return tiered.install(self, entry)  # type: ignore[no-any-return]
 
     def _drop(self, entry: _Entry) -> None:
+        """Forget ``entry`` (its signature is traced and compiled again if it comes back)."""
         with self._lock:
             if entry.key is not None and self._cache.get(entry.key) is entry:
                 del self._cache[entry.key]
@@ -978,23 +812,6 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<{self._origin}>"
-
-
-def _print_program(program: Any, stats: dict[str, float]) -> None:
-    """The per-phase lines of a lowering under ``FUNCTRACE_DEBUG_JIT``, then its text."""
-    comp, load, imp = stats.get("compile", 0.0), stats.get("load", 0.0), stats.get("import", 0.0)
-    lowering = max(program.seconds - comp - load - imp, 0.0)
-    print(
-        f"[functrace.jit] phase lowering: {1e3 * lowering:.1f} ms (planning and code)\n"
-        f"[functrace.jit] phase Numba import: {1e3 * imp:.1f} ms\n"
-        f"[functrace.jit] phase Numba compile: {1e3 * comp:.1f} ms "
-        f"({int(stats.get('compiles', 0))} kernels)\n"
-        f"[functrace.jit] phase cache load: {1e3 * load:.1f} ms "
-        f"({int(stats.get('loads', 0))} kernels)\n"
-        f"[functrace.jit] kernels: {len(program.kernels)} ({program.compiled} compiled by "
-        f"Numba)\n{program.as_text()}",
-        file=sys.stderr,
-    )
 
 
 def jit(

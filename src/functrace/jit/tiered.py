@@ -257,4 +257,108 @@ class Job:
             self.__init__(self._lower, self.where)  # type: ignore[misc]
 
 
-__all__ = ["MODES", "Job", "Worker", "check_mode", "env_mode", "interpreter", "worker"]
+# ---------------------------------------------------------------------------
+# The entry of a JitFunction (api.py) while its job runs, and the switch
+# ---------------------------------------------------------------------------
+
+
+def start(
+    fn: Any,
+    entry: Any,
+    lower: Callable[[], Any],
+    out_tree: Any,
+    py_outs: Sequence[bool],
+    mode: str,
+    debug: bool,
+) -> None:
+    """Start the job lowering ``entry``'s program for the ``JitFunction`` ``fn`` and
+    make ``entry.driver`` the interpreter's callable, which installs the compiled
+    driver (:func:`install`) on the first call after the job ended."""
+    place = where(mode)
+    job = Job(lower, place)
+    job.debug = debug
+    interp = interpreter(entry.jaxpr, out_tree, py_outs)
+    entry.job = job
+    first = [True]
+
+    def tier0(*flat: Any) -> Any:
+        if job.done.is_set():
+            return fn._switch(entry)(*flat)
+        job.restart_if_forked()
+        fn.interpreted_calls += 1
+        if not (debug and first[0]):
+            return interp(*flat)
+        first[0] = False
+        t0 = time.perf_counter()
+        out = interp(*flat)
+        print(
+            f"[functrace.jit] phase interpreter first call: "
+            f"{1e3 * (time.perf_counter() - t0):.1f} ms (Numba compiles in a {place})",
+            file=sys.stderr,
+        )
+        return out
+
+    entry.driver = tier0
+
+
+def install(fn: Any, entry: Any) -> Callable[..., Any]:
+    """Under ``fn._lock``: put the finished job's compiled driver in ``entry`` and in
+    ``fn``'s fast paths, or raise the job's error after dropping the entry (a failed
+    synchronous compile leaves nothing cached either: the next call compiles again)."""
+    job = entry.job
+    if job is None:
+        return entry.driver  # type: ignore[no-any-return]
+    if job.error is not None:
+        fn._drop(entry)
+        raise job.error
+    program = job.program
+    entry.program = program
+    entry.driver = program.driver
+    entry.job = None
+    fn.compile_count += program.compiled
+    fn.switches += 1
+    for fast in (fn._fast, fn._tree_fast):
+        for k, v in fast.items():
+            if v[1] is entry:
+                fast[k] = (program.driver, entry)
+    if job.debug:
+        print(
+            f"[functrace.jit] {fn._origin}: switch to the compiled path after "
+            f"{fn.interpreted_calls} interpreted call(s), "
+            f"{time.perf_counter() - job.started:.2f} s after the compile started (it took "
+            f"{job.finished - job.started:.2f} s in a {job.where})",
+            file=sys.stderr,
+        )
+        print_program(program, job.stats)
+    return entry.driver  # type: ignore[no-any-return]
+
+
+def print_program(program: Any, stats: dict[str, float]) -> None:
+    """The per-phase lines of a lowering under ``FUNCTRACE_DEBUG_JIT``, then its text."""
+    comp, load, imp = stats.get("compile", 0.0), stats.get("load", 0.0), stats.get("import", 0.0)
+    lowering = max(program.seconds - comp - load - imp, 0.0)
+    print(
+        f"[functrace.jit] phase lowering: {1e3 * lowering:.1f} ms (planning and code)\n"
+        f"[functrace.jit] phase Numba import: {1e3 * imp:.1f} ms\n"
+        f"[functrace.jit] phase Numba compile: {1e3 * comp:.1f} ms "
+        f"({int(stats.get('compiles', 0))} kernels)\n"
+        f"[functrace.jit] phase cache load: {1e3 * load:.1f} ms "
+        f"({int(stats.get('loads', 0))} kernels)\n"
+        f"[functrace.jit] kernels: {len(program.kernels)} ({program.compiled} compiled by "
+        f"Numba)\n{program.as_text()}",
+        file=sys.stderr,
+    )
+
+
+__all__ = [
+    "MODES",
+    "Job",
+    "Worker",
+    "check_mode",
+    "env_mode",
+    "install",
+    "interpreter",
+    "print_program",
+    "start",
+    "worker",
+]
