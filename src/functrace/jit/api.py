@@ -712,6 +712,7 @@ class JitFunction:
             job = e.job
             if job is None:
                 continue
+            job.go.set()
             left = None if deadline is None else max(0.0, deadline - time.perf_counter())
             if not job.done.wait(left):
                 return False
@@ -806,6 +807,7 @@ class JitFunction:
         if entry is None:
             raise TypeError(f"{self._origin}.lower: expected concrete arguments, got tracers.")
         if entry.job is not None:  # a tiered compile: the program is the job's
+            entry.job.go.set()
             entry.job.done.wait()
             self._switch(entry)
         return Lowered(entry)

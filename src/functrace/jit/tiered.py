@@ -111,20 +111,20 @@ class WorkerError(RuntimeError):
 
 
 class Worker:
-    """A ``python -m functrace.jit._compile_worker`` child compiling kernels into the
+    """A ``_compile_worker.py`` child process compiling kernels into the
     disk cache, one request at a time. Closed at exit: the pipe is closed and the
     child terminated and waited for (no zombie); a kernel it was compiling was never
     sealed, so the next process deletes its files and compiles it again."""
 
     def __init__(self, directory: str) -> None:
-        src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compile_worker.py")
         env = dict(os.environ, FUNCTRACE_CACHE_DIR=directory)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
+        version = str(getattr(sys.modules.get("functrace"), "__version__", "0"))
         self.pid_of_parent = os.getpid()
         self.directory = directory
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(  # noqa: S603 - our own module, our interpreter
-            [sys.executable, "-m", "functrace.jit._compile_worker"],
+            [sys.executable, script, version],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -213,6 +213,9 @@ atexit.register(_close_worker)
 # ---------------------------------------------------------------------------
 
 
+FIRST_CALL_WAIT = 1.0
+
+
 class Job:
     """The lowering of one signature in a background thread.
 
@@ -234,14 +237,17 @@ class Job:
         self.pid = os.getpid()
         self.debug = False  # FUNCTRACE_DEBUG_JIT: the switch prints the phases
         self._lower = lower
+        # The thread starts working once the first interpreted call returned (or after
+        # FIRST_CALL_WAIT s): Numba's import and compile would slow that call down.
+        self.go = threading.Event()
+        self._worker = worker() if where == "process" else None  # starts meanwhile
         self.thread = threading.Thread(target=self._run, name="functrace-jit-compile", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        mode: Any = None
-        if self.where == "process":
-            w = worker()
-            mode = w.compile if w is not None else None
+        self.go.wait(FIRST_CALL_WAIT)
+        w = self._worker
+        mode: Any = w.compile if w is not None else None
         try:
             with kernels.load_mode(mode, self.stats):
                 self.program = self._lower()
@@ -286,16 +292,20 @@ def start(
             return fn._switch(entry)(*flat)
         job.restart_if_forked()
         fn.interpreted_calls += 1
-        if not (debug and first[0]):
+        if not first[0]:
             return interp(*flat)
         first[0] = False
         t0 = time.perf_counter()
-        out = interp(*flat)
-        print(
-            f"[functrace.jit] phase interpreter first call: "
-            f"{1e3 * (time.perf_counter() - t0):.1f} ms (Numba compiles in a {place})",
-            file=sys.stderr,
-        )
+        try:
+            out = interp(*flat)
+        finally:
+            job.go.set()
+        if debug:
+            print(
+                f"[functrace.jit] phase interpreter first call: "
+                f"{1e3 * (time.perf_counter() - t0):.1f} ms (Numba compiles in a {place})",
+                file=sys.stderr,
+            )
         return out
 
     entry.driver = tier0
