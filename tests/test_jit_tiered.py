@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ import pytest
 import functrace as ft
 import functrace.numpy as fnp
 from functrace import lax
-from functrace.jit import api, codegen, jit, kernels, tiered
+from functrace.jit import api, cache, codegen, jit, kernels, tiered
 from functrace.tree_util import tree_leaves
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
@@ -236,53 +237,51 @@ def test_compile_argument_is_checked(monkeypatch) -> None:
 
 
 _EXIT_SCRIPT = textwrap.dedent("""
-    import json, os, sys
+    import glob, json, os, sys, time
     import numpy as np
     import functrace.numpy as fnp
     from functrace.jit import jit, tiered
-    f = jit(lambda x: fnp.tanh(fnp.exp(x) * 0.5) + x, compile=sys.argv[1])
+    f = jit(lambda x: fnp.tanh(fnp.exp(x) * 0.5) + x, compile="process")
     x = np.linspace(0.0, 1.0, 8)
     out = f(x)
-    if sys.argv[1] == "process":  # exit once the worker has begun compiling
-        import glob, time
-        t = time.perf_counter()
-        pattern = os.path.join(os.environ["FUNCTRACE_CACHE_DIR"], "_functrace_kernel_*.py")
-        while not glob.glob(pattern) and time.perf_counter() - t < 60:
-            time.sleep(0.01)
-    w = tiered._worker
+    t = time.perf_counter()  # exit once the worker has begun compiling
+    pattern = os.path.join(os.environ["FUNCTRACE_CACHE_DIR"], "_functrace_kernel_*.py")
+    while not glob.glob(pattern) and time.perf_counter() - t < 60:
+        time.sleep(0.01)
     print(json.dumps({"out": np.asarray(out).tolist(), "switches": f.switches,
-                      "worker": w.proc.pid if w is not None else None}))
+                      "worker": tiered._worker.proc.pid}))
 """)
 
 
-def _run(mode, cache_dir):
+def test_exit_mid_compile_leaves_a_consistent_cache(tmp_path, monkeypatch) -> None:
+    d = tmp_path / "cache"
     env = dict(
         os.environ,
-        FUNCTRACE_CACHE_DIR=str(cache_dir),
+        FUNCTRACE_CACHE_DIR=str(d),
         PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]),
     )
     res = subprocess.run(
-        [sys.executable, "-c", _EXIT_SCRIPT, mode],
+        [sys.executable, "-c", _EXIT_SCRIPT],
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
-    return json.loads(res.stdout.strip().splitlines()[-1]), res.stderr
-
-
-def test_exit_mid_compile_leaves_a_consistent_cache(tmp_path) -> None:
-    d = tmp_path / "cache"
-    first, _ = _run("process", d)  # exits while the worker compiles
-    assert first["switches"] == 0 and first["worker"] is not None
-    with pytest.raises(ProcessLookupError):  # terminated and reaped, not a zombie
+    first = json.loads(res.stdout.strip().splitlines()[-1])
+    assert first["switches"] == 0  # it exited while the worker compiled
+    with pytest.raises(ProcessLookupError):  # the worker was terminated and reaped
         os.kill(first["worker"], 0)
-    pyc = d / "__pycache__"
-    names = os.listdir(pyc) if pyc.exists() else []
-    assert not [n for n in names if ".tmp" in n and n.endswith(".ftsum")]
-    second, err = _run("sync", d)  # unsealed leftovers are replaced silently
-    assert "damaged" not in err
-    np.testing.assert_allclose(second["out"], first["out"], rtol=1e-14)
-    sealed = [n for n in os.listdir(pyc) if n.endswith(".ftsum")]
+    # This process uses the cache next: unsealed leftovers are replaced silently.
+    monkeypatch.setenv("FUNCTRACE_CACHE_DIR", str(d))
+    monkeypatch.setattr(codegen, "strict_kernels", True)
+    kernels.forget_loaded()
+    for name in [n for n in sys.modules if n.startswith(cache.MODULE_PREFIX)]:
+        cache.forget_module(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = jit(lambda x: fnp.tanh(fnp.exp(x) * 0.5) + x, compile="sync")(np.linspace(0, 1, 8))
+    np.testing.assert_allclose(out, first["out"], rtol=1e-14)
+    sealed = [n for n in os.listdir(d / "__pycache__") if n.endswith(".ftsum")]
     assert len(sealed) == 1
+    kernels.forget_loaded()

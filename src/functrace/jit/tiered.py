@@ -84,7 +84,8 @@ def interpreter(closed: ClosedJaxpr, out_tree: Any, py_outs: Sequence[bool]) -> 
     py = list(py_outs) + [False] * (len(outs_avals) - len(py_outs))
 
     def run(*args: Any) -> Any:
-        flat = eval_jaxpr(jaxpr, consts, args)
+        with np.errstate(all="ignore"):  # compiled kernels set no floating-point warnings
+            flat = eval_jaxpr(jaxpr, consts, args)
         res = []
         for x, aval, p in zip(flat, outs_avals, py):
             if p:
@@ -108,6 +109,13 @@ def interpreter(closed: ClosedJaxpr, out_tree: Any, py_outs: Sequence[bool]) -> 
 
 class WorkerError(RuntimeError):
     pass
+
+
+class Shutdown(BaseException):  # noqa: N818 - a signal, not an error
+    """The process is exiting: a job's lowering stops instead of compiling here."""
+
+
+_exiting = False
 
 
 class Worker:
@@ -155,6 +163,8 @@ class Worker:
                 status, value = pickle.loads(body)  # noqa: S301 - our child's reply
             except (OSError, EOFError, ValueError, pickle.PickleError, WorkerError):
                 self.broken = True
+                if _exiting:
+                    raise Shutdown from None
                 return None
             return float(value) if status == "ok" else None  # type: ignore[arg-type]
 
@@ -200,6 +210,8 @@ def worker() -> Worker | None:
 
 
 def _close_worker() -> None:
+    global _exiting
+    _exiting = True
     w = _worker
     if w is not None:
         w.close()
