@@ -837,11 +837,11 @@ def jit(
     first calls of a signature whose kernels are not in the disk cache yet without
     waiting for Numba: they run the traced program with the primitives' impls
     (results within float tolerance of the compiled ones) while Numba compiles in a
-    worker process (in a thread when the disk cache is memory-only), and the next
-    call after the compile finished switches to the compiled kernels. Errors of the
-    background compile are raised by the next call. ``"sync"`` compiles before the
-    first call returns (benchmarks); ``"process"``/``"thread"`` force where a tiered
-    compile runs.
+    background thread, and the next call after the compile finished switches to the
+    compiled kernels. Errors of the background compile are raised by the next call.
+    ``"sync"`` compiles before the first call returns (benchmarks); ``"thread"`` is
+    ``"tiered"``; ``"process"`` compiles in a worker process that fills the disk
+    cache instead (the thread when the cache is memory-only).
 
     >>> import functrace as ft
     >>> f = ft.jit(ft.value_and_grad(lambda x, y: x * y + x ** 2))

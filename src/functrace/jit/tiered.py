@@ -13,7 +13,8 @@ Where Numba compiles: ``"process"`` sends each kernel to a :class:`Worker` proce
 that compiles it into the disk cache (the cache's checks and sealing apply there),
 then loads it from the cache; ``"thread"`` compiles in the job's thread (Numba holds
 the GIL for much of a compile, slowing the interpreter's calls). ``"tiered"`` is the
-process when the disk cache is usable, else the thread.
+thread (see ``jit/README.md`` for the measurements); ``"process"`` falls back to the
+thread when the disk cache is memory-only.
 """
 
 from __future__ import annotations
@@ -62,10 +63,12 @@ def env_mode() -> str:
 
 
 def where(mode: str) -> str:
-    """Where a tiered compile runs: ``"process"`` or ``"thread"``."""
-    if mode == "thread":
-        return "thread"
-    return "process" if cache.cache_dir() is not None else "thread"
+    """Where a tiered compile runs: ``"thread"`` for ``"tiered"`` (measured faster to
+    take over on a busy 2-core machine, see ``jit/README.md``), ``"process"`` only when
+    asked and the disk cache is usable (a worker hands kernels over through it)."""
+    if mode == "process" and cache.cache_dir() is not None:
+        return "process"
+    return "thread"
 
 
 # ---------------------------------------------------------------------------
@@ -144,6 +147,8 @@ class Worker:
         """Have the worker compile one kernel; its seconds, or None (it could not: the
         caller compiles in this process, reproducing any error)."""
         with self.lock:
+            if _exiting:
+                raise Shutdown
             if self.broken:
                 return None
             proc = self.proc
@@ -183,6 +188,8 @@ class Worker:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 _worker: Worker | None = None
@@ -207,6 +214,13 @@ def worker() -> Worker | None:
                 return None
             _worker = w
         return w
+
+
+def _compile_here(name: str, source: str, signature: Any) -> None:
+    """The thread's ``load_mode``: compile in this process, unless it is exiting."""
+    if _exiting:
+        raise Shutdown
+    return None
 
 
 def _close_worker() -> None:
@@ -259,7 +273,7 @@ class Job:
     def _run(self) -> None:
         self.go.wait(FIRST_CALL_WAIT)
         w = self._worker
-        mode: Any = w.compile if w is not None else None
+        mode: Any = w.compile if w is not None else _compile_here
         try:
             with kernels.load_mode(mode, self.stats):
                 self.program = self._lower()
