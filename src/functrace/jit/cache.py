@@ -89,7 +89,25 @@ def _dist_version(dist: str) -> str:
     """An installed package's version from its metadata, without importing it (kernel
     names are computed before a tiered first call decides whether Numba is needed);
     the module's ``__version__`` when the metadata is missing."""
-    import importlib.metadata
+    import importlib.util
+
+    try:  # the dist-info next to the package: ~1 ms, where a metadata search takes ~0.1 s
+        spec = importlib.util.find_spec(dist)
+        origin = spec.origin if spec is not None else None
+        if origin:
+            site = os.path.dirname(os.path.dirname(origin))
+            infos = [n for n in os.listdir(site) if n.startswith(dist + "-")]
+            infos = [n for n in infos if n.endswith(".dist-info")]
+            if len(infos) == 1:
+                with open(os.path.join(site, infos[0], "METADATA"), encoding="utf-8") as f:
+                    for line in f:
+                        if line.startswith("Version:"):
+                            return line.split(":", 1)[1].strip()
+                        if not line.strip():
+                            break
+    except (OSError, ImportError, ValueError):
+        pass
+    import importlib.metadata  # slow to import (~0.1-0.5 s): only when needed
 
     try:
         return importlib.metadata.version(dist)

@@ -266,13 +266,12 @@ class Job:
         # The thread starts working once the first interpreted call returned (or after
         # FIRST_CALL_WAIT s): Numba's import and compile would slow that call down.
         self.go = threading.Event()
-        self._worker = worker() if where == "process" else None  # starts meanwhile
         self.thread = threading.Thread(target=self._run, name="functrace-jit-compile", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         self.go.wait(FIRST_CALL_WAIT)
-        w = self._worker
+        w = worker() if self.where == "process" else None
         mode: Any = w.compile if w is not None else _compile_here
         try:
             with kernels.load_mode(mode, self.stats):
