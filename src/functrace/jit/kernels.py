@@ -386,7 +386,25 @@ def clear_cache() -> None:
 
 def load_kernel(spec: KernelSpec) -> LoadedKernel:
     """Compile ``spec`` or load it from memory or the disk cache."""
-    return load_source(kernel_source(spec), lambda: numba_signature(spec))
+    source = kernel_source(spec)
+    collect = _mode.collect
+    if collect is not None:  # a planning pass: note the kernel, make nothing
+        name = cache.MODULE_PREFIX + cache.source_hash(source)
+        if name not in _loaded and not cache.is_sealed(name):
+            collect.append((name, source, numba_signature(spec)))
+            return LoadedKernel(name, source, _Unmade(name), False, 0.0)
+    return load_source(source, lambda: numba_signature(spec))
+
+
+class _Unmade:
+    """The dispatcher of a fused kernel a planning pass only named (its driver is
+    never run: the real lowering follows once the kernel is compiled)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:  # pragma: no cover - never called
+        raise RuntimeError(f"functrace.jit: kernel {self.name} was never compiled")
 
 
 class NeedsCompile(BaseException):  # noqa: N818 - a signal, not an error
@@ -402,6 +420,9 @@ class _Mode(threading.local):
     mode: Any = None
     # per-phase seconds of the lowering running in this thread (FUNCTRACE_DEBUG_JIT)
     stats: dict[str, float] | None = None
+    # a planning pass (``collecting``): fused kernels to compile, none made
+    collect: list[tuple[str, str, Any]] | None = None
+    collected: set[str] | None = None  # names a worker compiled after such a pass
 
 
 _mode = _Mode()
@@ -412,12 +433,29 @@ def load_mode(mode: Any, stats: dict[str, float] | None = None) -> Iterator[None
     """Run a lowering in this thread with kernel loads in ``mode`` (see ``_Mode``),
     adding the seconds spent compiling (``"compile"``) and loading from the disk cache
     (``"load"``) into ``stats``."""
-    prev = _mode.mode, _mode.stats
-    _mode.mode, _mode.stats = mode, stats
+    prev = _mode.mode, _mode.stats, _mode.collected
+    _mode.mode, _mode.stats, _mode.collected = mode, stats, None
     try:
         yield
     finally:
-        _mode.mode, _mode.stats = prev
+        _mode.mode, _mode.stats, _mode.collected = prev
+
+
+@contextlib.contextmanager
+def collecting(into: list[tuple[str, str, Any]]) -> Iterator[None]:
+    """A planning pass in this thread: ``load_kernel`` appends ``(name, source, Numba
+    signature)`` of each fused kernel that is neither loaded nor sealed on disk to
+    ``into`` and returns a placeholder instead of compiling (the lowering made under
+    it must be dropped); other kernels load as usual. Afterwards, until the mode is
+    left, the kernels noted count as compiled (``LoadedKernel.compiled``) when they
+    load from the disk cache."""
+    prev = _mode.collect
+    _mode.collect = into
+    try:
+        yield
+    finally:
+        _mode.collect = prev
+        _mode.collected = {name for name, _, _ in into}
 
 
 def _add_stat(what: str, seconds: float) -> None:
@@ -462,8 +500,9 @@ def load_source(source: str, signature: Any) -> LoadedKernel:
                     signature = signature()
                 k = _load_new(name, source, signature)
                 _add_stat("compile" if k.compiled else "load", k.seconds)
-                if remote is not None and not k.compiled:
-                    k.compiled, k.seconds = True, remote  # compiled for this process
+                collected = _mode.collected
+                if remote is not None or (collected is not None and name in collected):
+                    k.compiled = True  # by the worker, for this process
                 return k
     return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
 

@@ -173,6 +173,36 @@ class Worker:
                 return None
             return float(value) if status == "ok" else None  # type: ignore[arg-type]
 
+    def compile_many(self, items: Sequence[tuple[str, str, Any]]) -> None:
+        """Send all of ``items`` at once and wait for the replies: the worker compiles
+        them back to back (failures are left to the lowering that follows, which
+        compiles those kernels in this process)."""
+        with self.lock:
+            if _exiting:
+                raise Shutdown
+            if self.broken or not items:
+                return
+            proc = self.proc
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                if not self.ready:
+                    if proc.stdout.read(1) != b"R":
+                        raise WorkerError("the worker did not start")
+                    self.ready = True
+                for item in items:
+                    data = pickle.dumps(item)
+                    proc.stdin.write(len(data).to_bytes(8, "little") + data)
+                proc.stdin.flush()
+                for _ in items:
+                    head = proc.stdout.read(8)
+                    if len(head) < 8:
+                        raise WorkerError("the worker exited")
+                    proc.stdout.read(int.from_bytes(head, "little"))
+            except (OSError, EOFError, ValueError, pickle.PickleError, WorkerError):
+                self.broken = True
+                if _exiting:
+                    raise Shutdown from None
+
     def close(self) -> None:
         proc = self.proc
         if os.getpid() != self.pid_of_parent or proc.poll() is not None:
@@ -275,6 +305,14 @@ class Job:
         mode: Any = w.compile if w is not None else _compile_here
         try:
             with kernels.load_mode(mode, self.stats):
+                if w is not None:  # plan, have the worker compile every fused kernel
+                    todo: list[tuple[str, str, Any]] = []
+                    with kernels.collecting(todo):
+                        self._lower()
+                    t0 = time.perf_counter()
+                    w.compile_many(todo)
+                    self.stats["worker"] = time.perf_counter() - t0
+                    self.stats["compiles"] = self.stats.get("compiles", 0.0) + len(todo)
                 self.program = self._lower()
         except BaseException as e:  # noqa: BLE001 - handed to the next call
             self.error = e
@@ -372,6 +410,7 @@ def print_program(program: Any, stats: dict[str, float]) -> None:
     """The per-phase lines of a lowering under ``FUNCTRACE_DEBUG_JIT``, then its text."""
     comp, load, imp = stats.get("compile", 0.0), stats.get("load", 0.0), stats.get("import", 0.0)
     lowering = max(program.seconds - comp - load - imp, 0.0)
+    comp += stats.get("worker", 0.0)  # the wait for a worker's batch
     print(
         f"[functrace.jit] phase lowering: {1e3 * lowering:.1f} ms (planning and code)\n"
         f"[functrace.jit] phase Numba import: {1e3 * imp:.1f} ms\n"
