@@ -409,6 +409,101 @@ def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------
+# First call with tiered compilation (its own table)
+# ---------------------------------------------------------------------------
+
+_TIERED_CHILD = r"""
+import json, statistics, sys, time
+sys.path.insert(0, {bench_dir!r})
+import numpy as np
+import bench_jit as b
+state = b.init({sizes!r}, {batch})
+step = b.jit(b.train_step, compile={mode!r})
+t0 = time.perf_counter()
+out = step(*state)
+first = time.perf_counter() - t0
+calls = []
+while step.switches == 0 and step.compile_count == 0:
+    t1 = time.perf_counter()
+    step(*state)
+    calls.append(time.perf_counter() - t1)
+switched = time.perf_counter() - t0
+ref = step(*state)  # compiled; the same arguments
+same = all(
+    np.allclose(np.asarray(a), np.asarray(c), rtol=2e-3, atol=2e-5)
+    for a, c in zip(b.ft.tree_util.tree_leaves(out), b.ft.tree_util.tree_leaves(ref))
+)
+t1 = time.perf_counter()
+for _ in range(20):
+    step(*state)
+compiled_call = (time.perf_counter() - t1) / 20
+print(json.dumps({{"first": first, "switched": switched, "calls": len(calls),
+    "interp_call": statistics.median(calls) if calls else 0.0,
+    "compiled_call": compiled_call, "same": same}}))
+"""
+
+
+def tiered_first_call(sizes, batch, mode):
+    """One fresh process, empty cache: time to the first result, time until the
+    compiled path took over (calling the step in a loop meanwhile), the median call
+    of the interpreter while Numba compiled, and a compiled call."""
+    code = _TIERED_CHILD.format(
+        bench_dir=os.path.dirname(os.path.abspath(__file__)), sizes=sizes, batch=batch, mode=mode
+    )
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, FUNCTRACE_CACHE_DIR=d)
+        res = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=True,
+        )
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def tiered_table(depths=(2, 4, 8, 16), width=64, batch=32) -> None:
+    """The "first call, tiered" table: the MLP step (784-64x depth-10, batch 32) with
+    tiering (Numba in a worker process, or in a thread) and with ``compile="sync"``."""
+    rows = []
+    for depth in depths:
+        sizes = (784,) + (width,) * depth + (10,)
+        res = {m: tiered_first_call(sizes, batch, m) for m in ("process", "thread", "sync")}
+        sync = res["sync"]["first"]
+        for m in ("process", "thread"):
+            r = res[m]
+            rows.append(
+                [
+                    str(depth) if m == "process" else "",
+                    m,
+                    f"{r['first']:.2f} s",
+                    f"{r['switched']:.2f} s",
+                    f"{sync:.2f} s",
+                    str(r["calls"]),
+                    fmt_time(r["interp_call"]),
+                    fmt_time(r["compiled_call"]),
+                    "yes" if r["same"] else "NO",
+                ]
+            )
+    print_table(
+        f"first call, tiered: MLP step, width {width}, batch {batch}, fresh process, empty cache",
+        [
+            "hidden layers",
+            "compile in",
+            "first result",
+            "compiled from",
+            "sync first call",
+            "interpreted calls",
+            "interpreter call",
+            "compiled call",
+            "same results",
+        ],
+        rows,
+    )
+
+
+# ---------------------------------------------------------------------------
 
 
 def check_same(a, b, rtol=2e-3, atol=2e-5):
@@ -550,6 +645,7 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
         ],
         depth_sweep(1 if QUICK else 3, Worker.jax_available()),
     )
+    tiered_table((2, 16) if QUICK else (2, 4, 8, 16))
     print(
         f"\nload average after the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
         f"(other processes inflate every number; ratios come from interleaved rounds)"
@@ -557,7 +653,9 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    if "--jax-worker" in sys.argv:
+    if "--tiered" in sys.argv:  # only the "first call, tiered" table
+        tiered_table((2, 16) if QUICK else (2, 4, 8, 16))
+    elif "--jax-worker" in sys.argv:
         _jax_worker("--one-thread" in sys.argv)
     elif "--ft-worker" in sys.argv:
         _ft_worker()

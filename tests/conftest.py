@@ -6,6 +6,9 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# The suite tests the compiled kernels: jit compiles before a first call returns.
+# Tiered compilation is tested explicitly (tests/test_jit_tiered.py).
+os.environ.setdefault("FUNCTRACE_JIT_COMPILE", "sync")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -57,7 +57,8 @@ def make_step(opt: optim.GradientTransformation) -> Any:
         updates, opt_state = opt.update(grads, opt_state, model)
         return optim.apply_updates(model, updates), opt_state, loss
 
-    return ft.jit(step) if callable(getattr(ft, "jit", None)) else step
+    # compiled before the first step returns: the timing lines below count it once
+    return ft.jit(step, compile="sync") if callable(getattr(ft, "jit", None)) else step
 
 
 def make_data_parallel_step(opt: optim.GradientTransformation) -> Any:

@@ -18,9 +18,11 @@ primitives, so the backward pass can itself be traced: ``grad(grad(f))``,
 
 from __future__ import annotations
 
+import functools
 import threading
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -516,6 +518,39 @@ class LinearFunction:
         ]
 
 
+class _Timer:
+    """Seconds spent in ``linearize_flat``/``backward_pass`` (outermost calls only)
+    while ``on``: switched on by ``jit`` under ``FUNCTRACE_DEBUG_JIT`` for its AD
+    phase time; off, the entry points pay one attribute test."""
+
+    on = False
+    seconds = 0.0
+    depth = 0
+
+
+ad_timer = _Timer()
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _timed(fn: _F) -> _F:
+    @functools.wraps(fn)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = ad_timer
+        if not t.on:
+            return fn(*args, **kwargs)
+        t.depth += 1
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            t.depth -= 1
+            if t.depth == 0:
+                t.seconds += time.perf_counter() - t0
+
+    return cast(_F, timed)
+
+
+@_timed
 def linearize_flat(
     fun: Callable[..., Any],
     primals: Sequence[Any],
@@ -588,6 +623,7 @@ def strip_tracers(tree: Any, trace: Trace) -> Any:
 _MISSING = object()
 
 
+@_timed
 def backward_pass(
     jaxpr: Jaxpr, consts: Sequence[Any], cts: Sequence[Any], forward_known: bool = False
 ) -> list[Any]:

@@ -27,7 +27,6 @@ import os
 import sys
 import threading
 import time
-import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -35,11 +34,13 @@ from typing import Any
 import numpy as np
 
 from functrace import _config, _debug, core, tree_util
-from functrace._array import Array, to_array
+from functrace._array import to_array
 from functrace.core import ShapedArray, Tracer, describe_fun
+from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
-from functrace.jit import diagnostics
+from functrace.jit import diagnostics, kernels, tiered
+from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -80,9 +81,6 @@ class _JitState(threading.local):
 _jit_state = _JitState()
 _flags = _debug.flags  # config.debug_nans / debug_infs / explain_retraces
 _trace_state = core._state  # the per-thread trace state (the object is shared)
-_SCALAR_TYPES = frozenset(core._SCALAR_AVALS)  # Python and NumPy scalar types
-_ndarray = np.ndarray
-_Array = Array
 
 
 @contextlib.contextmanager
@@ -171,160 +169,16 @@ class Lowered:
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "program", "driver", "key", "sourced")
+    __slots__ = ("jaxpr", "program", "driver", "key", "sourced", "job")
 
-    def __init__(self, jaxpr: ClosedJaxpr, program: Any) -> None:
+    def __init__(self, jaxpr: ClosedJaxpr, program: Any, driver: Any = None) -> None:
         self.jaxpr = jaxpr
-        self.program = program
-        self.driver = program.driver
+        self.program = program  # None while a tiered compile runs (``job``)
+        self.driver = program.driver if program is not None else driver
         self.key: Any = None  # its signature in the function's cache
         # traced with a debug check on: its equations carry their sources
         self.sourced = _flags.check
-
-
-def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    # Exact ndarrays only (subclasses take the general path, which applies the rule of
-    # ``core.plain_array``); a non-native dtype is its own key, never stored (see
-    # ``_call_general``), and unaligned memory must be copied, so it takes that path too.
-    key: list[Any] = []
-    for a in args:
-        t = type(a)
-        if t is _ndarray:
-            if not a.flags.aligned:
-                return None
-            key.append((a.shape, a.dtype))
-        elif t is _Array:  # its own key: the driver is given plain views (_viewing)
-            if not a.flags.aligned:
-                return None
-            key.append((a.shape, a.dtype, _Array))
-        elif t in _SCALAR_TYPES:
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
-
-
-_NOT_SIMPLE = object()
-
-
-def _fast_entry_call(
-    driver: Callable[..., Any], given: Sequence[Any], used: Sequence[Any]
-) -> Callable[..., Any] | None:
-    """What a fast path calls for arguments like ``given``, which the general path
-    turned into ``used``: the driver itself when it used them as they are; a wrapper
-    viewing the same positions as plain ndarrays when those were ``functrace.Array``
-    (``core.plain_array``'s view, without NumPy calling ``Array``'s hooks on every
-    operation of the driver); None when anything else was converted (a copy: those
-    arguments keep taking the general path)."""
-    viewed = []
-    for i, (a, b) in enumerate(zip(given, used)):
-        if a is not b:
-            if not (type(a) is _Array and type(b) is _ndarray and _same_memory(a, b)):
-                return None
-            viewed.append(i)
-    if not viewed:
-        return driver
-
-    def _viewing(*xs: Any) -> Any:
-        xs_ = list(xs)
-        for i in viewed:
-            xs_[i] = xs_[i].view(_ndarray)
-        return driver(*xs_)
-
-    return _viewing
-
-
-def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``b`` is ``a`` seen through another array object (a view, not a copy)."""
-    return (
-        a.shape == b.shape
-        and a.strides == b.strides
-        and a.dtype == b.dtype
-        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-    )
-
-
-def _tree_key(x: Any, leaves: list[Any]) -> Any:
-    """A hashable key for the structure and leaf signatures of ``x`` (tuples, lists,
-    dicts with sortable keys, None, plain arrays and scalars), appending the leaves in
-    ``tree_flatten`` order; ``_NOT_SIMPLE`` for anything else (custom nodes...)."""
-    t = type(x)
-    if t is _ndarray or t is _Array:
-        if not x.flags.aligned:
-            return _NOT_SIMPLE
-        leaves.append(x)
-        return (x.shape, x.dtype) if t is _ndarray else (x.shape, x.dtype, _Array)
-    if t in _SCALAR_TYPES:
-        leaves.append(x)
-        return t
-    if t is tuple or t is list:
-        parts: list[Any] = [t]
-        for c in x:
-            k = _tree_key(c, leaves)
-            if k is _NOT_SIMPLE:
-                return k
-            parts.append(k)
-        return tuple(parts)
-    if t is dict:
-        try:
-            keys = sorted(x)
-        except TypeError:
-            return _NOT_SIMPLE
-        parts = [dict, tuple(keys)]
-        for q in keys:
-            k = _tree_key(x[q], leaves)
-            if k is _NOT_SIMPLE:
-                return k
-            parts.append(k)
-        return tuple(parts)
-    if x is None:
-        return None
-    return _custom_node_key(x, leaves)
-
-
-def _custom_node_key(x: Any, leaves: list[Any]) -> Any:
-    # Registered nodes (namedtuples, nn.Module dataclasses, optimizer states...): one
-    # level through the node's tree_util record, so the leaf order is tree_flatten's.
-    try:
-        nd = tree_util.node_of(x)
-        if nd is None:
-            return _NOT_SIMPLE
-        children, aux = nd.flatten(x)
-    except Exception:  # noqa: BLE001 - anything unusual takes the general path
-        return _NOT_SIMPLE
-    if not _simple_aux(aux):
-        return _NOT_SIMPLE
-    parts: list[Any] = [type(x), aux]
-    for c in children:
-        k = _tree_key(c, leaves)
-        if k is _NOT_SIMPLE:
-            return k
-        parts.append(k)
-    return tuple(parts)
-
-
-_SIMPLE_AUX = (
-    type(None),
-    bool,
-    int,
-    float,
-    str,
-    bytes,
-    type,
-    np.dtype,
-    types.FunctionType,
-    types.BuiltinFunctionType,
-)
-
-
-def _simple_aux(aux: Any) -> bool:
-    """Aux data safe in a dict key: hashable, compared by value or identity, never an
-    array (whose ``==`` is elementwise)."""
-    if type(aux) in _SIMPLE_AUX:
-        return True
-    if type(aux) is tuple or type(aux) is frozenset:
-        return all(_simple_aux(a) for a in aux)
-    return False
+        self.job: Any = None  # tiered.Job until the compiled driver is installed
 
 
 class JitFunction:
@@ -339,6 +193,11 @@ class JitFunction:
     With ``config.explain_retraces`` each new trace logs why (``functrace.jit`` logger);
     with ``config.debug_nans``/``debug_infs`` each call checks its float outputs and, on
     a hit, re-runs the program op by op to name the primitive that produced it.
+
+    Tiered compilation (``compile``, see :func:`jit`): ``interpreted_calls`` counts the
+    calls the interpreter ran while Numba compiled, ``switches`` the signatures whose
+    compiled driver took over, ``pending_compiles`` the compiles still running;
+    :meth:`wait_compiled` waits for them.
     """
 
     def __init__(
@@ -346,9 +205,11 @@ class JitFunction:
         fun: Callable[..., Any],
         static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (),
+        compile: str | None = None,
     ) -> None:
         if not callable(fun):
             raise TypeError(f"jit: expected a callable, got {type(fun).__name__}.")
+        self._mode = tiered.check_mode(compile, "jit")
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._origin = f"jit of {describe_fun(fun)}"
@@ -396,6 +257,8 @@ class JitFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
+        self.interpreted_calls = 0  # calls run by the interpreter of a tiered compile
+        self.switches = 0  # signatures whose compiled driver replaced the interpreter
         self._hits = 0  # calls that reused a compiled signature (cache_info)
         self._misses = 0  # signatures traced and compiled for a call or lower()
         # every signature traced (bounded), for config.explain_retraces
@@ -410,7 +273,7 @@ class JitFunction:
         # (``_on_flags``), so the fast path below pays nothing for the switches.
         if kwargs or self._has_static or _jit_state.disabled or len(_trace_state.stack) != 1:
             return self._call_general(args, kwargs)
-        key = _fast_key(args)
+        key = fast_key(args)
         if key is not None:
             hit = self._fast.get(key)
             if hit is not None:
@@ -424,8 +287,8 @@ class JitFunction:
                     raise
             return self._call_general(args, kwargs)
         leaves: list[Any] = []
-        tkey = _tree_key(args, leaves)
-        hit = self._tree_fast.get(tkey) if tkey is not _NOT_SIMPLE else None
+        tkey = tree_key(args, leaves)
+        hit = self._tree_fast.get(tkey) if tkey is not NOT_SIMPLE else None
         if hit is not None:
             self._hits += 1
             if len(self._cache) > self._watch:
@@ -502,16 +365,16 @@ class JitFunction:
         if _flags.check:  # config.debug_nans / debug_infs
             self._check_outputs(entry, args, kwargs, leaves, out)
         if not kwargs and not self._has_static:
-            key = _fast_key(args)
+            key = fast_key(args)
             if key is not None:
-                call = _fast_entry_call(entry.driver, args, leaves)
+                call = fast_entry_call(entry, args, leaves)
                 if call is not None:
                     self._add_fast(self._fast, key, entry, call)
             else:
                 tleaves: list[Any] = []
-                tkey = _tree_key(args, tleaves)
-                if tkey is not _NOT_SIMPLE and len(tleaves) == len(leaves):
-                    call = _fast_entry_call(entry.driver, tleaves, leaves)
+                tkey = tree_key(args, tleaves)
+                if tkey is not NOT_SIMPLE and len(tleaves) == len(leaves):
+                    call = fast_entry_call(entry, tleaves, leaves)
                     if call is not None:
                         self._add_fast(self._tree_fast, tkey, entry, call)
         return out
@@ -778,22 +641,82 @@ class JitFunction:
             self._history.popitem(last=False)
         diagnostics.remember(fun, key)
         flat_fun, out_box, py_box = self._flat_fun(args, static_pos, static_kw, in_tree, leaves)
+        debug = _env_flag("FUNCTRACE_DEBUG_JIT")
+        mode = self._mode or tiered.env_mode()
+        ad_timer.on, ad_timer.seconds = debug, 0.0
         t0 = time.perf_counter()
         in_avals = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
-        closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
+        try:
+            closed, _ = trace_to_jaxpr(flat_fun, in_avals, origin=origin, arg_names=names)
+        finally:
+            ad_timer.on = False
         self.trace_count += 1
-        t1 = time.perf_counter()
-        program = lower(closed, describe_fun(fun), out_box[-1], py_box[-1])
-        self.compile_count += program.compiled
-        if _env_flag("FUNCTRACE_DEBUG_JIT"):
+        trace_s = time.perf_counter() - t0
+        if debug:
             print(
                 f"[functrace.jit] {origin}\n[functrace.jit] cache key: {key!r}\n"
-                f"[functrace.jit] trace {1e3 * (t1 - t0):.1f} ms, lower+compile "
-                f"{1e3 * program.seconds:.1f} ms, kernels: {len(program.kernels)} "
-                f"({program.compiled} compiled by Numba)\n{program.as_text()}",
+                f"[functrace.jit] phase trace: {1e3 * trace_s:.1f} ms\n"
+                f"[functrace.jit] phase AD: {1e3 * ad_timer.seconds:.1f} ms (within the trace)",
                 file=sys.stderr,
             )
+        fname, out_tree, py = describe_fun(fun), out_box[-1], py_box[-1]
+        stats: dict[str, float] = {}
+        if mode == "sync":
+            with kernels.load_mode(None, stats):
+                program = lower(closed, fname, out_tree, py)
+        else:
+            try:  # kernels loaded or sealed on disk load; the first one to compile aborts
+                with kernels.load_mode("probe", stats):
+                    program = lower(closed, fname, out_tree, py)
+            except kernels.NeedsCompile:
+                entry = _Entry(closed, None)
+                tiered.start(
+                    self,
+                    entry,
+                    lambda: lower(closed, fname, out_tree, py),
+                    out_tree,
+                    py,
+                    mode,
+                    debug,
+                )
+                return entry
+        self.compile_count += program.compiled
+        if debug:
+            tiered.print_program(program, stats)
         return _Entry(closed, program)
+
+    def _switch(self, entry: _Entry) -> Callable[..., Any]:
+        with self._lock:
+            return tiered.install(self, entry)  # type: ignore[no-any-return]
+
+    def _drop(self, entry: _Entry) -> None:
+        """Forget ``entry`` (its signature is traced and compiled again if it comes back)."""
+        with self._lock:
+            if entry.key is not None and self._cache.get(entry.key) is entry:
+                del self._cache[entry.key]
+            for fast in (self._fast, self._tree_fast):
+                for k in [k for k, v in fast.items() if v[1] is entry]:
+                    del fast[k]
+
+    @property
+    def pending_compiles(self) -> int:
+        """Signatures whose background compile has not been switched to yet."""
+        return sum(1 for e in list(self._cache.values()) if e.job is not None)
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Wait until every background compile of this function has finished (the next
+        call of each signature then switches to its compiled driver); False if
+        ``timeout`` seconds passed first. With ``compile="sync"`` nothing is pending."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        for e in list(self._cache.values()):
+            job = e.job
+            if job is None:
+                continue
+            job.go.set()
+            left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            if not job.done.wait(left):
+                return False
+        return True
 
     def _flat_fun(
         self,
@@ -883,6 +806,10 @@ class JitFunction:
         entry, _ = self._entry_for(args, kwargs)
         if entry is None:
             raise TypeError(f"{self._origin}.lower: expected concrete arguments, got tracers.")
+        if entry.job is not None:  # a tiered compile: the program is the job's
+            entry.job.go.set()
+            entry.job.done.wait()
+            self._switch(entry)
         return Lowered(entry)
 
     def __repr__(self) -> str:
@@ -893,6 +820,7 @@ def jit(
     fun: Callable[..., Any] | None = None,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    compile: str | None = None,
 ) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
@@ -905,6 +833,16 @@ def jit(
     ``functrace.numpy.where``, ``functrace.lax.cond``, or ``static_argnums``.
     Usable as a decorator, also as ``@jit(static_argnums=...)``.
 
+    ``compile``: ``"tiered"`` (the default, or ``$FUNCTRACE_JIT_COMPILE``) returns the
+    first calls of a signature whose kernels are not in the disk cache yet without
+    waiting for Numba: they run the traced program with the primitives' impls
+    (results within float tolerance of the compiled ones) while Numba compiles in a
+    background thread, and the next call after the compile finished switches to the
+    compiled kernels. Errors of the background compile are raised by the next call.
+    ``"sync"`` compiles before the first call returns (benchmarks); ``"thread"`` is
+    ``"tiered"``; ``"process"`` compiles in a worker process that fills the disk
+    cache instead (the thread when the cache is memory-only).
+
     >>> import functrace as ft
     >>> f = ft.jit(ft.value_and_grad(lambda x, y: x * y + x ** 2))
     >>> [float(v) for v in f(2.0, 3.0)]
@@ -912,9 +850,9 @@ def jit(
     """
     if fun is None:
         return functools.partial(
-            jit, static_argnums=static_argnums, static_argnames=static_argnames
+            jit, static_argnums=static_argnums, static_argnames=static_argnames, compile=compile
         )
-    return JitFunction(fun, static_argnums, static_argnames)
+    return JitFunction(fun, static_argnums, static_argnames, compile)
 
 
 _fast_call = JitFunction.__call__

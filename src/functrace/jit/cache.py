@@ -73,19 +73,56 @@ def version_tag() -> str:
     """Everything the compiled code depends on besides its source."""
     global _version_tag
     if _version_tag is None:
-        import llvmlite
         import numpy
-
-        numba = import_numba()
 
         ft = sys.modules.get("functrace")
         ft_version = getattr(ft, "__version__", "0")
         _version_tag = (
-            f"functrace={ft_version} numba={numba.__version__} "
-            f"llvmlite={llvmlite.__version__} numpy={numpy.__version__} "
+            f"functrace={ft_version} numba={_dist_version('numba')} "
+            f"llvmlite={_dist_version('llvmlite')} numpy={numpy.__version__} "
             f"python={sys.version_info[0]}.{sys.version_info[1]}"
         )
     return _version_tag
+
+
+def _dist_version(dist: str) -> str:
+    """An installed package's version from its metadata, without importing it (kernel
+    names are computed before a tiered first call decides whether Numba is needed);
+    the module's ``__version__`` when the metadata is missing."""
+    import importlib.util
+
+    try:  # the dist-info next to the package: ~1 ms, where a metadata search takes ~0.1 s
+        spec = importlib.util.find_spec(dist)
+        origin = spec.origin if spec is not None else None
+        if origin:
+            site = os.path.dirname(os.path.dirname(origin))
+            infos = [n for n in os.listdir(site) if n.startswith(dist + "-")]
+            infos = [n for n in infos if n.endswith(".dist-info")]
+            if len(infos) == 1:
+                with open(os.path.join(site, infos[0], "METADATA"), encoding="utf-8") as f:
+                    for line in f:
+                        if line.startswith("Version:"):
+                            return line.split(":", 1)[1].strip()
+                        if not line.strip():
+                            break
+    except (OSError, ImportError, ValueError):
+        pass
+    import importlib.metadata  # slow to import (~0.1-0.5 s): only when needed
+
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        mod = import_numba() if dist == "numba" else __import__(dist)
+        return str(mod.__version__)
+
+
+def is_sealed(module: str) -> bool:
+    """Whether ``module``'s kernel has sealed Numba files in the trusted cache directory
+    (a load, not a compile, is expected; :func:`verify_entry` still checks them)."""
+    directory = cache_dir()
+    if directory is None:
+        return False
+    return os.path.exists(os.path.join(directory, PYCACHE, module + SUM_SUFFIX))
 
 
 def _warn_once(key: str, message: str) -> None:

@@ -20,12 +20,14 @@ Drivers call a kernel through its compiled entry point (:attr:`LoadedKernel.entr
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -367,6 +369,13 @@ def forget_loaded() -> None:
         _loaded.clear()
 
 
+def forget_kernel(name: str) -> None:
+    """Forget one loaded kernel and its module (the next load imports it again)."""
+    with _load_lock:
+        _loaded.pop(name, None)
+        cache.forget_module(name)
+
+
 def clear_cache() -> None:
     """Delete the on-disk kernels of the cache directory and forget the loaded ones.
 
@@ -379,20 +388,124 @@ def clear_cache() -> None:
 
 def load_kernel(spec: KernelSpec) -> LoadedKernel:
     """Compile ``spec`` or load it from memory or the disk cache."""
-    return load_source(kernel_source(spec), numba_signature(spec))
+    source = kernel_source(spec)
+    collect = _mode.collect
+    if collect is not None:  # a planning pass: note the kernel, make nothing
+        name = cache.MODULE_PREFIX + cache.source_hash(source)
+        if name not in _loaded and not cache.is_sealed(name):
+            collect.append((name, source, numba_signature(spec)))
+            return LoadedKernel(name, source, _Unmade(name), False, 0.0)
+    return load_source(source, lambda: numba_signature(spec))
 
 
-def load_source(source: str, signature: tuple[object, ...]) -> LoadedKernel:
+class _Unmade:
+    """The dispatcher of a fused kernel a planning pass only named (its driver is
+    never run: the real lowering follows once the kernel is compiled)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:  # pragma: no cover - never called
+        raise RuntimeError(f"functrace.jit: kernel {self.name} was never compiled")
+
+
+class NeedsCompile(BaseException):  # noqa: N818 - a signal, not an error
+    """Raised by :func:`load_source` under :func:`probing` for a kernel that is neither
+    loaded nor sealed in the disk cache: the lowering would have to wait for Numba.
+    A ``BaseException``, so that no rule's ``except Exception`` fallback catches it."""
+
+
+class _Mode(threading.local):
+    # None: compile here; "probe": raise NeedsCompile instead of compiling; a callable
+    # ``remote(name, source, signature) -> seconds | None``: have another process
+    # compile into the disk cache first (None: it could not, compile here).
+    mode: Any = None
+    # per-phase seconds of the lowering running in this thread (FUNCTRACE_DEBUG_JIT)
+    stats: dict[str, float] | None = None
+    # a planning pass (``collecting``): fused kernels to compile, none made
+    collect: list[tuple[str, str, Any]] | None = None
+    collected: set[str] | None = None  # names a worker compiled after such a pass
+
+
+_mode = _Mode()
+
+
+@contextlib.contextmanager
+def load_mode(mode: Any, stats: dict[str, float] | None = None) -> Iterator[None]:
+    """Run a lowering in this thread with kernel loads in ``mode`` (see ``_Mode``),
+    adding the seconds spent compiling (``"compile"``) and loading from the disk cache
+    (``"load"``) into ``stats``."""
+    prev = _mode.mode, _mode.stats, _mode.collected
+    _mode.mode, _mode.stats, _mode.collected = mode, stats, None
+    try:
+        yield
+    finally:
+        _mode.mode, _mode.stats, _mode.collected = prev
+
+
+@contextlib.contextmanager
+def collecting(into: list[tuple[str, str, Any]]) -> Iterator[None]:
+    """A planning pass in this thread: ``load_kernel`` appends ``(name, source, Numba
+    signature)`` of each fused kernel that is neither loaded nor sealed on disk to
+    ``into`` and returns a placeholder instead of compiling (the lowering made under
+    it must be dropped); other kernels load as usual. Afterwards, until the mode is
+    left, the kernels noted count as compiled (``LoadedKernel.compiled``) when they
+    load from the disk cache."""
+    prev = _mode.collect
+    _mode.collect = into
+    try:
+        yield
+    finally:
+        _mode.collect = prev
+        _mode.collected = {name for name, _, _ in into}
+
+
+def _add_stat(what: str, seconds: float) -> None:
+    stats = _mode.stats
+    if stats is not None:
+        stats[what] = stats.get(what, 0.0) + seconds
+        stats[what + "s"] = stats.get(what + "s", 0.0) + 1
+
+
+def _timed_import() -> None:
+    if "numba" not in sys.modules:
+        t0 = time.perf_counter()
+        import_numba()
+        _add_stat("import", time.perf_counter() - t0)
+
+
+def load_source(source: str, signature: Any) -> LoadedKernel:
     """Compile (or load from memory or the disk cache) a generated module whose
     ``kernel`` function is decorated with :func:`kernel_jit`, for one explicit
-    Numba signature (fused kernels and native loops)."""
+    Numba signature (fused kernels and native loops; a callable making the signature
+    is called only when the kernel is not loaded yet)."""
     name = cache.MODULE_PREFIX + cache.source_hash(source)
     hit = _loaded.get(name)
     if hit is None:
+        mode = _mode.mode
+        remote: float | None = None
+        if mode is not None and not cache.is_sealed(name):
+            if mode == "probe":
+                raise NeedsCompile(name)
+            _timed_import()
+            if callable(signature):
+                signature = signature()
+            t0 = time.perf_counter()
+            remote = mode(name, source, signature)
+            if remote is not None:
+                _add_stat("compile", time.perf_counter() - t0)
         with _load_lock:
             hit = _loaded.get(name)
             if hit is None:
-                return _load_new(name, source, signature)
+                _timed_import()
+                if callable(signature):
+                    signature = signature()
+                k = _load_new(name, source, signature)
+                _add_stat("compile" if k.compiled else "load", k.seconds)
+                collected = _mode.collected
+                if remote is not None or (collected is not None and name in collected):
+                    k.compiled = True  # by the worker, for this process
+                return k
     return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
 
 
@@ -403,7 +516,7 @@ def _load_new(name: str, source: str, signature: Any) -> LoadedKernel:
     # Numba reads its cache files in compile(): check them first (see cache.py).
     verified = cache.verify_entry(disp, name)
     try:
-        disp.compile(signature)
+        _compile_signature(disp, signature)
     except Exception:
         if not verified:
             raise
@@ -414,7 +527,7 @@ def _load_new(name: str, source: str, signature: Any) -> LoadedKernel:
         cache.warn_healed(path)
         cache.forget_module(name)
         disp = cache.import_source(name, source).kernel
-        disp.compile(signature)
+        _compile_signature(disp, signature)
     compiled = sum(disp._cache_hits.values()) == 0  # Numba's own hit/miss counters
     if compiled:
         cache.seal_entry(disp, name)
@@ -424,15 +537,23 @@ def _load_new(name: str, source: str, signature: Any) -> LoadedKernel:
     return k
 
 
+def _compile_signature(dispatcher: Any, signature: Any) -> None:
+    """Numba's compile (or cache load) of one kernel signature: the one entry point
+    every kernel goes through (tests replace it to inject a compile failure)."""
+    dispatcher.compile(signature)
+
+
 __all__ = [
     "KernelListing",
     "KernelSpec",
     "LoadedKernel",
+    "NeedsCompile",
     "clear_cache",
     "import_numba",
     "kernel_jit",
     "kernel_jit_parallel",
     "kernel_source",
     "load_kernel",
+    "load_mode",
     "load_source",
 ]
