@@ -6,6 +6,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("FUNCTRACE_NUM_THREADS", "1")  # one pytest worker per core
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
