@@ -94,7 +94,8 @@ def test_the_suite_runs_one_thread_and_small_work_stays_serial() -> None:
     assert not parallel.kernel_in_parallel(spec, (1 << 20,))
     # Products too small for OpenBLAS's threads are np.dot as is.
     assert parallel.dot_for(f32, 8, 8, 8) is None
-    assert parallel.product_for(np.matmul, f32, 64) is np.matmul
+    assert parallel.product_for(np.matmul, f32, 64, gemm=True) is np.matmul
+    assert parallel.product_for(np.dot, f32, 1 << 16, gemm=False) is not np.dot
     assert parallel.dot_for(np.dtype(np.int32), 512, 512, 512) is None
 
 

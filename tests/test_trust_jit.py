@@ -118,7 +118,7 @@ _PARALLEL_SCRIPT = textwrap.dedent("""
 
     codegen.strict_kernels = True
     parallel.MIN_KERNEL_SIZE = 1  # every kernel with an outer loop of 2+ is split in rows
-    parallel.MIN_DOT_FMAS = parallel.BLAS_THREADED_FMAS = 1
+    parallel.MIN_DOT_FMAS = parallel.GEMM_THREADED_FMAS = parallel.BLAS_THREADED_FMAS = 0
     x2 = np.array([[0.7], [-0.4]])
     x = np.sin(np.arange(24.0)).reshape(3, 4, 2)
     checks, prange = [], []

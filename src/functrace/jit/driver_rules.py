@@ -61,7 +61,7 @@ def _dot_general(ctx: DriverContext) -> str | None:
         if got is not None:
             dot2 = ctx.const(got)
     else:
-        got = parallel.product_for(np.dot, x.dtype, out_size * k)
+        got = parallel.product_for(np.dot, x.dtype, out_size * k, gemm=False)
         if got is not np.dot:
             dot1 = ctx.const(got)
     table = {
@@ -129,8 +129,8 @@ def _dot_flat_expr(ctx: DriverContext, a: str, b: str) -> str | None:
             return None
         xa = a if lc == (nb + 1,) else f"{a}.swapaxes(-1, -2)"
         yb = b if rc == (nb,) else f"{b}.swapaxes(-1, -2)"
-        fmas = math.prod(ctx.out_avals[0].shape) * x.shape[lc[0]]
-        mm = parallel.product_for(np.matmul, x.dtype, fmas)
+        per = math.prod(ctx.out_avals[0].shape[nb:]) * x.shape[lc[0]]  # one gemm each
+        mm = parallel.product_for(np.matmul, x.dtype, per, gemm=True)
         return f"{ctx.const(mm) if mm is not np.matmul else 'np.matmul'}({xa}, {yb})"
     la, ra = _axis_run(x.ndim, lc), _axis_run(y.ndim, rc)
     if la is None or ra is None:

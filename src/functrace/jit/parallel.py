@@ -51,10 +51,13 @@ MIN_KERNEL_SIZE = 1 << 16
 """Elements of a fused kernel's output from which its rows may be split across threads."""
 MIN_DOT_FMAS = 1 << 21
 """Multiply-adds of a matrix product from which it may be split across threads."""
+GEMM_THREADED_FMAS = 1 << 18
+"""Multiply-adds from which OpenBLAS runs a matrix-matrix product on its threads (its
+``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): larger products run inside
+:func:`blas_one_thread`."""
 BLAS_THREADED_FMAS = 1 << 13
-"""Multiply-adds from which a product may reach OpenBLAS's threads (its own thresholds
-are higher: 2-D products thread from 262144, matrix-vector ones from 9216): such
-products run inside :func:`blas_one_thread`."""
+"""The same for matrix-vector and vector products (OpenBLAS threads ``gemv`` from
+9216 elements, ``dot`` from 10000)."""
 CHUNKS_PER_THREAD = 4
 """Chunks per thread of a parallel region (more chunks: less work behind a thread that
 is kept off its core, more calls)."""
@@ -451,7 +454,7 @@ _blas = _BlasScope()
 
 
 @contextlib.contextmanager
-def blas_one_thread() -> Iterator[bool]:
+def blas_one_thread() -> Iterator[bool]:  # (products call _blas.enter/exit directly)
     """OpenBLAS on one thread inside the block, the caller's count restored after (when
     no other functrace product still runs); yields whether products may be split (see
     ``_BlasScope.enter``). Process-wide while it lasts: a NumPy product in another
@@ -525,7 +528,8 @@ class ParallelDot:
         self.site = _Chooser()
 
     def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        with blas_one_thread() as may_split:
+        may_split = _blas.enter()
+        try:
             parallel, timed = self.site.choose()
             if not (may_split and self.gemm is not None and self.n_chunks > 1):
                 parallel = False
@@ -538,6 +542,8 @@ class ParallelDot:
                 out = np.dot(a, b) if out is None else np.dot(a, b, out)
             if timed:
                 self.site.record(parallel, time.perf_counter() - t0)
+        finally:
+            _blas.exit()
         self.site.count(parallel)
         return out
 
@@ -576,9 +582,14 @@ class ParallelDot:
 def _scoped(fn: Any) -> Any:
     """``fn`` (a NumPy product) called with OpenBLAS on one thread."""
 
+    enter, leave = _blas.enter, _blas.exit
+
     def call(*args: Any) -> Any:
-        with blas_one_thread():
+        enter()
+        try:
             return fn(*args)
+        finally:
+            leave()
 
     call.takes_out = getattr(fn, "takes_out", fn is np.dot)  # type: ignore[attr-defined]
     call.__name__ = f"one_blas_thread_{getattr(fn, '__name__', 'product')}"
@@ -591,18 +602,19 @@ def dot_for(dtype: np.dtype, m: int, k: int, n: int) -> Any:
     ``np.dot`` (OpenBLAS on one thread) when OpenBLAS could thread it, else None
     (``np.dot`` as is)."""
     fmas = m * k * n
-    if fmas < BLAS_THREADED_FMAS or dtype.name not in ("float32", "float64", "complex64",
-                                                       "complex128"):  # fmt: skip
+    if fmas <= GEMM_THREADED_FMAS or dtype.kind not in "fc" or dtype.itemsize < 4:
         return None
     if fmas >= MIN_DOT_FMAS and dtype.name in _GEMM_NAMES and enabled():
         return ParallelDot(dtype, m, k, n)
     return _scoped(np.dot)
 
 
-def product_for(fn: Any, dtype: np.dtype, fmas: int) -> Any:
-    """``fn`` (``np.dot`` or ``np.matmul`` on BLAS dtypes) run with OpenBLAS on one
-    thread when OpenBLAS could thread it, else ``fn`` itself."""
-    if fmas < BLAS_THREADED_FMAS or dtype.kind not in "fc":
+def product_for(fn: Any, dtype: np.dtype, fmas: int, gemm: bool) -> Any:
+    """``fn`` (``np.dot`` or ``np.matmul``) run with OpenBLAS on one thread when
+    OpenBLAS could thread it (``fmas`` multiply-adds per BLAS call, in a matrix-matrix
+    product when ``gemm``), else ``fn`` itself."""
+    limit = GEMM_THREADED_FMAS if gemm else BLAS_THREADED_FMAS
+    if fmas <= limit or dtype.kind not in "fc" or dtype.itemsize < 4:
         return fn
     return _scoped(fn)
 
@@ -617,6 +629,7 @@ _register_fork()
 
 __all__ = [
     "BLAS_THREADED_FMAS",
+    "GEMM_THREADED_FMAS",
     "MIN_DOT_FMAS",
     "MIN_KERNEL_SIZE",
     "ParallelDot",
