@@ -62,7 +62,10 @@ CHUNKS_PER_THREAD = 4
 """Chunks per thread of a parallel region (more chunks: less work behind a thread that
 is kept off its core, more calls)."""
 PROBE_EVERY = 16
-"""In mode "auto", every this many calls a call site times the path it is not using."""
+"""In mode "auto", a call site times the path it is not using every this many calls at
+first (then less often while that path keeps losing, see ``_Chooser``)."""
+PROBE_MAX = 256
+"""The longest interval between two such probes."""
 
 _MODES = ("auto", "always", "never")
 
@@ -256,14 +259,22 @@ def _after_fork_in_child() -> None:
 
 
 class _Chooser:
-    """Per call site: which path the next call takes, and the timings behind it."""
+    """Per call site: which path the next call takes, and the timings behind it.
 
-    __slots__ = ("calls", "parallel_calls", "samples", "serial_calls")
+    After a warm-up (three timed calls each way, alternating) the site takes the path
+    whose median of its last three timings is lower, and times the other path once
+    every ``probe`` calls: ``PROBE_EVERY`` at first, doubled (up to ``PROBE_MAX``)
+    each time the probe confirms the choice, back to ``PROBE_EVERY`` when it flips.
+    One call in four of the chosen path is timed too, so a change of load is seen."""
+
+    __slots__ = ("calls", "faster", "parallel_calls", "probe", "samples", "serial_calls")
 
     def __init__(self) -> None:
         self.calls = 0
         self.samples: tuple[list[float], list[float]] = ([], [])  # serial, parallel
         self.serial_calls = self.parallel_calls = 0
+        self.probe = PROBE_EVERY
+        self.faster: bool | None = None
 
     def choose(self) -> tuple[bool, bool]:
         """``(parallel, timed)`` for the next call."""
@@ -274,9 +285,12 @@ class _Chooser:
         if len(ser) < 3 or len(par) < 3:  # warm-up: alternate, starting serial
             return c % 2 == 0, True
         faster = sorted(par)[1] < sorted(ser)[1]
-        if c % PROBE_EVERY == 0:
+        if faster != self.faster:
+            self.faster, self.probe = faster, PROBE_EVERY
+        if c % self.probe == 0:
+            self.probe = min(2 * self.probe, PROBE_MAX)  # reset above if it flips
             return not faster, True
-        return faster, c % 4 == 0  # the path in use is re-timed too, 1 call in 4
+        return faster, c % 4 == 0
 
     def record(self, parallel: bool, seconds: float) -> None:
         s = self.samples[parallel]
