@@ -15,7 +15,8 @@ Prints medians over repeats and ratios against baselines measured in the same ru
   disk cache (import time reported separately).
 
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/bench_jit.py`` (``--quick`` for a
-shorter run). Not a test: it asserts nothing.
+shorter run; ``--ref-python PATH`` runs the JAX workers with another interpreter, one
+that has JAX: it needs NumPy only, with ``src`` on its path). Not a test: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -243,7 +244,10 @@ class Worker:
     use, see jit/parallel.py; no thread variable set)."""
 
     def __init__(self, kind: str) -> None:
-        args = [sys.executable, os.path.abspath(__file__)]
+        python = sys.executable
+        if kind.startswith("jax") and "--ref-python" in sys.argv:  # JAX from another venv
+            python = sys.argv[sys.argv.index("--ref-python") + 1]
+        args = [python, os.path.abspath(__file__)]
         env = dict(os.environ)
         if kind == "ft-default":
             args.append("--ft-worker")
@@ -261,6 +265,8 @@ class Worker:
     def jax_available() -> bool:
         import importlib.util
 
+        if "--ref-python" in sys.argv:
+            return True
         try:
             return importlib.util.find_spec("jax") is not None
         except (ImportError, ValueError):
