@@ -53,9 +53,9 @@ def _dot_general(ctx: DriverContext) -> str | None:
     # Products OpenBLAS could thread run with OpenBLAS on one thread; large 2-D ones are
     # split across functrace's threads (see parallel.py).
     out_size = math.prod(ctx.out_avals[0].shape)
-    k = x.shape[lc[0]] if lc else 1
+    k = math.prod(x.shape[i] for i in lc)
     dot2 = dot1 = "np.dot"
-    if x.ndim == 2 and y.ndim == 2:
+    if x.ndim == 2 and y.ndim == 2 and len(lc) == 1:
         m, n = ctx.out_avals[0].shape
         got = parallel.dot_for(x.dtype, m, k, n)
         if got is not None:

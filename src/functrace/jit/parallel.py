@@ -59,8 +59,11 @@ BLAS_THREADED_FMAS = 1 << 13
 """The same for matrix-vector and vector products (OpenBLAS threads ``gemv`` from
 9216 elements, ``dot`` from 10000)."""
 CHUNKS_PER_THREAD = 4
-"""Chunks per thread of a parallel region (more chunks: less work behind a thread that
-is kept off its core, more calls)."""
+"""Chunks per thread of a split kernel (more chunks: less work behind a thread that is
+kept off its core, more calls)."""
+DOT_CHUNKS_PER_THREAD = 2
+"""The same for products, where each extra block also re-packs one operand (the one
+not split: OpenBLAS copies it into its panel layout once per call)."""
 PROBE_EVERY = 16
 """In mode "auto", a call site times the path it is not using every this many calls at
 first (then less often while that path keeps losing, see ``_Chooser``)."""
@@ -324,14 +327,14 @@ def _chunk_bounds(size: int, chunks: int, align: int) -> list[int]:
     return [min(size, i * step) for i in range(chunks)] + [size]
 
 
-def _n_chunks(work: int, size: int, min_work: int, align: int) -> int:
+def _n_chunks(work: int, size: int, min_work: int, align: int, per_thread: int) -> int:
     """How many chunks a region of ``size`` rows and ``work`` total cost is cut into:
-    up to ``CHUNKS_PER_THREAD`` per thread, each at least ``min_work`` and ``align``
-    rows (1: not worth splitting)."""
+    up to ``per_thread`` per thread, each at least ``min_work`` and ``align`` rows (1:
+    not worth splitting)."""
     t = num_threads()
     if t < 2 or size < 2 * align:
         return 1
-    return max(1, min(t * CHUNKS_PER_THREAD, work // max(1, min_work), size // align))
+    return max(1, min(t * per_thread, work // max(1, min_work), size // align))
 
 
 # ---------------------------------------------------------------------------
@@ -362,7 +365,7 @@ class SplitKernel:
         self.entry = entry
         self.split = [i for i, s in enumerate(split) if s]
         rows, per_row = sizes[0], math.prod(sizes[1:])
-        n = _n_chunks(rows * per_row, rows, max(MIN_KERNEL_SIZE // 4, 1), 1)
+        n = _n_chunks(rows * per_row, rows, max(MIN_KERNEL_SIZE // 4, 1), 1, CHUNKS_PER_THREAD)
         self.bounds = _chunk_bounds(rows, n, 1)
         self.site = _Chooser()
 
@@ -537,7 +540,7 @@ class ParallelDot:
         by_rows = m >= n
         size = m if by_rows else n
         # Blocks of 16 rows/columns or more: whole register tiles of the BLAS kernels.
-        self.n_chunks = _n_chunks(m * k * n, size, MIN_DOT_FMAS // 2, 16)
+        self.n_chunks = _n_chunks(m * k * n, size, MIN_DOT_FMAS // 2, 16, DOT_CHUNKS_PER_THREAD)
         self.by_rows = by_rows
         self.site = _Chooser()
 
