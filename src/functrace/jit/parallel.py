@@ -425,9 +425,7 @@ class _BlasScope:
     def _lookup(self) -> None:
         self.looked = True
         self.user_set = any(k in os.environ for k in kernels.BLAS_THREAD_VARS)
-        if not sys.platform.startswith("linux"):
-            return
-        for lib in kernels._openblas_libs():
+        for lib in _numpy_openblas():
             get = kernels._first_attr(lib, "get_num_threads")
             put = kernels._first_attr(lib, "set_num_threads")
             if get is not None and put is not None:
@@ -491,15 +489,27 @@ _GEMM_NAMES = {"float32": "sgemm", "float64": "dgemm"}
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS's enum values
 
 
+@functools.lru_cache(maxsize=1)
+def _numpy_openblas() -> tuple[ctypes.CDLL, ...]:
+    """The OpenBLAS libraries loaded in the process, NumPy's own first (a SciPy or
+    other copy may be loaded too: the count scoped and the ``gemm`` called must be the
+    library NumPy's products use)."""
+    if not sys.platform.startswith("linux"):
+        return ()
+    np.dot(np.ones((2, 2)), np.ones((2, 2)))  # NumPy's BLAS is loaded
+    home = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
+    libs = kernels._openblas_libs()
+    ours = [lib for lib in libs if str(lib._name).startswith(home) and "numpy" in lib._name]
+    return tuple(ours + [lib for lib in libs if lib not in ours])
+
+
 @functools.lru_cache(maxsize=2)
 def _gemm(dtype_name: str) -> Any:
     """NumPy's OpenBLAS ``cblas_?gemm`` through ctypes (which releases the GIL), with
     integers of the library's width; None when not found."""
-    if not sys.platform.startswith("linux"):
-        return None
     g = _GEMM_NAMES[dtype_name]
     real = ctypes.c_float if dtype_name == "float32" else ctypes.c_double
-    for lib in kernels._openblas_libs():
+    for lib in _numpy_openblas():
         for prefix, suffix, integer in (
             ("scipy_cblas_", "64_", ctypes.c_int64),
             ("cblas_", "64_", ctypes.c_int64),
