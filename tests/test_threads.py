@@ -121,10 +121,14 @@ def test_chooser_keeps_the_faster_path_and_probes_the_other(monkeypatch) -> None
 
 
 def test_chunks_cover_the_range_in_aligned_blocks() -> None:
-    for size, chunks, align in ((128, 8, 16), (100, 3, 16), (7, 4, 1), (784, 8, 16)):
+    cases = ((128, 8, 16), (100, 3, 16), (7, 4, 1), (784, 8, 16), (33, 2, 16), (3, 8, 1))
+    for size, chunks, align in cases:
         b = parallel._chunk_bounds(size, chunks, align)
-        assert b[0] == 0 and b[-1] == size and b == sorted(b) and len(b) == chunks + 1
-        assert all(x % align == 0 for x in b[1:-1] if x < size)
+        assert b[0] == 0 and b[-1] == size and len(b) <= chunks + 1
+        assert all(lo + align <= hi for lo, hi in zip(b, b[1:]))  # no short or empty block
+        assert all(x % align == 0 for x in b[1:-1])
+    assert parallel._chunk_bounds(33, 2, 16) == [0, 33]  # not a 32 + 1 split
+    assert parallel._chunk_bounds(128, 8, 16) == list(range(0, 129, 16))
 
 
 def test_pool_runs_every_chunk_once_and_reports_errors(monkeypatch) -> None:

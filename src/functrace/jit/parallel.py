@@ -24,9 +24,12 @@
   of ``kernels.BLAS_THREAD_VARS``) to more than one keeps OpenBLAS's threads for
   compiled products too.
 
-Results do not depend on the path: a parallel region computes every element with the
-same operations, in the same order, as the serial one (checked bit for bit in the
-tests, for products too).
+Results do not depend on the path: a split kernel computes every element with the
+same operations as the serial one, and a product block is the same BLAS computation
+restricted to rows or columns (blocks of 16 or more, so never a matrix-vector call):
+the tests compare both paths bit for bit (OpenBLAS's kernels accumulate each element
+over k in the same order whatever the block; a BLAS whose small-size kernels differ
+could round differently).
 """
 
 from __future__ import annotations
@@ -320,11 +323,15 @@ def call_counts() -> dict[str, int]:
 
 
 def _chunk_bounds(size: int, chunks: int, align: int) -> list[int]:
-    """``chunks + 1`` increasing bounds from 0 to ``size``, inner ones multiples of
-    ``align``."""
-    step = -(-size // chunks)
+    """At most ``chunks + 1`` strictly increasing bounds from 0 to ``size``, the inner
+    ones multiples of ``align``, every chunk at least ``align`` long (a short tail
+    joins the chunk before it: a product block is never a matrix-vector product)."""
+    step = -(-size // max(1, chunks))
     step = -(-step // align) * align
-    return [min(size, i * step) for i in range(chunks)] + [size]
+    bounds = list(range(0, size, step)) + [size]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] < align:
+        del bounds[-2]
+    return bounds
 
 
 def _n_chunks(work: int, size: int, min_work: int, align: int, per_thread: int) -> int:
@@ -550,7 +557,9 @@ class ParallelDot:
         by_rows = m >= n
         size = m if by_rows else n
         # Blocks of 16 rows/columns or more: whole register tiles of the BLAS kernels.
-        self.n_chunks = _n_chunks(m * k * n, size, MIN_DOT_FMAS // 2, 16, DOT_CHUNKS_PER_THREAD)
+        chunks = _n_chunks(m * k * n, size, MIN_DOT_FMAS // 2, 16, DOT_CHUNKS_PER_THREAD)
+        self.bounds = _chunk_bounds(size, chunks, 16)
+        self.n_chunks = len(self.bounds) - 1
         self.by_rows = by_rows
         self.site = _Chooser()
 
@@ -564,7 +573,7 @@ class ParallelDot:
                 parallel = False
             t0 = time.perf_counter() if timed else 0.0
             if parallel:
-                out = self._split(a, b, out)
+                out, parallel = self._split(a, b, out)
             else:
                 out = np.dot(a, b) if out is None else np.dot(a, b, out)
             if timed:
@@ -574,7 +583,9 @@ class ParallelDot:
         self.site.count(parallel)
         return out
 
-    def _split(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    def _split(
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None
+    ) -> tuple[np.ndarray, bool]:
         (a, ta), (b, tb) = _blas_layout(a), _blas_layout(b)
         m, k = (a.shape[1], a.shape[0]) if ta else a.shape
         n = b.shape[0] if tb else b.shape[1]
@@ -583,8 +594,7 @@ class ParallelDot:
         lda, ldb, s = max(1, a.shape[1]), max(1, b.shape[1]), self.size
         pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
         opa, opb = (_TRANS if ta else _NO_TRANS), (_TRANS if tb else _NO_TRANS)
-        gemm, by_rows = self.gemm, self.by_rows
-        bounds = _chunk_bounds(m if by_rows else n, self.n_chunks, 16)
+        gemm, by_rows, bounds = self.gemm, self.by_rows, self.bounds
 
         def chunk(i: int) -> None:
             lo, hi = bounds[i], bounds[i + 1]
@@ -599,8 +609,7 @@ class ParallelDot:
                 gemm(_ROW_MAJOR, opa, opb, m, hi - lo, k, 1.0, pa, lda, b0, ldb, 0.0,
                      pc + lo * s, n)  # fmt: skip
 
-        run_chunks(chunk, len(bounds) - 1)
-        return out
+        return out, run_chunks(chunk, len(bounds) - 1)
 
     def __repr__(self) -> str:
         return f"<functrace matrix product in up to {self.n_chunks} blocks>"
