@@ -15,7 +15,9 @@ statements), ``random_rules`` (``threefry2x32``, ``erf_inv``), ``window_rules``
 rule table's entries for structural primitives, driver and native-loop forms),
 ``fusion`` (planning), ``lowering`` (driver generation), ``api`` (``jit``,
 ``disable_jit``). The rule table itself is ``functrace.interpreters.numba_rules``.
-Numba itself is imported only when the first kernel is compiled.
+Numba itself is imported only when the first kernel is compiled. ``num_threads()``
+is the number of threads compiled code uses (the cores the process may use, or
+``FUNCTRACE_NUM_THREADS``; see ``parallel``).
 """
 
 from __future__ import annotations
