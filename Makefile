@@ -8,6 +8,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
+export FUNCTRACE_NUM_THREADS ?= 1
 
 .PHONY: demo test fuzz bench lint clean venv mpi docs docs-check notebooks
 

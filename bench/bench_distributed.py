@@ -126,6 +126,7 @@ def main() -> int:
         print("bench_distributed: needs Open MPI's mpirun and mpi4py (pip install -e '.[mpi]')")
         return 0
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.update(FUNCTRACE_NUM_THREADS="1")  # one thread per rank
     results = []
     for n in (1, 2):
         cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(n)]

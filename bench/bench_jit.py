@@ -6,15 +6,17 @@ Prints medians over repeats and ratios against baselines measured in the same ru
 * one training step (forward + backward + Adam, float32) of an MLP at 784-64-10,
   batch 32 and 784-512-512-10, batch 128: functrace ``jit`` vs the same step
   written by hand in NumPy vs JAX's ``jit`` (when ``import jax`` works), and
-  functrace again in a process whose user asked for 2 threads (NUMBA_NUM_THREADS=2,
-  the thread count JAX uses by default here); timed twice,
+  functrace again in a process at its defaults (all the cores the process may use,
+  the user's BLAS threads untouched: what JAX and NumPy use by default too; the
+  first functrace column is single-threaded, ``FUNCTRACE_NUM_THREADS=1``); timed twice,
   as the machine is, then with one core kept busy by another process (the busy
   2-core machines the targets are set for; ``--no-busy`` skips these rounds);
 * the first call of the jitted step in a fresh process with a cold and a warm
   disk cache (import time reported separately).
 
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/bench_jit.py`` (``--quick`` for a
-shorter run). Not a test: it asserts nothing.
+shorter run; ``--ref-python PATH`` runs the JAX workers with another interpreter, one
+that has JAX: it needs NumPy only, with ``src`` on its path). Not a test: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("FUNCTRACE_NUM_THREADS", "1")  # this process: the 1-thread baseline
 
 import contextlib  # noqa: E402
 import json  # noqa: E402
@@ -232,19 +235,32 @@ def _ft_worker() -> None:
         print(json.dumps(t), flush=True)
 
 
+# The thread settings of this process (one thread everywhere), removed for the
+# processes that run at the libraries' defaults.
+THREAD_VARS = (
+    "FUNCTRACE_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+)
+
+
 class Worker:
     """A process that times a case when asked: JAX (default threading, or pinned to
-    one core), or functrace run by a user who asked for ``THREADS`` threads
-    (``NUMBA_NUM_THREADS``; products then run on Numba's threads, see jit/parallel.py)."""
-
-    THREADS = "2"
+    one core), or functrace at its defaults (``ft-default``: the cores the process may
+    use, see jit/parallel.py; no thread variable set)."""
 
     def __init__(self, kind: str) -> None:
-        args = [sys.executable, os.path.abspath(__file__)]
+        python = sys.executable
+        if kind.startswith("jax") and "--ref-python" in sys.argv:  # JAX from another venv
+            python = sys.argv[sys.argv.index("--ref-python") + 1]
+        args = [python, os.path.abspath(__file__)]
         env = dict(os.environ)
-        if kind == "ft-threads":
+        if kind == "ft-default":
             args.append("--ft-worker")
-            env["NUMBA_NUM_THREADS"] = self.THREADS
+            for k in THREAD_VARS:
+                env.pop(k, None)
         else:
             args.append("--jax-worker")
             if kind == "jax-1core":
@@ -257,6 +273,8 @@ class Worker:
     def jax_available() -> bool:
         import importlib.util
 
+        if "--ref-python" in sys.argv:
+            return True
         try:
             return importlib.util.find_spec("jax") is not None
         except (ImportError, ValueError):
@@ -296,8 +314,12 @@ def _step_row(label: str, res: dict[str, float]) -> list[str]:
     row = [label, fmt_time(res["ft"]), fmt_time(res["np"]), f"{res['ft'] / res['np']:.2f}"]
     for name in ("JAX jit", "JAX jit 1 core"):
         row += [fmt_time(res[name]), f"{res['ft'] / res[name]:.2f}"] if name in res else ["n/a"] * 2
-    t2 = res["ft 2 threads"]
-    return row + [fmt_time(t2), f"{t2 / res['JAX jit']:.2f}" if "JAX jit" in res else "n/a"]
+    t2 = res["ft default"]
+    return row + [
+        fmt_time(t2),
+        f"{t2 / res['JAX jit']:.2f}" if "JAX jit" in res else "n/a",
+        f"{t2 / res['ft']:.2f}",
+    ]
 
 
 def interleaved(cases: dict[str, Any], rounds: int) -> dict[str, float]:
@@ -369,7 +391,6 @@ def _fresh(code: str, env: dict[str, str]) -> dict[str, float]:
 
 
 DEPTHS = (2, 4, 8, 16)
-BATCHES = (32, 128, 512, 1024)  # the width-256 batch sweep
 
 
 def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
@@ -506,6 +527,48 @@ def tiered_table(depths=(2, 4, 8, 16), width=64, batch=32) -> None:
 # ---------------------------------------------------------------------------
 
 
+WIDTH_SWEEP = [((784, 256, 256, 10), b) for b in (32, 128, 512, 1024)]
+
+
+def thread_sweep(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
+    """The width-256 step at batches 32-1024: functrace at its defaults against JAX's
+    defaults and against functrace on one thread, quiet and with one core busy (the
+    threading targets: default <= 0.9x JAX quiet; busy, <= 1.0x JAX and <= 1.15x its
+    own single-threaded time)."""
+    rows: dict[str, list[list[str]]] = {"quiet": [], "busy": []}
+    for sizes, batch in WIDTH_SWEEP:
+        label = "-".join(map(str, sizes)) + f" b{batch}"
+        state, jstep = init(sizes, batch), jit(train_step)
+        jstep(*state)
+        key = json.dumps([list(sizes), batch])
+        cases = {"ft": lambda s=state, j=jstep: time_per_call(lambda: j(*s), **per)}
+        for name, w in workers.items():
+            if name in ("ft default", "JAX jit"):
+                cases[name] = lambda w=w, k=key: w.time(k, **per)
+        for regime in rows:
+            if regime == "busy" and NO_BUSY:
+                continue
+            with busy_core() if regime == "busy" else contextlib.nullcontext():
+                res = interleaved(cases, rounds)
+            jax_t = res.get("JAX jit")
+            rows[regime].append(
+                [
+                    label,
+                    fmt_time(res["ft"]),
+                    fmt_time(res["ft default"]),
+                    f"{res['ft default'] / res['ft']:.2f}",
+                    fmt_time(jax_t) if jax_t else "n/a",
+                    f"{res['ft default'] / jax_t:.2f}" if jax_t else "n/a",
+                    f"{os.getloadavg()[0]:.1f}",
+                ]
+            )
+    header = ["model", "ft 1 thread", "ft default", "default/1-thread", "JAX jit"]
+    header += ["ft-default/JAX", "load avg"]
+    for regime, title in (("quiet", "no load started by the benchmark"), ("busy", "one core busy")):
+        if rows[regime]:
+            print_table(f"width-256 MLP step by batch, float32; {title}", header, rows[regime])
+
+
 def check_same(a, b, rtol=2e-3, atol=2e-5):
     for x, y in zip(a, b):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
@@ -516,7 +579,7 @@ def main() -> None:
     os.environ["FUNCTRACE_CACHE_DIR"] = tempfile.mkdtemp(prefix="ft-bench-cache-")
     rounds = 3 if QUICK else 7
     per = {"min_time": MIN_TIME / 2, "repeats": 3}
-    workers = {"ft 2 threads": Worker("ft-threads")}
+    workers = {"ft default": Worker("ft-default")}
     if Worker.jax_available():
         workers.update({"JAX jit": Worker("jax"), "JAX jit 1 core": Worker("jax-1core")})
     try:
@@ -551,7 +614,6 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
     step_rows: dict[str, list[list[str]]] = {"quiet": [], "busy": []}
     first_rows = []
     configs = [((784, 64, 10), 32), ((784, 512, 512, 10), 128)]
-    configs += [((784, 256, 256, 10), b) for b in BATCHES]  # the batch sweep
     for sizes, batch in configs:
         label = "-".join(map(str, sizes)) + f" b{batch}"
         state = init(sizes, batch)
@@ -581,8 +643,6 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
                 _step_row(label, res) + [f"{compile_s:.2f} s", str(jstep.compile_count)]
             )
 
-        if (sizes, batch) not in configs[:2]:
-            continue  # the batch sweep: step times only
         with tempfile.TemporaryDirectory() as d:
             cold = first_call(sizes, batch, d)
             warm = [first_call(sizes, batch, d) for _ in range(3)]
@@ -599,15 +659,16 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
         )
     header = [
         "model",
-        "functrace jit",
+        "ft jit, 1 thread",
         "NumPy by hand",
         "ft/NumPy",
         "JAX jit",
         "ft/JAX",
         "JAX jit 1 core",
         "ft/JAX-1c",
-        f"ft, {Worker.THREADS} threads",
-        "ft-2t/JAX",
+        "ft default",
+        "ft-default/JAX",
+        "default/1-thread",
         "compile (this process)",
         "kernels compiled",
     ]
@@ -631,6 +692,8 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
         ],
         first_rows,
     )
+    if "--no-sweep" not in sys.argv:
+        thread_sweep(workers, rounds, per)
     print_table(
         "first call of the MLP step (width 64, batch 32) by depth, each in a fresh "
         "process; medians",

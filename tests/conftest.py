@@ -9,6 +9,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 # The suite tests the compiled kernels: jit compiles before a first call returns.
 # Tiered compilation is tested explicitly (tests/test_jit_tiered.py).
 os.environ.setdefault("FUNCTRACE_JIT_COMPILE", "sync")
+os.environ.setdefault("FUNCTRACE_NUM_THREADS", "1")  # one pytest worker per core
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

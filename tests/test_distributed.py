@@ -262,6 +262,7 @@ needs_mpi = pytest.mark.skipif(
 def mpirun(n: int, args: list[str], *, timeout: float = 90) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), str(TESTS)]))
     env.update(NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.update(FUNCTRACE_NUM_THREADS="1")  # one thread per rank
     # --timeout bounds a job whose processes are alive but stuck; a dead process ends
     # the job by itself (Open MPI aborts on a non-zero exit: orte_abort_on_non_zero_status).
     cmd = [MPIRUN or "mpirun", "--allow-run-as-root", "--oversubscribe", "--timeout", "120"]

@@ -1144,49 +1144,6 @@ def test_second_process_loads_kernels_from_disk(tmp_path) -> None:
     assert any(p.name.endswith(".py") for p in (tmp_path / "cache").iterdir())
 
 
-_THREADS_SCRIPT = textwrap.dedent("""
-    import ctypes, json
-    import numpy as np
-    import functrace.numpy as fnp
-    from functrace.jit import jit
-
-    f = jit(lambda a, b: fnp.maximum(a @ b, 0.0))
-    f(np.ones((64, 64), np.float32), np.ones((64, 64), np.float32))
-    import numba
-
-    blas = None  # the BLAS NumPy's matrix products (and so compiled drivers) call
-    for line in open("/proc/self/maps"):
-        if "openblas" in line.lower() and line.split()[-1].startswith("/"):
-            lib = ctypes.CDLL(line.split()[-1])
-            for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
-                         "openblas_get_num_threads"):
-                if hasattr(lib, name):
-                    blas = getattr(lib, name)()
-                    break
-            break
-    print(json.dumps({"numba": numba.config.NUMBA_NUM_THREADS, "blas": blas}))
-""")
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
-def test_thread_settings_default_to_one_and_user_settings_reach_compiled_code() -> None:
-    from functrace.jit.kernels import BLAS_THREAD_VARS
-
-    names = ("NUMBA_NUM_THREADS", *BLAS_THREAD_VARS)
-    saved = {k: os.environ.pop(k) for k in names if k in os.environ}
-    try:
-        default = _run(_THREADS_SCRIPT, {})
-        user = _run(_THREADS_SCRIPT, {"NUMBA_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"})
-    finally:
-        os.environ.update(saved)
-    assert default.returncode == 0, default.stderr
-    assert user.returncode == 0, user.stderr
-    d, u = json.loads(default.stdout), json.loads(user.stdout)
-    assert d["numba"] == 1 and u["numba"] == 2  # functrace's default never overrides a choice
-    if u["blas"] is not None:  # OpenBLAS found: the user's count is what compiled code uses
-        assert d["blas"] == 1 and u["blas"] == 2
-
-
 def test_unwritable_cache_dir_warns_once_and_works(tmp_path) -> None:
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")

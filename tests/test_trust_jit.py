@@ -117,8 +117,8 @@ _PARALLEL_SCRIPT = textwrap.dedent("""
     import test_trust_jit as t
 
     codegen.strict_kernels = True
-    parallel.MIN_KERNEL_SIZE = 1  # every kernel with an outer loop of 2+ is a prange
-    parallel.MIN_DOT_FMAS = 1
+    parallel.MIN_KERNEL_SIZE = 1  # every kernel with an outer loop of 2+ is split in rows
+    parallel.MIN_DOT_FMAS = parallel.GEMM_THREADED_FMAS = parallel.BLAS_THREADED_FMAS = 0
     x2 = np.array([[0.7], [-0.4]])
     x = np.sin(np.arange(24.0)).reshape(3, 4, 2)
     checks, prange = [], []
@@ -127,7 +127,7 @@ _PARALLEL_SCRIPT = textwrap.dedent("""
         got = jf(a)
         for g, e in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(f(a))):
             checks.append(bool(np.allclose(g, e, rtol=1e-12, atol=1e-12)))
-        prange.append("prange(" in jf.lower(a).as_text())
+        prange.append("(row blocks on threads)" in jf.lower(a).as_text())
     w = np.cos(np.arange(8.0)).reshape(2, 4)
     f = lambda x: fnp.transpose(x) @ w + fnp.concatenate([x.T, x.T[::-1]], axis=1)
     g = lambda x: fnp.maximum(f(x), np.full((1, 4), 0.1))
@@ -137,9 +137,9 @@ _PARALLEL_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads as in test_jit_parallel")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads as in test_threads")
 def test_item0_parallel_kernels_read_intermediates_in_their_layout() -> None:
-    env = dict(os.environ, NUMBA_NUM_THREADS="2", PYTHONPATH=SRC)
+    env = dict(os.environ, FUNCTRACE_NUM_THREADS="2", FUNCTRACE_PARALLEL="always", PYTHONPATH=SRC)
     env.pop("OPENBLAS_NUM_THREADS", None)
     res = subprocess.run(
         [sys.executable, "-c", _PARALLEL_SCRIPT, os.path.dirname(os.path.abspath(__file__))],
@@ -151,9 +151,7 @@ def test_item0_parallel_kernels_read_intermediates_in_their_layout() -> None:
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert all(out["checks"]), out
-    if not out["enabled"]:
-        pytest.skip("Numba has neither TBB nor OpenMP here: compiled code stays serial")
-    assert all(out["prange"]), out
+    assert out["enabled"] and all(out["prange"]), out
 
 
 # Random chains of layout ops, each followed by an elementwise or broadcasting op.

@@ -8,32 +8,28 @@
 Modules, each importing only the ones before it: ``numba_import`` (the lazy Numba
 import), ``cache`` (the on-disk kernel cache), ``kernels`` (fused-kernel source and
 compilation), ``codegen`` (helpers shared by the driver and native loops),
-``parallel`` (threaded kernels and products, when asked for), ``loops`` (native loops:
+``parallel`` (functrace's thread pool: split kernels and products), ``loops`` (native loops:
 one Numba function per ``scan``/``while``), ``loop_rules`` (their per-primitive
 statements), ``random_rules`` (``threefry2x32``, ``erf_inv``), ``window_rules``
 (compiled max/min pooling), ``driver_rules`` (the
 rule table's entries for structural primitives, driver and native-loop forms),
 ``fusion`` (planning), ``lowering`` (driver generation), ``api`` (``jit``,
 ``disable_jit``). The rule table itself is ``functrace.interpreters.numba_rules``.
-Numba itself is imported only when the first kernel is compiled.
+Numba itself is imported only when the first kernel is compiled. ``num_threads()``
+is the number of threads compiled code uses (the cores the process may use, or
+``FUNCTRACE_NUM_THREADS``; see ``parallel``).
 """
 
 from __future__ import annotations
 
-import os
-
-# functrace's compiled code is single-threaded (no parallel=True); keep Numba's
-# thread pool at one thread unless the user chose otherwise. Must precede the
-# first `import numba` to take effect.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
-from functrace.jit import random_rules  # noqa: E402,F401  (erf_inv's compiled impl path)
-from functrace.jit.api import (  # noqa: E402
+from functrace.jit import random_rules  # noqa: F401  (erf_inv's compiled impl path)
+from functrace.jit.api import (
     JitFunction,
     Lowered,
     clear_cache,
     disable_jit,
     jit,
 )
+from functrace.jit.parallel import num_threads
 
-__all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit"]
+__all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit", "num_threads"]

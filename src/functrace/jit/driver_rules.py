@@ -50,22 +50,30 @@ def _dot_general(ctx: DriverContext) -> str | None:
     if lb:
         return _dot_flat_expr(ctx, a, b)
     at, bt = f"{a}.T", f"{b}.T"
-    dot2 = "np.dot"  # 2-D products: split across threads when the user asked for them
-    if x.ndim == 2 and y.ndim == 2:
-        got = parallel.dot_for(x.dtype, math.prod(ctx.out_avals[0].shape) * x.shape[lc[0]])
+    # Products OpenBLAS could thread run with OpenBLAS on one thread; large 2-D ones are
+    # split across functrace's threads (see parallel.py).
+    out_size = math.prod(ctx.out_avals[0].shape)
+    k = math.prod(x.shape[i] for i in lc)
+    dot2 = dot1 = "np.dot"
+    if x.ndim == 2 and y.ndim == 2 and len(lc) == 1:
+        m, n = ctx.out_avals[0].shape
+        got = parallel.dot_for(x.dtype, m, k, n)
         if got is not None:
-            ctx.const(got[1])  # the kernel: counted and shown with the program's kernels
-            dot2 = ctx.const(got[0])
+            dot2 = ctx.const(got)
+    else:
+        got = parallel.product_for(np.dot, x.dtype, out_size * k, gemm=False)
+        if got is not np.dot:
+            dot1 = ctx.const(got)
     table = {
         (2, 2, (1,), (0,)): f"{dot2}({a}, {b})",
         (2, 2, (0,), (0,)): f"{dot2}({at}, {b})",
         (2, 2, (1,), (1,)): f"{dot2}({a}, {bt})",
         (2, 2, (0,), (1,)): f"{dot2}({at}, {bt})",
-        (2, 1, (1,), (0,)): f"np.dot({a}, {b})",
-        (2, 1, (0,), (0,)): f"np.dot({at}, {b})",
-        (1, 2, (0,), (0,)): f"np.dot({a}, {b})",
-        (1, 2, (0,), (1,)): f"np.dot({b}, {a})",
-        (1, 1, (0,), (0,)): f"np.dot({a}, {b})",
+        (2, 1, (1,), (0,)): f"{dot1}({a}, {b})",
+        (2, 1, (0,), (0,)): f"{dot1}({at}, {b})",
+        (1, 2, (0,), (0,)): f"{dot1}({a}, {b})",
+        (1, 2, (0,), (1,)): f"{dot1}({b}, {a})",
+        (1, 1, (0,), (0,)): f"{dot1}({a}, {b})",
     }
     expr = table.get((x.ndim, y.ndim, tuple(lc), tuple(rc)))
     return expr if expr is not None else _dot_flat_expr(ctx, a, b)
@@ -121,7 +129,9 @@ def _dot_flat_expr(ctx: DriverContext, a: str, b: str) -> str | None:
             return None
         xa = a if lc == (nb + 1,) else f"{a}.swapaxes(-1, -2)"
         yb = b if rc == (nb,) else f"{b}.swapaxes(-1, -2)"
-        return f"np.matmul({xa}, {yb})"
+        per = math.prod(ctx.out_avals[0].shape[nb:]) * x.shape[lc[0]]  # one gemm each
+        mm = parallel.product_for(np.matmul, x.dtype, per, gemm=True)
+        return f"{ctx.const(mm) if mm is not np.matmul else 'np.matmul'}({xa}, {yb})"
     la, ra = _axis_run(x.ndim, lc), _axis_run(y.ndim, rc)
     if la is None or ra is None:
         return None
@@ -134,7 +144,7 @@ def _dot_flat_expr(ctx: DriverContext, a: str, b: str) -> str | None:
         ta=la == "head",
         tb=ra == "tail",
         shape=tuple(ctx.out_avals[0].shape),
-        dot=np.dot,
+        dot=parallel.dot_for(x.dtype, m, k, n) or np.dot,
     )
     f.takes_out = True  # type: ignore[attr-defined]  # called like np.dot(a, b, out)
     return f"{ctx.const(f)}({a}, {b})"

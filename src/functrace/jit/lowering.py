@@ -70,7 +70,6 @@ from functrace.jit.kernels import (
     KernelListing,
     KernelSpec,
     LoadedKernel,
-    default_blas_threads,
     kernel_source,
     load_kernel,
 )
@@ -734,7 +733,7 @@ class _Gen:
             for e, fl in zip(reds, red_full)
         ]
         spec.explicit_sizes = not outputs
-        spec.parallel = parallel.kernel_in_parallel(spec, coll)
+        split = parallel.kernel_in_parallel(spec, coll)  # rows across threads
 
         try:
             kernel = load_kernel(spec)
@@ -748,7 +747,12 @@ class _Gen:
                 self.gen_other(e)
             return
         allocate(coll)
-        kn = self.add_kernel(kernel, kernel.entry, "")
+        callee = kernel.entry
+        if split:
+            callee = parallel.split_kernel(
+                callee, [fl[0] for fl in full[: len(arrays)]], len(scalars), len(outputs), coll
+            )
+        kn = self.add_kernel(kernel, callee, "")
         values = [f"x{j}={self.name(s)}" for j, (s, _) in enumerate(arrays)]
         values += [f"s{j}={self.atom(x)}" for j, x in enumerate(scalars)]
         values += [f"o{m}={n}" for m, n in enumerate(out_names)]
@@ -791,7 +795,8 @@ class _Gen:
                 call_args.append(n if cshape == v.aval.shape else f"{n}.reshape({cshape})")
         if spec.explicit_sizes:
             call_args += [str(c) for c in coll]
-        self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}")
+        threads = " (row blocks on threads)" if split else ""
+        self.emit(f"{kn}({', '.join(call_args)})  # {kernel.name}{threads}")
 
     def _outside_uses(self, g: Group, produced: set[Var]) -> set[Var]:
         """The values of ``produced`` read outside group ``g``: by another equation, as
@@ -857,7 +862,6 @@ def lower(
     """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
     ``out_tree`` (a flat tuple when None); outputs flagged in ``py_outs`` are returned
     as Python scalars (the eager call computes them with Python operators)."""
-    default_blas_threads()  # once per process: 1 BLAS thread unless the user chose
     t0 = time.perf_counter()
     jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
     jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))

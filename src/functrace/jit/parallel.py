@@ -1,31 +1,49 @@
-"""Compiled code on several threads, for users who ask for them.
+"""Compiled code on the cores the process may use, without stalls on busy machines.
 
-functrace's compiled code is single-threaded by default (``NUMBA_NUM_THREADS=1``
-unless set; one BLAS thread, see ``kernels.default_blas_threads``): thread pools on
-busy 2-core machines stall. A user who sets ``NUMBA_NUM_THREADS`` to 2 or more before
-importing functrace asks for threads, and then
+* **Thread count** (:func:`num_threads`): the cores this process may run on
+  (``os.sched_getaffinity``, else ``os.cpu_count()``), as NumPy's BLAS and JAX use;
+  ``FUNCTRACE_NUM_THREADS`` overrides. Read once, when compiled code first needs it.
+  No environment variable of the process is changed (Numba's own thread pool is not
+  used at all: no kernel is compiled with ``parallel=True``).
+* **Pool**: functrace's own ``num_threads() - 1`` daemon Python threads. A parallel
+  region is a list of chunks; the calling thread and the workers take chunks in turn
+  from a shared counter, each chunk one call of GIL-free code (a Numba kernel on a
+  slice of rows, or a single-threaded BLAS ``gemm`` on a block), so a worker that
+  another process keeps off its core holds up at most the chunk it is in, and the
+  caller takes the rest. Idle workers block on a condition variable (no spinning). A
+  region started while another Python thread runs one is run serially by its caller.
+* **Serial fallback**: regions below a size threshold are serial; above it each call
+  site (one product or one fused kernel of a driver) times serial and parallel runs
+  now and then and keeps the faster (``mode``: ``"auto"``; ``"always"`` and
+  ``"never"`` force one path, for tests and benchmarks, from
+  ``FUNCTRACE_PARALLEL``).
+* **BLAS**: functrace never sets the process's BLAS thread count for good. Products
+  large enough for OpenBLAS to use its own threads run with OpenBLAS set to one thread
+  for their duration (:func:`blas_one_thread`), the user's count restored after; the
+  threads are functrace's pool. A user who set ``OPENBLAS_NUM_THREADS`` (or another
+  of ``kernels.BLAS_THREAD_VARS``) to more than one keeps OpenBLAS's threads for
+  compiled products too.
 
-* large fused elementwise kernels (``MIN_KERNEL_SIZE`` elements or more, without
-  reductions) run their outermost loop with ``prange`` (``parallel=True``);
-* large float32/float64 matrix products (``MIN_DOT_FMAS`` multiply-adds or more) are
-  split into row (or column) blocks, one single-threaded BLAS ``gemm`` call per
-  Numba thread, when NumPy's BLAS is an OpenBLAS running one thread (the default
-  functrace sets; a user who also set ``OPENBLAS_NUM_THREADS`` keeps OpenBLAS's own
-  threads for products instead).
-
-Both use Numba's thread pool only, so products and elementwise work never compete
-with a second pool spinning on the same cores (OpenBLAS's threads and Numba's together
-made the medium MLP step ~2.5x slower than either alone on 2 cores).
+Results do not depend on the path: a split kernel computes every element with the
+same operations as the serial one, and a product block is the same BLAS computation
+restricted to rows or columns (blocks of 16 or more, so never a matrix-vector call):
+the tests compare both paths bit for bit (OpenBLAS's kernels accumulate each element
+over k in the same order whatever the block; a BLAS whose small-size kernels differ
+could round differently).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
-import importlib
 import math
 import os
 import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -33,50 +51,307 @@ import numpy as np
 from functrace.jit import kernels
 
 MIN_KERNEL_SIZE = 1 << 16
-"""Elements of a fused kernel's output from which its outer loop runs on all threads."""
+"""Elements of a fused kernel's output from which its rows may be split across threads."""
 MIN_DOT_FMAS = 1 << 21
-"""Multiply-adds of a matrix product from which it is split across threads."""
+"""Multiply-adds of a matrix product from which it may be split across threads."""
+GEMM_THREADED_FMAS = 1 << 18
+"""Multiply-adds from which OpenBLAS runs a matrix-matrix product on its threads (its
+``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): larger products run inside
+:func:`blas_one_thread`."""
+BLAS_THREADED_FMAS = 1 << 13
+"""The same for matrix-vector and vector products (OpenBLAS threads ``gemv`` from
+9216 elements, ``dot`` from 10000)."""
+CHUNKS_PER_THREAD = 4
+"""Chunks per thread of a split kernel (more chunks: less work behind a thread that is
+kept off its core, more calls)."""
+DOT_CHUNKS_PER_THREAD = 2
+"""The same for products, where each extra block also re-packs one operand (the one
+not split: OpenBLAS copies it into its panel layout once per call)."""
+PROBE_EVERY = 16
+"""In mode "auto", a call site times the path it is not using every this many calls at
+first (then less often while that path keeps losing, see ``_Chooser``)."""
+PROBE_MAX = 256
+"""The longest interval between two such probes."""
+
+_MODES = ("auto", "always", "never")
 
 
-def threads() -> int:
-    """Threads for compiled code: Numba's thread count (1 unless the user set
-    ``NUMBA_NUM_THREADS``: ``functrace.jit`` makes 1 the default)."""
-    numba = sys.modules.get("numba")
-    if numba is not None:
-        return int(numba.config.NUMBA_NUM_THREADS)
-    try:  # what Numba will read when it is imported
-        return max(1, int(os.environ.get("NUMBA_NUM_THREADS", "1")))
-    except ValueError:
-        return 1
+def _read_mode() -> str:
+    value = os.environ.get("FUNCTRACE_PARALLEL", "auto").strip().lower() or "auto"
+    if value not in _MODES:
+        warnings.warn(
+            f"functrace.jit: expected FUNCTRACE_PARALLEL to be one of {', '.join(_MODES)}, "
+            f"got {value!r}; using 'auto'",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return "auto"
+    return value
 
 
-def enabled() -> bool:
-    """Whether compiled code uses threads: the user asked for them (``threads() > 1``)
-    and Numba has a pool that takes launches from several Python threads at once (TBB
-    or OpenMP; its fallback "workqueue" layer aborts the process on concurrent
-    launches, so without TBB or OpenMP everything stays single-threaded)."""
-    return threads() > 1 and _layer_ok()
+mode = _read_mode()
+"""How parallel regions choose their path: "auto" (serial below the size thresholds;
+above them each call site keeps the faster of serial and parallel, re-timing the
+other now and then), "always" (parallel whenever there are two chunks or more) or
+"never" (always serial). From ``FUNCTRACE_PARALLEL``; may be set at run time."""
+
+
+def _available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 @functools.lru_cache(maxsize=1)
-def _layer_ok() -> bool:
-    layer = kernels.import_numba().config.THREADING_LAYER
-    if layer in ("tbb", "omp"):
-        return True
-    if layer == "workqueue":
-        return False
-    for pool in ("tbbpool", "omppool"):  # "default" and the "safe" choices take these first
+def num_threads() -> int:
+    """The number of threads functrace's compiled code uses: ``FUNCTRACE_NUM_THREADS``
+    when set to a whole number >= 1, else the cores this process may run on
+    (``len(os.sched_getaffinity(0))``, or ``os.cpu_count()`` where affinity is not
+    available), as NumPy's BLAS and JAX do. Read once, when first needed; a bad value
+    of the variable warns and the core count is used."""
+    cores = _available_cores()
+    raw = os.environ.get("FUNCTRACE_NUM_THREADS")
+    if raw is None or not raw.strip():
+        return cores
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        warnings.warn(
+            f"functrace.jit: expected FUNCTRACE_NUM_THREADS to be a whole number >= 1, "
+            f"got {raw!r}; using {cores} (the cores this process may use)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return cores
+    return value
+
+
+def threads() -> int:
+    """Alias of :func:`num_threads` (the name older code used)."""
+    return num_threads()
+
+
+def enabled() -> bool:
+    """Whether drivers get call sites that may split work across threads
+    (``num_threads() > 1``; ``mode`` then chooses at each call)."""
+    return num_threads() > 1
+
+
+# ---------------------------------------------------------------------------
+# The pool
+# ---------------------------------------------------------------------------
+
+
+class _Region:
+    """One parallel region: ``fn(i)`` for ``i`` in ``range(n)``, chunks taken in turn."""
+
+    __slots__ = ("done", "error", "fn", "left", "lock", "n", "next")
+
+    def __init__(self, fn: Callable[[int], object], n: int) -> None:
+        self.fn, self.n, self.next, self.left = fn, n, 0, n
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def work(self) -> None:
+        lock = self.lock
+        while True:
+            with lock:
+                i = self.next
+                if i >= self.n:
+                    return
+                self.next = i + 1
+            try:
+                self.fn(i)
+            except BaseException as err:  # reported by the caller
+                self.error = err
+            with lock:
+                self.left -= 1
+                last = self.left == 0
+            if last:
+                self.done.set()
+
+
+class _Pool:
+    """``size - 1`` daemon threads that join the regions their caller starts."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.cond = threading.Condition()
+        self.region: _Region | None = None
+        self.gen = 0
+        self.busy = threading.Lock()  # one region at a time; others run serially
+        self.started = False
+
+    def _start(self) -> None:
+        for k in range(self.size - 1):
+            threading.Thread(target=self._loop, name=f"functrace-jit-{k + 1}", daemon=True).start()
+        self.started = True
+
+    def _loop(self) -> None:
+        seen = 0
+        while True:
+            with self.cond:
+                while self.gen == seen:
+                    self.cond.wait()  # passive: blocks in the kernel until notified
+                seen, region = self.gen, self.region
+            if region is not None:
+                region.work()
+
+    def run(self, fn: Callable[[int], object], n: int) -> bool:
+        """Run ``fn(0..n-1)`` on the pool and the calling thread; False (nothing run)
+        when another thread's region holds the pool."""
+        if not self.busy.acquire(blocking=False):
+            return False
         try:
-            importlib.import_module(f"numba.np.ufunc.{pool}")
-        except ImportError:
-            continue
+            if not self.started:
+                self._start()
+            region = _Region(fn, n)
+            with self.cond:
+                self.region = region
+                self.gen += 1
+                self.cond.notify_all()
+            region.work()
+            region.done.wait()
+            with self.cond:
+                self.region = None
+        finally:
+            self.busy.release()
+        if region.error is not None:
+            raise region.error
         return True
+
+
+_pool: _Pool | None = None
+_pool_lock = threading.Lock()
+
+
+def _get_pool() -> _Pool:
+    global _pool
+    pool = _pool
+    if pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = _Pool(num_threads())
+            pool = _pool
+    return pool
+
+
+def run_chunks(fn: Callable[[int], object], n: int) -> bool:
+    """Call ``fn(i)`` for ``i`` in ``range(n)`` on the pool and this thread; whether it
+    ran in parallel (False: the pool was busy or there is one thread, and every
+    chunk ran here, in order)."""
+    if n > 1 and num_threads() > 1 and _get_pool().run(fn, n):
+        return True
+    for i in range(n):
+        fn(i)
     return False
 
 
+def _after_fork_in_child() -> None:
+    # The child has only the forking thread: a fresh pool (made when needed) and BLAS
+    # scope (restoring the count a region in another thread of the parent had set).
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+    _blas.after_fork()
+
+
+# ---------------------------------------------------------------------------
+# Choosing serial or parallel per call site
+# ---------------------------------------------------------------------------
+
+
+class _Chooser:
+    """Per call site: which path the next call takes, and the timings behind it.
+
+    After a warm-up (three timed calls each way, alternating) the site takes the path
+    whose median of its last three timings is lower, and times the other path once
+    every ``probe`` calls: ``PROBE_EVERY`` at first, doubled (up to ``PROBE_MAX``)
+    each time the probe confirms the choice, back to ``PROBE_EVERY`` when it flips.
+    One call in four of the chosen path is timed too, so a change of load is seen."""
+
+    __slots__ = ("calls", "faster", "parallel_calls", "probe", "samples", "serial_calls")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.samples: tuple[list[float], list[float]] = ([], [])  # serial, parallel
+        self.serial_calls = self.parallel_calls = 0
+        self.probe = PROBE_EVERY
+        self.faster: bool | None = None
+
+    def choose(self) -> tuple[bool, bool]:
+        """``(parallel, timed)`` for the next call."""
+        if mode != "auto":
+            return mode == "always", False
+        self.calls = c = self.calls + 1
+        ser, par = self.samples
+        if len(ser) < 3 or len(par) < 3:  # warm-up: alternate, starting serial
+            return c % 2 == 0, True
+        faster = sorted(par)[1] < sorted(ser)[1]
+        if faster != self.faster:
+            self.faster, self.probe = faster, PROBE_EVERY
+        if c % self.probe == 0:
+            self.probe = min(2 * self.probe, PROBE_MAX)  # reset above if it flips
+            return not faster, True
+        return faster, c % 4 == 0
+
+    def record(self, parallel: bool, seconds: float) -> None:
+        s = self.samples[parallel]
+        s.append(seconds)
+        if len(s) > 3:
+            del s[0]
+
+    def count(self, parallel: bool) -> None:
+        if parallel:
+            self.parallel_calls += 1
+        else:
+            self.serial_calls += 1
+        _counts[parallel] += 1
+
+
+_counts = [0, 0]  # calls of split-able call sites that ran serially, in parallel
+
+
+def call_counts() -> dict[str, int]:
+    """How many calls of call sites that may split (large products and fused kernels)
+    ran serially and in parallel so far in this process (approximate under concurrent
+    calls; for tests and diagnostics)."""
+    return {"serial": _counts[0], "parallel": _counts[1]}
+
+
+def _chunk_bounds(size: int, chunks: int, align: int) -> list[int]:
+    """At most ``chunks + 1`` strictly increasing bounds from 0 to ``size``, the inner
+    ones multiples of ``align``, every chunk at least ``align`` long (a short tail
+    joins the chunk before it: a product block is never a matrix-vector product)."""
+    step = -(-size // max(1, chunks))
+    step = -(-step // align) * align
+    bounds = list(range(0, size, step)) + [size]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] < align:
+        del bounds[-2]
+    return bounds
+
+
+def _n_chunks(work: int, size: int, min_work: int, align: int, per_thread: int) -> int:
+    """How many chunks a region of ``size`` rows and ``work`` total cost is cut into:
+    up to ``per_thread`` per thread, each at least ``min_work`` and ``align`` rows (1:
+    not worth splitting)."""
+    t = num_threads()
+    if t < 2 or size < 2 * align:
+        return 1
+    return max(1, min(t * per_thread, work // max(1, min_work), size // align))
+
+
+# ---------------------------------------------------------------------------
+# Fused kernels: rows on several threads
+# ---------------------------------------------------------------------------
+
+
 def kernel_in_parallel(spec: kernels.KernelSpec, sizes: tuple[int, ...]) -> bool:
-    """Whether a fused kernel of these (collapsed) sizes runs its outer loop on all
-    threads: the user asked for threads, it is large, and it only stores elementwise
+    """Whether a fused kernel of these (collapsed) sizes may split its outer loop
+    across threads: there are threads, it is large, and it only stores elementwise
     results (reductions accumulate across the outer loop)."""
     return (
         not spec.reductions
@@ -87,108 +362,175 @@ def kernel_in_parallel(spec: kernels.KernelSpec, sizes: tuple[int, ...]) -> bool
     )
 
 
+class SplitKernel:
+    """A fused kernel's entry called on row blocks: every array argument that is full
+    along the outer (collapsed) axis is sliced to the block's rows, the others (that
+    axis of size 1, broadcast) and scalars are passed whole. Row slices of C-contiguous
+    arrays are C-contiguous, so the serial kernel runs unchanged on each block."""
+
+    def __init__(self, entry: Any, split: list[bool], sizes: tuple[int, ...]) -> None:
+        self.entry = entry
+        self.split = [i for i, s in enumerate(split) if s]
+        rows, per_row = sizes[0], math.prod(sizes[1:])
+        n = _n_chunks(rows * per_row, rows, max(MIN_KERNEL_SIZE // 4, 1), 1, CHUNKS_PER_THREAD)
+        self.bounds = _chunk_bounds(rows, n, 1)
+        self.site = _Chooser()
+
+    def __call__(self, *args: Any) -> None:
+        parallel, timed = self.site.choose()
+        if len(self.bounds) <= 2:
+            parallel = False
+        t0 = time.perf_counter() if timed else 0.0
+        if parallel:
+            bounds, entry, split = self.bounds, self.entry, self.split
+
+            def chunk(i: int) -> None:
+                lo, hi = bounds[i], bounds[i + 1]
+                part = list(args)
+                for j in split:
+                    part[j] = args[j][lo:hi]
+                entry(*part)
+
+            parallel = run_chunks(chunk, len(bounds) - 1)
+        else:
+            self.entry(*args)
+        if timed:
+            self.site.record(parallel, time.perf_counter() - t0)
+        self.site.count(parallel)
+
+    def __repr__(self) -> str:
+        return f"<functrace fused kernel in {len(self.bounds) - 1} row blocks>"
+
+
+def split_kernel(
+    entry: Any, arrays_full: list[bool], n_scalars: int, n_outputs: int, sizes: tuple[int, ...]
+) -> SplitKernel:
+    """The driver's callee for a kernel that :func:`kernel_in_parallel` accepted:
+    ``arrays_full[j]`` says whether input ``j`` is full along the outer axis (outputs
+    always are; scalars never)."""
+    split = [*arrays_full, *([False] * n_scalars), *([True] * n_outputs)]
+    return SplitKernel(entry, split, sizes)
+
+
 # ---------------------------------------------------------------------------
-# Products: gemm blocks on Numba's threads
+# BLAS: one thread for the duration of functrace's products
+# ---------------------------------------------------------------------------
+
+
+class _BlasScope:
+    """OpenBLAS set to one thread while any functrace product runs, the previous count
+    restored when the last one ends (counted across Python threads, under a lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = 1
+        self.fns: tuple[Any, Any] | None = None
+        self.looked = False
+        self.user_set = False
+
+    def _lookup(self) -> None:
+        self.looked = True
+        self.user_set = any(k in os.environ for k in kernels.BLAS_THREAD_VARS)
+        for lib in _numpy_openblas():
+            get = kernels._first_attr(lib, "get_num_threads")
+            put = kernels._first_attr(lib, "set_num_threads")
+            if get is not None and put is not None:
+                get.restype, get.argtypes = ctypes.c_int, []
+                put.restype, put.argtypes = None, [ctypes.c_int]
+                self.fns = (get, put)
+                return
+
+    def enter(self) -> bool:
+        """Enter the scope; whether functrace may split the product (OpenBLAS runs one
+        thread now). False where OpenBLAS was not found, or the user chose more than
+        one OpenBLAS thread: products then stay whole, with the BLAS's own threads."""
+        with self.lock:
+            if not self.looked:
+                self._lookup()
+            if self.fns is None:
+                self.depth += 1
+                return False
+            if self.depth == 0:
+                get, put = self.fns
+                self.saved = get()
+                if self.saved != 1 and not self.user_set:
+                    put(1)
+            self.depth += 1
+            return self.saved == 1 or not self.user_set
+
+    def exit(self) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0 and self.fns is not None and self.saved != 1:
+                if not self.user_set:
+                    self.fns[1](self.saved)
+
+    def after_fork(self) -> None:
+        if self.depth and self.fns is not None and self.saved != 1 and not self.user_set:
+            self.fns[1](self.saved)
+        self.lock, self.depth = threading.Lock(), 0
+
+
+_blas = _BlasScope()
+
+
+@contextlib.contextmanager
+def blas_one_thread() -> Iterator[bool]:  # (products call _blas.enter/exit directly)
+    """OpenBLAS on one thread inside the block, the caller's count restored after (when
+    no other functrace product still runs); yields whether products may be split (see
+    ``_BlasScope.enter``). Process-wide while it lasts: a NumPy product in another
+    Python thread meanwhile runs on one thread too (same results)."""
+    ok = _blas.enter()
+    try:
+        yield ok
+    finally:
+        _blas.exit()
+
+
+# ---------------------------------------------------------------------------
+# Products: gemm blocks on the pool
 # ---------------------------------------------------------------------------
 
 _GEMM_NAMES = {"float32": "sgemm", "float64": "dgemm"}
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS's enum values
 
 
 @functools.lru_cache(maxsize=1)
-def _gemm_int_bits() -> int | None:
-    """Register NumPy's OpenBLAS ``cblas_?gemm`` under functrace's own symbol names for
-    compiled code; the width of its integers (32 or 64), or None when products stay
-    with NumPy (no OpenBLAS found, no CBLAS symbols, or OpenBLAS runs its own threads)."""
-    import llvmlite.binding as llb
+def _numpy_openblas() -> tuple[ctypes.CDLL, ...]:
+    """The OpenBLAS libraries loaded in the process, NumPy's own first (a SciPy or
+    other copy may be loaded too: the count scoped and the ``gemm`` called must be the
+    library NumPy's products use)."""
+    if not sys.platform.startswith("linux"):
+        return ()
+    np.dot(np.ones((2, 2)), np.ones((2, 2)))  # NumPy's BLAS is loaded
+    home = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
+    libs = kernels._openblas_libs()
+    ours = [lib for lib in libs if str(lib._name).startswith(home) and "numpy" in lib._name]
+    return tuple(ours + [lib for lib in libs if lib not in ours])
 
-    kernels.import_numba()
-    for lib in kernels._openblas_libs():
-        get = kernels._first_attr(lib, "get_num_threads")
-        if get is None:
-            continue
-        get.restype = ctypes.c_int
-        if get() != 1:
-            return None
-        for prefix, suffix, bits in (
-            ("scipy_cblas_", "64_", 64),
-            ("cblas_", "64_", 64),
-            ("scipy_cblas_", "", 32),
-            ("cblas_", "", 32),
+
+@functools.lru_cache(maxsize=2)
+def _gemm(dtype_name: str) -> Any:
+    """NumPy's OpenBLAS ``cblas_?gemm`` through ctypes (which releases the GIL), with
+    integers of the library's width; None when not found."""
+    g = _GEMM_NAMES[dtype_name]
+    real = ctypes.c_float if dtype_name == "float32" else ctypes.c_double
+    for lib in _numpy_openblas():
+        for prefix, suffix, integer in (
+            ("scipy_cblas_", "64_", ctypes.c_int64),
+            ("cblas_", "64_", ctypes.c_int64),
+            ("scipy_cblas_", "", ctypes.c_int),
+            ("cblas_", "", ctypes.c_int),
         ):
-            fns: list[Any] = [
-                getattr(lib, f"{prefix}{g}{suffix}", None) for g in _GEMM_NAMES.values()
-            ]
-            if all(f is not None for f in fns):
-                for g, f in zip(_GEMM_NAMES.values(), fns):
-                    addr = ctypes.cast(f, ctypes.c_void_p).value
-                    llb.add_symbol(f"functrace_cblas_{g}_i{bits}", addr)
-                return bits
+            fn = getattr(lib, f"{prefix}{g}{suffix}", None)
+            if fn is None:
+                continue
+            i, p, e = integer, ctypes.c_void_p, ctypes.c_int
+            fn.argtypes = [e, e, e, i, i, i, real, p, i, p, i, real, p, i]
+            fn.restype = None
+            return fn
     return None
-
-
-_DOT_SOURCE = """\
-# functrace parallel matrix product (generated by functrace.jit; do not edit).
-# signature: a={dt}[2d C ro], b={dt}[2d C ro], ta=intp, tb=intp, c={dt}[2d C], parts=intp
-import numpy as np
-from numba import prange, types
-
-from functrace.jit.kernels import kernel_jit_parallel
-
-_I, _R = types.int{bits}, types.{dt}
-gemm = types.ExternalFunction(
-    "functrace_cblas_{gemm}_i{bits}",
-    types.void(types.intc, types.intc, types.intc, _I, _I, _I, _R, types.uintp, _I,
-               types.uintp, _I, _R, types.uintp, _I),
-)
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS's enum values
-
-
-@kernel_jit_parallel
-def kernel(a, b, ta, tb, c, parts):
-    # c = op(a) @ op(b), row-major; op(x) is x, or x.T when t* is 1. The larger of
-    # c's dimensions is split into `parts` blocks (one per thread), one BLAS call each.
-    m, n = c.shape
-    k = a.shape[0] if ta else a.shape[1]
-    lda, ldb, s = max(1, a.shape[1]), max(1, b.shape[1]), {size}
-    order = np.intc(ROW_MAJOR)
-    opa, opb = np.intc(TRANS if ta else NO_TRANS), np.intc(TRANS if tb else NO_TRANS)
-    one, zero = np.{dt}(1.0), np.{dt}(0.0)
-    by_rows = m >= n
-    parts = min(parts, m if by_rows else n)
-    step = ((m if by_rows else n) + parts - 1) // parts
-    for p in prange(parts):
-        lo = p * step
-        hi = min(m if by_rows else n, lo + step)
-        if hi <= lo:
-            continue
-        if by_rows:  # rows lo:hi of op(a) and of c
-            pa = a.ctypes.data + lo * s * (1 if ta else lda)
-            gemm(order, opa, opb, np.int{bits}(hi - lo), np.int{bits}(n),
-                 np.int{bits}(k), one, pa, np.int{bits}(lda), b.ctypes.data,
-                 np.int{bits}(ldb), zero, c.ctypes.data + lo * n * s, np.int{bits}(n))
-        else:  # columns lo:hi of op(b) and of c
-            pb = b.ctypes.data + lo * s * (ldb if tb else 1)
-            gemm(order, opa, opb, np.int{bits}(m), np.int{bits}(hi - lo),
-                 np.int{bits}(k), one, a.ctypes.data, np.int{bits}(lda), pb,
-                 np.int{bits}(ldb), zero, c.ctypes.data + lo * s, np.int{bits}(n))
-    return c
-"""
-
-
-def _dot_kernel(dtype: np.dtype) -> kernels.LoadedKernel:
-    bits = _gemm_int_bits()
-    assert bits is not None
-    kernels.import_numba()
-    from numba import types
-    from numba.np.numpy_support import from_dtype
-
-    source = _DOT_SOURCE.format(
-        dt=dtype.name, bits=bits, gemm=_GEMM_NAMES[dtype.name], size=dtype.itemsize
-    )
-    arr = types.Array(from_dtype(dtype), 2, "C", readonly=True)
-    out = types.Array(from_dtype(dtype), 2, "C")
-    sig = (arr, arr, types.intp, types.intp, out, types.intp)
-    return kernels.load_source(source, sig)
 
 
 def _blas_layout(x: np.ndarray) -> tuple[np.ndarray, int]:
@@ -201,36 +543,142 @@ def _blas_layout(x: np.ndarray) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(x), 0
 
 
-def dot_for(dtype: np.dtype, fmas: int) -> tuple[Any, kernels.LoadedKernel] | None:
-    """A replacement for ``np.dot(a, b[, out])`` of 2-D ``dtype`` operands that splits
-    the product across threads, with the kernel it calls; None where ``np.dot`` stays
-    (one thread, a small product, another dtype, no single-threaded OpenBLAS)."""
-    if (
-        fmas < MIN_DOT_FMAS
-        or dtype.name not in _GEMM_NAMES
-        or not enabled()
-        or _gemm_int_bits() is None
-    ):
-        return None
-    loaded = _dot_kernel(dtype)
-    entry: Any = loaded.entry
-    get_num_threads = kernels.import_numba().get_num_threads
+class ParallelDot:
+    """``np.dot(a, b[, out])`` for 2-D float32/float64 operands, split into row blocks
+    (when ``c`` has at least as many rows as columns: each block re-reads ``b``) or
+    column blocks (each re-reads ``a``), one single-threaded ``gemm`` per block, on
+    the pool. Serial calls are ``np.dot`` itself, with OpenBLAS on one thread."""
 
-    def dot(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    takes_out = True  # called like np.dot(a, b, out)
+
+    def __init__(self, dtype: np.dtype, m: int, k: int, n: int) -> None:
+        self.gemm = _gemm(dtype.name)
+        self.size = dtype.itemsize
+        by_rows = m >= n
+        size = m if by_rows else n
+        # Blocks of 16 rows/columns or more: whole register tiles of the BLAS kernels.
+        chunks = _n_chunks(m * k * n, size, MIN_DOT_FMAS // 2, 16, DOT_CHUNKS_PER_THREAD)
+        self.bounds = _chunk_bounds(size, chunks, 16)
+        self.n_chunks = len(self.bounds) - 1
+        self.by_rows = by_rows
+        self.site = _Chooser()
+
+    def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        may_split = _blas.enter()
+        try:
+            parallel, timed = self.site.choose()
+            if not (may_split and self.gemm is not None and self.n_chunks > 1):
+                parallel = False
+            if out is not None and not out.flags.c_contiguous:
+                parallel = False
+            t0 = time.perf_counter() if timed else 0.0
+            if parallel:
+                out, parallel = self._split(a, b, out)
+            else:
+                out = np.dot(a, b) if out is None else np.dot(a, b, out)
+            if timed:
+                self.site.record(parallel, time.perf_counter() - t0)
+        finally:
+            _blas.exit()
+        self.site.count(parallel)
+        return out
+
+    def _split(
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None
+    ) -> tuple[np.ndarray, bool]:
         (a, ta), (b, tb) = _blas_layout(a), _blas_layout(b)
+        m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+        n = b.shape[0] if tb else b.shape[1]
         if out is None:
-            out = np.empty((a.shape[ta], b.shape[1 - tb]), a.dtype)
-        return entry(a, b, ta, tb, out, get_num_threads())
+            out = np.empty((m, n), a.dtype)
+        lda, ldb, s = max(1, a.shape[1]), max(1, b.shape[1]), self.size
+        pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
+        opa, opb = (_TRANS if ta else _NO_TRANS), (_TRANS if tb else _NO_TRANS)
+        gemm, by_rows, bounds = self.gemm, self.by_rows, self.bounds
 
-    dot.takes_out = True  # type: ignore[attr-defined]  # called like np.dot(a, b, out)
-    return dot, loaded
+        def chunk(i: int) -> None:
+            lo, hi = bounds[i], bounds[i + 1]
+            if hi <= lo:
+                return
+            if by_rows:  # rows lo:hi of op(a) and of c
+                a0 = pa + lo * s * (1 if ta else lda)
+                gemm(_ROW_MAJOR, opa, opb, hi - lo, n, k, 1.0, a0, lda, pb, ldb, 0.0,
+                     pc + lo * n * s, n)  # fmt: skip
+            else:  # columns lo:hi of op(b) and of c
+                b0 = pb + lo * s * (ldb if tb else 1)
+                gemm(_ROW_MAJOR, opa, opb, m, hi - lo, k, 1.0, pa, lda, b0, ldb, 0.0,
+                     pc + lo * s, n)  # fmt: skip
+
+        return out, run_chunks(chunk, len(bounds) - 1)
+
+    def __repr__(self) -> str:
+        return f"<functrace matrix product in up to {self.n_chunks} blocks>"
+
+
+def _scoped(fn: Any) -> Any:
+    """``fn`` (a NumPy product) called with OpenBLAS on one thread."""
+
+    enter, leave = _blas.enter, _blas.exit
+
+    def call(*args: Any) -> Any:
+        enter()
+        try:
+            return fn(*args)
+        finally:
+            leave()
+
+    call.takes_out = getattr(fn, "takes_out", fn is np.dot)  # type: ignore[attr-defined]
+    call.__name__ = f"one_blas_thread_{getattr(fn, '__name__', 'product')}"
+    return call
+
+
+def dot_for(dtype: np.dtype, m: int, k: int, n: int) -> Any:
+    """What the driver calls for ``np.dot`` of a 2-D ``(m, k)`` by ``(k, n)`` product
+    of ``dtype``: a :class:`ParallelDot` when it is large enough to split, a scoped
+    ``np.dot`` (OpenBLAS on one thread) when OpenBLAS could thread it, else None
+    (``np.dot`` as is)."""
+    fmas = m * k * n
+    if fmas <= GEMM_THREADED_FMAS or dtype.kind not in "fc" or dtype.itemsize < 4:
+        return None
+    if fmas >= MIN_DOT_FMAS and dtype.name in _GEMM_NAMES and enabled():
+        return ParallelDot(dtype, m, k, n)
+    return _scoped(np.dot)
+
+
+def product_for(fn: Any, dtype: np.dtype, fmas: int, gemm: bool) -> Any:
+    """``fn`` (``np.dot`` or ``np.matmul``) run with OpenBLAS on one thread when
+    OpenBLAS could thread it (``fmas`` multiply-adds per BLAS call, in a matrix-matrix
+    product when ``gemm``), else ``fn`` itself."""
+    limit = GEMM_THREADED_FMAS if gemm else BLAS_THREADED_FMAS
+    if fmas <= limit or dtype.kind not in "fc" or dtype.itemsize < 4:
+        return fn
+    return _scoped(fn)
+
+
+def _register_fork() -> None:
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_register_fork()
 
 
 __all__ = [
+    "BLAS_THREADED_FMAS",
+    "GEMM_THREADED_FMAS",
     "MIN_DOT_FMAS",
     "MIN_KERNEL_SIZE",
+    "ParallelDot",
+    "SplitKernel",
+    "blas_one_thread",
+    "call_counts",
     "dot_for",
     "enabled",
     "kernel_in_parallel",
+    "mode",
+    "num_threads",
+    "product_for",
+    "run_chunks",
+    "split_kernel",
     "threads",
 ]
