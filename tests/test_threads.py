@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from functrace.jit import kernels, parallel
+from functrace.jit import jit, kernels, parallel
 
 pytestmark = pytest.mark.usefixtures("private_jit_cache")  # subprocesses compile into it
 
@@ -321,3 +321,40 @@ def test_user_blas_choice_is_kept() -> None:
     # More than one OpenBLAS thread chosen: the product stays whole, on OpenBLAS's
     # threads; with one, functrace's threads split it.
     assert two["counts"]["parallel"] == 0 and one["counts"]["parallel"] >= 1
+
+
+def test_convolution_impl_times_blas_threads_against_one(monkeypatch) -> None:
+    """A convolution's impl runs its own BLAS products: with threads on, the driver
+    calls it through a BlasImpl that times OpenBLAS's threads against one thread and
+    keeps the faster; with one thread, OpenBLAS is scoped to one thread. Results equal
+    the eager impl's either way, and OpenBLAS's count is restored."""
+    from functrace import lax
+
+    def conv(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME") * 2.0
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 10, 10)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    want = conv(x, w)
+    with parallel.blas_one_thread():  # finds NumPy's OpenBLAS
+        pass
+    before = parallel._blas.fns[0]() if parallel._blas.fns else None
+    for threads_on in (False, True):
+        monkeypatch.setattr(parallel, "enabled", lambda on=threads_on: on)
+        monkeypatch.setattr(parallel, "mode", "auto")
+        f = jit(conv)
+        low = f.lower(x, w)
+        impls = [
+            v
+            for v in low._entry.program.driver.__globals__.values()
+            if isinstance(v, parallel.BlasImpl)
+        ]
+        assert len(impls) == (1 if threads_on else 0)
+        for _ in range(8):
+            np.testing.assert_allclose(f(x, w), want, rtol=1e-5, atol=1e-5)
+        if threads_on:
+            serial, threaded = impls[0].site.samples
+            assert len(serial) == len(threaded) == 3  # both timed in the warm-up
+    after = parallel._blas.fns[0]() if parallel._blas.fns else None
+    assert before == after

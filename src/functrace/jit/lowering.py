@@ -77,6 +77,8 @@ from functrace.jit.kernels import (
 Atom = Var | Literal
 
 IMPL = "impl"
+_BLAS_IMPLS = {lax.conv_general_dilated_p}
+"""Primitives whose impl runs BLAS products itself (the driver wraps it: parallel.blas_impl)."""
 """Marker returned by :func:`lowering_rule` for the default "driver calls impl" rule."""
 
 
@@ -509,6 +511,8 @@ class _Gen:
             if impl is None:  # pragma: no cover - lowering_rule raised already
                 raise MissingRuleError(p.name, "jit", "numba_emitters", "functrace/lax")
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
+            if p in _BLAS_IMPLS:
+                fn = parallel.blas_impl(fn)  # its products: OpenBLAS's threads only if they pay
             expr = f"{self.glob('f', fn)}({', '.join(args)})"
         elif (
             fresh

@@ -488,6 +488,43 @@ def blas_one_thread() -> Iterator[bool]:  # (products call _blas.enter/exit dire
         _blas.exit()
 
 
+class BlasImpl:
+    """An impl that calls BLAS itself (a convolution's im2col products), called by the
+    driver: each call site times OpenBLAS's own threads against one OpenBLAS thread (the
+    scope above) and keeps the faster, re-timing now and then (``_Chooser``): on a quiet
+    machine the BLAS's threads pay, with a core held by another process they stall (a
+    2-thread pool then waits for its descheduled thread), and one thread does not."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.site = _Chooser()
+
+    def __call__(self, *args: Any) -> Any:
+        threaded, timed = self.site.choose()
+        t0 = time.perf_counter() if timed else 0.0
+        if threaded:
+            out = self.fn(*args)
+        else:
+            _blas.enter()
+            try:
+                out = self.fn(*args)
+            finally:
+                _blas.exit()
+        if timed:
+            self.site.record(threaded, time.perf_counter() - t0)
+        return out
+
+    def __repr__(self) -> str:
+        return "<impl timing OpenBLAS's threads against one thread>"
+
+
+def blas_impl(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What the driver calls for the impl ``fn`` of a primitive computed with BLAS
+    products: a :class:`BlasImpl` when functrace runs threads, else ``fn`` with
+    OpenBLAS on one thread (a one-core process, ``FUNCTRACE_NUM_THREADS=1``)."""
+    return BlasImpl(fn) if enabled() else _scoped(fn)
+
+
 # ---------------------------------------------------------------------------
 # Products: gemm blocks on the pool
 # ---------------------------------------------------------------------------
@@ -664,6 +701,8 @@ _register_fork()
 
 
 __all__ = [
+    "BlasImpl",
+    "blas_impl",
     "BLAS_THREADED_FMAS",
     "GEMM_THREADED_FMAS",
     "MIN_DOT_FMAS",
