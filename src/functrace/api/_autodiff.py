@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
+from functrace.api import _eager_cache
 from functrace.api._args import (
     _FLAT_LEAF_TYPES,
     _check_array_leaf,
@@ -74,25 +75,34 @@ def value_and_grad(
         leaves = _plain_leaves("grad", fun, leaves, diff, nums)
         mask = _diff_mask("grad", leaves, allow_int)
 
-        def flat_fun(*flat: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
-                full[i] = v
-            res = core.call_user("grad", fun, full, kwargs)
-            out, aux = res if has_aux else (res, None)
-            if has_aux and not (isinstance(res, tuple) and len(res) == 2):
-                raise TypeError(
-                    f"grad: expected {describe_fun(fun)} with has_aux=True to "
-                    f"return a pair (output, aux), got {core.describe_value(res)}."
-                )
-            _check_scalar_output(fun, out)
-            return ([out], aux) if has_aux else [out]
+        def run(flat_in: list[Any], full: list[Any], kw: Any) -> tuple[Any, list[Any], Any]:
+            def flat_fun(*flat: Any) -> Any:
+                args_in = list(full)
+                for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
+                    args_in[i] = v
+                res = core.call_user("grad", fun, args_in, kw)
+                out, aux = res if has_aux else (res, None)
+                if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+                    raise TypeError(
+                        f"grad: expected {describe_fun(fun)} with has_aux=True to "
+                        f"return a pair (output, aux), got {core.describe_value(res)}."
+                    )
+                _check_scalar_output(fun, out)
+                return ([out], aux) if has_aux else [out]
 
-        outs, lin, aux = ad.linearize_flat(
-            flat_fun, leaves, mask, origin=origin[0], has_aux=has_aux
-        )
-        ans = outs[0]
-        cts = lin.transpose([np.ones((), core.get_aval(ans).dtype)])
+            outs, lin, aux = ad.linearize_flat(
+                flat_fun, flat_in, mask, origin=origin[0], has_aux=has_aux
+            )
+            ans = outs[0]
+            cts = lin.transpose([np.ones((), core.get_aval(ans).dtype)])
+            return ans, cts, aux
+
+        if not _eager_cache.usable():  # under a transformation: part of the outer one
+            ans, cts, aux = run(leaves, list(args), kwargs)
+        else:
+            ans, cts, aux = _cached_grad(
+                fun, (nums, has_aux, allow_int, tree), run, leaves, args, nums, kwargs, origin[0]
+            )
         grads = [_from_ct(c, p) for c, p in zip(cts, leaves)]
         g_tree = tuple(grads) if tree is None else tree_unflatten(tree, grads)
         g = g_tree[0] if single else g_tree
@@ -100,6 +110,50 @@ def value_and_grad(
         return ((ans, aux), g) if has_aux else (ans, g)
 
     return value_and_grad_f
+
+
+def _is_dyn(x: Any) -> bool:
+    return type(x) is np.ndarray or isinstance(x, np.generic)
+
+
+def _cached_grad(
+    fun: Callable[..., Any],
+    options: Any,
+    run: Callable[..., tuple[Any, list[Any], Any]],
+    leaves: list[Any],
+    args: tuple[Any, ...],
+    nums: tuple[int, ...],
+    kwargs: Any,
+    origin: str,
+) -> tuple[Any, list[Any], Any]:
+    """``run(leaves, args, kwargs)`` through the eager cache (``_eager_cache``): the
+    differentiated leaves and the array leaves of the other arguments are the inputs."""
+    rest = [a for i, a in enumerate(args) if i not in nums]
+    r_leaves, r_tree = tree_flatten((rest, kwargs))
+    dyn: list[Any] = []
+    k_diff = _eager_cache.input_signature(leaves, dyn)
+    k_rest = _eager_cache.signature(r_leaves, dyn)
+    key = None
+    if k_rest is not None:
+        key = ("grad", options, len(args), r_tree, k_diff, k_rest)
+    n_diff = len(leaves)
+
+    def body(ins: list[Any]) -> tuple[list[Any], Any]:
+        it = iter(ins[n_diff:])
+        new_rest, kw = tree_unflatten(r_tree, [next(it) if _is_dyn(x) else x for x in r_leaves])
+        it_rest = iter(new_rest)
+        full = [None if i in nums else next(it_rest) for i in range(len(args))]
+        ans, cts, aux = run(ins[:n_diff], full, kw)
+        zero = [type(c) is ad.Zero for c in cts]
+        aux_leaves, aux_tree = tree_flatten(aux)
+        live = [c for c, z in zip(cts, zero) if not z]
+        return [ans, *live, *aux_leaves], (zero, aux_tree, [c for c in cts if type(c) is ad.Zero])
+
+    flat, (zero, aux_tree, zeros) = _eager_cache.call(fun, key, dyn, body, origin)
+    it_live, it_zero = iter(flat[1:]), iter(zeros)
+    cts = [next(it_zero) if z else next(it_live) for z in zero]
+    aux = tree_unflatten(aux_tree, list(it_live))
+    return flat[0], cts, aux
 
 
 def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
