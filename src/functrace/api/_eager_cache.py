@@ -65,9 +65,7 @@ _switch = _Switch()
 
 
 def _set(flag: bool) -> None:
-    _switch.on = bool(flag)
-    if not flag:
-        clear_eager_cache()
+    _switch.on = bool(flag)  # off: the recorded programs are kept, and unused
 
 
 _config.register("eager_cache", lambda: _switch.on, _set)
@@ -122,7 +120,7 @@ _ARRAY_TYPES = (np.ndarray,)
 def _leaf_key(x: Any, dyn: list[Any]) -> Any:
     """The signature of one leaf: arrays go to ``dyn`` (inputs of the program)."""
     t = type(x)
-    if t is np.ndarray or isinstance(x, np.generic):
+    if t is np.ndarray or isinstance(x, (np.ndarray, np.generic)):
         dyn.append(x)
         return (t, x.shape, x.dtype)
     if t is float:
@@ -212,7 +210,9 @@ class Program:
                 outs.append(len(init))
                 init.append(None)
             out: Any = tuple(outs) if prim.multiple_results else outs[0]
-            steps.append((prim.impl, ins, eqn.params, out, prim.multiple_results))
+            impl = prim.impl
+            kind = len(ins) if len(ins) <= 2 and not eqn.params and not prim.multiple_results else 3
+            steps.append((kind, impl, ins, eqn.params, out, prim.multiple_results))
         self.outs = tuple(slot(x) for x in jaxpr.outvars)
         self.init = init
         self.steps = steps
@@ -227,13 +227,18 @@ class Program:
                 return None
         env = init.copy()
         env[self.first_in : self.first_in + self.n_in] = args
-        for impl, ins, params, out, multi in self.steps:
-            r = impl(*[env[i] for i in ins], **params)
-            if multi:
-                for o, v in zip(out, r):
-                    env[o] = v
+        for kind, impl, ins, params, out, multi in self.steps:
+            if kind == 2:
+                env[out] = impl(env[ins[0]], env[ins[1]])
+            elif kind == 1:
+                env[out] = impl(env[ins[0]])
             else:
-                env[out] = r
+                r = impl(*[env[i] for i in ins], **params)
+                if multi:
+                    for o, v in zip(out, r):
+                        env[o] = v
+                else:
+                    env[out] = r
         return [env[i] for i in self.outs]
 
 
