@@ -79,6 +79,16 @@ def _scalarize(op: OpInfo, weights: Any) -> Any:
 
 
 GRAD_ROWS = [op for op in ALL_OPS if op.grad and _float_argnums(op)]
+# Rows whose derivatives read the values of traced arrays eagerly, so that their
+# recordings are never reused (traced on every call): (value_and_grad, vjp, jvp) reused.
+# The integer arguments of the ops are inputs of the recording; the backward passes of
+# scatter_mul and take_along_axis read those indices (vjp's backward pass runs when its
+# pullback is called, after the recording).
+CONCRETIZING = {
+    "lax.while_loop": (False, False, True),  # its derivatives count the iterations
+    "lax.scatter_mul": (False, True, False),
+    "take_along_axis": (False, True, False),
+}
 
 
 @pytest.mark.parametrize("op", GRAD_ROWS, ids=str)
@@ -94,15 +104,16 @@ def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any) -> None:
     weights = [rng.standard_normal(np.shape(o)).astype(o.dtype) for o in outs]
     loss = _scalarize(op, weights)
     fn = op.fn
-    _three(lambda: ft.value_and_grad(loss, argnums=nums)(*args), f"{op} value_and_grad")
+    reused = CONCRETIZING.get(op.name, (True, True, True))
+    _three(lambda: ft.value_and_grad(loss, argnums=nums)(*args), f"{op} grad", reused[0])
+
+    def f(*d: Any) -> Any:  # the op of the differentiated arguments (one function object)
+        full = list(args)
+        for i, v in zip(nums, d):
+            full[i] = v
+        return fn(*full, **op.kwargs)
 
     def vjp_call() -> Any:
-        def f(*d: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, d):
-                full[i] = v
-            return fn(*full, **op.kwargs)
-
         primal, pullback = ft.vjp(f, *[args[i] for i in nums])
         ct = ft.tree_util.tree_map(
             lambda o: np.ones(np.shape(o), o.dtype)
@@ -112,21 +123,11 @@ def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any) -> None:
         )
         return primal, pullback(ct)
 
-    _three(vjp_call, f"{op} vjp")
+    _three(vjp_call, f"{op} vjp", reused[1])
     tangents = tuple(
         rng.standard_normal(np.shape(args[i])).astype(np.asarray(args[i]).dtype) for i in nums
     )
-
-    def jvp_call() -> Any:
-        def f(*d: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, d):
-                full[i] = v
-            return fn(*full, **op.kwargs)
-
-        return ft.jvp(f, tuple(args[i] for i in nums), tangents)
-
-    _three(jvp_call, f"{op} jvp")
+    _three(lambda: ft.jvp(f, tuple(args[i] for i in nums), tangents), f"{op} jvp", reused[2])
 
 
 # ---------------------------------------------------------------------------
