@@ -86,9 +86,7 @@ def _torch_worker() -> None:
 
     def mlp(sizes, batch):
         state = bj.init(sizes, batch)
-        params = [
-            torch.tensor(p, requires_grad=True) for layer in state[0] for p in layer
-        ]
+        params = [torch.tensor(p, requires_grad=True) for layer in state[0] for p in layer]
         x, y = torch.tensor(state[4]), torch.tensor(state[5])
         opt = torch.optim.Adam(params, lr=bj.LR, betas=(bj.B1, bj.B2), eps=bj.EPS)
 

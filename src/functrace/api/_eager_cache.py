@@ -200,7 +200,7 @@ class Program:
                 return len(init) - 1
             return index[x]
 
-        steps = []
+        steps: list[tuple[int, Callable[..., Any], tuple[int, ...], Any, Any, bool]] = []
         for eqn in jaxpr.eqns:
             prim = eqn.primitive
             ins = tuple(slot(x) for x in eqn.inputs)
@@ -211,7 +211,7 @@ class Program:
                 init.append(None)
             out: Any = tuple(outs) if prim.multiple_results else outs[0]
             # the checks of a checked impl ran when the equation was recorded
-            impl = getattr(prim.impl, "unchecked", prim.impl)
+            impl: Any = getattr(prim.impl, "unchecked", prim.impl)
             kind = len(ins) if len(ins) <= 2 and not eqn.params and not prim.multiple_results else 3
             steps.append((kind, impl, ins, eqn.params, out, prim.multiple_results))
         self.outs = tuple(slot(x) for x in jaxpr.outvars)
