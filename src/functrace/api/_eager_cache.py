@@ -117,6 +117,12 @@ class _Unkeyable(Exception):
 _ARRAY_TYPES = (np.ndarray,)
 
 
+def is_input(x: Any) -> bool:
+    """Whether the leaf ``x`` is an input of a recorded program (an array or a NumPy
+    scalar; other leaves are part of the signature)."""
+    return type(x) is np.ndarray or isinstance(x, (np.ndarray, np.generic))
+
+
 def _leaf_key(x: Any, dyn: list[Any]) -> Any:
     """The signature of one leaf: arrays go to ``dyn`` (inputs of the program)."""
     t = type(x)
@@ -339,6 +345,7 @@ __all__ = [
     "clear_eager_cache",
     "eager_trace_count",
     "input_signature",
+    "is_input",
     "signature",
     "stats",
     "usable",
