@@ -95,19 +95,20 @@ stats = EagerCacheStats()
 """The counters of every eager transform (see :class:`EagerCacheStats`)."""
 
 _caches: weakref.WeakKeyDictionary[Any, OrderedDict[Any, Any]] = weakref.WeakKeyDictionary()
+_trace_counts: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 _NEVER = object()  # a signature whose recording may not be reused
 
 
 def clear_eager_cache() -> None:
     """Forget every recorded eager program (the next call of each transform traces)."""
     _caches.clear()
+    _trace_counts.clear()
 
 
 def eager_trace_count(fun: Callable[..., Any]) -> int:
     """How many eager transform calls of ``fun`` ran ``fun`` (recorded or not) rather
     than a recorded program, since its first call (or :func:`clear_eager_cache`)."""
-    table = _caches.get(fun)
-    return 0 if table is None else table.get("traces", 0)  # type: ignore[no-any-return]
+    return _trace_counts.get(fun, 0)
 
 
 class _Unkeyable(Exception):
@@ -277,9 +278,9 @@ def _table(fun: Any) -> OrderedDict[Any, Any] | None:
     return table
 
 
-def _count_trace(table: OrderedDict[Any, Any]) -> None:
+def _count_trace(fun: Any) -> None:
     stats.traces += 1
-    table["traces"] = table.get("traces", 0) + 1
+    _trace_counts[fun] = _trace_counts.get(fun, 0) + 1
 
 
 def call(
@@ -298,7 +299,7 @@ def call(
         return body(dyn)
     entry = table.get(key)
     if entry is _NEVER:
-        _count_trace(table)
+        _count_trace(fun)
         return body(dyn)
     if entry is not None:
         outs = entry.run(dyn)
@@ -306,8 +307,8 @@ def call(
             table.move_to_end(key)
             stats.reuses += 1
             return outs, entry.meta
-        del table[key]
-    _count_trace(table)
+        table.pop(key, None)
+    _count_trace(fun)
     builder = JaxprBuilder()
     calls_before = recording.state.callbacks
     with core.new_trace(RecordingTrace, builder, origin=origin) as trace:
@@ -330,11 +331,8 @@ def call(
                 layout.append((x,))
         jaxpr, consts = builder.build(tracers, out_tracers)
         table[key] = _Entry(Program(jaxpr, consts), layout, meta)
-    if len(table) > MAX_ENTRIES + 1:  # + 1: the "traces" counter
-        for k in table:
-            if k != "traces":
-                del table[k]
-                break
+    while len(table) > MAX_ENTRIES:
+        table.popitem(last=False)  # the least recently used signature
     return values, meta
 
 
