@@ -355,6 +355,21 @@ def test_closed_over_array_changed_in_place_records_again() -> None:
     assert ec.eager_trace_count(f) == 2
 
 
+def test_large_closed_over_array_changed_in_place_records_again() -> None:
+    w = np.ones((400, 400))  # above the copy limit: checked by a checksum
+
+    def f(x: Any) -> Any:
+        return (w @ x).sum()
+
+    ec.clear_eager_cache()
+    g = ft.grad(f)
+    x = np.ones(400)
+    assert g(x)[4] == 400.0 and g(x)[4] == 400.0
+    w[3, 4] = 7.0
+    assert g(x)[4] == 406.0
+    assert ec.eager_trace_count(f) == 2
+
+
 def test_signatures_python_float_numpy_scalar_zero_d_array_and_weak_types() -> None:
     def f(x: Any, y: Any) -> Any:
         return (x * y + x**2).sum()

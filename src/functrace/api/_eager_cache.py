@@ -27,8 +27,9 @@ function and of its custom rules (a ``print``, appending to a list) run when it 
 recorded, not on reused calls (``functrace.debug.print``/``debug.callback`` run on every
 call); values the function computes without functrace (NumPy's global random state, a
 global Python float it reads) are constants of the program. Closed-over NumPy arrays
-that reach the program are checked on every reuse: an array changed in place since the
-recording makes the call record again. Turn reuse off with
+that reach the program are checked on every reuse (compared with a copy, or above 1 MB
+with a CRC-32 checksum): an array changed in place since the recording makes the call
+record again. Turn reuse off with
 ``functrace.config.eager_cache = False`` or the environment variable
 ``FUNCTRACE_EAGER_CACHE=0``; :func:`clear_eager_cache` empties the cache.
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import os
 import weakref
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -170,7 +172,18 @@ def usable() -> bool:
     return _switch.on and not _debug.flags.check and len(core.trace_stack()) == 1
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
+_COPY_LIMIT = 1 << 20  # bytes: a larger constant is remembered by a checksum, not a copy
+
+
+def _snapshot(a: np.ndarray) -> Any:
+    if a.nbytes <= _COPY_LIMIT:
+        return a.copy()
+    return (a.shape, a.dtype, zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B")))
+
+
+def _same(a: np.ndarray, b: Any) -> bool:
+    if type(b) is tuple:  # a checksum (see _snapshot)
+        return _snapshot(a) == b
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     try:
@@ -193,7 +206,7 @@ class Program:
         for v, c in zip(jaxpr.constvars, consts):
             index[v] = len(init)
             if type(c) is np.ndarray and c.flags.writeable:
-                snapshots.append((len(init), c.copy()))  # changed in place -> record again
+                snapshots.append((len(init), _snapshot(c)))  # changed in place: record again
             init.append(c)
         self.first_in = len(init)
         self.n_in = len(jaxpr.invars)
