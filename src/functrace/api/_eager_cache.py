@@ -178,7 +178,8 @@ _COPY_LIMIT = 1 << 20  # bytes: a larger constant is remembered by a checksum, n
 def _snapshot(a: np.ndarray) -> Any:
     if a.nbytes <= _COPY_LIMIT:
         return a.copy()
-    return (a.shape, a.dtype, zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B")))
+    data = np.ascontiguousarray(a).view(np.uint8)  # the bytes, without a copy
+    return (a.shape, a.dtype, zlib.crc32(data.data))
 
 
 def _same(a: np.ndarray, b: Any) -> bool:
