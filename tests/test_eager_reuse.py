@@ -225,6 +225,24 @@ def test_custom_rules_reuse() -> None:
     _three(lambda: ft.vjp(f, X)[1](1.0), "custom rules vjp")
 
 
+@ft.custom_jvp
+def _absolute(x: Any) -> Any:
+    return x if x > 0 else -x  # Python control flow on the primal, as eagerly allowed
+
+
+@_absolute.defjvp
+def _absolute_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return _absolute(x), (t if x > 0 else -t)
+
+
+def test_custom_jvp_with_python_control_flow_is_traced_every_call() -> None:
+    ec.clear_eager_cache()
+    g = ft.grad(_absolute)
+    assert [float(g(v)) for v in (2.0, -2.0, 3.0)] == [1.0, -1.0, 1.0]
+    assert ec.eager_trace_count(_absolute) == 3
+
+
 def test_hooks_run_on_every_call_and_are_never_reused() -> None:
     seen: list[float] = []
 

@@ -33,6 +33,7 @@ class RecordingTracer(StagingTracer):
     """A recorded value: its variable in the program being recorded and its value."""
 
     __slots__ = ("val",)
+    recorded = True
 
     def __init__(self, trace: RecordingTrace, aval: ShapedArray, var: Any, val: Any) -> None:
         self._trace = trace
