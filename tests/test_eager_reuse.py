@@ -493,3 +493,14 @@ def test_environment_variable_turns_it_off() -> None:
     env = dict(os.environ, FUNCTRACE_EAGER_CACHE="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_indexing_with_an_integer_array_argument_is_traced_every_call() -> None:
+    def f(w: Any, idx: Any) -> Any:  # indexing reads the index values eagerly
+        return (w[idx] ** 2).sum()
+
+    ec.clear_eager_cache()
+    w = np.arange(5.0)
+    for idx in (np.array([0, 2]), np.array([1, 4]), np.array([0, 2])):
+        _same(ft.grad(f)(w, idx), _fresh(lambda idx=idx: ft.grad(f)(w, idx)), "x[idx]")
+    assert ec.eager_trace_count(f) == 3
