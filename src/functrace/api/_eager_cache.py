@@ -1,7 +1,7 @@
 """Reuse of eager derivative programs (``config.eager_cache``).
 
-An eager ``grad``/``value_and_grad``/``vjp``/``jvp`` call (no transformation active,
-concrete arguments) runs its function once on a recording trace
+An eager ``grad``/``value_and_grad``/``vjp``/``jvp``/``vmap`` call (no transformation
+active, concrete arguments) runs its function once on a recording trace
 (``interpreters.recording``): the call computes exactly what an unrecorded eager call
 computes, and the primitives it ran (forward pass, derivative rules, backward pass)
 are kept as a program. A later call of the same transform of the same function object
