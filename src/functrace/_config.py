@@ -83,6 +83,10 @@ class Config:
     * ``explain_retraces``: when a jitted function traces again, log one line on the
       ``functrace.jit`` logger (WARNING) saying what differs from the closest earlier
       signature.
+    * ``eager_cache`` (registered by ``functrace.api``; default on,
+      ``FUNCTRACE_EAGER_CACHE=0`` turns it off): eager ``grad``/``vjp``/``jvp`` reuse the
+      program recorded by an earlier call with the same signature (see
+      ``functrace/api/_eager_cache.py``).
     """
 
     __slots__ = ()

@@ -597,6 +597,9 @@ class Tracer:
     __array_priority__ = 1000
     _trace: Trace
     py = False  # a Python scalar in an eager run (only jit's tracers set it: StagingTracer)
+    # A concrete value of an eager run being recorded (interpreters/recording.py): code
+    # that runs concrete arrays another way than traced ones treats it as concrete.
+    recorded = False
 
     @property
     def aval(self) -> ShapedArray:

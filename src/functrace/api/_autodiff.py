@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
+from functrace.api import _eager_cache
 from functrace.api._args import (
     _FLAT_LEAF_TYPES,
     _check_array_leaf,
@@ -74,25 +75,34 @@ def value_and_grad(
         leaves = _plain_leaves("grad", fun, leaves, diff, nums)
         mask = _diff_mask("grad", leaves, allow_int)
 
-        def flat_fun(*flat: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
-                full[i] = v
-            res = core.call_user("grad", fun, full, kwargs)
-            out, aux = res if has_aux else (res, None)
-            if has_aux and not (isinstance(res, tuple) and len(res) == 2):
-                raise TypeError(
-                    f"grad: expected {describe_fun(fun)} with has_aux=True to "
-                    f"return a pair (output, aux), got {core.describe_value(res)}."
-                )
-            _check_scalar_output(fun, out)
-            return ([out], aux) if has_aux else [out]
+        def run(flat_in: list[Any], full: list[Any], kw: Any) -> tuple[Any, list[Any], Any]:
+            def flat_fun(*flat: Any) -> Any:
+                args_in = list(full)
+                for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
+                    args_in[i] = v
+                res = core.call_user("grad", fun, args_in, kw)
+                out, aux = res if has_aux else (res, None)
+                if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+                    raise TypeError(
+                        f"grad: expected {describe_fun(fun)} with has_aux=True to "
+                        f"return a pair (output, aux), got {core.describe_value(res)}."
+                    )
+                _check_scalar_output(fun, out)
+                return ([out], aux) if has_aux else [out]
 
-        outs, lin, aux = ad.linearize_flat(
-            flat_fun, leaves, mask, origin=origin[0], has_aux=has_aux
-        )
-        ans = outs[0]
-        cts = lin.transpose([np.ones((), core.get_aval(ans).dtype)])
+            outs, lin, aux = ad.linearize_flat(
+                flat_fun, flat_in, mask, origin=origin[0], has_aux=has_aux
+            )
+            ans = outs[0]
+            cts = lin.transpose([_one(core.get_aval(ans).dtype)])
+            return ans, cts, aux
+
+        if not _eager_cache.usable():  # under a transformation: part of the outer one
+            ans, cts, aux = run(leaves, list(args), kwargs)
+        else:
+            ans, cts, aux = _cached_grad(
+                fun, (nums, has_aux, allow_int, tree), run, leaves, args, nums, kwargs, origin[0]
+            )
         grads = [_from_ct(c, p) for c, p in zip(cts, leaves)]
         g_tree = tuple(grads) if tree is None else tree_unflatten(tree, grads)
         g = g_tree[0] if single else g_tree
@@ -100,6 +110,67 @@ def value_and_grad(
         return ((ans, aux), g) if has_aux else (ans, g)
 
     return value_and_grad_f
+
+
+_ONES: dict[np.dtype, np.ndarray] = {}
+
+
+def _one(dtype: np.dtype) -> np.ndarray:
+    """The seed cotangent of grad: a shared read-only 1 of ``dtype``."""
+    one = _ONES.get(dtype)
+    if one is None:
+        one = _ONES[dtype] = np.ones((), dtype)
+        one.setflags(write=False)
+    return one
+
+
+def _is_dyn(x: Any) -> bool:
+    return type(x) is np.ndarray or isinstance(x, (np.ndarray, np.generic))
+
+
+def _cached_grad(
+    fun: Callable[..., Any],
+    options: Any,
+    run: Callable[..., tuple[Any, list[Any], Any]],
+    leaves: list[Any],
+    args: tuple[Any, ...],
+    nums: tuple[int, ...],
+    kwargs: Any,
+    origin: str,
+) -> tuple[Any, list[Any], Any]:
+    """``run(leaves, args, kwargs)`` through the eager cache (``_eager_cache``): the
+    differentiated leaves and the array leaves of the other arguments are the inputs."""
+    rest = [a for i, a in enumerate(args) if i not in nums]
+    r_tree: Any = None
+    if kwargs or not all(type(a) in _FLAT_LEAF_TYPES for a in rest):
+        r_leaves, r_tree = tree_flatten((rest, kwargs))
+    else:
+        r_leaves = rest  # fast path: every other argument is one array or scalar
+    dyn: list[Any] = []
+    k_diff = _eager_cache.input_signature(leaves, dyn)
+    k_rest = _eager_cache.signature(r_leaves, dyn)
+    key = None
+    if k_rest is not None:
+        key = ("grad", options, len(args), r_tree, k_diff, k_rest)
+    n_diff = len(leaves)
+
+    def body(ins: list[Any]) -> tuple[list[Any], Any]:
+        it = iter(ins[n_diff:])
+        new_leaves = [next(it) if _is_dyn(x) else x for x in r_leaves]
+        new_rest, kw = (new_leaves, {}) if r_tree is None else tree_unflatten(r_tree, new_leaves)
+        it_rest = iter(new_rest)
+        full = [None if i in nums else next(it_rest) for i in range(len(args))]
+        ans, cts, aux = run(ins[:n_diff], full, kw)
+        zero = [type(c) is ad.Zero for c in cts]
+        aux_leaves, aux_tree = tree_flatten(aux)
+        live = [c for c, z in zip(cts, zero) if not z]
+        return [ans, *live, *aux_leaves], (zero, aux_tree, [c for c in cts if type(c) is ad.Zero])
+
+    flat, (zero, aux_tree, zeros) = _eager_cache.call(fun, key, dyn, body, origin)
+    it_live, it_zero = iter(flat[1:]), iter(zeros)
+    cts = [next(it_zero) if z else next(it_live) for z in zero]
+    aux = tree_unflatten(aux_tree, list(it_live))
+    return flat[0], cts, aux
 
 
 def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
@@ -303,23 +374,57 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     leaves = _plain_leaves("vjp", fun, leaves, primals)
     for x in leaves:
         _check_array_leaf("vjp", x, "")
-    out_tree_box: list[Any] = []
-
-    def flat_fun(*flat: Any) -> Any:
-        res = core.call_user("vjp", fun, tree_unflatten(in_tree, flat), {})
-        out, aux = res if has_aux else (res, None)
-        out_leaves, out_tree = tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return (out_leaves, aux) if has_aux else out_leaves
-
     mask = [dtypes.is_differentiable(core.get_aval(x).dtype) for x in leaves]
-    outs, lin, aux = ad.linearize_flat(
-        flat_fun, leaves, mask, origin=f"vjp of {describe_fun(fun)}", has_aux=has_aux
-    )
-    out_tree = out_tree_box[-1]
+    origin = f"vjp of {describe_fun(fun)}"
+
+    def run(flat_in: list[Any]) -> tuple[list[Any], ad.LinearFunction, Any, Any]:
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*flat: Any) -> Any:
+            res = core.call_user("vjp", fun, tree_unflatten(in_tree, flat), {})
+            out, aux = res if has_aux else (res, None)
+            out_leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return (out_leaves, aux) if has_aux else out_leaves
+
+        outs, lin, aux = ad.linearize_flat(flat_fun, flat_in, mask, origin=origin, has_aux=has_aux)
+        return outs, lin, aux, out_tree_box[-1]
+
+    if _eager_cache.usable():
+        outs, lin, aux, out_tree = _cached_linear(fun, ("vjp", has_aux, in_tree), run, leaves)
+    else:
+        outs, lin, aux, out_tree = run(leaves)
     vjp_fn = _Pullback(lin, in_tree, out_tree, [_plain_aval(x) for x in leaves])
     out = tree_unflatten(out_tree, [_output(o) for o in outs])
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _cached_linear(
+    fun: Callable[..., Any],
+    options: Any,
+    run: Callable[[list[Any]], tuple[list[Any], ad.LinearFunction, Any, Any]],
+    leaves: list[Any],
+) -> tuple[list[Any], ad.LinearFunction, Any, Any]:
+    """``run(leaves)`` of vjp through the eager cache: the program computes the primal
+    outputs, the residuals of the linear map (its constants) and aux."""
+    dyn: list[Any] = []
+    key = (options, _eager_cache.input_signature(leaves, dyn))
+
+    def body(ins: list[Any]) -> tuple[list[Any], Any]:
+        outs, lin, aux, out_tree = run(ins)
+        aux_leaves, aux_tree = tree_flatten(aux)
+        meta = (len(outs), len(lin.consts), aux_tree, out_tree, lin)
+        return [*outs, *lin.consts, *aux_leaves], meta
+
+    flat, (n_out, n_consts, aux_tree, out_tree, lin) = _eager_cache.call(
+        fun, key, dyn, body, f"vjp of {describe_fun(fun)}"
+    )
+    consts = flat[n_out : n_out + n_consts]
+    lin = ad.LinearFunction(
+        lin.jaxpr, consts, lin.in_avals, lin.out_avals, lin.out_zero, lin.in_mask
+    )
+    aux = tree_unflatten(aux_tree, flat[n_out + n_consts :])
+    return flat[:n_out], lin, aux, out_tree
 
 
 def _plain_aval(x: Any) -> core.ShapedArray:
@@ -389,23 +494,50 @@ def jvp(
     if p_tree != t_tree:
         raise ValueError(structure_mismatch_message(p_tree, tuple(tangents), "jvp tangents"))
     t_leaves = _check_tangents(p_leaves, t_leaves)
-    out_tree_box: list[Any] = []
+    origin = f"jvp of {describe_fun(fun)}"
+    n = len(p_leaves)
+    zero_t = [type(t) is ad.Zero for t in t_leaves]
 
-    def flat_fun(*flat: Any) -> Any:
-        res = core.call_user("jvp", fun, tree_unflatten(p_tree, flat), {})
-        out, aux = res if has_aux else (res, None)
-        out_leaves, out_tree = tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return (out_leaves, aux) if has_aux else out_leaves
+    def run(ins: list[Any]) -> tuple[list[Any], Any]:
+        out_tree_box: list[Any] = []
 
-    res = ad.jvp_flat(
-        flat_fun, p_leaves, t_leaves, origin=f"jvp of {describe_fun(fun)}", has_aux=has_aux
-    )
-    outs, t_outs = res[0], res[1]
-    out_tree = out_tree_box[-1]
+        def flat_fun(*flat: Any) -> Any:
+            res = core.call_user("jvp", fun, tree_unflatten(p_tree, flat), {})
+            out, aux = res if has_aux else (res, None)
+            out_leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return (out_leaves, aux) if has_aux else out_leaves
+
+        it = iter(ins[n:])
+        tangents = [t if z else next(it) for t, z in zip(t_leaves, zero_t)]
+        res = ad.jvp_flat(flat_fun, ins[:n], tangents, origin=origin, has_aux=has_aux)
+        outs, t_outs = res[0], res[1]
+        aux_leaves, aux_tree = tree_flatten(res[2] if has_aux else None)
+        out_zero = [type(t) is ad.Zero for t in t_outs]
+        live = [t for t in t_outs if type(t) is not ad.Zero]
+        meta = (len(outs), out_tree_box[-1], out_zero, [t for t in t_outs if type(t) is ad.Zero])
+        return [*outs, *live, *aux_leaves], (*meta, aux_tree)
+
+    live_t = [t for t, z in zip(t_leaves, zero_t) if not z]
+    if _eager_cache.usable():
+        dyn: list[Any] = []
+        key = (
+            ("jvp", has_aux, p_tree, tuple(zero_t)),
+            _eager_cache.input_signature(p_leaves, dyn),
+            _eager_cache.input_signature(live_t, dyn),
+        )
+        flat, meta = _eager_cache.call(fun, key, dyn, run, origin)
+    else:
+        flat, meta = run([*p_leaves, *live_t])
+    n_out, out_tree, out_zero, zeros, aux_tree = meta
+    outs = flat[:n_out]
+    it_live, it_zero = iter(flat[n_out:]), iter(zeros)
+    t_outs = [next(it_zero) if z else next(it_live) for z in out_zero]
     primal_out = tree_unflatten(out_tree, [_output(o) for o in outs])
     tangent_out = tree_unflatten(out_tree, [_from_ct(t, p) for t, p in zip(t_outs, outs)])
-    return (primal_out, tangent_out, res[2]) if has_aux else (primal_out, tangent_out)
+    if has_aux:
+        return primal_out, tangent_out, tree_unflatten(aux_tree, list(it_live))
+    return primal_out, tangent_out
 
 
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace.api import _eager_cache
 from functrace.api._args import _output, _plain_leaves
 from functrace.core import describe_fun
 from functrace.tree_util import (
@@ -186,38 +187,55 @@ def vmap(
             out_tree_box.append(out_tree)
             return out_leaves
 
-        outs, out_dims = batching.vmap_flat(
-            flat_fun,
-            size,
-            leaves,
-            dims,
-            origin=f"vmap of {describe_fun(fun)}",
-            axis_name=axis_name,
-        )
-        out_tree = out_tree_box[-1]
-        out_ax = (
-            _axes_for("vmap", out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
-            if not isinstance(out_axes, (int, type(None)))
-            else [out_axes] * len(outs)
-        )
-        final = []
-        for o, d, ax in zip(outs, out_dims, out_ax):
-            if ax is None:
-                if d is not None:
+        def run(flat_in: list[Any]) -> tuple[list[Any], Any]:
+            outs, out_dims = batching.vmap_flat(
+                flat_fun,
+                size,
+                flat_in,
+                dims,
+                origin=f"vmap of {describe_fun(fun)}",
+                axis_name=axis_name,
+            )
+            out_tree = out_tree_box[-1]
+            out_ax = (
+                _axes_for("vmap", out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
+                if not isinstance(out_axes, (int, type(None)))
+                else [out_axes] * len(outs)
+            )
+            final = []
+            for o, d, ax in zip(outs, out_dims, out_ax):
+                if ax is None:
+                    if d is not None:
+                        raise ValueError(
+                            f"vmap: expected an unbatched output for out_axes=None "
+                            f"in {describe_fun(fun)}, got an output that depends on "
+                            f"the mapped inputs."
+                        )
+                    final.append(o)
+                    continue
+                nd = core.get_aval(o).ndim + (d is None)
+                if not -nd <= ax < nd:
                     raise ValueError(
-                        f"vmap: expected an unbatched output for out_axes=None "
-                        f"in {describe_fun(fun)}, got an output that depends on "
-                        f"the mapped inputs."
+                        f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
+                        f"{nd} dimensions (batch included), got {ax}."
                     )
-                final.append(_output(o))
-                continue
-            nd = core.get_aval(o).ndim + (d is None)
-            if not -nd <= ax < nd:
-                raise ValueError(
-                    f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
-                    f"{nd} dimensions (batch included), got {ax}."
-                )
-            final.append(_output(batching.bdim_at(o, d, size, ax % nd)))
-        return tree_unflatten(out_tree, final)
+                final.append(batching.bdim_at(o, d, size, ax % nd))
+            return final, out_tree
+
+        if _eager_cache.usable():  # eager: reuse the program of an earlier call
+            dyn: list[Any] = []
+            sig = _eager_cache.signature(leaves, dyn)
+            key = None
+            if sig is not None:
+                key = ("vmap", tuple(dims), repr(out_axes), axis_name, size, arg_tree, kw_tree, sig)
+
+            def body(ins: list[Any]) -> tuple[list[Any], Any]:
+                it = iter(ins)
+                return run([next(it) if _eager_cache.is_input(x) else x for x in leaves])
+
+            final, out_tree = _eager_cache.call(fun, key, dyn, body, where_v)
+        else:
+            final, out_tree = run(leaves)
+        return tree_unflatten(out_tree, [_output(o) for o in final])
 
     return vmapped

@@ -10,6 +10,7 @@ from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer
 from functrace.custom_derivatives._common import _Callable, _level
 from functrace.interpreters import ad, batching
+from functrace.interpreters.recording import callback_value
 
 # A grad_hook acts like an identity function with a custom VJP whose bwd is the hook:
 # its JVP passes the primal through unchanged and marks the tangent (grad_hook_p on the
@@ -158,7 +159,8 @@ def _call_hook(node: Any, args: Sequence[Any]) -> list[Any]:
     for a in args:
         if isinstance(a, Tracer) and core.concrete_or_none(a) is None:
             return hook_call_p.bind(*args, fn=node)  # type: ignore[no-any-return]
-    return node(*args)  # type: ignore[no-any-return]
+    # the eager transforms' recording of this call is not reused: the hook runs every call
+    return node(*[callback_value(a) for a in args])  # type: ignore[no-any-return]
 
 
 def _apply_hook(fn: Any, ct: Any) -> Any:

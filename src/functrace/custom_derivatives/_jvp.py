@@ -133,7 +133,9 @@ class custom_jvp:
             it = iter(diff)
             return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
 
-        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
+        if not any(isinstance(x, Tracer) and not x.recorded for x in leaves) and not (
+            core.dynamic_trace_active()
+        ):  # concrete values (also those of an eager run being recorded): call it
             return self.fun(*args)
         name = describe_fun(self.fun)
         user_jvp = self.jvp

@@ -289,7 +289,9 @@ class custom_vjp:
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff_args)
-        if not any(isinstance(x, Tracer) for x in leaves) and not core.dynamic_trace_active():
+        if not any(isinstance(x, Tracer) and not x.recorded for x in leaves) and not (
+            core.dynamic_trace_active()
+        ):  # concrete values (also those of an eager run being recorded): call it
             return self.fun(*args)
 
         def full(diff: Sequence[Any]) -> list[Any]:

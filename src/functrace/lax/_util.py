@@ -30,6 +30,7 @@ def register_checked(
         abstract_eval(*[core.get_aval(a) for a in args], **params)
         return impl(*args, **params)
 
+    checked.unchecked = impl  # type: ignore[attr-defined]  # for programs already checked
     return register(primitive, checked, abstract_eval)
 
 

@@ -121,7 +121,10 @@ def _dot_general_impl(
     k = math.prod(lhs.shape[i] for i in lc)
     a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
     b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
-    out = np.matmul(a[0], b[0]) if not lb else np.matmul(a, b)
+    if k == 1:  # outer products (per-example weight gradients): one multiply each,
+        out = a * b  # without matmul's slow small-k loop
+    else:
+        out = np.matmul(a[0], b[0]) if not lb else np.matmul(a, b)
     return out.reshape(batch + m + n)
 
 
