@@ -350,20 +350,20 @@ print(json.dumps({{"import": t1 - t0, "first_call": t3 - t2, "compiled": step.co
 """
 
 
+def _fresh(code: str, env: dict[str, str]) -> dict[str, float]:
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
+    )
+    if res.returncode != 0:
+        raise RuntimeError(f"a first-call process failed:\n{res.stderr[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def first_call(sizes, batch, cache_dir):
     code = _CHILD.format(
         bench_dir=os.path.dirname(os.path.abspath(__file__)), sizes=sizes, batch=batch
     )
-    env = dict(os.environ, FUNCTRACE_CACHE_DIR=cache_dir)
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return _fresh(code, dict(os.environ, FUNCTRACE_CACHE_DIR=cache_dir))
 
 
 _JAX_CHILD = r"""
@@ -379,15 +379,6 @@ jax.block_until_ready(step(*state))
 t2 = time.perf_counter()
 print(json.dumps({{"import": t1 - t0, "first_call": t2 - t1, "compiled": -1}}))
 """
-
-
-def _fresh(code: str, env: dict[str, str]) -> dict[str, float]:
-    res = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
-    )
-    if res.returncode != 0:
-        raise RuntimeError(f"a first-call process failed:\n{res.stderr[-2000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 DEPTHS = (2, 4, 8, 16)
@@ -472,16 +463,7 @@ def tiered_first_call(sizes, batch, mode):
         bench_dir=os.path.dirname(os.path.abspath(__file__)), sizes=sizes, batch=batch, mode=mode
     )
     with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, FUNCTRACE_CACHE_DIR=d)
-        res = subprocess.run(
-            [sys.executable, "-c", code],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=True,
-        )
-    return json.loads(res.stdout.strip().splitlines()[-1])
+        return _fresh(code, dict(os.environ, FUNCTRACE_CACHE_DIR=d))
 
 
 def tiered_table(depths=(2, 4, 8, 16), width=64, batch=32) -> None:

@@ -359,6 +359,22 @@ def _from_ct_aval(ct: Any, aval: core.ShapedArray) -> Any:
     return _output(ct)
 
 
+def _flat_outputs(
+    fname: str, fun: Callable[..., Any], in_tree: Any, has_aux: bool, out_tree_box: list[Any]
+) -> Callable[..., Any]:
+    """``fun`` on flat input leaves returning its flat output leaves (and aux), the
+    output tree appended to ``out_tree_box`` (vjp and jvp)."""
+
+    def flat_fun(*flat: Any) -> Any:
+        res = core.call_user(fname, fun, tree_unflatten(in_tree, flat), {})
+        out, aux = res if has_aux else (res, None)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return (out_leaves, aux) if has_aux else out_leaves
+
+    return flat_fun
+
+
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
 
@@ -379,14 +395,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 
     def run(flat_in: list[Any]) -> tuple[list[Any], ad.LinearFunction, Any, Any]:
         out_tree_box: list[Any] = []
-
-        def flat_fun(*flat: Any) -> Any:
-            res = core.call_user("vjp", fun, tree_unflatten(in_tree, flat), {})
-            out, aux = res if has_aux else (res, None)
-            out_leaves, out_tree = tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return (out_leaves, aux) if has_aux else out_leaves
-
+        flat_fun = _flat_outputs("vjp", fun, in_tree, has_aux, out_tree_box)
         outs, lin, aux = ad.linearize_flat(flat_fun, flat_in, mask, origin=origin, has_aux=has_aux)
         return outs, lin, aux, out_tree_box[-1]
 
@@ -500,14 +509,7 @@ def jvp(
 
     def run(ins: list[Any]) -> tuple[list[Any], Any]:
         out_tree_box: list[Any] = []
-
-        def flat_fun(*flat: Any) -> Any:
-            res = core.call_user("jvp", fun, tree_unflatten(p_tree, flat), {})
-            out, aux = res if has_aux else (res, None)
-            out_leaves, out_tree = tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return (out_leaves, aux) if has_aux else out_leaves
-
+        flat_fun = _flat_outputs("jvp", fun, p_tree, has_aux, out_tree_box)
         it = iter(ins[n:])
         tangents = [t if z else next(it) for t, z in zip(t_leaves, zero_t)]
         res = ad.jvp_flat(flat_fun, ins[:n], tangents, origin=origin, has_aux=has_aux)

@@ -154,10 +154,7 @@ class Worker:
             proc = self.proc
             assert proc.stdin is not None and proc.stdout is not None
             try:
-                if not self.ready:
-                    if proc.stdout.read(1) != b"R":
-                        raise WorkerError("the worker did not start")
-                    self.ready = True
+                self._wait_ready(proc)
                 data = pickle.dumps((name, source, signature))
                 proc.stdin.write(len(data).to_bytes(8, "little") + data)
                 proc.stdin.flush()
@@ -173,6 +170,13 @@ class Worker:
                 return None
             return float(value) if status == "ok" else None  # type: ignore[arg-type]
 
+    def _wait_ready(self, proc: Any) -> None:
+        """Read the worker's start byte once (under ``self.lock``)."""
+        if not self.ready:
+            if proc.stdout.read(1) != b"R":
+                raise WorkerError("the worker did not start")
+            self.ready = True
+
     def compile_many(self, items: Sequence[tuple[str, str, Any]]) -> None:
         """Send all of ``items`` at once and wait for the replies: the worker compiles
         them back to back (failures are left to the lowering that follows, which
@@ -185,10 +189,7 @@ class Worker:
             proc = self.proc
             assert proc.stdin is not None and proc.stdout is not None
             try:
-                if not self.ready:
-                    if proc.stdout.read(1) != b"R":
-                        raise WorkerError("the worker did not start")
-                    self.ready = True
+                self._wait_ready(proc)
                 for item in items:
                     data = pickle.dumps(item)
                     proc.stdin.write(len(data).to_bytes(8, "little") + data)
