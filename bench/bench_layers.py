@@ -1,7 +1,7 @@
 """Layers benchmark: CNN and transformer training steps, conv forward, compile times.
 
 functrace ``jit`` against JAX's ``jit`` and PyTorch eager, each at its default
-threading (functrace: one thread, ``jit``'s default; JAX and PyTorch: all cores):
+threading (all three: the cores the process may use; nothing is pinned here):
 
 * a LeNet-size CNN training step: batch 64 of 28x28x1, conv 6@5x5 (padding 2) ->
   relu -> max-pool 2 -> conv 16@5x5 -> relu -> max-pool 2 -> 120 -> 84 -> 10,
@@ -29,20 +29,17 @@ Not a test: it asserts nothing beyond the cross-library agreement of the losses.
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH_DIR)
