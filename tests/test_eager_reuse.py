@@ -504,3 +504,43 @@ def test_indexing_with_an_integer_array_argument_is_traced_every_call() -> None:
     for idx in (np.array([0, 2]), np.array([1, 4]), np.array([0, 2])):
         _same(ft.grad(f)(w, idx), _fresh(lambda idx=idx: ft.grad(f)(w, idx)), "x[idx]")
     assert ec.eager_trace_count(f) == 3
+
+
+def test_redefined_rules_are_used_at_once() -> None:
+    """Redefining a custom rule (defvjp/defjvp/defjvps) or a primitive's rule (any rule
+    table) makes recorded programs stale: the next call records again with the new
+    rule, as a fresh trace would (chapter 04 and 17 fix a wrong rule this way)."""
+
+    @ft.custom_vjp
+    def double(x: Any) -> Any:
+        return 2.0 * x
+
+    double.defvjp(lambda x: (2.0 * x, None), lambda _, g: (3.0 * g,))  # wrong: 3
+    f = lambda x: double(x).sum()  # noqa: E731
+    for _ in range(2):
+        np.testing.assert_array_equal(ft.grad(f)(X), np.full(3, 3.0))
+    double.defvjp(lambda x: (2.0 * x, None), lambda _, g: (2.0 * g,))  # fixed
+    np.testing.assert_array_equal(ft.grad(f)(X), np.full(3, 2.0))
+
+    @ft.custom_jvp
+    def triple(x: Any) -> Any:
+        return 3.0 * x
+
+    triple.defjvps(lambda t, ans, x: 1.0 * t)  # wrong
+    g = lambda x: triple(x).sum()  # noqa: E731
+    for _ in range(2):
+        np.testing.assert_array_equal(ft.grad(g)(X), np.ones(3))
+    triple.defjvps(lambda t, ans, x: 3.0 * t)
+    np.testing.assert_array_equal(ft.grad(g)(X), np.full(3, 3.0))
+
+    from functrace.interpreters import ad
+
+    h = lambda x: fnp.sin(x).sum()  # noqa: E731
+    right = ft.grad(h)(X)
+    old = ad.jvp_rules[lax.sin_p]
+    try:
+        ad.defjvp(lax.sin_p, lambda t, x: t * 0.0)  # a wrong rule injected into sin
+        np.testing.assert_array_equal(ft.grad(h)(X), np.zeros(3))
+    finally:
+        ad.jvp_rules[lax.sin_p] = old
+    np.testing.assert_array_equal(ft.grad(h)(X), right)

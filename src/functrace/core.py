@@ -263,7 +263,35 @@ def plain_array(x: np.ndarray, where: str, arg: str) -> np.ndarray:
 _flags = _debug.flags  # the debug switches (functrace.config): read by bind
 
 
-class _RuleTable(dict):  # type: ignore[type-arg]
+_rules_epoch = [0]
+
+
+def rules_changed() -> None:
+    """Note that a rule was (re)defined: a primitive's entry in a rule table, or a
+    custom derivative's functions. Programs recorded under older rules (the eager
+    derivative cache, ``api/_eager_cache.py``) are then recorded again."""
+    _rules_epoch[0] += 1
+
+
+def rules_epoch() -> int:
+    """How many times rules were (re)defined so far (see :func:`rules_changed`)."""
+    return _rules_epoch[0]
+
+
+class RuleTable(dict):  # type: ignore[type-arg]
+    """A rule table (primitive -> rule) that notes every change (:func:`rules_changed`);
+    lookups are a plain dict's."""
+
+    def __setitem__(self, primitive: Primitive, rule: Callable[..., Any]) -> None:
+        super().__setitem__(primitive, rule)
+        rules_changed()
+
+    def __delitem__(self, primitive: Primitive) -> None:
+        super().__delitem__(primitive)
+        rules_changed()
+
+
+class _RuleTable(RuleTable):
     """A rule table that also caches each rule on its primitive (one attribute lookup on
     the hot path of ``bind`` instead of a dict lookup); the table stays the source."""
 

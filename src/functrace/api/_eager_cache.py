@@ -265,12 +265,13 @@ class Program:
 
 
 class _Entry:
-    __slots__ = ("program", "layout", "meta")
+    __slots__ = ("program", "layout", "meta", "epoch")
 
-    def __init__(self, program: Program, layout: list[Any], meta: Any) -> None:
+    def __init__(self, program: Program, layout: list[Any], meta: Any, epoch: int) -> None:
         self.program = program
         self.layout = layout  # per output: an int (the program's output) or (value,)
         self.meta = meta
+        self.epoch = epoch  # core.rules_epoch() when recorded: a rule changed since, stale
 
     def run(self, dyn: Sequence[Any]) -> list[Any] | None:
         outs = self.program.run(dyn)
@@ -315,6 +316,9 @@ def call(
     if entry is _NEVER:
         _count_trace(fun)
         return body(dyn)
+    if entry is not None and entry.epoch != core.rules_epoch():
+        table.pop(key, None)  # a rule was redefined since the recording: record again
+        entry = None
     if entry is not None:
         outs = entry.run(dyn)
         if outs is not None:
@@ -344,7 +348,7 @@ def call(
             else:
                 layout.append((x,))
         jaxpr, consts = builder.build(tracers, out_tracers)
-        table[key] = _Entry(Program(jaxpr, consts), layout, meta)
+        table[key] = _Entry(Program(jaxpr, consts), layout, meta, core.rules_epoch())
     while len(table) > MAX_ENTRIES:
         table.popitem(last=False)  # the least recently used signature
     return values, meta

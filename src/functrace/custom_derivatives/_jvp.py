@@ -73,6 +73,7 @@ class custom_jvp:
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
         self.jvp = jvp
+        core.rules_changed()  # eager programs recorded with the old rule are stale
         return jvp
 
     def defjvps(self, *tangent_fns: Callable[..., Any] | None) -> None:
@@ -116,7 +117,7 @@ class custom_jvp:
                 t_out = tree_map(zeros_like, ans)
             return ans, t_out
 
-        self.jvp = jvp
+        self.defjvp(jvp)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.jvp is None:

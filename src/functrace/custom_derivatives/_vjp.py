@@ -278,6 +278,7 @@ class custom_vjp:
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         self.fwd = fwd
         self.bwd = bwd
+        core.rules_changed()  # eager programs recorded with the old rules are stale
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None or self.bwd is None:

@@ -42,9 +42,9 @@ from functrace.ir import Jaxpr, Literal, Var
 #     transposition, so it computes the tangent outputs with linear primitives only and
 #     everything else (a loop's primal part and residuals) apart: control flow splits a
 #     loop into a primal loop and a linear one here. Other primitives use the jvp rule.
-jvp_rules: dict[Primitive, Callable[..., Any]] = {}
-transpose_rules: dict[Primitive, Callable[..., Any]] = {}
-linearize_rules: dict[Primitive, Callable[..., Any]] = {}
+jvp_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
+transpose_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
+linearize_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
 # Primitives that are linear in (some of) their array inputs need a transpose rule.
 linear_primitives: set[Primitive] = set()
 # The debug switches (config.debug_nans / debug_infs): with a check on, the work of a

@@ -20,7 +20,7 @@ from functrace.errors import ConcretizationError, MissingRuleError
 from functrace.ir import ClosedJaxpr, Jaxpr
 
 # batching_rules[p](vals, bdims, **params) -> (out, out_bdim)  (lists for multiple results)
-batching_rules: dict[Primitive, Callable[..., Any]] = {}
+batching_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
 # Primitives whose rule also needs the vmap itself: it is called as
 # ``rule(vals, bdims, trace=the BatchTrace, **params)``, even when no operand is batched.
 # The custom_jvp/custom_vjp calls run the user's rules per example inside that vmap;
