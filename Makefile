@@ -4,11 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-export OMP_NUM_THREADS ?= 1
-export OPENBLAS_NUM_THREADS ?= 1
-export MKL_NUM_THREADS ?= 1
-export NUMBA_NUM_THREADS ?= 1
-export FUNCTRACE_NUM_THREADS ?= 1
+# The test suite runs one pytest worker per core, each pinned to one thread (unless
+# the caller set a count); demo, bench, docs and notebooks run at the user's settings,
+# where compiled code uses every core the process may use.
+test fuzz: export OMP_NUM_THREADS ?= 1
+test fuzz: export OPENBLAS_NUM_THREADS ?= 1
+test fuzz: export MKL_NUM_THREADS ?= 1
+test fuzz: export NUMBA_NUM_THREADS ?= 1
+test fuzz: export FUNCTRACE_NUM_THREADS ?= 1
 
 .PHONY: demo test fuzz bench lint clean venv mpi docs docs-check notebooks
 
