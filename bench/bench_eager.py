@@ -14,34 +14,34 @@ that machine load moves them alike) and ratios against PyTorch measured in the s
 * per-example gradients of the small MLP's loss, batch 64: ``vmap(grad(loss))`` vs
   ``torch.func.vmap(torch.func.grad(loss))``.
 
-PyTorch runs in its own worker process with its default threading (its OpenMP threads
-spin after each operation and would slow whatever runs next in the same process);
-functrace runs in this one (NumPy's BLAS with the thread settings below).
+PyTorch runs in its own worker process (its OpenMP threads spin after each operation
+and would slow whatever runs next in the same process); functrace runs in this one.
+Nothing is pinned: each library runs at its default threading (set
+``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` in the environment to compare at others).
 
-Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/bench_eager.py`` (``--quick`` for a
-shorter run). Not a test: it asserts nothing.
+Run: ``.venv/bin/python bench/bench_eager.py`` (``--quick`` for a shorter run). Not a
+test: it asserts nothing.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-
-import json  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_jit as bj  # noqa: E402
+_user_env = dict(os.environ)
+import bench_jit as bj  # noqa: E402  (it pins threads for its own baselines: undone below)
 import functrace as ft  # noqa: E402
 from _util import fmt_time, print_table, time_per_call  # noqa: E402
 from functrace.jit import jit  # noqa: E402
+
+os.environ.clear()
+os.environ.update(_user_env)  # every library at its default threading
 
 QUICK = "--quick" in sys.argv
 MIN_TIME = 0.1 if QUICK else 0.3

@@ -696,7 +696,7 @@ def main() -> None:
 
     print_table(
         f"training step, float32, median of {ROUNDS} interleaved rounds (functrace: jit's "
-        "default, one thread; JAX, PyTorch: their defaults)",
+        "default threading; JAX, PyTorch: their defaults)",
         [
             "model",
             "functrace jit",

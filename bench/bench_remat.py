@@ -3,7 +3,8 @@
 A 64-layer tanh MLP (width 512, batch 256, float32: ~64 MB of parameters). Each
 variant runs in a fresh subprocess, which compiles the step with one call, then
 measures a second call: tracemalloc's peak (NumPy reports its array allocations to
-it) and the process's peak RSS. The gradients of both variants must be identical.
+it) and the process's peak RSS, with ``FUNCTRACE_BUFFER_POOL=0`` (jit's pool would hand
+the second call the first call's arrays; it keeps about one call's peak between calls). The gradients of both variants must be identical.
 
 Variants: ``plain``; ``checkpoint``: ``checkpoint`` on each layer; ``blocks``:
 ``checkpoint`` on each block of 8 layers. Reported per variant: the inputs (parameters
@@ -118,6 +119,11 @@ def main() -> None:
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("NUMBA_NUM_THREADS", "1")
+    # Without jit's buffer pool: with it, the second call reuses the first call's
+    # arrays (allocated before tracemalloc starts), so nothing would be seen; the pool
+    # keeps about one call's peak of large arrays between calls, as caching
+    # allocators do, which is what these peaks measure.
+    env.setdefault("FUNCTRACE_BUFFER_POOL", "0")
     res = {}
     with tempfile.TemporaryDirectory() as d:
         for v in VARIANTS:
