@@ -38,6 +38,7 @@ from functrace import nn as _nn
 from functrace import numpy as fnp
 from functrace import random
 from functrace.example_libraries.initializers import glorot_normal, normal, ones, zeros
+from functrace.lax._util import conv_transpose_pads
 
 Layer = tuple[Callable[..., Any], Callable[..., Any]]
 
@@ -376,18 +377,6 @@ def Conv(
     )
 
 
-def _transpose_pads(k: int, s: int, padding: str) -> tuple[int, int]:
-    # JAX's conv_transpose padding: "SAME" gives in * s outputs, "VALID"
-    # in * s + max(k - s, 0).
-    if padding == "SAME":
-        total = k + s - 2
-        lo = k - 1 if s > k - 1 else -(-total // 2)
-    else:
-        total = k + s - 2 + max(k - s, 0)
-        lo = k - 1
-    return lo, total - lo
-
-
 def GeneralConvTranspose(
     dimension_numbers: Any,
     out_chan: int,
@@ -417,7 +406,7 @@ def GeneralConvTranspose(
         spatial_in = [input_shape[i] for i, c in enumerate(lhs_spec) if c not in "NC"]
         spatial_k = [kernel[i] for i, c in enumerate(rhs_spec) if c not in "OI"]
         if isinstance(padding, str):
-            pads = [_transpose_pads(k, s, padding.upper()) for k, s in zip(spatial_k, steps)]
+            pads = [conv_transpose_pads(k, s, padding.upper()) for k, s in zip(spatial_k, steps)]
         else:
             pads = [tuple(p) for p in padding]
         spatial_out = iter(

@@ -123,3 +123,17 @@ def padtype_to_pads(
         small, big = total // 2, total - total // 2
         pads.append((small, big) if key == "SAME" else (big, small))
     return pads
+
+
+def conv_transpose_pads(k: int, s: int, padding: str) -> tuple[int, int]:
+    """The ``(low, high)`` pads of the lhs-dilated input of a transposed convolution
+    (kernel size ``k``, stride ``s``) for ``padding`` "SAME" (``in * s`` outputs) or
+    "VALID" (``in * s + max(k - s, 0)``), as the gradient of a strided convolution
+    would give (JAX's ``conv_transpose``; stax's transposed layers share it)."""
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+    else:
+        total = k + s - 2 + max(k - s, 0)
+        lo = k - 1
+    return lo, total - lo

@@ -51,6 +51,7 @@ from functrace.interpreters import ad, batching
 from functrace.lax._util import (
     check_dtype_kind,
     check_same_dtypes,
+    conv_transpose_pads,
     operator_index,
     padtype_to_pads,
     register_checked,
@@ -640,18 +641,6 @@ def conv_with_general_padding(
     )
 
 
-def _conv_transpose_pads(k: int, s: int, padding: str) -> tuple[int, int]:
-    # Pads of the lhs-dilated input that make "SAME" give in * s outputs and "VALID"
-    # in * s + max(k - s, 0), as the gradient of a strided convolution would.
-    if padding == "SAME":
-        total = k + s - 2
-        lo = k - 1 if s > k - 1 else -(-total // 2)
-    else:
-        total = k + s - 2 + max(k - s, 0)
-        lo = k - 1
-    return lo, total - lo
-
-
 _TRANSPOSE_LAYOUTS = {
     2: ("NC", "IO", "NC"),
     3: ("NHC", "HIO", "NHC"),
@@ -704,7 +693,7 @@ def conv_transpose(
                 f"got {padding!r}."
             )
         ks = [_dilate_dim(ra.shape[i], d) for i, d in zip(dn.rhs_spec[2:], rdil)]
-        pads = [_conv_transpose_pads(k, s, key) for k, s in zip(ks, strides_t)]
+        pads = [conv_transpose_pads(k, s, key) for k, s in zip(ks, strides_t)]
     else:
         pads = padding
     if transpose_kernel:
