@@ -24,12 +24,13 @@
   of ``kernels.BLAS_THREAD_VARS``) to more than one keeps OpenBLAS's threads for
   compiled products too.
 
-Results do not depend on the path: a split kernel computes every element with the
-same operations as the serial one, and a product block is the same BLAS computation
-restricted to rows or columns (blocks of 16 or more, so never a matrix-vector call):
-the tests compare both paths bit for bit (OpenBLAS's kernels accumulate each element
-over k in the same order whatever the block; a BLAS whose small-size kernels differ
-could round differently).
+Results do not depend on the path, so not on the machine's load: a split kernel
+computes every element with the same operations as the serial one, and a product that
+may split is computed in the same blocks on either path (blocks of 16 or more rows or
+columns, so never a matrix-vector call), one ``gemm`` call each, on the pool or in turn
+on the calling thread. (Not as one whole ``np.dot`` on the serial path: OpenBLAS's
+float32 kernels round a block differently from the whole product on some processors,
+an AMD Zen 2 among them.) The tests compare both paths bit for bit.
 """
 
 from __future__ import annotations
@@ -584,7 +585,8 @@ class ParallelDot:
     """``np.dot(a, b[, out])`` for 2-D float32/float64 operands, split into row blocks
     (when ``c`` has at least as many rows as columns: each block re-reads ``b``) or
     column blocks (each re-reads ``a``), one single-threaded ``gemm`` per block, on
-    the pool. Serial calls are ``np.dot`` itself, with OpenBLAS on one thread."""
+    the pool or in turn on the calling thread (the same blocks either way: see
+    ``__call__``)."""
 
     takes_out = True  # called like np.dot(a, b, out)
 
@@ -604,13 +606,17 @@ class ParallelDot:
         may_split = _blas.enter()
         try:
             parallel, timed = self.site.choose()
-            if not (may_split and self.gemm is not None and self.n_chunks > 1):
-                parallel = False
+            # Either path computes the same blocks (one gemm call each), in turn here or
+            # on the pool: OpenBLAS may round a block differently from the whole product
+            # (its float32 kernels do on some processors), so the results never depend
+            # on the path, and so not on the machine's load.
+            blocks = may_split and self.gemm is not None and self.n_chunks > 1
             if out is not None and not out.flags.c_contiguous:
-                parallel = False
+                blocks = False
+            parallel = parallel and blocks
             t0 = time.perf_counter() if timed else 0.0
-            if parallel:
-                out, parallel = self._split(a, b, out)
+            if blocks:
+                out, parallel = self._split(a, b, out, parallel)
             else:
                 out = np.dot(a, b) if out is None else np.dot(a, b, out)
             if timed:
@@ -621,7 +627,7 @@ class ParallelDot:
         return out
 
     def _split(
-        self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None, parallel: bool
     ) -> tuple[np.ndarray, bool]:
         (a, ta), (b, tb) = _blas_layout(a), _blas_layout(b)
         m, k = (a.shape[1], a.shape[0]) if ta else a.shape
@@ -646,7 +652,11 @@ class ParallelDot:
                 gemm(_ROW_MAJOR, opa, opb, m, hi - lo, k, 1.0, pa, lda, b0, ldb, 0.0,
                      pc + lo * s, n)  # fmt: skip
 
-        return out, run_chunks(chunk, len(bounds) - 1)
+        if parallel:
+            return out, run_chunks(chunk, len(bounds) - 1)
+        for i in range(len(bounds) - 1):
+            chunk(i)
+        return out, False
 
     def __repr__(self) -> str:
         return f"<functrace matrix product in up to {self.n_chunks} blocks>"
