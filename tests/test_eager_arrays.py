@@ -242,3 +242,42 @@ def test_item4_jit_result_never_aliases_a_writable_input() -> None:
     out = ft.jit(lambda x: x)(a)
     a[0] = 9.0
     assert out[0] == 0.0 and _is_array(out)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.bool_,
+        np.int8,
+        np.int32,
+        np.int64,
+        np.uint16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    ],
+)
+def test_item4_jit_0d_results_are_immutable_arrays(dtype) -> None:
+    """0-d results of a compiled call (computed, returned inputs, constants) are read-only
+    Arrays of the output dtype with the eager values; a NumPy view of one is read-only
+    and a copy is independent (the driver builds them on the immutable NumPy scalar)."""
+    x = np.ones(3, dtype)
+
+    def f(x, s):
+        return x[1], s, x.sum(dtype=dtype) if dtype is not np.bool_ else x.all(), dtype(2)
+
+    s = np.asarray(x[0])
+    got = ft.jit(f)(x, s)
+    want = f(x, s)
+    for g, w in zip(got, want):
+        assert _is_array(g) and g.shape == () and g.dtype == np.dtype(dtype)
+        assert g == w
+        v = np.asarray(g)
+        assert not v.flags.writeable
+        with pytest.raises(ValueError):
+            v[()] = 0
+        c = np.array(g)
+        c[()] = 0
+        assert g == w
+        assert _is_array(pickle.loads(pickle.dumps(g))) and pickle.loads(pickle.dumps(g)) == w

@@ -155,10 +155,24 @@ def to_array(x: Any) -> Any:
     if t is Array:
         return x
     if isinstance(x, np.generic):
-        a = np.array(x).view(Array)
-        a.setflags(write=False)
-        return a
+        return scalar_array(x)
     return x  # a tracer, a Python value, another ndarray subclass: unchanged
+
+
+_new_array = np.ndarray.__new__
+
+
+def scalar_array(x: np.generic) -> Array:
+    """The NumPy scalar ``x`` as a 0-d ``Array``. A numeric scalar is immutable and
+    exposes its value as a read-only buffer, so the result reads it in place (one
+    constructor call, read-only from the start: about half the cost of copying it into
+    a fresh array and clearing the write flag); other scalars are copied."""
+    dt = x.dtype
+    if dt.kind in "biufc":
+        return _new_array(Array, (), dt, x)
+    a = np.array(x).view(Array)
+    a.setflags(write=False)
+    return a
 
 
 def _wrap(x: Any) -> Any:
@@ -170,9 +184,7 @@ def _wrap(x: Any) -> Any:
         a.setflags(write=False)
         return a
     if isinstance(x, np.generic):
-        a = np.array(x).view(Array)
-        a.setflags(write=False)
-        return a
+        return scalar_array(x)
     return x
 
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -128,7 +129,46 @@ def inline_calls(jaxpr: Jaxpr, consts: list[Any], remat: bool = False) -> tuple[
     return Jaxpr(tuple(constvars), jaxpr.invars, tuple(eqns), outvars), new_consts
 
 
+_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+
+def delete_after_last_use(body: list[str], big: dict[str, int], keep: set[str]) -> list[str]:
+    """The driver body ``body`` (its lines, indented four spaces) with a ``del`` of each
+    name of ``big`` (large arrays) after the last top-level statement that reads it,
+    unless the body never assigns it, it is in ``keep`` (pooled scratch buffers), or
+    that statement is the last one (the ``return``)."""
+    # top-level statements of the body (deeper lines belong to the one above)
+    stmts: list[list[str]] = []
+    for ln in body:
+        if stmts and ln.startswith("     "):
+            stmts[-1].append(ln)
+        else:
+            stmts.append([ln])
+    assigned: set[str] = set()
+    last: dict[str, int] = {}
+    for i, st in enumerate(stmts):
+        code = " ".join(ln.split("#", 1)[0] for ln in st)
+        names = set(_IDENT.findall(code)) & big.keys()
+        for n in names:
+            last[n] = i
+        lhs = code.split("=", 1)[0] if "=" in code.split("(", 1)[0] else ""
+        assigned.update(set(_IDENT.findall(lhs)) & big.keys())
+    dels: dict[int, list[str]] = {}
+    for n, i in last.items():
+        if n in assigned and n not in keep and i < len(stmts) - 1:
+            dels.setdefault(i, []).append(n)
+    if not dels:
+        return body
+    out: list[str] = []
+    for i, st in enumerate(stmts):
+        out.extend(st)
+        if i in dels:
+            out.append(f"    del {', '.join(sorted(dels[i]))}")
+    return out
+
+
 __all__ = [
+    "delete_after_last_use",
     "elementwise_expr",
     "fmt_eqn",
     "fmt_line",

@@ -22,7 +22,6 @@ import functools
 import itertools
 import linecache
 import math
-import re
 import time
 import warnings
 import weakref
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, lax
-from functrace._array import to_array
+from functrace._array import Array, to_array
 from functrace.core import Primitive
 from functrace.errors import MissingRuleError
 from functrace.interpreters.numba_rules import (
@@ -48,6 +47,7 @@ from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, 
 from functrace.jit import codegen, driver_rules, parallel  # noqa: F401  (registers the rules)
 from functrace.jit.buffers import BufferPool, poolable
 from functrace.jit.codegen import (
+    delete_after_last_use,
     elementwise_expr,
     fmt_eqn,
     fmt_line,
@@ -171,7 +171,6 @@ def _kernel_args_error(err: TypeError) -> TypeError:
 
 RELEASE_MIN_BYTES = 1 << 16
 """Intermediate arrays at least this large are deleted after their last use."""
-_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 _PY_CTORS = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 """Python scalar type of a 0-d output by dtype kind (outputs marked ``py_outs``)."""
@@ -231,7 +230,7 @@ class _Gen:
         if isinstance(value, LoadedKernel):  # a kernel loaded by a driver rule
             return self.add_kernel(value, value.dispatcher, value.source)
         if isinstance(value, KernelListing):  # the same with its listing (native loops)
-            return self.add_kernel(value.kernel, value.kernel.dispatcher, value.text)
+            return self.add_kernel(value.kernel, value.kernel.entry, value.text)
         n = f"_{prefix}{self._counter}"
         self._counter += 1
         self.ns[n] = value
@@ -330,9 +329,14 @@ class _Gen:
         for i in range(len(outs)):
             if py[i]:
                 outs[i] = f"{_PY_CTORS[jaxpr.outvars[i].aval.dtype.kind]}({outs[i]})"
+            elif self.scalar_output(jaxpr.outvars[i]):
+                # a fresh NumPy scalar of the output's dtype, read in place by a 0-d
+                # Array (one constructor call; what _to_array does, less its checks)
+                dt = self.glob("dt", jaxpr.outvars[i].aval.dtype)
+                outs[i] = f"_new_array(_Array, (), {dt}, {outs[i]})"
             else:  # an immutable functrace.Array, as eager transforms return
                 outs[i] = f"_to_array({outs[i]})"
-        self.ns["_to_array"] = to_array
+        self.ns.update(_to_array=to_array, _new_array=np.ndarray.__new__, _Array=Array)
         if self.pooled:
             self.emit("_pool.append(_s)  # the scratch buffers, for the next call")
         self.emit(f"return {self.rebuild(outs)}")
@@ -385,35 +389,7 @@ class _Gen:
         if not big:
             return
         pooled = {n for n, _ in self.pooled}
-        body = self.lines[head + 1 :]
-        # top-level statements of the body (deeper lines belong to the one above)
-        stmts: list[list[str]] = []
-        for ln in body:
-            if stmts and ln.startswith("     "):
-                stmts[-1].append(ln)
-            else:
-                stmts.append([ln])
-        assigned: set[str] = set()
-        last: dict[str, int] = {}
-        for i, st in enumerate(stmts):
-            code = " ".join(ln.split("#", 1)[0] for ln in st)
-            names = set(_IDENT.findall(code)) & big.keys()
-            for n in names:
-                last[n] = i
-            lhs = code.split("=", 1)[0] if "=" in code.split("(", 1)[0] else ""
-            assigned.update(set(_IDENT.findall(lhs)) & big.keys())
-        dels: dict[int, list[str]] = {}
-        for n, i in last.items():
-            if n in assigned and n not in pooled and i < len(stmts) - 1:
-                dels.setdefault(i, []).append(n)
-        if not dels:
-            return
-        out: list[str] = []
-        for i, st in enumerate(stmts):
-            out.extend(st)
-            if i in dels:
-                out.append(f"    del {', '.join(sorted(dels[i]))}")
-        self.lines[head + 1 :] = out
+        self.lines[head + 1 :] = delete_after_last_use(self.lines[head + 1 :], big, pooled)
 
     def rebuild(self, outs: list[str]) -> str:
         """The return expression: the output pytree built by generated code (tuples,
@@ -465,6 +441,15 @@ class _Gen:
             # immutable result must not change when someone writes to that array
             return f"np.array({n})"
         return n  # _to_array copies it if it is a read-only view
+
+    def scalar_output(self, x: Any) -> bool:
+        """Whether :meth:`output` gives ``x`` as a NumPy scalar of its numeric dtype."""
+        return (
+            isinstance(x, Var)
+            and x.aval.shape == ()
+            and x.aval.dtype.kind in "biufc"
+            and numba_dtype_ok(x.aval.dtype)
+        )
 
     def gen_scalar(self, eqn: JaxprEqn) -> None:
         out = eqn.out_binders[0]
