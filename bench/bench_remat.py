@@ -3,8 +3,9 @@
 A 64-layer tanh MLP (width 512, batch 256, float32: ~64 MB of parameters). Each
 variant runs in a fresh subprocess, which compiles the step with one call, then
 measures a second call: tracemalloc's peak (NumPy reports its array allocations to
-it) and the process's peak RSS, with ``FUNCTRACE_BUFFER_POOL=0`` (jit's pool would hand
-the second call the first call's arrays; it keeps about one call's peak between calls). The gradients of both variants must be identical.
+it) and the process's peak RSS, with ``FUNCTRACE_BUFFER_POOL=0`` (jit's pool would
+hand the second call the first call's arrays; it keeps about one call's peak between
+calls). The gradients of both variants must be identical.
 
 Variants: ``plain``; ``checkpoint``: ``checkpoint`` on each layer; ``blocks``:
 ``checkpoint`` on each block of 8 layers. Reported per variant: the inputs (parameters

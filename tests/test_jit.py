@@ -1386,7 +1386,7 @@ def test_identical_layers_share_kernels() -> None:
             want = step(*args)
         got = jit(step)(*args)
         for a, b in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
-            np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-7)
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)  # float32 through 16 layers
     assert len(distinct[16]) <= len(distinct[3])
     assert distinct[16] <= distinct[3]
 
