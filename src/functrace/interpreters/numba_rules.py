@@ -65,7 +65,9 @@ class EmitContext(NamedTuple):
 class DriverContext:
     """What a driver rule sees. ``const(value)`` names a value in the driver's globals;
     ``lower(jaxpr, what)`` compiles a sub-jaxpr (a loop body, a branch) into its own
-    driver and returns that callable (flat arguments in, a flat tuple out)."""
+    driver and returns that callable (flat arguments in, a flat tuple out). ``exact[i]``:
+    the 0-d argument ``i`` is a NumPy scalar of its dtype already (a literal, a value
+    the driver converted), so a compiled callee may take it without a conversion."""
 
     args: tuple[str, ...]
     in_avals: tuple[core.ShapedArray, ...]
@@ -73,6 +75,7 @@ class DriverContext:
     params: dict[str, Any]
     const: Callable[[Any], str]
     lower: Callable[[Any, str], Callable[..., tuple[Any, ...]]]
+    exact: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)

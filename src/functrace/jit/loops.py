@@ -571,8 +571,10 @@ def _finish(
     if kn is None:
         return None
     args = [ctx.const(c) for c in fn.consts]
-    for a, arg in zip(ctx.in_avals, ctx.args, strict=True):
-        args.append(f"_asc({arg})" if a.ndim else f"{dtype_ctor(a.dtype)}({arg})")
+    exact = ctx.exact or (False,) * len(ctx.args)
+    for a, arg, ok in zip(ctx.in_avals, ctx.args, exact, strict=True):
+        # 0-d values already of their dtype go to the compiled entry point as they are
+        args.append(f"_asc({arg})" if a.ndim else arg if ok else f"{dtype_ctor(a.dtype)}({arg})")
     if with_n:
         args.append(str(int(ctx.params["length"])))
     return f"{kn}({', '.join(args)})  {MARKER}"

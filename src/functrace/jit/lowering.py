@@ -442,6 +442,12 @@ class _Gen:
             return f"np.array({n})"
         return n  # _to_array copies it if it is a read-only view
 
+    def is_exact0d(self, x: Atom) -> bool:
+        """Whether the driver holds the 0-d ``x`` as a NumPy scalar of its dtype."""
+        if isinstance(x, Literal):
+            return x.aval.shape == () and x.aval.dtype.kind in "biufc"
+        return x in self.exact0d
+
     def scalar_output(self, x: Any) -> bool:
         """Whether :meth:`output` gives ``x`` as a NumPy scalar of its numeric dtype."""
         return (
@@ -484,6 +490,7 @@ class _Gen:
                 dict(eqn.params),
                 lambda val: self.glob("g", val),
                 self.subprogram,
+                tuple(self.is_exact0d(x) for x in eqn.inputs),
             )
             expr = rule.emit(ctx)
             fresh = rule.fresh and expr is not None
