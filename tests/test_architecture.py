@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace._tree*",
             "functrace._debug",
             "functrace._graph_svg",
+            "functrace._buffers",
         ),
     ),
     ("core", ("functrace.core",)),

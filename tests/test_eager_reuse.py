@@ -544,3 +544,93 @@ def test_redefined_rules_are_used_at_once() -> None:
     finally:
         ad.jvp_rules[lax.sin_p] = old
     np.testing.assert_array_equal(ft.grad(h)(X), right)
+
+
+# -- large results: written into the recorded program's buffer pool ----------------
+
+
+def _pooled_steps(fun: Any) -> int:
+    return sum(
+        step[0] == ec._POOLED
+        for entry in ec._caches[fun].values()
+        if entry is not ec._NEVER
+        for step in entry.program.steps
+    )
+
+
+def test_large_results_reuse_buffers_bit_for_bit_without_overwriting_held_results() -> None:
+    """Products and NumPy-ufunc steps with results of 64 KiB or more write into buffers
+    of the program's pool on reuse: bit for bit the fresh results, and a buffer is
+    written again only once nobody holds it (a result kept by the caller stays put)."""
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((200, 160)).astype(np.float32)
+    w2 = rng.standard_normal((160, 10)).astype(np.float32)
+
+    def loss(ws: Any, x: Any) -> Any:
+        h = fnp.maximum(x @ ws[0], 0.0) * fnp.tanh(x @ ws[0])
+        return fnp.mean((h @ ws[1]) ** 2)
+
+    vg = ft.value_and_grad(loss)
+    xs = [rng.standard_normal((128, 200)).astype(np.float32) for _ in range(4)]
+    ec.clear_eager_cache()
+    kept = []
+    for x in xs:
+        got = vg((w1, w2), x)
+        _same(got, _fresh(lambda x=x: vg((w1, w2), x)), "value_and_grad")
+        kept.append((got, _fresh(lambda x=x: vg((w1, w2), x))))
+    assert _pooled_steps(loss) > 0
+    for got, want in kept:  # later calls wrote no buffer that an earlier result holds
+        _same(got, want, "a held result")
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["NN", "TN", "NT", "batched", "outer", "outer batched", "vector", "int", "preferred"],
+)
+def test_dot_general_into_out_is_the_same_product(what: str) -> None:
+    """``dot_general``'s impl writing into ``out=`` (as recorded programs call it) gives
+    the bits it returns without ``out``, for every layout it computes."""
+    from functrace.lax.contraction import _dot_general_impl
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 96, 80)).astype(np.float32)
+    b = rng.standard_normal((4, 80, 72)).astype(np.float32)
+    cases = {
+        "NN": (a[0], b[0], (((1,), (0,)), ((), ())), None),
+        "TN": (a[0].T.copy(), b[0], (((0,), (0,)), ((), ())), None),
+        "NT": (a[0], b[0].T.copy(), (((1,), (1,)), ((), ())), None),
+        "batched": (a, b, (((2,), (1,)), ((0,), (0,))), None),
+        "outer": (a[0, :, :1], b[0, :1], (((1,), (0,)), ((), ())), None),
+        "outer batched": (a[:, :, :1], b[:, :1], (((2,), (1,)), ((0,), (0,))), None),
+        "vector": (a[0], b[0, :, 0].copy(), (((1,), (0,)), ((), ())), None),
+        "int": (
+            (a[0] * 10).astype(np.int64),
+            (b[0] * 10).astype(np.int64),
+            (((1,), (0,)), ((), ())),
+            None,
+        ),  # fmt: skip
+        "preferred": (a[0], b[0], (((1,), (0,)), ((), ())), np.dtype(np.float64)),
+    }
+    lhs, rhs, dims, pref = cases[what]
+    want = _dot_general_impl(lhs, rhs, dimension_numbers=dims, preferred_element_type=pref)
+    out = np.full(want.shape, np.nan if want.dtype.kind == "f" else -1, want.dtype)
+    got = _dot_general_impl(lhs, rhs, dimension_numbers=dims, preferred_element_type=pref, out=out)
+    assert got is out
+    _same(got, want, what)
+
+
+def test_per_example_gradients_reuse_buffers_bit_for_bit() -> None:
+    """vmap(grad) of a dense layer (batched products and outer products) on reuse."""
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((256, 64)).astype(np.float32)
+
+    def f(w: Any, x: Any) -> Any:
+        return fnp.sum(fnp.tanh(x @ w) ** 2)
+
+    g = ft.grad(f)
+    per_example = ft.vmap(g, in_axes=(None, 0))
+    ec.clear_eager_cache()
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((8, 256)).astype(np.float32)
+        _same(per_example(w, x), _fresh(lambda x=x: per_example(w, x)), "per-example")
+    assert _pooled_steps(g) > 0  # the (8, 256, 64) per-example weight gradients

@@ -1,4 +1,4 @@
-"""The jit driver's buffer pool (``functrace/jit/buffers.py``) and the opt-in malloc tuning.
+"""The jit driver's buffer pool (``functrace/_buffers.py``) and the opt-in malloc tuning.
 
 A compiled program reuses its large arrays (outputs included) across calls once
 nobody else holds them. These tests check that results stay bit-identical, that
@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import functrace.numpy as fnp
-from functrace.jit import buffers, jit, kernels
+from functrace import _buffers as buffers
+from functrace.jit import jit, kernels
 
 N = 160  # (N, N) float64 arrays are 200 KiB: above buffers.MIN_BYTES
 

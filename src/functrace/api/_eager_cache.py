@@ -6,7 +6,10 @@ active, concrete arguments) runs its function once on a recording trace
 computes, and the primitives it ran (forward pass, derivative rules, backward pass)
 are kept as a program. A later call of the same transform of the same function object
 with the same *signature* runs that program with a lean NumPy interpreter (each
-equation's impl in turn) instead of tracing, linearizing and transposing again.
+equation's impl in turn) instead of tracing, linearizing and transposing again. Large
+results of products and NumPy-ufunc steps are written into buffers of the program's
+pool (``functrace._buffers``) once the first reuse checked that this gives the same
+bits: no fresh pages (page faults) for each call's large arrays.
 
 The signature: the transform and its options, the pytree structure of every argument,
 for each array leaf (``numpy.ndarray``, NumPy scalar) its type, shape, dtype (these are
@@ -46,10 +49,13 @@ from typing import Any
 import numpy as np
 
 from functrace import _config, _debug, core
+from functrace._buffers import BufferPool, poolable
 from functrace.interpreters import recording
 from functrace.interpreters.recording import RecordingTrace, RecordingTracer
 from functrace.interpreters.staging import JaxprBuilder
 from functrace.ir import Jaxpr, Literal, dce_jaxpr
+from functrace.lax.base import elementwise_numpy
+from functrace.lax.contraction import _dot_general_impl, dot_general_p
 
 MAX_ENTRIES = 16
 """Signatures kept per function (least recently used ones are dropped)."""
@@ -197,7 +203,7 @@ class Program:
     """A recorded computation, run by binding each equation's impl in turn on an
     environment of slots (constants, literals, inputs, then each equation's outputs)."""
 
-    __slots__ = ("init", "first_in", "n_in", "steps", "outs", "snapshots")
+    __slots__ = ("init", "first_in", "n_in", "steps", "outs", "snapshots", "pool")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
         jaxpr = dce_jaxpr(jaxpr)
@@ -221,7 +227,7 @@ class Program:
                 return len(init) - 1
             return index[x]
 
-        steps: list[tuple[int, Callable[..., Any], tuple[int, ...], Any, Any, bool]] = []
+        steps: list[tuple[int, Any, tuple[int, ...], Any, Any, bool]] = []  # impl: see run
         for eqn in jaxpr.eqns:
             prim = eqn.primitive
             ins = tuple(slot(x) for x in eqn.inputs)
@@ -234,11 +240,15 @@ class Program:
             # the checks of a checked impl ran when the equation was recorded
             impl: Any = getattr(prim.impl, "unchecked", prim.impl)
             kind = len(ins) if len(ins) <= 2 and not eqn.params and not prim.multiple_results else 3
+            into = _writes_into(prim, eqn)
+            if into is not None:  # tried on the first run (_learn)
+                kind, impl = _LEARN, (impl, into)
             steps.append((kind, impl, ins, eqn.params, out, prim.multiple_results))
         self.outs = tuple(slot(x) for x in jaxpr.outvars)
         self.init = init
         self.steps = steps
         self.snapshots = snapshots
+        self.pool: BufferPool | None = None  # large results reused across runs
 
     def run(self, args: Sequence[Any]) -> list[Any] | None:
         """The outputs for the inputs ``args``; None when a constant the program reads
@@ -249,11 +259,15 @@ class Program:
                 return None
         env = init.copy()
         env[self.first_in : self.first_in + self.n_in] = args
-        for kind, impl, ins, params, out, multi in self.steps:
+        for j, (kind, impl, ins, params, out, multi) in enumerate(self.steps):
             if kind == 2:
                 env[out] = impl(env[ins[0]], env[ins[1]])
             elif kind == 1:
                 env[out] = impl(env[ins[0]])
+            elif kind == _POOLED:  # impl = (writer, the pool's allocator)
+                env[out] = impl[0](*[env[i] for i in ins], out=impl[1](), **params)
+            elif kind == _LEARN:
+                env[out] = self._learn(j, [env[i] for i in ins])
             else:
                 r = impl(*[env[i] for i in ins], **params)
                 if multi:
@@ -262,6 +276,45 @@ class Program:
                 else:
                     env[out] = r
         return [env[i] for i in self.outs]
+
+    def _learn(self, j: int, args: list[Any]) -> Any:
+        """Run step ``j`` as recorded; from then on, write its result into a buffer of
+        the program's pool when the step's writer, given such a buffer, computes the
+        same bits (checked here) and the result is large enough to pool."""
+        kind, (impl, into), ins, params, out, multi = self.steps[j]
+        r = impl(*args, **params)
+        step = (3, impl, ins, params, out, multi)
+        if type(r) is np.ndarray and r.flags.c_contiguous and poolable(r.shape, r.dtype):
+            if self.pool is None:
+                self.pool = BufferPool()
+            take = self.pool.allocator(r.shape, r.dtype)
+            mine = into(*args, out=take(), **params)
+            if type(mine) is np.ndarray and mine.dtype == r.dtype and _same_bits(mine, r):
+                step = (_POOLED, (into, take), ins, params, out, multi)
+        self.steps[j] = step
+        return r
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+_LEARN, _POOLED = 4, 5  # kinds of Program steps (0-2: positional impl calls, 3: general)
+
+
+def _writes_into(prim: core.Primitive, eqn: Any) -> Callable[..., Any] | None:
+    """What computes ``prim``'s result into a given array (``out=``): the NumPy ufunc of
+    an elementwise primitive, the product's impl for ``dot_general``; None for the rest
+    and for results too small to pool."""
+    (v,) = eqn.out_binders if len(eqn.out_binders) == 1 else (None,)
+    if v is None or prim.multiple_results or not poolable(v.aval.shape, v.aval.dtype):
+        return None
+    if prim is dot_general_p:
+        return _dot_general_impl
+    fn = elementwise_numpy.get(prim)
+    if isinstance(fn, np.ufunc) and fn.nout == 1 and not eqn.params:
+        return fn
+    return None
 
 
 class _Entry:

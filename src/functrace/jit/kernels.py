@@ -51,7 +51,7 @@ def tune_malloc() -> bool:
     By default glibc serves large arrays with fresh ``mmap`` pages (or heap pages it
     trimmed back to the OS) and page-faults on each of them when written. Drivers
     avoid that without touching the process: their large arrays, outputs included,
-    come from per-program buffer pools (``buffers.py``). This process-wide setting
+    come from per-program buffer pools (``functrace/_buffers.py``). This process-wide setting
     (mmap threshold 32 MB, glibc's maximum; trim threshold 256 MB) makes every freed
     block reusable without faults for all of the process's NumPy code too, as the
     caching allocators of JAX and PyTorch do for theirs. It changes the user's whole

@@ -11,7 +11,7 @@ A kernel is a driver global named ``_k<n>``, the name its section of
 :meth:`LoweredProgram.as_text` carries; its comments show the equations it computes
 with the driver's names. Arrays read only inside the call live in scratch buffers
 reused across calls (``fusion.scratch_values``); other large arrays (outputs included)
-come from the program's buffer pool (``buffers.BufferPool``), reused once nobody holds
+come from the program's buffer pool (``functrace._buffers.BufferPool``), reused once nobody holds
 them.
 """
 
@@ -33,6 +33,7 @@ import numpy as np
 
 from functrace import core, lax
 from functrace._array import Array, to_array
+from functrace._buffers import BufferPool, poolable
 from functrace.core import Primitive
 from functrace.errors import MissingRuleError
 from functrace.interpreters.numba_rules import (
@@ -45,7 +46,6 @@ from functrace.interpreters.numba_rules import (
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, var_namer
 from functrace.jit import codegen, driver_rules, parallel  # noqa: F401  (registers the rules)
-from functrace.jit.buffers import BufferPool, poolable
 from functrace.jit.codegen import (
     delete_after_last_use,
     elementwise_expr,

@@ -105,14 +105,17 @@ def _dot_general_impl(
     *,
     dimension_numbers: DotDimensionNumbers,
     preferred_element_type: np.dtype | None,
+    out: np.ndarray | None = None,
 ) -> Any:
+    """The product; written into ``out`` when given (a C-contiguous array of the
+    result's shape and dtype: the same computation, no allocation)."""
     (lc, rc), (lb, rb) = dimension_numbers
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if preferred_element_type is not None:
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
     if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,):
-        return np.matmul(lhs, rhs)  # plain matrix/vector products: BLAS directly
+        return np.matmul(lhs, rhs, out=out)  # plain matrix/vector products: BLAS directly
     # General case: (batch, free, contracting) @ (batch, contracting, free), one matmul.
     lf, rf = _free_axes(lhs.ndim, lc, lb), _free_axes(rhs.ndim, rc, rb)
     batch = tuple(lhs.shape[i] for i in lb)
@@ -121,11 +124,13 @@ def _dot_general_impl(
     k = math.prod(lhs.shape[i] for i in lc)
     a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
     b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
+    mn = (math.prod(m), math.prod(n))
+    into = None if out is None else out.reshape((math.prod(batch), *mn) if lb else mn)
     if k == 1:  # outer products (per-example weight gradients): one multiply each,
-        out = a * b  # without matmul's slow small-k loop
-    else:
-        out = np.matmul(a[0], b[0]) if not lb else np.matmul(a, b)
-    return out.reshape(batch + m + n)
+        res = np.multiply(a if lb else a[0], b if lb else b[0], out=into)  # not matmul's
+    else:  # slow small-k loop
+        res = np.matmul(a[0], b[0], out=into) if not lb else np.matmul(a, b, out=into)
+    return res.reshape(batch + m + n) if out is None else out
 
 
 dot_general_p = register_checked(Primitive("dot_general"), _dot_general_impl, _dot_general_abstract)

@@ -21,9 +21,15 @@ whole process (``kernels.tune_malloc``, opt-in), each lowered program has a
 * thread-safe: a call takes a buffer under the pool's lock, and holds it from then
   on, so two calls (threads, re-entrant ``grad_hook``\\ s) never share one.
 
+Recorded eager programs (``api._eager_cache.Program``: the eager ``grad``/``vjp``/
+``vmap`` calls that reuse a recording) have a pool too, for the results of their
+products and NumPy-ufunc elementwise steps: the same page faults made an eager MLP step
+of 784-512-512-10 spend ~45% of its time in the kernel (9.1 -> 4.9 ms for its
+``value_and_grad``, 2067 -> 0 faults per call).
+
 Only arrays of at least :data:`MIN_BYTES` are pooled (smaller ones come from
 glibc's heap without faults, and ``np.empty`` is cheaper than the lookup).
-``FUNCTRACE_BUFFER_POOL=0`` (or ``buffers.enabled = False`` before tracing) turns
+``FUNCTRACE_BUFFER_POOL=0`` (or ``_buffers.enabled = False`` before tracing) turns
 pools off; they are off where reference counts are not exact (:data:`EXACT_REFCOUNTS`).
 Contents of a reused buffer are stale: every site writes its whole buffer (a kernel
 output, an ``np.dot(..., out=)``) before anything reads it.
