@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from functrace import _debug, core
+from functrace._buffers import ufunc_pooled as _pooled
 from functrace.core import Tracer
 
 _nd = np.ndarray
@@ -71,6 +72,10 @@ class Array(np.ndarray):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         # NumPy's ufuncs see plain arrays (a read-only view: ``out=x`` still fails).
         inputs = tuple(i.view(_nd) if isinstance(i, Array) else i for i in inputs)
+        if method == "__call__" and not kwargs:
+            r = _pooled(ufunc, *inputs)
+            if r is not None:
+                return r
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = tuple(o.view(_nd) if isinstance(o, Array) else o for o in out)
@@ -218,15 +223,29 @@ def _index_has_tracer(idx: Any) -> bool:
 # -- operators and methods: results are Arrays ------------------------------
 
 
+# Operators computed by one ufunc (reflected ones swap the operands): a large float
+# result goes into a buffer of the eager pool (``_buffers.ufunc_pooled``).
+_OPERATOR_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                    "truediv": np.true_divide, "pow": np.power}  # fmt: skip
+
+
 def _binary(name: str) -> Any:
     base = getattr(_nd, name)  # NumPy's operator: its promotion, deferral and fallbacks
+    bare = name.strip("_")
+    ufunc = _OPERATOR_UFUNCS.get(bare[1:] if bare.startswith("r") else bare)
+    reflected = bare.startswith("r") and ufunc is not None
 
     def op(self: Array, other: Any) -> Any:
         if isinstance(other, Tracer):
             return NotImplemented  # the tracer's reflected operator handles it
         if isinstance(other, Array):
             other = other.view(_nd)
-        r = base(self.view(_nd), other)
+        mine = self.view(_nd)
+        r = None
+        if ufunc is not None:
+            r = _pooled(ufunc, other, mine) if reflected else _pooled(ufunc, mine, other)
+        if r is None:
+            r = base(mine, other)
         if _flags.check:  # config.debug_nans / debug_infs
             _debug.check_values(f"Array.{name}", (self, other), (r,), kind="Array operation")
         return _wrap(r)

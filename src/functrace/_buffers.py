@@ -25,7 +25,10 @@ Recorded eager programs (``api._eager_cache.Program``: the eager ``grad``/``vjp`
 ``vmap`` calls that reuse a recording) have a pool too, for the results of their
 products and NumPy-ufunc elementwise steps: the same page faults made an eager MLP step
 of 784-512-512-10 spend ~45% of its time in the kernel (9.1 -> 4.9 ms for its
-``value_and_grad``, 2067 -> 0 faults per call).
+``value_and_grad``, 2067 -> 0 faults per call). Eager elementwise operations on large
+float arrays share one process-wide pool (:data:`eager_pool`, bounded; see
+:func:`ufunc_pooled`), for the same reason: an Adam update written in eager
+``functrace.numpy`` page-faulted ~2300 times per step of that model.
 
 Only arrays of at least :data:`MIN_BYTES` are pooled (smaller ones come from
 glibc's heap without faults, and ``np.empty`` is cheaper than the lookup).
@@ -41,7 +44,9 @@ import os
 import platform
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -139,6 +144,142 @@ class BufferPool:
         return len(self._kinds)
 
 
+# ---------------------------------------------------------------------------
+# Eager operations: one pool shared by the process
+# ---------------------------------------------------------------------------
+
+EAGER_MAX_BYTES = 64 << 20
+"""Most bytes the eager pool keeps (least recently used shapes dropped first)."""
+EAGER_PER_SHAPE = 8
+"""Most buffers the eager pool keeps per ``(shape, dtype)``."""
+EAGER_MIN_BYTES = 1 << 20
+"""Smallest result an eager operation writes into the pool (1 MiB). Below it glibc
+serves arrays from its heap without page faults, and the pool's lookup (a lock, a scan)
+costs more than it saves: the 784-64-10 eager step (200 KB weights) ran 7% slower with
+every 64 KiB result pooled."""
+
+
+class _EagerPool:
+    """Buffers for the results of eager elementwise operations on large float arrays
+    (``Array`` operators, NumPy ufuncs called on ``Array`` objects, the elementwise
+    primitives' impls): the same reuse rule as a program's pool (a buffer is written
+    again only once nobody holds it), shared by every eager call, bounded by
+    :data:`EAGER_PER_SHAPE` buffers per shape and :data:`EAGER_MAX_BYTES` in all."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kinds: OrderedDict[tuple[tuple[int, ...], str], list[np.ndarray]] = OrderedDict()
+        self.bytes = 0
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        key = (shape, dtype.str)
+        with self.lock:
+            bufs = self.kinds.get(key)
+            if bufs is None:
+                bufs = self.kinds[key] = []
+            else:
+                self.kinds.move_to_end(key)
+            for a in bufs:
+                if _refcount(a) == _FREE:
+                    return a
+            a = np.empty(shape, dtype)
+            bufs.append(a)
+            self.bytes += a.nbytes
+            if len(bufs) > EAGER_PER_SHAPE:
+                self.bytes -= bufs.pop(0).nbytes  # in use elsewhere: its holder keeps it
+            while self.bytes > EAGER_MAX_BYTES and len(self.kinds) > 1:
+                _, old = self.kinds.popitem(last=False)
+                self.bytes -= sum(b.nbytes for b in old)
+            return a
+
+    def clear(self) -> None:
+        """Drop every buffer (those in use stay with their holders)."""
+        with self.lock:
+            self.kinds.clear()
+            self.bytes = 0
+
+
+eager_pool = _EagerPool()
+
+
+def _after_fork_in_child() -> None:
+    # a child starts with an empty pool and a fresh lock (another thread may hold it)
+    global eager_pool
+    eager_pool = _EagerPool()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+# Ufuncs whose result has the dtype of their floating-point operands (all of one dtype,
+# Python scalars aside: NumPy computes those in the array's dtype).
+_SAME_DTYPE = frozenset(
+    [
+        np.add,
+        np.subtract,
+        np.multiply,
+        np.true_divide,
+        np.power,
+        np.maximum,
+        np.minimum,
+        np.fmax,
+        np.fmin,
+        np.negative,
+        np.positive,
+        np.absolute,
+        np.sqrt,
+        np.square,
+        np.reciprocal,
+        np.exp,
+        np.expm1,
+        np.log,
+        np.log1p,
+        np.tanh,
+        np.sin,
+        np.cos,
+        np.tan,
+        np.floor,
+        np.ceil,
+        np.rint,
+        np.sign,
+    ]  # fmt: skip
+)
+
+
+def ufunc_pooled(ufunc: Any, *operands: Any) -> np.ndarray | None:
+    """``ufunc(*operands)`` written into a buffer of the eager pool, or None (the caller
+    computes it as usual) unless: pools are on, ``ufunc`` keeps its operands' dtype,
+    the operands are plain NumPy arrays of one native floating-point dtype and Python
+    ``float``/``int`` scalars, and an operand has :data:`EAGER_MIN_BYTES` or more. NumPy runs
+    the same loop with or without ``out=`` then: the bits are the same."""
+    big = False
+    dt = None
+    shapes = []
+    for x in operands:
+        t = type(x)
+        if t is np.ndarray:
+            if dt is None:
+                dt = x.dtype
+            elif x.dtype != dt:
+                return None
+            shapes.append(x.shape)
+            big = big or x.nbytes >= EAGER_MIN_BYTES
+        elif t is not float and t is not int:
+            return None
+    if not big or dt is None or dt.kind != "f" or not dt.isnative or ufunc not in _SAME_DTYPE:
+        return None
+    if not (enabled and EXACT_REFCOUNTS):
+        return None
+    shape = shapes[0]
+    for other in shapes[1:]:
+        if other != shape:
+            try:
+                shape = np.broadcast_shapes(shape, other)
+            except ValueError:
+                return None  # NumPy raises its own error
+    return ufunc(*operands, out=eager_pool.take(shape, dt))  # (the module's, after a fork)
+
+
 def poolable(shape: tuple[int, ...], dtype: np.dtype) -> bool:
     """Whether an array of ``shape`` and ``dtype`` is large enough to be pooled."""
     dt = np.dtype(dtype)
@@ -151,4 +292,15 @@ def poolable(shape: tuple[int, ...], dtype: np.dtype) -> bool:
     )
 
 
-__all__ = ["EXACT_REFCOUNTS", "MIN_BYTES", "BufferPool", "enabled", "poolable"]
+__all__ = [
+    "EAGER_MAX_BYTES",
+    "EAGER_MIN_BYTES",
+    "EAGER_PER_SHAPE",
+    "EXACT_REFCOUNTS",
+    "MIN_BYTES",
+    "BufferPool",
+    "eager_pool",
+    "enabled",
+    "poolable",
+    "ufunc_pooled",
+]

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
+from functrace._buffers import ufunc_pooled
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters import numba_rules as _nr
@@ -58,11 +59,24 @@ def _unop_abstract(name: str, kinds: str, what: str) -> Callable[..., ShapedArra
     return rule
 
 
+def _pooled_impl(np_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``np_fn`` (a NumPy ufunc) writing large float results into the eager pool's
+    buffers (``_buffers.ufunc_pooled``: the same bits, no fresh pages each call)."""
+
+    def impl(*args: Any) -> Any:
+        r = ufunc_pooled(np_fn, *args)
+        return np_fn(*args) if r is None else r
+
+    impl.__name__ = getattr(np_fn, "__name__", "impl")
+    return impl
+
+
 def unop(
     name: str, np_fn: Callable[..., Any], kinds: str = _FLOAT, what: str = "a floating-point"
 ) -> Primitive:
     p = Primitive(name)
-    register(p, np_fn, _unop_abstract(name, kinds, what))
+    impl = _pooled_impl(np_fn) if isinstance(np_fn, np.ufunc) else np_fn
+    register(p, impl, _unop_abstract(name, kinds, what))
     elementwise_numpy[p] = np_fn
     batching.defvectorized(p)
     return p
@@ -97,7 +111,8 @@ def binop(
     def impl(x: Any, y: Any) -> Any:
         if getattr(x, "shape", ()) != getattr(y, "shape", ()):
             eager_check_binary(name, x, y)  # raises the detailed error
-        return np_fn(x, y)
+        r = ufunc_pooled(np_fn, x, y)  # None unless a large float result
+        return np_fn(x, y) if r is None else r
 
     register(p, impl, _binop_abstract(name, kinds, what, out_dtype))
     elementwise_numpy[p] = np_fn
