@@ -22,17 +22,18 @@ that has JAX: it needs NumPy only, with ``src`` on its path). Not a test: it ass
 from __future__ import annotations
 
 import os
+import sys
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-os.environ.setdefault("FUNCTRACE_NUM_THREADS", "1")  # this process: the 1-thread baseline
+if "--ft-worker" not in sys.argv:  # (the worker measures functrace at its defaults)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    os.environ.setdefault("FUNCTRACE_NUM_THREADS", "1")  # this process: the 1-thread baseline
 
 import contextlib  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Iterator  # noqa: E402

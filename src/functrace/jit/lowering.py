@@ -213,6 +213,7 @@ class _Gen:
         self.kernels: list[Any] = []
         self.kernel_names: list[str] = []
         self._readers: dict[Var, list[tuple[int | None, bool]]] | None = None
+        self._read: set[Var] | None = None
         self.kernel_texts: list[str] = []
         self.subprograms: list[tuple[str, LoweredProgram]] = []
         self.compiled = 0
@@ -442,6 +443,13 @@ class _Gen:
             return f"np.array({n})"
         return n  # _to_array copies it if it is a read-only view
 
+    def read_vars(self) -> set[Var]:
+        """The values some equation reads or the driver returns (once per driver)."""
+        if self._read is None:
+            self._read = {x for e in self.jaxpr.eqns for x in e.inputs if isinstance(x, Var)}
+            self._read.update(x for x in self.jaxpr.outvars if isinstance(x, Var))
+        return self._read
+
     def is_exact0d(self, x: Atom) -> bool:
         """Whether the driver holds the 0-d ``x`` as a NumPy scalar of its dtype."""
         if isinstance(x, Literal):
@@ -527,7 +535,7 @@ class _Gen:
             if v.aval.shape == ():
                 if fresh and p in reduction_kinds() and v.aval.dtype.kind in "fc":
                     self.exact0d.add(v)  # a NumPy scalar of the operand's dtype already
-                elif numba_dtype_ok(v.aval.dtype):
+                elif numba_dtype_ok(v.aval.dtype) and v in self.read_vars():
                     self.emit(f"{n} = {dtype_ctor(v.aval.dtype)}({n})")
                     self.exact0d.add(v)
             elif fresh:
