@@ -165,6 +165,8 @@ _WORK = textwrap.dedent("""
         return None
 
     env_before = dict(os.environ)
+    # the sizes below must split (the thresholds that pay on a real step are higher)
+    parallel.MIN_DOT_FMAS, parallel.MIN_KERNEL_SIZE = 1 << 21, 1 << 16
     np.ones((2, 2)) @ np.ones((2, 2))  # loads OpenBLAS
     blas_before = blas_threads()
     rng = np.random.default_rng(0)

@@ -51,10 +51,19 @@ import numpy as np
 
 from functrace.jit import kernels
 
-MIN_KERNEL_SIZE = 1 << 16
-"""Elements of a fused kernel's output from which its rows may be split across threads."""
-MIN_DOT_FMAS = 1 << 21
-"""Multiply-adds of a matrix product from which it may be split across threads."""
+MIN_KERNEL_SIZE = 1 << 20
+"""Elements of a fused kernel's output from which its rows may be split across threads.
+A parallel region costs more than its own time: the worker, done, takes the GIL back
+from the driver once to go to sleep, which stalls the driver's next statements. Each
+call site's timing sees only its own time, so smaller regions, whose gain is smaller
+than that, made whole steps slower (below)."""
+MIN_DOT_FMAS = 1 << 24
+"""Multiply-adds of a matrix product from which it may be split across threads (about
+0.4 ms on one core here). Measured on the width-256 MLP step (784-256-256-10), one
+process, the settings interleaved: batch 32, 1.09 ms with 2M multiply-adds and 65536
+kernel elements, 0.88 ms with these; batch 128, 2.66 -> 2.44 ms; batch 512 and the
+784-512-512-10 step unchanged within noise (5.4 and 4.8-5.0 ms; 8.7 and 7.1 ms on one
+thread)."""
 GEMM_THREADED_FMAS = 1 << 18
 """Multiply-adds from which OpenBLAS runs a matrix-matrix product on its threads (its
 ``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): larger products run inside
