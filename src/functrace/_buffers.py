@@ -252,7 +252,11 @@ def ufunc_pooled(ufunc: Any, *operands: Any) -> np.ndarray | None:
     the operands are plain NumPy arrays of one native floating-point dtype and Python
     ``float``/``int`` scalars, and an operand has :data:`EAGER_MIN_BYTES` or more. NumPy runs
     the same loop with or without ``out=`` then: the bits are the same."""
-    big = False
+    for x in operands:  # the common case first, cheaply: no large array operand
+        if type(x) is np.ndarray and x.nbytes >= EAGER_MIN_BYTES:
+            break
+    else:
+        return None
     dt = None
     shapes = []
     for x in operands:
@@ -263,10 +267,9 @@ def ufunc_pooled(ufunc: Any, *operands: Any) -> np.ndarray | None:
             elif x.dtype != dt:
                 return None
             shapes.append(x.shape)
-            big = big or x.nbytes >= EAGER_MIN_BYTES
         elif t is not float and t is not int:
             return None
-    if not big or dt is None or dt.kind != "f" or not dt.isnative or ufunc not in _SAME_DTYPE:
+    if dt is None or dt.kind != "f" or not dt.isnative or ufunc not in _SAME_DTYPE:
         return None
     if not (enabled and EXACT_REFCOUNTS):
         return None
