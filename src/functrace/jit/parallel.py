@@ -278,7 +278,9 @@ class _Chooser:
     """Per call site: which path the next call takes, and the timings behind it.
 
     After a warm-up (three timed calls each way, alternating) the site takes the path
-    whose median of its last three timings is lower, and times the other path once
+    whose fastest of its last three timings is lower (noise only adds time: a slow
+    outlier, such as the pool's first start, must not decide for hundreds of calls
+    between probes; a core kept busy slows all three), and times the other path once
     every ``probe`` calls: ``PROBE_EVERY`` at first, doubled (up to ``PROBE_MAX``)
     each time the probe confirms the choice, back to ``PROBE_EVERY`` when it flips.
     One call in four of the chosen path is timed too, so a change of load is seen."""
@@ -300,7 +302,7 @@ class _Chooser:
         ser, par = self.samples
         if len(ser) < 3 or len(par) < 3:  # warm-up: alternate, starting serial
             return c % 2 == 0, True
-        faster = sorted(par)[1] < sorted(ser)[1]
+        faster = min(par) < min(ser)
         if faster != self.faster:
             self.faster, self.probe = faster, PROBE_EVERY
         if c % self.probe == 0:
