@@ -634,3 +634,14 @@ def test_per_example_gradients_reuse_buffers_bit_for_bit() -> None:
         x = np.random.default_rng(seed).standard_normal((8, 256)).astype(np.float32)
         _same(per_example(w, x), _fresh(lambda x=x: per_example(w, x)), "per-example")
     assert _pooled_steps(g) > 0  # the (8, 256, 64) per-example weight gradients
+
+
+def test_a_step_its_writer_cannot_compute_keeps_the_impl() -> None:
+    """``lax.div`` on integers floor-divides, which the ufunc that writes float
+    division into a buffer cannot do: the step keeps its impl (no error, same bits)."""
+    x = np.arange(1, 20001, dtype=np.int64).reshape(2, 10000)
+    y = np.full((2, 10000), 7, np.int64)
+    f = ft.vmap(lambda a, b: lax.div(a, b) * 3)
+    ec.clear_eager_cache()
+    for _ in range(3):
+        _same(f(x, y), _fresh(lambda: f(x, y)), "integer div under vmap")
