@@ -87,10 +87,15 @@ class _Kind:
 
     __slots__ = ("bufs", "capacity", "dtype", "lock", "shape")
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, lock: threading.RLock) -> None:
+    def __init__(
+        self, shape: tuple[int, ...], dtype: np.dtype, lock: threading.RLock, capacity: int = 0
+    ) -> None:
         self.shape, self.dtype, self.lock = shape, dtype, lock
         self.bufs: list[np.ndarray] = []
-        self.capacity = 0
+        self.capacity = capacity
+
+    def __len__(self) -> int:
+        return len(self.bufs)
 
     def take(self) -> np.ndarray:
         """A C-contiguous writable array of the kind's shape and dtype, held by nobody
@@ -167,29 +172,24 @@ class _EagerPool:
     :data:`EAGER_PER_SHAPE` buffers per shape and :data:`EAGER_MAX_BYTES` in all."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.kinds: OrderedDict[tuple[tuple[int, ...], str], list[np.ndarray]] = OrderedDict()
+        self.lock = threading.RLock()  # (shared with its kinds: taken inside take)
+        self.kinds: OrderedDict[tuple[tuple[int, ...], str], _Kind] = OrderedDict()
         self.bytes = 0
 
     def take(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         key = (shape, dtype.str)
         with self.lock:
-            bufs = self.kinds.get(key)
-            if bufs is None:
-                bufs = self.kinds[key] = []
+            kind = self.kinds.get(key)
+            if kind is None:
+                kind = self.kinds[key] = _Kind(shape, dtype, self.lock, EAGER_PER_SHAPE)
             else:
                 self.kinds.move_to_end(key)
-            for a in bufs:
-                if _refcount(a) == _FREE:
-                    return a
-            a = np.empty(shape, dtype)
-            bufs.append(a)
-            self.bytes += a.nbytes
-            if len(bufs) > EAGER_PER_SHAPE:
-                self.bytes -= bufs.pop(0).nbytes  # in use elsewhere: its holder keeps it
+            held = len(kind)
+            a = kind.take()  # a free buffer, else a new one (the oldest dropped when full)
+            self.bytes += (len(kind) - held) * a.nbytes
             while self.bytes > EAGER_MAX_BYTES and len(self.kinds) > 1:
                 _, old = self.kinds.popitem(last=False)
-                self.bytes -= sum(b.nbytes for b in old)
+                self.bytes -= sum(b.nbytes for b in old.bufs)
             return a
 
     def clear(self) -> None:
@@ -280,7 +280,16 @@ def ufunc_pooled(ufunc: Any, *operands: Any) -> np.ndarray | None:
                 shape = np.broadcast_shapes(shape, other)
             except ValueError:
                 return None  # NumPy raises its own error
+    if not shape:
+        return None  # a 0-d result: NumPy returns a scalar, not an array
     return ufunc(*operands, out=eager_pool.take(shape, dt))  # (the module's, after a fork)
+
+
+def ufunc_call(ufunc: Any, *operands: Any) -> Any:
+    """``ufunc(*operands)``, written into the eager pool when :func:`ufunc_pooled`
+    applies (the elementwise primitives' impls)."""
+    r = ufunc_pooled(ufunc, *operands)
+    return ufunc(*operands) if r is None else r
 
 
 def poolable(shape: tuple[int, ...], dtype: np.dtype) -> bool:
@@ -305,5 +314,6 @@ __all__ = [
     "eager_pool",
     "enabled",
     "poolable",
+    "ufunc_call",
     "ufunc_pooled",
 ]

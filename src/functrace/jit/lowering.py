@@ -458,12 +458,7 @@ class _Gen:
 
     def scalar_output(self, x: Any) -> bool:
         """Whether :meth:`output` gives ``x`` as a NumPy scalar of its numeric dtype."""
-        return (
-            isinstance(x, Var)
-            and x.aval.shape == ()
-            and x.aval.dtype.kind in "biufc"
-            and numba_dtype_ok(x.aval.dtype)
-        )
+        return isinstance(x, Var) and x.aval.shape == () and numba_dtype_ok(x.aval.dtype)
 
     def gen_scalar(self, eqn: JaxprEqn) -> None:
         out = eqn.out_binders[0]

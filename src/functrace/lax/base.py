@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
-from functrace._buffers import ufunc_pooled
+from functrace._buffers import ufunc_call
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters import numba_rules as _nr
@@ -61,11 +61,10 @@ def _unop_abstract(name: str, kinds: str, what: str) -> Callable[..., ShapedArra
 
 def _pooled_impl(np_fn: Callable[..., Any]) -> Callable[..., Any]:
     """``np_fn`` (a NumPy ufunc) writing large float results into the eager pool's
-    buffers (``_buffers.ufunc_pooled``: the same bits, no fresh pages each call)."""
+    buffers (``_buffers.ufunc_call``: the same bits, no fresh pages each call)."""
 
     def impl(*args: Any) -> Any:
-        r = ufunc_pooled(np_fn, *args)
-        return np_fn(*args) if r is None else r
+        return ufunc_call(np_fn, *args)
 
     impl.__name__ = getattr(np_fn, "__name__", "impl")
     return impl
@@ -111,8 +110,7 @@ def binop(
     def impl(x: Any, y: Any) -> Any:
         if getattr(x, "shape", ()) != getattr(y, "shape", ()):
             eager_check_binary(name, x, y)  # raises the detailed error
-        r = ufunc_pooled(np_fn, x, y)  # None unless a large float result
-        return np_fn(x, y) if r is None else r
+        return ufunc_call(np_fn, x, y)  # into the eager pool: large float results
 
     register(p, impl, _binop_abstract(name, kinds, what, out_dtype))
     elementwise_numpy[p] = np_fn
