@@ -137,3 +137,27 @@ def test_errors_and_warnings_are_numpys() -> None:
     assert np.isinf(r).all()
     with pytest.raises(ValueError, match="broadcast"):
         a + fnp.asarray(np.ones((N + 1, N), np.float32))
+
+
+def test_threads_never_share_a_buffer() -> None:
+    """Threads taking buffers of one shape at once each get their own (a buffer is
+    taken under the pool's lock and held from then on)."""
+    import threading
+
+    base = np.random.default_rng(3).standard_normal((N, N)).astype(np.float32)
+    a = fnp.asarray(base)
+    bad = []
+
+    def work(k: int) -> None:
+        for i in range(20):
+            s = float(k * 100 + i)
+            r = fnp.sqrt(fnp.abs(a)) * s + s  # pooled impl, then pooled operators
+            if not np.array_equal(r, np.sqrt(np.abs(base)) * np.float32(s) + np.float32(s)):
+                bad.append((k, i))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad

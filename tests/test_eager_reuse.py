@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import functrace as ft
 import functrace.lax as lax
 import functrace.numpy as fnp
+from functrace import _buffers
 from functrace.api import _eager_cache as ec
 from functrace.tree_util import tree_flatten, tree_leaves
 from op_db import ALL_OPS, OpInfo, op_args
@@ -43,8 +44,23 @@ def _same(a: Any, b: Any, what: str) -> None:
 
 
 def _fresh(call: Any) -> Any:
-    with ft.config.override(eager_cache=False):
-        return call()
+    """``call()`` traced afresh, with no buffer pool (the reference of every check)."""
+    old = _buffers.enabled
+    _buffers.enabled = False
+    try:
+        with ft.config.override(eager_cache=False):
+            return call()
+    finally:
+        _buffers.enabled = old
+
+
+@pytest.fixture(params=["pools at their sizes", "pools at every size"])
+def pools(request: Any, monkeypatch: Any) -> None:
+    """Run a test as is, then with every result large enough for the buffer pools (the
+    recorded programs' and the eager one), so that each op-table row goes through them."""
+    if request.param == "pools at every size":
+        monkeypatch.setattr(_buffers, "MIN_BYTES", 1)
+        monkeypatch.setattr(_buffers, "EAGER_MIN_BYTES", 1)
 
 
 def _three(call: Any, what: str, reused: bool = True) -> None:
@@ -92,9 +108,9 @@ CONCRETIZING = {
 
 
 @pytest.mark.parametrize("op", GRAD_ROWS, ids=str)
-@ONE
+@settings(ONE, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (`pools`)
 @given(data=st.data())
-def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any) -> None:
+def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: None) -> None:
     dtype = op.dtypes[0]
     args = data.draw(op_args(op, dtype))
     nums = _float_argnums(op)
