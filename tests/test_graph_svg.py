@@ -115,7 +115,8 @@ def test_labels_show_params_as_printed() -> None:
     labels = [" ".join(_texts(g)) for g in _groups(root, "eqn")]
     assert any(t.startswith("reduce_sum axes=(0,)") for t in labels)
     assert any(t.startswith("dot_general dimension_numbers=(((1,),(0,)),((),()))") for t in labels)
-    assert any(t.startswith("transpose permutation=(1,0)") for t in labels)
+    # the weight gradients' products (x.T @ ct, written without a transpose)
+    assert any(t.startswith("dot_general dimension_numbers=(((0,),(0,)),((),()))") for t in labels)
     # None-valued params are left out of the label (the tooltip keeps them).
     assert not any("preferred_element_type" in t for t in labels)
     assert any("preferred_element_type=None" in _title(g) for g in _groups(root, "eqn"))

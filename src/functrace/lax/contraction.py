@@ -216,6 +216,46 @@ def dot(
     )
 
 
+def _transpose_dot_operand(
+    ct: Any,
+    y: Any,
+    x_aval: ShapedArray,
+    dimension_numbers: DotDimensionNumbers,
+    y_free_in_ct: int,
+) -> Any:
+    # ct_x[b, xf, xc] = sum_{yf} ct[b, xf, yf] y[b, yc, yf]: contract ct's y-free axes with
+    # y's free axes (batching the batch axes), then move the axes into x's layout. ct's
+    # axes are (batch, free of the product's lhs, free of its rhs): y's free axes start at
+    # ``y_free_in_ct``, whichever operand y was.
+    (xc, yc), (xb, yb) = dimension_numbers
+    ct_dtype = core.get_aval(ct).dtype
+    y_nd = core.get_aval(y).ndim
+    x_nd = len(x_aval.shape)
+    nb = len(xb)
+    xf, yf = _free_axes(x_nd, xc, xb), _free_axes(y_nd, yc, yb)
+    ct_yf = tuple(range(y_free_in_ct, y_free_in_ct + len(yf)))
+    ct_b, y = tuple(range(nb)), convert_element_type(y, ct_dtype)
+    # dot(ct, y)'s axes: batch, x free, then y's contracting axes in increasing order;
+    # dot(y, ct)'s: batch, y's contracting axes, then x free. Either is one layout of the
+    # answer: take the one already in x's axis order when there is one, so that no
+    # transpose follows (eagerly that would hand back a strided view, e.g. every weight
+    # gradient of ``x @ w`` Fortran-ordered, and slow whatever reads it).
+    yc_sorted = sorted(yc)
+    perm, perm_swapped = [0] * x_nd, [0] * x_nd
+    for i, a in enumerate(xb):
+        perm[a] = perm_swapped[a] = i
+    for i, a in enumerate(xf):
+        perm[a], perm_swapped[a] = nb + i, nb + len(yc) + i
+    for a, b in zip(xc, yc):
+        perm[a] = nb + len(xf) + yc_sorted.index(b)
+        perm_swapped[a] = nb + yc_sorted.index(b)
+    if perm != list(range(x_nd)) and perm_swapped == list(range(x_nd)):
+        out = dot_general(y, ct, ((tuple(yf), ct_yf), (tuple(yb), ct_b)))
+    else:
+        out = transpose(dot_general(ct, y, ((ct_yf, tuple(yf)), (ct_b, tuple(yb)))), tuple(perm))
+    return convert_element_type(out, x_aval.dtype, x_aval.weak_type)
+
+
 def _dot_general_transpose_lhs(
     ct: Any,
     y: Any,
@@ -224,28 +264,9 @@ def _dot_general_transpose_lhs(
     dimension_numbers: DotDimensionNumbers,
     preferred_element_type: np.dtype | None,
 ) -> Any:
-    # ct_x[b, xf, xc] = sum_{yf} ct[b, xf, yf] y[b, yc, yf]: contract ct's y-free axes with
-    # y's free axes (batching the batch axes), then move the axes into x's layout.
-
-    (xc, yc), (xb, yb) = dimension_numbers
-    ct_dtype = core.get_aval(ct).dtype
-    y_nd = core.get_aval(y).ndim
-    x_nd = len(x_aval.shape)
-    nb = len(xb)
-    xf, yf = _free_axes(x_nd, xc, xb), _free_axes(y_nd, yc, yb)
-    ct_yf = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
-    dims = ((ct_yf, tuple(yf)), (tuple(range(nb)), tuple(yb)))
-    out = dot_general(ct, convert_element_type(y, ct_dtype), dims)
-    # out axes: batch, x free, then y's contracting axes in increasing order.
-    yc_sorted = sorted(yc)
-    perm = [0] * x_nd
-    for i, a in enumerate(xb):
-        perm[a] = i
-    for i, a in enumerate(xf):
-        perm[a] = nb + i
-    for a, b in zip(xc, yc):
-        perm[a] = nb + len(xf) + yc_sorted.index(b)
-    return convert_element_type(transpose(out, tuple(perm)), x_aval.dtype, x_aval.weak_type)
+    (xc, _), (xb, _) = dimension_numbers
+    n_lhs_free = len(x_aval.shape) - len(xc) - len(xb)
+    return _transpose_dot_operand(ct, y, x_aval, dimension_numbers, len(xb) + n_lhs_free)
 
 
 def _dot_general_transpose_rhs(
@@ -256,19 +277,10 @@ def _dot_general_transpose_rhs(
     dimension_numbers: DotDimensionNumbers,
     preferred_element_type: np.dtype | None,
 ) -> Any:
-    # dot(x, y) with swapped roles is dot(y, x) with its free axes swapped in the output.
+    # The same contraction with the operands' roles swapped: x's free axes sit in ct
+    # right after the batch axes.
     (xc, yc), (xb, yb) = dimension_numbers
-    nb = len(xb)
-    nxf = core.get_aval(x).ndim - len(xc) - nb
-    nyf = len(y_aval.shape) - len(yc) - nb
-    ct_swapped = transpose(ct, (*range(nb), *range(nb + nxf, nb + nxf + nyf), *range(nb, nb + nxf)))
-    return _dot_general_transpose_lhs(
-        ct_swapped,
-        x,
-        y_aval,
-        dimension_numbers=((yc, xc), (yb, xb)),
-        preferred_element_type=preferred_element_type,
-    )
+    return _transpose_dot_operand(ct, x, y_aval, ((yc, xc), (yb, xb)), len(xb))
 
 
 # d dot(x, y) = dot(dx, y) + dot(x, dy)
