@@ -5,10 +5,11 @@ that machine load moves them alike) and ratios against PyTorch measured in the s
 
 * one training step (forward + backward + Adam, float32) of the MLP of
   ``bench_jit.py`` at 784-64-10, batch 32 and 784-512-512-10, batch 128: functrace
-  eager (``value_and_grad`` + the Adam update in ``functrace.numpy``) with the eager
-  cache on (the default) and off (``config.eager_cache = False``: every call traces),
-  PyTorch eager (``loss.backward()`` + ``torch.optim.Adam``), and functrace ``jit`` for
-  reference;
+  eager (``value_and_grad`` + ``functrace.optim.adam`` + ``apply_updates``) with the
+  eager cache on (the default) and off (``config.eager_cache = False``: every call
+  traces), the same step with the Adam update written by hand in ``functrace.numpy``
+  (``bench_jit.train_step``: a dozen unfused operations per parameter), PyTorch eager
+  (``loss.backward()`` + ``torch.optim.Adam``), and functrace ``jit`` for reference;
 * the scalar ``z = x*y + x**2`` and its gradient in ``x`` and ``y`` from Python floats
   (PyTorch: two fresh ``requires_grad`` tensors and ``z.backward()``);
 * per-example gradients of the small MLP's loss, batch 64: ``vmap(grad(loss))`` vs
@@ -37,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 _user_env = dict(os.environ)
 import bench_jit as bj  # noqa: E402  (it pins threads for its own baselines: undone below)
 import functrace as ft  # noqa: E402
+import functrace.optim as optim  # noqa: E402
 from _util import fmt_time, print_table, time_per_call  # noqa: E402
 from functrace.jit import jit  # noqa: E402
 
@@ -68,10 +70,19 @@ def _ft_cases() -> dict[str, Any]:
         "scalar": lambda: vg(2.0, 3.0),
         "per_example": lambda: per_example(params, xs, ys),
     }
+    opt = optim.adam(bj.LR, bj.B1, bj.B2, bj.EPS)
+
+    def optim_step(params, opt_state, x, y):
+        loss, g = ft.value_and_grad(bj.loss_fn)(params, x, y)
+        updates, opt_state = opt.update(g, opt_state, params)
+        return optim.apply_updates(params, updates), opt_state, loss
+
     for name, (sizes, batch) in (("small", SMALL), ("medium", MEDIUM)):
         state = bj.init(sizes, batch)
-        cases[name] = lambda s=state: bj.train_step(*s)
-        cases[name + " jit"] = lambda s=state, j=jit(bj.train_step): j(*s)
+        args = (state[0], opt.init(state[0]), state[4], state[5])
+        cases[name] = lambda a=args: optim_step(*a)
+        cases[name + " by hand"] = lambda s=state: bj.train_step(*s)
+        cases[name + " jit"] = lambda a=args, j=jit(optim_step): j(*a)
     return cases
 
 
@@ -194,8 +205,9 @@ def main() -> None:
                 "cached": lambda k=key: _time_ft(cases[k], True),
                 "uncached": lambda k=key: _time_ft(cases[k], False),
             }
-            if key + " jit" in cases:
-                timed["jit"] = lambda k=key: _time_ft(cases[k + " jit"], True)
+            for extra in ("by hand", "jit"):
+                if f"{key} {extra}" in cases:
+                    timed[extra] = lambda k=f"{key} {extra}": _time_ft(cases[k], True)
             if torch is not None:
                 timed["torch"] = lambda k=key, w=torch: w.time(k)
             for name, fn in timed.items():
@@ -212,9 +224,11 @@ def main() -> None:
                 label,
                 fmt_time(r["cached"]),
                 fmt_time(r["uncached"]),
+                fmt_time(r["by hand"]) if "by hand" in r else "",
                 fmt_time(t) if t else "n/a",
                 f"{r['cached'] / t:.2f}" if t else "n/a",
                 f"{r['uncached'] / t:.2f}" if t else "n/a",
+                f"{r['by hand'] / t:.2f}" if t and "by hand" in r else "",
                 fmt_time(r["jit"]) if "jit" in r else "",
             ]
         )
@@ -222,7 +236,17 @@ def main() -> None:
     print_table(
         f"functrace eager vs PyTorch eager (PyTorch: {threads}; load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})",
-        ["case", "ft eager", "ft no cache", "torch", "ratio", "ratio no cache", "ft jit"],
+        [
+            "case",
+            "ft eager",
+            "ft no cache",
+            "ft Adam by hand",
+            "torch",
+            "ratio",
+            "ratio no cache",
+            "ratio by hand",
+            "ft jit",
+        ],
         rows,
     )
 

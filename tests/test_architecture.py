@@ -61,6 +61,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.distributed",
             "functrace.distributed.*",
             "functrace.optim",
+            "functrace._leafmap",
             "functrace.nn",
             "functrace.nn.*",
             "functrace.random",

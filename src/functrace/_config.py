@@ -87,6 +87,10 @@ class Config:
       ``FUNCTRACE_EAGER_CACHE=0`` turns it off): eager ``grad``/``vjp``/``jvp`` reuse the
       program recorded by an earlier call with the same signature (see
       ``functrace/api/_eager_cache.py``).
+    * ``fused_updates`` (registered by ``functrace._leafmap``; default on,
+      ``FUNCTRACE_FUSED_UPDATES=0`` turns it off): the eager updates of
+      ``functrace.optim``'s optimizers run as one jitted call, each parameter's
+      arithmetic one fused kernel, with the same bits as op by op.
     """
 
     __slots__ = ()

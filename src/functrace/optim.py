@@ -11,6 +11,12 @@ included, can be differentiated, batched, jitted and checkpointed. Optimizers
 such as :func:`adam` are chains of small building blocks (:func:`scale_by_adam`,
 :func:`scale_by_learning_rate`, ...). Learning rates may be numbers or schedules
 (callables ``step -> lr``).
+
+Run eagerly on float arrays, the per-parameter arithmetic of ``scale_by_adam``,
+``trace`` and ``scale_by_rms`` runs as one jitted call (one fused kernel per parameter
+instead of a dozen NumPy passes; ``config.fused_updates``, see ``functrace._leafmap``),
+with the same bits as op by op. Under ``jit``, ``grad`` or ``vmap`` it is traced as
+written.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import numpy as np
 
 from functrace import core
 from functrace import numpy as fnp
+from functrace._leafmap import LeafMap
 from functrace.tree_util import (
     structure_mismatch_message,
     tree_leaves,
@@ -61,9 +68,13 @@ def _incr(count: Any) -> Any:
     return fnp.where(count < np.iinfo(np.int32).max, count + np.int32(1), count)
 
 
+def _dtype(x: Any) -> np.dtype:
+    return x.dtype if isinstance(x, np.ndarray) else core.get_aval(x).dtype
+
+
 def _cast_like(value: Any, like: Any) -> Any:
-    dt = core.get_aval(like).dtype
-    return fnp.astype(value, dt) if core.get_aval(value).dtype != dt else value
+    dt = _dtype(like)
+    return fnp.astype(value, dt) if _dtype(value) != dt else value
 
 
 # ---------------------------------------------------------------------------
@@ -120,10 +131,15 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
     def init(params: Any) -> TraceState:
         return TraceState(tree_map(fnp.zeros_like, params))
 
+    def leaf(g: Any, t: Any) -> tuple[Any, Any]:
+        t = g + decay * t
+        return t, (g + decay * t if nesterov else t)
+
+    leaves = LeafMap(leaf, 2)
+
     def update(grads: Any, state: TraceState, params: Any = None) -> tuple[Any, Any]:
         _check_structure("trace.update", state.trace, grads, "gradients vs momentum state")
-        new = tree_map(lambda g, t: g + decay * t, grads, state.trace)
-        out = tree_map(lambda g, t: g + decay * t, grads, new) if nesterov else new
+        new, out = leaves((grads, state.trace))
         return out, TraceState(new)
 
     return GradientTransformation(init, update)
@@ -142,17 +158,21 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Grad
         zeros = tree_map(fnp.zeros_like, params)
         return ScaleByAdamState(_count_like(), zeros, tree_map(fnp.zeros_like, params))
 
+    def leaf(g: Any, m: Any, v: Any, bc1: Any, bc2: Any) -> tuple[Any, Any, Any]:
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * (g * g)
+        return m, v, (m / _cast_like(bc1, m)) / (fnp.sqrt(v / _cast_like(bc2, v)) + eps)
+
+    leaves = LeafMap(leaf, 3)
+
     def update(grads: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
         _check_structure("scale_by_adam.update", state.mu, grads, "gradients vs Adam state")
-        mu = tree_map(lambda g, m: b1 * m + (1 - b1) * g, grads, state.mu)
-        nu = tree_map(lambda g, v: b2 * v + (1 - b2) * (g * g), grads, state.nu)
+        _check_structure("scale_by_adam.update", state.nu, grads, "gradients vs Adam state")
         count = _incr(state.count)
         t = fnp.astype(count, np.float64)
         bc1 = 1.0 - fnp.power(b1, t)
         bc2 = 1.0 - fnp.power(b2, t)
-        updates = tree_map(
-            lambda m, v: (m / _cast_like(bc1, m)) / (fnp.sqrt(v / _cast_like(bc2, v)) + eps), mu, nu
-        )
+        mu, nu, updates = leaves((grads, state.mu, state.nu), (bc1, bc2))
         return updates, ScaleByAdamState(count, mu, nu)
 
     return GradientTransformation(init, update)
@@ -171,18 +191,19 @@ def scale_by_rms(
     def init(params: Any) -> ScaleByRmsState:
         return ScaleByRmsState(tree_map(fnp.zeros_like, params), tree_map(fnp.zeros_like, params))
 
+    def leaf(g: Any, v: Any, m: Any) -> tuple[Any, Any, Any]:
+        v = decay * v + (1 - decay) * (g * g)
+        if not centered:
+            return v, m, g / (fnp.sqrt(v) + eps)
+        m = decay * m + (1 - decay) * g
+        return v, m, g / (fnp.sqrt(v - m * m) + eps)
+
+    leaves = LeafMap(leaf, 3)
+
     def update(grads: Any, state: ScaleByRmsState, params: Any = None) -> tuple[Any, Any]:
         _check_structure("scale_by_rms.update", state.nu, grads, "gradients vs RMSProp state")
-        nu = tree_map(lambda g, v: decay * v + (1 - decay) * (g * g), grads, state.nu)
-        mu = (
-            tree_map(lambda g, m: decay * m + (1 - decay) * g, grads, state.mu)
-            if centered
-            else state.mu
-        )
-        if centered:
-            updates = tree_map(lambda g, v, m: g / (fnp.sqrt(v - m * m) + eps), grads, nu, mu)
-        else:
-            updates = tree_map(lambda g, v: g / (fnp.sqrt(v) + eps), grads, nu)
+        _check_structure("scale_by_rms.update", state.mu, grads, "gradients vs RMSProp state")
+        nu, mu, updates = leaves((grads, state.nu, state.mu))
         return updates, ScaleByRmsState(nu, mu)
 
     return GradientTransformation(init, update)

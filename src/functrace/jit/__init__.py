@@ -22,6 +22,7 @@ is the number of threads compiled code uses (the cores the process may use, or
 
 from __future__ import annotations
 
+from functrace import _leafmap
 from functrace.jit import random_rules  # noqa: F401  (erf_inv's compiled impl path)
 from functrace.jit.api import (
     JitFunction,
@@ -31,5 +32,7 @@ from functrace.jit.api import (
     jit,
 )
 from functrace.jit.parallel import num_threads
+
+_leafmap.set_compiler(jit)  # eager optimizer updates run fused (config.fused_updates)
 
 __all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit", "num_threads"]
