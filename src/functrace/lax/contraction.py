@@ -114,8 +114,15 @@ def _dot_general_impl(
     if preferred_element_type is not None:
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
-    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,):
-        return np.matmul(lhs, rhs, out=out)  # plain matrix/vector products: BLAS directly
+    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and len(lc) == 1:
+        # Matrix/vector products, either operand transposed (as every weight and input
+        # gradient of a dense layer is): BLAS directly, reading the transposed view in
+        # place. (k = 1 outer products go below: a multiply, not matmul's small-k loop.)
+        if lc == (lhs.ndim - 1,) and rc == (0,):
+            return np.matmul(lhs, rhs, out=out)
+        if lhs.shape[lc[0]] > 1:
+            a = lhs if lc[0] == lhs.ndim - 1 else lhs.T
+            return np.matmul(a, rhs.T if rc[0] else rhs, out=out)
     # General case: (batch, free, contracting) @ (batch, contracting, free), one matmul.
     lf, rf = _free_axes(lhs.ndim, lc, lb), _free_axes(rhs.ndim, rc, rb)
     batch = tuple(lhs.shape[i] for i in lb)
