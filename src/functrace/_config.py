@@ -90,7 +90,7 @@ class Config:
     * ``fused_updates`` (registered by ``functrace._leafmap``; default on,
       ``FUNCTRACE_FUSED_UPDATES=0`` turns it off): the eager updates of
       ``functrace.optim``'s optimizers run as one jitted call, each parameter's
-      arithmetic one fused kernel, with the same bits as op by op.
+      arithmetic (a whole chain's) one fused kernel, with the same bits as op by op.
     """
 
     __slots__ = ()

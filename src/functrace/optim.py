@@ -12,9 +12,10 @@ such as :func:`adam` are chains of small building blocks (:func:`scale_by_adam`,
 :func:`scale_by_learning_rate`, ...). Learning rates may be numbers or schedules
 (callables ``step -> lr``).
 
-Run eagerly on float arrays, the per-parameter arithmetic of ``scale_by_adam``,
-``trace`` and ``scale_by_rms`` runs as one jitted call (one fused kernel per parameter
-instead of a dozen NumPy passes; ``config.fused_updates``, see ``functrace._leafmap``),
+Run eagerly on float arrays, an update that works parameter by parameter (every
+building block but ``clip_by_global_norm`` and ``accumulate``, and each run of them in a
+``chain``: all of ``adam``, say) runs as one jitted call, one fused kernel per parameter
+instead of a dozen NumPy passes (``config.fused_updates``; see ``functrace._leafmap``),
 with the same bits as op by op. Under ``jit``, ``grad`` or ``vmap`` it is traced as
 written.
 """
@@ -77,6 +78,42 @@ def _cast_like(value: Any, like: Any) -> Any:
     return fnp.astype(value, dt) if _dtype(value) != dt else value
 
 
+class _Leafwise(NamedTuple):
+    """The update of a transformation that works parameter by parameter, in a form
+    :func:`chain` can fuse with its neighbours' (one kernel per parameter for a whole
+    chain such as Adam's).
+
+    ``prepare(grads, state, params) -> (trees, scalars, finish)`` does the per-call work
+    on the state (checks, counters, bias corrections): ``trees`` (``n_trees`` trees shaped
+    like ``grads``, e.g. the moments) and ``scalars`` (``n_scalars`` values all parameters
+    share) are the inputs of ``leaf(g, *tree_leaves, *scalars) -> (g, *outs)``, and
+    ``finish(outs)`` builds the new state from the ``n_outs`` output trees."""
+
+    prepare: Callable[[Any, Any, Any], tuple[tuple[Any, ...], tuple[Any, ...], Callable]]
+    leaf: Callable[..., tuple[Any, ...]]
+    n_trees: int
+    n_scalars: int
+    n_outs: int
+
+
+def _leafwise_update(spec: _Leafwise) -> Callable[..., tuple[Any, Any]]:
+    """``update(grads, state, params)`` running ``spec`` as one :class:`LeafMap`: fused
+    when run eagerly on float arrays (see ``functrace._leafmap``)."""
+    leaves = LeafMap(spec.leaf, 1 + spec.n_outs)
+
+    def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        trees, scalars, finish = spec.prepare(grads, state, params)
+        updates, *outs = leaves((grads, *trees), scalars)
+        return updates, finish(outs)
+
+    update.leafwise = spec  # type: ignore[attr-defined]  # what chain fuses
+    return update
+
+
+def _same_state(state: Any) -> Callable[[Any], Any]:
+    return lambda outs: state
+
+
 # ---------------------------------------------------------------------------
 # Building blocks
 # ---------------------------------------------------------------------------
@@ -84,18 +121,26 @@ def _cast_like(value: Any, like: Any) -> Any:
 
 def identity() -> GradientTransformation:
     """Pass gradients through unchanged."""
-    return GradientTransformation(
-        lambda params: EmptyState(), lambda grads, state, params=None: (grads, state)
+
+    def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        return grads, state  # (alone, nothing to compute; in a chain, fused with the rest)
+
+    update.leafwise = _Leafwise(  # type: ignore[attr-defined]
+        lambda grads, state, params: ((), (), _same_state(state)), lambda g: (g,), 0, 0, 0
     )
+    return GradientTransformation(lambda params: EmptyState(), update)
 
 
 def scale(step_size: float) -> GradientTransformation:
     """Multiply updates by a constant."""
-
-    def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
-        return tree_map(lambda g: g * step_size, grads), state
-
-    return GradientTransformation(lambda params: EmptyState(), update)
+    spec = _Leafwise(
+        lambda grads, state, params: ((), (), _same_state(state)),
+        lambda g: (g * step_size,),
+        0,
+        0,
+        0,
+    )
+    return GradientTransformation(lambda params: EmptyState(), _leafwise_update(spec))
 
 
 class ScaleByScheduleState(NamedTuple):
@@ -113,12 +158,14 @@ def scale_by_learning_rate(
     def init(params: Any) -> ScaleByScheduleState:
         return ScaleByScheduleState(_count_like())
 
-    def update(grads: Any, state: ScaleByScheduleState, params: Any = None) -> tuple[Any, Any]:
-        lr = learning_rate(state.count)
-        updates = tree_map(lambda g: g * _cast_like(sign * lr, g), grads)
-        return updates, ScaleByScheduleState(_incr(state.count))
+    def prepare(grads: Any, state: ScaleByScheduleState, params: Any) -> Any:
+        new = ScaleByScheduleState(_incr(state.count))
+        return (), (sign * learning_rate(state.count),), lambda outs: new
 
-    return GradientTransformation(init, update)
+    def leaf(g: Any, lr: Any) -> tuple[Any]:
+        return (g * _cast_like(lr, g),)
+
+    return GradientTransformation(init, _leafwise_update(_Leafwise(prepare, leaf, 0, 1, 0)))
 
 
 class TraceState(NamedTuple):
@@ -131,18 +178,15 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
     def init(params: Any) -> TraceState:
         return TraceState(tree_map(fnp.zeros_like, params))
 
+    def prepare(grads: Any, state: TraceState, params: Any) -> Any:
+        _check_structure("trace.update", state.trace, grads, "gradients vs momentum state")
+        return (state.trace,), (), lambda outs: TraceState(outs[0])
+
     def leaf(g: Any, t: Any) -> tuple[Any, Any]:
         t = g + decay * t
-        return t, (g + decay * t if nesterov else t)
+        return (g + decay * t if nesterov else t), t
 
-    leaves = LeafMap(leaf, 2)
-
-    def update(grads: Any, state: TraceState, params: Any = None) -> tuple[Any, Any]:
-        _check_structure("trace.update", state.trace, grads, "gradients vs momentum state")
-        new, out = leaves((grads, state.trace))
-        return out, TraceState(new)
-
-    return GradientTransformation(init, update)
+    return GradientTransformation(init, _leafwise_update(_Leafwise(prepare, leaf, 1, 0, 1)))
 
 
 class ScaleByAdamState(NamedTuple):
@@ -158,24 +202,21 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Grad
         zeros = tree_map(fnp.zeros_like, params)
         return ScaleByAdamState(_count_like(), zeros, tree_map(fnp.zeros_like, params))
 
-    def leaf(g: Any, m: Any, v: Any, bc1: Any, bc2: Any) -> tuple[Any, Any, Any]:
-        m = b1 * m + (1 - b1) * g
-        v = b2 * v + (1 - b2) * (g * g)
-        return m, v, (m / _cast_like(bc1, m)) / (fnp.sqrt(v / _cast_like(bc2, v)) + eps)
-
-    leaves = LeafMap(leaf, 3)
-
-    def update(grads: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
+    def prepare(grads: Any, state: ScaleByAdamState, params: Any) -> Any:
         _check_structure("scale_by_adam.update", state.mu, grads, "gradients vs Adam state")
         _check_structure("scale_by_adam.update", state.nu, grads, "gradients vs Adam state")
         count = _incr(state.count)
         t = fnp.astype(count, np.float64)
         bc1 = 1.0 - fnp.power(b1, t)
         bc2 = 1.0 - fnp.power(b2, t)
-        mu, nu, updates = leaves((grads, state.mu, state.nu), (bc1, bc2))
-        return updates, ScaleByAdamState(count, mu, nu)
+        return (state.mu, state.nu), (bc1, bc2), lambda outs: ScaleByAdamState(count, *outs)
 
-    return GradientTransformation(init, update)
+    def leaf(g: Any, m: Any, v: Any, bc1: Any, bc2: Any) -> tuple[Any, Any, Any]:
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * (g * g)
+        return (m / _cast_like(bc1, m)) / (fnp.sqrt(v / _cast_like(bc2, v)) + eps), m, v
+
+    return GradientTransformation(init, _leafwise_update(_Leafwise(prepare, leaf, 2, 2, 2)))
 
 
 class ScaleByRmsState(NamedTuple):
@@ -191,37 +232,38 @@ def scale_by_rms(
     def init(params: Any) -> ScaleByRmsState:
         return ScaleByRmsState(tree_map(fnp.zeros_like, params), tree_map(fnp.zeros_like, params))
 
-    def leaf(g: Any, v: Any, m: Any) -> tuple[Any, Any, Any]:
+    def prepare(grads: Any, state: ScaleByRmsState, params: Any) -> Any:
+        _check_structure("scale_by_rms.update", state.nu, grads, "gradients vs RMSProp state")
+        if not centered:
+            return (state.nu,), (), lambda outs: ScaleByRmsState(outs[0], state.mu)
+        _check_structure("scale_by_rms.update", state.mu, grads, "gradients vs RMSProp state")
+        return (state.nu, state.mu), (), lambda outs: ScaleByRmsState(*outs)
+
+    def leaf(g: Any, v: Any, *mu: Any) -> tuple[Any, ...]:
         v = decay * v + (1 - decay) * (g * g)
         if not centered:
-            return v, m, g / (fnp.sqrt(v) + eps)
-        m = decay * m + (1 - decay) * g
-        return v, m, g / (fnp.sqrt(v - m * m) + eps)
+            return g / (fnp.sqrt(v) + eps), v
+        m = decay * mu[0] + (1 - decay) * g
+        return g / (fnp.sqrt(v - m * m) + eps), v, m
 
-    leaves = LeafMap(leaf, 3)
-
-    def update(grads: Any, state: ScaleByRmsState, params: Any = None) -> tuple[Any, Any]:
-        _check_structure("scale_by_rms.update", state.nu, grads, "gradients vs RMSProp state")
-        _check_structure("scale_by_rms.update", state.mu, grads, "gradients vs RMSProp state")
-        nu, mu, updates = leaves((grads, state.nu, state.mu))
-        return updates, ScaleByRmsState(nu, mu)
-
-    return GradientTransformation(init, update)
+    n = 2 if centered else 1
+    return GradientTransformation(init, _leafwise_update(_Leafwise(prepare, leaf, n, 0, n)))
 
 
 def add_decayed_weights(weight_decay: float) -> GradientTransformation:
     """Add ``weight_decay * params`` to the updates (decoupled weight decay)."""
 
-    def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+    def prepare(grads: Any, state: Any, params: Any) -> Any:
         if params is None:
             raise ValueError(
                 "add_decayed_weights.update: expected params, got None. Pass "
                 "params to update(grads, state, params)."
             )
         _check_structure("add_decayed_weights.update", params, grads, "gradients vs params")
-        return tree_map(lambda g, p: g + weight_decay * p, grads, params), state
+        return (params,), (), _same_state(state)
 
-    return GradientTransformation(lambda params: EmptyState(), update)
+    spec = _Leafwise(prepare, lambda g, p: (g + weight_decay * p,), 1, 0, 0)
+    return GradientTransformation(lambda params: EmptyState(), _leafwise_update(spec))
 
 
 def global_norm(tree: Any) -> Any:
@@ -246,25 +288,83 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
     return GradientTransformation(lambda params: EmptyState(), update)
 
 
+def _chain_leafwise(specs: list[_Leafwise]) -> _Leafwise:
+    """The leafwise form of a run of leafwise transformations: their leaf functions in
+    turn, each on the updates of the one before (the same operations as one by one)."""
+    n_trees = sum(s.n_trees for s in specs)
+
+    def prepare(grads: Any, states: tuple[Any, ...], params: Any) -> Any:
+        preps = [s.prepare(grads, st, params) for s, st in zip(specs, states)]
+
+        def finish(outs: list[Any]) -> tuple[Any, ...]:
+            new, i = [], 0
+            for s, (_, _, fin) in zip(specs, preps):
+                new.append(fin(outs[i : i + s.n_outs]))
+                i += s.n_outs
+            return tuple(new)
+
+        trees = tuple(t for p in preps for t in p[0])
+        return trees, tuple(x for p in preps for x in p[1]), finish
+
+    def leaf(g: Any, *args: Any) -> tuple[Any, ...]:
+        trees, scalars, outs = args[:n_trees], args[n_trees:], []
+        ti = si = 0
+        for s in specs:
+            g, *o = s.leaf(g, *trees[ti : ti + s.n_trees], *scalars[si : si + s.n_scalars])
+            outs += o
+            ti, si = ti + s.n_trees, si + s.n_scalars
+        return (g, *outs)
+
+    return _Leafwise(
+        prepare, leaf, n_trees, sum(s.n_scalars for s in specs), sum(s.n_outs for s in specs)
+    )
+
+
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
-    """Apply transformations in sequence; the state is the tuple of their states."""
+    """Apply transformations in sequence; the state is the tuple of their states.
+
+    Each run of consecutive transformations that work parameter by parameter (all but
+    ``clip_by_global_norm`` and ``accumulate`` here) updates as one: eagerly, one fused
+    kernel per parameter for the whole run (see ``functrace._leafmap``)."""
+    n = len(transforms)
+    runs: list[tuple[int, int, Callable[..., tuple[Any, Any]]]] = []  # (start, stop, update)
+    start = 0
+    while start < n:
+        stop = start
+        while stop < n and getattr(transforms[stop].update, "leafwise", None) is not None:
+            stop += 1
+        if stop - start > 1:  # (a single one keeps its own update, fused or not)
+            specs = [t.update.leafwise for t in transforms[start:stop]]  # type: ignore[attr-defined]
+            runs.append((start, stop, _leafwise_update(_chain_leafwise(specs))))
+        else:
+            stop = max(stop, start + 1)
+            single = transforms[start].update
+            runs.append((start, stop, lambda g, st, p, u=single: _wrap_one(u, g, st[0], p)))
+        start = stop
 
     def init(params: Any) -> tuple[Any, ...]:
         return tuple(t.init(params) for t in transforms)
 
     def update(grads: Any, state: tuple[Any, ...], params: Any = None) -> tuple[Any, Any]:
-        if not isinstance(state, tuple) or len(state) != len(transforms):
+        if not isinstance(state, tuple) or len(state) != n:
             raise ValueError(
-                f"chain.update: expected a state tuple of {len(transforms)} "
+                f"chain.update: expected a state tuple of {n} "
                 f"entries (from init), got {type(state).__name__}."
             )
-        new_states = []
-        for t, s in zip(transforms, state):
-            grads, s = t.update(grads, s, params)
-            new_states.append(s)
+        new_states: list[Any] = []
+        for start, stop, run in runs:
+            grads, states = run(grads, state[start:stop], params)
+            new_states += states
         return grads, tuple(new_states)
 
+    if len(runs) == 1 and runs[0][1] - runs[0][0] > 1:  # wholly leafwise: fusable further
+        update.leafwise = runs[0][2].leafwise  # type: ignore[attr-defined]
     return GradientTransformation(init, update)
+
+
+def _wrap_one(update: Callable[..., tuple[Any, Any]], grads: Any, state: Any, params: Any) -> Any:
+    grads, state = update(grads, state, params)
+    return grads, (state,)
 
 
 def apply_updates(params: Any, updates: Any) -> Any:
