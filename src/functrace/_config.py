@@ -22,6 +22,7 @@ by ``functrace.jit`` (a floor above this one).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,6 +37,21 @@ def register(name: str, get: Callable[[], bool], set_: Callable[[bool], None]) -
     """Make ``name`` a switch of ``config`` read and written by ``get``/``set_``
     (``functrace.jit`` registers ``disable_jit``)."""
     _registered[name] = (get, set_)
+
+
+class Switch:
+    """A process-wide switch of a higher floor, registered as ``config.<name>``: on
+    unless the environment variable ``env`` is ``0``/``false``/``no``/``off`` at import.
+    The floor reads ``.on`` on its hot paths."""
+
+    __slots__ = ("on",)
+
+    def __init__(self, name: str, env: str) -> None:
+        self.on = os.environ.get(env, "").strip().lower() not in ("0", "false", "no", "off")
+        register(name, lambda: self.on, self._set)
+
+    def _set(self, flag: bool) -> None:
+        self.on = bool(flag)
 
 
 def _known() -> list[str]:

@@ -20,7 +20,6 @@ it off). ``functrace.jit`` registers the compiler when it is imported.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,24 +28,8 @@ import numpy as np
 from functrace import _config
 from functrace.tree_util import tree_flatten, tree_unflatten
 
-
-class _Switch:
-    __slots__ = ("on",)
-
-    def __init__(self) -> None:
-        env = os.environ.get("FUNCTRACE_FUSED_UPDATES", "").strip().lower()
-        self.on = env not in ("0", "false", "no", "off")
-
-
-_switch = _Switch()
+_switch = _config.Switch("fused_updates", "FUNCTRACE_FUSED_UPDATES")
 _compiler: list[Callable[..., Any]] = []  # [jit] once functrace.jit is imported
-
-
-def _set(flag: bool) -> None:
-    _switch.on = bool(flag)
-
-
-_config.register("fused_updates", lambda: _switch.on, _set)
 
 
 def set_compiler(compiler: Callable[..., Any]) -> None:

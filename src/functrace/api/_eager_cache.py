@@ -39,7 +39,6 @@ record again. Turn reuse off with
 
 from __future__ import annotations
 
-import os
 import weakref
 import zlib
 from collections import OrderedDict
@@ -61,22 +60,8 @@ MAX_ENTRIES = 16
 """Signatures kept per function (least recently used ones are dropped)."""
 
 
-class _Switch:
-    __slots__ = ("on",)
-
-    def __init__(self) -> None:
-        env = os.environ.get("FUNCTRACE_EAGER_CACHE", "").strip().lower()
-        self.on = env not in ("0", "false", "no", "off")
-
-
-_switch = _Switch()
-
-
-def _set(flag: bool) -> None:
-    _switch.on = bool(flag)  # off: the recorded programs are kept, and unused
-
-
-_config.register("eager_cache", lambda: _switch.on, _set)
+# off: the recorded programs are kept, and unused
+_switch = _config.Switch("eager_cache", "FUNCTRACE_EAGER_CACHE")
 
 
 class EagerCacheStats:
