@@ -185,6 +185,14 @@ def get_aval(x: Any) -> ShapedArray:
     )
 
 
+def dtype_of(x: Any) -> np.dtype:
+    """The dtype of a tracer, array or scalar: ``get_aval(x).dtype``, read directly from
+    NumPy arrays and scalars (no aval built: optimizers and layers ask per leaf)."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype
+    return get_aval(x).dtype
+
+
 def is_array_like(x: Any) -> bool:
     return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
 

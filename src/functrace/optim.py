@@ -69,13 +69,9 @@ def _incr(count: Any) -> Any:
     return fnp.where(count < np.iinfo(np.int32).max, count + np.int32(1), count)
 
 
-def _dtype(x: Any) -> np.dtype:
-    return x.dtype if isinstance(x, np.ndarray) else core.get_aval(x).dtype
-
-
 def _cast_like(value: Any, like: Any) -> Any:
-    dt = _dtype(like)
-    return fnp.astype(value, dt) if _dtype(value) != dt else value
+    dt = core.dtype_of(like)
+    return fnp.astype(value, dt) if core.dtype_of(value) != dt else value
 
 
 class _Leafwise(NamedTuple):
@@ -327,19 +323,21 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
     ``clip_by_global_norm`` and ``accumulate`` here) updates as one: eagerly, one fused
     kernel per parameter for the whole run (see ``functrace._leafmap``)."""
     n = len(transforms)
-    runs: list[tuple[int, int, Callable[..., tuple[Any, Any]]]] = []  # (start, stop, update)
+    # (start, stop, the run's fused update), or (i, i + 1, None): transforms[i] alone
+    runs: list[tuple[int, int, Callable[..., tuple[Any, Any]] | None]] = []
     start = 0
     while start < n:
         stop = start
         while stop < n and getattr(transforms[stop].update, "leafwise", None) is not None:
             stop += 1
-        if stop - start > 1:  # (a single one keeps its own update, fused or not)
+        # (one alone keeps its own update, fused or not; unless it is the whole chain,
+        # whose leafwise form lets an outer chain fuse it: sgd's, say)
+        if stop - start > 1 or (stop - start == 1 and n == 1):
             specs = [t.update.leafwise for t in transforms[start:stop]]  # type: ignore[attr-defined]
             runs.append((start, stop, _leafwise_update(_chain_leafwise(specs))))
         else:
-            stop = max(stop, start + 1)
-            single = transforms[start].update
-            runs.append((start, stop, lambda g, st, p, u=single: _wrap_one(u, g, st[0], p)))
+            stop = start + 1
+            runs.append((start, stop, None))
         start = stop
 
     def init(params: Any) -> tuple[Any, ...]:
@@ -352,19 +350,18 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
                 f"entries (from init), got {type(state).__name__}."
             )
         new_states: list[Any] = []
-        for start, stop, run in runs:
-            grads, states = run(grads, state[start:stop], params)
-            new_states += states
+        for start, stop, fused in runs:
+            if fused is None:
+                grads, s = transforms[start].update(grads, state[start], params)
+                new_states.append(s)
+            else:
+                grads, states = fused(grads, state[start:stop], params)
+                new_states += states
         return grads, tuple(new_states)
 
-    if len(runs) == 1 and runs[0][1] - runs[0][0] > 1:  # wholly leafwise: fusable further
+    if len(runs) == 1 and runs[0][2] is not None:  # wholly leafwise: fusable further
         update.leafwise = runs[0][2].leafwise  # type: ignore[attr-defined]
     return GradientTransformation(init, update)
-
-
-def _wrap_one(update: Callable[..., tuple[Any, Any]], grads: Any, state: Any, params: Any) -> Any:
-    grads, state = update(grads, state, params)
-    return grads, (state,)
 
 
 def apply_updates(params: Any, updates: Any) -> Any:

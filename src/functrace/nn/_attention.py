@@ -21,8 +21,7 @@ def _shape(x: Any) -> tuple[int, ...]:
     return tuple(core.get_aval(x).shape)
 
 
-def _dtype(x: Any) -> np.dtype:
-    return np.dtype(core.get_aval(x).dtype)
+_dtype = core.dtype_of
 
 
 def _as_array(x: Any) -> Any:

@@ -19,8 +19,7 @@ def shape_of(x: Any) -> tuple[int, ...]:
     return tuple(core.get_aval(x).shape)
 
 
-def dtype_of(x: Any) -> np.dtype:
-    return np.dtype(core.get_aval(x).dtype)
+dtype_of = core.dtype_of
 
 
 def float_input(name: str, x: Any) -> Any:

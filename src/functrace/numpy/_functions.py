@@ -58,8 +58,7 @@ def _shape(x: Any) -> tuple[int, ...]:
     return core.get_aval(x).shape
 
 
-def _dtype(x: Any) -> np.dtype:
-    return core.get_aval(x).dtype
+_dtype = core.dtype_of
 
 
 # ---------------------------------------------------------------------------

@@ -51,6 +51,4 @@ def scalar_result(x: Any) -> Any:
     return x
 
 
-def _dtype(x: Any) -> np.dtype:
-    """The dtype of an array, scalar or tracer."""
-    return core.get_aval(x).dtype
+_dtype = core.dtype_of
