@@ -8,6 +8,7 @@ this process checks the rules that decide what may run in parallel. No timings.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -360,3 +361,98 @@ def test_convolution_impl_times_blas_threads_against_one(monkeypatch) -> None:
             assert len(serial) == len(threaded) == 3  # both timed in the warm-up
     after = parallel._blas.fns[0]() if parallel._blas.fns else None
     assert before == after
+
+
+# ---------------------------------------------------------------------------
+# Native regions (jit/native.py): a private set of workers in this process
+# ---------------------------------------------------------------------------
+
+
+def _native_case(dtype: type, layout: str, by_rows: bool, seed: int) -> tuple:
+    """Operands (C-contiguous, maybe holding the transpose), flags and block bounds."""
+    rng = np.random.default_rng(seed)
+    m, k, n = (160, 48, 96) if by_rows else (48, 64, 160)
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+    size = m if by_rows else n
+    bounds = np.array(parallel._chunk_bounds(size, 6, 16), np.int64)
+    want = (a.T if ta else a) @ (b.T if tb else b)
+    return a, b, int(ta), int(tb), int(by_rows), bounds, np.empty((m, n), dtype), want
+
+
+@pytest.fixture(scope="module")
+def native_workers():
+    from functrace.jit import native
+
+    if parallel._gemm("float32") is None:
+        pytest.skip("NumPy's BLAS has no cblas gemm found here")
+    w = native.Worker(3)  # two worker threads, whatever this process's thread count
+    yield w
+    w.stop()
+    for t in w.threads:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in w.threads)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds OpenBLAS in /proc")
+def test_native_region_computes_the_serial_blocks_bit_for_bit(native_workers) -> None:
+    """Every block of a region is computed exactly once, by whichever thread: the
+    parallel result equals the same blocks computed in turn, for both dtypes, every
+    transposition and both splits, many regions back to back (late claims of a region
+    that ended must not touch the next)."""
+    from functrace.jit import native
+
+    w = native_workers
+    for dtype in (np.float32, np.float64):
+        kernel = native.region_kernel(np.dtype(dtype))
+        fn = parallel._gemm(np.dtype(dtype).name)
+        addr, wide = ctypes_address(fn), int(fn.argtypes[3] is ctypes.c_int64)
+        for i, (layout, by_rows) in enumerate(
+            (lay, rows) for lay in ("NN", "TN", "NT", "TT") for rows in (True, False)
+        ):
+            a, b, ta, tb, rows_flag, bounds, out, want = _native_case(dtype, layout, by_rows, i)
+            assert not w.run(kernel, a, b, out, ta, tb, rows_flag, bounds, addr, wide, False)
+            serial = out.copy()
+            tol = 1e-4 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(serial, want, rtol=tol, atol=tol)
+            for _ in range(50):
+                out.fill(np.nan)
+                assert w.run(kernel, a, b, out, ta, tb, rows_flag, bounds, addr, wide, True)
+                assert np.array_equal(out, serial), (dtype, layout, by_rows)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds OpenBLAS in /proc")
+def test_native_workers_take_blocks_and_a_busy_region_runs_serially(native_workers) -> None:
+    import threading
+    import time
+
+    from functrace.jit import native
+
+    w = native_workers
+    kernel = native.region_kernel(np.dtype(np.float32))
+    fn = parallel._gemm("float32")
+    addr, wide = ctypes_address(fn), int(fn.argtypes[3] is ctypes.c_int64)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((512, 384)).astype(np.float32)
+    b = rng.standard_normal((384, 256)).astype(np.float32)
+    bounds = np.array(parallel._chunk_bounds(512, 16, 16), np.int64)
+    out = np.empty((512, 256), np.float32)
+    before, deadline = int(w.ctl[native.TAKEN]), time.monotonic() + 60
+    while int(w.ctl[native.TAKEN]) == before and time.monotonic() < deadline:
+        w.run(kernel, a, b, out, 0, 0, 1, bounds, addr, wide, True)
+    assert int(w.ctl[native.TAKEN]) > before  # the workers computed blocks
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3)
+    # While one Python thread's region holds the workers, another's runs serially.
+    with w.busy:
+        ran = []
+        th = threading.Thread(
+            target=lambda: ran.append(w.run(kernel, a, b, out, 0, 0, 1, bounds, addr, wide, True))
+        )
+        th.start()
+        th.join()
+    assert ran == [False]
+
+
+def ctypes_address(fn: Any) -> int:
+    return ctypes.cast(fn, ctypes.c_void_p).value

@@ -5,13 +5,15 @@
   ``FUNCTRACE_NUM_THREADS`` overrides. Read once, when compiled code first needs it.
   No environment variable of the process is changed (Numba's own thread pool is not
   used at all: no kernel is compiled with ``parallel=True``).
-* **Pool**: functrace's own ``num_threads() - 1`` daemon Python threads. A parallel
-  region is a list of chunks; the calling thread and the workers take chunks in turn
-  from a shared counter, each chunk one call of GIL-free code (a Numba kernel on a
-  slice of rows, or a single-threaded BLAS ``gemm`` on a block), so a worker that
-  another process keeps off its core holds up at most the chunk it is in, and the
-  caller takes the rest. Idle workers block on a condition variable (no spinning). A
-  region started while another Python thread runs one is run serially by its caller.
+* **Workers**: a parallel region is a list of chunks; the calling thread and the
+  workers take chunks in turn from a shared counter, so a worker that another process
+  keeps off its core holds up at most the chunk it is in, and the caller takes the
+  rest. A region started while another Python thread runs one is run serially by its
+  caller. Products (a single-threaded BLAS ``gemm`` per block) run on ``num_threads() -
+  1`` native workers that never take the GIL (``native.py``): a region is one call of
+  compiled code, a few microseconds, and idle workers spin about a millisecond, then
+  block. Fused kernels (a Numba kernel on a slice of rows) run on a pool of as many
+  daemon Python threads, idle ones blocked on a condition variable (no spinning).
 * **Serial fallback**: regions below a size threshold are serial; above it each call
   site (one product or one fused kernel of a driver) times serial and parallel runs
   now and then and keeps the faster (``mode``: ``"auto"``; ``"always"`` and
@@ -20,15 +22,15 @@
 * **BLAS**: functrace never sets the process's BLAS thread count for good. Products
   large enough for OpenBLAS to use its own threads run with OpenBLAS set to one thread
   for their duration (:func:`blas_one_thread`), the user's count restored after; the
-  threads are functrace's pool. A user who set ``OPENBLAS_NUM_THREADS`` (or another
+  threads are functrace's workers. A user who set ``OPENBLAS_NUM_THREADS`` (or another
   of ``kernels.BLAS_THREAD_VARS``) to more than one keeps OpenBLAS's threads for
   compiled products too.
 
 Results do not depend on the path, so not on the machine's load: a split kernel
 computes every element with the same operations as the serial one, and a product that
 may split is computed in the same blocks on either path (blocks of 16 or more rows or
-columns, so never a matrix-vector call), one ``gemm`` call each, on the pool or in turn
-on the calling thread. (Not as one whole ``np.dot`` on the serial path: OpenBLAS's
+columns, so never a matrix-vector call), one ``gemm`` call each, with the workers or in
+turn on the calling thread. (Not as one whole ``np.dot`` on the serial path: OpenBLAS's
 float32 kernels round a block differently from the whole product on some processors,
 an AMD Zen 2 among them.) The tests compare both paths bit for bit.
 """
@@ -57,13 +59,13 @@ A parallel region costs more than its own time: the worker, done, takes the GIL 
 from the driver once to go to sleep, which stalls the driver's next statements. Each
 call site's timing sees only its own time, so smaller regions, whose gain is smaller
 than that, made whole steps slower (below)."""
-MIN_DOT_FMAS = 1 << 24
+MIN_DOT_FMAS = 1 << 22
 """Multiply-adds of a matrix product from which it may be split across threads (about
-0.4 ms on one core here). Measured on the width-256 MLP step (784-256-256-10), one
-process, the settings interleaved: batch 32, 1.09 ms with 2M multiply-adds and 65536
-kernel elements, 0.88 ms with these; batch 128, 2.66 -> 2.44 ms; batch 512 and the
-784-512-512-10 step unchanged within noise (5.4 and 4.8-5.0 ms; 8.7 and 7.1 ms on one
-thread)."""
+0.1 ms on one core here). Measured on MLP steps, one process, the thresholds 2^18 to
+2^24 interleaved (medians of 15 rounds, two runs): 784-256-256-10 batch 32, 0.87-0.97
+ms at 2^22 against 0.90-1.09 ms at 2^20-2^21 and 0.97-1.04 ms at 2^24; batch 128,
+2.01 ms against 2.06-2.10 and 2.23-2.36 ms; 784-64-10 batch 32 (products of 1.6M
+multiply-adds) 231-239 us against 231-262 us when they split."""
 GEMM_THREADED_FMAS = 1 << 18
 """Multiply-adds from which OpenBLAS runs a matrix-matrix product on its threads (its
 ``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): larger products run inside
@@ -267,6 +269,8 @@ def _after_fork_in_child() -> None:
     global _pool, _pool_lock
     _pool, _pool_lock = None, threading.Lock()
     _blas.after_fork()
+    if "functrace.jit.native" in sys.modules:
+        _native().after_fork()
 
 
 # ---------------------------------------------------------------------------
@@ -542,7 +546,6 @@ def blas_impl(fn: Callable[..., Any]) -> Callable[..., Any]:
 # ---------------------------------------------------------------------------
 
 _GEMM_NAMES = {"float32": "sgemm", "float64": "dgemm"}
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS's enum values
 
 
 @functools.lru_cache(maxsize=1)
@@ -561,8 +564,9 @@ def _numpy_openblas() -> tuple[ctypes.CDLL, ...]:
 
 @functools.lru_cache(maxsize=2)
 def _gemm(dtype_name: str) -> Any:
-    """NumPy's OpenBLAS ``cblas_?gemm`` through ctypes (which releases the GIL), with
-    integers of the library's width; None when not found."""
+    """NumPy's OpenBLAS ``cblas_?gemm`` through ctypes, with integers of the library's
+    width (its address is what the native region kernel calls); None when not
+    found."""
     g = _GEMM_NAMES[dtype_name]
     real = ctypes.c_float if dtype_name == "float32" else ctypes.c_double
     for lib in _numpy_openblas():
@@ -595,20 +599,27 @@ def _blas_layout(x: np.ndarray) -> tuple[np.ndarray, int]:
 class ParallelDot:
     """``np.dot(a, b[, out])`` for 2-D float32/float64 operands, split into row blocks
     (when ``c`` has at least as many rows as columns: each block re-reads ``b``) or
-    column blocks (each re-reads ``a``), one single-threaded ``gemm`` per block, on
-    the pool or in turn on the calling thread (the same blocks either way: see
-    ``__call__``)."""
+    column blocks (each re-reads ``a``), one single-threaded ``gemm`` per block, taken
+    in turn by the calling thread and the native workers (``native.py``), or all by
+    the calling thread (the same blocks either way: see ``__call__``)."""
 
     takes_out = True  # called like np.dot(a, b, out)
 
     def __init__(self, dtype: np.dtype, m: int, k: int, n: int) -> None:
         self.gemm = _gemm(dtype.name)
-        self.size = dtype.itemsize
+        self.dtype = dtype
+        native = _native()
+        if self.gemm is not None:
+            self.addr = ctypes.cast(self.gemm, ctypes.c_void_p).value
+            self.wide = int(self.gemm.argtypes[3] is ctypes.c_int64)
+            self.region = native.region_kernel(dtype)  # compiled with the program
         by_rows = m >= n
         size = m if by_rows else n
         # Blocks of 16 rows/columns or more: whole register tiles of the BLAS kernels.
         chunks = _n_chunks(m * k * n, size, MIN_DOT_FMAS // 2, 16, DOT_CHUNKS_PER_THREAD)
+        chunks = min(chunks, native.MAX_BLOCKS)
         self.bounds = _chunk_bounds(size, chunks, 16)
+        self.bounds_arr = np.array(self.bounds, np.int64)
         self.n_chunks = len(self.bounds) - 1
         self.by_rows = by_rows
         self.site = _Chooser()
@@ -617,12 +628,14 @@ class ParallelDot:
         may_split = _blas.enter()
         try:
             parallel, timed = self.site.choose()
-            # Either path computes the same blocks (one gemm call each), in turn here or
-            # on the pool: OpenBLAS may round a block differently from the whole product
-            # (its float32 kernels do on some processors), so the results never depend
-            # on the path, and so not on the machine's load.
+            # Either path computes the same blocks (one gemm call each), all here or in
+            # turn with the workers: OpenBLAS may round a block differently from the
+            # whole product (its float32 kernels do on some processors), so the results
+            # never depend on the path, and so not on the machine's load.
             blocks = may_split and self.gemm is not None and self.n_chunks > 1
             if out is not None and not out.flags.c_contiguous:
+                blocks = False
+            if a.dtype != self.dtype or b.dtype != self.dtype:
                 blocks = False
             parallel = parallel and blocks
             t0 = time.perf_counter() if timed else 0.0
@@ -641,36 +654,24 @@ class ParallelDot:
         self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None, parallel: bool
     ) -> tuple[np.ndarray, bool]:
         (a, ta), (b, tb) = _blas_layout(a), _blas_layout(b)
-        m, k = (a.shape[1], a.shape[0]) if ta else a.shape
-        n = b.shape[0] if tb else b.shape[1]
         if out is None:
-            out = np.empty((m, n), a.dtype)
-        lda, ldb, s = max(1, a.shape[1]), max(1, b.shape[1]), self.size
-        pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
-        opa, opb = (_TRANS if ta else _NO_TRANS), (_TRANS if tb else _NO_TRANS)
-        gemm, by_rows, bounds = self.gemm, self.by_rows, self.bounds
-
-        def chunk(i: int) -> None:
-            lo, hi = bounds[i], bounds[i + 1]
-            if hi <= lo:
-                return
-            if by_rows:  # rows lo:hi of op(a) and of c
-                a0 = pa + lo * s * (1 if ta else lda)
-                gemm(_ROW_MAJOR, opa, opb, hi - lo, n, k, 1.0, a0, lda, pb, ldb, 0.0,
-                     pc + lo * n * s, n)  # fmt: skip
-            else:  # columns lo:hi of op(b) and of c
-                b0 = pb + lo * s * (ldb if tb else 1)
-                gemm(_ROW_MAJOR, opa, opb, m, hi - lo, k, 1.0, pa, lda, b0, ldb, 0.0,
-                     pc + lo * s, n)  # fmt: skip
-
-        if parallel:
-            return out, run_chunks(chunk, len(bounds) - 1)
-        for i in range(len(bounds) - 1):
-            chunk(i)
-        return out, False
+            m = a.shape[1] if ta else a.shape[0]
+            out = np.empty((m, b.shape[0] if tb else b.shape[1]), a.dtype)
+        ran = _native().workers(num_threads()).run(
+            self.region, a, b, out, ta, tb, self.by_rows, self.bounds_arr, self.addr,
+            self.wide, parallel,
+        )  # fmt: skip
+        return out, ran
 
     def __repr__(self) -> str:
         return f"<functrace matrix product in up to {self.n_chunks} blocks>"
+
+
+def _native() -> Any:
+    """``functrace.jit.native`` (imported when first needed: it imports Numba)."""
+    from functrace.jit import native
+
+    return native
 
 
 def _scoped(fn: Any) -> Any:
