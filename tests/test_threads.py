@@ -132,19 +132,32 @@ def test_chunks_cover_the_range_in_aligned_blocks() -> None:
     assert parallel._chunk_bounds(128, 8, 16) == list(range(0, 129, 16))
 
 
-def test_pool_runs_every_chunk_once_and_reports_errors(monkeypatch) -> None:
-    pool = parallel._Pool(3)
+def test_python_chunks_run_once_each_on_the_workers_and_report_errors(native_workers) -> None:
+    import threading
+    import time
+
+    w = native_workers
     seen: list[int] = []
-    assert pool.run(seen.append, 50)
+    names: set[str] = set()
+
+    def chunk(i: int) -> None:
+        seen.append(i)
+        names.add(threading.current_thread().name)
+        time.sleep(0.002)  # drops the GIL, as a compiled chunk does
+
+    assert w.run_chunks(chunk, 50)
     assert sorted(seen) == list(range(50))
+    assert any(n.startswith("functrace-worker") for n in names)  # the workers took some
 
     def boom(i: int) -> None:
         if i == 7:
             raise ValueError("chunk 7")
 
     with pytest.raises(ValueError, match="chunk 7"):
-        pool.run(boom, 20)
-    assert pool.run(seen.append, 3)  # usable after an error
+        w.run_chunks(boom, 20)
+    assert w.run_chunks(seen.append, 3)  # usable after an error
+    with w.busy:  # another thread's region holds the workers: nothing runs
+        assert not w.run_chunks(seen.append, 3)
 
 
 _WORK = textwrap.dedent("""

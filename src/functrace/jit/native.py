@@ -1,12 +1,15 @@
-"""Parallel regions of matrix products that never take the GIL: native worker, native join.
+"""functrace's worker threads, and parallel regions of products that never take the GIL.
 
 A parallel product (``parallel.ParallelDot``) is one call of a compiled kernel. The
 kernel writes the product's blocks (one ``gemm`` call each) to a shared control array,
 publishes them, computes blocks itself and waits for the blocks others took; a worker
-thread, spinning in the same kernel compiled code, takes blocks from the same atomic
+thread, waiting in the same kernel's compiled code, takes blocks from the same atomic
 counter. Neither side runs Python between the region's start and its end, so a region
 costs a few microseconds instead of a condition variable's wake-up and two GIL hand-offs
-(which made regions under ~0.4 ms of work cost more than they saved).
+(which made regions under ~0.4 ms of work cost more than they saved). A region of
+Python chunks (``Worker.run_chunks``: a fused kernel on slices of rows) is published as
+a generation number the waiting workers see: they return to Python to take chunks, and
+the caller waits for the last one in compiled code.
 
 * **Blocks, not threads, are the unit**: the caller and the worker take blocks in turn
   from one counter, so a worker that another process keeps off its core holds up at most
@@ -39,6 +42,7 @@ import ctypes
 import hashlib
 import platform
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -55,10 +59,11 @@ from numba.extending import register_jitable  # noqa: E402
 
 intrinsic: Any = _intrinsic  # (what it makes is called from compiled code only)
 
-NEXT, DONE, STATE, STOP, TAKEN, YIELD, JOB = 0, 8, 16, 24, 32, 40, 48
+NEXT, DONE, STATE, STOP, TAKEN, YIELD, PYGEN, PYDONE, JOB = range(0, 72, 8)
 """Offsets in the control array: a cache line (8 words) per counter (``TAKEN``: blocks
 the workers computed, for tests and diagnostics; ``YIELD``: the address of the C
-library's ``sched_yield``, 0 where there is none), then the job."""
+library's ``sched_yield``, 0 where there is none; ``PYGEN``/``PYDONE``: the last
+region of Python chunks published, and the last one finished), then the job."""
 _IDX_BITS = 16
 _IDX = (1 << _IDX_BITS) - 1  # NEXT: the block count, then the next block's index
 MAX_BLOCKS = 64
@@ -238,15 +243,20 @@ def _relax(ctl: Any) -> None:
 
 @register_jitable
 def _worker(ctl: Any, spins: int) -> int:
-    """Spin, taking the blocks of each region published, until ``spins`` pauses pass
-    without one (0: go to sleep) or the stop flag is set (1). ``STATE`` counts the
-    workers spinning."""
+    """Wait, taking the blocks of each product region published, until ``spins``
+    rounds pass without one (returns 0: go to sleep), a region of Python chunks is
+    published (2: take its chunks in Python) or the stop flag is set (1). ``STATE``
+    counts the workers waiting here."""
     atomic_add(ctl, STATE, 1)
+    seen_py = atomic_load(ctl, PYGEN)
     idle = 0
     while True:
         if _open(ctl):
             atomic_add(ctl, TAKEN, _take(ctl))
             idle = 0
+        elif atomic_load(ctl, PYGEN) != seen_py:
+            atomic_add(ctl, STATE, -1)
+            return 2
         elif atomic_load(ctl, STOP) != 0:
             atomic_add(ctl, STATE, -1)
             return 1
@@ -264,10 +274,15 @@ def _worker(ctl: Any, spins: int) -> int:
 def gemm_region(ctl, a, b, c, ta, tb, by_rows, bounds, addr, wide, role, spins):  # type: ignore[no-untyped-def]
     """``c = op(a) @ op(b)`` in the blocks ``bounds`` (role 1: published to the
     workers and taken in turn with them; role 2: all here, in order, ``ctl``
-    untouched), or a worker's loop (role 0; the arrays are not read). Returns the
-    worker's exit code (see :func:`_worker`), 0 for a product."""
+    untouched), a worker's loop (role 0; the arrays are not read; returns its exit
+    code, see :func:`_worker`), or the wait for the region of Python chunks number
+    ``spins`` to finish (role 3). Returns 0 but for role 0."""
     if role == 0:
         return _worker(ctl, spins)
+    if role == 3:
+        while atomic_load(ctl, PYDONE) != spins:
+            _relax(ctl)
+        return 0
     job = ctl if role == 1 else np.empty(CTL_SIZE, np.int64)
     nb = len(bounds) - 1
     job[_ADDR], job[_WIDE], job[_SIZE], job[_ROWS] = addr, wide, c.itemsize, by_rows
@@ -336,9 +351,46 @@ def _sched_yield() -> int:
     return ctypes.cast(fn, ctypes.c_void_p).value or 0
 
 
+class _Region:
+    """A region of Python chunks: ``fn(i)`` for ``i`` in ``range(n)``, taken in turn
+    by the threads that call :meth:`work`; the last chunk to finish marks region
+    ``gen`` done in the control array (and the ``done`` event)."""
+
+    __slots__ = ("ctl", "done", "error", "fn", "gen", "left", "lock", "n", "next")
+
+    def __init__(self, fn: Callable[[int], object], n: int, ctl: Any = None, gen: int = 0) -> None:
+        self.fn, self.n, self.next, self.left = fn, n, 0, n
+        self.ctl, self.gen = ctl, gen
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def work(self) -> None:
+        lock = self.lock
+        while True:
+            with lock:
+                i = self.next
+                if i >= self.n:
+                    return
+                self.next = i + 1
+            try:
+                self.fn(i)
+            except BaseException as err:  # reported by the caller
+                self.error = err
+            with lock:
+                self.left -= 1
+                last = self.left == 0
+            if last:
+                if self.ctl is not None:
+                    self.ctl[PYDONE] = self.gen
+                self.done.set()
+
+
 class Worker:
     """The worker threads (``threads - 1``, started when a region first runs in
-    parallel) and their control array."""
+    parallel) and their control array. They wait in the control kernel (float32's
+    region kernel, role 0), which computes the blocks of products of either dtype
+    and returns to Python for regions of Python chunks."""
 
     def __init__(self, threads: int) -> None:
         self.ctl = np.zeros(CTL_SIZE, np.int64)
@@ -349,6 +401,7 @@ class Worker:
         self.wakes = 0
         self.threads: list[threading.Thread] = []
         self.busy = threading.Lock()  # one region at a time; others run serially
+        self.region: _Region | None = None  # the region of Python chunks running
 
     def run(self, kernel: Any, a: Any, b: Any, c: Any, ta: int, tb: int, by_rows: int,
             bounds: Any, addr: int, wide: int, parallel: bool) -> bool:  # fmt: skip
@@ -357,7 +410,7 @@ class Worker:
         if parallel and self.n and self.busy.acquire(blocking=False):
             try:
                 if self.ctl[STATE] < self.n:  # some sleep: wake them (they may come late)
-                    self._wake(kernel, c.dtype)
+                    self._wake()
                 kernel(self.ctl, a, b, c, ta, tb, by_rows, bounds, addr, wide, 1, 0)
             finally:
                 self.busy.release()
@@ -365,12 +418,36 @@ class Worker:
         kernel(self.ctl, a, b, c, ta, tb, by_rows, bounds, addr, wide, 2, 0)
         return False
 
-    def _wake(self, kernel: Any, dtype: np.dtype) -> None:
+    def run_chunks(self, fn: Callable[[int], object], n: int) -> bool:
+        """``fn(0..n-1)`` taken in turn by this thread and the workers (each chunk
+        should drop the GIL: a compiled kernel on a slice); False (nothing run) when
+        another thread's region holds the workers."""
+        if not self.n or not self.busy.acquire(blocking=False):
+            return False
+        try:
+            gen = int(self.ctl[PYGEN]) + 1
+            region = self.region = _Region(fn, n, self.ctl, gen)
+            self.ctl[PYGEN] = gen  # the waiting workers return to Python for it
+            if self.ctl[STATE] < self.n:
+                self._wake()
+            region.work()
+            if not region.done.is_set():  # wait for chunks in other threads, GIL-free
+                dummy, bounds = np.zeros((1, 1), np.float32), np.zeros(2, np.int64)
+                control_kernel()(self.ctl, dummy, dummy, dummy, 0, 0, 0, bounds, 0, 0, 3, gen)
+        finally:
+            self.region = None
+            self.busy.release()
+        if region.error is not None:
+            raise region.error
+        return True
+
+    def _wake(self) -> None:
         with self.cond:
             if not self.threads:
+                kernel = control_kernel()
                 for k in range(self.n):
                     t = threading.Thread(
-                        target=self._loop, args=(kernel, dtype), name=f"functrace-gemm-{k + 1}",
+                        target=self._loop, args=(kernel,), name=f"functrace-worker-{k + 1}",
                         daemon=True,
                     )  # fmt: skip
                     t.start()
@@ -378,16 +455,23 @@ class Worker:
             self.wakes += 1
             self.cond.notify_all()
 
-    def _loop(self, kernel: Any, dtype: np.dtype) -> None:
-        dummy, bounds = np.zeros((1, 1), dtype), np.zeros(2, np.int64)
+    def _loop(self, kernel: Any) -> None:
+        dummy, bounds = np.zeros((1, 1), np.float32), np.zeros(2, np.int64)
         seen = 0
         while True:
             with self.cond:
                 while self.wakes == seen:
                     self.cond.wait()  # passive: blocks in the kernel until woken
                 seen = self.wakes
-            if kernel(self.ctl, dummy, dummy, dummy, 0, 0, 0, bounds, 0, 0, 0, self.spins) == 1:
-                return
+            while True:
+                region = self.region
+                if region is not None:
+                    region.work()
+                code = kernel(self.ctl, dummy, dummy, dummy, 0, 0, 0, bounds, 0, 0, 0, self.spins)
+                if code == 1:
+                    return
+                if code == 0:
+                    break  # asleep until the next wake
 
     def stop(self) -> None:
         """End the worker threads (they finish the block they are in)."""
@@ -395,6 +479,13 @@ class Worker:
         with self.cond:
             self.wakes += 1
             self.cond.notify_all()
+
+
+def control_kernel() -> Any:
+    """The region kernel the workers wait in (float32's): a factory of call sites
+    that may run in parallel loads it while lowering, so that it compiles with the
+    program (and in the background of a tiered compile)."""
+    return region_kernel(np.dtype(np.float32))
 
 
 _worker_lock = threading.Lock()
@@ -417,4 +508,12 @@ def after_fork() -> None:
     _workers, _worker_lock = None, threading.Lock()
 
 
-__all__ = ["BODY_HASH", "Worker", "after_fork", "gemm_region", "region_kernel", "workers"]
+__all__ = [
+    "BODY_HASH",
+    "Worker",
+    "after_fork",
+    "control_kernel",
+    "gemm_region",
+    "region_kernel",
+    "workers",
+]

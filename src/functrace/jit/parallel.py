@@ -5,15 +5,16 @@
   ``FUNCTRACE_NUM_THREADS`` overrides. Read once, when compiled code first needs it.
   No environment variable of the process is changed (Numba's own thread pool is not
   used at all: no kernel is compiled with ``parallel=True``).
-* **Workers**: a parallel region is a list of chunks; the calling thread and the
-  workers take chunks in turn from a shared counter, so a worker that another process
-  keeps off its core holds up at most the chunk it is in, and the caller takes the
-  rest. A region started while another Python thread runs one is run serially by its
-  caller. Products (a single-threaded BLAS ``gemm`` per block) run on ``num_threads() -
-  1`` native workers that never take the GIL (``native.py``): a region is one call of
-  compiled code, a few microseconds, and idle workers spin about a millisecond, then
-  block. Fused kernels (a Numba kernel on a slice of rows) run on a pool of as many
-  daemon Python threads, idle ones blocked on a condition variable (no spinning).
+* **Workers**: ``num_threads() - 1`` threads (``native.py``). A parallel region is a
+  list of chunks; the calling thread and the workers take chunks in turn from a shared
+  counter, so a worker that another process keeps off its core holds up at most the
+  chunk it is in, and the caller takes the rest. A region started while another Python
+  thread runs one is run serially by its caller. A product's chunks (a single-threaded
+  BLAS ``gemm`` per block) are taken in compiled code that never takes the GIL: a
+  region is one call, a few microseconds. A fused kernel's chunks (the compiled kernel
+  on a slice of rows) are taken in Python, each dropping the GIL while it runs. Idle
+  workers wait about a millisecond (yielding their core to any thread that wants it),
+  then block.
 * **Serial fallback**: regions below a size threshold are serial; above it each call
   site (one product or one fused kernel of a driver) times serial and parallel runs
   now and then and keeps the faster (``mode``: ``"auto"``; ``"always"`` and
@@ -53,12 +54,14 @@ import numpy as np
 
 from functrace.jit import kernels
 
-MIN_KERNEL_SIZE = 1 << 20
+MIN_KERNEL_SIZE = 1 << 18
 """Elements of a fused kernel's output from which its rows may be split across threads.
-A parallel region costs more than its own time: the worker, done, takes the GIL back
-from the driver once to go to sleep, which stalls the driver's next statements. Each
-call site's timing sees only its own time, so smaller regions, whose gain is smaller
-than that, made whole steps slower (below)."""
+Measured: ``sin(x) * 2 + exp(y)`` on 2^18 float32 elements, 2.28 ms serial, 1.30 ms
+split (1.8x; 2^20 and 2^22: 1.9x). Memory-bound kernels gain nothing on the 2-core
+machine measured (an MLP step's Adam update on 401408 parameters: 0.51-0.56 ms
+serial, 0.50-0.68 ms split), and each call site keeps the faster path (``_Chooser``):
+the MLP steps of the benchmark took the same time with thresholds 2^16 to 2^20,
+interleaved in one process."""
 MIN_DOT_FMAS = 1 << 22
 """Multiply-adds of a matrix product from which it may be split across threads (about
 0.1 ms on one core here). Measured on MLP steps, one process, the thresholds 2^18 to
@@ -153,110 +156,16 @@ def enabled() -> bool:
 
 
 # ---------------------------------------------------------------------------
-# The pool
+# Regions of chunks
 # ---------------------------------------------------------------------------
 
 
-class _Region:
-    """One parallel region: ``fn(i)`` for ``i`` in ``range(n)``, chunks taken in turn."""
-
-    __slots__ = ("done", "error", "fn", "left", "lock", "n", "next")
-
-    def __init__(self, fn: Callable[[int], object], n: int) -> None:
-        self.fn, self.n, self.next, self.left = fn, n, 0, n
-        self.lock = threading.Lock()
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-
-    def work(self) -> None:
-        lock = self.lock
-        while True:
-            with lock:
-                i = self.next
-                if i >= self.n:
-                    return
-                self.next = i + 1
-            try:
-                self.fn(i)
-            except BaseException as err:  # reported by the caller
-                self.error = err
-            with lock:
-                self.left -= 1
-                last = self.left == 0
-            if last:
-                self.done.set()
-
-
-class _Pool:
-    """``size - 1`` daemon threads that join the regions their caller starts."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.cond = threading.Condition()
-        self.region: _Region | None = None
-        self.gen = 0
-        self.busy = threading.Lock()  # one region at a time; others run serially
-        self.started = False
-
-    def _start(self) -> None:
-        for k in range(self.size - 1):
-            threading.Thread(target=self._loop, name=f"functrace-jit-{k + 1}", daemon=True).start()
-        self.started = True
-
-    def _loop(self) -> None:
-        seen = 0
-        while True:
-            with self.cond:
-                while self.gen == seen:
-                    self.cond.wait()  # passive: blocks in the kernel until notified
-                seen, region = self.gen, self.region
-            if region is not None:
-                region.work()
-
-    def run(self, fn: Callable[[int], object], n: int) -> bool:
-        """Run ``fn(0..n-1)`` on the pool and the calling thread; False (nothing run)
-        when another thread's region holds the pool."""
-        if not self.busy.acquire(blocking=False):
-            return False
-        try:
-            if not self.started:
-                self._start()
-            region = _Region(fn, n)
-            with self.cond:
-                self.region = region
-                self.gen += 1
-                self.cond.notify_all()
-            region.work()
-            region.done.wait()
-            with self.cond:
-                self.region = None
-        finally:
-            self.busy.release()
-        if region.error is not None:
-            raise region.error
-        return True
-
-
-_pool: _Pool | None = None
-_pool_lock = threading.Lock()
-
-
-def _get_pool() -> _Pool:
-    global _pool
-    pool = _pool
-    if pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = _Pool(num_threads())
-            pool = _pool
-    return pool
-
-
 def run_chunks(fn: Callable[[int], object], n: int) -> bool:
-    """Call ``fn(i)`` for ``i`` in ``range(n)`` on the pool and this thread; whether it
-    ran in parallel (False: the pool was busy or there is one thread, and every
-    chunk ran here, in order)."""
-    if n > 1 and num_threads() > 1 and _get_pool().run(fn, n):
+    """Call ``fn(i)`` for ``i`` in ``range(n)`` on this thread and the workers
+    (``native.Worker.run_chunks``); whether it ran in parallel (False: the workers were
+    busy with another thread's region or there is one thread, and every chunk ran here,
+    in order)."""
+    if n > 1 and num_threads() > 1 and _native().workers(num_threads()).run_chunks(fn, n):
         return True
     for i in range(n):
         fn(i)
@@ -264,10 +173,8 @@ def run_chunks(fn: Callable[[int], object], n: int) -> bool:
 
 
 def _after_fork_in_child() -> None:
-    # The child has only the forking thread: a fresh pool (made when needed) and BLAS
+    # The child has only the forking thread: fresh workers (made when needed) and BLAS
     # scope (restoring the count a region in another thread of the parent had set).
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
     _blas.after_fork()
     if "functrace.jit.native" in sys.modules:
         _native().after_fork()
@@ -425,6 +332,7 @@ def split_kernel(
     ``arrays_full[j]`` says whether input ``j`` is full along the outer axis (outputs
     always are; scalars never)."""
     split = [*arrays_full, *([False] * n_scalars), *([True] * n_outputs)]
+    _native().control_kernel()  # the workers' kernel, compiled with the program
     return SplitKernel(entry, split, sizes)
 
 
@@ -613,6 +521,7 @@ class ParallelDot:
             self.addr = ctypes.cast(self.gemm, ctypes.c_void_p).value
             self.wide = int(self.gemm.argtypes[3] is ctypes.c_int64)
             self.region = native.region_kernel(dtype)  # compiled with the program
+            native.control_kernel()
         by_rows = m >= n
         size = m if by_rows else n
         # Blocks of 16 rows/columns or more: whole register tiles of the BLAS kernels.
