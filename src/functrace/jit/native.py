@@ -242,13 +242,12 @@ def _relax(ctl: Any) -> None:
 
 
 @register_jitable
-def _worker(ctl: Any, spins: int) -> int:
+def _worker(ctl: Any, spins: int, seen_py: int) -> int:
     """Wait, taking the blocks of each product region published, until ``spins``
-    rounds pass without one (returns 0: go to sleep), a region of Python chunks is
-    published (2: take its chunks in Python) or the stop flag is set (1). ``STATE``
-    counts the workers waiting here."""
+    rounds pass without one (returns 0: go to sleep), a region of Python chunks after
+    number ``seen_py`` is published (2: take its chunks in Python) or the stop flag is
+    set (1). ``STATE`` counts the workers waiting here."""
     atomic_add(ctl, STATE, 1)
-    seen_py = atomic_load(ctl, PYGEN)
     idle = 0
     while True:
         if _open(ctl):
@@ -274,11 +273,12 @@ def _worker(ctl: Any, spins: int) -> int:
 def gemm_region(ctl, a, b, c, ta, tb, by_rows, bounds, addr, wide, role, spins):  # type: ignore[no-untyped-def]
     """``c = op(a) @ op(b)`` in the blocks ``bounds`` (role 1: published to the
     workers and taken in turn with them; role 2: all here, in order, ``ctl``
-    untouched), a worker's loop (role 0; the arrays are not read; returns its exit
-    code, see :func:`_worker`), or the wait for the region of Python chunks number
-    ``spins`` to finish (role 3). Returns 0 but for role 0."""
+    untouched), a worker's loop (role 0, ``addr`` the last region of Python chunks it
+    saw; the arrays are not read; returns its exit code, see :func:`_worker`), or the
+    wait for the region of Python chunks number ``spins`` to finish (role 3). Returns
+    0 but for role 0."""
     if role == 0:
-        return _worker(ctl, spins)
+        return _worker(ctl, spins, addr)
     if role == 3:
         while atomic_load(ctl, PYDONE) != spins:
             _relax(ctl)
@@ -402,6 +402,8 @@ class Worker:
         self.threads: list[threading.Thread] = []
         self.busy = threading.Lock()  # one region at a time; others run serially
         self.region: _Region | None = None  # the region of Python chunks running
+        self.kernel: Any = None  # control_kernel(), loaded when first needed
+        self.dummy, self.bounds = np.zeros((1, 1), np.float32), np.zeros(2, np.int64)
 
     def run(self, kernel: Any, a: Any, b: Any, c: Any, ta: int, tb: int, by_rows: int,
             bounds: Any, addr: int, wide: int, parallel: bool) -> bool:  # fmt: skip
@@ -432,8 +434,8 @@ class Worker:
                 self._wake()
             region.work()
             if not region.done.is_set():  # wait for chunks in other threads, GIL-free
-                dummy, bounds = np.zeros((1, 1), np.float32), np.zeros(2, np.int64)
-                control_kernel()(self.ctl, dummy, dummy, dummy, 0, 0, 0, bounds, 0, 0, 3, gen)
+                d, bounds = self.dummy, self.bounds
+                self._control()(self.ctl, d, d, d, 0, 0, 0, bounds, 0, 0, 3, gen)
         finally:
             self.region = None
             self.busy.release()
@@ -441,10 +443,15 @@ class Worker:
             raise region.error
         return True
 
+    def _control(self) -> Any:
+        if self.kernel is None:
+            self.kernel = control_kernel()
+        return self.kernel
+
     def _wake(self) -> None:
         with self.cond:
             if not self.threads:
-                kernel = control_kernel()
+                kernel = self._control()
                 for k in range(self.n):
                     t = threading.Thread(
                         target=self._loop, args=(kernel,), name=f"functrace-worker-{k + 1}",
@@ -456,7 +463,7 @@ class Worker:
             self.cond.notify_all()
 
     def _loop(self, kernel: Any) -> None:
-        dummy, bounds = np.zeros((1, 1), np.float32), np.zeros(2, np.int64)
+        d, bounds, ctl = self.dummy, self.bounds, self.ctl
         seen = 0
         while True:
             with self.cond:
@@ -464,10 +471,11 @@ class Worker:
                     self.cond.wait()  # passive: blocks in the kernel until woken
                 seen = self.wakes
             while True:
+                gen = int(ctl[PYGEN])  # before the region is read: a later one returns 2
                 region = self.region
                 if region is not None:
                     region.work()
-                code = kernel(self.ctl, dummy, dummy, dummy, 0, 0, 0, bounds, 0, 0, 0, self.spins)
+                code = kernel(ctl, d, d, d, 0, 0, 0, bounds, gen, 0, 0, self.spins)
                 if code == 1:
                     return
                 if code == 0:
