@@ -544,7 +544,11 @@ class ParallelDot:
             blocks = may_split and self.gemm is not None and self.n_chunks > 1
             if out is not None and not out.flags.c_contiguous:
                 blocks = False
-            if a.dtype != self.dtype or b.dtype != self.dtype:
+            if (
+                a.dtype != self.dtype
+                or b.dtype != self.dtype
+                or (out is not None and out.dtype != self.dtype)
+            ):
                 blocks = False
             parallel = parallel and blocks
             t0 = time.perf_counter() if timed else 0.0
