@@ -19,16 +19,19 @@ the caller waits for the last one in compiled code.
 * **Waiting**: a worker waits for the next region about a millisecond after its last
   block, then returns to Python and blocks on a condition variable; the next region's
   caller sees it asleep and wakes it (that region may run without it). A process that
-  makes no products has no worker thread. Each round of a wait (the worker's, and the
+  runs nothing in parallel has no worker thread. Each round of a wait (the worker's, and the
   caller's for the blocks others took) calls ``sched_yield``: a waiting thread gives
   its core to any other thread that wants it, so on a machine where another process
   holds a core, the waiting worker does not take time from its own driver (with the
   pause instruction instead, a width-256 MLP step took 1.0-1.5x its one-thread time
-  with one core busy; with ``sched_yield``, 1.0-1.07x, and the same on a quiet machine).
+  with one core busy; with ``sched_yield``, 1.0-1.07x; on a quiet machine the two took
+  about the same time).
 * **Control array** (``int64``, one cache line per counter): the next block to take
   beside the region's block count (one word: a claim is one atomic add, and a late
   claim sees the count it must stay under in the same word), blocks done, the number of
-  workers spinning, a stop flag, then the region's fields.
+  workers waiting, a stop flag, blocks the workers took, ``sched_yield``'s address, the
+  numbers of the last region of Python chunks published and finished, then the
+  product's fields.
 
 The kernel's module is generated (``kernel_source``) and compiled through the kernel
 cache like any fused kernel; its body is :func:`gemm_region`, compiled inline, and the
