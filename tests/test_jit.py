@@ -563,7 +563,7 @@ def test_control_flow_bodies_are_compiled_and_match_eager(native, monkeypatch) -
         assert text.count(jit_loops.MARKER + " [") == 3
     else:
         assert "scan body" in text and "while_loop body" in text
-        assert "@kernel_jit" in text  # the bodies' elementwise chains are fused kernels
+        assert "@flat_kernel_jit" in text  # the bodies' elementwise chains are fused kernels
 
     def loss(x):
         return fnp.sum(lax.fori_loop(0, 4, lambda i, c: fnp.tanh(c) * 1.1, x) ** 2)
@@ -930,7 +930,7 @@ def test_lower_as_text_shows_each_equation() -> None:
     text = low.as_text()
     for eqn in low.jaxpr.eqns:
         assert f"= {eqn.primitive.name}" in text, eqn.primitive.name
-    assert "@kernel_jit" in text and "def _driver(" in text
+    assert "@flat_kernel_jit" in text and "def _driver(" in text
     assert "np.add.reduce" in text  # reductions through NumPy (pairwise, accurate)
     assert len(low.kernel_sources) == 1  # one fused loop for the elementwise chain
 
