@@ -22,10 +22,10 @@ the caller waits for the last one in compiled code.
   runs nothing in parallel has no worker thread. Each round of a wait (the worker's, and the
   caller's for the blocks others took) calls ``sched_yield``: a waiting thread gives
   its core to any other thread that wants it, so on a machine where another process
-  holds a core, the waiting worker does not take time from its own driver (with the
-  pause instruction instead, a width-256 MLP step took 1.0-1.5x its one-thread time
-  with one core busy; with ``sched_yield``, 1.0-1.07x; on a quiet machine the two took
-  about the same time).
+  holds a core, the waiting worker does not take time from its own driver (a
+  width-256 MLP step with one core busy: 2.89 ms against 2.88 ms on one thread, medians;
+  with the pause instruction instead, 3.13 against 2.72 ms, single runs up to 1.5x; on a
+  quiet machine both about 0.7x the one-thread time).
 * **Control array** (``int64``, one cache line per counter): the next block to take
   beside the region's block count (one word: a claim is one atomic add, and a late
   claim sees the count it must stay under in the same word), blocks done, the number of
