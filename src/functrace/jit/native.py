@@ -347,9 +347,11 @@ def region_kernel(dtype: np.dtype) -> Any:
 
 
 def _sched_yield() -> int:
+    """The address of the C library's ``sched_yield`` (0 where there is none: the
+    waits then use the pause instruction)."""
     try:
         fn = ctypes.CDLL(None).sched_yield
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # (TypeError: no CDLL(None) on Windows)
         return 0
     return ctypes.cast(fn, ctypes.c_void_p).value or 0
 
