@@ -145,8 +145,12 @@ def test_python_chunks_run_once_each_on_the_workers_and_report_errors(native_wor
         names.add(threading.current_thread().name)
         time.sleep(0.002)  # drops the GIL, as a compiled chunk does
 
-    assert w.run_chunks(chunk, 50)
-    assert sorted(seen) == list(range(50))
+    for _ in range(20):  # (a loaded machine may start the workers late)
+        seen.clear()
+        assert w.run_chunks(chunk, 50)
+        assert sorted(seen) == list(range(50))
+        if any(n.startswith("functrace-worker") for n in names):
+            break
     assert any(n.startswith("functrace-worker") for n in names)  # the workers took some
 
     def boom(i: int) -> None:
