@@ -8,7 +8,6 @@ this process checks the rules that decide what may run in parallel. No timings.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import subprocess
@@ -423,8 +422,7 @@ def test_native_region_computes_the_serial_blocks_bit_for_bit(native_workers) ->
     w = native_workers
     for dtype in (np.float32, np.float64):
         kernel = native.region_kernel(np.dtype(dtype))
-        fn = parallel._gemm(np.dtype(dtype).name)
-        addr, wide = ctypes_address(fn), int(fn.argtypes[3] is ctypes.c_int64)
+        addr, wide = parallel._gemm(np.dtype(dtype).name)
         for i, (layout, by_rows) in enumerate(
             (lay, rows) for lay in ("NN", "TN", "NT", "TT") for rows in (True, False)
         ):
@@ -448,8 +446,7 @@ def test_native_workers_take_blocks_and_a_busy_region_runs_serially(native_worke
 
     w = native_workers
     kernel = native.region_kernel(np.dtype(np.float32))
-    fn = parallel._gemm("float32")
-    addr, wide = ctypes_address(fn), int(fn.argtypes[3] is ctypes.c_int64)
+    addr, wide = parallel._gemm("float32")
     rng = np.random.default_rng(1)
     a = rng.standard_normal((512, 384)).astype(np.float32)
     b = rng.standard_normal((384, 256)).astype(np.float32)
@@ -469,7 +466,3 @@ def test_native_workers_take_blocks_and_a_busy_region_runs_serially(native_worke
         th.start()
         th.join()
     assert ran == [False]
-
-
-def ctypes_address(fn: Any) -> int:
-    return ctypes.cast(fn, ctypes.c_void_p).value

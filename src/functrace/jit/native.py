@@ -362,15 +362,14 @@ def _sched_yield() -> int:
 class _Region:
     """A region of Python chunks: ``fn(i)`` for ``i`` in ``range(n)``, taken in turn
     by the threads that call :meth:`work`; the last chunk to finish marks region
-    ``gen`` done in the control array (and the ``done`` event)."""
+    ``gen`` done in the control array (``left`` is 0 from then on)."""
 
-    __slots__ = ("ctl", "done", "error", "fn", "gen", "left", "lock", "n", "next")
+    __slots__ = ("ctl", "error", "fn", "gen", "left", "lock", "n", "next")
 
-    def __init__(self, fn: Callable[[int], object], n: int, ctl: Any = None, gen: int = 0) -> None:
+    def __init__(self, fn: Callable[[int], object], n: int, ctl: Any, gen: int) -> None:
         self.fn, self.n, self.next, self.left = fn, n, 0, n
         self.ctl, self.gen = ctl, gen
         self.lock = threading.Lock()
-        self.done = threading.Event()
         self.error: BaseException | None = None
 
     def work(self) -> None:
@@ -389,9 +388,7 @@ class _Region:
                 self.left -= 1
                 last = self.left == 0
             if last:
-                if self.ctl is not None:
-                    self.ctl[PYDONE] = self.gen
-                self.done.set()
+                self.ctl[PYDONE] = self.gen
 
 
 class Worker:
@@ -417,10 +414,8 @@ class Worker:
             bounds: Any, addr: int, wide: int, parallel: bool) -> bool:  # fmt: skip
         """``c = op(a) @ op(b)`` in ``bounds``; with the workers when ``parallel`` and
         no other thread's region holds them. Whether the workers were asked to help."""
-        if parallel and self.n and self.busy.acquire(blocking=False):
+        if parallel and self._enter():
             try:
-                if self.ctl[STATE] < self.n:  # some sleep: wake them (they may come late)
-                    self._wake()
                 kernel(self.ctl, a, b, c, ta, tb, by_rows, bounds, addr, wide, 1, 0)
             finally:
                 self.busy.release()
@@ -432,16 +427,14 @@ class Worker:
         """``fn(0..n-1)`` taken in turn by this thread and the workers (each chunk
         should drop the GIL: a compiled kernel on a slice); False (nothing run) when
         another thread's region holds the workers."""
-        if not self.n or not self.busy.acquire(blocking=False):
+        if not self._enter():
             return False
         try:
             gen = int(self.ctl[PYGEN]) + 1
             region = self.region = _Region(fn, n, self.ctl, gen)
             self.ctl[PYGEN] = gen  # the waiting workers return to Python for it
-            if self.ctl[STATE] < self.n:
-                self._wake()
             region.work()
-            if not region.done.is_set():  # wait for chunks in other threads, GIL-free
+            if region.left:  # wait for chunks in other threads, GIL-free
                 d, bounds = self.dummy, self.bounds
                 self._control()(self.ctl, d, d, d, 0, 0, 0, bounds, 0, 0, 3, gen)
         finally:
@@ -449,6 +442,16 @@ class Worker:
             self.busy.release()
         if region.error is not None:
             raise region.error
+        return True
+
+    def _enter(self) -> bool:
+        """Hold the workers for a region (False: none, or another thread's region
+        holds them); wake those asleep (they may come late: the region runs without
+        them meanwhile)."""
+        if not self.n or not self.busy.acquire(blocking=False):
+            return False
+        if self.ctl[STATE] < self.n:
+            self._wake()
         return True
 
     def _control(self) -> Any:
@@ -511,6 +514,9 @@ _workers: Worker | None = None
 def workers(threads: int) -> Worker:
     """The process's workers (made on first use, for ``threads`` threads in all)."""
     global _workers
+    made = _workers
+    if made is not None:  # (every region asks: no lock once they exist)
+        return made
     with _worker_lock:
         if _workers is None:
             _workers = Worker(threads)

@@ -471,26 +471,21 @@ def _numpy_openblas() -> tuple[ctypes.CDLL, ...]:
 
 
 @functools.lru_cache(maxsize=2)
-def _gemm(dtype_name: str) -> Any:
-    """NumPy's OpenBLAS ``cblas_?gemm`` through ctypes, with integers of the library's
-    width (its address is what the native region kernel calls); None when not
+def _gemm(dtype_name: str) -> tuple[int, int] | None:
+    """The address of NumPy's OpenBLAS ``cblas_?gemm`` (what the native region kernel
+    calls) and whether its integers are 64-bit (1) or 32-bit (0); None when not
     found."""
     g = _GEMM_NAMES[dtype_name]
-    real = ctypes.c_float if dtype_name == "float32" else ctypes.c_double
     for lib in _numpy_openblas():
-        for prefix, suffix, integer in (
-            ("scipy_cblas_", "64_", ctypes.c_int64),
-            ("cblas_", "64_", ctypes.c_int64),
-            ("scipy_cblas_", "", ctypes.c_int),
-            ("cblas_", "", ctypes.c_int),
+        for prefix, suffix, wide in (
+            ("scipy_cblas_", "64_", 1),
+            ("cblas_", "64_", 1),
+            ("scipy_cblas_", "", 0),
+            ("cblas_", "", 0),
         ):
             fn = getattr(lib, f"{prefix}{g}{suffix}", None)
-            if fn is None:
-                continue
-            i, p, e = integer, ctypes.c_void_p, ctypes.c_int
-            fn.argtypes = [e, e, e, i, i, i, real, p, i, p, i, real, p, i]
-            fn.restype = None
-            return fn
+            if fn is not None:
+                return ctypes.cast(fn, ctypes.c_void_p).value or 0, wide
     return None
 
 
@@ -516,10 +511,8 @@ class ParallelDot:
     def __init__(self, dtype: np.dtype, m: int, k: int, n: int) -> None:
         self.gemm = _gemm(dtype.name)
         self.dtype = dtype
-        native = _native()
+        self.native = native = _native()
         if self.gemm is not None:
-            self.addr = ctypes.cast(self.gemm, ctypes.c_void_p).value
-            self.wide = int(self.gemm.argtypes[3] is ctypes.c_int64)
             self.region = native.region_kernel(dtype)  # compiled with the program
             native.control_kernel()
         by_rows = m >= n
@@ -570,10 +563,10 @@ class ParallelDot:
         if out is None:
             m = a.shape[1] if ta else a.shape[0]
             out = np.empty((m, b.shape[0] if tb else b.shape[1]), a.dtype)
-        ran = _native().workers(num_threads()).run(
-            self.region, a, b, out, ta, tb, self.by_rows, self.bounds_arr, self.addr,
-            self.wide, parallel,
-        )  # fmt: skip
+        addr, wide = self.gemm  # type: ignore[misc]
+        ran = self.native.workers(num_threads()).run(
+            self.region, a, b, out, ta, tb, self.by_rows, self.bounds_arr, addr, wide, parallel
+        )
         return out, ran
 
     def __repr__(self) -> str:
