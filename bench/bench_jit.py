@@ -211,6 +211,8 @@ def _jax_worker(one_thread: bool) -> None:
     step = jax_step()
     jg = jax.jit(jax.value_and_grad(lambda x, y: x * y + x**2))
     calls = {"scalar": lambda: jax.block_until_ready(jg(2.0, 3.0))}
+    calls["scalar"]()
+    print("ready", flush=True)
     for line in sys.stdin:
         cmd = json.loads(line)
         key = cmd["key"]
@@ -225,6 +227,7 @@ def _jax_worker(one_thread: bool) -> None:
 def _ft_worker() -> None:
     """functrace in a process started with the user's thread settings (see Worker)."""
     calls: dict[str, Any] = {}
+    print("ready", flush=True)
     for line in sys.stdin:
         cmd = json.loads(line)
         key = cmd["key"]
@@ -280,6 +283,14 @@ class Worker:
             return importlib.util.find_spec("jax") is not None
         except (ImportError, ValueError):
             return False
+
+    def wait_ready(self) -> None:
+        """Block until the process has imported its library and compiled the scalar
+        case: timings taken while other workers still start up share the cores with
+        their imports (2.5x slower scalar calls on a 2-core machine)."""
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("a worker process died (see its stderr above)")
 
     def time(self, key: str, min_time: float, repeats: int) -> float:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -566,6 +577,8 @@ def main() -> None:
     if Worker.jax_available():
         workers.update({"JAX jit": Worker("jax"), "JAX jit 1 core": Worker("jax-1core")})
     try:
+        for w in workers.values():
+            w.wait_ready()
         _run(workers, rounds, per)
     finally:
         for w in workers.values():

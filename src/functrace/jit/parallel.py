@@ -62,13 +62,15 @@ machine measured (an MLP step's Adam update on 401408 parameters: 0.51-0.56 ms
 serial, 0.50-0.68 ms split), and each call site keeps the faster path (``_Chooser``):
 the MLP steps of the benchmark took the same time with thresholds 2^16 to 2^20,
 interleaved in one process."""
-MIN_DOT_FMAS = 1 << 22
+MIN_DOT_FMAS = 1 << 20
 """Multiply-adds of a matrix product from which it may be split across threads (about
-0.1 ms on one core here). Measured on MLP steps, one process, the thresholds 2^18 to
-2^24 interleaved (medians of 15 rounds, two runs): 784-256-256-10 batch 32, 0.87-0.97
-ms at 2^22 against 0.90-1.09 ms at 2^20-2^21 and 0.97-1.04 ms at 2^24; batch 128,
-2.01 ms against 2.06-2.10 and 2.23-2.36 ms; 784-64-10 batch 32 (products of 1.6M
-multiply-adds) 231-239 us against 231-262 us when they split."""
+15 us on one core of the 2-core machine measured; each call site then keeps the faster
+path, see ``_Chooser``). Measured on MLP steps at the default thread count, one
+process, the thresholds 2^20 to 2^22 interleaved (medians of 9 rounds): 784-64-10 batch
+32, whose two products of 1.6M multiply-adds split only from 2^20, 120 us against 154
+us at 2^22; 784-256-256-10 batch 32, 0.71 ms against 0.77 ms; batch 128 and
+784-512-512-10 batch 128 the same within 2%. (On an earlier machine of the same class,
+a loaded AMD one, splitting the small step's products lost 2-5%.)"""
 GEMM_THREADED_FMAS = 1 << 18
 """Multiply-adds from which OpenBLAS runs a matrix-matrix product on its threads (its
 ``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): larger products run inside
@@ -79,9 +81,16 @@ BLAS_THREADED_FMAS = 1 << 13
 CHUNKS_PER_THREAD = 4
 """Chunks per thread of a split kernel (more chunks: less work behind a thread that is
 kept off its core, more calls)."""
-DOT_CHUNKS_PER_THREAD = 2
+DOT_CHUNKS_PER_THREAD = 1
 """The same for products, where each extra block also re-packs one operand (the one
-not split: OpenBLAS copies it into its panel layout once per call)."""
+not split: OpenBLAS copies it into its panel layout once per call) and runs a smaller
+``gemm``. Blocks are claimed, not assigned: a worker that has not started leaves its
+block to the caller. Measured: one block per thread against two, the products of the
+benchmark's MLP steps alone, 3-17% faster (1024x784x256, 1.42 against 1.46 ms;
+784x1024x256 transposed, 1.46 against 1.60 ms); the whole steps (medians of 7
+interleaved rounds) 5-6% faster on a quiet machine (784-256-256-10 batch 1024, 5.77
+against 6.11 ms; 784-512-512-10 batch 128, 2.78 against 2.94 ms) and 1-7% faster with
+one core kept busy by another process."""
 PROBE_EVERY = 16
 """In mode "auto", a call site times the path it is not using every this many calls at
 first (then less often while that path keeps losing, see ``_Chooser``)."""
