@@ -1256,7 +1256,9 @@ def test_native_loop_value_and_grad_fori_and_scan() -> None:
     jf = jit(ft.value_and_grad(_euler_loss))
     got, want = jf(0.3), ft.value_and_grad(_euler_loss)(0.3)
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    assert _native_count(jf, 0.3) == 2  # forward scan and the transposed reverse scan
+    # the forward scan, the transposed reverse scan and the scalar arithmetic between
+    # them: one native function (loops.as_one_loop), called once by the driver
+    assert _native_count(jf, 0.3) == 1
 
     def scan_loss(c, xs):
         def body(s, x):
@@ -1270,6 +1272,69 @@ def test_native_loop_value_and_grad_fori_and_scan() -> None:
     g = jit(ft.grad(scan_loss, argnums=(0, 1)))
     for a, b in zip(g(0.9, xs), ft.grad(scan_loss, argnums=(0, 1))(0.9, xs)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def _two_loops(c, n):
+    # a while loop, scalar arithmetic (exp, comparisons, an int) and a scan
+    s, k = lax.while_loop(lambda s: s[0] < 5.0, lambda s: (s[0] * c + 0.5, s[1] + 1), (1.0, 0))
+    t = fnp.exp(-s) * fnp.where(k > 2, 2.0, 3.0)
+    u = lax.fori_loop(0, n, lambda i, a: a + t * i, 0.0)
+    return u, k, s > 4.0
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_native_whole_program_matches_loop_by_loop(monkeypatch, grad) -> None:
+    """A program of 0-d inputs and outputs made of loops and scalar arithmetic is one
+    native function: the same results as one function per loop with NumPy scalar
+    arithmetic between them (the lowering before ``as_one_loop``)."""
+    if grad:
+        fun, args = ft.value_and_grad(_euler_loss), (0.3,)
+    else:
+        fun, args = (lambda c: _two_loops(c, 7)), (1.25,)
+    whole = jit(fun)
+    got = whole(*args)
+    assert _native_count(whole, *args) == 1
+    assert "scan[jaxpr={...}, num_consts=1" in whole.lower(*args).as_text()
+    monkeypatch.setattr(jit_loops, "as_one_loop", lambda jaxpr: jaxpr)
+    by_loop = jit(fun)
+    want = by_loop(*args)
+    assert _native_count(by_loop, *args) == 2
+    for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want), strict=True):
+        assert np.asarray(g).dtype == np.asarray(w).dtype and type(g) is type(w)
+        np.testing.assert_array_equal(g, w)
+    eager = fun(*args)
+    for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(eager), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_native_whole_program_falls_back_once_when_numba_fails(monkeypatch) -> None:
+    """A whole-program loop Numba cannot compile runs its body's own driver (lowered
+    without ``as_one_loop``: no endless re-wrapping), with the usual warning."""
+    from functrace.jit import codegen as jit_codegen
+
+    def refuse(*_a, **_k):
+        raise RuntimeError("no Numba today")
+
+    monkeypatch.setattr(jit_codegen, "strict_kernels", False)
+    monkeypatch.setattr(jit_loops, "load_source", refuse)
+    monkeypatch.setattr(jit_loops, "_warned", set())
+    jf = jit(ft.value_and_grad(_euler_loss))
+    with pytest.warns(RuntimeWarning, match="native scan loop"):
+        got = jf(0.3)
+    np.testing.assert_allclose(got, ft.value_and_grad(_euler_loss)(0.3), rtol=1e-12)
+    assert _native_count(jf, 0.3) == 0
+
+
+def test_native_whole_program_only_for_scalar_programs() -> None:
+    """Array inputs, array work at the top level, or no loop at all: the program keeps
+    its driver (BLAS products and fused kernels stay)."""
+
+    def with_array(x):
+        return lax.fori_loop(0, 3, lambda i, s: s * 0.5, fnp.sum(x @ x))
+
+    x = np.ones((4, 4))
+    assert "length=1" not in jit(with_array).lower(x).as_text()
+    assert _native_count(jit(lambda c: c * c + 1.0), 2.0) == 0
 
 
 def test_native_loop_falls_back_for_bodies_without_native_rules() -> None:

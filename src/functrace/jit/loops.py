@@ -53,6 +53,10 @@ and scatter with index arrays, complex numbers, n-way ``select_n``, effects) ret
 None: the caller keeps the Python-loop lowering, in which inner loops may still be
 native.
 
+A program whose inputs and outputs are all 0-d, made of loops and 0-d arithmetic,
+becomes one native function as a whole (:func:`as_one_loop`, applied by the lowering
+before planning).
+
 ``FUNCTRACE_NATIVE_LOOPS=0`` in the environment (or ``loops.enabled = False`` before
 a function is first traced) turns native loops off, for comparisons.
 """
@@ -80,6 +84,7 @@ from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr
 from functrace.jit import codegen
 from functrace.jit.codegen import elementwise_expr, fmt_line, inline_calls, probe_ctx, short
 from functrace.jit.kernels import KernelListing, import_numba, kernel_header, load_source
+from functrace.lax import control_flow
 
 MARKER = "# functrace native loop"
 """First line of every native loop's source (and of its call's comment in the driver)."""
@@ -597,6 +602,57 @@ def _carry_params(fn: LoopFunction, avals: list[Any], first: int) -> tuple[list[
     return params, carries
 
 
+def as_one_loop(jaxpr: Jaxpr) -> Jaxpr:
+    """``jaxpr`` as one ``scan`` of length 1 whose body is all of ``jaxpr``, when every
+    input and output is 0-d, it runs at least one loop, every other equation is 0-d
+    arithmetic, and the whole has a native form: the driver then makes one call of
+    one native loop function (the Euler integration's value and gradient: a forward
+    loop, scalar arithmetic, a reverse loop) instead of a call per loop, the
+    conversion and boxing of each loop's results, and NumPy scalar arithmetic
+    between them. Anything else is returned unchanged (products and other array work
+    at the top level keep BLAS and the fused kernels)."""
+    if not enabled or not jaxpr.eqns:
+        return jaxpr
+    loops_ = (control_flow.scan_p, control_flow.while_p)
+    if not any(e.primitive in loops_ for e in jaxpr.eqns):
+        return jaxpr
+    for v in (*jaxpr.invars, *jaxpr.outvars):
+        if v.aval.shape != () or not _ok_dtype(np.dtype(v.aval.dtype)):
+            return jaxpr
+    for e in jaxpr.eqns:
+        if e.primitive not in loops_ and any(
+            x.aval.shape != () for x in (*e.inputs, *e.out_binders)
+        ):
+            return jaxpr
+    outs = [Var(x.aval) for x in jaxpr.outvars]
+    init = [Var(x.aval) for x in jaxpr.outvars]  # unread: the body computes the outputs
+    body = Jaxpr((), (*jaxpr.constvars, *jaxpr.invars, *init), jaxpr.eqns, jaxpr.outvars)
+    fn = LoopFunction()  # a dry run: the planner declines what it cannot lower
+    try:
+        names = [f"s{j}" for j in range(len(jaxpr.constvars) + len(jaxpr.invars))]
+        fn.block(body, names + [f"k{j}" for j in range(len(init))], 2)
+    except Decline:
+        return jaxpr
+    if len(fn.lines) + 8 > MAX_LINES:
+        return jaxpr
+    zeros = [Literal(np.zeros((), x.aval.dtype)[()], x.aval) for x in jaxpr.outvars]
+    n_in = len(jaxpr.constvars) + len(jaxpr.invars)
+    eqn = JaxprEqn(
+        control_flow.scan_p,
+        (*jaxpr.constvars, *jaxpr.invars, *zeros),
+        {
+            "jaxpr": ClosedJaxpr(body, []),
+            "num_consts": n_in,
+            "num_carry": len(outs),
+            "length": 1,
+            "reverse": False,
+            "linear": (False,) * (n_in + len(outs)),
+        },
+        tuple(outs),
+    )
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, (eqn,), tuple(outs))
+
+
 def native_scan(ctx: DriverContext) -> str | None:
     """A driver expression calling one native loop for this ``scan``, or None."""
     if not enabled:
@@ -756,6 +812,7 @@ __all__ = [
     "MARKER",
     "MAX_DOT_FMAS",
     "MAX_LINES",
+    "as_one_loop",
     "enabled",
     "native_scan",
     "native_while",

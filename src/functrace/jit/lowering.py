@@ -45,7 +45,7 @@ from functrace.interpreters.numba_rules import (
     numba_emitters,
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, var_namer
-from functrace.jit import codegen, driver_rules, parallel  # noqa: F401  (registers the rules)
+from functrace.jit import codegen, driver_rules, loops, parallel  # noqa: F401  (registers the rules)
 from functrace.jit.codegen import (
     delete_after_last_use,
     elementwise_expr,
@@ -600,7 +600,7 @@ class _Gen:
     def subprogram(self, jaxpr: Jaxpr, what: str) -> Any:
         """Lower a sub-jaxpr (loop body, branch) to its own driver."""
         closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(jaxpr, [])
-        prog = lower(closed, f"{what} in {self.fname}")
+        prog = lower(closed, f"{what} in {self.fname}", whole=False)
         self.compiled += prog.compiled
         self.subprograms.append((what, prog))
         return prog.driver
@@ -856,14 +856,24 @@ _driver_ids = itertools.count(1)  # unique linecache names (next() is atomic)
 
 
 def lower(
-    closed: ClosedJaxpr, fname: str, out_tree: Any = None, py_outs: Sequence[bool] = ()
+    closed: ClosedJaxpr,
+    fname: str,
+    out_tree: Any = None,
+    py_outs: Sequence[bool] = (),
+    whole: bool = True,
 ) -> LoweredProgram:
     """Lower ``closed`` to a driver ``_driver(*flat_args)`` returning the output pytree
     ``out_tree`` (a flat tuple when None); outputs flagged in ``py_outs`` are returned
-    as Python scalars (the eager call computes them with Python operators)."""
+    as Python scalars (the eager call computes them with Python operators). ``whole``:
+    a program of 0-d values and loops may become one native loop function
+    (:func:`loops.as_one_loop`); sub-programs (loop bodies and branches that stay in
+    Python) are lowered without, so a whole-program loop that Numba fails to compile
+    falls back to its body's own driver once, not again and again."""
     t0 = time.perf_counter()
     jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
     jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))
+    if whole:
+        jaxpr = loops.as_one_loop(jaxpr)
     for e in jaxpr.eqns:
         lowering_rule(e.primitive)  # a missing rule is an error before any code is made
     plan_ = plan(jaxpr)
