@@ -35,6 +35,16 @@ def time_per_call(fn: Callable[[], Any], *, min_time: float = 0.2, repeats: int 
     return statistics.median(samples)
 
 
+def interleaved(cases: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """Median over ``rounds`` of each case's time, the cases timed in turn each round
+    (machine load moves every number: interleaving spreads it over all cases)."""
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(rounds):
+        for k, fn in cases.items():
+            samples[k].append(fn())
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def fmt_time(s: float) -> str:
     if s < 1e-6:
         return f"{s * 1e9:8.1f} ns"

@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import functrace as ft  # noqa: E402
 import functrace.numpy as fnp  # noqa: E402
-from _util import fmt_time, print_table, time_per_call  # noqa: E402
+from _util import fmt_time, interleaved, print_table, time_per_call  # noqa: E402
 from functrace import lax  # noqa: E402
 from functrace.jit import jit  # noqa: E402
 from functrace.tree_util import tree_map  # noqa: E402
@@ -332,15 +332,6 @@ def _step_row(label: str, res: dict[str, float]) -> list[str]:
         f"{t2 / res['JAX jit']:.2f}" if "JAX jit" in res else "n/a",
         f"{t2 / res['ft']:.2f}",
     ]
-
-
-def interleaved(cases: dict[str, Any], rounds: int) -> dict[str, float]:
-    """Median over ``rounds`` of each case's time, the cases timed in turn each round."""
-    samples: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(rounds):
-        for k, fn in cases.items():
-            samples[k].append(fn())
-    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 # ---------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ import numpy as np
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH_DIR)
-from _util import fmt_time, print_table, time_per_call  # noqa: E402
+from _util import fmt_time, interleaved, print_table, time_per_call  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 MIN_TIME = 0.1 if QUICK else 0.25
@@ -558,15 +557,6 @@ def first_call(case: str, cache_dir: str) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------
-
-
-def interleaved(cases: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
-    """Median over ``rounds`` of each case's time, the cases timed in turn each round."""
-    samples: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(rounds):
-        for k, fn in cases.items():
-            samples[k].append(fn())
-    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def _ratio(a: float | None, b: float | None) -> str:
