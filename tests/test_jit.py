@@ -1294,7 +1294,8 @@ def test_native_whole_program_matches_loop_by_loop(monkeypatch, grad) -> None:
     whole = jit(fun)
     got = whole(*args)
     assert _native_count(whole, *args) == 1
-    assert "scan[jaxpr={...}, num_consts=1" in whole.lower(*args).as_text()
+    text = whole.lower(*args).as_text()
+    assert "scan[jaxpr={...}, num_consts=1" in text and "length=1," in text
     monkeypatch.setattr(jit_loops, "as_one_loop", lambda jaxpr: jaxpr)
     by_loop = jit(fun)
     want = by_loop(*args)
@@ -1333,7 +1334,7 @@ def test_native_whole_program_only_for_scalar_programs() -> None:
         return lax.fori_loop(0, 3, lambda i, s: s * 0.5, fnp.sum(x @ x))
 
     x = np.ones((4, 4))
-    assert "length=1" not in jit(with_array).lower(x).as_text()
+    assert "length=1," not in jit(with_array).lower(x).as_text()
     assert _native_count(jit(lambda c: c * c + 1.0), 2.0) == 0
 
 
