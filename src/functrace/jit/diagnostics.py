@@ -9,11 +9,14 @@
   arguments are checked, then the traced program is re-run eagerly equation by
   equation (:func:`functrace.ir.eval_jaxpr_checked`) to find the first primitive
   that produced the value, and its ``FloatingPointError`` is raised.
+* :func:`warn_kernel_fallback` warns, once per set of primitives and dtypes, when
+  Numba fails to compile a fused kernel and its equations run as NumPy calls.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -213,4 +216,32 @@ def check_outputs(
     )
 
 
-__all__ = ["CacheInfo", "check_outputs", "explain_retrace", "log_retrace", "remember"]
+_fallback_warned: set[tuple[str, ...]] = set()
+
+
+def warn_kernel_fallback(eqns: Sequence[Any], err: Exception) -> None:
+    """The warning of a fused kernel Numba failed to compile (the driver then computes
+    its equations ``eqns`` with NumPy calls), once per set of primitives and dtypes."""
+    key = tuple(sorted({f"{e.primitive.name}:{e.out_binders[0].aval.dtype.name}" for e in eqns}))
+    if key in _fallback_warned:
+        return
+    _fallback_warned.add(key)
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    warnings.warn(
+        f"functrace.jit: expected Numba to compile the fused kernel for {', '.join(key)}, "
+        f"got {type(err).__name__}: {first[:200]}. These equations run as NumPy calls "
+        f"instead (same results, slower). Please report this with the dtypes above; the "
+        f"primitive's emitter should decline these dtypes.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+__all__ = [
+    "CacheInfo",
+    "check_outputs",
+    "explain_retrace",
+    "log_retrace",
+    "remember",
+    "warn_kernel_fallback",
+]

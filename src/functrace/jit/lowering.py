@@ -23,7 +23,6 @@ import itertools
 import linecache
 import math
 import time
-import warnings
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,7 +44,9 @@ from functrace.interpreters.numba_rules import (
     numba_emitters,
 )
 from functrace.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, dce_jaxpr, var_namer
-from functrace.jit import codegen, driver_rules, loops, parallel  # noqa: F401  (registers the rules)
+
+# driver_rules and parallel: imported to register the rules
+from functrace.jit import codegen, diagnostics, driver_rules, loops, parallel  # noqa: F401
 from functrace.jit.codegen import (
     delete_after_last_use,
     elementwise_expr,
@@ -741,7 +742,7 @@ class _Gen:
                 raise
             if self.scratch:
                 raise NoScratch from err  # impls may return views: no reuse anywhere
-            _warn_kernel_fallback(g, err)
+            diagnostics.warn_kernel_fallback(g.eqns, err)
             for e in g.eqns:
                 self.gen_other(e)
             return
@@ -831,25 +832,6 @@ class _Gen:
             if isinstance(src, Var):
                 readers.setdefault(src, []).append((None, True))
         return readers
-
-
-_fallback_warned: set[tuple[str, ...]] = set()
-
-
-def _warn_kernel_fallback(g: Group, err: Exception) -> None:
-    key = tuple(sorted({f"{e.primitive.name}:{e.out_binders[0].aval.dtype.name}" for e in g.eqns}))
-    if key in _fallback_warned:
-        return
-    _fallback_warned.add(key)
-    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    warnings.warn(
-        f"functrace.jit: expected Numba to compile the fused kernel for {', '.join(key)}, "
-        f"got {type(err).__name__}: {first[:200]}. These equations run as NumPy calls "
-        f"instead (same results, slower). Please report this with the dtypes above; the "
-        f"primitive's emitter should decline these dtypes.",
-        RuntimeWarning,
-        stacklevel=3,
-    )
 
 
 _driver_ids = itertools.count(1)  # unique linecache names (next() is atomic)
