@@ -633,8 +633,8 @@ def as_one_loop(jaxpr: Jaxpr) -> Jaxpr:
         fn.block(body, names + [f"k{j}" for j in range(len(init))], 2)
     except Decline:
         return jaxpr
-    if len(fn.lines) + 8 > MAX_LINES:
-        return jaxpr
+    if len(fn.lines) + 8 > MAX_LINES:  # + the scan's own lines (loop, index, carries)
+        return jaxpr  # (native_scan would decline it: a Python loop around one driver)
     zeros = [Literal(np.zeros((), x.aval.dtype)[()], x.aval) for x in jaxpr.outvars]
     n_in = len(jaxpr.constvars) + len(jaxpr.invars)
     eqn = JaxprEqn(
