@@ -20,6 +20,8 @@ _REPEATS = np.array([0, 0, 2, -1])
 _MASK = np.array([True, False, True])
 _MASK2 = np.array([[True, False, True, True], [False, False, True, False], [True] * 4])
 _ALONG = np.array([[2, 0], [1, 1], [0, 2], [2, 2]])  # indices along axis 0 of a (3, 4) array
+_OUT_OF_RANGE = np.array([0, 5, -1, -7, 2, 0])  # updates at 5 and -7 are dropped (as JAX)
+_IN_RANGE = (_OUT_OF_RANGE >= -3) & (_OUT_OF_RANGE < 3)
 
 
 def _get(name: str, idx: Any, shape: tuple[int, ...], prims: tuple[str, ...]) -> OpInfo:
@@ -28,10 +30,13 @@ def _get(name: str, idx: Any, shape: tuple[int, ...], prims: tuple[str, ...]) ->
     )
 
 
-def _np_update(op: str, idx: Any) -> Any:
+def _np_update(op: str, idx: Any, keep: Any = None) -> Any:
     def ref(x: Any, v: Any) -> np.ndarray:
         out = np.array(x, copy=True)
         v = np.asarray(v).astype(out.dtype)
+        if keep is not None:  # the updates .at drops (indices out of range)
+            idx_, v = idx[keep], v[keep]
+            return _np_update(op, idx_)(out, v)
         if op == "set":
             out[idx] = v
         else:
@@ -161,6 +166,22 @@ ROWS: list[OpInfo] = [
         ((3, 4),),
         ("scatter_add",),
         value=2.0,
+    ),
+    OpInfo(
+        "at_set_out_of_range",
+        lambda x, v: fnp.at(x)[_OUT_OF_RANGE].set(v),
+        _np_update("set", _OUT_OF_RANGE, _IN_RANGE),
+        (F, F),
+        ("scatter",),
+        shapes=((3, 4), (6, 4)),
+    ),
+    OpInfo(
+        "at_add_out_of_range",
+        lambda x, v: fnp.at(x)[_OUT_OF_RANGE].add(v),
+        _np_update("add", _OUT_OF_RANGE, _IN_RANGE),
+        (F, F),
+        ("scatter_add",),
+        shapes=((3, 4), (6, 4)),
     ),
     _at("at_mul", "mul", [2, 0], ((3, 4), (2, 4)), ("scatter_mul",)),
     _at("at_mul_repeats", "mul", [1, 1, 2], ((3, 4), (3, 1)), ("scatter_mul",)),

@@ -146,6 +146,38 @@ def test_item5_default_mode_rule() -> None:
     assert ft.jit(lambda i: x.at[i].get())(-1) == 3.0  # negatives wrap once
 
 
+@pytest.mark.parametrize("op", _OPS[1:])
+def test_item5_default_mode_drops_out_of_range_updates(op: str) -> None:
+    # JAX's .at: an update at an index out of range is skipped, eagerly, under jit and
+    # vmap (abstract indices) alike, with repeats and negative indices mixed in.
+    x = fnp.asarray(X)
+    idx = np.array([0, 5, -1, -7, 2, 0, 9])
+    u = np.arange(1.0, 8.0)
+
+    def f(x, i, u):
+        return getattr(x.at[i], op)(u)
+
+    ref = getattr(x.at[idx], op)(u, mode="drop")
+    np.testing.assert_array_equal(f(x, idx, u), ref)
+    np.testing.assert_array_equal(ft.jit(f)(x, idx, u), ref)
+    np.testing.assert_array_equal(ft.vmap(f, (None, 0, 0))(x, idx[None], u[None])[0], ref)
+    per_index = ft.vmap(lambda i, u: f(x, i, u))(idx, u)
+    for j in range(len(idx)):
+        np.testing.assert_array_equal(per_index[j], getattr(x.at[idx[j]], op)(u[j], mode="drop"))
+    if op == "set":  # the last update in range wins at each position
+        np.testing.assert_array_equal(ref, [6.0, X[1], 5.0])
+    # Gradients: a dropped update gets none; with set, only the last writer in range.
+    w = np.array([1.0, 10.0, 100.0])
+
+    def loss(x, u, i):
+        return (f(x, i, u) * w).sum()
+
+    want = ft.grad(lambda x, u: (getattr(x.at[idx], op)(u, mode="drop") * w).sum(), (0, 1))(X, u)
+    for got in (ft.grad(loss, (0, 1))(X, u, idx), ft.jit(ft.grad(loss, (0, 1)))(X, u, idx)):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_item5_int_fill_values_and_grad() -> None:
     xi = fnp.arange(3)
     assert xi.at[9].get(mode="fill") == np.iinfo(xi.dtype).min

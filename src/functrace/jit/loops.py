@@ -100,10 +100,14 @@ enabled = os.environ.get("FUNCTRACE_NATIVE_LOOPS", "1").strip().lower() not in (
 MAX_DOT_FMAS = 1 << 14
 """Largest ``dot_general`` (multiply-adds per iteration) a native loop computes itself."""
 
-MAX_LINES = 200
+MAX_LINES = 240
 """Longest native loop function (generated lines) made; longer loops keep the Python
 loop. Numba's compile time grows by ~10 ms per line (a body of six dense layers with
-its reverse loop: ~9 s), while the Python-loop lowering compiles such bodies in ~1 s."""
+its reverse loop: ~9 s), while the Python-loop lowering compiles such bodies in ~1 s.
+Raised from 200 when ``.at`` updates at traced indices gained JAX's drop semantics (a
+range check and a select per update): the forward loop of ``grad`` of a scan with five
+scalar ``.at`` updates grew to 214 lines; native, its first call took 2.24 s and each
+call 22 us, against 1.21 s and 1347 us for the Python loop."""
 
 native_loops_built = 0
 """How many native loops this process generated (for tests and diagnostics)."""

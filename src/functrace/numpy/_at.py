@@ -8,12 +8,15 @@ indexed position. The index is parsed as for reads (``_indexing``).
 
 Decisions:
 
-* Abstract integer indices (under ``jit``, or batched under ``vmap``) are clamped
-  into ``[0, size - 1]`` after negatives wrap once, so updates land on the edge (JAX
-  drops out-of-range updates instead). ``mode="clip"`` gives the clamping for concrete
-  indices too; ``.at`` also takes JAX's ``"promise_in_bounds"`` (clamped too) and
-  ``"fill"``/``"drop"`` (out-of-range reads give ``fill_value``, out-of-range updates
-  are skipped), with the same results eagerly, under ``jit`` and ``vmap``.
+* Updates at indices out of range (outside ``[-size, size)``) are skipped by default,
+  as JAX's ``.at`` does, eagerly, under ``grad``, ``jit`` and ``vmap``: a known index
+  out of range redoes the update in mode ``"drop"``; an abstract one (under ``jit``,
+  or batched under ``vmap``) is clamped and its update made neutral
+  (``_dropping_scatter``). Reads (``.at[idx].get()``) follow ``x[idx]``: a known
+  index out of range raises, an abstract one is clamped. ``mode="clip"`` (and JAX's
+  ``"promise_in_bounds"``) clamps reads and updates; ``"fill"``/``"drop"`` give
+  ``fill_value`` for reads out of range and skip updates, with the same results
+  eagerly, under ``jit`` and ``vmap``.
 * ``x.at[mask].set(v)`` (and add/mul/min/max) with an abstract boolean mask and ``v``
   broadcastable to the unmasked dims is lowered to a ``select_n`` and works under
   ``jit``.
@@ -31,6 +34,7 @@ Decisions:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -182,7 +186,7 @@ def _window_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
     return li.dynamic_update_slice_p.bind(y, _combine(op, old, v), *ops)
 
 
-def _scatter_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any:
+def _scatter_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any, drop: bool) -> Any:
     # Every axis that is not a whole in-order slice gets an index array over the grid G of
     # the non-whole output dims; the whole slices are the scatter's trailing dims.
     entries: list[Any] = [
@@ -218,7 +222,67 @@ def _scatter_update(fname: str, op: str, y: Any, plan: IndexPlan, v: Any) -> Any
         else:
             continue
         axes.append(k)
-    return _SCATTERS[op](y, updates, indices, axes, "clip" if plan.abstract else "raise")
+    if not plan.abstract:
+        return _SCATTERS[op](y, updates, indices, axes, "raise")
+    if drop:
+        ok = None
+        for k, e, i in zip(axes, [entries[k] for k in axes], indices):
+            if isinstance(e, IndexArray) and e.abstract:
+                dim = plan.shape[k]
+                inside = i < dim if core.get_aval(i).dtype.kind == "u" else (i >= -dim) & (i < dim)
+                ok = inside if ok is None else ok & inside
+        if ok is not None:
+            return _dropping_scatter(op, y, updates, indices, tuple(axes), ok)
+    return _SCATTERS[op](y, updates, indices, axes, "clip")
+
+
+def _neutral(op: str, dtype: np.dtype) -> Any:
+    """The value an update by ``op`` leaves every element unchanged with."""
+    if op == "add":
+        return np.array(0, dtype)
+    if op == "mul":
+        return np.array(1, dtype)
+    if dtype.kind == "b":
+        return np.array(op == "min")
+    if dtype.kind == "f":
+        return np.array(np.inf if op == "min" else -np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.array(info.max if op == "min" else info.min, dtype)
+
+
+def _dropping_scatter(
+    op: str, y: Any, updates: Any, indices: list[Any], axes: tuple[int, ...], ok: Any
+) -> Any:
+    """``scatter`` that skips the updates whose ``ok`` (index shape) is False, as JAX's
+    ``.at`` does with out-of-range indices: their clamped positions get a neutral update
+    (add 0, multiply by 1, min with +inf...); ``set`` keeps, at each position, the last
+    update whose index is in range (a board of update ids says which)."""
+    u_aval = core.get_aval(updates)
+    grid = core.get_aval(ok).shape
+    ok_u = ls.broadcast_in_dim(ok, u_aval.shape, tuple(range(len(grid))))
+    scatter = _SCATTERS[op]
+    if op != "set":
+        neutral = ls.broadcast_in_dim(_neutral(op, u_aval.dtype), u_aval.shape, ())
+        return scatter(y, lx.select_n(ok_u, neutral, updates), indices, axes, "clip")
+    shape = core.get_aval(y).shape
+    if math.prod(grid) == 1:  # one update: write back what is there when it is dropped
+        here = li.gather(y, indices, axes, "clip")
+        return scatter(y, lx.select_n(ok_u, here, updates), indices, axes, "clip")
+    k = len(axes)
+    ids = np.arange(math.prod(grid), dtype=np.int64).reshape(grid)
+    none = ls.broadcast_in_dim(np.array(-1, np.int64), grid, ())
+    board = ls.broadcast_in_dim(np.array(-1, np.int64), tuple(shape[a] for a in axes), ())
+    board = li.scatter_max(board, lx.select_n(ok, none, ids), indices, range(k), "clip")
+    last = ok & lx.eq(li.gather(board, indices, range(k), "clip"), ids)
+    hit = ls.broadcast_in_dim(board >= 0, shape, axes)
+    # -0.0 + v is v for every v (its sign of zero too): the written positions start there
+    minus0 = np.array(complex(-0.0, -0.0) if u_aval.dtype.kind == "c" else -0.0)
+    base = ls.broadcast_in_dim(minus0.astype(u_aval.dtype), shape, ())
+    zero = ls.broadcast_in_dim(minus0.astype(u_aval.dtype), u_aval.shape, ())
+    last_u = ls.broadcast_in_dim(last, u_aval.shape, tuple(range(len(grid))))
+    return li.scatter_add(
+        lx.select_n(hit, y, base), lx.select_n(last_u, zero, updates), indices, axes, "clip"
+    )
 
 
 def _update(op: str, x: Any, idx: Any, v: Any, mode: str | None) -> Any:
@@ -236,7 +300,10 @@ def _update(op: str, x: Any, idx: Any, v: Any, mode: str | None) -> Any:
     window = not plan.adv_axes and all(
         isinstance(e, IndexInt) or e.step == 1 or e.length <= 1 for e in plan.entries
     )
-    out = (_window_update if window else _scatter_update)(fname, op, y, plan, v)
+    if window:
+        out = _window_update(fname, op, y, plan, v)
+    else:
+        out = _scatter_update(fname, op, y, plan, v, drop=mode is None)
     return ls.reshape(out, aval.shape) if plan.inserted else out
 
 
@@ -358,9 +425,18 @@ def _moded(op: str, x: Any, idx: Any, values: Any, mode: str | None, fill_value:
         )
     if fill_value is not None and mode not in ("fill", "drop"):
         raise ValueError(f"{fname}: fill_value needs mode='fill', got mode={mode!r}.")
-    if mode in (None, "clip", "promise_in_bounds"):
-        m = None if mode is None else "clip"
-        return getitem(x, idx, m) if op == "get" else _update(op, x, idx, values, m)
+    if op == "get" and mode in (None, "clip", "promise_in_bounds"):
+        return getitem(x, idx, None if mode is None else "clip")
+    if mode in ("clip", "promise_in_bounds"):
+        return _update(op, x, idx, values, "clip")
+    if mode is None:
+        # Updates at indices out of range are dropped, as in JAX: abstract indices are
+        # handled in the scatter (_dropping_scatter); concrete ones raise IndexError when
+        # checked, and the update is redone with mode "drop".
+        try:
+            return _update(op, x, idx, values, None)
+        except IndexError:
+            mode = "drop"
     x = asarray_or_tracer(x, fname)
     aval = core.get_aval(x)
     if op == "get":

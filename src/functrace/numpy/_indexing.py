@@ -19,8 +19,8 @@ Decisions:
   range raises ``IndexError`` naming the index, the axis and its size.
 * Abstract integer indices (under ``jit``, or batched under ``vmap``) cannot be
   checked. Negative ones wrap once, then every index is clamped into
-  ``[0, size - 1]``: reads return the edge element (and updates land on the edge, see
-  ``_at``). ``mode="clip"`` (``.at[idx].get``, ``take``) gives the clamping for
+  ``[0, size - 1]``: reads return the edge element (``.at`` updates out of range are
+  skipped instead, see ``_at``). ``mode="clip"`` (``.at[idx].get``, ``take``) gives the clamping for
   concrete indices too.
 * Boolean masks need concrete values, because the result's shape depends on them.
   Under ``jit``, ``x[mask]`` raises ``ConcretizationError`` pointing to ``fnp.where``.
