@@ -27,6 +27,10 @@ from functrace._array import Array  # noqa: F401
 from functrace._config import config, debug_infs, debug_nans  # noqa: F401
 from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
+    block_until_ready,
+    device_get,
+    device_put,
+    devices,
     eval_shape,
     grad,
     hessian,

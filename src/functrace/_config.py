@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,6 +38,22 @@ def register(name: str, get: Callable[[], bool], set_: Callable[[bool], None]) -
     """Make ``name`` a switch of ``config`` read and written by ``get``/``set_``
     (``functrace.jit`` registers ``disable_jit``)."""
     _registered[name] = (get, set_)
+
+
+def _set_x64(flag: bool) -> None:
+    if not flag:
+        warnings.warn(
+            "functrace.config: enable_x64=False is ignored: functrace always follows "
+            "NumPy's dtypes (float64 and int64 by default; float32 stays float32). Pass "
+            "dtype=np.float32 where JAX's 32-bit defaults are wanted.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+# JAX's 64-bit switch, for the programs that set it first thing: functrace's dtypes are
+# NumPy's, which is JAX's with the switch on, so it reads True and cannot be turned off.
+register("enable_x64", lambda: True, _set_x64)
 
 
 class Switch:

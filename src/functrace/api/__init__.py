@@ -20,12 +20,17 @@ byte order and alignment are fixed.
 from __future__ import annotations
 
 from functrace.api._autodiff import grad, jvp, linearize, stop_gradient, value_and_grad, vjp
+from functrace.api._devices import block_until_ready, device_get, device_put, devices
 from functrace.api._jacobians import hessian, jacfwd, jacobian, jacrev
 from functrace.api._shapes import eval_shape, make_jaxpr
 from functrace.api._vmap import vmap
 from functrace.tree_util import tree_structure
 
 __all__ = [
+    "block_until_ready",
+    "device_get",
+    "device_put",
+    "devices",
     "eval_shape",
     "grad",
     "hessian",

@@ -93,6 +93,11 @@ def softmax(x: Any, axis: int = -1) -> Any:
     return _nn.softmax(x, axis=axis)
 
 
+logsoftmax = log_softmax  # the names JAX's stax exports for these
+glorot = glorot_normal
+randn = normal
+
+
 def standardize(x: Any, axis: Any = -1, epsilon: float = 1e-5) -> Any:
     """``(x - mean) / sqrt(var + epsilon)`` over ``axis``, with ``var = mean(x**2) - mean**2``."""
     mean = fnp.mean(x, axis=axis, keepdims=True)
@@ -666,10 +671,13 @@ __all__ = [
     "SumPool",
     "Tanh",
     "elementwise",
+    "glorot",
     "glorot_normal",
+    "logsoftmax",
     "normal",
     "ones",
     "parallel",
+    "randn",
     "serial",
     "shape_dependent",
     "zeros",

@@ -183,8 +183,11 @@ numba_emitters[mul_p] = "({0} * {1})"
 def _div_impl(x: Any, y: Any) -> Any:
     eager_check_binary("div", x, y)
     dt = getattr(x, "dtype", None)
-    if dt is not None and dt.kind in "iu":
-        return np.floor_divide(x, y)  # only reached by lax.div on ints (C-style is rarer)
+    if dt is not None and dt.kind in "iu":  # rounds toward zero, as C and JAX's lax.div
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            q = np.floor_divide(x, y)
+            up = (np.fmod(x, y) != 0) & ((x < 0) != (y < 0))
+        return q + up.astype(q.dtype)
     return np.true_divide(x, y)
 
 
@@ -212,8 +215,10 @@ ad.linear_primitives.add(div_p)
 
 def _div_emit(ctx: _nr.EmitContext) -> str:
     x, y = ctx.args
-    if ctx.out_dtype.kind == "i":  # the impl floor-divides integers; MIN // -1 wraps
-        return f"(-{x} if {y} == -1 else np.floor_divide({x}, {y}))"
+    if ctx.out_dtype.kind == "i":  # rounds toward zero, as the impl; MIN // -1 wraps
+        q, r = f"np.floor_divide({x}, {y})", f"({x} - np.floor_divide({x}, {y}) * {y})"
+        up = f"({y} != 0 and {r} != 0 and (({x} < 0) != ({y} < 0)))"
+        return f"(-{x} if {y} == -1 else ({q} + 1 if {up} else {q}))"
     if ctx.out_dtype.kind in "ub":
         return f"np.floor_divide({x}, {y})"
     return f"({x} / {y})"

@@ -585,7 +585,12 @@ numba_emitters[stop_gradient_p] = "{0}"
 
 
 def stop_gradient(x: Any) -> Any:
-    """Identity forward; its derivative is zero (PyTorch's ``detach``)."""
+    """Identity forward; its derivative is zero (PyTorch's ``detach``). ``x`` may be a
+    pytree of arrays, as in JAX."""
+    if not core.is_array_like(x):
+        from functrace.tree_util import tree_map
+
+        return tree_map(stop_gradient, x)
     if core.get_aval(x).dtype.kind not in "fc":
         return x
     return stop_gradient_p.bind(x)

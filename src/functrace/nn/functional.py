@@ -43,8 +43,9 @@ def _float_arr(x: Any) -> Any:
 
 
 def relu(x: Any) -> Any:
-    """``max(x, 0)``, with derivative 0 at exactly 0 (as JAX's and PyTorch's ``relu``)."""
-    return fnp.where(x > 0, x, 0)
+    """``max(x, 0)``, with derivative 0 at exactly 0 (as JAX's and PyTorch's ``relu``);
+    NaN stays NaN."""
+    return fnp.where(x <= 0, 0, x)
 
 
 def sigmoid(x: Any) -> Any:

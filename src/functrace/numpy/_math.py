@@ -78,8 +78,11 @@ def _logical_xor(x: Any, y: Any) -> Any:
 
 
 def _floor_divide(x: Any, y: Any) -> Any:
-    if _kind(x) in "iu":
-        return lx.div(x, y)  # lax.div on integers floors, like NumPy's //
+    if _kind(x) in "iu":  # lax.div rounds toward zero: one less where signs differ
+        q = lx.div(x, y)
+        zero = lx.zeros_like(q)
+        down = lx.bitwise_and(lx.ne(lx.rem(x, y), zero), lx.ne(lx.lt(x, zero), lx.lt(y, zero)))
+        return lx.select_n(down, q, lx.sub(q, lx.full_like(q, 1)))
     return lx.floor(lx.div(x, y))
 
 
@@ -278,15 +281,16 @@ def clip(
     no_out("clip", out)
     out = asarray_or_tracer(a, "clip")
     if lo is not None:
-        out = _clip_side(out, lo, lx.ge)
+        out = _clip_side(out, lo, lx.lt)
     if hi is not None:
-        out = _clip_side(out, hi, lx.le)
+        out = _clip_side(out, hi, lx.gt)
     return out
 
 
-def _clip_side(x: Any, bound: Any, keep: Any) -> Any:
+def _clip_side(x: Any, bound: Any, beyond: Any) -> Any:
+    # the bound only where x is beyond it: NaN stays NaN (as np.clip)
     (x, b), _ = promote_and_broadcast("clip", np.add, [x, asarray_or_tracer(bound, "clip")])
-    return lx.select_n(keep(x, b), b, x)
+    return lx.select_n(beyond(x, b), x, b)
 
 
 @numpy_path(lambda x, /: np.isfinite(x))

@@ -66,12 +66,30 @@ def _arctan(x: Any) -> Any:
 
 
 def _sinh(x: Any) -> Any:
-    # (e^x - e^-x) / 2 through expm1: no cancellation near 0.
-    return lx.mul(lx.sub(lx.expm1(x), lx.expm1(lx.neg(x))), _k(x, 0.5))
+    # (e^x - e^-x) / 2 through expm1: no cancellation near 0; e^(|x| - log 2) where
+    # e^|x| alone would overflow before the result does.
+    large = _large(x)
+    xs = where(large, _k(x, 0.0), x)  # (no inf in the other branch's derivative)
+    small = lx.mul(lx.sub(lx.expm1(xs), lx.expm1(lx.neg(xs))), _k(x, 0.5))
+    return where(large, lx.mul(lx.sign(x), _half_exp_abs(x)), small)
 
 
 def _cosh(x: Any) -> Any:
-    return lx.mul(lx.add(lx.exp(x), lx.exp(lx.neg(x))), _k(x, 0.5))
+    large = _large(x)
+    xs = where(large, _k(x, 0.0), x)
+    small = lx.mul(lx.add(lx.exp(xs), lx.exp(lx.neg(xs))), _k(x, 0.5))
+    return where(large, _half_exp_abs(x), small)
+
+
+def _large(x: Any) -> Any:
+    # near e^|x|'s overflow (e^-|x| is far below the result's ulp there)
+    return lx.gt(lx.abs(x), _k(x, 700.0 if np.dtype(x.dtype) == np.float64 else 85.0))
+
+
+def _half_exp_abs(x: Any) -> Any:
+    # e^|x| / 2 as (e^(|x|/2) / 2) e^(|x|/2): no overflow, no rounding of |x| - log 2
+    h = lx.exp(lx.mul(lx.abs(x), _k(x, 0.5)))
+    return lx.mul(lx.mul(h, _k(x, 0.5)), h)
 
 
 def _arcsinh(x: Any) -> Any:

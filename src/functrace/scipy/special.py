@@ -292,7 +292,8 @@ def _log_ndtr(x: Any) -> Any:
         lx.full_like(x, 0.5 * math.log(2 * math.pi)),
     )
     tail = lx.add(tail, lx.log(series))
-    return fnp.where(x > 0, upper, fnp.where(x >= cut, middle, tail))
+    out = fnp.where(x > 0, upper, fnp.where(x >= cut, middle, tail))
+    return fnp.where(fnp.isnan(x), x, out)
 
 
 def _entr_xlogy(fname: str, x: Any, y: Any, log_fn: Any, lo: float) -> Any:
