@@ -95,3 +95,24 @@ def test_device_calls() -> None:
     assert ft.device_put(x, ft.devices()[0]) is x
     with pytest.raises(TypeError, match="device_put: expected device"):
         ft.device_put(x, 3)
+
+
+# Recorded from jax.random.randint(jax.random.PRNGKey(2), (5,), lo, hi, dtype) (JAX 0.10.2):
+# 8- and 16-bit integers are drawn as int32 within the dtype's range, then cast.
+_RANDINT_SMALL = [
+    ("uint8", 0, 10, [9, 2, 3, 3, 7]),
+    ("uint8", 0, 256, [79, 124, 73, 191, 73]),
+    ("int8", -200, 200, [-49, -4, -55, 63, -55]),
+    ("int16", 0, 1000, [999, 492, 913, 503, 17]),
+    ("uint16", 3, 70000, [12786, 37442, 8172, 22301, 11]),
+]
+
+
+@pytest.mark.parametrize("dtype,lo,hi,want", _RANDINT_SMALL)
+def test_randint_small_dtypes_same_bits_as_jax(dtype, lo, hi, want) -> None:
+    key = ft.random.PRNGKey(2)
+    got = ft.random.randint(key, (5,), lo, hi, dtype=dtype)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, np.array(want, dtype))
+    jitted = ft.jit(lambda k, a, b: ft.random.randint(k, (5,), a, b, dtype=dtype))
+    np.testing.assert_array_equal(jitted(key, np.int64(lo), np.int64(hi)), got)

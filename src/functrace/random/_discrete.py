@@ -76,6 +76,11 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
     key = _check_key("randint", key)
     shp = _canonical_shape("randint", shape)
     dt = _int_dtype("randint", dtype)
+    if dt.itemsize < 4:  # JAX samples 8- and 16-bit integers as int32 (less bias)
+        info = np.iinfo(dt)
+        lo = fnp.clip(fnp.asarray(_as_int(minval)).astype(np.int32), info.min, info.max)
+        hi = fnp.clip(fnp.asarray(_as_int(maxval)).astype(np.int32), info.min, info.max + 1)
+        return fnp.asarray(_randint(key, shp, lo, hi, np.dtype(np.int32))).astype(dt)
     return _randint(key, shp, minval, maxval, dt)
 
 
