@@ -116,3 +116,27 @@ def test_randint_small_dtypes_same_bits_as_jax(dtype, lo, hi, want) -> None:
     np.testing.assert_array_equal(got, np.array(want, dtype))
     jitted = ft.jit(lambda k, a, b: ft.random.randint(k, (5,), a, b, dtype=dtype))
     np.testing.assert_array_equal(jitted(key, np.int64(lo), np.int64(hi)), got)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's own inf and NaN results
+def test_float_floor_divide_under_jit_is_numpys_at_special_values() -> None:
+    vals = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 7.0, -7.0, 2.5, -2.5, 1e300, 1e-300])
+    x, y = (a.ravel() for a in np.meshgrid(vals, vals))
+    want = np.floor_divide(x, y)
+    for f in (ft.jit(lambda a, b: a // b), ft.vmap(fnp.floor_divide)):
+        got = np.asarray(f(x, y))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # zeros' signs
+    q, r = ft.jit(fnp.divmod)(np.array([np.inf, 7.0]), np.array([2.5, -2.0]))
+    np.testing.assert_array_equal(q, [np.nan, -4.0])
+    np.testing.assert_array_equal(r, [np.nan, -1.0])
+
+
+def test_exact_gelu_in_the_far_left_tail() -> None:
+    # jax.nn.gelu(-10.0, approximate=False) is -7.619853024160472e-23 (erfc, no cancellation)
+    np.testing.assert_allclose(
+        nn.gelu(-10.0, approximate=False), -7.619853024160472e-23, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        ft.jit(lambda v: nn.gelu(v, approximate=False))(-10.0), -7.619853024160472e-23, rtol=1e-12
+    )

@@ -65,7 +65,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
         c = math.sqrt(2.0 / math.pi)
         return 0.5 * x * (1.0 + fnp.tanh(c * (x + 0.044715 * x * x * x)))
     x = _float_arr(x)
-    return 0.5 * x * (1.0 + _lax.erf(x * (1.0 / math.sqrt(2.0))))
+    return 0.5 * x * _lax.erfc(x * (-1.0 / math.sqrt(2.0)))  # erfc: no cancellation at x << 0
 
 
 def log_softmax(x: Any, axis: int = -1) -> Any:

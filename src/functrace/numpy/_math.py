@@ -83,7 +83,24 @@ def _floor_divide(x: Any, y: Any) -> Any:
         zero = lx.zeros_like(q)
         down = lx.bitwise_and(lx.ne(lx.rem(x, y), zero), lx.ne(lx.lt(x, zero), lx.lt(y, zero)))
         return lx.select_n(down, q, lx.sub(q, lx.full_like(q, 1)))
-    return lx.floor(lx.div(x, y))
+    return _float_floor_divide(x, y)
+
+
+def _float_floor_divide(x: Any, y: Any) -> Any:
+    # NumPy's algorithm (npy_divmod), so jit agrees with eager NumPy at infinities, zeros
+    # and ties: (x - fmod(x, y)) / y, one less where fmod's sign differs from y's, then
+    # rounded to the nearest integer; x / y where y == 0, a zero with x / y's sign where
+    # the quotient is 0.
+    zero, one = lx.zeros_like(x), lx.full_like(x, 1)
+    mod = lx.rem(x, y)
+    div = lx.div(lx.sub(x, mod), y)
+    fix = lx.bitwise_and(lx.ne(mod, zero), lx.ne(lx.lt(y, zero), lx.lt(mod, zero)))
+    div = lx.select_n(fix, div, lx.sub(div, one))
+    fl = lx.floor(div)
+    fl = lx.select_n(lx.gt(lx.sub(div, fl), lx.full_like(x, 0.5)), fl, lx.add(fl, one))
+    quotient = lx.div(x, y)
+    fl = lx.select_n(lx.eq(div, zero), fl, lx.mul(zero, quotient))  # 0 * q: q's sign
+    return lx.select_n(lx.eq(y, zero), fl, quotient)
 
 
 def _remainder(x: Any, y: Any) -> Any:
