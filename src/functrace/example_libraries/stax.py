@@ -86,6 +86,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 
 
 def log_softmax(x: Any, axis: int = -1) -> Any:
+    """``x - logsumexp(x)`` along ``axis`` (``jax.nn.log_softmax``; stax's ``logsoftmax``)."""
     return _nn.log_softmax(x, axis=axis)
 
 
