@@ -1,9 +1,10 @@
 """Op-table rows: NumPy names users call (the Trust issue, item 9).
 
 sort/argsort/partition/argpartition, isclose/allclose, angle, real_if_close,
-rollaxis, convolve (full/same/valid) and the remaining einsum forms: the
+rollaxis, convolve (full/same/valid), the remaining einsum forms (the
 interleaved (operand, sublist) form, labels repeated within an operand (traces,
-diagonals), ellipsis and implicit outputs together with them, optimize=.
+diagonals), ellipsis and implicit outputs together with them, optimize=) and the
+statistics average, ptp, nanmax, nanmin and median.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import functrace.numpy as fnp
-from op_db import INT, Arg, F, OpInfo
+from op_db import INT, POS, Arg, F, OpInfo
 
 F64 = (np.float64,)
 I64 = (np.int64,)
@@ -342,4 +343,136 @@ EINSUM: list[OpInfo] = [
     ),
 ]
 
-ROWS: list[OpInfo] = SORTING + CLOSE + ROLLAXIS + CONVOLVE + EINSUM
+# ---------------------------------------------------------------------------
+# Statistics: average, ptp, nanmax, nanmin, median
+# ---------------------------------------------------------------------------
+
+STATS: list[OpInfo] = [
+    _row(
+        "average_weights",
+        lambda x, w: fnp.average(x, weights=w),
+        lambda x, w: np.average(x, weights=w),
+        (F, POS),
+        ("mul", "reduce_sum", "div"),
+        shapes="same",
+        rtol=1e-5,
+    ),
+    _row(
+        "average_axis_weights_1d",
+        lambda x, w: fnp.average(x, axis=1, weights=w),
+        lambda x, w: np.average(x, axis=1, weights=w),
+        (F, POS),
+        ("mul", "reduce_sum", "div"),
+        shapes=((3, 4), (4,)),
+        rtol=1e-5,
+    ),
+    _row(
+        "average_axes_weights_keepdims",
+        lambda x, w: fnp.average(x, axis=(2, 0), weights=w, keepdims=True),
+        lambda x, w: np.average(x, axis=(2, 0), weights=w, keepdims=True),
+        (F, POS),
+        ("transpose", "mul", "reduce_sum", "div"),
+        shapes=((2, 3, 4), (4, 2)),
+        rtol=1e-5,
+    ),
+    _row(
+        "average_axis_keepdims",
+        lambda x: fnp.average(x, axis=0, keepdims=True),
+        lambda x: np.average(x, axis=0, keepdims=True),
+        prims=("reduce_sum", "div"),
+        min_dims=1,
+        rtol=1e-5,
+    ),
+    _row(
+        "average_int",
+        lambda x, w: fnp.average(x, axis=-1, weights=w),
+        lambda x, w: np.average(x, axis=-1, weights=w),
+        (INT, Arg("int", (1, 5))),
+        ("convert_element_type", "mul", "reduce_sum", "div"),
+        shapes="same",
+        min_dims=1,
+        grad=False,
+        dtypes=I64,
+    ),
+    _row("ptp", fnp.ptp, np.ptp, prims=("reduce_max", "reduce_min", "sub"), avoid_ties=True),
+    _row(
+        "ptp_axis_keepdims",
+        lambda x: fnp.ptp(x, axis=-1, keepdims=True),
+        lambda x: np.ptp(x, axis=-1, keepdims=True),
+        prims=("reduce_max", "reduce_min", "sub"),
+        min_dims=1,
+        avoid_ties=True,
+    ),
+    _row(
+        "nanmax",
+        lambda x: fnp.nanmax(fnp.where(x > 2.0, np.nan, x), axis=-1),
+        lambda x: np.nanmax(np.where(x > 2.0, np.nan, x), axis=-1),
+        prims=("eq", "select_n", "reduce_max"),
+        shapes=((3, 4),),
+        avoid=(2.0,),
+        avoid_ties=True,
+    ),
+    _row(
+        "nanmax_all_nan_slice",
+        lambda x: fnp.nanmax(fnp.where(x > 0.0, np.nan, x), axis=0, keepdims=True),
+        lambda x: np.nanmax(np.where(x > 0.0, np.nan, x), axis=0, keepdims=True),
+        prims=("eq", "select_n", "reduce_max"),
+        min_dims=1,
+        grad=False,
+    ),
+    _row(
+        "nanmin",
+        lambda x: fnp.nanmin(fnp.where(x > 2.0, np.nan, x)),
+        lambda x: np.nanmin(np.where(x > 2.0, np.nan, x)),
+        prims=("eq", "select_n", "reduce_min"),
+        shapes=((2, 3, 2),),
+        avoid=(2.0,),
+        avoid_ties=True,
+    ),
+    _row(
+        "nanmin_axis_keepdims",
+        lambda x: fnp.nanmin(fnp.where(x > 2.0, np.nan, x), axis=(0, 2), keepdims=True),
+        lambda x: np.nanmin(np.where(x > 2.0, np.nan, x), axis=(0, 2), keepdims=True),
+        prims=("eq", "select_n", "reduce_min"),
+        shapes=((2, 3, 2),),
+        avoid=(2.0,),
+        avoid_ties=True,
+    ),
+    _row("median", fnp.median, np.median, prims=("sort", "slice"), avoid_ties=True),
+    _row(
+        "median_axis_keepdims",
+        lambda x: fnp.median(x, axis=0, keepdims=True),
+        lambda x: np.median(x, axis=0, keepdims=True),
+        prims=("sort", "slice"),
+        min_dims=1,
+        avoid_ties=True,
+    ),
+    _row(
+        "median_axes_even",
+        lambda x: fnp.median(x, axis=(0, 2)),
+        lambda x: np.median(x, axis=(0, 2)),
+        prims=("transpose", "sort", "slice"),
+        shapes=((2, 3, 2),),
+        avoid_ties=True,
+    ),
+    _row(
+        "median_nan",
+        lambda x: fnp.median(fnp.where(x > 2.0, np.nan, x), axis=-1),
+        lambda x: np.median(np.where(x > 2.0, np.nan, x), axis=-1),
+        prims=("sort", "slice", "select_n"),
+        min_dims=1,
+        grad=False,
+    ),
+    _row(
+        "median_int",
+        lambda x: fnp.median(x, axis=-1),
+        lambda x: np.median(x, axis=-1),
+        (INT,),
+        ("convert_element_type", "sort", "slice"),
+        min_dims=1,
+        grad=False,
+        dtypes=I64,
+    ),
+]
+
+ROWS: list[OpInfo] = SORTING + CLOSE + ROLLAXIS + CONVOLVE + EINSUM + STATS

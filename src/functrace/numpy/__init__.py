@@ -8,7 +8,8 @@ The modules, each importing only those before it: ``_dispatch`` (the plain-NumPy
 path), ``_core`` (promotion, broadcasting, shared helpers), ``_math`` (ufuncs),
 ``_indexing`` (``x[idx]``, take, where, nonzero), ``_special`` (composite
 transcendental functions), ``_shape``, ``_joining``, ``_reductions``, ``_creation``,
-``_twodim``, ``_sorting``, ``_linalg`` (products), ``_functions``, ``_convolve``
+``_twodim``, ``_sorting``, ``_stats`` (``average``, ``median``, ``nanmax``...),
+``_linalg`` (products), ``_functions``, ``_convolve``
 (``convolve``, ``correlate``), ``_at`` (``.at``
 updates), ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
@@ -29,6 +30,7 @@ from functrace.numpy._reductions import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
 from functrace.numpy._sorting import *  # noqa: F401,F403
 from functrace.numpy._special import *  # noqa: F401,F403
+from functrace.numpy._stats import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
 
 # dtypes and constants, as in NumPy
@@ -39,6 +41,7 @@ bool_ = _np.bool_
 complex64, complex128 = _np.complex64, _np.complex128
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
+finfo, iinfo = _np.finfo, _np.iinfo
 ndarray = _np.ndarray
 
 from functrace.numpy import linalg  # noqa: E402,F401

@@ -1,6 +1,6 @@
-"""Array creation of functrace.numpy: ``array``, ``asarray``, ``zeros``, ``ones``,
-``full``, ``empty``, their ``*_like`` forms, ``arange``, ``linspace``, ``eye`` and
-``identity``.
+"""Array creation of functrace.numpy: ``array``, ``asarray``, ``copy``, ``zeros``,
+``ones``, ``full``, ``empty``, their ``*_like`` forms, ``arange``, ``linspace``, ``eye``,
+``identity``, ``triu_indices`` and ``tril_indices``.
 
 Eagerly these are NumPy's own functions. Under ``jit``/``make_jaxpr`` a filled
 array is a ``broadcast_in_dim`` of a scalar (no large constant in the IR).
@@ -77,6 +77,19 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Any:
     if type(obj) is Array and (dtype is None or np.dtype(dtype) == obj.dtype) and not copy:
         return obj
     return array(obj, dtype, copy=True)
+
+
+@numpy_path(lambda a, order="K", subok=False: np.copy(a, order=order, subok=subok))
+def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
+    """A copy of ``a`` (``numpy.copy``); a tracer is returned as it is (values are
+    immutable), so the derivative is the identity.
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.copy([1.0, 2.0])
+    array([1., 2.])
+    """
+    x = asarray_or_tracer(a, "copy")
+    return x if isinstance(x, Tracer) else np.array(x, copy=True)
 
 
 def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None) -> Any:
@@ -295,10 +308,38 @@ def identity(n: int, dtype: Any = None) -> np.ndarray:
     return np.identity(n, dtype=dtype)
 
 
+def _tri_indices(fname: str, np_fn: Any, n: Any, k: Any, m: Any) -> tuple[Any, ...]:
+    n, k, m = (concrete_int(fname, v, "sizes") if isinstance(v, Tracer) else v for v in (n, k, m))
+    return tuple(_wrap(i) for i in np_fn(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, ...]:
+    """The (row, column) int64 index arrays of the upper triangle (on and above the
+    ``k``-th diagonal) of an ``n`` by ``m`` array (``m = n`` by default; concrete sizes).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.triu_indices(3, k=1)
+    (Array([0, 0, 1]), Array([1, 2, 2]))
+    """
+    return _tri_indices("triu_indices", np.triu_indices, n, k, m)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, ...]:
+    """The (row, column) int64 index arrays of the lower triangle (on and below the
+    ``k``-th diagonal) of an ``n`` by ``m`` array (``m = n`` by default; concrete sizes).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.tril_indices(2)
+    (Array([0, 1, 1]), Array([0, 0, 1]))
+    """
+    return _tri_indices("tril_indices", np.tril_indices, n, k, m)
+
+
 __all__ = [
     "arange",
     "array",
     "asarray",
+    "copy",
     "empty",
     "empty_like",
     "eye",
@@ -308,6 +349,8 @@ __all__ = [
     "linspace",
     "ones",
     "ones_like",
+    "tril_indices",
+    "triu_indices",
     "zeros",
     "zeros_like",
 ]
