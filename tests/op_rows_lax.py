@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import functrace.lax as lax
-from op_db import BOOL, INT, F, OpInfo, const
+from op_db import BOOL, INT, UNIT, F, OpInfo, const
 
 # ---------------------------------------------------------------------------
 # NumPy references
@@ -664,4 +664,16 @@ _INDEXING: list[OpInfo] = [
     ),
 ]
 
-ROWS: list[OpInfo] = _SHAPES + _REDUCTIONS + _INDEXING
+# jax.lax functions functrace composes from primitives (lax/composite.py)
+_COMPOSITES: list[OpInfo] = [
+    OpInfo("lax.asin", lax.asin, np.arcsin, (UNIT,), ("atan2", "sqrt"), shapes="same"),
+    OpInfo("lax.acos", lax.acos, np.arccos, (UNIT,), ("atan2", "sqrt"), shapes="same"),
+    OpInfo("lax.atan", lax.atan, np.arctan, (F,), ("atan2",), shapes="same"),
+    OpInfo("lax.sinh", lax.sinh, np.sinh, (F,), ("expm1",), shapes="same"),
+    OpInfo("lax.cosh", lax.cosh, np.cosh, (F,), ("exp",), shapes="same"),
+    OpInfo("lax.square", lax.square, np.square, (F,), ("mul",), shapes="same"),
+    OpInfo("lax.exp2", lax.exp2, np.exp2, (F,), ("pow",), shapes="same"),
+    OpInfo("lax.is_finite", lax.is_finite, np.isfinite, (F,), ("lt",), shapes="same", grad=False),
+]
+
+ROWS: list[OpInfo] = _SHAPES + _REDUCTIONS + _INDEXING + _COMPOSITES

@@ -140,3 +140,18 @@ def test_exact_gelu_in_the_far_left_tail() -> None:
     np.testing.assert_allclose(
         ft.jit(lambda v: nn.gelu(v, approximate=False))(-10.0), -7.619853024160472e-23, rtol=1e-12
     )
+
+
+def test_isinstance_array_holds_for_tracers_as_for_jax_array() -> None:
+    seen = []
+
+    def f(x):
+        seen.append(isinstance(x, ft.Array))
+        return x * 2
+
+    ft.jit(f)(np.ones(2))
+    ft.vmap(f)(np.ones((2, 3)))
+    ft.grad(lambda x: f(x).sum())(np.ones(2))
+    assert seen == [True, True, True]
+    assert isinstance(fnp.ones(2), ft.Array)
+    assert not isinstance(np.ones(2), ft.Array) and not isinstance(2.0, ft.Array)

@@ -60,8 +60,18 @@ def register_at(at: Callable[[Any], Any]) -> None:
     _at = at
 
 
-class Array(np.ndarray):
-    """An immutable ``numpy.ndarray`` with JAX's ``.at``, ``block_until_ready``."""
+class _ArrayType(type):
+    """``isinstance(x, Array)`` is also True for tracers, as ``isinstance(x, jax.Array)``
+    is under JAX's transforms (code checks it to tell arrays from other leaves).
+    functrace's own code tests ``type(x) is Array`` for eager arrays."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return type.__instancecheck__(cls, obj) or isinstance(obj, Tracer)
+
+
+class Array(np.ndarray, metaclass=_ArrayType):
+    """An immutable ``numpy.ndarray`` with JAX's ``.at``, ``block_until_ready``.
+    ``isinstance(tracer, Array)`` is True as well (as for ``jax.Array``)."""
 
     __array_priority__ = 1.0  # below tracers: ``Array + tracer`` defers to the tracer
 
@@ -71,14 +81,14 @@ class Array(np.ndarray):
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         # NumPy's ufuncs see plain arrays (a read-only view: ``out=x`` still fails).
-        inputs = tuple(i.view(_nd) if isinstance(i, Array) else i for i in inputs)
+        inputs = tuple(i.view(_nd) if type(i) is Array else i for i in inputs)
         if method == "__call__" and not kwargs:
             r = _pooled(ufunc, *inputs)
             if r is not None:
                 return r
         out = kwargs.get("out")
         if out is not None:
-            kwargs["out"] = tuple(o.view(_nd) if isinstance(o, Array) else o for o in out)
+            kwargs["out"] = tuple(o.view(_nd) if type(o) is Array else o for o in out)
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -194,13 +204,13 @@ def _wrap(x: Any) -> Any:
 
 
 def _plain(x: Any) -> Any:
-    return x.view(_nd) if isinstance(x, Array) else x
+    return x.view(_nd) if type(x) is Array else x
 
 
 def _plain_args(args: Any) -> Any:
     out = []
     for a in args:
-        if isinstance(a, Array):
+        if type(a) is Array:
             a = a.view(_nd)
         elif type(a) is list or type(a) is tuple:
             a = type(a)(_plain(e) for e in a)
@@ -238,7 +248,7 @@ def _binary(name: str) -> Any:
     def op(self: Array, other: Any) -> Any:
         if isinstance(other, Tracer):
             return NotImplemented  # the tracer's reflected operator handles it
-        if isinstance(other, Array):
+        if type(other) is Array:
             other = other.view(_nd)
         mine = self.view(_nd)
         r = None

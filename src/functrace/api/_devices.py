@@ -48,7 +48,7 @@ def device_put(x: Any, device: Any = None) -> Any:
     _check_device("device_put", device)
 
     def put(v: Any) -> Any:
-        if isinstance(v, core.Tracer) or isinstance(v, Array):
+        if isinstance(v, Array):  # an Array or a tracer
             return v
         return _wrap(np.asarray(v)) if core.is_array_like(v) else v
 
@@ -57,7 +57,7 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 def device_get(x: Any) -> Any:
     """``x`` (a pytree) with its arrays as NumPy arrays (JAX's ``device_get``)."""
-    return tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+    return tree_map(lambda v: np.asarray(v) if type(v) is Array else v, x)
 
 
 def block_until_ready(x: Any) -> Any:

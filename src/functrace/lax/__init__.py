@@ -4,6 +4,7 @@ Operands of lax functions must already agree in shape and dtype: broadcasting
 and promotion are the job of ``functrace.numpy``.
 """
 
+from functrace.lax.composite import *  # noqa: F401,F403
 from functrace.lax.control_flow import *  # noqa: F401,F403
 from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403

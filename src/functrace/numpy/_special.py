@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace.lax import composite as lcomp
 from functrace.lax import elementwise as lx
 from functrace.numpy._core import asarray_or_tracer, cast, elementwise, promote_and_broadcast
 from functrace.numpy._dispatch import numpy_path
@@ -39,57 +40,9 @@ def _big(x: Any) -> Any:
     return _k(x, 1.0 / math.sqrt(np.finfo(core.get_aval(x).dtype).eps))
 
 
-def _accurate(value: Any, smooth: Any) -> Any:
-    """``value`` (accurate), differentiated as ``smooth`` (same function, other formula)."""
-    return lx.add(smooth, lx.stop_gradient(lx.sub(value, smooth)))
-
-
-def _sqrt_1mx2(x: Any) -> Any:
-    # sqrt(1 - x^2): the value from (1-x)(1+x) (exact near |x| = 1), the derivatives from
-    # 1 - x*x, whose reverse pass gives +-inf at |x| = 1 rather than 0 * inf = NaN.
-    one = _k(x, 1)
-    return lx.sqrt(_accurate(lx.mul(lx.sub(one, x), lx.add(one, x)), lx.sub(one, lx.mul(x, x))))
-
-
-def _arcsin(x: Any) -> Any:
-    # arcsin x = atan2(x, sqrt(1 - x^2)): d = dx / sqrt(1 - x^2) from atan2's rule.
-    return lx.atan2(x, _sqrt_1mx2(x))
-
-
-def _arccos(x: Any) -> Any:
-    # arccos x = atan2(sqrt(1 - x^2), x): d = -dx / sqrt(1 - x^2).
-    return lx.atan2(_sqrt_1mx2(x), x)
-
-
-def _arctan(x: Any) -> Any:
-    return lx.atan2(x, _k(x, 1))  # d = dx / (1 + x^2)
-
-
-def _sinh(x: Any) -> Any:
-    # (e^x - e^-x) / 2 through expm1: no cancellation near 0; e^(|x| - log 2) where
-    # e^|x| alone would overflow before the result does.
-    large = _large(x)
-    xs = where(large, _k(x, 0.0), x)  # (no inf in the other branch's derivative)
-    small = lx.mul(lx.sub(lx.expm1(xs), lx.expm1(lx.neg(xs))), _k(x, 0.5))
-    return where(large, lx.mul(lx.sign(x), _half_exp_abs(x)), small)
-
-
-def _cosh(x: Any) -> Any:
-    large = _large(x)
-    xs = where(large, _k(x, 0.0), x)
-    small = lx.mul(lx.add(lx.exp(xs), lx.exp(lx.neg(xs))), _k(x, 0.5))
-    return where(large, _half_exp_abs(x), small)
-
-
-def _large(x: Any) -> Any:
-    # near e^|x|'s overflow (e^-|x| is far below the result's ulp there)
-    return lx.gt(lx.abs(x), _k(x, 700.0 if np.dtype(x.dtype) == np.float64 else 85.0))
-
-
-def _half_exp_abs(x: Any) -> Any:
-    # e^|x| / 2 as (e^(|x|/2) / 2) e^(|x|/2): no overflow, no rounding of |x| - log 2
-    h = lx.exp(lx.mul(lx.abs(x), _k(x, 0.5)))
-    return lx.mul(lx.mul(h, _k(x, 0.5)), h)
+_accurate = lcomp._accurate
+_arcsin, _arccos, _arctan = lcomp.asin, lcomp.acos, lcomp.atan  # (lax's composites)
+_sinh, _cosh = lcomp.sinh, lcomp.cosh
 
 
 def _arcsinh(x: Any) -> Any:
@@ -124,8 +77,7 @@ def _arctanh(x: Any) -> Any:
     return lx.mul(lx.sub(lx.log1p(x), lx.log1p(lx.neg(x))), _k(x, 0.5))
 
 
-def _exp2(x: Any) -> Any:
-    return lx.pow(_k(x, 2), x)  # exact for integer x; d = log(2) 2^x dx
+_exp2 = lcomp.exp2
 
 
 def _log2(x: Any) -> Any:
