@@ -599,13 +599,21 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_conv
     import op_rows_indexing
     import op_rows_lax
+    import op_rows_lax2
     import op_rows_lax_api
     import op_rows_linalg
+    import op_rows_linalg2
     import op_rows_numpy
     import op_rows_numpy2
     import op_rows_numpy3
+    import op_rows_numpy4
+    import op_rows_numpy5
+    import op_rows_numpy6
+    import op_rows_numpy7
     import op_rows_parallel
     import op_rows_random
+    import op_rows_scipy
+    import op_rows_scipy2
     import op_rows_windowed
 
     return (
@@ -620,6 +628,14 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_windowed.ROWS
         + op_rows_conv.ROWS
         + op_rows_parallel.ROWS
+        + op_rows_numpy4.ROWS
+        + op_rows_numpy5.ROWS
+        + op_rows_numpy6.ROWS
+        + op_rows_numpy7.ROWS
+        + op_rows_linalg2.ROWS
+        + op_rows_lax2.ROWS
+        + op_rows_scipy.ROWS
+        + op_rows_scipy2.ROWS
     )
 
 

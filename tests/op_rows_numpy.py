@@ -500,6 +500,19 @@ SHAPES: list[OpInfo] = [
     ),
     _row("ravel", fnp.ravel, np.ravel, prims=("reshape",)),
     _row(
+        "ravel_order_F",
+        lambda x: fnp.ravel(x, order="F"),
+        lambda x: np.ravel(x, order="F"),
+        prims=("transpose", "reshape"),
+    ),
+    _row(
+        "reshape_order_F",
+        lambda x: fnp.reshape(x, (3, -1), order="F"),
+        lambda x: np.reshape(x, (3, -1), order="F"),
+        prims=("transpose", "reshape"),
+        shapes=((2, 3, 2),),
+    ),
+    _row(
         "broadcast_to",
         lambda x: fnp.broadcast_to(x, (2, 3, 4)),
         lambda x: np.broadcast_to(x, (2, 3, 4)),

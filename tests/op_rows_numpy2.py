@@ -466,6 +466,29 @@ SHAPES: list[OpInfo] = [
         prims=("pad",),
         shapes=((2, 2),),
     ),
+    *[
+        _row(
+            f"pad_{mode}{'_odd' if kw.get('reflect_type') == 'odd' else ''}",
+            lambda x, mode=mode, kw=kw: fnp.pad(x, ((2, 1), (0, 5)), mode, **kw),
+            lambda x, mode=mode, kw=kw: np.pad(x, ((2, 1), (0, 5)), mode, **kw),
+            prims=prims,
+            shapes=((2, 3),),
+            avoid_ties=mode in ("maximum", "minimum", "median"),
+        )
+        for mode, kw, prims in (
+            ("edge", {}, ("gather",)),
+            ("wrap", {}, ("gather",)),
+            ("reflect", {}, ("gather",)),
+            ("symmetric", {}, ("gather",)),
+            ("reflect", {"reflect_type": "odd"}, ("dot_general",)),
+            ("symmetric", {"reflect_type": "odd"}, ("dot_general",)),
+            ("linear_ramp", {"end_values": ((1.5, -2.0), (0.5, 3.0))}, ("concatenate",)),
+            ("maximum", {"stat_length": (1, 2)}, ("reduce_max",)),
+            ("minimum", {}, ("reduce_min",)),
+            ("mean", {"stat_length": 2}, ("reduce_sum",)),
+            ("median", {}, ("sort",)),
+        )
+    ],
     _row(
         "pad_traced_value",
         lambda x, v: fnp.pad(x, ((1, 0), (0, 2)), constant_values=v),

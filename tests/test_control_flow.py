@@ -271,7 +271,7 @@ def test_errors() -> None:
         match=r"scan: expected the carry at .* of type f64\[\], got "
         r"f32\[\]",
     ):
-        lax.scan(lambda c, x: (fnp.astype(c, np.float32), x), 0.0, np.ones(3))
+        lax.scan(lambda c, x: (fnp.astype(c, np.float32), x), np.float64(0.0), np.ones(3))
     with pytest.raises(ValueError, match=r"scan: expected one length .*\[3, 4\]"):
         lax.scan(lambda c, x: (c, x), 0.0, np.ones(3), length=4)
     with pytest.raises(TypeError, match="while_loop: expected .* scalar boolean"):

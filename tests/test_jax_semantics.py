@@ -155,3 +155,98 @@ def test_isinstance_array_holds_for_tracers_as_for_jax_array() -> None:
     assert seen == [True, True, True]
     assert isinstance(fnp.ones(2), ft.Array)
     assert not isinstance(np.ones(2), ft.Array) and not isinstance(2.0, ft.Array)
+
+
+def test_weakly_typed_loop_carries_take_the_bodys_dtype() -> None:
+    # JAX promotes a Python-scalar initial carry to the dtype its body returns and
+    # traces again (jax.lax.scan(body, 0, arange(3.)) -> 1.5, [0, 0, 0.5]); a strongly
+    # typed one that changes dtype stays an error.
+    def body(c, x):
+        return c + x * 0.5, c
+
+    for run in (lambda f: f(), lambda f: ft.jit(f)()):
+        carry, ys = run(lambda: lax.scan(body, 0, fnp.arange(3.0)))
+        assert np.asarray(carry).dtype == np.float64 and float(carry) == 1.5
+        np.testing.assert_array_equal(ys, [0.0, 0.0, 0.5])
+        assert float(run(lambda: lax.fori_loop(0, 3, lambda i, c: c + 1.5, 0))) == 4.5
+        assert float(run(lambda: lax.while_loop(lambda c: c < 5, lambda c: c + 1.5, 0))) == 6.0
+    a, b = lax.fori_loop(0, 3, lambda i, c: (c[0] + 0.5, c[1] + 1), (0, 0))
+    assert (float(a), np.asarray(b).dtype.kind, int(b)) == (1.5, "i", 3)
+    assert (
+        float(ft.grad(lambda x: lax.scan(lambda c, _: (c + x * 2, None), 0, length=3)[0])(1.0))
+        == 6.0
+    )
+    np.testing.assert_array_equal(
+        ft.vmap(lambda x: lax.scan(lambda c, _: (c * x, None), 1, length=3)[0])(np.arange(3.0)),
+        [0.0, 1.0, 8.0],
+    )
+    with pytest.raises(TypeError, match="scan: expected the carry"):
+        lax.scan(body, np.int32(0), fnp.arange(3.0))
+
+
+_PAD_MODES = [
+    ("edge", {}),
+    ("wrap", {}),
+    ("reflect", {}),
+    ("reflect", {"reflect_type": "odd"}),
+    ("symmetric", {}),
+    ("symmetric", {"reflect_type": "odd"}),
+    ("linear_ramp", {}),
+    ("linear_ramp", {"end_values": (3, -2)}),
+    ("maximum", {"stat_length": 2}),
+    ("minimum", {"stat_length": (1, 3)}),
+    ("mean", {}),
+    ("mean", {"stat_length": 2}),
+    ("median", {"stat_length": (2, 1)}),
+]
+
+
+@pytest.mark.parametrize("mode,kw", _PAD_MODES, ids=lambda v: str(v))
+def test_pad_modes_on_tracers_match_numpy(mode, kw) -> None:
+    # Every mode JAX's pad has works on traced arrays (widths past the axis length
+    # repeat NumPy's pattern); integer ramps and means round as NumPy does.
+    rng = np.random.default_rng(0)
+    for shape in [(5,), (1,), (3, 4)]:
+        for x in (rng.standard_normal(shape), rng.integers(-9, 9, shape)):
+            for pw in (2, (1, 3), 7):
+                want = np.pad(x, pw, mode, **kw)
+                for got in (
+                    ft.jit(lambda a, pw=pw: fnp.pad(a, pw, mode, **kw))(x),
+                    ft.vmap(lambda a, pw=pw: fnp.pad(a, pw, mode, **kw))(x[None])[0],
+                ):
+                    assert got.dtype == want.dtype and got.shape == want.shape
+                    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_pad_gradients_and_empty_mode_match_jax() -> None:
+    # jax.grad of sum(pad(x, 2, mode)) at these points (ties split evenly, as JAX's max)
+    grad = lambda mode, x, **kw: ft.grad(lambda v: fnp.pad(v, 2, mode, **kw).sum())(x)  # noqa: E731
+    np.testing.assert_allclose(grad("maximum", np.array([1.0, 3.0, 3.0, 2.0])), [1, 3, 3, 1])
+    np.testing.assert_allclose(grad("median", np.array([1.0, 2.0, 3.0, 4.0])), [1, 3, 3, 1])
+    np.testing.assert_allclose(
+        grad("reflect", np.array([1.0, 2.0, 3.0, 4.0]), reflect_type="odd"), [5, -1, -1, 5]
+    )
+    np.testing.assert_allclose(grad("edge", np.array([1.0, 2.0, 3.0])), [3, 1, 3])
+    # JAX fills mode="empty" with zeros
+    np.testing.assert_array_equal(
+        ft.jit(lambda v: fnp.pad(v, 2, mode="empty"))(np.arange(1.0, 4.0)), [0, 0, 1, 2, 3, 0, 0]
+    )
+    np.testing.assert_array_equal(fnp.pad(np.arange(1.0, 4.0), 1, mode="empty"), [0, 1, 2, 3, 0])
+    with pytest.raises(ValueError, match="non-empty axis"):
+        ft.jit(lambda v: fnp.pad(v, 1, mode="edge"))(np.zeros((0,)))
+
+
+def test_reshape_and_ravel_in_fortran_order() -> None:
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for shape in [(4, 6), (6, -1), (24,), (2, 2, 2, 3)]:
+        want = np.reshape(x, shape, order="F")
+        np.testing.assert_array_equal(
+            ft.jit(lambda a, s=shape: fnp.reshape(a, s, order="F"))(x), want
+        )
+        np.testing.assert_array_equal(ft.jit(lambda a, s=shape: a.reshape(s, order="F"))(x), want)
+    np.testing.assert_array_equal(ft.jit(lambda a: a.ravel(order="F"))(x), np.ravel(x, order="F"))
+    w = np.arange(24.0).reshape(4, 6)
+    g = ft.grad(lambda a: (fnp.reshape(a, (4, 6), order="F") * w).sum())(x)
+    np.testing.assert_array_equal(g, np.reshape(w, (2, 3, 4), order="F"))
+    with pytest.raises(NotImplementedError, match="order 'C' or 'F'"):
+        ft.jit(lambda a: a.reshape((4, 6), order="A"))(x)

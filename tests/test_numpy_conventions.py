@@ -511,7 +511,9 @@ def test_clip_keywords() -> None:
 @pytest.mark.parametrize(
     "call,error,match",
     [
-        (lambda x: fnp.pad(x, 1, mode="reflect"), NotImplementedError, "mode='constant'"),
+        (lambda x: fnp.pad(x, 1, mode="bogus"), ValueError, "expected mode to be one of"),
+        (lambda x: fnp.pad(x, 1, mode=np.pad), NotImplementedError, "a callable mode"),
+        (lambda x: fnp.pad(x, 1, mode="edge", constant_values=1), TypeError, "with mode='edge'"),
         (lambda x: fnp.pad(x, -1), ValueError, "non-negative"),
         (lambda x: fnp.pad(x, 1.5), TypeError, "integer pad widths"),
         (lambda x: fnp.gradient(x, edge_order=2), NotImplementedError, "edge_order=1"),

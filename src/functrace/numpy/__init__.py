@@ -9,7 +9,7 @@ path), ``_core`` (promotion, broadcasting, shared helpers), ``_math`` (ufuncs),
 ``_indexing`` (``x[idx]``, take, where, nonzero), ``_special`` (composite
 transcendental functions), ``_shape``, ``_joining``, ``_reductions``, ``_creation``,
 ``_twodim``, ``_sorting``, ``_stats`` (``average``, ``median``, ``nanmax``...),
-``_linalg`` (products), ``_functions``, ``_convolve``
+``_linalg`` (products), ``_functions``, ``_pad``, ``_convolve``
 (``convolve``, ``correlate``), ``_at`` (``.at``
 updates), ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
@@ -25,13 +25,18 @@ from functrace.numpy._functions import *  # noqa: F401,F403
 from functrace.numpy._indexing import *  # noqa: F401,F403
 from functrace.numpy._joining import *  # noqa: F401,F403
 from functrace.numpy._linalg import *  # noqa: F401,F403
+from functrace.numpy._manip import *  # noqa: F401,F403
 from functrace.numpy._math import *  # noqa: F401,F403
+from functrace.numpy._pad import *  # noqa: F401,F403
+from functrace.numpy._poly import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
+from functrace.numpy._sets import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
 from functrace.numpy._sorting import *  # noqa: F401,F403
 from functrace.numpy._special import *  # noqa: F401,F403
 from functrace.numpy._stats import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
+from functrace.numpy._utils import *  # noqa: F401,F403
 
 # dtypes and constants, as in NumPy
 float16, float32, float64 = _np.float16, _np.float32, _np.float64

@@ -51,7 +51,6 @@ from functrace.lax.control_flow import fori_loop
 from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape
 from functrace.numpy._creation import ones_like as _ones_like
 from functrace.numpy._dispatch import is_traced
-from functrace.numpy._functions import pad
 from functrace.numpy._indexing import (
     IndexArray,
     IndexInt,
@@ -67,6 +66,7 @@ from functrace.numpy._indexing import (
     where,
 )
 from functrace.numpy._math import negative, power, true_divide
+from functrace.numpy._pad import pad
 
 _UFUNCS: dict[str, np.ufunc] = {
     "add": np.add,

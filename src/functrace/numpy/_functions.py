@@ -1,5 +1,5 @@
 """Assorted NumPy functions on arrays and tracers: ``diff``, ``gradient``, ``select``,
-``pad`` (constant mode), ``meshgrid``, ``searchsorted`` and the ``r_``/``c_``
+``meshgrid``, ``searchsorted`` and the ``r_``/``c_``
 index-expression objects.
 
 Plain NumPy inputs go straight to NumPy; traced inputs become compositions of
@@ -11,10 +11,6 @@ Decisions:
 * ``gradient`` on tracers: unit or scalar spacings (one for all axes or one per
   axis, possibly traced) and ``edge_order=1``; coordinate arrays and
   ``edge_order=2`` work on plain NumPy inputs only (``NotImplementedError`` otherwise).
-* ``pad`` on tracers supports ``mode="constant"`` with every ``pad_width`` and
-  ``constant_values`` form NumPy accepts (int, ``(before, after)``, one pair per
-  axis, a dict ``{axis: ...}``); the values may be traced. Padding is applied one
-  axis after another, so corners take the value of the last axis, as in NumPy.
 * ``searchsorted`` compares every query with every element (O(len(a) * v.size)
   memory) and sorts NaN last, as NumPy does; it returns int64 indices and has no
   derivative.
@@ -238,92 +234,6 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
 
 
 # ---------------------------------------------------------------------------
-# pad
-# ---------------------------------------------------------------------------
-
-
-def _pairs(fname: str, what: str, value: Any, nd: int) -> np.ndarray:
-    """NumPy's broadcasting of ``pad_width``-like arguments to shape (nd, 2)."""
-    if isinstance(value, dict):
-        out = np.zeros((nd, 2), dtype=np.int64)
-        for ax, v in value.items():
-            out[normalize_axis(fname, ax, nd)] = np.broadcast_to(np.asarray(v), (2,))
-        return out
-    try:
-        return np.broadcast_to(np.asarray(value), (nd, 2))
-    except ValueError:
-        raise ValueError(
-            f"{fname}: expected {what} as an int, a (before, after) pair or one "
-            f"pair per axis ({nd} axes), got {value!r}."
-        ) from None
-
-
-@numpy_path(
-    lambda array, pad_width, mode="constant", **kwargs: np.pad(array, pad_width, mode, **kwargs)
-)
-def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """Pad ``array`` with ``constant_values`` (default 0) on each side of each axis.
-
-    ``pad_width`` is an int, a ``(before, after)`` pair, one pair per axis, or a dict
-    ``{axis: width}``. ``constant_values`` takes the same forms and may be traced.
-    On tracers only ``mode="constant"`` is supported.
-
-    >>> import functrace.numpy as fnp
-    >>> fnp.pad([1, 2], (1, 2), constant_values=9)
-    array([9, 1, 2, 9, 9])
-    """
-    values = kwargs.get("constant_values", 0)
-    if mode != "constant":
-        raise NotImplementedError(
-            f"pad: expected mode='constant' on a traced array, got "
-            f"mode={mode!r}. Other modes work on plain NumPy inputs."
-        )
-    extra = set(kwargs) - {"constant_values"}
-    if extra:
-        raise TypeError(
-            f"pad: expected only constant_values= with mode='constant', got {sorted(extra)}."
-        )
-    x = asarray_or_tracer(array, "pad")
-    nd = len(_shape(x))
-    dt = _dtype(x)
-    if contains_tracer(pad_width):
-        pad_width = concrete_array("pad", asarray_or_tracer(pad_width), "pad widths")
-    widths = _pairs("pad", "pad_width", pad_width, nd)
-    if widths.dtype.kind not in "iu":
-        raise TypeError(f"pad: expected integer pad widths, got {pad_width!r}.")
-    widths = widths.astype(np.int64)
-    if np.any(widths < 0):
-        raise ValueError(f"pad: expected non-negative pad widths, got {pad_width!r}.")
-    if nd == 0:
-        return x
-    if contains_tracer(values):
-        vals = asarray_or_tracer(values, "pad")
-        vals = broadcast_to_shape(cast(vals, dt), (nd, 2)) if _shape(vals) else cast(vals, dt)
-    else:
-        vals = _pairs("pad", "constant_values", values, nd)
-        if np.all(vals == vals.flat[0]):
-            vals = vals.flat[0]
-        with np.errstate(invalid="ignore"):
-            vals = np.asarray(vals).astype(dt)
-    if not _shape(vals):  # one value for every side: a single pad
-        v = vals[()] if isinstance(vals, np.ndarray) else vals
-        return ls.pad(x, v, [(int(b), int(a), 0) for b, a in widths])
-    for ax in range(nd):
-        for side in (0, 1):
-            w = int(widths[ax, side])
-            if w == 0:
-                continue
-            if isinstance(vals, np.ndarray):
-                v = vals[ax, side][()]
-            else:
-                v = ls.reshape(ls.slice(vals, (ax, side), (ax + 1, side + 1)), ())
-            config = [(0, 0, 0)] * nd
-            config[ax] = (w, 0, 0) if side == 0 else (0, w, 0)
-            x = ls.pad(x, v, config)
-    return x
-
-
-# ---------------------------------------------------------------------------
 # meshgrid
 # ---------------------------------------------------------------------------
 
@@ -538,4 +448,4 @@ def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple[int, int
 r_ = _AxisConcatenator(np.r_, 0, 1, -1)
 c_ = _AxisConcatenator(np.c_, -1, 2, 0)
 
-__all__ = ["c_", "diff", "gradient", "meshgrid", "pad", "r_", "searchsorted", "select"]
+__all__ = ["c_", "diff", "gradient", "meshgrid", "r_", "searchsorted", "select"]

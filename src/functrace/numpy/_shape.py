@@ -24,6 +24,7 @@ import numpy as np
 
 from functrace import core
 from functrace.core import Tracer
+from functrace.lax import base as lb
 from functrace.lax import indexing as li
 from functrace.lax import shapes as ls
 from functrace.numpy._core import (
@@ -40,29 +41,32 @@ from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._math import negative, remainder
 
 
-def _order_error(order: Any) -> NotImplementedError:
-    return NotImplementedError(
-        f"reshape: expected order='C', got {order!r}. Only row-major "
-        f"order is supported; transpose first for 'F' order."
-    )
+def _check_order(fname: str, order: Any) -> None:
+    if order not in ("C", "F"):
+        raise NotImplementedError(
+            f"{fname}: expected order 'C' or 'F' on a traced array, got {order!r} "
+            f"('A' and 'K' depend on the memory layout, which tracers do not have)."
+        )
 
 
 def _np_reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
-    if order != "C":
-        raise _order_error(order)
-    return np.reshape(a, shape)
+    return np.reshape(a, shape, order=order)  # type: ignore[call-overload]
 
 
 @numpy_path(_np_reshape)
 def reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
-    """``numpy.reshape`` (row-major; one -1 allowed).
+    """``numpy.reshape`` (one -1 allowed); ``order="F"`` reads and writes the elements
+    with the first index changing fastest (on tracers: a reshape between two reversals
+    of the axes).
 
     >>> import functrace.numpy as fnp
     >>> fnp.reshape(fnp.arange(6), (2, -1)).shape
     (2, 3)
+    >>> fnp.reshape(fnp.asarray([1, 2, 3, 4, 5, 6]), (2, 3), order="F")
+    Array([[1, 3, 5],
+           [2, 4, 6]])
     """
-    if order != "C":
-        raise _order_error(order)
+    _check_order("reshape", order)
     a = asarray_or_tracer(a, "reshape")
     shape = shape_tuple("reshape", shape)
     size = core.get_aval(a).size
@@ -83,6 +87,10 @@ def reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
             f"reshape: expected a shape with {size} elements, got {shape}. Pick "
             f"sizes whose product is {size}, or use -1 for one of them."
         )
+    if order == "F":
+        nd = len(core.get_aval(a).shape)
+        a = ls.reshape(lb.transpose(a, tuple(range(nd))[::-1]), shape[::-1])
+        return lb.transpose(a, tuple(range(len(shape)))[::-1])
     return ls.reshape(a, shape)
 
 

@@ -9,13 +9,27 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import core, dtypes
 from functrace.core import ShapedArray, Tracer
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import Jaxpr, Var, eval_jaxpr
 from functrace.lax.elementwise import convert_element_type
 from functrace.lax.shapes import broadcast_in_dim
+
+
+def _trace_carry(
+    trace: Callable[[list[ShapedArray], list[bool]], Any],
+    avals: list[ShapedArray],
+    weak: list[bool],
+) -> tuple[Any, list[ShapedArray]]:
+    """``trace(avals, weak)`` of a loop body; again with the promoted carry types when
+    a weakly typed initial value changes dtype (:class:`WeakCarry`). Returns the
+    result and the carry types it was traced with."""
+    try:
+        return trace(avals, weak), avals
+    except WeakCarry as w:
+        return trace(w.avals, [False] * len(avals)), w.avals
 
 
 def _trace(
@@ -53,13 +67,36 @@ def _inst(t: Any, aval: ShapedArray) -> Any:
     return _zeros(aval) if type(t) is Zero else t
 
 
+class WeakCarry(Exception):
+    """Raised while tracing a loop body: a carry whose initial value is weakly typed (a
+    Python scalar) came out of the body with another dtype. As in JAX, the initial value
+    is then promoted to the combined dtype (``0`` with a float body: float) and the body
+    traced again, once; ``avals`` are the carry types to trace with."""
+
+    def __init__(self, avals: list[ShapedArray]) -> None:
+        super().__init__("a weakly typed loop carry changes dtype")
+        self.avals = avals
+
+
 def _type_diff(
     fname: str,
     what: str,
     paths: Sequence[str],
     expected: Sequence[ShapedArray],
     got: Sequence[ShapedArray],
+    weak: Sequence[bool] = (),
 ) -> None:
+    """Check the carry types a body returned; raise :class:`WeakCarry` first where a
+    weakly typed initial value (``weak``) only needs promoting."""
+    if any(weak):
+        promoted = [
+            ShapedArray(e.shape, dtypes.promote((e.dtype, True), (g.dtype, g.weak_type))[0])
+            if w and e.shape == g.shape and e.dtype != g.dtype
+            else e
+            for e, g, w in zip(expected, got, weak)
+        ]
+        if any(a is not e for a, e in zip(promoted, expected)):
+            raise WeakCarry(promoted)
     for p, e, g in zip(paths, expected, got):
         if e.shape != g.shape or e.dtype != g.dtype:
             raise TypeError(

@@ -29,6 +29,7 @@ from functrace.lax.control_flow.common import (
     _stack_aval,
     _strip_batch,
     _trace,
+    _trace_carry,
     _type_diff,
     _zeros,
     run_scan,
@@ -515,9 +516,11 @@ def scan(
     init_paths, init_tree = tree_flatten_with_path(init)
     init_leaves = [x for _, x in init_paths]
     carry_avals = [core.get_aval(x).update(weak_type=False) for x in init_leaves]
+    weak = [core.get_aval(x).weak_type for x in init_leaves]
     x_avals = [_strip_batch(core.get_aval(x)) for x in x_leaves]
     y_tree_box: list[Any] = []
     name = core.describe_fun(f)
+    traced_with: list[Any] = [carry_avals, weak]
 
     def flat_body(*args: Any) -> list[Any]:
         carry = tree_unflatten(init_tree, args[: len(init_leaves)])
@@ -539,14 +542,19 @@ def scan(
             "scan",
             "the carry",
             [keystr(p) for p, _ in init_paths],
-            carry_avals,
+            traced_with[0],
             [core.get_aval(c) for c in c_leaves],
+            traced_with[1],
         )
         y_leaves, y_tree = tree_flatten(y)
         y_tree_box.append(y_tree)
         return c_leaves + y_leaves
 
-    jaxpr, consts = _trace(flat_body, carry_avals + x_avals, f"scan of {name}")
+    def trace(avals: list[ShapedArray], weak_now: list[bool]) -> tuple[Jaxpr, list[Any]]:
+        traced_with[:] = [avals, weak_now]
+        return _trace(flat_body, avals + x_avals, f"scan of {name}")
+
+    (jaxpr, consts), carry_avals = _trace_carry(trace, carry_avals, weak)
     init_cast = [_cast_to(x, a) for x, a in zip(init_leaves, carry_avals)]
     outs = _bind_scan(consts, init_cast, x_leaves, jaxpr, n, reverse)
     carry_out = tree_unflatten(init_tree, outs[: len(init_leaves)])

@@ -25,6 +25,7 @@ from functrace.lax.control_flow.common import (
     _run_args,
     _split,
     _trace,
+    _trace_carry,
     _type_diff,
     run_while,
 )
@@ -314,6 +315,7 @@ def while_loop(
     init_paths, tree = tree_flatten_with_path(init_val)
     init = [x for _, x in init_paths]
     avals = [core.get_aval(x).update(weak_type=False) for x in init]
+    traced_with: list[Any] = [avals, [core.get_aval(x).weak_type for x in init]]
     names = [keystr(p) for p, _ in init_paths]
     cname, bname = core.describe_fun(cond_fun), core.describe_fun(body_fun)
 
@@ -334,11 +336,16 @@ def while_loop(
                 f"while_loop: expected {bname} to return the structure of "
                 f"init_val {tree}, got {t2}."
             )
-        _type_diff("while_loop", "the carry", names, avals, [core.get_aval(x) for x in leaves])
+        got = [core.get_aval(x) for x in leaves]
+        _type_diff("while_loop", "the carry", names, traced_with[0], got, traced_with[1])
         return leaves
 
+    def trace(avals_now: list[ShapedArray], weak_now: list[bool]) -> tuple[Jaxpr, list[Any]]:
+        traced_with[:] = [avals_now, weak_now]
+        return _trace(flat_body, avals_now, f"while_loop body {bname}")
+
+    (bj, bconsts), avals = _trace_carry(trace, avals, traced_with[1])
     cj, cconsts = _trace(flat_cond, avals, f"while_loop cond {cname}")
-    bj, bconsts = _trace(flat_body, avals, f"while_loop body {bname}")
     ops = [_cast_to(x, a) for x, a in zip(init, avals)]
     p = WhileParams(
         cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(cconsts), body_nconsts=len(bconsts)

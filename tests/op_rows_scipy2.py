@@ -1,0 +1,7 @@
+"""Op-table rows: (filled in below)."""
+
+from __future__ import annotations
+
+from op_db import OpInfo
+
+ROWS: list[OpInfo] = []
