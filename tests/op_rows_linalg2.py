@@ -1,7 +1,516 @@
-"""Op-table rows: (filled in below)."""
+"""Op-table rows: the ``adjugate`` primitive, the newer ``functrace.numpy.linalg``
+functions (``lstsq``, ``cond``, the array API's) and ``functrace.scipy.linalg``.
+
+Matrices are drawn and conditioned as in ``op_rows_linalg`` (``_gen``, ``_spd``,
+``_tall``...). Derivatives at singular matrices (``det``, ``adjugate``) and at
+repeated singular values (``lstsq``, ``polar``) use a drawn argument that is always
+zero (``ZERO``): the matrix is the fixed special one plus that argument, so finite
+differences perturb it in every direction from exactly that point.
+"""
 
 from __future__ import annotations
 
-from op_db import OpInfo
+from typing import Any
 
-ROWS: list[OpInfo] = []
+import numpy as np
+import scipy.linalg
+
+import functrace.lax as lax
+import functrace.numpy as fnp
+import functrace.scipy.linalg as fsl
+from op_db import Arg, F, OpInfo
+from op_rows_linalg import MAT, S33, S233, _fix_cols, _gen, _row, _spd, _tall
+
+L = fnp.linalg
+ZERO = Arg(domain=(0.0, 0.0))  # always 0: evaluates at the fixed matrix it is added to
+
+RANK2 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])  # rank n - 1
+RANK1 = np.outer([1.0, 2.0, -1.0], [2.0, -1.0, 1.5])  # rank n - 2
+SINGULAR_STACK = np.stack([RANK2, RANK1])
+
+
+def _cofactors_t(a: Any) -> np.ndarray:
+    """The adjugate from its definition: signed minors, transposed (any rank)."""
+    a = np.asarray(a)
+    n = a.shape[-1]
+    out = np.zeros_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=-2), j, axis=-1)
+            out[..., j, i] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def _plus(m: np.ndarray) -> Any:
+    return lambda xp, z: z + m.astype(z.dtype)
+
+
+def _first(n: int, shift: float) -> Any:
+    """Adds ``shift`` to the first entry of the last axis (a leading coefficient away
+    from zero)."""
+    return lambda z: z + shift * np.eye(1, n, dtype=z.dtype)[0]
+
+
+def _adjugate_rows() -> list[OpInfo]:
+    return [
+        _row(
+            "lax.linalg.adjugate",
+            lambda a: lax.adjugate(_gen(fnp, a)),
+            lambda a: np.linalg.det(_gen(np, a))[..., None, None] * np.linalg.inv(_gen(np, a)),
+            (S233,),
+            ("adjugate",),
+        ),
+        _row(
+            "lax.linalg.adjugate[singular]",
+            lambda z: lax.adjugate(z + SINGULAR_STACK.astype(z.dtype)),
+            lambda z: _cofactors_t(z + SINGULAR_STACK.astype(z.dtype)),
+            (S233,),
+            ("adjugate", "svd"),
+            args=(ZERO,),
+            grad_order=1,  # its own derivative is exact; the next one differentiates the SVD
+        ),
+        _row(
+            "linalg.det[rank n-1]",
+            lambda z: L.det(z + RANK2.astype(z.dtype)),
+            lambda z: np.linalg.det(z + RANK2.astype(z.dtype)),
+            (S33,),
+            ("det", "adjugate"),
+            args=(ZERO,),
+        ),
+        _row(
+            "linalg.det[rank n-2]",
+            lambda z: L.det(z + RANK1.astype(z.dtype)),
+            lambda z: np.linalg.det(z + RANK1.astype(z.dtype)),
+            (S33,),
+            ("det", "adjugate"),
+            args=(ZERO,),
+        ),
+        _row(
+            "linalg.det[zero]",
+            L.det,
+            np.linalg.det,
+            ((4, 4),),
+            ("det", "adjugate"),
+            args=(ZERO,),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# functrace.numpy.linalg
+# ---------------------------------------------------------------------------
+
+
+def _lstsq(i: int, prep: Any = _tall) -> tuple[Any, Any]:
+    def fn(a: Any, b: Any) -> Any:
+        return L.lstsq(prep(fnp, a), b, rcond=None)[i]
+
+    def ref(a: Any, b: Any) -> Any:
+        return np.linalg.lstsq(prep(np, a), b, rcond=None)[i]
+
+    return fn, ref
+
+
+def _lstsq_rows() -> list[OpInfo]:
+    eye2 = _plus(2 * np.eye(5, 3))
+    return [
+        _row("linalg.lstsq[x]", *_lstsq(0), ((5, 3), (5,)), ("svd", "qr"), args=(MAT, F)),
+        _row("linalg.lstsq[x,wide]", *_lstsq(0), ((3, 5), (3, 2)), ("svd", "qr"), args=(MAT, F)),
+        _row("linalg.lstsq[x,square]", *_lstsq(0), (S33, (3, 2)), ("svd", "qr"), args=(MAT, F)),
+        _row("linalg.lstsq[residuals]", *_lstsq(1), ((5, 3), (5, 2)), ("svd", "qr"), args=(MAT, F)),
+        _row("linalg.lstsq[s]", *_lstsq(3), ((4, 3), (4,)), ("svd",), args=(MAT, F)),
+        _row(
+            "linalg.lstsq[rank]",
+            *_lstsq(2),
+            ((4, 3), (4,)),
+            ("svd",),
+            args=(MAT, F),
+            grad=False,
+        ),
+        _row(  # repeated singular values (all 2): SVD vector derivatives would be infinite
+            "linalg.lstsq[x,repeated singular values]",
+            *_lstsq(0, eye2),
+            ((5, 3), (5,)),
+            ("svd", "qr"),
+            args=(ZERO, F),
+        ),
+        _row(  # rank deficient: the minimum-norm solution (values only)
+            "linalg.lstsq[x,rank deficient]",
+            *_lstsq(0, lambda xp, a: xp.matmul(_tall(xp, a), np.diag([1.0, 1.0, 0.0]))),
+            ((5, 3), (5,)),
+            ("svd", "qr"),
+            args=(MAT, F),
+            grad=False,
+        ),
+    ]
+
+
+def _numpy_rows() -> list[OpInfo]:
+    inf = np.inf
+    return [
+        _row(
+            "linalg.cond",
+            lambda a: L.cond(_gen(fnp, a)),
+            lambda a: np.linalg.cond(_gen(np, a)),
+            (S233,),
+            ("svd",),
+        ),
+        _row(
+            "linalg.cond[p=-2,tall]",
+            lambda a: L.cond(_tall(fnp, a), -2),
+            lambda a: np.linalg.cond(_tall(np, a), -2),
+            ((4, 3),),
+            ("svd",),
+        ),
+        _row(
+            "linalg.cond[p=fro]",
+            lambda a: L.cond(_gen(fnp, a), "fro"),
+            lambda a: np.linalg.cond(_gen(np, a), "fro"),
+            (S33,),
+            ("solve",),
+        ),
+        _row(
+            "linalg.cond[p=inf]",
+            lambda a: L.cond(_gen(fnp, a), inf),
+            lambda a: np.linalg.cond(_gen(np, a), inf),
+            (S233,),
+            ("solve",),
+            grad=False,
+        ),
+        _row(
+            "linalg.matrix_rank",
+            lambda a: L.matrix_rank(_tall(fnp, a)),
+            lambda a: np.linalg.matrix_rank(_tall(np, a)),
+            ((2, 4, 3),),
+            ("svd",),
+            grad=False,
+        ),
+        _row(
+            "linalg.matrix_rank[deficient,rtol]",
+            lambda a: L.matrix_rank(_tall(fnp, a) * np.array([1.0, 1.0, 0.0]), rtol=0.01),
+            lambda a: np.linalg.matrix_rank(_tall(np, a) * np.array([1.0, 1.0, 0.0]), rtol=0.01),
+            ((4, 3),),
+            ("svd",),
+            grad=False,
+        ),
+        _row("linalg.cross", L.cross, np.linalg.cross, ((2, 3), (3,)), ("mul",), args=(F, F)),
+        _row(
+            "linalg.diagonal[offset=1]",
+            lambda x: L.diagonal(x, offset=1),
+            lambda x: np.linalg.diagonal(x, offset=1),
+            ((2, 3, 4),),
+            ("slice",),
+            args=(F,),
+        ),
+        _row(
+            "linalg.matrix_norm",
+            L.matrix_norm,
+            np.linalg.matrix_norm,
+            ((2, 3, 4),),
+            ("reduce_sum",),
+            args=(F,),
+        ),
+        _row(
+            "linalg.matrix_norm[nuc,keepdims]",
+            lambda a: L.matrix_norm(_tall(fnp, a), ord="nuc", keepdims=True),
+            lambda a: np.linalg.matrix_norm(_tall(np, a), ord="nuc", keepdims=True),
+            ((4, 3),),
+            ("svd",),
+        ),
+        _row(
+            "linalg.vector_norm",
+            L.vector_norm,
+            np.linalg.vector_norm,
+            ((3, 4),),
+            ("reduce_sum",),
+            args=(F,),
+        ),
+        _row(
+            "linalg.vector_norm[axes,ord=3,keepdims]",
+            lambda x: L.vector_norm(x, axis=(2, 0), ord=3, keepdims=True),
+            lambda x: np.linalg.vector_norm(x, axis=(2, 0), ord=3, keepdims=True),
+            ((2, 3, 4),),
+            ("reduce_sum",),
+            args=(F,),
+            avoid=(0.0,),
+        ),
+        _row(
+            "linalg.matrix_transpose",
+            L.matrix_transpose,
+            np.linalg.matrix_transpose,
+            ((2, 3, 4),),
+            ("transpose",),
+            args=(F,),
+        ),
+        _row("linalg.outer", L.outer, np.linalg.outer, ((3,), (4,)), ("mul",), args=(F, F)),
+        _row(
+            "linalg.svdvals",
+            lambda a: L.svdvals(_tall(fnp, a)),
+            lambda a: np.linalg.svdvals(_tall(np, a)),
+            ((2, 4, 3),),
+            ("svd",),
+        ),
+        _row(
+            "linalg.tensordot[axes=1]",
+            lambda a, b: L.tensordot(a, b, axes=1),
+            lambda a, b: np.linalg.tensordot(a, b, axes=1),
+            ((2, 3), (3, 4)),
+            ("dot_general",),
+            args=(F, F),
+        ),
+        _row(
+            "linalg.tensorinv",
+            lambda a: L.tensorinv(fnp.reshape(_gen(fnp, a), (4, 2, 2)), ind=1),
+            lambda a: np.linalg.tensorinv(np.reshape(_gen(np, a), (4, 2, 2)), ind=1),
+            ((4, 4),),
+            ("solve",),
+        ),
+        _row(
+            "linalg.tensorsolve",
+            lambda a, b: L.tensorsolve(fnp.reshape(_gen(fnp, a), (6, 2, 3)), b),
+            lambda a, b: np.linalg.tensorsolve(np.reshape(_gen(np, a), (6, 2, 3)), b),
+            ((6, 6), (6,)),
+            ("solve",),
+            args=(MAT, F),
+        ),
+        _row(
+            "linalg.trace[offset=-1]",
+            lambda x: L.trace(x, offset=-1),
+            lambda x: np.linalg.trace(x, offset=-1),
+            ((2, 3, 3),),
+            ("reduce_sum",),
+            args=(F,),
+        ),
+        _row("linalg.vecdot", L.vecdot, np.linalg.vecdot, ((2, 3), (4, 1, 3)), (), args=(F, F)),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# functrace.scipy.linalg
+# ---------------------------------------------------------------------------
+
+SL = scipy.linalg
+
+
+def _solve(name: str, prep: Any, shapes: Any, **kw: Any) -> OpInfo:
+    return _row(
+        f"scipy.linalg.solve[{name}]",
+        lambda a, b: fsl.solve(prep(fnp, a), b, **kw),
+        lambda a, b: SL.solve(prep(np, a), b, **kw),
+        shapes,
+        ("solve",),
+        args=(MAT, F),
+    )
+
+
+def _solve_rows() -> list[OpInfo]:
+    return [
+        _solve("gen", _gen, (S33, (3,))),
+        _solve("batched", _gen, (S233, (2, 3, 2))),
+        _solve("sym,lower", _gen, (S33, (3, 2)), assume_a="sym", lower=True),
+        _solve("pos", _spd, (S33, (3,)), assume_a="pos"),
+        _solve("diagonal", _gen, (S33, (3,)), assume_a="diagonal"),
+        _solve("tridiagonal", _gen, ((4, 4), (4,)), assume_a="tridiagonal"),
+        _solve("upper triangular,transposed", _gen, (S33, (3, 2)), **_UT),
+    ]
+
+
+_UT = {"assume_a": "upper triangular", "transposed": True}
+
+
+def _sp(name: str, fn: Any, ref: Any, shapes: Any, args: Any, **kw: Any) -> OpInfo:
+    return _row(f"scipy.linalg.{name}", fn, ref, shapes, kw.pop("prims", ("gather",)), args, **kw)
+
+
+def _special_rows() -> list[OpInfo]:
+    conv = [
+        _sp(
+            f"convolution_matrix[{mode}]",
+            lambda a, mode=mode: fsl.convolution_matrix(a, 4, mode),
+            lambda a, mode=mode: SL.convolution_matrix(a, 4, mode),
+            ((3,),),
+            (F,),
+        )
+        for mode in ("full", "same", "valid")
+    ]
+    lead4, lead5 = _first(4, 3.0), _first(5, 3.0)
+    return conv + [
+        _sp("toeplitz", fsl.toeplitz, SL.toeplitz, ((4,), (3,)), (F, F)),
+        _sp("toeplitz[batched c]", fsl.toeplitz, SL.toeplitz, ((2, 3),), (F,)),
+        _sp("circulant", fsl.circulant, SL.circulant, ((2, 4),), (F,)),
+        _sp("hankel", fsl.hankel, SL.hankel, ((3,), (4,)), (F, F)),
+        _sp("hankel[c only]", fsl.hankel, SL.hankel, ((3,),), (F,)),
+        _sp(
+            "companion",
+            lambda a: fsl.companion(lead4(a)),
+            lambda a: SL.companion(lead4(a)),
+            ((4,),),
+            (F,),
+        ),
+        _sp("leslie", fsl.leslie, SL.leslie, ((3,), (2,)), (F, F)),
+        _sp("fiedler", fsl.fiedler, SL.fiedler, ((2, 4),), (F,), avoid_ties=True),
+        _sp(
+            "fiedler_companion",
+            lambda a: fsl.fiedler_companion(lead5(a)),
+            lambda a: SL.fiedler_companion(lead5(a)),
+            ((5,),),
+            (F,),
+        ),
+        _sp(
+            "block_diag",
+            fsl.block_diag,
+            SL.block_diag,
+            ((2, 3), (2,), ()),
+            (F, F, F),
+            prims=("concatenate",),
+        ),
+        _sp(
+            "toeplitz[int]",
+            fsl.toeplitz,
+            SL.toeplitz,
+            ((4,), (3,)),
+            (Arg("int", (-5, 5)), Arg("int", (-5, 5))),
+            grad=False,
+            dtypes=(np.int64,),
+        ),
+    ]
+
+
+def _polar(i: int, side: str, prep: Any) -> tuple[Any, Any]:
+    return (
+        lambda a: fsl.polar(prep(fnp, a), side)[i],
+        lambda a: SL.polar(prep(np, a), side)[i],
+    )
+
+
+def _eigh_tri(d: Any, e: Any, xp: Any, vectors: bool) -> Any:
+    d = d + 3.0 * np.arange(d.shape[-1], dtype=d.dtype)  # eigenvalues well apart
+    if xp is np:
+        res = SL.eigh_tridiagonal(d, e, eigvals_only=not vectors)
+    else:
+        res = fsl.eigh_tridiagonal(d, e, eigvals_only=not vectors)
+    return _fix_cols(xp, res[1]) if vectors else res
+
+
+def _matrix_function_rows() -> list[OpInfo]:
+    eye3 = _plus(np.eye(3))
+    return [
+        _sp("polar[u]", *_polar(0, "right", _gen), (S33,), (MAT,), prims=("svd",)),
+        _sp("polar[p,tall]", *_polar(1, "right", _tall), ((4, 3),), (MAT,), prims=("svd",)),
+        _sp("polar[u,left,wide]", *_polar(0, "left", _tall), ((3, 4),), (MAT,), prims=("svd",)),
+        _sp(
+            "polar[p,right,wide]",
+            *_polar(1, "right", _tall),
+            ((3, 4),),
+            (MAT,),
+            prims=("svd",),
+            grad_order=1,
+        ),
+        _sp(  # repeated singular values: the Sylvester-equation derivative
+            "polar[u,identity]",
+            *_polar(0, "right", eye3),
+            (S33,),
+            (ZERO,),
+            prims=("svd",),
+            grad_order=1,
+        ),
+        _sp(
+            "sqrtm",
+            lambda a: fsl.sqrtm(_gen(fnp, a)),
+            lambda a: SL.sqrtm(_gen(np, a)),
+            (S33,),
+            (MAT,),
+            prims=("solve", "while"),
+            grad_order=1,
+        ),
+        _sp(
+            "sqrtm[spd,batched]",
+            lambda a: fsl.sqrtm(_spd(fnp, a)),
+            lambda a: np.stack([SL.sqrtm(m) for m in _spd(np, a)]),
+            (S233,),
+            (MAT,),
+            prims=("solve", "while"),
+            grad_order=1,
+        ),
+        _sp(
+            "hessenberg",
+            fsl.hessenberg,
+            SL.hessenberg,
+            ((4, 4),),
+            (MAT,),
+            prims=("dot_general",),
+            grad_tol=1e-4,  # second differences of entries up to ~20
+        ),
+        _sp(
+            "hessenberg[q]",
+            lambda a: fsl.hessenberg(a, calc_q=True)[1],
+            lambda a: SL.hessenberg(a, calc_q=True)[1],
+            ((4, 4),),
+            (MAT,),
+            prims=("dot_general",),
+            grad_order=1,
+        ),
+        _sp(
+            "solve_sylvester",
+            lambda a, b, q: fsl.solve_sylvester(_gen(fnp, a), _gen(fnp, b), q),
+            lambda a, b, q: SL.solve_sylvester(_gen(np, a), _gen(np, b), q),
+            (S33, (2, 2), (3, 2)),
+            (MAT, MAT, F),
+            prims=("solve",),
+        ),
+        _sp(
+            "expm_frechet",
+            lambda a, e: fsl.expm_frechet(a, e, compute_expm=False),
+            # SciPy computes float32 input in float64; functrace keeps float32 (as JAX)
+            lambda a, e: SL.expm_frechet(a, e, compute_expm=False).astype(a.dtype),
+            (S33, S33),
+            (MAT, F),
+            prims=("solve",),
+            grad_order=1,
+        ),
+        _sp(
+            "eigh_tridiagonal[w]",
+            lambda d, e: _eigh_tri(d, e, fnp, False),
+            lambda d, e: _eigh_tri(d, e, np, False),
+            ((5,), (4,)),
+            (F, F),
+            prims=("eigh",),
+        ),
+        _sp(
+            "eigh_tridiagonal[v]",
+            lambda d, e: _eigh_tri(d, e, fnp, True),
+            lambda d, e: _eigh_tri(d, e, np, True),
+            ((4,), (3,)),
+            (F, F),
+            prims=("eigh",),
+            grad_order=1,
+        ),
+        _sp(
+            "qr_multiply[left]",
+            lambda a, c: fsl.qr_multiply(_tall(fnp, a), c, mode="left")[0],
+            lambda a, c: SL.qr_multiply(_tall(np, a), c, mode="left")[0],
+            ((5, 3), (3, 2)),
+            (MAT, F),
+            prims=("qr",),
+            grad_order=1,
+        ),
+        _sp(
+            "qr_multiply[right]",
+            lambda a, c: fsl.qr_multiply(_tall(fnp, a), c)[0],
+            lambda a, c: SL.qr_multiply(_tall(np, a), c)[0],
+            ((5, 3), (2, 5)),
+            (MAT, F),
+            prims=("qr",),
+            grad_order=1,
+        ),
+    ]
+
+
+ROWS: list[OpInfo] = (
+    _adjugate_rows()
+    + _lstsq_rows()
+    + _numpy_rows()
+    + _solve_rows()
+    + _special_rows()
+    + _matrix_function_rows()
+)

@@ -1,7 +1,397 @@
-"""Op-table rows: (filled in below)."""
+"""Op-table rows: array manipulation (choose, compress, extract, delete, insert, place,
+put, put_along_axis, resize, block), function application (vectorize,
+apply_along_axis, apply_over_axes, piecewise) and the window functions (kaiser with a
+traced beta).
+
+Index arrays passed as ``const`` ndarrays are batched by the vmap tests (each example
+gets its indices rolled), so they run the abstract-index forms (``delete`` with
+``assume_unique_indices``, ``insert``/``put`` with traced indices); index lists written
+inside the lambdas stay static.
+"""
 
 from __future__ import annotations
 
-from op_db import OpInfo
+import numpy as np
 
-ROWS: list[OpInfo] = []
+import functrace.numpy as fnp
+from op_db import BOOL, Arg, F, OpInfo, const
+
+F64 = (np.float64,)
+CHOICE = Arg("int", (0, 2))  # indices of three choices
+ANY_INT = Arg("int", (-5, 5))
+
+
+def _row(name: str, fn, ref, args=(F,), prims=(), **kw) -> OpInfo:
+    return OpInfo(name, fn, ref, tuple(args), tuple(prims), **kw)
+
+
+def _np_compress_sized(cond, a, axis, size, fill):
+    r = np.moveaxis(np.compress(cond, a, axis=axis), axis, 0)[:size]
+    pad = np.full((size - r.shape[0], *r.shape[1:]), fill, r.dtype)
+    return np.moveaxis(np.concatenate([r, pad]), 0, axis)
+
+
+def _np_place(a, m, v):
+    out = np.array(a, copy=True)
+    np.place(out, m, v)
+    return out
+
+
+def _np_put(ind, mode="raise"):
+    def ref(a, v):
+        out = np.array(a, copy=True)
+        np.put(out, ind, v, mode=mode)
+        return out
+
+    return ref
+
+
+def _np_put_along_axis(a, i, v, axis):
+    out = np.array(a, copy=True)
+    np.put_along_axis(out, i, v, axis)
+    return out
+
+
+MANIP: list[OpInfo] = [
+    _row(
+        "choose",
+        lambda i, a, b, c: fnp.choose(i, [a, b, c]),
+        lambda i, a, b, c: np.choose(i, [a, b, c]),
+        (CHOICE, F, F, F),
+        ("select_n",),
+    ),
+    _row(
+        "choose_wrap",
+        lambda i, a, b: fnp.choose(i, [a, b], mode="wrap"),
+        lambda i, a, b: np.choose(i, [a, b], mode="wrap"),
+        (ANY_INT, F, F),
+        ("select_n", "rem"),
+    ),
+    _row(
+        "choose_clip_scalar_choice",
+        lambda i, a: fnp.choose(i, [a, 2.0, a * a], mode="clip"),
+        lambda i, a: np.choose(i, [a, 2.0, a * a], mode="clip"),
+        (ANY_INT, F),
+        ("select_n", "clamp"),
+    ),
+    _row(
+        "compress_axis1",
+        lambda x: fnp.compress([True, False, True, True], x, axis=1),
+        lambda x: np.compress([True, False, True, True], x, axis=1),
+        prims=("gather",),
+        shapes=((3, 4),),
+    ),
+    _row(
+        "compress_flat_short_condition",
+        lambda x: fnp.compress([0, 1, 1, 0, 1], x),
+        lambda x: np.compress([0, 1, 1, 0, 1], x),
+        prims=("gather",),
+        shapes=((2, 3),),
+    ),
+    # a traced condition (batched under vmap, abstract under jit) with a static size
+    _row(
+        "compress_size",
+        lambda c, x: fnp.compress(c, x, size=3, fill_value=-1.0),
+        lambda c, x: _np_compress_sized(c, x, 0, 3, -1.0),
+        (BOOL, F),
+        ("gather", "select_n"),
+        shapes=((4,), (4,)),
+    ),
+    _row(
+        "compress_size_axis1",
+        lambda c, x: fnp.compress(c, x, axis=1, size=2, fill_value=0.5),
+        lambda c, x: _np_compress_sized(c, x, 1, 2, 0.5),
+        (BOOL, F),
+        ("gather", "select_n"),
+        shapes=((3,), (2, 3)),
+    ),
+    _row(
+        "extract_size",
+        lambda c, x: fnp.extract(c, x, size=4),
+        lambda c, x: _np_compress_sized(np.ravel(c), np.ravel(x), 0, 4, 0.0),
+        (BOOL, F),
+        ("gather", "select_n"),
+        shapes=((2, 3), (2, 3)),
+    ),
+    _row(
+        "extract_static",
+        lambda x: fnp.extract(np.array([[1, 0, 2], [0, 1, 1]]), x),
+        lambda x: np.extract(np.array([[1, 0, 2], [0, 1, 1]]), x),
+        prims=("gather",),
+        shapes=((2, 3),),
+    ),
+    _row(
+        "delete_repeated_negative",
+        lambda x: fnp.delete(x, [0, -1, 0], axis=1),
+        lambda x: np.delete(x, [0, -1, 0], axis=1),
+        prims=("gather",),
+        shapes=((3, 4),),
+    ),
+    _row(
+        "delete_slice",
+        lambda x: fnp.delete(x, slice(None, None, -2)),
+        lambda x: np.delete(x, slice(None, None, -2)),
+        prims=("gather",),
+        shapes=((5,),),
+    ),
+    _row(
+        "delete_mask",
+        lambda x: fnp.delete(x, np.array([True, False, True]), axis=0),
+        lambda x: np.delete(x, np.array([True, False, True]), axis=0),
+        prims=("gather",),
+        shapes=((3, 2),),
+    ),
+    _row(
+        "delete_traced_unique",
+        lambda i, x: fnp.delete(x, i, axis=0, assume_unique_indices=True),
+        lambda i, x: np.delete(x, i, axis=0),
+        (const(np.array([4, 0, -3])), F),
+        ("sort", "gather"),
+        shapes=((3,), (6, 2)),
+    ),
+    _row(
+        "insert_sequence",
+        lambda x, v: fnp.insert(x, [1, 1, 4], v, axis=1),
+        lambda x, v: np.insert(x, [1, 1, 4], v, axis=1),
+        (F, F),
+        ("concatenate", "gather"),
+        shapes=((2, 4), (3,)),
+    ),
+    _row(
+        "insert_scalar_block",
+        lambda x, v: fnp.insert(x, -1, v, axis=0),
+        lambda x, v: np.insert(x, -1, v, axis=0),
+        (F, F),
+        ("concatenate", "gather"),
+        shapes=((3, 2), (2,)),
+    ),
+    _row(
+        "insert_flat_cast",  # float values into an int array: cast, no derivative
+        lambda x, v: fnp.insert(x, 2, v),
+        lambda x, v: np.insert(x, 2, v),
+        (Arg("int", (-5, 5)), F),
+        ("concatenate", "gather"),
+        grad=False,
+        dtypes=F64,
+        shapes=((2, 3), (2,)),
+    ),
+    _row(
+        "insert_traced_indices",
+        lambda i, x, v: fnp.insert(x, i, v),
+        lambda i, x, v: np.insert(x, i, v),
+        (const(np.array([5, 0, 2, -1])), F, F),
+        ("scatter", "gather"),
+        shapes=((4,), (5,), (4,)),
+    ),
+    _row(
+        "insert_traced_scalar_index",
+        lambda i, x, v: fnp.insert(x, i, v, axis=1),
+        lambda i, x, v: np.insert(x, i, v, axis=1),
+        (const(np.array(2)), F, F),
+        ("select_n", "gather"),
+        shapes=((), (2, 3), (2,)),
+    ),
+    _row(
+        "place",
+        lambda m, x, v: fnp.place(x, m, v, inplace=False),
+        lambda m, x, v: _np_place(x, m, v),
+        (BOOL, F, F),
+        ("cumsum", "gather", "select_n"),
+        shapes=((2, 3), (2, 3), (4,)),
+    ),
+    _row(
+        "put_repeated",
+        lambda x, v: fnp.put(x, np.array([0, 2, -1, 2]), v, inplace=False),
+        lambda x, v: _np_put(np.array([0, 2, -1, 2]))(x, v),
+        (F, F),
+        ("scatter",),
+        shapes=((2, 3), (3,)),
+    ),
+    _row(
+        "put_wrap",
+        lambda x, v: fnp.put(x, [-8, 9, 1], v, mode="wrap", inplace=False),
+        lambda x, v: _np_put([-8, 9, 1], "wrap")(x, v),
+        (F, F),
+        ("scatter",),
+        shapes=((5,), (3,)),
+    ),
+    _row(
+        "put_clip",
+        lambda x, v: fnp.put(x, [-8, 9, 2], v, mode="clip", inplace=False),
+        lambda x, v: _np_put([-8, 9, 2], "clip")(x, v),
+        (F, F),
+        ("scatter",),
+        shapes=((5,), (3,)),
+    ),
+    _row(
+        "put_traced_indices",
+        lambda i, x, v: fnp.put(x, i, v, inplace=False),
+        lambda i, x, v: _np_put(i)(x, v),
+        (const(np.array([[3, 0], [-1, 2]])), F, F),
+        ("scatter",),
+        shapes=((2, 2), (2, 3), (4,)),
+    ),
+    _row(
+        "put_along_axis",
+        lambda x, v: fnp.put_along_axis(x, np.array([[0], [2]]), v, 1, inplace=False),
+        lambda x, v: _np_put_along_axis(x, np.array([[0], [2]]), v, 1),
+        (F, F),
+        ("scatter",),
+        shapes=((2, 3), (2, 1)),
+    ),
+    _row(
+        "put_along_axis_traced_indices",
+        lambda i, x, v: fnp.put_along_axis(x, i, v, 0, inplace=False),
+        lambda i, x, v: _np_put_along_axis(x, i, v, 0),
+        (const(np.array([[2, 0, 1]])), F, F),
+        ("scatter",),
+        shapes=((1, 3), (3, 3), (1, 3)),
+    ),
+    _row(
+        "put_along_axis_none",
+        lambda x, v: fnp.put_along_axis(x, np.array([4, -1]), v, None, inplace=False),
+        lambda x, v: _np_put_along_axis(x, np.array([4, -1]), v, None),
+        (F, F),
+        ("scatter",),
+        shapes=((2, 3), (2,)),
+    ),
+    _row(
+        "resize",
+        lambda x: fnp.resize(x, (3, 5)),
+        lambda x: np.resize(x, (3, 5)),
+        prims=("broadcast_in_dim", "reshape", "slice"),
+    ),
+    _row(
+        "block",
+        lambda a, b, c: fnp.block([[a, b], [c]]),
+        lambda a, b, c: np.block([[a, b], [c]]),
+        (F, F, F),
+        ("concatenate",),
+        shapes=((2, 2), (2, 1), (1, 3)),
+    ),
+    _row(
+        "block_promoted_leaves",
+        lambda a, b: fnp.block([a, b, 2.0]),
+        lambda a, b: np.block([a, b, 2.0]),
+        (F, F),
+        ("concatenate",),
+        shapes=((2,), ()),
+    ),
+]
+
+
+APPLY: list[OpInfo] = [
+    _row(
+        "vectorize",
+        fnp.vectorize(lambda a, b: fnp.sin(a) * b + a),
+        np.vectorize(lambda a, b: np.sin(a) * b + a),
+        (F, F),
+        ("sin", "mul"),
+    ),
+    _row(
+        "vectorize_signature_dot",
+        fnp.vectorize(lambda a, b: fnp.sum(a * b * a), signature="(n),(n)->()"),
+        np.vectorize(lambda a, b: np.sum(a * b * a), signature="(n),(n)->()"),
+        (F, F),
+        ("reduce_sum",),
+        shapes=((2, 1, 3), (4, 3)),
+    ),
+    _row(
+        "vectorize_signature_matvec",
+        fnp.vectorize(lambda m, v: fnp.tanh(m @ v), signature="(m,n),(n)->(m)"),
+        np.vectorize(lambda m, v: np.tanh(m @ v), signature="(m,n),(n)->(m)"),
+        (F, F),
+        ("dot_general", "tanh"),
+        shapes=((2, 3, 4), (4,)),
+    ),
+    _row(
+        "vectorize_excluded_kwarg",
+        lambda x, y: fnp.vectorize(lambda a, p, *, scale: scale * a**p, excluded={1, "scale"})(
+            x, 3, scale=y
+        ),
+        lambda x, y: np.vectorize(lambda a, p, *, scale: scale * a**p, excluded={1, "scale"})(
+            x, 3, scale=y
+        ),
+        (F, const(1.5)),
+        ("integer_pow",),
+    ),
+    _row(
+        "vectorize_keyword_vectorized",
+        lambda x, y: fnp.vectorize(lambda a, b: a * fnp.cos(b))(x, b=y),
+        lambda x, y: np.vectorize(lambda a, b: a * np.cos(b))(x, b=y),
+        (F, F),
+        ("cos",),
+    ),
+    _row(
+        "apply_along_axis_scalar",
+        lambda x: fnp.apply_along_axis(lambda v: fnp.sum(v * v) + v[0], 1, x),
+        lambda x: np.apply_along_axis(lambda v: np.sum(v * v) + v[0], 1, x),
+        prims=("reduce_sum",),
+        shapes=((2, 3, 4),),
+    ),
+    _row(
+        "apply_along_axis_matrix",
+        lambda x: fnp.apply_along_axis(lambda v: fnp.outer(v, fnp.sin(v)), 0, x),
+        lambda x: np.apply_along_axis(lambda v: np.outer(v, np.sin(v)), 0, x),
+        prims=("sin", "mul"),
+        shapes=((3, 2),),
+    ),
+    _row(
+        "apply_over_axes",
+        lambda x: fnp.apply_over_axes(fnp.sum, x * x, [0, -1]),
+        lambda x: np.apply_over_axes(np.sum, x * x, [0, -1]),
+        prims=("reduce_sum",),
+        shapes=((2, 3, 4),),
+    ),
+    _row(
+        "piecewise",
+        lambda x: fnp.piecewise(x, [x < 0, x >= 0], [lambda v: -(v**3), lambda v: fnp.sin(v)]),
+        lambda x: np.piecewise(x, [x < 0, x >= 0], [lambda v: -(v**3), np.sin]),
+        prims=("select_n",),
+        avoid=(0.0,),
+    ),
+    _row(
+        "piecewise_default_constant_args",
+        lambda x: fnp.piecewise(
+            x, [x < -1, x > 1], [lambda v, k: k * v, lambda v, k: fnp.exp(v) / k, 0.5], 2.0
+        ),
+        lambda x: np.piecewise(
+            x, [x < -1, x > 1], [lambda v, k: k * v, lambda v, k: np.exp(v) / k, 0.5], 2.0
+        ),
+        prims=("select_n",),
+        avoid=(-1.0, 1.0),
+    ),
+    _row(
+        "piecewise_single_condition",
+        lambda x: fnp.piecewise(x, x > 0.5, [lambda v: v * v, lambda v: -v]),
+        lambda x: np.piecewise(x, x > 0.5, [lambda v: v * v, lambda v: -v]),
+        prims=("select_n",),
+        avoid=(0.5,),
+        shapes=((5,),),
+    ),
+    _row(
+        "kaiser",
+        lambda b: fnp.kaiser(6, b),
+        lambda b: np.kaiser(6, b),
+        (Arg(domain=(0.5, 12.0)),),
+        ("exp", "div"),
+        shapes=((),),
+    ),
+    _row(
+        "kaiser_large_beta",  # the asymptotic branch of I0
+        lambda b: fnp.kaiser(5, b),
+        lambda b: np.kaiser(5, b),
+        (Arg(domain=(26.0, 60.0)),),
+        ("exp", "div"),
+        shapes=((),),
+    ),
+    _row(
+        "windows",
+        lambda x: x * (fnp.hamming(5) + fnp.hanning(5) + fnp.bartlett(5) + fnp.blackman(5)),
+        lambda x: x * (np.hamming(5) + np.hanning(5) + np.bartlett(5) + np.blackman(5)),
+        prims=("mul",),
+        shapes=((2, 5),),
+    ),
+]
+
+ROWS: list[OpInfo] = MANIP + APPLY

@@ -1,4 +1,5 @@
-"""Linear-algebra primitives: cholesky, triangular_solve, solve, eigh, svd, qr, det, slogdet, lu.
+"""Linear-algebra primitives: cholesky, triangular_solve, solve, eigh, svd, qr, det, adjugate,
+slogdet, lu.
 
 Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
@@ -36,11 +37,15 @@ Decisions (JAX's semantics unless noted):
   ``s (..., k)``, ``vt (..., k, n)`` with ``k = min(m, n)``; ``qr`` is reduced too
   (``q (..., m, k)``, ``r (..., k, n)``); its JVP assumes the leading ``k x k``
   block of ``a`` is non-singular.
-* ``det``/``slogdet``: ``d det = det tr(a^-1 da)``, ``d logabsdet = tr(a^-1 da)``,
-  the sign has derivative zero. Both are singular (infinite/NaN) at singular ``a``.
+* ``det``: ``d det = tr(adj(a) da)`` with the ``adjugate`` primitive (``det(a) a^-1``
+  computed from an SVD without division), so the gradient and the Hessian of ``det``
+  are exact at singular ``a`` too (JAX's values: the adjugate, zero below rank n-1).
+  ``slogdet``: ``d logabsdet = tr(a^-1 da)``, the sign has derivative zero; at singular
+  ``a`` (``logabsdet = -inf``) the derivative is NaN.
 * Singular or non-positive-definite inputs give NaN results, not an exception (as in
   JAX): ``solve``/``triangular_solve`` of a singular matrix and ``cholesky`` of a
-  matrix that is not positive definite fill that matrix's result with NaN. A
+  matrix that is not positive definite fill that matrix's result with NaN, as do
+  ``svd``, ``eigh`` and ``adjugate`` for a matrix with inf or NaN entries. A
   transform may evaluate a factorization on values the program never uses (the
   untaken branch of a ``cond`` under ``vmap``, whose residuals are zeros), so these
   primitives must not raise. Plain NumPy calls (``functrace.numpy.linalg`` on NumPy
@@ -63,13 +68,14 @@ from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.lax._util import check_same_dtypes, register
-from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sub
-from functrace.lax.reductions import reduce_sum
+from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sign, sub
+from functrace.lax.reductions import cumprod, reduce_sum
 from functrace.lax.shapes import (
     broadcast_in_dim,
     concatenate,
     dot_general,
     iota,
+    pad,
     slice,
     transpose,
 )
@@ -420,10 +426,14 @@ def _eigh_abstract(a: ShapedArray, *, lower: bool, eigvals_only: bool) -> list[S
 
 def _eigh_impl(a: np.ndarray, *, lower: bool, eigvals_only: bool) -> list[np.ndarray]:
     uplo: Literal["L", "U"] = "L" if lower else "U"
-    if eigvals_only:
-        return [np.linalg.eigvalsh(a, UPLO=uplo)]
-    w, v = np.linalg.eigh(a, UPLO=uplo)
-    return [w, v]
+
+    def run(a: np.ndarray) -> list[np.ndarray]:
+        if eigvals_only:
+            return [np.linalg.eigvalsh(a, UPLO=uplo)]
+        w, v = np.linalg.eigh(a, UPLO=uplo)
+        return [w, v]
+
+    return _nan_where_nonfinite(run, a)
 
 
 eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl, _eigh_abstract)
@@ -472,11 +482,25 @@ def _svd_abstract(a: ShapedArray, *, compute_uv: bool) -> list[ShapedArray]:
     return [ShapedArray((*lead, m, k), a.dtype), s, ShapedArray((*lead, k, n), a.dtype)]
 
 
+def _nan_where_nonfinite(fn: Callable[[np.ndarray], list[np.ndarray]], a: np.ndarray) -> Any:
+    """``fn(a)`` for a stack of matrices, with NaN results for the matrices holding inf or
+    NaN (on which LAPACK's iterations fail to converge and NumPy raises)."""
+    bad = ~np.isfinite(a).all(axis=(-2, -1))
+    if not bad.any():
+        return fn(a)
+    outs = fn(np.where(bad[..., None, None], 0, a).astype(a.dtype))
+    lead = bad.ndim
+    return [np.where(bad.reshape(bad.shape + (1,) * (o.ndim - lead)), np.nan, o) for o in outs]
+
+
 def _svd_impl(a: np.ndarray, *, compute_uv: bool) -> list[np.ndarray]:
-    if not compute_uv:
-        return [np.linalg.svd(a, compute_uv=False)]
-    u, s, vt = np.linalg.svd(a, full_matrices=False)
-    return [u, s, vt]
+    def run(a: np.ndarray) -> list[np.ndarray]:
+        if not compute_uv:
+            return [np.linalg.svd(a, compute_uv=False)]
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        return [u, s, vt]
+
+    return _nan_where_nonfinite(run, a)
 
 
 svd_p = _register_checked(Primitive("svd", multiple_results=True), _svd_impl, _svd_abstract)
@@ -594,9 +618,109 @@ def det(a: Any) -> Any:
     return det_p.bind(a)
 
 
-# d det = det tr(A^-1 dA)
-ad.defjvp2(det_p, lambda g, ans, a: mul(ans, _trace(solve(a, g))))
+# d det = tr(adj(A) dA): the adjugate is finite at singular A, where det A^-1 is not
+ad.defjvp(det_p, lambda g, a: reduce_sum(mul(_mT(adjugate(a)), g), _last_two(a)))
 batching.batching_rules[det_p] = _batch_unary(det_p)
+
+
+def _last_two(x: Any) -> tuple[int, int]:
+    nd = len(_shape(x))
+    return (nd - 2, nd - 1)
+
+
+# ---------------------------------------------------------------------------
+# adjugate: adj(A) = det(A) A^-1 (the transposed cofactor matrix), defined for every A
+# ---------------------------------------------------------------------------
+#
+# With an SVD A = U diag(s) V^T and sigma = det(U) det(V) = +-1,
+#     adj(A) = sigma V diag(p) U^T,   p_i = prod_{l != i} s_l,
+# which needs no division, so it is exact at singular A (rank n-1: one non-zero term;
+# lower rank: zero). Its derivative follows from adj(U M V^T) = sigma V adj(M) U^T with
+# M = diag(s) + F, F = U^T dA V, and the derivative of adj at a diagonal matrix:
+#     d adj(diag(s))[F]_ii = sum_k q_ik F_kk,   d adj(diag(s))[F]_ij = -q_ij F_ij (i != j),
+# q_ij = prod_{l != i, j} s_l (q_ii = 0). Again no division: the Hessian of det is exact
+# at singular matrices too. Any SVD of A gives the same values (both formulas are
+# polynomials in A), so repeated singular values are harmless; only derivatives of
+# order three and more of det differentiate the SVD itself.
+
+
+def _adjugate_abstract(a: ShapedArray) -> ShapedArray:
+    _check_square("adjugate", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _exclusive_products_np(s: np.ndarray) -> np.ndarray:
+    """``p_i = prod_{l != i} s_l`` along the last axis, without division."""
+    ones = np.ones(s.shape[:-1] + (1,), s.dtype)
+    before = np.concatenate([ones, np.cumprod(s[..., :-1], axis=-1)], axis=-1)
+    after = np.flip(np.cumprod(np.flip(s[..., 1:], -1), axis=-1), -1)
+    return before * np.concatenate([after, ones], axis=-1)
+
+
+def _adjugate_impl(a: np.ndarray) -> np.ndarray:
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape, a.dtype)
+    finite = np.isfinite(a).all(axis=(-2, -1))
+    safe = np.where(finite[..., None, None], a, np.eye(a.shape[-1], dtype=a.dtype))
+    u, s, vt = np.linalg.svd(safe)
+    sigma = np.sign(np.linalg.det(u) * np.linalg.det(vt)).astype(a.dtype)
+    p = _exclusive_products_np(s)
+    adj = np.matmul(np.swapaxes(vt, -1, -2) * p[..., None, :], np.swapaxes(u, -1, -2))
+    adj = adj * sigma[..., None, None]
+    return np.where(finite[..., None, None], adj, np.nan).astype(a.dtype)
+
+
+adjugate_p = _register_checked(Primitive("adjugate"), _adjugate_impl, _adjugate_abstract)
+
+
+def adjugate(a: Any) -> Any:
+    """The adjugate ``det(a) inv(a)`` of square ``a (..., n, n)`` (the transposed matrix
+    of cofactors), finite for singular ``a`` too; its derivative is exact everywhere."""
+    return adjugate_p.bind(a)
+
+
+def _shift_in_one(x: Any, right: bool) -> Any:
+    """``x`` shifted by one along its last axis, a 1 entering at the vacated end."""
+    nd = len(_shape(x))
+    cfg = ((0, 0, 0),) * (nd - 1) + (((1, -1, 0),) if right else ((-1, 1, 0),))
+    return pad(x, np.ones((), core.get_aval(x).dtype)[()], cfg)
+
+
+def _pair_products(s: Any) -> Any:
+    """``q_ij = prod_{l != i, j} s_l`` for ``i != j`` and ``q_ii = 0`` (lax operations)."""
+    n = _shape(s)[-1]
+    shape = _shape(s) + (n,)
+    nd = len(shape)
+    before = _rows_of(_shift_in_one(cumprod(s, nd - 2), right=True), shape)  # prod_{l < i}
+    after = _cols_of(_shift_in_one(cumprod(s, nd - 2, reverse=True), right=False), shape)
+    # between[i, j] = prod_{i < l < j} s_l: cumulative products of s masked to l > i
+    later = _const(before, np.triu(np.ones((n, n)), 1))
+    masked = add(mul(_cols_of(s, shape), later), sub(_const(before, np.ones((n, n))), later))
+    between = _shift_in_one(cumprod(masked, nd - 1), right=True)
+    upper = _triu(mul(mul(before, between), after), 1)
+    return add(upper, _mT(upper))
+
+
+def _adjugate_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    (a,), (g,) = primals, tangents
+    out = adjugate(a)
+    if type(g) is Zero:
+        return out, Zero.from_primal(out)
+    u, s, vt = svd(a)
+    v = _mT(vt)
+    shape = _shape(a)
+    sigma = sign(mul(det(u), det(vt)))
+    f = _mm(_mT(u), _mm(g, v))  # F = U^T dA V
+    q = _pair_products(s)
+    on_diag = reduce_sum(mul(q, _cols_of(_diag(f), shape)), (len(shape) - 1,))
+    d_adj_s = sub(_masked(_rows_of(on_diag, shape), np.eye(shape[-1])), mul(q, f))
+    nd = len(shape)
+    sigma_m = broadcast_in_dim(sigma, shape, tuple(range(nd - 2)))
+    return out, mul(sigma_m, _mm(v, _mm(d_adj_s, _mT(u))))
+
+
+ad.jvp_rules[adjugate_p] = _adjugate_jvp
+batching.batching_rules[adjugate_p] = _batch_unary(adjugate_p)
 
 
 def _slogdet_abstract(a: ShapedArray) -> list[ShapedArray]:
@@ -711,6 +835,8 @@ batching.batching_rules[lu_p] = _batch_unary(lu_p)
 
 
 __all__ = [
+    "adjugate",
+    "adjugate_p",
     "cholesky",
     "cholesky_p",
     "det",

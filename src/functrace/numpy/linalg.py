@@ -28,7 +28,17 @@ Decisions (JAX's where NumPy has no gradient convention):
 * ``norm`` at zero: the gradient of every norm at the zero vector (and of the
   Frobenius norm at the zero matrix) is 0 (a subgradient), not NaN.
 * ``multi_dot`` on tracers multiplies in the cheapest order (as NumPy does).
+* ``det``'s gradient is the transposed adjugate, exact at singular matrices (and so
+  is its Hessian); ``lstsq``'s derivatives at full rank need no distinct singular
+  values (see each function).
+* ``lstsq``'s residuals are computed whenever ``M > N`` on traced inputs (NumPy leaves
+  them empty for rank-deficient ``a``, a value-dependent shape).
+* ``eig``/``eigvals`` take NumPy inputs only (complex results); traced inputs raise.
 * Complex traced inputs raise ``NotImplementedError``.
+
+The functions live in ``linalg`` (solves, determinants, decompositions),
+``_linalg_norms`` (norms, ``cond``, ``matrix_rank``, ``svdvals``) and ``_linalg_more``
+(``lstsq``, the array API's functions, tensor solves, ``eig``).
 """
 
 from __future__ import annotations
@@ -46,15 +56,41 @@ from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast
 from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._indexing import where
 from functrace.numpy._linalg import dot, matmul
-from functrace.numpy._math import absolute, astype, sqrt
+from functrace.numpy._linalg_more import (
+    EigResult,
+    cross,
+    diagonal,
+    eig,
+    eigvals,
+    lstsq,
+    matrix_transpose,
+    outer,
+    tensordot,
+    tensorinv,
+    tensorsolve,
+    trace,
+    vecdot,
+)
+from functrace.numpy._linalg_norms import (
+    cond,
+    matrix_norm,
+    matrix_rank,
+    norm,
+    svdvals,
+    vector_norm,
+)
+from functrace.numpy._linalg_util import (
+    _NOVALUE,
+    LinAlgError,
+    _check_matrix,
+    _eye_like,
+    _float_dtype,
+    _matrix,
+    _mT,
+    _shape,
+)
 from functrace.numpy._reductions import max as _max
-from functrace.numpy._reductions import min as _min
-from functrace.numpy._reductions import sum as _sum
-from functrace.numpy._shape import expand_dims, moveaxis, reshape, swapaxes
-
-LinAlgError = np.linalg.LinAlgError
-_F64 = np.dtype(np.float64)
-_NOVALUE: Any = np._NoValue  # type: ignore[attr-defined]
+from functrace.numpy._shape import expand_dims
 
 
 class EighResult(NamedTuple):
@@ -81,63 +117,6 @@ class QRResult(NamedTuple):
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-
-def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
-    """The dtype NumPy's linalg computes ``dtype`` in (for real inputs)."""
-    if dtype.kind in "biu":
-        return _F64
-    if dtype.kind == "f":
-        if dtype.itemsize < 4:
-            raise TypeError(
-                f"{fname}: expected float32 or float64 (or integer) input, got "
-                f"{dtype.name}, which NumPy's linalg does not support either. "
-                f"Cast with .astype(np.float32)."
-            )
-        return dtype
-    if dtype.kind == "c":
-        raise NotImplementedError(
-            f"{fname}: expected real input on traced arrays, got "
-            f"{dtype.name}. Complex linear algebra is not differentiable "
-            f"in functrace yet."
-        )
-    raise TypeError(f"{fname}: expected a numeric array, got {dtype.name}.")
-
-
-def _check_matrix(fname: str, aval: core.ShapedArray, square: bool) -> None:
-    if aval.ndim < 2:
-        raise LinAlgError(
-            f"{fname}: expected an array with at least 2 dimensions (a matrix or a stack of "
-            f"matrices), got shape {aval.shape}. Reshape a vector to (n, 1) or (1, n)."
-        )
-    if square and aval.shape[-1] != aval.shape[-2]:
-        raise LinAlgError(
-            f"{fname}: expected square matrices (last 2 dimensions equal), got shape "
-            f"{aval.shape}. Use pinv, lstsq-style solves via pinv, or svd for rectangular ones."
-        )
-
-
-def _matrix(fname: str, a: Any, square: bool = True) -> Any:
-    """``a`` as a float tracer/array of shape (..., m, n), checked like NumPy does."""
-    a = asarray_or_tracer(a, fname)
-    aval = core.get_aval(a)
-    _check_matrix(fname, aval, square)
-    return cast(a, _float_dtype(fname, aval.dtype))
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return core.get_aval(x).shape
-
-
-def _mT(x: Any) -> Any:
-    return swapaxes(x, -1, -2)
-
-
-def _eye_like(a: Any) -> Any:
-    """Identity matrices of ``a``'s dtype broadcast over its leading dimensions."""
-    shape = _shape(a)
-    eye = np.eye(shape[-1], dtype=core.get_aval(a).dtype)
-    return ls.broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1))
 
 
 def _uplo(UPLO: Any) -> Literal["L", "U"]:
@@ -361,8 +340,9 @@ def multi_dot(arrays: Sequence[Any], *, out: None = None) -> Any:
 def det(a: Any) -> Any:
     """Determinant of square ``a`` (or of each matrix of a stack).
 
-    NOTE: the derivative ``det(a) * inv(a).T`` is computed with a solve, so it is not
-    finite at singular ``a``.
+    The gradient is the transposed adjugate ``det(a) * inv(a).T``, computed from an SVD
+    without dividing by ``det(a)``: it is exact at singular ``a`` too (the cofactor
+    matrix; zero when the rank is below ``n - 1``), and so is the Hessian (JAX's values).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> float(fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]])))
@@ -375,6 +355,10 @@ def det(a: Any) -> Any:
 def slogdet(a: Any) -> SlogdetResult:
     """``(sign, logabsdet)`` with ``det(a) = sign * exp(logabsdet)``; the sign has
     derivative 0.
+
+    NOTE: at singular ``a`` (``sign == 0``, ``logabsdet == -inf``) the derivative of
+    ``logabsdet`` is NaN: it has no finite value there (JAX gives a mix of infinities
+    and NaN that depends on its pivoting).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.slogdet(np.array([[-2.0, 0.0], [0.0, 1.0]])).sign
@@ -507,149 +491,41 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
-# ---------------------------------------------------------------------------
-# Norms
-# ---------------------------------------------------------------------------
-
-
-def _safe_sqrt(s: Any) -> Any:
-    # NOTE: sqrt(s) with derivative 0 (not inf * 0 = NaN) where s == 0: a subgradient.
-    zero = s == 0
-    return where(zero, 0, sqrt(where(zero, 1, s)))
-
-
-def _safe_root(s: Any, p: float) -> Any:
-    # s ** (1 / p), with derivative 0 where s == 0.
-    zero = s == 0
-    return where(zero, 0, where(zero, 1, s) ** (1.0 / p))
-
-
-def _svd_norm(x: Any, row: int, col: int, reduce: Any) -> Any:
-    y = moveaxis(x, (row, col), (-2, -1))
-    return reduce(ll.svd(y, compute_uv=False)[0], axis=-1)
-
-
-def _axis_tuple(axis: Any, nd: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(nd))
-    if isinstance(axis, tuple):
-        return axis
-    try:
-        return (operator.index(axis),)
-    except TypeError:
-        raise TypeError(
-            f"norm: expected axis None, an integer or a tuple of integers, got {axis!r}."
-        ) from None
-
-
-@numpy_path(
-    lambda x, ord=None, axis=None, keepdims=False: np.linalg.norm(
-        x, ord=ord, axis=axis, keepdims=keepdims
-    )
-)
-def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
-    """Vector or matrix norm, with NumPy's ``ord``/``axis``/``keepdims`` semantics.
-
-    Vectors (``axis`` an int, or ``x`` 1-D): ``ord`` in None/2 (Euclidean), 1, inf,
-    -inf, 0 (count of non-zeros), or any other number p (``sum(|x|**p)**(1/p)``).
-    Matrices (``axis`` a pair, or ``x`` 2-D): ``None``/``'fro'``, ``'nuc'`` (sum of
-    singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min
-    column sum of ``|x|``), inf / -inf (max / min row sum).
-
-    NOTE: at the zero vector every vector norm has gradient 0, and so has the Frobenius
-    norm at the zero matrix (a subgradient, like JAX's "safe norm"; the naive formula
-    gives NaN). Elsewhere the gradient is the usual one, e.g. ``x / norm(x)`` for 2.
-
-    >>> import numpy as np, functrace.numpy as fnp
-    >>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
-    5.0
-    """
-    x = asarray_or_tracer(x, "norm")
-    x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
-    shape = _shape(x)
-    nd = len(shape)
-    if axis is None and (
-        ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)
-    ):
-        ret = _safe_sqrt(_sum(x * x))
-        return reshape(ret, (1,) * nd) if keepdims else ret
-    axes = _axis_tuple(axis, nd)
-    if len(axes) == 1:
-        if isinstance(ord, str):
-            raise ValueError(
-                f"norm: expected a numeric ord for vectors, got {ord!r}. 'fro' "
-                f"and 'nuc' are matrix norms: pass a pair of axes."
-            )
-        absx = absolute(x)
-        if ord == np.inf:
-            return _max(absx, axis=axes, keepdims=keepdims)
-        if ord == -np.inf:
-            return _min(absx, axis=axes, keepdims=keepdims)
-        if ord == 0:
-            return _sum(astype(x != 0, x.dtype), axis=axes, keepdims=keepdims)
-        if ord == 1:
-            return _sum(absx, axis=axes, keepdims=keepdims)
-        if ord is None or ord == 2:
-            return _safe_sqrt(_sum(x * x, axis=axes, keepdims=keepdims))
-        return _safe_root(_sum(absx**ord, axis=axes, keepdims=keepdims), ord)
-    if len(axes) == 2:
-        row, col = (_normalize_axis(a, nd) for a in axes)
-        if row == col:
-            raise ValueError(f"norm: expected two different axes, got {axis}.")
-        if ord == 2:
-            ret = _svd_norm(x, row, col, _max)
-        elif ord == -2:
-            ret = _svd_norm(x, row, col, _min)
-        elif ord in (1, -1):
-            c = col - (col > row)
-            ret = (_max if ord == 1 else _min)(_sum(absolute(x), axis=row), axis=c)
-        elif ord in (np.inf, -np.inf):
-            r = row - (row > col)
-            ret = (_max if ord > 0 else _min)(_sum(absolute(x), axis=col), axis=r)
-        elif ord in (None, "fro", "f"):
-            ret = _safe_sqrt(_sum(x * x, axis=(row, col)))
-        elif ord == "nuc":
-            ret = _svd_norm(x, row, col, _sum)
-        else:
-            raise ValueError(
-                f"norm: expected a matrix ord in None, 'fro', 'nuc', 1, -1, 2, -2, "
-                f"inf, -inf, got {ord!r}."
-            )
-        if keepdims:
-            kept = list(shape)
-            kept[row] = kept[col] = 1
-            ret = reshape(ret, tuple(kept))
-        return ret
-    raise ValueError(
-        f"norm: expected 1 or 2 axes (a vector or a matrix norm), got axis={axis} "
-        f"for an array of shape {shape}. Pass axis= explicitly."
-    )
-
-
-def _normalize_axis(axis: Any, nd: int) -> int:
-    a = operator.index(axis)
-    if not -nd <= a < nd:
-        raise np.exceptions.AxisError(f"norm: expected axes in [{-nd}, {nd}), got {axis}.")
-    return a % nd
-
-
 __all__ = [
+    "EigResult",
     "EighResult",
     "LinAlgError",
     "QRResult",
     "SVDResult",
     "SlogdetResult",
     "cholesky",
+    "cond",
+    "cross",
     "det",
+    "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
+    "lstsq",
+    "matrix_norm",
     "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
     "multi_dot",
     "norm",
+    "outer",
     "pinv",
     "qr",
     "slogdet",
     "solve",
     "svd",
+    "svdvals",
+    "tensordot",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
+    "vecdot",
+    "vector_norm",
 ]

@@ -11,8 +11,11 @@ Decisions (see also ``functrace/README.md``):
 * **x64 semantics.** functrace's default float is float64 and its default int is
   int64, so ``normal(key, shape)`` returns float64 and matches JAX with
   ``jax_enable_x64`` on; pass ``dtype=np.float32`` for JAX's default-mode samples
-  (those do not depend on the x64 flag). ``bits`` defaults to uint64, ``randint`` and
-  ``poisson`` to int64, and integer seeds are 64-bit (negative seeds as in x64 mode).
+  (those do not depend on the x64 flag). ``bits`` defaults to uint64, ``randint``,
+  ``poisson``, ``geometric`` and ``rademacher`` to int64, and integer seeds are 64-bit
+  (negative seeds as in x64 mode). Where JAX's samples depend on the flag beyond the
+  dtype arguments they are x64's: ``rademacher`` (and ``generalized_normal``, ``ball``,
+  ``double_sided_maxwell``, which use it) draws a float64 uniform whatever its dtype.
 * **One key representation.** Every key is a ``uint32`` array whose last axis has
   length 2 (JAX's "raw" keys); ``key``, ``PRNGKey``, ``split``, ``fold_in`` and
   ``wrap_key_data`` all return such arrays, and ``key_data`` returns them unchanged.
@@ -21,9 +24,18 @@ Decisions (see also ``functrace/README.md``):
 * Samplers are built from primitives, so they run under ``jit`` (the cipher compiles
   to one native loop), ``vmap`` and ``grad``; reparameterised samplers pass gradients
   to their parameters (``uniform``'s bounds, ``truncated_normal``'s bounds,
-  ``multivariate_normal``'s mean and covariance), and ``gamma``/``beta``/``dirichlet``
-  differentiate in their shape parameters by JAX's implicit rule (the derivative of the
-  gamma CDF at the sample).
+  ``multivariate_normal``'s mean and covariance, and the closed-form transforms
+  ``lognormal``, ``pareto``, ``rayleigh``, ``wald``, ``weibull_min``,
+  ``double_sided_maxwell``, ``triangular``), and ``gamma``/``beta``/``dirichlet`` and
+  the samplers built on gamma (``t``, ``chisquare``, ``f``, ``generalized_normal``,
+  ``ball``) differentiate in their parameters by JAX's implicit rule (the derivative of
+  the gamma CDF at the sample).
+* JAX's argument rules are kept, quirks included, so that the same calls give the
+  same samples: a float64 parameter for a float32 sample is an error (as JAX's
+  promotion check), ``weibull_min``'s ``shape`` is the shape of its uniform draws,
+  ``double_sided_maxwell`` draws ``shape + s`` (``s + s`` for an empty ``shape``), and
+  ``multinomial``'s ``shape`` includes the category axis. ``out_sharding`` is accepted
+  as ``None`` only: functrace has no shardings.
 
 >>> import functrace.random as random
 >>> key = random.PRNGKey(0)
@@ -31,6 +43,7 @@ Decisions (see also ``functrace/README.md``):
 array([4070199207, 4202968722], dtype=uint32)
 """
 
+from functrace.random._binomial import binomial, multinomial
 from functrace.random._continuous import (
     exponential,
     gumbel,
@@ -41,11 +54,22 @@ from functrace.random._continuous import (
     truncated_normal,
     uniform,
 )
-from functrace.random._discrete import bernoulli, categorical, choice, permutation, poisson, randint
+from functrace.random._discrete import (
+    bernoulli,
+    categorical,
+    choice,
+    geometric,
+    permutation,
+    poisson,
+    rademacher,
+    randint,
+)
 from functrace.random._gamma import beta, dirichlet, gamma, loggamma
+from functrace.random._gamma_derived import ball, chisquare, f, generalized_normal, t
 from functrace.random._keys import (
     PRNGKey,
     bits,
+    clone,
     fold_in,
     key,
     key_data,
@@ -53,18 +77,39 @@ from functrace.random._keys import (
     split,
     wrap_key_data,
 )
+from functrace.random._transforms import (
+    cauchy,
+    double_sided_maxwell,
+    lognormal,
+    maxwell,
+    orthogonal,
+    pareto,
+    rayleigh,
+    triangular,
+    wald,
+    weibull_min,
+)
 
 __all__ = [
     "PRNGKey",
+    "ball",
     "bernoulli",
     "beta",
+    "binomial",
     "bits",
     "categorical",
+    "cauchy",
+    "chisquare",
     "choice",
+    "clone",
     "dirichlet",
+    "double_sided_maxwell",
     "exponential",
+    "f",
     "fold_in",
     "gamma",
+    "generalized_normal",
+    "geometric",
     "gumbel",
     "key",
     "key_data",
@@ -72,13 +117,24 @@ __all__ = [
     "laplace",
     "loggamma",
     "logistic",
+    "lognormal",
+    "maxwell",
+    "multinomial",
     "multivariate_normal",
     "normal",
+    "orthogonal",
+    "pareto",
     "permutation",
     "poisson",
+    "rademacher",
     "randint",
+    "rayleigh",
     "split",
+    "t",
+    "triangular",
     "truncated_normal",
     "uniform",
+    "wald",
+    "weibull_min",
     "wrap_key_data",
 ]

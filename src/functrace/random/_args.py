@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+import functrace.numpy as fnp
 from functrace import core, lax
 from functrace.core import Tracer
 
@@ -54,10 +55,13 @@ def _full(like: Any, value: Any, dtype: Any) -> Any:
     return lax.full_like(like, value, np.dtype(dtype))
 
 
-def _float_dtype(name: str, dtype: Any) -> np.dtype:
+def _float_dtype(name: str, dtype: Any, complex_ok: bool = False) -> np.dtype:
     dt = _DEFAULT_FLOAT if dtype is None else np.dtype(dtype)
+    if dt.kind == "c" and complex_ok:
+        return dt
     if dt.kind != "f":
-        raise TypeError(f"random.{name}: expected a floating-point dtype, got {dt.name}.")
+        what = "a floating-point or complex" if complex_ok else "a floating-point"
+        raise TypeError(f"random.{name}: expected {what} dtype, got {dt.name}.")
     return dt
 
 
@@ -94,3 +98,67 @@ def _int_dtype(name: str, dtype: Any) -> np.dtype:
     if dt.kind not in "iu":
         raise TypeError(f"random.{name}: expected an integer dtype, got {dt.name}.")
     return dt
+
+
+def _check_sharding(name: str, out_sharding: Any) -> None:
+    """JAX's ``out_sharding`` keyword: only ``None`` (functrace has no shardings; the
+    values never depend on one)."""
+    if out_sharding is not None:
+        raise ValueError(
+            f"random.{name}: expected out_sharding=None (functrace runs on one device and "
+            f"has no shardings), got {out_sharding!r}."
+        )
+
+
+def _check_castable(name: str, dt: np.dtype, *params: Any) -> None:
+    """JAX's rule for a sampler's parameters: each must convert to ``dt`` without losing
+    precision (a float64 array into float32 is an error; Python scalars, which are weak,
+    and integers always convert)."""
+    for p in params:
+        aval = core.get_aval(
+            p if isinstance(p, Tracer) or core.is_python_scalar(p) else np.asarray(p)
+        )
+        if aval.weak_type or aval.dtype.kind in "biu":
+            continue
+        if aval.dtype.kind not in "fc" or np.result_type(aval.dtype, dt) != dt:
+            raise TypeError(
+                f"random.{name}: expected parameters that convert to {dt.name} without "
+                f"loss, got {aval.dtype.name}. Pass dtype={aval.dtype.name} or convert the "
+                f"parameter first."
+            )
+
+
+def _param_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
+    """The sample shape: ``shape`` (checked against the parameters' shapes) or, when it
+    is None, the broadcast of the parameters' shapes."""
+    shapes = [_shape_of(p) for p in params]
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            raise ValueError(
+                f"random.{name}: expected parameters of broadcast-compatible shapes, got {shapes}."
+            ) from None
+    shp = _canonical_shape(name, shape)
+    _check_shape(name, shp, *shapes)
+    return shp
+
+
+def _inexact_dtype(x: Any) -> np.dtype:
+    """``x``'s dtype if it is floating-point (or complex), else the default float (JAX's
+    ``promote_dtypes_inexact`` with x64 on)."""
+    dt = _dtype_of(x)
+    return dt if dt.kind in "fc" else _DEFAULT_FLOAT
+
+
+def _saturating_int(x: Any, dt: np.dtype) -> Any:
+    """Float ``x`` converted to the integer ``dt`` as XLA does: out-of-range values
+    saturate and NaN becomes 0 (NumPy's cast is undefined there)."""
+    info = np.iinfo(dt)
+    xdt = _dtype_of(x)
+    hi = np.array(float(info.max), xdt)  # rounds up to a power of two: out of range
+    lo = np.array(float(info.min), xdt)
+    ok = (x < hi) & (x >= lo)
+    out = fnp.where(ok, x, np.array(0, xdt)).astype(dt)
+    out = fnp.where(x >= hi, np.array(info.max, dt), out)
+    return fnp.where(x < lo, np.array(info.min, dt), out)

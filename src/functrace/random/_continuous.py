@@ -18,13 +18,14 @@ from functrace.random._args import (
     _as,
     _canonical_shape,
     _check_shape,
+    _check_sharding,
     _dtype_of,
     _float_dtype,
     _full,
     _quiet,
     _shape_of,
 )
-from functrace.random._keys import _check_key, _random_bits
+from functrace.random._keys import _check_key, _random_bits, split
 
 
 def _unit_floats(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -45,6 +46,8 @@ def uniform(
     dtype: Any = None,
     minval: Any = 0.0,
     maxval: Any = 1.0,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Uniform samples in ``[minval, maxval)`` (default dtype float64).
 
@@ -53,6 +56,7 @@ def uniform(
     array([0.947667 , 0.9785799], dtype=float32)
     """
     key = _check_key("uniform", key)
+    _check_sharding("uniform", out_sharding)
     shape = _canonical_shape("uniform", shape)
     dt = _float_dtype("uniform", dtype)
     return _uniform(key, shape, dt, minval, maxval)
@@ -66,17 +70,33 @@ def _uniform(key: Any, shape: tuple[int, ...], dt: np.dtype, minval: Any, maxval
 
 
 @_quiet
-def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Standard normal samples (``sqrt(2) * erf_inv(u)``, u uniform on (-1, 1)).
+def normal(
+    key: Any, shape: Sequence[int] = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
+    """Standard normal samples (``sqrt(2) * erf_inv(u)``, u uniform on (-1, 1)); for a
+    complex dtype, unit-variance circular samples, as JAX.
 
     >>> import functrace.random as random
-    >>> random.normal(random.PRNGKey(0), (2,), dtype="float32")
-    array([1.6226422, 2.0252647], dtype=float32)
+    >>> random.normal(random.PRNGKey(0), (2,))
+    array([-0.20584214, -0.78476578])
     """
     key = _check_key("normal", key)
+    _check_sharding("normal", out_sharding)
     shape = _canonical_shape("normal", shape)
-    dt = _float_dtype("normal", dtype)
+    dt = _float_dtype("normal", dtype, complex_ok=True)
+    if dt.kind == "c":
+        return _complex_normal(key, shape, dt)
     return _normal(key, shape, dt)
+
+
+def _complex_normal(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
+    # unit variance: real and imaginary parts from the two halves of split(key), each
+    # divided by sqrt(2) (JAX's layout)
+    both = split(key)
+    rd = np.empty((), dt).real.dtype
+    re = fnp.astype(_normal(both[0], shape, rd), dt)
+    im = fnp.astype(_normal(both[1], shape, rd), dt)
+    return (re + 1j * im) / np.array(math.sqrt(2), dt)
 
 
 def _normal(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
@@ -87,7 +107,13 @@ def _normal(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
 
 @_quiet
 def truncated_normal(
-    key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None, dtype: Any = None
+    key: Any,
+    lower: Any,
+    upper: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Normal samples truncated to the open interval ``(lower, upper)``.
 
@@ -97,6 +123,7 @@ def truncated_normal(
     True
     """
     key = _check_key("truncated_normal", key)
+    _check_sharding("truncated_normal", out_sharding)
     dt = _float_dtype("truncated_normal", dtype)
     lower, upper = _as(lower, dt), _as(upper, dt)
     if shape is None:
@@ -124,7 +151,9 @@ def _same(x: Any, y: Any) -> tuple[Any, Any]:
 
 
 @_quiet
-def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def exponential(
+    key: Any, shape: Sequence[int] = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Exponential(1) samples: ``-log1p(-u)``.
 
     >>> import functrace.random as random
@@ -132,6 +161,7 @@ def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     True
     """
     key = _check_key("exponential", key)
+    _check_sharding("exponential", out_sharding)
     dt = _float_dtype("exponential", dtype)
     return _exponential(key, _canonical_shape("exponential", shape), dt)
 
@@ -142,7 +172,9 @@ def _exponential(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
 
 
 @_quiet
-def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def laplace(
+    key: Any, shape: Sequence[int] = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Laplace(0, 1) samples.
 
     >>> import functrace.random as random
@@ -150,6 +182,7 @@ def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     (3,)
     """
     key = _check_key("laplace", key)
+    _check_sharding("laplace", out_sharding)
     dt = _float_dtype("laplace", dtype)
     shp = _canonical_shape("laplace", shape)
     u = _uniform(key, shp, dt, -1.0 + np.finfo(dt).epsneg, 1.0)
@@ -157,7 +190,9 @@ def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
 
 
 @_quiet
-def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def logistic(
+    key: Any, shape: Sequence[int] = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Standard logistic samples: ``log(u) - log1p(-u)``.
 
     >>> import functrace.random as random
@@ -165,6 +200,7 @@ def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     (3,)
     """
     key = _check_key("logistic", key)
+    _check_sharding("logistic", out_sharding)
     dt = _float_dtype("logistic", dtype)
     shp = _canonical_shape("logistic", shape)
     x = _uniform(key, shp, dt, np.finfo(dt).tiny, 1.0)
@@ -172,7 +208,14 @@ def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
 
 
 @_quiet
-def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Any:
+def gumbel(
+    key: Any,
+    shape: Sequence[int] = (),
+    dtype: Any = None,
+    mode: str | None = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Standard Gumbel samples: ``-log(-log(u))``; ``mode="high"`` uses two uniforms per
     sample for more resolution near 0 (as JAX).
 
@@ -181,6 +224,7 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | N
     (3,)
     """
     key = _check_key("gumbel", key)
+    _check_sharding("gumbel", out_sharding)
     dt = _float_dtype("gumbel", dtype)
     return _gumbel(key, _canonical_shape("gumbel", shape), dt, mode)
 
@@ -206,6 +250,8 @@ def multivariate_normal(
     shape: Sequence[int] | None = None,
     dtype: Any = None,
     method: str = "cholesky",
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Samples ``mean + L z`` with ``L L^T = cov`` (``method``: cholesky, eigh or svd).
 
@@ -214,6 +260,7 @@ def multivariate_normal(
     (5, 2)
     """
     key = _check_key("multivariate_normal", key)
+    _check_sharding("multivariate_normal", out_sharding)
     if dtype is None:  # the promoted dtype of mean and cov (as JAX)
         dts = [_dtype_of(v) for v in (mean, cov)]
         dtype = np.result_type(*dts)

@@ -19,9 +19,13 @@ from functrace.random._args import (
     _as,
     _canonical_shape,
     _check_shape,
+    _check_sharding,
     _index,
+    _inexact_dtype,
     _int_dtype,
+    _param_shape,
     _quiet,
+    _saturating_int,
     _shape_of,
 )
 from functrace.random._continuous import _gumbel, _uniform
@@ -30,7 +34,14 @@ from functrace.random._special import _lgamma
 
 
 @_quiet
-def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low") -> Any:
+def bernoulli(
+    key: Any,
+    p: Any = 0.5,
+    shape: Sequence[int] | None = None,
+    mode: str = "low",
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Booleans that are True with probability ``p``.
 
     >>> import functrace.random as random
@@ -38,6 +49,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
     dtype('bool')
     """
     key = _check_key("bernoulli", key)
+    _check_sharding("bernoulli", out_sharding)
     if not isinstance(p, Tracer):
         p = np.asarray(p)
         if p.dtype.kind != "f":
@@ -65,7 +77,15 @@ def _clip_to(x: Any, dtype: np.dtype) -> Any:
 
 
 @_quiet
-def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Any:
+def randint(
+    key: Any,
+    shape: Sequence[int],
+    minval: Any,
+    maxval: Any,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Integers uniform on ``[minval, maxval)`` (default dtype int64), with JAX's
     algorithm: two draws of random bits combined modulo the span.
 
@@ -74,6 +94,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
     array([5, 1, 5, 7])
     """
     key = _check_key("randint", key)
+    _check_sharding("randint", out_sharding)
     shp = _canonical_shape("randint", shape)
     dt = _int_dtype("randint", dtype)
     if dt.itemsize < 4:  # JAX samples 8- and 16-bit integers as int32 (less bias)
@@ -131,7 +152,9 @@ def _shuffle(key: Any, x: Any, axis: int) -> Any:
 
 
 @_quiet
-def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
+def permutation(
+    key: Any, x: Any, axis: int = 0, independent: bool = False, *, out_sharding: Any = None
+) -> Any:
     """A random permutation of ``arange(x)`` (int ``x``) or of ``x`` along ``axis``;
     ``independent=True`` shuffles each slice along ``axis`` on its own (as JAX).
 
@@ -140,6 +163,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     array([0, 1, 4, 3, 2])
     """
     key = _check_key("permutation", key)
+    _check_sharding("permutation", out_sharding)
     if not isinstance(x, Tracer):
         x = np.asarray(x)
     shp = _shape_of(x)
@@ -240,6 +264,8 @@ def categorical(
     shape: Sequence[int] | None = None,
     replace: bool = True,
     mode: str | None = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Indices drawn with probabilities ``softmax(logits)`` along ``axis`` (the Gumbel-max
     trick, as JAX; ``replace=False``: Gumbel top-k).
@@ -249,6 +275,7 @@ def categorical(
     (5,)
     """
     key = _check_key("categorical", key)
+    _check_sharding("categorical", out_sharding)
     if not isinstance(logits, Tracer):
         logits = np.asarray(logits)
     ls = _shape_of(logits)
@@ -329,7 +356,14 @@ def _poisson_rejection(key: Any, lam: Any, shp: tuple[int, ...], dt: np.dtype) -
 
 
 @_quiet
-def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def poisson(
+    key: Any,
+    lam: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Poisson(lam) samples (default dtype int64): Knuth's method for lam < 10, Hormann's
     transformed rejection above, computed in float32 as JAX does.
 
@@ -338,6 +372,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
     dtype('int64')
     """
     key = _check_key("poisson", key)
+    _check_sharding("poisson", out_sharding)
     dt = _int_dtype("poisson", dtype)
     shp = _shape_of(lam) if shape is None else _canonical_shape("poisson", shape)
     _check_shape("poisson", shp, _shape_of(lam))
@@ -351,3 +386,61 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
         _poisson_rejection(key, lam_rej, shp, dt),
     )
     return fnp.where(lam == 0, fnp.zeros_like(result), result)
+
+
+def _rademacher(key: Any, shape: tuple[int, ...], dt: np.dtype) -> Any:
+    # the bernoulli(0.5) draw is float64 whatever dt is (JAX's x64 default float)
+    b = fnp.astype(_uniform(key, shape, _DEFAULT_FLOAT, 0.0, 1.0) < 0.5, dt)
+    return fnp.astype(2 * b - 1, dt)
+
+
+@_quiet
+def rademacher(
+    key: Any, shape: Sequence[int] = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
+    """Random signs: -1 or 1 with probability 1/2 each (default dtype int64; any
+    numeric dtype is accepted, as in JAX).
+
+    >>> import functrace.random as random
+    >>> random.rademacher(random.PRNGKey(0), (4,)).dtype
+    dtype('int64')
+    """
+    key = _check_key("rademacher", key)
+    _check_sharding("rademacher", out_sharding)
+    dt = _DEFAULT_INT if dtype is None else np.dtype(dtype)
+    if dt.kind not in "iuf":
+        raise TypeError(f"random.rademacher: expected an integer or float dtype, got {dt.name}.")
+    return _rademacher(key, _canonical_shape("rademacher", shape), dt)
+
+
+@_quiet
+def geometric(
+    key: Any,
+    p: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
+    """The number of Bernoulli(``p``) trials up to and including the first success
+    (support 1, 2, ...; default dtype int64): ``floor(log(u) / log1p(-p)) + 1``, in
+    ``p``'s float dtype (float64 for Python numbers). ``p = 0`` saturates to the
+    largest integer and NaN gives 0, as JAX's conversions do.
+
+    >>> import functrace.random as random
+    >>> bool((random.geometric(random.PRNGKey(0), 0.3, (5,)) >= 1).all())
+    True
+    """
+    key = _check_key("geometric", key)
+    _check_sharding("geometric", out_sharding)
+    dt = _int_dtype("geometric", dtype)
+    shp = _param_shape("geometric", shape, p)
+    pdt = _inexact_dtype(p)
+    if pdt.kind != "f":
+        raise TypeError(f"random.geometric: expected a real probability p, got {pdt.name}.")
+    p = _as(p, pdt)
+    u = _uniform(key, shp, pdt, 0.0, 1.0)
+    u = fnp.where(u == 0, np.array(1, pdt), u)  # JAX's guard against log(0)
+    log_1mp = fnp.broadcast_to(fnp.log1p(-p), shp)
+    g = fnp.floor(fnp.log(u) / log_1mp) + np.array(1, pdt)
+    return _saturating_int(g, dt)

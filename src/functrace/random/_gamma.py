@@ -16,6 +16,7 @@ from functrace.random._args import (
     _as,
     _canonical_shape,
     _check_shape,
+    _check_sharding,
     _float_dtype,
     _quiet,
     _shape_of,
@@ -166,29 +167,53 @@ def _gamma_sampler(
 
 
 @_quiet
-def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def gamma(
+    key: Any,
+    a: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Gamma(a, 1) samples (Marsaglia and Tsang's method, JAX's loop structure).
 
     >>> import functrace.random as random
     >>> random.gamma(random.PRNGKey(0), 2.0, (3,)).shape
     (3,)
     """
+    _check_sharding("gamma", out_sharding)
     return _gamma_sampler("gamma", key, a, shape, dtype, log_space=False)
 
 
 @_quiet
-def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def loggamma(
+    key: Any,
+    a: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """log of Gamma(a, 1) samples, accurate for small ``a``.
 
     >>> import functrace.random as random
     >>> random.loggamma(random.PRNGKey(0), 0.1, (3,)).shape
     (3,)
     """
+    _check_sharding("loggamma", out_sharding)
     return _gamma_sampler("loggamma", key, a, shape, dtype, log_space=True)
 
 
 @_quiet
-def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def beta(
+    key: Any,
+    a: Any,
+    b: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Beta(a, b) samples, from two log-gamma samples.
 
     >>> import functrace.random as random
@@ -197,6 +222,7 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
     True
     """
     key = _check_key("beta", key)
+    _check_sharding("beta", out_sharding)
     dt = _float_dtype("beta", dtype)
     a, b = _as(a, dt), _as(b, dt)
     if shape is None:
@@ -213,7 +239,14 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
 
 
 @_quiet
-def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def dirichlet(
+    key: Any,
+    alpha: Any,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Dirichlet(alpha) samples (alpha's last axis is the simplex).
 
     >>> import numpy as np, functrace.random as random
@@ -222,6 +255,7 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: A
     True
     """
     key = _check_key("dirichlet", key)
+    _check_sharding("dirichlet", out_sharding)
     dt = _float_dtype("dirichlet", dtype)
     alpha = _as(alpha, dt)
     ash = _shape_of(alpha)

@@ -13,7 +13,7 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace import core, lax
 from functrace.core import Tracer
-from functrace.random._args import _U32, _U64, _UINTS, _canonical_shape, _full
+from functrace.random._args import _U32, _U64, _UINTS, _canonical_shape, _check_sharding, _full
 
 
 def _check_key(name: str, key: Any) -> Any:
@@ -102,12 +102,17 @@ def _check_impl(impl: Any) -> None:
 
 def key_data(keys: Any) -> Any:
     """The uint32 words of ``keys`` (shape ``(..., 2)``): the keys themselves in functrace."""
+    return _check_keys("key_data", keys)
+
+
+def _check_keys(name: str, keys: Any) -> Any:
+    """``keys`` (any batch shape) as an array or tracer; a clear error otherwise."""
     if not isinstance(keys, Tracer):
         keys = np.asarray(keys)
     aval = core.get_aval(keys)
     if aval.dtype != _U32 or aval.shape[-1:] != (2,):
         raise TypeError(
-            f"random.key_data: expected PRNG keys (uint32 with a last axis of length 2), "
+            f"random.{name}: expected PRNG keys (uint32 with a last axis of length 2), "
             f"got {aval.dtype.name}{list(aval.shape)}."
         )
     return keys
@@ -212,7 +217,9 @@ def _random_bits(key: Any, width: int, shape: tuple[int, ...]) -> Any:
     return bits if width == 32 else lax.convert_element_type(bits, _UINTS[width])
 
 
-def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def bits(
+    key: Any, shape: Sequence[int] = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Uniform random bits: unsigned integers of ``dtype`` (default uint64).
 
     >>> import functrace.random as random
@@ -220,7 +227,19 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     array([7719171245655871230, 3989946895414531357], dtype=uint64)
     """
     key = _check_key("bits", key)
+    _check_sharding("bits", out_sharding)
     dt = _U64 if dtype is None else np.dtype(dtype)
     if dt.kind != "u":
         raise ValueError(f"random.bits: expected an unsigned integer dtype, got {dt.name}.")
     return _random_bits(key, dt.itemsize * 8, _canonical_shape("bits", shape))
+
+
+def clone(key: Any) -> Any:
+    """The key itself, as ``jax.random.clone`` outside JAX's key-reuse checker (functrace
+    has no such checker: keys are plain arrays and may be reused freely).
+
+    >>> import functrace.random as random
+    >>> random.clone(random.PRNGKey(3))
+    array([0, 3], dtype=uint32)
+    """
+    return _check_keys("clone", key)

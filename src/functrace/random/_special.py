@@ -11,6 +11,7 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core, lax
+from functrace.random._args import _quiet
 
 
 def _lgamma(x: Any) -> Any:
@@ -92,12 +93,22 @@ def _gamma_q(a: Any, x: Any) -> Any:
 
     b0 = xc + 1.0 - a
     b0 = fnp.where(fnp.abs(b0) < tiny, tiny, b0)
-    init = (b0, fnp.full_like(xc, 1.0 / tiny), 1.0 / b0, 1.0 / b0)
-    h = lax.fori_loop(1, _CF_TERMS, cf_step, init)[3]
+    # The first step by hand: Lentz's C starts at 1/tiny, and an/C is an*tiny, whose
+    # derivative needs no square of that huge C (it overflowed, harmlessly but with
+    # NumPy warnings, in the tangent of a / C).
+    an1 = a - 1.0
+    b1 = b0 + 2.0
+    d1 = an1 * (1.0 / b0) + b1
+    d1 = 1.0 / fnp.where(fnp.abs(d1) < tiny, tiny, d1)
+    c1 = b1 + an1 * tiny
+    c1 = fnp.where(fnp.abs(c1) < tiny, tiny, c1)
+    init = (b1, c1, d1, (1.0 / b0) * (d1 * c1))
+    h = lax.fori_loop(2, _CF_TERMS, cf_step, init)[3]
     q_cf = fnp.exp(a * fnp.log(xc) - xc - lax.lgamma(a)) * h
     return fnp.where(use_series, 1.0 - p_series, q_cf)
 
 
+@_quiet  # the unused branch of _gamma_q may overflow on its stand-in inputs
 def _gamma_sample_grad(a: Any, x: Any) -> Any:
     """d x / d a for x ~ Gamma(a, 1) at fixed CDF value (the implicit reparameterisation
     gradient JAX uses): (dQ/da)(a, x) / density(a, x)."""

@@ -7,6 +7,11 @@ differentiates, batches and jits; integer inputs become float64. As in JAX, a
 singular (or not positive definite) matrix under a transform gives NaN rather
 than an exception. ``overwrite_*`` and ``check_finite`` are accepted and ignored.
 
+Special matrices live in ``_linalg_special``, ``polar``/``sqrtm``/``hessenberg``/
+``solve_sylvester`` in ``_linalg_more`` and the eager-only ``schur``/``rsf2csf`` in
+``_linalg_schur``. Not provided: ``dft`` and ``funm`` (complex values under
+tracing).
+
 >>> import numpy as np
 >>> import functrace.scipy.linalg as fsl
 >>> fsl.expm(np.zeros((2, 2)))
@@ -23,25 +28,72 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core
+from functrace.api import jvp
+from functrace.core import Tracer
+from functrace.errors import ConcretizationError
 from functrace.lax import linalg as ll
 from functrace.lax import stop_gradient
 from functrace.numpy._core import broadcast_shapes
+from functrace.scipy._linalg_more import hessenberg, polar, solve_sylvester, sqrtm
+from functrace.scipy._linalg_schur import rsf2csf, schur
+from functrace.scipy._linalg_special import (
+    block_diag,
+    circulant,
+    companion,
+    convolution_matrix,
+    fiedler,
+    fiedler_companion,
+    hadamard,
+    hankel,
+    helmert,
+    hilbert,
+    invhilbert,
+    invpascal,
+    leslie,
+    pascal,
+    toeplitz,
+)
 from functrace.scipy._util import _dtype, floats
 
 __all__ = [
+    "block_diag",
     "cho_factor",
     "cho_solve",
     "cholesky",
+    "circulant",
+    "companion",
+    "convolution_matrix",
     "det",
     "eigh",
+    "eigh_tridiagonal",
     "expm",
+    "expm_frechet",
+    "fiedler",
+    "fiedler_companion",
+    "hadamard",
+    "hankel",
+    "helmert",
+    "hessenberg",
+    "hilbert",
     "inv",
+    "invhilbert",
+    "invpascal",
+    "leslie",
     "lu",
     "lu_factor",
     "lu_solve",
+    "pascal",
+    "polar",
     "qr",
+    "qr_multiply",
+    "rsf2csf",
+    "schur",
+    "solve",
+    "solve_sylvester",
     "solve_triangular",
+    "sqrtm",
     "svd",
+    "toeplitz",
 ]
 
 
@@ -463,3 +515,242 @@ def _qr_column_pivots(a: Any) -> Any:
         basis.append(v)
         resid = resid - fnp.square(fnp.sum(v[..., :, None] * cols, axis=-2))
     return perm
+
+
+# ---------------------------------------------------------------------------
+# solve, expm_frechet, qr_multiply, eigh_tridiagonal
+# ---------------------------------------------------------------------------
+
+_ASSUME = {
+    None: "gen",
+    "gen": "gen",
+    "general": "gen",
+    "banded": "gen",  # SciPy reads the band from the entries: the general solution
+    "sym": "sym",
+    "symmetric": "sym",
+    "her": "sym",
+    "hermitian": "sym",
+    "pos": "pos",
+    "positive definite": "pos",
+    "diagonal": "diagonal",
+    "tridiagonal": "tridiagonal",
+    "upper triangular": "upper",
+    "lower triangular": "lower",
+}
+
+
+def solve(
+    a: Any,
+    b: Any,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+    assume_a: Any = None,
+    transposed: bool = False,
+    *,
+    debug: Any = None,
+) -> Any:
+    """Solve ``a @ x = b`` (``a.T @ x = b`` with ``transposed``) for square ``a``.
+
+    ``b`` is a vector ``(n,)`` or ``(..., n, k)``; leading axes broadcast. As in SciPy,
+    ``assume_a`` says which entries of ``a`` are read: ``'sym'``/``'her'`` and
+    ``'pos'`` (a Cholesky solve) the ``lower`` (default: upper) triangle, ``'diagonal'``,
+    ``'tridiagonal'``, ``'upper triangular'`` and ``'lower triangular'`` that part;
+    ``None``, ``'gen'`` and ``'banded'`` all of ``a``. The derivative is that of exactly
+    this function (zero for the entries not read). ``debug`` (JAX's) is ignored.
+
+    >>> import numpy as np
+    >>> solve(np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([3.0, 5.0]), assume_a="pos")
+    array([0.8, 1.4])
+    """
+    try:
+        kind = _ASSUME[assume_a]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"solve: expected assume_a one of {sorted(k for k in _ASSUME if k)} or None, got "
+            f"{assume_a!r}."
+        ) from None
+    a, b = floats("solve", a, b, broadcast=False)
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) < 2 or sa[-1] != sa[-2]:
+        raise ValueError(f"solve: expected a square matrix a (..., n, n), got shape {sa}.")
+    n = sa[-1]
+    vector = len(sb) == 1
+    if (vector and sb[0] != n) or (not vector and (len(sb) < 2 or sb[-2] != n)):
+        raise ValueError(
+            f"solve: expected b of shape ({n},) or (..., {n}, k) for a of shape {sa}, got "
+            f"shape {sb}."
+        )
+    col = fnp.expand_dims(b, -1) if vector else b
+    if kind in ("upper", "lower"):
+        x = solve_triangular(a, col, trans=1 if transposed else 0, lower=kind == "lower")
+    elif kind == "pos":
+        x = cho_solve(cho_factor(a, lower=lower), col)
+    else:
+        if kind == "sym":  # the symmetric matrix of the triangle read
+            tri = fnp.tril(a) if lower else fnp.triu(a)
+            a = tri + _mT(fnp.tril(a, -1) if lower else fnp.triu(a, 1))
+        elif kind == "diagonal":
+            a = a * np.eye(n, dtype=_dtype(a))
+        elif kind == "tridiagonal":
+            band = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= 1
+            a = a * band.astype(_dtype(a))
+        if transposed:
+            a = _mT(a)
+        x = fnp.linalg.solve(a, col)
+    return x[..., 0] if vector else x
+
+
+def expm_frechet(
+    A: Any, E: Any, method: Any = None, compute_expm: bool = True, check_finite: bool = True
+) -> Any:
+    """The Frechet derivative of ``expm`` at ``A`` in the direction ``E``:
+    ``(expm(A), L)`` with ``L = d/dt expm(A + t E)`` at ``t = 0`` (``L`` alone without
+    ``compute_expm``).
+
+    Computed as the forward-mode derivative of :func:`expm` (its Pade approximant and
+    squarings), so it differentiates again. ``method`` (``'SPS'``, ``'blockEnlarge'``)
+    is accepted and ignored.
+
+    >>> import numpy as np
+    >>> expm_frechet(np.zeros((2, 2)), np.eye(2), compute_expm=False)
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(
+            f"expm_frechet: expected method None, 'SPS' or 'blockEnlarge', got {method!r}."
+        )
+    A, E = floats("expm_frechet", A, E, broadcast=False)
+    if _shape(A) != _shape(E):
+        raise ValueError(
+            f"expm_frechet: expected A and E of one shape, got {_shape(A)} and {_shape(E)}."
+        )
+    A, E = _square("expm_frechet", A), _square("expm_frechet", E)
+    value, frechet = jvp(expm, (A,), (E,))
+    if not isinstance(frechet, Tracer):  # NumPy in, NumPy out (as the other functions)
+        value, frechet = np.asarray(value), np.asarray(frechet)
+    return (value, frechet) if compute_expm else frechet
+
+
+def qr_multiply(
+    a: Any,
+    c: Any,
+    mode: str = "right",
+    pivoting: bool = False,
+    conjugate: bool = False,
+    overwrite_a: bool = False,
+    overwrite_c: bool = False,
+) -> tuple[Any, ...]:
+    """The product of the economic ``Q`` of ``qr(a)`` with ``c``, and ``R``: ``(c @ Q, R)``
+    (``mode='right'``; ``c`` of shape ``(m,)`` or ``(p, m)``) or ``(Q @ c, R)``
+    (``'left'``; ``c`` of shape ``(k,)`` or ``(k, p)``, ``k = min(m, n)``), plus the
+    column permutation with ``pivoting``. ``conjugate`` changes nothing for real input.
+
+    >>> import numpy as np
+    >>> cq, r = qr_multiply(np.array([[3.0, 0.0], [4.0, 5.0]]), np.eye(2))
+    >>> np.round(cq, 12).tolist()
+    [[-0.6, -0.8], [-0.8, 0.6]]
+    """
+    if mode not in ("left", "right"):
+        raise ValueError(f"qr_multiply: expected mode 'left' or 'right', got {mode!r}.")
+    a, c = floats("qr_multiply", a, c, broadcast=False)
+    sa, sc = _shape(a), _shape(c)
+    if len(sa) != 2:
+        raise ValueError(f"qr_multiply: expected a 2-D matrix a, got shape {sa}.")
+    m, n = sa
+    k = min(m, n)
+    if mode == "left":
+        ok, want = len(sc) in (1, 2) and sc[0] == k, f"({k},) or ({k}, p)"
+    else:
+        ok, want = len(sc) in (1, 2) and sc[-1] == m, f"({m},) or (p, {m})"
+    if not ok:
+        raise ValueError(
+            f"qr_multiply: expected c of shape {want} for mode={mode!r} and a of shape {sa}, "
+            f"got shape {sc}."
+        )
+    q, *rest = qr(a, mode="economic", pivoting=pivoting)
+    return (fnp.matmul(q, c) if mode == "left" else fnp.matmul(c, q), *rest)
+
+
+_SELECT = {
+    "a": "a",
+    "all": "a",
+    0: "a",
+    "v": "v",
+    "value": "v",
+    1: "v",
+    "i": "i",
+    "index": "i",
+    2: "i",
+}
+
+
+def eigh_tridiagonal(
+    d: Any,
+    e: Any,
+    eigvals_only: bool = False,
+    select: Any = "a",
+    select_range: Any = None,
+    check_finite: bool = True,
+    tol: float = 0.0,
+    lapack_driver: str = "auto",
+) -> Any:
+    """Eigenvalues (ascending) and eigenvectors of the symmetric tridiagonal matrix with
+    diagonal ``d`` (length ``n``) and off-diagonal ``e`` (length ``n - 1``).
+
+    ``select``: ``'a'`` (all), ``'i'`` (indices ``select_range = (lo, hi)``, inclusive)
+    or ``'v'`` (values in the half-open interval ``(vl, vu]``; how many depends on the
+    values, so only outside ``jit``). Computed by ``eigh`` of the matrix, so values and
+    vectors differentiate (vectors: distinct eigenvalues assumed) and batch over
+    leading axes; ``tol`` and ``lapack_driver`` are ignored.
+
+    >>> import numpy as np
+    >>> eigh_tridiagonal(np.array([2.0, 2.0]), np.array([1.0]), eigvals_only=True)
+    array([1., 3.])
+    """
+    try:
+        how = _SELECT[select]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"eigh_tridiagonal: expected select 'a', 'v' or 'i', got {select!r}."
+        ) from None
+    d, e = floats("eigh_tridiagonal", d, e, broadcast=False)
+    sd, se = _shape(d), _shape(e)
+    if len(sd) < 1 or len(se) < 1 or se[-1] != max(sd[-1] - 1, 0):
+        raise ValueError(
+            f"eigh_tridiagonal: expected d of length n and e of length n - 1, got shapes {sd} "
+            f"and {se}."
+        )
+    n = sd[-1]
+    lead = broadcast_shapes("eigh_tridiagonal", sd[:-1], se[:-1])
+    values = fnp.concatenate(
+        [np.zeros((*lead, 1), _dtype(d)), fnp.broadcast_to(d, (*lead, n)),
+         fnp.broadcast_to(e, (*lead, max(n - 1, 0)))],
+        axis=-1,
+    )  # fmt: skip
+    index = np.zeros((n, n), np.int64)  # 0: zero, 1 + i: d[i], 1 + n + i: e[i]
+    index[np.arange(n), np.arange(n)] = 1 + np.arange(n)
+    index[np.arange(1, n), np.arange(n - 1)] = 1 + n + np.arange(n - 1)
+    w, v = fnp.linalg.eigh(fnp.take(values, index, axis=-1))
+    if how == "i":
+        lo, hi = (int(i) for i in select_range)
+        if not 0 <= lo <= hi < n:
+            raise ValueError(
+                f"eigh_tridiagonal: expected 0 <= lo <= hi < {n} in select_range, got "
+                f"{select_range!r}."
+            )
+        w, v = w[..., lo : hi + 1], v[..., lo : hi + 1]
+    elif how == "v":
+        vl, vu = select_range
+        known = core.concrete_or_none(stop_gradient(w))
+        if known is None or lead:
+            raise ConcretizationError(
+                "eigh_tridiagonal: select='v' keeps a number of eigenvalues that depends on "
+                "their values, so it needs concrete (not jit-traced) 1-D inputs. Use "
+                "select='i' with index bounds, or select='a' and a mask."
+            )
+        keep = np.nonzero((known > vl) & (known <= vu))[0]
+        w, v = w[..., keep], v[..., keep]
+    return w if eigvals_only else (w, v)

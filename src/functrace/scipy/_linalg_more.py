@@ -1,0 +1,285 @@
+"""Matrix functions and decompositions of ``functrace.scipy.linalg`` (re-exported there):
+``polar``, ``sqrtm``, ``hessenberg`` and ``solve_sylvester``.
+
+All four are traceable: they differentiate, batch (``sqrtm``, ``hessenberg`` and
+``polar`` over stacks ``(..., n, n)`` too) and jit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import functrace.numpy as fnp
+from functrace import core
+from functrace.custom_derivatives import custom_jvp
+from functrace.lax import linalg as ll
+from functrace.lax import stop_gradient, while_loop
+from functrace.scipy._util import _dtype, floats
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return core.get_aval(x).shape
+
+
+def _mT(x: Any) -> Any:
+    return fnp.swapaxes(x, -1, -2)
+
+
+def _square(fname: str, a: Any) -> Any:
+    (a,) = floats(fname, a)
+    s = _shape(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"{fname}: expected a square matrix (..., n, n), got shape {s}.")
+    return a
+
+
+# ---------------------------------------------------------------------------
+# polar
+# ---------------------------------------------------------------------------
+
+
+@custom_jvp
+def _polar_tall(a: Any) -> tuple[Any, Any]:
+    """Right polar factors of ``a (..., m, n)``, ``m >= n``: ``u`` (orthonormal columns)
+    and ``p`` (symmetric positive semi-definite) with ``a = u @ p``."""
+    w, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    return fnp.matmul(w, vh), fnp.matmul(_mT(vh) * fnp.expand_dims(s, -2), vh)
+
+
+@_polar_tall.defjvp
+def _polar_tall_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+    # With C = u^T da: Omega = u^T du is skew and solves Omega p + p Omega = C - C^T;
+    # in the eigenbasis v of p = v diag(s) v^T, Omega~_ij = (v^T (C - C^T) v)_ij / (s_i + s_j).
+    # dp = C - Omega p, du = u Omega + (I - u u^T) da p^-1. Only s_i + s_j > 0 is needed:
+    # repeated singular values are fine (the SVD's vector derivatives are not used).
+    (a,), (da,) = primals, tangents
+    w, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    v = _mT(vh)
+    u = fnp.matmul(w, vh)
+    p = fnp.matmul(v * fnp.expand_dims(s, -2), vh)
+    c = fnp.matmul(_mT(u), da)
+    gaps = fnp.expand_dims(s, -1) + fnp.expand_dims(s, -2)
+    skew = fnp.matmul(fnp.matmul(vh, c - _mT(c)), v)
+    omega = fnp.matmul(fnp.matmul(v, skew / gaps), vh)
+    dp = c - fnp.matmul(omega, p)
+    dp = (dp + _mT(dp)) / 2
+    du = fnp.matmul(u, omega)
+    m, n = _shape(a)[-2:]
+    if m > n:  # the part of da outside the range of u
+        p_inv = fnp.matmul(v / fnp.expand_dims(s, -2), vh)
+        du = du + fnp.matmul(da - fnp.matmul(u, c), p_inv)
+    return (u, p), (du, dp)
+
+
+_POLAR_SIDES = ("right", "left")
+
+
+def polar(
+    a: Any, side: str = "right", *, method: str = "svd", eps: Any = None, max_iterations: Any = None
+) -> tuple[Any, Any]:
+    """The polar decomposition ``(u, p)``: ``a = u @ p`` (``side='right'``) or
+    ``a = p @ u`` (``'left'``), ``u`` with orthonormal columns (rows for wide
+    ``a``), ``p`` symmetric positive semi-definite, from the SVD (SciPy's values).
+
+    ``method`` (``'svd'``, or JAX's ``'qdwh'``), ``eps`` and ``max_iterations`` are
+    accepted; the SVD is always used. NOTE: for square ``a``, tall ``a`` on the right
+    and wide ``a`` on the left, the derivative solves the polar factors' Sylvester
+    equation: exact for repeated singular values, as long as no two are zero; other
+    shapes differentiate the SVD (distinct singular values assumed).
+
+    >>> import numpy as np
+    >>> u, p = polar(np.array([[2.0, 0.0], [0.0, -3.0]]))
+    >>> u.tolist(), p.tolist()
+    ([[1.0, 0.0], [0.0, -1.0]], [[2.0, 0.0], [0.0, 3.0]])
+    """
+    if side not in _POLAR_SIDES:
+        raise ValueError(f"polar: expected side 'right' or 'left', got {side!r}.")
+    if method not in ("svd", "qdwh"):
+        raise ValueError(f"polar: expected method 'svd' or 'qdwh', got {method!r}.")
+    (a,) = floats("polar", a)
+    if len(_shape(a)) < 2:
+        raise ValueError(f"polar: expected a matrix (..., m, n), got shape {_shape(a)}.")
+    m, n = _shape(a)[-2:]
+    if side == "right" and m >= n:
+        return _polar_tall(a)
+    if side == "left" and m <= n:  # a^T = u^T p: the right factors of a^T
+        ut, p = _polar_tall(_mT(a))
+        return _mT(ut), p
+    w, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    u = fnp.matmul(w, vh)
+    if side == "right":
+        return u, fnp.matmul(_mT(vh) * fnp.expand_dims(s, -2), vh)
+    return u, fnp.matmul(w * fnp.expand_dims(s, -2), _mT(w))
+
+
+# ---------------------------------------------------------------------------
+# sqrtm: the product form of the Denman-Beavers iteration
+# ---------------------------------------------------------------------------
+
+
+def _db_step(m: Any, y: Any, eye: np.ndarray, scale: Any) -> tuple[Any, Any]:
+    # With mu the determinant scaling (1 once converging):
+    # M <- (I + (mu^2 M + mu^-2 M^-1) / 2) / 2,  Y <- mu Y (I + mu^-2 M^-1) / 2
+    n = eye.shape[-1]
+    m_inv = ll.solve(m, fnp.broadcast_to(eye, _shape(m)))  # NaN, not an error, if singular
+    if scale is None:
+        mu = fnp.ones(_shape(m)[:-2] + (1, 1), _dtype(m))
+    else:
+        logdet = fnp.linalg.slogdet(m).logabsdet
+        mu = fnp.where(scale, fnp.exp(-logdet / (2 * n)), 1.0)[..., None, None]
+        mu = fnp.astype(mu, _dtype(m))
+    mu2 = mu * mu
+    y = 0.5 * mu * fnp.matmul(y, eye + m_inv / mu2)
+    m = 0.5 * (eye + (mu2 * m + m_inv / mu2) / 2)
+    return m, y
+
+
+def _sqrtm(a: Any) -> Any:
+    n = _shape(a)[-1]
+    dt = np.dtype(_dtype(a))
+    eye = np.eye(n, dtype=dt)
+    tol = 10 * n * float(np.finfo(dt).eps)
+
+    def err(m: Any) -> Any:
+        return fnp.max(fnp.abs(m - eye), initial=0.0)
+
+    def cond(c: Any) -> Any:
+        return (c[3] > tol) & (c[2] < 100)
+
+    def body(c: Any) -> Any:
+        m, y, k, e = c
+        m, y = _db_step(m, y, eye, e > 1e-2)
+        return m, y, k + 1, err(m)
+
+    init = (a, a, 0, fnp.asarray(np.inf, dt))
+    m, y, k, e = while_loop(cond, body, init)
+    for _ in range(2):  # unscaled steps: the derivative settles too (M stays I)
+        m, y = _db_step(m, y, eye, None)
+    return fnp.where(err(m) <= tol, y, np.nan)
+
+
+def sqrtm(A: Any, disp: Any = True, blocksize: Any = 64) -> Any:
+    """The principal square root ``X`` of square ``A`` (``X @ X == A``), for real ``A``
+    with no eigenvalue on the closed negative real axis (then ``X`` is real).
+
+    Computed by the scaled Denman-Beavers iteration in product form (matrix inverses
+    only), so it differentiates, batches and jits; derivatives follow the iteration,
+    which converges with it. NOTE: SciPy returns a complex root when ``A`` has a
+    negative eigenvalue; here concrete inputs raise ``ValueError`` and traced ones
+    (under jit) give NaN. ``disp`` and ``blocksize`` are accepted and ignored.
+
+    >>> import numpy as np
+    >>> np.round(sqrtm(np.array([[4.0, 1.0], [0.0, 9.0]])), 12).tolist()
+    [[2.0, 0.2], [0.0, 3.0]]
+    """
+    A = _square("sqrtm", A)
+    if _shape(A)[-1] == 0:
+        return A
+    x = _sqrtm(A)
+    val, a_val = core.concrete_or_none(stop_gradient(x)), core.concrete_or_none(A)
+    if val is not None and a_val is not None and np.isnan(val).any() and not np.isnan(a_val).any():
+        raise ValueError(
+            "sqrtm: expected a matrix with a real principal square root, got one with an "
+            "eigenvalue on the closed negative real axis (or a singular one). SciPy returns "
+            "a complex root there; functrace computes real roots only."
+        )
+    return x
+
+
+# ---------------------------------------------------------------------------
+# hessenberg: Householder reduction, LAPACK's conventions (SciPy's signs)
+# ---------------------------------------------------------------------------
+
+
+def _reflect_column(h: Any, k: int) -> tuple[Any, Any]:
+    """The reflector ``I - tau v v^T`` zeroing column ``k`` of ``h`` below row ``k + 1``:
+    ``(v, tau)`` with ``v[..., k + 1] = 1`` and zeros above it (``tau = 0`` when the
+    column is already reduced, as LAPACK's ``dlarfg``)."""
+    n = _shape(h)[-1]
+    rows = np.arange(n)
+    col = h[..., :, k]
+    alpha = col[..., k + 1]
+    below = fnp.where(rows > k + 1, col, 0)
+    sq = fnp.sum(below * below, axis=-1)
+    done = sq == 0
+    norm = fnp.sqrt(alpha * alpha + fnp.where(done, 1, sq))
+    beta = fnp.where(alpha >= 0, -norm, norm)
+    tau = fnp.where(done, 0, (beta - alpha) / beta)
+    scale = fnp.where(done, 0, 1 / (alpha - beta))
+    v = fnp.where(rows == k + 1, 1, below * scale[..., None])
+    return v, tau
+
+
+def hessenberg(
+    a: Any, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
+    """The Hessenberg form ``h`` of square ``a`` (zero below the first subdiagonal), and
+    with ``calc_q`` the orthogonal ``q`` with ``a = q @ h @ q.T``: ``(h, q)``.
+
+    Householder reflections with LAPACK's sign conventions, so the values are SciPy's;
+    differentiable (away from columns already in reduced form), batched over stacks.
+
+    >>> import numpy as np
+    >>> h = hessenberg(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 8.0, 9.0]]))
+    >>> h.tolist()
+    [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 8.0, 9.0]]
+    """
+    h = _square("hessenberg", a)
+    n = _shape(h)[-1]
+    q = fnp.broadcast_to(np.eye(n, dtype=_dtype(h)), _shape(h)) if calc_q else None
+    for k in range(n - 2):
+        v, tau = _reflect_column(h, k)
+        col, row = v[..., :, None], v[..., None, :]  # v as a column and as a row
+        tv = tau[..., None, None] * row
+        # h <- (I - tau v v^T) h (I - tau v v^T); q <- q (I - tau v v^T)
+        h = h - _mT(tv) * fnp.matmul(row, h)
+        h = h - fnp.matmul(h, col) * tv
+        if q is not None:
+            q = q - fnp.matmul(q, col) * tv
+    h = fnp.triu(h, -1) if n > 2 else h
+    return (h, q) if calc_q else h
+
+
+# ---------------------------------------------------------------------------
+# solve_sylvester
+# ---------------------------------------------------------------------------
+
+
+def solve_sylvester(a: Any, b: Any, q: Any) -> Any:
+    """The solution ``x`` of ``a @ x + x @ b = q`` (``a`` m x m, ``b`` n x n, ``q`` m x n).
+
+    The equation is solved as the linear system ``(a (x) I + I (x) b^T) vec(x) = vec(q)``
+    of size ``m n`` (Kronecker products, one LU solve): exact derivatives in all three
+    arguments, and cost ``O((m n)^3)``, meant for small and moderate sizes (SciPy's
+    Bartels-Stewart method costs ``O(m^3 + n^3)``). A singular system (``a`` and ``-b``
+    sharing an eigenvalue) raises ``LinAlgError`` on NumPy inputs and gives NaN under
+    a transform.
+
+    >>> import numpy as np
+    >>> solve_sylvester(np.eye(2), 2 * np.eye(2), np.ones((2, 2))).tolist()
+    [[0.3333333333333333, 0.3333333333333333], [0.3333333333333333, 0.3333333333333333]]
+    """
+    a, b, q = floats("solve_sylvester", a, b, q, broadcast=False)
+    sa, sb, sq = _shape(a), _shape(b), _shape(q)
+    if len(sa) != 2 or sa[0] != sa[1] or len(sb) != 2 or sb[0] != sb[1]:
+        raise ValueError(
+            f"solve_sylvester: expected square 2-D matrices a and b, got shapes {sa} and {sb}."
+        )
+    m, n = sa[0], sb[0]
+    if sq != (m, n):
+        raise ValueError(
+            f"solve_sylvester: expected q of shape ({m}, {n}) for a of shape {sa} and b of "
+            f"shape {sb}, got shape {sq}."
+        )
+    dt = _dtype(a)
+    system = fnp.kron(a, np.eye(n, dtype=dt)) + fnp.kron(np.eye(m, dtype=dt), _mT(b))
+    try:
+        x = fnp.linalg.solve(system, fnp.reshape(q, (m * n,)))
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            "solve_sylvester: expected a and -b without a common eigenvalue, got a singular "
+            "system: the equation has no unique solution."
+        ) from None
+    return fnp.reshape(x, (m, n))
