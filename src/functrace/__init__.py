@@ -27,10 +27,16 @@ from functrace._array import Array  # noqa: F401
 from functrace._config import config, debug_infs, debug_nans  # noqa: F401
 from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
+    ShapeDtypeStruct,
     block_until_ready,
+    closure_convert,
+    custom_gradient,
+    default_backend,
+    device_count,
     device_get,
     device_put,
     devices,
+    ensure_compile_time_eval,
     eval_shape,
     grad,
     hessian,
@@ -38,19 +44,51 @@ from functrace.api import (  # noqa: F401
     jacobian,
     jacrev,
     jvp,
+    linear_transpose,
     linearize,
+    local_device_count,
+    local_devices,
     make_jaxpr,
+    named_call,
+    named_scope,
+    process_count,
+    process_index,
+    pure_callback,
     stop_gradient,
+    typeof,
     value_and_grad,
     vjp,
     vmap,
 )
+from functrace.api import custom_root as _custom_root
 from functrace.custom_derivatives import custom_jvp, custom_vjp, grad_hook  # noqa: F401
+from functrace.dtypes import float0  # noqa: F401
 from functrace.errors import (  # noqa: F401
     ConcretizationError,
     UnexpectedTracerError,
 )
 from functrace.jit import clear_cache, disable_jit, jit  # noqa: F401,E402
 from functrace.testing import check_grads  # noqa: F401
+
+# jax.lax.custom_root is built on custom_jvp, a layer above functrace.lax, so it is
+# defined in functrace.api and placed in the lax namespace here (this module always
+# runs before functrace.lax can be imported).
+lax.custom_root = _custom_root  # type: ignore[attr-defined]
+
+
+def clear_caches() -> None:
+    """Forget what this process keeps in memory to run transforms faster: the recorded
+    eager derivative programs and the loaded compiled kernels (``jax.clear_caches``).
+    Jitted functions keep the signatures they compiled; the on-disk kernel cache is
+    kept (``clear_cache`` empties it).
+
+    >>> clear_caches()
+    """
+    from functrace.api import _eager_cache
+    from functrace.jit import kernels
+
+    _eager_cache.clear_eager_cache()
+    kernels.forget_loaded()
+
 
 __version__ = "0.1.0"

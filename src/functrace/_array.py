@@ -60,6 +60,49 @@ def register_at(at: Callable[[Any], Any]) -> None:
     _at = at
 
 
+class CpuDevice:
+    """The one device functrace computes on (the CPU of this process)."""
+
+    platform = "cpu"
+    device_kind = "cpu"
+    id = 0
+    process_index = 0
+
+    def __repr__(self) -> str:
+        return "CpuDevice(id=0)"
+
+
+CPU = CpuDevice()
+
+
+class SingleDeviceSharding:
+    """Where an Array lives: wholly on one device (JAX's ``SingleDeviceSharding``)."""
+
+    __slots__ = ("_device",)
+
+    is_fully_replicated = True
+    is_fully_addressable = True
+    num_devices = 1
+    memory_kind = None
+
+    def __init__(self, device: CpuDevice) -> None:
+        self._device = device
+
+    @property
+    def device_set(self) -> set[CpuDevice]:
+        """The devices holding the array: ``{cpu}``."""
+        return {self._device}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SingleDeviceSharding) and other._device is self._device
+
+    def __hash__(self) -> int:
+        return hash(self._device)
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self._device!r})"
+
+
 class _ArrayType(type):
     """``isinstance(x, Array)`` is also True for tracers, as ``isinstance(x, jax.Array)``
     is under JAX's transforms (code checks it to tell arrays from other leaves).
@@ -121,6 +164,16 @@ class Array(np.ndarray, metaclass=_ArrayType):
     def block_until_ready(self) -> Array:
         """Return ``self``: eager results are computed when they are returned."""
         return self
+
+    def devices(self) -> set[CpuDevice]:
+        """The devices holding the array: ``{CpuDevice(id=0)}`` (functrace computes on
+        the CPU of this process)."""
+        return {CPU}
+
+    @property
+    def sharding(self) -> SingleDeviceSharding:
+        """``SingleDeviceSharding(device=CpuDevice(id=0))``: the whole array on the CPU."""
+        return SingleDeviceSharding(CPU)
 
     def __setitem__(self, idx: Any, val: Any) -> None:
         raise TypeError(

@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from functrace import core
-from functrace._array import Array, _wrap
+from functrace._array import CPU as _CPU
+from functrace._array import Array, CpuDevice, _wrap
+from functrace.distributed import _world
 from functrace.tree_util import tree_map
 
 
@@ -21,25 +23,86 @@ def _check_device(fname: str, device: Any) -> None:
         )
 
 
-class CpuDevice:
-    """The one device functrace computes on (the CPU of this process)."""
-
-    platform = "cpu"
-    device_kind = "cpu"
-    id = 0
-
-    def __repr__(self) -> str:
-        return "CpuDevice(id=0)"
-
-
-_CPU = CpuDevice()
+def _check_backend(fname: str, backend: Any) -> None:
+    if backend not in (None, "cpu"):
+        raise ValueError(f"{fname}: expected backend None or 'cpu', got {backend!r}.")
 
 
 def devices(backend: str | None = None) -> list[CpuDevice]:
     """``[cpu]``: functrace runs on this process's CPU (its threads, see ``jit``)."""
-    if backend not in (None, "cpu"):
-        raise ValueError(f"devices: expected backend None or 'cpu', got {backend!r}.")
+    _check_backend("devices", backend)
     return [_CPU]
+
+
+def local_devices(
+    process_index: int | None = None, backend: str | None = None, host_id: int | None = None
+) -> list[CpuDevice]:
+    """``[cpu]``, the devices of this process (JAX's ``local_devices``).
+
+    >>> local_devices()
+    [CpuDevice(id=0)]
+    """
+    _check_backend("local_devices", backend)
+    index = process_index if process_index is not None else host_id
+    if index not in (None, 0):
+        raise ValueError(
+            f"local_devices: expected process_index 0 (functrace's devices belong to this "
+            f"process), got {index!r}."
+        )
+    return [_CPU]
+
+
+def default_backend() -> str:
+    """``"cpu"``: the platform functrace computes on.
+
+    >>> default_backend()
+    'cpu'
+    """
+    return "cpu"
+
+
+def device_count(backend: str | None = None) -> int:
+    """1: functrace computes on one device, this process's CPU (its threads are not
+    devices).
+
+    >>> device_count()
+    1
+    """
+    _check_backend("device_count", backend)
+    return 1
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """1: the devices of this process (see :func:`device_count`).
+
+    >>> local_device_count()
+    1
+    """
+    _check_backend("local_device_count", backend)
+    return 1
+
+
+def process_index(backend: str | None = None) -> int:
+    """The index of this process among the program's processes: its MPI rank under an
+    MPI launcher (``functrace.distributed.process_index()``, which initialises the world
+    on first use), else 0.
+
+    >>> process_index()
+    0
+    """
+    _check_backend("process_index", backend)
+    return _world.process_index()
+
+
+def process_count(backend: str | None = None) -> int:
+    """The number of the program's processes: the MPI world's size under an MPI launcher
+    (``functrace.distributed.process_count()``), else 1.
+
+    >>> process_count()
+    1
+    """
+    _check_backend("process_count", backend)
+    return _world.process_count()
 
 
 def device_put(x: Any, device: Any = None) -> Any:

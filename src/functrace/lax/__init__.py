@@ -4,16 +4,20 @@ Operands of lax functions must already agree in shape and dtype: broadcasting
 and promotion are the job of ``functrace.numpy``.
 """
 
+from functrace.lax.assoc_scan import *  # noqa: F401,F403
 from functrace.lax.composite import *  # noqa: F401,F403
 from functrace.lax.control_flow import *  # noqa: F401,F403
 from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403
+from functrace.lax.extras import *  # noqa: F401,F403
 from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.linalg import *  # noqa: F401,F403
 from functrace.lax.parallel import *  # noqa: F401,F403
 from functrace.lax.random_bits import *  # noqa: F401,F403
 from functrace.lax.reductions import *  # noqa: F401,F403
 from functrace.lax.shapes import *  # noqa: F401,F403
+from functrace.lax.solves import *  # noqa: F401,F403
+from functrace.lax.special_extra import *  # noqa: F401,F403
 from functrace.lax.windowed import *  # noqa: F401,F403
 
 
@@ -23,7 +27,7 @@ def _array_results() -> None:
     import functools
 
     from functrace._array import to_array
-    from functrace.lax import control_flow
+    from functrace.lax import control_flow, solves
 
     def wrap(f):  # type: ignore[no-untyped-def]
         @functools.wraps(f)
@@ -38,6 +42,8 @@ def _array_results() -> None:
     for name in ("cond", "fori_loop", "map", "scan", "switch", "while_loop"):
         if name in ns and ns[name] is getattr(control_flow, name, None):
             ns[name] = wrap(ns[name])
+    if ns.get("custom_linear_solve") is solves.custom_linear_solve:
+        ns["custom_linear_solve"] = wrap(solves.custom_linear_solve)
 
 
 _array_results()

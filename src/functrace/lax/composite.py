@@ -1,19 +1,27 @@
 """Functions of ``jax.lax`` that functrace composes from its primitives (no rules of
 their own: they differentiate, batch and compile through their parts):
 ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``square``, ``exp2``,
-``is_finite`` and ``full``. ``functrace.numpy``'s ufuncs of the same functions use
-these definitions on tracers."""
+``is_finite``, ``full``, ``reciprocal``, ``shift_right_logical``, the shape helpers
+``broadcast``, ``broadcast_to_rank``, ``broadcasted_iota``, ``collapse``, ``split``,
+``tile``, ``empty``, ``batch_matmul``, and ``optimization_barrier`` and
+``platform_dependent``. ``functrace.numpy``'s ufuncs of the same functions use these
+definitions on tracers. ``associative_scan`` is in ``functrace.lax.assoc_scan``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from functrace import core
+from functrace._array import to_array
 from functrace.lax import elementwise as lx
-from functrace.lax.shapes import broadcast_in_dim
+from functrace.lax._util import as_index_tuple, normalize_axis
+from functrace.lax.contraction import dot_general
+from functrace.lax.indexing import slice_in_dim
+from functrace.lax.shapes import broadcast_in_dim, iota, reshape
+from functrace.tree_util import tree_map
 
 
 def _k(x: Any, value: float) -> Any:
@@ -111,4 +119,264 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
     return broadcast_in_dim(value, tuple(int(d) for d in shape), ())
 
 
-__all__ = ["acos", "asin", "atan", "cosh", "exp2", "full", "is_finite", "sinh", "square"]
+def reciprocal(x: Any) -> Any:
+    """``1 / x`` elementwise (floating-point or complex ``x``; integers are an error, as
+    in JAX).
+
+    >>> float(reciprocal(4.0))
+    0.25
+    """
+    aval = core.get_aval(x)
+    if aval.dtype.kind not in "fc":
+        raise TypeError(
+            f"reciprocal: expected a floating-point or complex operand, got "
+            f"{aval.dtype.name}. Convert it first (x.astype(float))."
+        )
+    return lx.div(_k(x, 1), x)
+
+
+def shift_right_logical(x: Any, y: Any) -> Any:
+    """Shift the bits of ``x`` right by ``y``, filling with zeros (also for signed
+    integers, whose bits are read as unsigned); shifts by a negative amount or by the
+    bit width or more give 0. ``x`` and ``y`` of one shape and integer dtype.
+
+    >>> import numpy as np
+    >>> int(shift_right_logical(np.int8(-8), np.int8(1)))
+    124
+    """
+    ax = core.get_aval(x)
+    if ax.dtype.kind not in "iu":
+        raise TypeError(f"shift_right_logical: expected integer operands, got {ax.dtype.name}.")
+    bits = ax.dtype.itemsize * 8
+    ok = lx.lt(y, _k(y, bits))
+    if ax.dtype.kind == "i":
+        ok = lx.bitwise_and(ok, lx.ge(y, _k(y, 0)))
+    zero = lx.zeros_like(x)
+    y_ok = lx.select_n(ok, lx.zeros_like(y), y)
+    shifted = lx.shift_right_arithmetic(x, y_ok)
+    if ax.dtype.kind == "i":  # clear the copies of the sign bit: mask ~(-1 << (bits - y))
+        mask = lx.bitwise_not(lx.shift_left(_k(x, -1), lx.sub(_k(y, bits), y_ok)))
+        shifted = lx.bitwise_and(shifted, mask)
+    return lx.select_n(ok, zero, shifted)
+
+
+def _shape(fname: str, shape: Any) -> tuple[int, ...]:
+    shp = as_index_tuple(fname, (shape,) if np.ndim(shape) == 0 else shape)
+    if any(d < 0 for d in shp):
+        raise ValueError(f"{fname}: expected non-negative sizes, got {shp}.")
+    return shp
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+    """``operand`` broadcast to ``(*sizes, *operand.shape)`` (new leading axes).
+
+    >>> import numpy as np
+    >>> broadcast(np.arange(3.0), (2,)).shape
+    (2, 3)
+    """
+    shape = core.get_aval(operand).shape
+    new = _shape("broadcast", tuple(sizes))
+    if not new:
+        return operand
+    dims = tuple(range(len(new), len(new) + len(shape)))
+    return broadcast_in_dim(operand, (*new, *shape), dims)
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """``x`` with leading axes of size 1 added up to ``rank`` axes (unchanged if it has as
+    many or more).
+
+    >>> import numpy as np
+    >>> broadcast_to_rank(np.arange(3.0), 3).shape
+    (1, 1, 3)
+    """
+    nd = core.get_aval(x).ndim
+    r = int(rank)
+    return x if nd >= r else broadcast(x, (1,) * (r - nd))
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+    """An array of ``shape`` whose entries are their index along ``dimension``.
+
+    >>> import numpy as np
+    >>> broadcasted_iota(np.int32, (2, 3), 1).tolist()
+    [[0, 1, 2], [0, 1, 2]]
+    """
+    shp = _shape("broadcasted_iota", tuple(shape))
+    dim = int(dimension)
+    if not 0 <= dim < len(shp):
+        raise ValueError(
+            f"broadcasted_iota: expected a dimension in [0, {len(shp)}) for shape {shp}, "
+            f"got {dimension}."
+        )
+    return iota(dtype, shp[dim], dim, shp)
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    """``operand`` with its axes ``start_dimension:stop_dimension`` (negative counting
+    from the end; ``None``: to the end) merged into one.
+
+    >>> import numpy as np
+    >>> collapse(np.ones((2, 3, 4)), 1).shape
+    (2, 12)
+    """
+    shape = core.get_aval(operand).shape
+    nd = len(shape)
+    lo = int(start_dimension) + (nd if int(start_dimension) < 0 else 0)
+    hi = nd if stop_dimension is None else int(stop_dimension)
+    hi += nd if hi < 0 else 0
+    if not 0 <= lo <= hi <= nd:
+        raise ValueError(
+            f"collapse: expected 0 <= start <= stop <= {nd} for operand shape {shape}, got "
+            f"start {start_dimension} and stop {stop_dimension}."
+        )
+    size = int(np.prod(shape[lo:hi], dtype=np.int64))
+    return reshape(operand, (*shape[:lo], size, *shape[hi:]))
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """``operand`` cut along ``axis`` into consecutive pieces of ``sizes`` (which add up
+    to the axis's length), as a list.
+
+    >>> import numpy as np
+    >>> [p.tolist() for p in split(np.arange(6), (1, 2, 3))]
+    [[0], [1, 2], [3, 4, 5]]
+    """
+    shape = core.get_aval(operand).shape
+    ax = normalize_axis("split", int(axis), len(shape))
+    if not shape:
+        raise ValueError("split: expected an operand with at least one axis, got a scalar.")
+    szs = as_index_tuple("split", sizes)
+    if any(s < 0 for s in szs):
+        raise ValueError(f"split: expected non-negative sizes, got {szs}.")
+    if sum(szs) != shape[ax]:
+        raise ValueError(
+            f"split: expected sizes adding up to {shape[ax]} (axis {ax} of shape {shape}), "
+            f"got {szs} (sum {sum(szs)})."
+        )
+    out, start = [], 0
+    for s in szs:
+        out.append(slice_in_dim(operand, start, start + s, axis=ax))
+        start += s
+    return out
+
+
+def tile(operand: Any, reps: Sequence[int]) -> Any:
+    """``operand`` repeated ``reps[i]`` times along each axis ``i`` (one entry per axis).
+
+    >>> import numpy as np
+    >>> tile(np.arange(3), (2,)).tolist()
+    [0, 1, 2, 0, 1, 2]
+    """
+    shape = core.get_aval(operand).shape
+    r = _shape("tile", tuple(reps))
+    if len(r) != len(shape):
+        raise TypeError(
+            f"tile: expected one repetition count per axis of the operand ({len(shape)}), "
+            f"got reps {r}."
+        )
+    if all(k == 1 for k in r):
+        return operand
+    big = tuple(d for k, n in zip(r, shape) for d in (k, n))
+    b = broadcast_in_dim(operand, big, tuple(range(1, 2 * len(shape), 2)))
+    return reshape(b, tuple(k * n for k, n in zip(r, shape)))
+
+
+def empty(shape: Sequence[int], dtype: Any, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` and ``dtype`` whose contents do not matter (zeros here, as
+    JAX gives). ``out_sharding`` is accepted and ignored (one device).
+
+    >>> import numpy as np
+    >>> empty((2,), np.float32).tolist()
+    [0.0, 0.0]
+    """
+    return full(_shape("empty", tuple(shape)), np.zeros((), np.dtype(dtype))[()])
+
+
+def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
+    """Matrix products over the leading (batch) axes: ``lhs`` ``(..., m, k)`` times
+    ``rhs`` ``(..., k, n)``, equal batch shapes, same rank (at least 2).
+
+    >>> import numpy as np
+    >>> batch_matmul(np.ones((2, 3, 4)), np.ones((2, 4, 5))).shape
+    (2, 3, 5)
+    """
+    a, b = core.get_aval(lhs), core.get_aval(rhs)
+    if a.ndim != b.ndim:
+        raise ValueError(
+            f"batch_matmul: expected operands of the same rank, got shapes {a.shape} and {b.shape}."
+        )
+    if a.ndim < 2:
+        raise ValueError(
+            f"batch_matmul: expected operands of rank 2 or more, got shapes {a.shape} and "
+            f"{b.shape}."
+        )
+    batch = tuple(range(a.ndim - 2))
+    return dot_general(lhs, rhs, (((a.ndim - 1,), (a.ndim - 2,)), (batch, batch)), precision)
+
+
+def optimization_barrier(operand: Any, /) -> Any:
+    """``operand`` (a pytree) unchanged: JAX uses it to stop the compiler from moving
+    computations across it; functrace's compiler moves none, so it is the identity
+    (arrays come back as ``functrace.Array``s).
+
+    >>> float(optimization_barrier(2.0))
+    2.0
+    """
+
+    def leaf(x: Any) -> Any:
+        if isinstance(x, core.Tracer) or not core.is_array_like(x):
+            return x
+        return to_array(np.asarray(x))
+
+    return tree_map(leaf, operand)
+
+
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu", "metal", "gpu")
+
+
+def platform_dependent(
+    *args: Any, default: Callable[..., Any] | None = None, **per_platform: Callable[..., Any]
+) -> Any:
+    """Call the branch for the platform functrace runs on, ``cpu=``, with ``*args``, or
+    ``default`` when there is none.
+
+    >>> float(platform_dependent(2.0, cpu=lambda x: x * 10, default=lambda x: x))
+    20.0
+    """
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise NotImplementedError(
+            f"platform_dependent: expected a 'cpu' branch or a default (functrace runs on "
+            f"the CPU), got branches for {sorted(per_platform)} only."
+        )
+    if not callable(branch):
+        raise TypeError(
+            f"platform_dependent: expected callables as branches, got {type(branch).__name__}."
+        )
+    return branch(*args)
+
+
+__all__ = [
+    "acos",
+    "asin",
+    "atan",
+    "batch_matmul",
+    "broadcast",
+    "broadcast_to_rank",
+    "broadcasted_iota",
+    "collapse",
+    "cosh",
+    "empty",
+    "exp2",
+    "full",
+    "is_finite",
+    "optimization_barrier",
+    "platform_dependent",
+    "reciprocal",
+    "shift_right_logical",
+    "sinh",
+    "split",
+    "square",
+    "tile",
+]

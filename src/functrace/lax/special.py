@@ -127,10 +127,11 @@ numba_emitters[erf_p] = _erf_emit
 # Special functions: erfc, lgamma, digamma, polygamma (erf_inv: lax/random_bits.py)
 # ---------------------------------------------------------------------------
 # The impls compute in float64 with vectorised NumPy (or the ``math`` module per
-# element) and cast back. Values at poles and outside the domain follow SciPy:
-# ``lgamma`` is +inf at 0, -1, -2, ...; ``digamma`` is -inf at +0, +inf at -0 and
-# NaN at the negative integers; ``polygamma(n, .)`` is +-inf at the non-positive
-# integers; ``erfinv`` is +-inf at +-1 and NaN outside [-1, 1].
+# element) and cast back. Values at poles and outside the domain follow SciPy, but
+# for digamma: ``lgamma`` is +inf at 0, -1, -2, ...; ``digamma`` is NaN at 0, -1,
+# -2, ... (JAX's value; SciPy gives -inf at +0 and +inf at -0); ``polygamma(n, .)``
+# is +-inf at the non-positive integers; ``erfinv`` is +-inf at +-1 and NaN outside
+# [-1, 1].
 
 
 def _per_element(fn: Callable[[float], float], x: Any) -> Any:
@@ -191,8 +192,7 @@ def _digamma_f64(x: np.ndarray) -> np.ndarray:
         out = np.log(z) - 0.5 / z - series + acc
         out = np.where(refl, out - math.pi / np.tan(math.pi * x), out)
         pole = (x <= 0) & (np.floor(x) == x)
-        out = np.where(pole, np.nan, out)
-        out = np.where(x == 0, -np.copysign(np.inf, x), out)
+        out = np.where(pole, np.nan, out)  # NaN at 0, -1, -2, ... (as JAX)
     return out
 
 
@@ -429,8 +429,14 @@ def _betainc_f64(a: Any, b: Any, x: Any) -> np.ndarray:
         front = np.exp(a1 * np.log(x1) + b1 * np.log1p(-x1) + lgab - lga - lgb) / a1
         val = front * _betainc_cf(a1, b1, x1)
         out = np.where(swap, 1.0 - val, val)
-        edge = np.where((x == 0) & (a > 0) & (b > 0), 0.0, np.nan)
-        edge = np.where((x == 1) & (a > 0) & (b > 0), 1.0, edge)
+        # the edges (JAX's and SciPy's values): I_0 = 0, I_1 = 1 for a, b >= 0 not both
+        # 0; inside, a == 0 puts all the mass at 0 (I = 1) and b == 0 all of it at 1
+        params = (a >= 0) & (b >= 0) & ((a > 0) | (b > 0))
+        edge = np.where(params & (x == 0), 0.0, np.nan)
+        edge = np.where(params & (x == 1), 1.0, edge)
+        inside = params & (x > 0) & (x < 1)
+        edge = np.where(inside & (a == 0), 1.0, edge)
+        edge = np.where(inside & (b == 0), 0.0, edge)
         out = np.where(ok, out, edge)
     return out
 

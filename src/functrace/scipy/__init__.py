@@ -11,4 +11,4 @@ so every function differentiates, batches and jits. SciPy itself is not needed.
 1000.6931471805599
 """
 
-from functrace.scipy import linalg, special, stats  # noqa: F401
+from functrace.scipy import integrate, linalg, ndimage, optimize, signal, special, stats  # noqa: F401

@@ -1,5 +1,10 @@
 """functrace.scipy.special: SciPy's special functions, traceable (as ``jax.scipy.special``).
 
+The gamma family, zeta, the Bessel, integral and hypergeometric functions live in
+``_special_more``, ``_special_bessel``, ``_special_integrals`` and ``_special_hyper``
+and are re-exported here. Not provided: ``wofz`` and ``sph_harm_y`` (complex-valued)
+and JAX's deprecated ``lpmn``/``lpmn_values``.
+
 Inputs are promoted as in SciPy (integers to float64; float32 stays float32).
 Plain NumPy inputs give NumPy results; tracers give tracers, so every function
 here differentiates, batches and jits. Derivatives: ``gammaln' = digamma``,
@@ -23,32 +28,93 @@ from typing import Any
 import numpy as np
 
 import functrace.numpy as fnp
+from functrace import core
 from functrace import lax as lx
 from functrace.custom_derivatives import custom_jvp
+from functrace.scipy._special_bessel import bessel_jn, i0, i0e, i1, i1e
+from functrace.scipy._special_hyper import hyp1f1, hyp2f1
+from functrace.scipy._special_integrals import (
+    dawsn,
+    erfcx,
+    exp1,
+    expi,
+    expn,
+    fresnel,
+    owens_t,
+    sici,
+    spence,
+)
+from functrace.scipy._special_more import (
+    bernoulli,
+    beta,
+    boxcox,
+    boxcox1p,
+    comb,
+    factorial,
+    gamma,
+    gammasgn,
+    kl_div,
+    loggamma,
+    multigammaln,
+    poch,
+    polygamma_array,
+    rel_entr,
+    zeta,
+)
 from functrace.scipy._util import _dtype, floats, scalar_result
 
 __all__ = [
+    "bernoulli",
+    "bessel_jn",
+    "beta",
     "betainc",
     "betaln",
+    "boxcox",
+    "boxcox1p",
+    "comb",
+    "dawsn",
     "digamma",
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
+    "exp1",
+    "expi",
     "expit",
+    "expn",
+    "factorial",
+    "fresnel",
+    "gamma",
     "gammainc",
     "gammaincc",
     "gammaln",
+    "gammasgn",
+    "hyp1f1",
+    "hyp2f1",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "kl_div",
     "log_ndtr",
     "log_softmax",
+    "loggamma",
     "logit",
     "logsumexp",
+    "multigammaln",
     "ndtr",
     "ndtri",
+    "owens_t",
+    "poch",
     "polygamma",
+    "rel_entr",
+    "sici",
     "softmax",
+    "spence",
     "xlog1py",
     "xlogy",
+    "zeta",
 ]
 
 
@@ -139,13 +205,28 @@ def digamma(x: Any) -> Any:
 
 
 def polygamma(n: Any, x: Any) -> Any:
-    """The ``n``-th derivative of ``digamma`` (``n`` a concrete integer >= 0).
+    """The ``n``-th derivative of ``digamma``: ``(-1)^(n+1) n! zeta(n + 1, x)``
+    (``digamma`` for ``n == 0``).
+
+    ``n`` may be an array (or traced), broadcasting against ``x``; there orders that are
+    negative or not integers give NaN (as JAX), while such a concrete scalar ``n`` is an
+    error. The result has ``x``'s floating-point dtype. One composite serves every
+    ``n`` (Euler-Maclaurin for the Hurwitz zeta function), so values do not depend on
+    whether ``n`` is known when tracing.
 
     >>> round(float(polygamma(1, 1.0)), 12) == round(math.pi**2 / 6, 12)
     True
+    >>> [round(float(v), 6) for v in polygamma(np.array([0, 1]), 1.0)]
+    [-0.577216, 1.644934]
     """
-    (x,) = floats("polygamma", x)
-    return scalar_result(lx.polygamma(n, x))
+    if not isinstance(n, core.Tracer) and np.ndim(n) == 0:
+        nv = np.asarray(n)
+        if nv.dtype.kind not in "biuf" or not float(nv).is_integer() or float(nv) < 0:
+            raise ValueError(
+                f"polygamma: expected a concrete non-negative integer order n (or an array "
+                f"of orders), got {n!r}"
+            )
+    return scalar_result(polygamma_array(n, x))
 
 
 def betaln(a: Any, b: Any) -> Any:
@@ -254,7 +335,7 @@ def ndtri(p: Any) -> Any:
     (Wichura's AS 241). The derivative is ``1 / phi(ndtri(p))``.
 
     >>> round(float(ndtri(0.975)), 12)
-    1.959963984540
+    1.95996398454
     """
     (p,) = floats("ndtri", p)
     return scalar_result(_ndtri(p))

@@ -14,8 +14,9 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
+from functrace.scipy.stats._common import off_support
 
-__all__ = ["cdf", "logcdf", "logpmf", "pmf"]
+__all__ = ["cdf", "logcdf", "logpmf", "pmf", "ppf"]
 
 
 def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -27,9 +28,9 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
     k, p, loc = floats("bernoulli.logpmf", k, p, loc)
     k = fnp.subtract(k, loc)
     inside = fnp.logical_or(k == 0, k == 1)
-    k = fnp.where(inside, k, fnp.zeros_like(k))
-    val = special.xlogy(k, p) + special.xlog1py(1 - k, fnp.negative(p))
-    return scalar_result(fnp.where(inside, val, fnp.full_like(val, -np.inf)))
+    ks = fnp.where(inside, k, fnp.zeros_like(k))
+    val = special.xlogy(ks, p) + special.xlog1py(1 - ks, fnp.negative(p))
+    return scalar_result(fnp.where(inside, val, off_support(k)))
 
 
 def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -66,3 +67,16 @@ def logcdf(k: Any, p: Any, loc: Any = 0) -> Any:
     mid = fnp.log1p(fnp.negative(fnp.where(k < 1, p, zero)))
     out = fnp.where(k < 0, fnp.full_like(p, -np.inf), fnp.where(k < 1, mid, zero))
     return scalar_result(out)
+
+
+def ppf(q: Any, p: Any) -> Any:
+    """The quantile function: 0 for ``q <= 1 - p``, 1 above (NaN for ``q`` or ``p``
+    outside ``[0, 1]``).
+
+    >>> float(ppf(0.5, p=0.25)), float(ppf(0.9, p=0.25))
+    (0.0, 1.0)
+    """
+    q, p = floats("bernoulli.ppf", q, p)
+    bad = fnp.isnan(q) | fnp.isnan(p) | (p < 0) | (p > 1) | (q < 0) | (q > 1)
+    out = fnp.where(q <= 1 - p, fnp.zeros_like(q), fnp.ones_like(q))
+    return scalar_result(fnp.where(bad, fnp.full_like(q, np.nan), out))

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
+from functrace.scipy.stats._common import log_of_pair, off_support
 
-__all__ = ["cdf", "logcdf", "logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -28,10 +27,10 @@ def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, a, b, loc, scale = floats("beta.logpdf", x, a, b, loc, scale)
     y = fnp.true_divide(fnp.subtract(x, loc), scale)
     inside = fnp.logical_and(y >= 0, y <= 1)
-    y = fnp.where(inside, y, fnp.full_like(y, 0.5))  # a safe value outside the support
-    val = special.xlogy(a - 1, y) + special.xlog1py(b - 1, fnp.negative(y))
+    ys = fnp.where(inside, y, fnp.full_like(y, 0.5))  # a safe value outside the support
+    val = special.xlogy(a - 1, ys) + special.xlog1py(b - 1, fnp.negative(ys))
     val = val - special.betaln(a, b) - fnp.log(scale)
-    return scalar_result(fnp.where(inside, val, fnp.full_like(val, -np.inf)))
+    return scalar_result(fnp.where(inside, val, off_support(y)))
 
 
 def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -64,6 +63,28 @@ def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> float(logcdf(2.0, a=2.0, b=3.0))
     0.0
     """
-    c = cdf(x, a, b, loc, scale)
-    with np.errstate(divide="ignore"):  # log(0) = -inf below the support, no warning
-        return scalar_result(fnp.log(c))
+    return scalar_result(log_of_pair(cdf(x, a, b, loc, scale), sf(x, a, b, loc, scale)))
+
+
+def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``P(X > x) = betainc(b, a, 1 - y)`` (1 below the support, 0 above), accurate
+    near 1; not differentiable in ``a`` and ``b``.
+
+    >>> round(float(sf(0.25, a=1.0, b=1.0)), 12)
+    0.75
+    """
+    x, a, b, loc, scale = floats("beta.sf", x, a, b, loc, scale)
+    y = fnp.true_divide(fnp.subtract(x, loc), scale)
+    inside = fnp.logical_and(y > 0, y < 1)
+    val = special.betainc(b, a, 1 - fnp.where(inside, y, fnp.full_like(y, 0.5)))
+    outside = fnp.where(y <= 0, fnp.ones_like(y), fnp.where(fnp.isnan(y), y, fnp.zeros_like(y)))
+    return scalar_result(fnp.where(inside, val, outside))
+
+
+def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``log P(X > x)``.
+
+    >>> float(logsf(-1.0, a=2.0, b=3.0))
+    0.0
+    """
+    return scalar_result(log_of_pair(sf(x, a, b, loc, scale), cdf(x, a, b, loc, scale)))

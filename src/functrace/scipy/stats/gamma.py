@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import functrace.numpy as fnp
 from functrace.scipy import special
 from functrace.scipy._util import floats, scalar_result
+from functrace.scipy.stats._common import log_of_pair, off_support
 
-__all__ = ["cdf", "logcdf", "logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -28,9 +27,9 @@ def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, a, loc, scale = floats("gamma.logpdf", x, a, loc, scale)
     y = fnp.true_divide(fnp.subtract(x, loc), scale)
     inside = y >= 0
-    y = fnp.where(inside, y, fnp.ones_like(y))  # a safe value outside the support
-    val = special.xlogy(a - 1, y) - y - special.gammaln(a) - fnp.log(scale)
-    return scalar_result(fnp.where(inside, val, fnp.full_like(val, -np.inf)))
+    ys = fnp.where(inside, y, fnp.ones_like(y))  # a safe value outside the support
+    val = special.xlogy(a - 1, ys) - ys - special.gammaln(a) - fnp.log(scale)
+    return scalar_result(fnp.where(inside, val, off_support(y)))
 
 
 def pdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -61,6 +60,27 @@ def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> float(logcdf(-1.0, a=2.0))
     -inf
     """
-    c = cdf(x, a, loc, scale)
-    with np.errstate(divide="ignore"):  # log(0) = -inf outside the support, no warning
-        return scalar_result(fnp.log(c))
+    return scalar_result(log_of_pair(cdf(x, a, loc, scale), sf(x, a, loc, scale)))
+
+
+def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``P(X > x) = gammaincc(a, y)`` (1 for ``y <= 0``), accurate in the upper tail;
+    not differentiable in ``a``.
+
+    >>> round(float(sf(1.0, a=1.0)), 12)  # exp(-1)
+    0.367879441171
+    """
+    x, a, loc, scale = floats("gamma.sf", x, a, loc, scale)
+    y = fnp.true_divide(fnp.subtract(x, loc), scale)
+    inside = y > 0
+    val = special.gammaincc(a, fnp.where(inside, y, fnp.ones_like(y)))
+    return scalar_result(fnp.where(inside, val, fnp.where(fnp.isnan(y), y, fnp.ones_like(y))))
+
+
+def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """``log P(X > x)``.
+
+    >>> round(float(logsf(3.0, a=1.0)), 12)
+    -3.0
+    """
+    return scalar_result(log_of_pair(sf(x, a, loc, scale), cdf(x, a, loc, scale)))
