@@ -389,3 +389,27 @@ def test_item6_custom_jvp_python_control_flow_eager():
 
     with pytest.raises(NotImplementedError, match="close over no value"):
         ft.grad(outer)(3.0)
+
+
+# -- jit(f).lower with ShapeDtypeStructs ---------------------------------------------
+
+
+def test_item6_jit_lower_takes_shape_dtype_structs():
+    def f(x, p):
+        return fnp.sin(x) * p["w"] + 1.0
+
+    x = np.array([0.5, 1.0, 2.0], np.float32)
+    p = {"w": np.float32(3.0)}
+    jf = ft.jit(f)
+    spec = (ft.ShapeDtypeStruct((3,), np.float32), {"w": ft.ShapeDtypeStruct((), np.float32)})
+    low = jf.lower(*spec)
+    assert jf.trace_count == 1
+    # the signature of a call with real arrays of that shape and dtype: not traced again
+    out = jf(x, p)
+    assert jf.trace_count == 1
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, f(x, p), rtol=1e-6)
+    real = ft.jit(f).lower(x, p)
+    assert low.as_text() == real.as_text()
+    assert str(low.jaxpr) == str(real.jaxpr)
+    assert str(low.traced_jaxpr) == str(ft.make_jaxpr(f)(x, p))

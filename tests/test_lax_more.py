@@ -17,6 +17,7 @@ import scipy.special
 import functrace as ft
 import functrace.numpy as fnp
 from functrace import lax
+from functrace.lax.special_extra import zeta_continued
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -58,16 +59,23 @@ def test_bessel_values_and_derivatives() -> None:
     np.testing.assert_allclose(lax.bessel_i1e(y), scipy.special.i1e(y), rtol=1e-14)
 
 
-def test_zeta_values_edges_and_q_derivative() -> None:
+def test_zeta_values_edges_and_derivatives() -> None:
     check("zeta/y", lax.zeta(jax_value("zeta/s"), jax_value("zeta/q")), 1e-13)
     s, q = np.meshgrid([1.01, 2.0, 3.5, 30.0, 100.0], [1e-3, 0.7, 1.0, 21.0, 1e4])
     np.testing.assert_allclose(lax.zeta(s, q), scipy.special.zeta(s, q), rtol=1e-13)
-    # d zeta(s, q)/dq = -s zeta(s + 1, q) (JAX has no derivative here)
+    # d zeta(s, q)/dq = -s zeta(s + 1, q) (JAX has no derivative here, nor in s)
     g = ft.grad(lax.zeta, 1)(2.5, 1.7)
     np.testing.assert_allclose(g, -2.5 * scipy.special.zeta(3.5, 1.7), rtol=1e-13)
     ft.check_grads(lambda q: lax.zeta(fnp.full_like(q, 3.0), q), (np.array([0.6, 2.0]),), 2)
-    with pytest.raises(NotImplementedError, match="zeta: the derivative with respect to"):
-        ft.grad(lax.zeta)(2.5, 1.0)
+    # d^m/ds^m zeta(2.5, 1.7) = sum_k (-log(1.7 + k))^m (1.7 + k)^-2.5 (mpmath, 30 digits)
+    np.testing.assert_allclose(ft.grad(lax.zeta)(2.5, 1.7), -0.4355078792142882643, rtol=1e-13)
+    d2 = ft.jit(ft.grad(ft.grad(lax.zeta)))(2.5, 1.7)
+    np.testing.assert_allclose(d2, 0.5980181637436675216, rtol=1e-13)
+    ft.check_grads(lax.zeta, (np.array([1.5, 2.5, 7.0]), np.array([0.3, 1.7, 4.0])), 2)
+    # the continuation to s < 1 (not JAX's: lax.zeta is NaN there)
+    assert np.isnan(lax.zeta(0.5, 1.0))
+    cont = zeta_continued(np.array([0.5, -0.25]), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(cont, [-1.4603545088095868129, -0.3204512642285772828], rtol=1e-13)
 
 
 def test_incomplete_gamma_shape_derivatives() -> None:

@@ -506,6 +506,19 @@ def test_block_errors_and_arrays():
     )
 
 
+def test_block_of_nested_lists_of_arrays_matches_numpy():
+    plain = [np.full((2, 2), float(i)) for i in range(4)]
+    a, b, c, d = (fnp.asarray(x) for x in plain)
+    expected = np.block([[plain[0], plain[1]], [plain[2], plain[3]]])
+    out = fnp.block([[a, b], [c, d]])
+    assert type(out) is ft.Array
+    same(out, expected)
+    same(fnp.block([[plain[0], plain[1]], [plain[2], plain[3]]]), expected)
+    # NumPy's own function on Arrays nested two and three deep (their plain views)
+    same(np.block([[a, b], [c, d]]), expected)
+    same(np.block([[[a]], [[b]]]), np.block([[[plain[0]]], [[plain[1]]]]))
+
+
 # ---------------------------------------------------------------------------
 # vectorize
 # ---------------------------------------------------------------------------

@@ -257,18 +257,17 @@ def _wrap(x: Any) -> Any:
 
 
 def _plain(x: Any) -> Any:
-    return x.view(_nd) if type(x) is Array else x
+    """``x`` with its ``Array``s, also in (nested) lists and tuples, as plain views."""
+    t = type(x)
+    if t is Array:
+        return x.view(_nd)
+    if t is list or t is tuple:
+        return t(_plain(e) for e in x)  # (np.block takes nested lists)
+    return x
 
 
 def _plain_args(args: Any) -> Any:
-    out = []
-    for a in args:
-        if type(a) is Array:
-            a = a.view(_nd)
-        elif type(a) is list or type(a) is tuple:
-            a = type(a)(_plain(e) for e in a)
-        out.append(a)
-    return out
+    return [_plain(a) for a in args]
 
 
 def _plain_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ import numpy as np
 
 from functrace import _config, _debug, core, tree_util
 from functrace._array import to_array
+from functrace.api._extras import stand_in
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -47,6 +48,8 @@ from functrace.tree_util import (
     keystr,
     tree_flatten,
     tree_flatten_with_path,
+    tree_leaves,
+    tree_map,
     tree_unflatten,
 )
 
@@ -802,7 +805,11 @@ class JitFunction:
 
     # -- introspection ----------------------------------------------------------
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        """Trace and compile for these arguments; ``.as_text()`` shows the generated code."""
+        """Trace and compile for these arguments; ``.as_text()`` shows the generated code.
+        A ``ShapeDtypeStruct`` stands for an array of its shape and dtype (as in JAX): the
+        signature lowered is the one a call with such an array uses."""
+        if any(stand_in(x) is not x for x in tree_leaves((args, kwargs))):
+            args, kwargs = tree_map(stand_in, (args, kwargs))
         entry, _ = self._entry_for(args, kwargs)
         if entry is None:
             raise TypeError(f"{self._origin}.lower: expected concrete arguments, got tracers.")

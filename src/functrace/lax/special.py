@@ -218,32 +218,76 @@ def _no_kernel(ctx: _nr.EmitContext) -> None:
 
 numba_emitters[digamma_p] = _no_kernel  # the driver calls the vectorised impl
 
-# B_2j / (2j)! for j = 1 .. 8 (Euler-Maclaurin tail of the Hurwitz zeta function)
+# ---------------------------------------------------------------------------
+# The Hurwitz zeta function sum_k (q + k)^-s and its derivatives in s, in float64: the
+# one definition behind lax.zeta, lax.polygamma and functrace.scipy's zeta/polygamma.
+# ---------------------------------------------------------------------------
+# Direct terms until q + N >= max(20, 2 s) (10 for s < 1), then the Euler-Maclaurin
+# tail of zeta(s, w): w^(1-s)/(s-1) + w^-s/2 + sum_j B_2j/(2j)! s(s+1)...(s+2j-2)
+# w^(-s-2j+1). The m-th derivative in s is that of each term, carried as truncated
+# Taylor series in s ("jets": lists of coefficients of eps^0..eps^m, s = s0 + eps).
+
+# B_2j / (2j)! for j = 1 .. 8
 _ZETA_EM = [1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
             -691 / 1307674368000, 1 / 74724249600, -3617 / 10670622842880000]  # fmt: skip
 
 
-def _hurwitz_zeta_f64(s: int, q: np.ndarray) -> np.ndarray:
-    """``sum_k (q + k)^-s`` for an integer ``s >= 2``."""
+def _jet_mul(a: list[Any], b: list[Any]) -> list[Any]:
+    return [sum(a[i] * b[k - i] for i in range(1, k + 1)) + a[0] * b[k] for k in range(len(a))]
+
+
+def _pow_jet(w: np.ndarray, lw: np.ndarray | None, e: Any, n: int) -> list[Any]:
+    """The jet of ``w^-(e + eps)``: ``w^-e (-log w)^k / k!`` (``lw = log w``)."""
+    base = w ** (-e)
+    return [base] + [base * (-lw) ** k / math.factorial(k) for k in range(1, n)]  # type: ignore[operator]
+
+
+def _zeta_f64(s: Any, q: Any, ds: int = 0, continued: bool = False) -> np.ndarray:
+    """``d^ds/ds^ds sum_k (q + k)^-s`` in float64, with JAX's values at the edges: NaN
+    for ``s < 1`` (``continued``: the analytic continuation, down to -1) and for a negative
+    non-integer ``q`` with a non-integer ``s``, ``inf`` at ``s == 1`` and at the poles
+    ``q = 0, -1, -2, ...``."""
+    s, q = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(q, np.float64))
+    n = ds + 1
     with np.errstate(all="ignore"):
-        pole = (q <= 0) & (np.floor(q) == q)
-        w = np.where(pole | ~np.isfinite(q), 20.0, q)
-        acc = np.zeros_like(w)
-        n_shift = int(max(0.0, math.ceil(20.0 - float(np.min(w, initial=20.0)))))
-        for _ in range(n_shift):  # direct terms until q + N >= 20
-            small = w < 20.0
-            acc = acc + np.where(small, w ** (-s), 0.0)
-            w = np.where(small, w + 1.0, w)
-        tail = w ** (1.0 - s) / (s - 1) + 0.5 * w ** (-s)
-        rising = float(s)  # s (s + 1) ... (s + 2j - 2)
+        s_int = np.floor(s) == s
+        q_pole = (q <= 0) & (np.floor(q) == q)
+        below = s < (-1.0 if continued else 1.0)
+        nan = np.isnan(s) | np.isnan(q) | below | ((q < 0) & ~q_pole & ~s_int)
+        special = nan | q_pole | (s == 1) | np.isinf(s) | np.isinf(q)
+        ss = np.where(special, 2.0, s)
+        w = np.where(special, 20.0, q)
+        # The tail's series converges fast once w >= 20 and w >= 2 s; a large s makes
+        # the direct terms vanish first (done: the rest is below 1e-18 of the sum). For
+        # s < 1 the sum and the tail cancel, more so the larger w: w >= 10 there.
+        start = np.where(ss < 1, 10.0, np.maximum(20.0, 2.0 * ss))
+        acc = [np.zeros_like(w) for _ in range(n)]
+        done = np.zeros(w.shape, bool)
+        n_shift = int(max(0.0, math.ceil(float(np.max(start - w, initial=0.0)))))
+        for _ in range(n_shift):
+            near = (w < start) & ~done
+            if not np.any(near):
+                break
+            term = _pow_jet(w, np.log(w) if n > 1 else None, ss, n)
+            term = [np.where(near, t, 0.0) for t in term]
+            acc = [a + t for a, t in zip(acc, term)]
+            w = np.where(near, w + 1.0, w)
+            small = [np.abs(t) <= 1e-18 * np.abs(a) for a, t in zip(acc, term)]
+            done = done | (near & np.logical_and.reduce(small))
+        lw = np.log(w) if n > 1 else None
+        tail = _pow_jet(w, lw, ss - 1.0, n)  # w^(1-s), then divided by s - 1 + eps:
+        for k in range(n):
+            tail[k] = (tail[k] - (tail[k - 1] if k else 0.0)) / (ss - 1.0)
+        tail = [a + 0.5 * b for a, b in zip(tail, _pow_jet(w, lw, ss, n))]
+        rising = [ss, np.ones_like(ss)][:n] + [np.zeros_like(ss)] * (n - 2)  # s(s+1)...(s+2j-2)
         for j, c in enumerate(_ZETA_EM, start=1):
-            tail = tail + c * rising * w ** (-s - 2 * j + 1)
-            rising *= (s + 2 * j - 1) * (s + 2 * j)
-        out = acc + tail
-        out = np.where(pole, np.inf, out)
-        out = np.where(q == np.inf, 0.0, out)
-        out = np.where(q == -np.inf, np.inf, out)
-        out = np.where(np.isnan(q), np.nan, out)
+            term = _jet_mul([c * r for r in rising], _pow_jet(w, lw, ss + (2 * j - 1), n))
+            tail = [t + u for t, u in zip(tail, term)]
+            for d in (2 * j - 1, 2 * j):
+                rising = _jet_mul(rising, [ss + d, np.ones_like(ss)][:n] + [0.0] * (n - 2))
+        out = (acc[ds] + np.where(done, 0.0, tail[ds])) * math.factorial(ds)
+        out = np.where(q_pole | (s == 1) | np.isneginf(q), np.inf, out)
+        out = np.where(nan | np.isinf(s) | np.isposinf(q), np.nan, out)  # (JAX's values)
     return out
 
 
@@ -251,8 +295,9 @@ def _polygamma_impl(x: Any, *, n: int) -> Any:
     x = np.asarray(x)
     if n == 0:
         return _digamma_impl(x)
-    sign = 1.0 if n % 2 == 1 else -1.0  # (-1)^(n+1) n! zeta(n + 1, x)
-    out = sign * math.factorial(n) * _hurwitz_zeta_f64(n + 1, x.astype(np.float64))
+    sign = 1.0 if n % 2 == 1 else -1.0  # (-1)^(n+1) n! zeta(n + 1, x); 0 at x = inf
+    x64 = x.astype(np.float64)
+    out = sign * math.factorial(n) * np.where(x64 == np.inf, 0.0, _zeta_f64(n + 1.0, x64))
     return out.astype(x.dtype)[()]
 
 

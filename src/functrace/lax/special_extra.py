@@ -9,8 +9,9 @@ vectorised impls. Decisions (JAX's values unless noted):
 
 * ``zeta(s, q)`` is NaN for ``s < 1`` and for a negative non-integer ``q`` with a
   non-integer ``s``, ``inf`` at ``s == 1`` and at the poles ``q = 0, -1, -2, ...``.
-  Its derivative in ``q`` is ``-s zeta(s + 1, q)`` (JAX has none); in ``s`` it is an
-  error.
+  It is differentiable in ``q`` (``-s zeta(s + 1, q)``) and in ``s`` (JAX has neither
+  derivative). ``zeta_continued`` (not in ``jax.lax``) is its analytic continuation
+  to ``s < 1``.
 * ``igamma_grad_a`` and ``random_gamma_grad`` are differentiable in ``x`` (closed
   forms; JAX has no derivative for either); in ``a`` it is an error. Both are NaN
   outside ``a > 0, x >= 0`` finite, and 0 at ``x = 0``.
@@ -18,17 +19,21 @@ vectorised impls. Decisions (JAX's values unless noted):
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from functrace.interpreters import ad
+from functrace import core
+from functrace.core import Primitive
+from functrace.interpreters import ad, batching
 from functrace.interpreters.numba_rules import numba_emitters
+from functrace.lax._util import register
 from functrace.lax.base import (
+    _binop_abstract,
     add,
     binop,
     div,
+    elementwise_numpy,
     exp,
     full_like,
     log,
@@ -41,10 +46,10 @@ from functrace.lax.base import (
 from functrace.lax.elementwise import eq, sign
 from functrace.lax.extras import checked_bind
 from functrace.lax.special import (
-    _ZETA_EM,
     _digamma_f64,
     _log_gamma_density_f64,
     _no_kernel,
+    _zeta_f64,
     digamma,
     lgamma,
 )
@@ -52,40 +57,86 @@ from functrace.lax.special import (
 # ---------------------------------------------------------------------------
 # bessel_i0e, bessel_i1e
 # ---------------------------------------------------------------------------
-# e^-|x| I_n(x): the power series sum (x^2/4)^k / (k! (k + n)!) (x/2)^n (positive terms,
-# no cancellation) for |x| <= 25, the asymptotic expansion
-# 1/sqrt(2 pi x) sum_k (-1)^k prod_j (4 n^2 - (2j - 1)^2) / (k! (8x)^k) beyond (its
-# smallest term there is below e^-50, far below an ulp).
+# e^-|x| I_n(x) from Chebyshev expansions: of e^-a I0(a) and e^-a I1(a) / a on
+# a = |x| <= 8 (in t = a / 4 - 1), of sqrt(a) e^-a I_n(a) beyond (in t = 16 / a - 1).
+# Coefficients c_k of sum_k c_k T_k(t) (c_0 not halved), computed for functrace by
+# interpolation at 96 Chebyshev nodes in 40-digit arithmetic and cut where they fall
+# below 2e-18 of the largest: about one unit in the last place of a float64.
 
-_BESSEL_SPLIT = 25.0
+# exp(-a) I0(a), a in [0, 8], t = a / 4 - 1
+_I0E_SMALL = (
+    0.33839763720473803, -0.3046826723431984, 0.17162090152220877, -0.09490109704804764,
+    0.04930528423967071, -0.02373741480589947, 0.010546460394594998, -0.004324309995050576,
+    0.0016394756169413357, -0.0005763755745385824, 0.00018850288509584165,
+    -5.754195010082104e-05, 1.6448448070728896e-05, -4.4167383584587505e-06,
+    1.1173875391201037e-06, -2.670793853940612e-07, 6.046995022541919e-08,
+    -1.300025009986248e-08, 2.6598237246823866e-09, -5.189795601635263e-10,
+    9.675809035373237e-11, -1.726826291441556e-11, 2.95505266312964e-12, -4.856446783111929e-13,
+    7.676185498604936e-14, -1.1685332877993451e-14, 1.715391285555133e-15,
+    -2.431279846547955e-16, 3.3307945188222384e-17, -4.4153416464793395e-18,
+)  # fmt: skip
+
+# sqrt(a) exp(-a) I0(a), a >= 8, t = 16 / a - 1
+_I0E_LARGE = (
+    0.4022452055070544, 0.0033691164782556943, 6.889758346916825e-05, 2.8913705208347567e-06,
+    2.0489185894690638e-07, 2.266668990498178e-08, 3.3962320257083865e-09, 4.94060238822497e-10,
+    1.1889147107846439e-11, -3.1499165279632416e-11, -1.3215811840447713e-11,
+    -1.7941785315068062e-12, 7.180124451383666e-13, 3.8527783827421426e-13,
+    1.54008621752141e-14, -4.150569347287222e-14, -9.554846698828307e-15,
+    3.8116806693526224e-15, 1.7725601330565263e-15, -3.425485619677219e-16,
+    -2.8276239805165836e-16, 3.461222867697461e-17, 4.46562142029676e-17,
+    -4.830504485944182e-18, -7.233180487874754e-18, 9.921475412173699e-19,
+    1.193650890845982e-18,
+)  # fmt: skip
+
+# exp(-a) I1(a) / a, a in [0, 8], t = a / 4 - 1
+_I1E_SMALL = (
+    0.12629359322181682, -0.17641651835783406, 0.1026436586898471, -0.05294598120809499,
+    0.024726449030626516, -0.010564084894626197, 0.004156422944312888, -0.0015135724506312532,
+    0.0005122859561685758, -0.00016176081582589674, 4.781565107550054e-05,
+    -1.3273163656039436e-05, 3.4702513081376785e-06, -8.568720264695455e-07,
+    2.0032947535521353e-07, -4.445059128796328e-08, 9.381537386495773e-09,
+    -1.8872497517228294e-09, 3.625590281552117e-10, -6.663489723502027e-11,
+    1.1736186298890901e-11, -1.9839743977649436e-12, 3.223793365945575e-13,
+    -5.042185504727912e-14, 7.600684294735408e-15, -1.1055969477353862e-15,
+    1.5536319577362005e-16, -2.111421214358166e-17, 2.7779141127610464e-18,
+    -3.541581772542136e-19,
+)  # fmt: skip
+
+# sqrt(a) exp(-a) I1(a), a >= 8, t = 16 / a - 1
+_I1E_LARGE = (
+    0.38928811750914005, -0.009761097491361469, -0.00011058893876262371, -3.882564808877691e-06,
+    -2.512236237870209e-07, -2.6314688468895196e-08, -3.835380385964237e-09,
+    -5.589743462196584e-10, -1.8974958123505413e-11, 3.2526035830154884e-11,
+    1.4125807436613782e-11, 2.0356285441470896e-12, -7.198551776245908e-13,
+    -4.0835511110921974e-13, -2.1015418427726643e-14, 4.272440016711951e-14,
+    1.0420276984128802e-14, -3.8144030724370075e-15, -1.8803547755107825e-15,
+    3.3082023109209285e-16, 2.96262899764595e-16, -3.209525921993424e-17,
+    -4.6503053684893586e-17, 4.414348323071708e-18, 7.517296310842105e-18,
+    -9.314178867326884e-19, -1.242193275194891e-18,
+)  # fmt: skip
+
+
+def _cheb_f64(coefs: tuple[float, ...], t: np.ndarray) -> np.ndarray:
+    """``sum_k coefs[k] T_k(t)`` by Clenshaw's recurrence (``t`` in ``[-1, 1]``)."""
+    b1, b2 = np.zeros_like(t), np.zeros_like(t)
+    t2 = t + t
+    for c in coefs[:0:-1]:
+        b1, b2 = t2 * b1 - b2 + c, b1
+    return t * b1 - b2 + coefs[0]
 
 
 def _bessel_ie_f64(x: np.ndarray, order: int) -> np.ndarray:
+    small_t, large_t = (_I0E_SMALL, _I0E_LARGE) if order == 0 else (_I1E_SMALL, _I1E_LARGE)
     with np.errstate(all="ignore"):
         ax = np.abs(x)
-        small = ax <= _BESSEL_SPLIT
-        xs = np.where(small, ax, 0.0)
-        q = xs * xs / 4.0
-        term = np.ones_like(xs) if order == 0 else xs / 2.0
-        total = term.copy()
-        for k in range(1, 120):
-            term = term * q / (k * (k + order))
-            total = total + term
-            if np.all(term <= total * 1e-17):
-                break
-        series = total * np.exp(-xs)
-        xl = np.where(small, 2.0 * _BESSEL_SPLIT, ax)
-        mu = 4.0 * order * order
-        term = np.ones_like(xl)
-        total = term.copy()
-        for k in range(1, 40):
-            term = term * -(mu - (2 * k - 1) ** 2) / (8.0 * k * xl)
-            total = total + term
-        asym = total / np.sqrt(2.0 * math.pi * xl)
-        out = np.where(small, series, asym)
+        small = ax <= 8.0
+        lo = _cheb_f64(small_t, np.where(small, ax, 0.0) * 0.25 - 1.0)
+        al = np.where(small, 8.0, ax)
+        hi = _cheb_f64(large_t, 16.0 / al - 1.0) / np.sqrt(al)
         if order == 1:
-            out = np.copysign(out, x)
-    return out
+            lo, hi = x * lo, np.copysign(hi, x)
+        return np.where(small, lo, hi)
 
 
 def _bessel_ie_impl(order: int) -> Any:
@@ -134,58 +185,36 @@ numba_emitters[bessel_i0e_p] = _no_kernel
 numba_emitters[bessel_i1e_p] = _no_kernel
 
 # ---------------------------------------------------------------------------
-# zeta: the Hurwitz zeta function sum_k (q + k)^-s
+# zeta: the Hurwitz zeta function sum_k (q + k)^-s (functrace.lax.special's _zeta_f64)
 # ---------------------------------------------------------------------------
-# Direct terms until q + N >= 20, then the Euler-Maclaurin tail of zeta(s, w):
-# w^(1-s)/(s-1) + w^-s/2 + sum_j B_2j/(2j)! s(s+1)...(s+2j-2) w^(-s-2j+1) (the
-# coefficients of functrace.lax.special's polygamma, for any real s > 1).
+# Two optional params, absent from the equations of lax.zeta itself: ds, the order of
+# the derivative in s (bound by the derivative rules), and continued=True, the analytic
+# continuation to s < 1 (zeta_continued, for functrace.scipy's Riemann zeta).
 
 
-def _zeta_f64(s: Any, q: Any) -> np.ndarray:
-    s, q = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(q, np.float64))
-    with np.errstate(all="ignore"):
-        s_int = np.floor(s) == s
-        q_pole = (q <= 0) & (np.floor(q) == q)
-        nan = np.isnan(s) | np.isnan(q) | (s < 1) | ((q < 0) & ~q_pole & ~s_int)
-        special = nan | q_pole | (s == 1) | np.isinf(s) | np.isinf(q)
-        ss = np.where(special, 2.0, s)
-        w = np.where(special, 20.0, q)
-        # The tail's series converges fast once w >= 20 and w >= 2 s; a large s makes the
-        # direct terms vanish first (done: the rest is below 1e-18 of the sum).
-        start = np.maximum(20.0, 2.0 * ss)
-        acc = np.zeros_like(w)
-        done = np.zeros(w.shape, bool)
-        n_shift = int(max(0.0, math.ceil(float(np.max(start - w, initial=0.0)))))
-        for _ in range(n_shift):
-            near = (w < start) & ~done
-            if not np.any(near):
-                break
-            term = np.where(near, w ** (-ss), 0.0)
-            acc = acc + term
-            w = np.where(near, w + 1.0, w)
-            done = done | (near & (np.abs(term) <= 1e-18 * np.abs(acc)))
-        tail = w ** (1.0 - ss) / (ss - 1.0) + 0.5 * w ** (-ss)
-        rising = ss.copy()  # s (s + 1) ... (s + 2j - 2)
-        for j, c in enumerate(_ZETA_EM, start=1):
-            tail = tail + c * rising * w ** (-ss - 2 * j + 1)
-            rising = rising * (ss + 2 * j - 1) * (ss + 2 * j)
-        out = acc + np.where(done, 0.0, tail)
-        out = np.where(q_pole | (s == 1) | np.isneginf(q), np.inf, out)
-        out = np.where(nan | np.isinf(s) | np.isposinf(q), np.nan, out)  # (JAX's values)
-    return out
-
-
-def _zeta_impl(x: Any, q: Any) -> Any:
+def _zeta_impl(x: Any, q: Any, ds: int = 0, continued: bool = False) -> Any:
     dt = np.asarray(x).dtype
-    return _zeta_f64(x, q).astype(dt)[()]
+    return _zeta_f64(x, q, ds, continued).astype(dt)[()]
 
 
-zeta_p = binop("zeta", _zeta_impl, "f", "a real floating-point")
+_zeta_abstract = _binop_abstract("zeta", "f", "a real floating-point")
+zeta_p = register(Primitive("zeta"), _zeta_impl, lambda x, q, **params: _zeta_abstract(x, q))
+elementwise_numpy[zeta_p] = _zeta_impl
+batching.defbroadcasting(zeta_p)
+
+
+def _zeta_bind(x: Any, q: Any, ds: int = 0, continued: bool = False) -> Any:
+    params: dict[str, Any] = {"ds": ds} if ds else {}
+    if continued:
+        params["continued"] = True
+    return zeta_p.bind(x, q, **params)
+
+
 zeta = checked_bind(
     zeta_p,
     """Elementwise Hurwitz zeta function ``zeta(x, q) = sum_k (q + k)^-x``
 (``zeta(x, 1)`` is Riemann's); ``x`` and ``q`` of one shape and float dtype.
-Differentiable in ``q``.
+Differentiable in ``x`` and ``q``, to any order.
 
 >>> round(float(zeta(2.0, 1.0)), 10)  # pi^2 / 6
 1.6449340668
@@ -193,17 +222,32 @@ Differentiable in ``q``.
 )
 
 
-def _zeta_jvp_x(g: Any, x: Any, q: Any) -> Any:
-    raise NotImplementedError(
-        "zeta: the derivative with respect to the exponent x is not implemented (only the "
-        "one in q); hold x constant (functrace.lax.stop_gradient)."
-    )
+def zeta_continued(x: Any, q: Any) -> Any:
+    """``zeta(x, q)`` continued analytically to ``x < 1`` (down to ``x = -1``; NaN
+    below), where ``zeta`` is NaN as JAX's. Not part of ``jax.lax``.
+
+    >>> round(float(zeta_continued(0.0, 1.0)), 12)  # Riemann's zeta(0)
+    -0.5
+    """
+    _zeta_abstract(core.get_aval(x), core.get_aval(q))
+    return _zeta_bind(x, q, continued=True)
 
 
-# d zeta(s, q) / dq = -s zeta(s + 1, q)
-ad.defjvp(
-    zeta_p, _zeta_jvp_x, lambda g, x, q: mul(g, neg(mul(x, zeta(add(x, full_like(x, 1)), q))))
-)
+# With D_m = d^m zeta / ds^m = sum_k (-log(q + k))^m (q + k)^-s:
+# d D_m / ds = D_(m+1) ; d D_m(s, q) / dq = -s D_m(s + 1, q) - m D_(m-1)(s + 1, q)
+def _zeta_jvp_x(g: Any, x: Any, q: Any, ds: int = 0, continued: bool = False) -> Any:
+    return mul(g, _zeta_bind(x, q, ds + 1, continued))
+
+
+def _zeta_jvp_q(g: Any, x: Any, q: Any, ds: int = 0, continued: bool = False) -> Any:
+    x1 = add(x, full_like(x, 1))
+    d = neg(mul(x, _zeta_bind(x1, q, ds, continued)))
+    if ds:
+        d = sub(d, mul(full_like(x, ds), _zeta_bind(x1, q, ds - 1, continued)))
+    return mul(g, d)
+
+
+ad.defjvp(zeta_p, _zeta_jvp_x, _zeta_jvp_q)
 numba_emitters[zeta_p] = _no_kernel
 
 # ---------------------------------------------------------------------------

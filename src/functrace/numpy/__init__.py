@@ -8,10 +8,17 @@ The modules, each importing only those before it: ``_dispatch`` (the plain-NumPy
 path), ``_core`` (promotion, broadcasting, shared helpers), ``_math`` (ufuncs),
 ``_indexing`` (``x[idx]``, take, where, nonzero), ``_special`` (composite
 transcendental functions), ``_shape``, ``_joining``, ``_reductions``, ``_creation``,
-``_twodim``, ``_sorting``, ``_stats`` (``average``, ``median``, ``nanmax``...),
-``_linalg`` (products), ``_functions``, ``_pad``, ``_convolve``
-(``convolve``, ``correlate``), ``_at`` (``.at``
-updates), ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
+``_twodim``, ``_sorting``, ``_linalg`` (products), ``_functions``, ``_stats2``
+(``nanvar``, ``cov``, ``gcd``, ``i0``...), ``_stats`` (``average``, ``median``,
+``nanmax``...), ``_pad``, ``_convolve`` (``convolve``, ``correlate``), ``_at`` (``.at``
+updates), ``_apply`` (``vectorize``, ``apply_along_axis``, ``piecewise``, windows),
+``_inplace`` (``place``, ``put``...), ``_histogram`` (``bincount``, histograms,
+``interp``), ``_sets`` (``unique`` and the set operations), ``_manip`` (``choose``,
+``delete``, ``insert``, ``block``...), ``_poly`` (polynomials), ``_predicates``
+(predicates, bit packing, array-API names), ``_grids`` (``logspace``, ``indices``,
+``mgrid``, files, printing), ``_utils`` (dtype names, index helpers),
+``_linalg_util``, ``_linalg_norms`` and ``_linalg_more`` (parts of ``linalg``),
+``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
 
 import numpy as _np

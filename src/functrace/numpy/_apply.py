@@ -23,9 +23,9 @@ Decisions:
   derivative is exact); with abstract conditions (under ``jit``/``vmap``) it evaluates
   every function on all of ``x`` and selects, so a function that is NaN or infinite
   where it is not selected still poisons the gradient (as with ``where``).
-* ``kaiser`` takes a traced ``beta`` (its Bessel function I0 is a series for
-  ``|x| <= 25`` and an asymptotic expansion beyond, within a few ulps of NumPy's);
-  the window length ``M`` of every window must be known while tracing.
+* ``kaiser`` takes a traced ``beta`` (its Bessel function I0 is ``functrace.numpy.i0``,
+  i.e. ``lax.bessel_i0e``); the window length ``M`` of every window must be known
+  while tracing.
 * ``einsum_path`` returns NumPy's answer; tracers only lend it their shapes.
 """
 
@@ -56,9 +56,10 @@ from functrace.numpy._creation import zeros_like
 from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._indexing import getitem, where
 from functrace.numpy._joining import stack
-from functrace.numpy._math import absolute, exp, logical_not, sqrt
+from functrace.numpy._math import logical_not
 from functrace.numpy._reductions import any as _any
 from functrace.numpy._shape import expand_dims, reshape, transpose
+from functrace.numpy._stats2 import i0
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -481,33 +482,6 @@ blackman = _window(np.blackman, "blackman", "Blackman")
 hamming = _window(np.hamming, "hamming", "Hamming")
 hanning = _window(np.hanning, "hanning", "Hann")
 
-# I0(x) = sum_k (x^2 / 4)^k / (k!)^2 for |x| <= 25 (40 terms reach float64 precision
-# there); beyond, I0(x) ~ e^x / sqrt(2 pi x) * sum_k a_k / x^k with
-# a_k = a_{k-1} (2k - 1)^2 / (8k) (15 terms).
-_I0_CUT = 25.0
-_I0_SERIES = [1.0 / math.factorial(k) ** 2 for k in range(41)]
-_I0_ASYMPTOTIC = [1.0]
-for _k in range(1, 16):
-    _I0_ASYMPTOTIC.append(_I0_ASYMPTOTIC[-1] * (2 * _k - 1) ** 2 / (8 * _k))
-
-
-def _horner(coefs: Sequence[float], t: Any) -> Any:
-    acc: Any = coefs[-1]
-    for c in reversed(coefs[:-1]):
-        acc = acc * t + c
-    return acc
-
-
-def _i0(x: Any) -> Any:
-    """The modified Bessel function I0 of a float64 array, traceable (both branches
-    are computed on safe inputs, so derivatives stay finite)."""
-    small = absolute(x) <= _I0_CUT
-    xs = where(small, x, 0.0)
-    series = _horner(_I0_SERIES, xs * xs * 0.25)
-    xl = where(small, _I0_CUT, absolute(x))
-    tail = exp(xl) / sqrt(2.0 * np.pi * xl) * _horner(_I0_ASYMPTOTIC, 1.0 / xl)
-    return where(small, series, tail)
-
 
 @numpy_path(np.kaiser)
 def kaiser(M: Any, beta: Any) -> Any:
@@ -531,7 +505,7 @@ def kaiser(M: Any, beta: Any) -> Any:
     n = np.arange(0, m)
     half = (m - 1) / 2.0
     r = np.sqrt(1.0 - ((n - half) / half) ** 2)
-    return _i0(b * r) / _i0(b)
+    return i0(b * r) / i0(b)
 
 
 def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = False) -> Any:

@@ -258,9 +258,12 @@ def _safe_sqrt(v: Any) -> Any:
     return lx.select_n(zero, root, lx.zeros_like(root))
 
 
-def _make_var_std(name: str, post: Any, doc: str) -> Any:
-    """``var`` (``post`` the identity) or ``std`` (``post`` a safe ``sqrt``)."""
-    np_fn, method = getattr(np, name), getattr(np.ndarray, name)
+def _make_var_std(name: str, post: Any, doc: str, traced: Any = None) -> Any:
+    """``var``/``std``/``nanvar``/``nanstd`` (``name``) with NumPy's signature: plain
+    inputs go to NumPy; traced ones, after the shared argument checks, to
+    ``traced(a, axis, dtype, ddof, keepdims, where)`` (``None``: ``var`` and then
+    ``post``, the identity or a safe ``sqrt``, refusing ``where=``)."""
+    np_fn, method = getattr(np, name), getattr(np.ndarray, name, None)
 
     def call(
         a: Any,
@@ -272,9 +275,9 @@ def _make_var_std(name: str, post: Any, doc: str) -> Any:
         **newer: Any,
     ) -> Any:
         # NumPy's newer keywords (where=, mean=, correction=) only when given; a bare
-        # ndarray takes the method, the cheapest call
+        # ndarray takes the method (if any), the cheapest call
         kw = {k: v for k, v in newer.items() if v is not None}
-        if not kw and type(a) is np.ndarray:
+        if not kw and method is not None and type(a) is np.ndarray:
             return method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
         return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
 
@@ -291,9 +294,12 @@ def _make_var_std(name: str, post: Any, doc: str) -> Any:
         correction: Any = None,
     ) -> Any:
         no_out(name, out)
-        _no_where(name, where)
+        if traced is None:
+            _no_where(name, where)
         _no_mean(name, mean)
         ddof = _ddof(name, ddof, correction)
+        if traced is not None:
+            return traced(a, axis, dtype, ddof, keepdims, where)
         a, aval, axes = _prepare(name, a, axis)
         v = _var_traced(name, a, aval, axes, dtype, ddof)
         return _finish(post(v), aval.shape, axes, keepdims)

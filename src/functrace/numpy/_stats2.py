@@ -22,14 +22,13 @@ Decisions:
   has the derivative ``2**-e``; the exponent is int32, as in NumPy.
 * ``nextafter``'s derivative is 1 in ``x`` (a step of one ulp) and 0 in ``y``;
   ``spacing``'s is 0.
-* ``i0`` is a power series for ``|x| <= 20`` and the asymptotic expansion of
-  ``exp(|x|) / sqrt(2 pi |x|)`` beyond (relative error about 1e-15); derivatives (``i1``
-  and higher) come from differentiating that composite.
+* ``i0`` is ``exp(|x|) * lax.bessel_i0e(x)`` (the one definition of the Bessel
+  functions, shared with ``kaiser`` and ``functrace.scipy.special``); its derivatives
+  (``i1`` and higher) come from those of ``bessel_i0e``/``bessel_i1e``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,7 @@ from functrace.lax import random_bits as lrb
 from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
 from functrace.lax.control_flow import while_loop
+from functrace.lax.special_extra import bessel_i0e
 from functrace.numpy._core import (
     asarray_or_tracer,
     broadcast_to_shape,
@@ -76,11 +76,10 @@ from functrace.numpy._math import (
     true_divide,
 )
 from functrace.numpy._reductions import (
-    _ddof,
     _finish,
+    _make_var_std,
     _mean_dtype,
     _no_complex,
-    _no_mean,
     _no_where,
     _prepare,
     _safe_sqrt,
@@ -130,44 +129,14 @@ def _nanvar(
 
 
 def _make_nanvar(name: str, post: Any, doc: str) -> Any:
-    np_fn = getattr(np, name)
-
-    def call(
-        a: Any,
-        axis: Any = None,
-        dtype: Any = None,
-        out: Any = None,
-        ddof: Any = 0,
-        keepdims: bool = False,
-        **newer: Any,
-    ) -> Any:
-        kw = {k: v for k, v in newer.items() if v is not None}
-        return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
-
-    def nan_var_std(
-        a: Any,
-        axis: Any = None,
-        dtype: Any = None,
-        out: Any = None,
-        ddof: Any = 0,
-        keepdims: bool = False,
-        *,
-        where: Any = None,
-        mean: Any = None,
-        correction: Any = None,
-    ) -> Any:
-        no_out(name, out)
-        _no_mean(name, mean)
-        ddof = _ddof(name, ddof, correction)
+    def traced(a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where: Any) -> Any:
         a = asarray_or_tracer(a, name)
         if core.get_aval(a).dtype.kind != "f" and where is None:
             return (var if name == "nanvar" else std)(a, axis, dtype, None, ddof, keepdims)
         v, aval, axes = _nanvar(name, a, axis, dtype, ddof, keepdims, where)
         return _finish(post(v), aval.shape, axes, keepdims)
 
-    nan_var_std.__name__ = nan_var_std.__qualname__ = name
-    nan_var_std.__doc__ = doc
-    return numpy_path(call)(nan_var_std)
+    return _make_var_std(name, post, doc, traced)
 
 
 nanvar = _make_nanvar(
@@ -704,34 +673,10 @@ spacing = elementwise(
 # i0
 # ---------------------------------------------------------------------------
 
-_I0_SWITCH = 20.0  # power series up to here, the asymptotic expansion beyond
-# I0(x) = sum_k (x^2/4)^k / (k!)^2: 45 terms reach double precision for |x| <= 20
-_I0_SERIES = [1.0 / math.factorial(k) ** 2 for k in range(46)]
-# I0(x) ~ e^x / sqrt(2 pi x) sum_k a_k x^-k, a_k = ((2k - 1)!!)^2 / (k! 8^k); 20 terms for
-# x > 20
-_I0_ASYMPTOTIC = [1.0]
-for _k in range(1, 21):
-    _I0_ASYMPTOTIC.append(_I0_ASYMPTOTIC[-1] * (2 * _k - 1) ** 2 / (8 * _k))
-
-
-def _horner(coeffs: list[float], t: Any) -> Any:
-    r = lx.full_like(t, coeffs[-1])
-    for c in reversed(coeffs[:-1]):
-        r = lx.add(lx.mul(r, t), lx.full_like(t, c))
-    return r
-
 
 def _i0(x: Any) -> Any:
-    ax = lx.abs(x)
-    small = lx.le(ax, lx.full_like(ax, _I0_SWITCH))
-    # each branch sees only inputs it handles, so neither sends inf/NaN into the gradient
-    xs = lx.select_n(small, lx.zeros_like(x), x)
-    near = _horner(_I0_SERIES, lx.mul(lx.mul(xs, xs), lx.full_like(xs, 0.25)))
-    xl = lx.select_n(small, ax, lx.full_like(ax, 2 * _I0_SWITCH))
-    tail = _horner(_I0_ASYMPTOTIC, lx.div(lx.full_like(xl, 1), xl))
-    tail = lx.div(tail, lx.sqrt(lx.mul(xl, lx.full_like(xl, 2 * np.pi))))
-    far = lx.mul(lx.exp(xl), tail)
-    return lx.select_n(small, far, near)
+    """``I0(x) = exp(|x|) i0e(x)`` of a float ``x`` (``lax.bessel_i0e``)."""
+    return lx.mul(lx.exp(lx.abs(x)), bessel_i0e(x))
 
 
 @numpy_path(np.i0)
@@ -739,8 +684,8 @@ def i0(x: Any) -> Any:
     """The modified Bessel function of the first kind of order 0, elementwise (integers
     and bools give float64; complex input is refused, as NumPy).
 
-    Differentiable: ``i0'`` is ``i1``, from the composite's own derivative (JAX defines
-    it through ``i1e``).
+    ``exp(|x|) * lax.bessel_i0e(x)``; differentiable (``i0'`` is ``i1``, through
+    ``lax.bessel_i1e``, as JAX).
 
     >>> import functrace.numpy as fnp
     >>> fnp.i0([0.0, 1.0])

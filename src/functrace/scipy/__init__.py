@@ -1,10 +1,23 @@
 """functrace.scipy: the parts of SciPy that JAX programs use, traceable.
 
-``functrace.scipy.special``, ``functrace.scipy.stats`` (``norm``,
-``multivariate_normal``, ``t``, ``gamma``, ``beta``, ``poisson``, ``bernoulli``) and
-``functrace.scipy.linalg`` mirror ``jax.scipy``: SciPy's names, parameter names
-and defaults, built from ``functrace.numpy`` and the ``functrace.lax`` primitives,
-so every function differentiates, batches and jits. SciPy itself is not needed.
+The submodules mirror ``jax.scipy``: SciPy's names, parameter names and defaults,
+built from ``functrace.numpy`` and the ``functrace.lax`` primitives, so every function
+differentiates, batches and jits. SciPy itself is not needed.
+
+* ``special``, from ``_special_more`` (the gamma family, zeta), ``_special_bessel``,
+  ``_special_integrals`` (exponential integrals, ``erfcx``, ``sici``, ``fresnel``...),
+  ``_special_hyper`` (hypergeometric functions) and ``_special_tables`` (Chebyshev
+  coefficients);
+* ``stats``: a module per distribution (``norm``, ``multivariate_normal``, ``t``,
+  ``gamma``, ``beta``, ``poisson``, ``bernoulli``, ``vonmises``...; the package
+  docstring lists them), with ``_descriptive`` (``mode``, ``rankdata``, ``sem``),
+  ``_kde`` (``gaussian_kde``) and ``_common`` (shared helpers);
+* ``linalg``, with ``_linalg_more`` (``polar``, ``sqrtm``, ``hessenberg``,
+  ``solve_sylvester``), ``_linalg_schur`` (``schur``) and ``_linalg_special`` (special
+  matrices);
+* ``integrate`` (``trapezoid``), ``ndimage`` (``map_coordinates``), ``optimize``
+  (``minimize``) and ``signal`` (convolution, correlation, detrending);
+* ``_util``: the argument handling they share.
 
 >>> import functrace.scipy.special as fsp
 >>> float(fsp.logsumexp([1000.0, 1000.0]))

@@ -2,9 +2,8 @@
 Bessel functions ``i0``, ``i1`` and their exponentially scaled forms, and
 ``bessel_jn`` (the first kind, integer orders 0..v).
 
-``i0e``/``i1e`` evaluate Chebyshev expansions (``_special_tables``) on ``|x| <= 8``
-and, scaled by ``sqrt(|x|)``, in ``16 / |x|`` beyond; as composites of elementwise
-ops they differentiate to any order.
+``i0e``/``i1e`` are ``functrace.lax.bessel_i0e``/``bessel_i1e``, and ``i0``/``i1``
+are ``exp(|x|)`` times them; all differentiate to any order.
 
 >>> round(float(i0(1.0)), 12)
 1.266065877752
@@ -19,30 +18,9 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core
-from functrace.scipy import _special_tables as tab
-from functrace.scipy._special_more import cheb, safe
+from functrace import lax as lx
+from functrace.scipy._special_more import safe
 from functrace.scipy._util import floats, scalar_result
-
-
-def _i0e(x: Any) -> Any:
-    a = fnp.abs(x)
-    small = a <= 8
-    a_s = safe(small, a, 0.0)
-    a_l = safe(small, 8.0, a)
-    lo = cheb(tab.I0E_SMALL, a_s * 0.25 - 1)
-    hi = cheb(tab.I0E_LARGE, 16 / a_l - 1) / fnp.sqrt(a_l)
-    return fnp.where(small, lo, hi)
-
-
-def _i1e(x: Any) -> Any:
-    a = fnp.abs(x)
-    small = a <= 8
-    a_s = safe(small, a, 0.0)
-    x_l = fnp.where(small, 8.0, x)
-    a_l = fnp.abs(x_l)
-    lo = x * cheb(tab.I1E_SMALL, a_s * 0.25 - 1)
-    hi = fnp.sign(x_l) * cheb(tab.I1E_LARGE, 16 / a_l - 1) / fnp.sqrt(a_l)
-    return fnp.where(small, lo, hi)
 
 
 def i0e(x: Any) -> Any:
@@ -53,7 +31,7 @@ def i0e(x: Any) -> Any:
     1.0
     """
     (x,) = floats("i0e", x)
-    return scalar_result(_i0e(x))
+    return scalar_result(lx.bessel_i0e(x))
 
 
 def i0(x: Any) -> Any:
@@ -64,7 +42,7 @@ def i0(x: Any) -> Any:
     2.279585302336
     """
     (x,) = floats("i0", x)
-    return scalar_result(fnp.exp(fnp.abs(x)) * _i0e(x))
+    return scalar_result(fnp.exp(fnp.abs(x)) * lx.bessel_i0e(x))
 
 
 def i1e(x: Any) -> Any:
@@ -75,7 +53,7 @@ def i1e(x: Any) -> Any:
     0.20791041535
     """
     (x,) = floats("i1e", x)
-    return scalar_result(_i1e(x))
+    return scalar_result(lx.bessel_i1e(x))
 
 
 def i1(x: Any) -> Any:
@@ -86,7 +64,7 @@ def i1(x: Any) -> Any:
     0.565159103992
     """
     (x,) = floats("i1", x)
-    return scalar_result(fnp.exp(fnp.abs(x)) * _i1e(x))
+    return scalar_result(fnp.exp(fnp.abs(x)) * lx.bessel_i1e(x))
 
 
 def _static_int(fname: str, what: str, v: Any) -> int:

@@ -24,6 +24,7 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace import core
 from functrace import lax as lx
+from functrace.lax.special_extra import zeta_continued
 from functrace.scipy._util import floats, scalar_result
 
 EULER = 0.5772156649015329  # Euler's constant
@@ -357,43 +358,20 @@ def bernoulli(n: int) -> Any:
                          for v in bernoulli_fractions(n)])  # fmt: skip
 
 
-# B_2j / (2j)! for j = 1 .. 12 (the Euler-Maclaurin tail of the Hurwitz zeta function)
-_EM = tuple(float(bernoulli_fractions(24)[2 * j] / math.factorial(2 * j)) for j in range(1, 13))
-_EM_SHIFT = 12
-
-
-def hurwitz_zeta(s: Any, q: Any) -> Any:
-    """``sum_k (q + k)^-s`` (analytically continued in ``s``) by Euler-Maclaurin
-    summation: 12 direct terms, then the integral and 12 Bernoulli corrections.
-
-    Accurate to about 1e-15 for ``q > -2``; no edge handling (NaN/inf not fixed up).
-    """
-    acc = fnp.zeros_like(q)
-    for k in range(_EM_SHIFT):
-        acc = acc + fnp.power(q + k, -s)
-    w = q + _EM_SHIFT
-    tail = fnp.power(w, 1 - s) / (s - 1) + 0.5 * fnp.power(w, -s)
-    term = s * fnp.power(w, -s - 1)  # s (s+1) ... (s+2j-2) w^(-s-2j+1)
-    inv_w2 = 1 / (w * w)
-    for j, c in enumerate(_EM, start=1):
-        tail = tail + c * term
-        term = term * (s + 2 * j - 1) * (s + 2 * j) * inv_w2
-    return acc + tail
-
-
 def _riemann_zeta(x: Any) -> Any:
-    # x >= -1/4: Euler-Maclaurin at q = 1 (the continuation is valid there); below, the
-    # functional equation zeta(x) = 2^x pi^(x-1) sin(pi x / 2) Gamma(1 - x) zeta(1 - x)
+    # x >= -1/4: the Hurwitz zeta function at q = 1 (continued analytically below x = 1);
+    # below, the functional equation
+    # zeta(x) = 2^x pi^(x-1) sin(pi x / 2) Gamma(1 - x) zeta(1 - x)
     neg = x < -0.25
     xp = fnp.where(neg | (x == 1) | (x == np.inf), 2.0, x)
-    direct = hurwitz_zeta(xp, fnp.ones_like(x))
+    direct = zeta_continued(xp, fnp.ones_like(x))
     direct = fnp.where(x == 1, np.inf, fnp.where(x == np.inf, 1.0, direct))
     xn = safe(neg, x, -1.0)
     half = xn * 0.5
     sin_part = fnp.sin(math.pi * (half - 2 * fnp.floor(half * 0.5)))  # reduced mod 4
     trivial = fnp.floor(half) == half  # the zeros at -2, -4, ...
     logmag = xn * math.log(2) + (xn - 1) * math.log(math.pi) + gammaln_(1 - xn)
-    refl = sin_part * fnp.exp(logmag) * hurwitz_zeta(1 - xn, fnp.ones_like(x))
+    refl = sin_part * fnp.exp(logmag) * lx.zeta(1 - xn, fnp.ones_like(x))
     refl = fnp.where(trivial, 0.0, refl)
     return fnp.where(neg, fnp.where(x == -np.inf, np.nan, refl), direct)
 
@@ -402,10 +380,11 @@ def zeta(x: Any, q: Any = None) -> Any:
     """The Hurwitz zeta function ``sum_k (k + q)^-x`` (the Riemann zeta function when
     ``q`` is None).
 
-    With ``q``: defined for ``x > 1`` (``inf`` at ``x == 1``, NaN for ``x < 1``, as
-    SciPy and JAX), ``inf`` at ``q = 0, -1, -2, ...`` (as SciPy; JAX gives NaN at 0),
-    full accuracy for ``q > -2``. Without ``q`` (JAX raises there): every real ``x``,
-    by the functional equation for ``x < -1/4``. Differentiable in ``x`` and ``q``.
+    With ``q``: ``functrace.lax.zeta``, defined for ``x > 1`` (``inf`` at ``x == 1``,
+    NaN for ``x < 1``, as SciPy and JAX), ``inf`` at ``q = 0, -1, -2, ...`` (as SciPy;
+    JAX gives NaN at 0) and 0 at ``q = inf`` (as SciPy). Without ``q`` (JAX raises
+    there): every real ``x``, by the functional equation for ``x < -1/4``.
+    Differentiable in ``x`` and ``q``.
 
     >>> round(float(zeta(2.0, 1.0)), 12) == round(math.pi**2 / 6, 12)
     True
@@ -421,7 +400,7 @@ def zeta(x: Any, q: Any = None) -> Any:
 
 def _zeta(x: Any, q: Any) -> Any:
     ok = (x > 1) & ~is_pole(q) & (q < np.inf)
-    val = hurwitz_zeta(safe(ok, x, 2.0), safe(ok, q, 1.0))
+    val = lx.zeta(safe(ok, x, 2.0), safe(ok, q, 1.0))
     edge = fnp.where(x == 1, np.inf, fnp.full_like(x, np.nan))
     edge = fnp.where((x > 1) & is_pole(q), np.inf, edge)
     edge = fnp.where((x > 1) & (q == np.inf), 0.0, edge)

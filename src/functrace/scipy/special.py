@@ -211,8 +211,8 @@ def polygamma(n: Any, x: Any) -> Any:
     ``n`` may be an array (or traced), broadcasting against ``x``; there orders that are
     negative or not integers give NaN (as JAX), while such a concrete scalar ``n`` is an
     error. The result has ``x``'s floating-point dtype. One composite serves every
-    ``n`` (Euler-Maclaurin for the Hurwitz zeta function), so values do not depend on
-    whether ``n`` is known when tracing.
+    ``n`` (through ``functrace.lax.zeta``), so values do not depend on whether ``n`` is
+    known when tracing.
 
     >>> round(float(polygamma(1, 1.0)), 12) == round(math.pi**2 / 6, 12)
     True

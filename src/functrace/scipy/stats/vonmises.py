@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import functrace.numpy as fnp
-from functrace.scipy._special_bessel import _i0e
+from functrace.scipy._special_bessel import i0e
 from functrace.scipy._util import scalar_result
 from functrace.scipy.stats._common import nan_unless, standard
 
@@ -31,7 +31,7 @@ def logpdf(x: Any, kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
     z, scale, kappa = standard("vonmises.logpdf", x, loc, scale, kappa)
     ok = kappa > 0
     ks = fnp.where(ok, kappa, 1.0)
-    val = ks * (fnp.cos(z) - 1) - fnp.log(2 * math.pi * _i0e(ks)) - fnp.log(scale)
+    val = ks * (fnp.cos(z) - 1) - fnp.log(2 * math.pi * i0e(ks)) - fnp.log(scale)
     return scalar_result(nan_unless(ok, val))
 
 
