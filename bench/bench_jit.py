@@ -390,7 +390,9 @@ DEPTHS = (2, 4, 8, 16)
 def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
     """First call of the MLP step (width 64, batch 32) at 2/4/8/16 hidden layers, each
     in a fresh process: functrace with an empty kernel cache (cold) and again with the
-    cache that run filled (warm), JAX (no persistent cache: every process compiles).
+    cache that run filled (warm), at its defaults (direct kernels: nothing to cache)
+    and with every kernel through Numba (``FUNCTRACE_JIT_KERNELS=numba``), JAX (no
+    persistent cache: every process compiles).
     Rounds interleave the depths and libraries; medians."""
     bench_dir = os.path.dirname(os.path.abspath(__file__))
     samples: dict[tuple[int, str], list[dict[str, float]]] = {}
@@ -402,6 +404,10 @@ def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
                 env = dict(os.environ, FUNCTRACE_CACHE_DIR=d)
                 samples.setdefault((depth, "cold"), []).append(_fresh(ft_code, env))
                 samples.setdefault((depth, "warm"), []).append(_fresh(ft_code, env))
+            with tempfile.TemporaryDirectory() as d:  # every kernel through Numba
+                env = dict(os.environ, FUNCTRACE_CACHE_DIR=d, FUNCTRACE_JIT_KERNELS="numba")
+                samples.setdefault((depth, "numba"), []).append(_fresh(ft_code, env))
+                samples.setdefault((depth, "numba warm"), []).append(_fresh(ft_code, env))
             if with_jax:
                 jax_code = _JAX_CHILD.format(bench_dir=bench_dir, sizes=sizes, batch=batch)
                 samples.setdefault((depth, "jax"), []).append(_fresh(jax_code, dict(os.environ)))
@@ -414,6 +420,7 @@ def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
         cold, warm = med("cold"), med("warm")
         kernels = int(med("cold", "compiled"))
         row = [str(depth), f"{cold:.2f} s", str(kernels), f"{warm:.3f} s"]
+        row += [f"{med('numba'):.2f} s", f"{med('numba warm'):.3f} s"]
         if with_jax:
             jx = med("jax")
             row += [f"{jx:.2f} s", f"{cold / jx:.2f}", f"{warm / jx:.2f}"]
@@ -465,13 +472,15 @@ def tiered_first_call(sizes, batch, mode):
     code = _TIERED_CHILD.format(
         bench_dir=os.path.dirname(os.path.abspath(__file__)), sizes=sizes, batch=batch, mode=mode
     )
-    with tempfile.TemporaryDirectory() as d:
-        return _fresh(code, dict(os.environ, FUNCTRACE_CACHE_DIR=d))
+    with tempfile.TemporaryDirectory() as d:  # (direct kernels never wait: Numba's do)
+        return _fresh(code, dict(os.environ, FUNCTRACE_CACHE_DIR=d, FUNCTRACE_JIT_KERNELS="numba"))
 
 
 def tiered_table(depths=(2, 4, 8, 16), width=64, batch=32) -> None:
     """The "first call, tiered" table: the MLP step (784-64x depth-10, batch 32) with
-    tiering (Numba in a worker process, or in a thread) and with ``compile="sync"``."""
+    tiering (Numba in a worker process, or in a thread) and with ``compile="sync"``, all
+    kernels through Numba (``FUNCTRACE_JIT_KERNELS=numba``: the direct compiler's kernels
+    compile in milliseconds and never start a tiered compile)."""
     rows = []
     for depth in depths:
         sizes = (784,) + (width,) * depth + (10,)
@@ -493,7 +502,8 @@ def tiered_table(depths=(2, 4, 8, 16), width=64, batch=32) -> None:
                 ]
             )
     print_table(
-        f"first call, tiered: MLP step, width {width}, batch {batch}, fresh process, empty cache",
+        f"first call, tiered, every kernel through Numba: MLP step, width {width}, batch "
+        f"{batch}, fresh process, empty cache",
         [
             "hidden layers",
             "compile in",
@@ -689,6 +699,8 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
             "ft cold cache",
             "kernels compiled",
             "ft warm cache",
+            "Numba only: cold",
+            "warm",
             "JAX",
             "ft cold/JAX",
             "ft warm/JAX",

@@ -3,7 +3,8 @@ directories others can write, checksums that heal damaged entries, bounded cache
 
 Most checks run in fresh processes (the disk cache is about what the *next* process
 loads). One process compiles twelve kernels into a cache made under ``umask 000``; its
-copies are then tampered with in different ways."""
+copies are then tampered with in different ways. The disk cache holds what Numba
+compiles (the direct compiler keeps nothing on disk), so these processes use Numba only."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ import numpy as np
 import pytest
 
 pytestmark = pytest.mark.usefixtures("private_jit_cache")  # in-process compiles
+
+
+@pytest.fixture(autouse=True)
+def _numba_kernels(monkeypatch):
+    monkeypatch.setenv("FUNCTRACE_JIT_KERNELS", "numba")
+
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
@@ -50,6 +57,7 @@ def _run(script: str, env_extra: dict[str, str], umask: int | None = None, *args
         os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_extra
     )
     env.setdefault("NUMBA_NUM_THREADS", "1")
+    env.setdefault("FUNCTRACE_JIT_KERNELS", "numba")
     env["PYTHONWARNINGS"] = "always"
     return subprocess.run(
         [sys.executable, "-c", script, *args],

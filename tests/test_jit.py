@@ -1132,7 +1132,8 @@ def _run(script: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def test_second_process_loads_kernels_from_disk(tmp_path) -> None:
-    env = {"FUNCTRACE_CACHE_DIR": str(tmp_path / "cache")}
+    # the disk cache holds Numba's kernels (direct ones compile in every process)
+    env = {"FUNCTRACE_CACHE_DIR": str(tmp_path / "cache"), "FUNCTRACE_JIT_KERNELS": "numba"}
     first = _run(_SCRIPT, env)
     assert first.returncode == 0, first.stderr
     second = _run(_SCRIPT, env)
@@ -1151,7 +1152,8 @@ def test_unwritable_cache_dir_warns_once_and_works(tmp_path) -> None:
         out2 = jit(lambda x: fnp.cos(x) + 2.0)(np.ones(3))
         assert np.allclose(out2, np.cos(1.0) + 2.0)
     """)
-    res = _run(script, {"FUNCTRACE_CACHE_DIR": str(blocker / "sub"), "PYTHONWARNINGS": "always"})
+    env = {"FUNCTRACE_CACHE_DIR": str(blocker / "sub"), "PYTHONWARNINGS": "always"}
+    res = _run(script, {**env, "FUNCTRACE_JIT_KERNELS": "numba"})  # (Numba uses the cache)
     assert res.returncode == 0, res.stderr
     assert res.stderr.count("expected a writable cache directory") == 1, res.stderr
 
@@ -1166,8 +1168,12 @@ def test_disable_jit_env_and_clear_cache(tmp_path) -> None:
     """)
     res = _run(script, {"FUNCTRACE_DISABLE_JIT": "1", "FUNCTRACE_CACHE_DIR": str(tmp_path)})
     assert res.returncode == 0 and res.stdout.strip() == "0", res.stderr
-    # clear_cache empties this module's cache directory
-    jit(lambda x: fnp.cos(x) * 3.0)(np.ones(2))
+    # clear_cache empties this module's cache directory (of Numba's kernels)
+    os.environ["FUNCTRACE_JIT_KERNELS"] = "numba"
+    try:
+        jit(lambda x: fnp.cos(x) * 3.0)(np.ones(2))
+    finally:
+        del os.environ["FUNCTRACE_JIT_KERNELS"]
     cache_dir = os.environ["FUNCTRACE_CACHE_DIR"]
     assert any(n.endswith(".py") for n in os.listdir(cache_dir))
     clear_cache()

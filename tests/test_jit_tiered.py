@@ -1,8 +1,9 @@
 """Tiered compilation: the first calls run the interpreter while Numba compiles.
 
-Every test starts from an empty kernel cache (a fresh directory, nothing loaded), so
-its program really needs Numba; the sync-compiled reference runs afterwards and loads
-the kernels the tiered compile made.
+Every test starts from an empty kernel cache (a fresh directory, nothing loaded) and
+with the direct compiler off (it compiles in milliseconds, so its kernels never wait
+for a background compile), so its program really needs Numba; the sync-compiled
+reference runs afterwards and loads the kernels the tiered compile made.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 @pytest.fixture
 def cold(tmp_path, monkeypatch):
-    """An empty cache directory, no kernel loaded, strict kernels."""
+    """An empty cache directory, no kernel loaded, strict kernels, Numba only."""
     monkeypatch.setenv("FUNCTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FUNCTRACE_JIT_KERNELS", "numba")
     monkeypatch.setattr(codegen, "strict_kernels", True)
     kernels.clear_cache()  # the new directory is empty: forgets the loaded kernels
     yield tmp_path / "cache"
@@ -167,6 +169,7 @@ def test_background_error_surfaces(cold, monkeypatch) -> None:
     with pytest.raises(RuntimeError, match="injected compile failure"):
         f(x)
     monkeypatch.undo()
+    monkeypatch.setenv("FUNCTRACE_JIT_KERNELS", "numba")  # (undone above)
     codegen.strict_kernels = True
     # the failed signature was dropped: the next call compiles again
     np.testing.assert_allclose(f(x), np.exp(x) + x)
@@ -278,6 +281,7 @@ def test_exit_mid_compile_leaves_a_consistent_cache(tmp_path, monkeypatch, where
     env = dict(
         os.environ,
         FUNCTRACE_CACHE_DIR=str(d),
+        FUNCTRACE_JIT_KERNELS="numba",
         PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]),
     )
     res = subprocess.run(
@@ -295,6 +299,7 @@ def test_exit_mid_compile_leaves_a_consistent_cache(tmp_path, monkeypatch, where
             os.kill(first["worker"], 0)
     # This process uses the cache next: unsealed leftovers are replaced silently.
     monkeypatch.setenv("FUNCTRACE_CACHE_DIR", str(d))
+    monkeypatch.setenv("FUNCTRACE_JIT_KERNELS", "numba")
     monkeypatch.setattr(codegen, "strict_kernels", True)
     kernels.forget_loaded()
     for name in [n for n in sys.modules if n.startswith(cache.MODULE_PREFIX)]:

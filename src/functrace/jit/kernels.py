@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from functrace.jit import cache
+from functrace.jit import cache, direct_engine
+from functrace.jit.direct import ArgSpec, Unsupported
 from functrace.jit.numba_import import import_numba
 
 NJIT_OPTIONS = {
@@ -366,8 +367,13 @@ def clear_cache() -> None:
 
 
 def load_kernel(spec: KernelSpec) -> LoadedKernel:
-    """Compile ``spec`` or load it from memory or the disk cache."""
+    """Compile ``spec`` or load it from memory or the disk cache: the direct compiler
+    when it translates the kernel (see ``direct.py``), else Numba."""
     source = kernel_source(spec)
+    if direct_engine.enabled():
+        k = _load_direct(source, spec)
+        if k is not None:
+            return k
     collect = _mode.collect
     if collect is not None:  # a planning pass: note the kernel, make nothing
         name = cache.MODULE_PREFIX + cache.source_hash(source)
@@ -375,6 +381,43 @@ def load_kernel(spec: KernelSpec) -> LoadedKernel:
             collect.append((name, source, numba_signature(spec)))
             return LoadedKernel(name, source, _Unmade(name), False, 0.0)
     return load_source(source, lambda: numba_signature(spec))
+
+
+def direct_args(spec: KernelSpec) -> list[ArgSpec]:
+    """The arguments of ``spec``'s kernel as the direct compiler sees them."""
+    nd = spec.ndim
+    args = [ArgSpec(f"x{j}", dt, nd, True, False) for j, (dt, _) in enumerate(spec.arrays)]
+    args += [ArgSpec(f"s{j}", dt) for j, dt in enumerate(spec.scalars)]
+    args += [ArgSpec(f"o{j}", dt, nd, True) for j, dt in enumerate(spec.outputs)]
+    args += [ArgSpec(f"y{j}", r[1], nd, True) for j, r in enumerate(spec.reductions)]
+    if spec.explicit_sizes:
+        args += [ArgSpec(f"n{b}", np.dtype(np.intp)) for b in range(nd)]
+    return args
+
+
+def _load_direct(source: str, spec: KernelSpec) -> LoadedKernel | None:
+    """``spec``'s kernel compiled by the direct compiler (milliseconds, so never left
+    to a background compile), or None when it leaves the kernel to Numba."""
+    name = cache.MODULE_PREFIX + cache.source_hash(source)
+    with _load_lock:
+        hit = _loaded.get(name)
+        if hit is not None:
+            return LoadedKernel(hit.name, hit.source, hit.dispatcher, False, 0.0)
+        if name in _not_direct:
+            return None
+        t0 = time.perf_counter()
+        try:
+            entry = direct_engine.compile_kernel(source, direct_args(spec), _sig_text(spec))
+        except Unsupported:
+            _not_direct.add(name)
+            return None
+        k = LoadedKernel(name, source, entry, True, time.perf_counter() - t0)
+        _add_stat("direct", k.seconds)
+        _loaded[name] = k
+        return k
+
+
+_not_direct: set[str] = set()  # kernels the direct compiler left to Numba
 
 
 class _Unmade:

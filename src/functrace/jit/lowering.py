@@ -156,6 +156,8 @@ def _kernel_args_error(err: TypeError) -> TypeError:
     msg = str(err)
     if "can't unbox array" in msg:  # the compiled entry point's dtype check
         got = "an array of another dtype"
+    elif msg.startswith("functrace.jit: direct kernel"):  # a direct kernel's entry point
+        got = "arrays of other dtypes, ranks or layouts"
     elif "No matching definition for argument type" in msg:  # a dispatcher's
         got = msg.splitlines()[0].split(":", 1)[-1].strip()
     else:

@@ -411,17 +411,20 @@ def install(fn: Any, entry: Any) -> Callable[..., Any]:
 def print_program(program: Any, stats: dict[str, float]) -> None:
     """The per-phase lines of a lowering under ``FUNCTRACE_DEBUG_JIT``, then its text."""
     comp, load, imp = stats.get("compile", 0.0), stats.get("load", 0.0), stats.get("import", 0.0)
-    lowering = max(program.seconds - comp - load - imp, 0.0)
+    direct = stats.get("direct", 0.0)
+    lowering = max(program.seconds - comp - load - imp - direct, 0.0)
     comp += stats.get("worker", 0.0)  # the wait for a worker's batch
     print(
         f"[functrace.jit] phase lowering: {1e3 * lowering:.1f} ms (planning and code)\n"
+        f"[functrace.jit] phase direct compile: {1e3 * direct:.1f} ms "
+        f"({int(stats.get('directs', 0))} kernels, LLVM without Numba's front end)\n"
         f"[functrace.jit] phase Numba import: {1e3 * imp:.1f} ms\n"
         f"[functrace.jit] phase Numba compile: {1e3 * comp:.1f} ms "
         f"({int(stats.get('compiles', 0))} kernels)\n"
         f"[functrace.jit] phase cache load: {1e3 * load:.1f} ms "
         f"({int(stats.get('loads', 0))} kernels)\n"
-        f"[functrace.jit] kernels: {len(program.kernels)} ({program.compiled} compiled by "
-        f"Numba)\n{program.as_text()}",
+        f"[functrace.jit] kernels: {len(program.kernels)} ({program.compiled} compiled "
+        f"now)\n{program.as_text()}",
         file=sys.stderr,
     )
 
