@@ -132,14 +132,15 @@ def test_primitive_same_bits_as_numba(prim, op, dtype) -> None:
     args = _special_args(op, dtype)
     with np.errstate(all="ignore"):
         try:
-            got_n, _ = _run(op.fn, args, "numba")
+            got_n, disp_n = _run(op.fn, args, "numba")
         except (ValueError, TypeError, FloatingPointError) as err:  # a row's own checks
             pytest.skip(f"{op.name} rejects these values eagerly: {err}")
         got_d, disp = _run(op.fn, args, "direct")
     assert len(got_n) == len(got_d)
     for a, b in zip(got_n, got_d):
         assert _same_bits(a, b), f"{op.name} ({prim.name}): Numba {a!r} vs direct {b!r}"
-    _direct_counts.append(any(_is_direct(d) for d in disp))
+    if any(not _is_direct(d) for d in disp_n):  # a row that makes a fused kernel
+        _direct_counts.append(any(_is_direct(d) for d in disp))
 
 
 def _is_direct(dispatcher) -> bool:
@@ -147,12 +148,12 @@ def _is_direct(dispatcher) -> bool:
 
 
 def test_direct_compiler_covers_most_rows() -> None:
-    """Not vacuous: most of the rows above ran at least one directly compiled kernel."""
-    if len(_direct_counts) < len(ROWS):
-        pytest.skip("needs the whole module run")  # (-k selections)
-    # (the rest: special functions written with math.* helpers, unsigned and complex
-    # arithmetic, nextafter, cbrt: Numba compiles those)
-    assert sum(_direct_counts) >= 0.6 * len(_direct_counts), sum(_direct_counts)
+    """Not vacuous: of the rows above that make a fused kernel (the others call their
+    vectorised impls from the driver), most ran a directly compiled one."""
+    if len(_direct_counts) < 0.5 * len(ROWS):
+        pytest.skip("needs the whole module run")  # (-k selections, -n workers)
+    # (the rest: complex and unsigned arithmetic, bit counts, shifts, nextafter, cbrt)
+    assert sum(_direct_counts) >= 0.8 * len(_direct_counts), sum(_direct_counts)
 
 
 # ---------------------------------------------------------------------------

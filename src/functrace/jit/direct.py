@@ -122,10 +122,15 @@ _LIBM = {
     "sqrt": "sqrt",
 }
 _LIBM2 = {"arctan2": "atan2"}
+# math.<name> on a float: what Numba calls (the argument's precision kept, as np.<name>)
+_MATH = {"exp": "exp", "log": "log", "sqrt": "sqrt", "log1p": "log1p", "expm1": "expm1"}
+_MATH |= {"tanh": "tanh", "sin": "sin", "cos": "cos", "tan": "tan", "erf": "erf"}
+_MATH |= {"erfc": "erfc", "lgamma": "lgamma"}
+_MATH_CONSTANTS = {"inf": np.inf, "nan": np.nan, "pi": np.pi, "e": np.e}
 _INTRINSIC2 = {"power": "pow", "copysign": "copysign"}
 
 LIBM_SYMBOLS = sorted(
-    {f + s for f in (*_LIBM.values(), *_LIBM2.values()) for s in ("", "f")}
+    {f + s for f in (*_LIBM.values(), *_LIBM2.values(), "erf", "erfc", "lgamma") for s in ("", "f")}
     | {f + s for f in (*_INTRINSIC, "pow", "copysign") for s in ("", "f")}
 )
 """libm functions compiled kernels may call (intrinsics may lower to them)."""
@@ -403,6 +408,13 @@ class _Fn:
             return self.boolop(node)
         if isinstance(node, ast.Call):
             return self.call(node)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("math", "np")
+            and node.attr in _MATH_CONSTANTS
+        ):
+            return Value(const_text(F64, _MATH_CONSTANTS[node.attr]), F64)
         raise Unsupported(type(node).__name__)
 
     def name(self, name: str) -> Value:
@@ -533,8 +545,16 @@ class _Fn:
         a_at = len(self.lines)
         self.start(lo)
         b = self.expr(other)
-        if a.dtype != b.dtype:
-            raise Unsupported("branches of different types")  # Numba would unify them
+        if a.dtype != b.dtype:  # Numba unifies the branches: both to the common type
+            if BOOL in (a.dtype, b.dtype):
+                raise Unsupported("branches of a bool and a number")
+            dt = _arith_type(a.dtype, b.dtype)
+            b = self.cast(b, dt)
+            tail = self.lines[a_at:]  # the else block so far: the then block's cast first
+            del self.lines[a_at:]
+            a = self.cast(a, dt)
+            a_at = len(self.lines)
+            self.lines += tail
         b_end = self.block
         self.emit(f"br label %{end}")
         self.lines.insert(a_at, f"  br label %{end}")
@@ -564,11 +584,20 @@ class _Fn:
     def call(self, node: ast.Call) -> Value:
         f = node.func
         if node.keywords or not (
-            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np"
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id in ("np", "math")
         ):
-            raise Unsupported("a call other than np.<name>(...)")
+            raise Unsupported("a call other than np.<name>(...) or math.<name>(...)")
         fname = f.attr
         args = [self.expr(a) for a in node.args]
+        if f.value.id == "math":
+            if fname not in _MATH or len(args) != 1:
+                raise Unsupported(f"math.{fname}")
+            v = self._float_arg(fname, args[0])
+            if fname in _INTRINSIC:
+                return self._call_fn(f"llvm.{fname}.{_sfx(v.dtype)}", v.dtype, [v])
+            return self._call_fn(_MATH[fname] + ("f" if v.dtype == F32 else ""), v.dtype, [v])
         if fname in _CTORS and len(args) == 1:
             return self.cast(args[0], _CTORS[fname])
         if len(args) == 1:

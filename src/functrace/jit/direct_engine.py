@@ -158,8 +158,8 @@ def _same(code: str, dt: np.dtype) -> bool:
         return False
 
 
-MAX_ARGS = 64  # arguments of one kernel (more: Numba compiles it)
-MAX_DIMS = 256  # array dimensions of one kernel, all arrays together
+MAX_ARGS = 256  # arguments of one kernel (more: Numba compiles it)
+MAX_DIMS = 1024  # array dimensions of one kernel, all arrays together
 
 # The one CPython entry point of every direct kernel, compiled once per process.
 # ``self`` is the kernel's descriptor, an int64 ndarray:
