@@ -47,16 +47,19 @@ mpi: $(MPI_STAMP)
 
 # One pytest worker per core the process may use (pytest-xdist), each single-threaded.
 # The MPI step never fails the build: without MPI its tests skip with the reason.
+# Cases marked slow_compile (many seconds of Numba compiling each) run in make fuzz.
 test: $(STAMP) $(MPI_STAMP)
-	$(BIN)/python -m pytest -n auto --nbmake tests $(wildcard notebooks)
+	$(BIN)/python -m pytest -n auto -m "not slow_compile" --nbmake tests $(wildcard notebooks)
 
 # The long profile: FUZZ_SECONDS of fresh random programs from the composition fuzzer
 # (default 20 min), then every slow property test (marked long_profile, tests/profiles.py)
-# again with many more fresh examples than make test draws.
+# again with many more fresh examples than make test draws, then the cases make test
+# leaves out because they compile for many seconds (marked slow_compile, tests/op_db.py).
 FUZZ_SECONDS ?= 1200
 fuzz: $(STAMP)
 	FUNCTRACE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -s tests/test_composition_fuzz.py
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -n auto -m long_profile tests
+	$(BIN)/python -m pytest -n auto -m slow_compile tests
 
 # The benchmarks compare with JAX and PyTorch (the bench extra), each when importable.
 BENCH_STAMP := $(VENV)/.installed-bench

@@ -549,7 +549,7 @@ NUMERIC: list[OpInfo] = [
         prims=("nextafter", "sub"),
         grad=False,
     ),
-    _row("i0", fnp.i0, np.i0, (Arg(domain=(-6.0, 6.0)),), ("exp", "mul", "add"), rtol=1e-12),
+    _row("i0", fnp.i0, np.i0, (Arg(domain=(-6.0, 6.0)),), ("exp", "bessel_i0e"), rtol=1e-12),
     _row(
         "i0_both_branches",
         lambda x: fnp.i0(x * 8.0),
@@ -564,7 +564,7 @@ NUMERIC: list[OpInfo] = [
         fnp.i0,
         np.i0,
         (INT,),
-        ("convert_element_type", "exp"),
+        ("convert_element_type", "exp", "bessel_i0e"),
         grad=False,
         dtypes=I64,
     ),

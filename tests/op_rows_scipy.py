@@ -89,8 +89,8 @@ SPECIAL: list[OpInfo] = [
     ),
     _row("kl_div", fsp.kl_div, ss.kl_div, (POS, POS), prims=("log",)),
     _row("rel_entr", fsp.rel_entr, ss.rel_entr, (POS, POS), prims=("log",)),
-    _row("zeta", fsp.zeta, ss.zeta, (_dom(1.5, 6.0), _dom(0.3, 5.0)), prims=("pow",)),
-    _row("zeta_riemann", fsp.zeta, ss.zeta, (_dom(-6.0, 6.0),), avoid=(1.0,), prims=("pow",)),
+    _row("zeta", fsp.zeta, ss.zeta, (_dom(1.5, 6.0), _dom(0.3, 5.0)), prims=("zeta",)),
+    _row("zeta_riemann", fsp.zeta, ss.zeta, (_dom(-6.0, 6.0),), avoid=(1.0,), prims=("zeta",)),
     _row(
         "polygamma_array_n",
         fsp.polygamma,

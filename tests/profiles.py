@@ -5,6 +5,9 @@ A test whose examples are expensive (each one a Numba compile, or an order-2 gra
 check) takes ``max_examples=examples(ci, long)`` and the ``long_profile`` marker, so
 ``make fuzz`` runs it again with ``long`` fresh examples: the slow cases move to the
 long profile instead of being dropped.
+
+A case whose single run is slow to compile (not to sample) carries ``slow_compile``
+instead: ``make test`` leaves it out and ``make fuzz`` runs it once, as drawn in ``ci``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ import pytest
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 
 long_profile = pytest.mark.long_profile
+
+# A case that compiles for many seconds under jit (the rows of ``op_db.SLOW_COMPILE_JIT``):
+# ``make test`` deselects it (``-m "not slow_compile"``), ``make fuzz`` runs it.
+slow_compile = pytest.mark.slow_compile
 
 
 def examples(ci: int, long: int) -> int:
