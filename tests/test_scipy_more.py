@@ -538,6 +538,21 @@ def test_map_coordinates_follows_jax_and_scipy() -> None:
     assert out.dtype == ints.dtype and out.tolist() == [3]  # 2.5 rounded away from 0
     g = ft.grad(lambda im: fnd.map_coordinates(im, inside, 1, mode="wrap").sum())(img)
     _close(g.sum(), 10.0, rtol=1e-13)  # the weights of each point sum to 1
+    # a NumPy image with traced coordinates (under jit and grad in the coordinates)
+    for mode in ("constant", "nearest"):
+        for order in (0, 1):
+
+            def shifted(s, mode=mode, order=order):
+                return fnd.map_coordinates(img, [c[0] + s, c[1]], order, mode=mode, cval=-2.0)
+
+            _close(ft.jit(shifted)(0.0), JAX[f"map/{mode}/{order}"], rtol=1e-13)
+
+    def total(s):
+        return fnd.map_coordinates(img, [inside[0] + s, inside[1]], 1).sum()
+
+    eps = 1e-6
+    fd = (total(eps) - total(-eps)) / (2 * eps)
+    _close(ft.jit(ft.grad(total))(0.0), fd, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------

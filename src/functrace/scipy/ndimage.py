@@ -92,7 +92,8 @@ def map_coordinates(
     work = np.dtype(np.float64) if dt.kind in "biu" else dt
     coords = [asarray_or_tracer(c, fname) for c in coordinates]
     coords = [c if core.get_aval(c).dtype.kind == "f" else c.astype(work) for c in coords]
-    values = arr.astype(work) if dt != work else arr
+    # (a functrace array: NumPy's own indexing cannot take traced coordinates)
+    values = fnp.asarray(arr.astype(work) if dt != work else arr)
     fix = _INDEX[mode]
     fill = fnp.asarray(fnp.asarray(cval, dt), work)  # (in input's dtype first, as JAX)
     per_dim = []
