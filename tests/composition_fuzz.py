@@ -137,6 +137,12 @@ class Program:
     def grad_order(self) -> int:
         return min(n.op.grad_order for n in self.nodes)
 
+    @property
+    def fd_rtol(self) -> float:
+        """The relative tolerance against finite differences: the loosest row's, as
+        its gradient check uses it (``10 * grad_tol``; 1e-4 for the default rows)."""
+        return max(10 * n.op.grad_tol for n in self.nodes)
+
     def __repr__(self) -> str:
         lines = [f"program(x: f64{list(self.x_shape)}, y: f64{list(self.y_shape)}):"]
         lines += [n.describe(k) for k, n in enumerate(self.nodes)]
@@ -494,7 +500,7 @@ def _run(f: Any, x: Any, y: Any) -> tuple[Any, BaseException | None]:
         return None, e
 
 
-def _assert_close(got: Any, want: Any, what: str, fd: bool) -> None:
+def _assert_close(got: Any, want: Any, what: str, fd: bool, fd_rtol: float = 1e-4) -> None:
     g_leaves, g_tree = ft.tree_util.tree_flatten(got)
     w_leaves, w_tree = ft.tree_util.tree_flatten(want)
     assert g_tree == w_tree, f"{what}: structure {g_tree} != {w_tree}"
@@ -506,7 +512,7 @@ def _assert_close(got: Any, want: Any, what: str, fd: bool) -> None:
         if a.dtype.kind in "fc":
             scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
             if fd:
-                rtol, atol = 1e-4, 1e-5 * scale
+                rtol, atol = fd_rtol, fd_rtol / 10 * scale
             elif np.float32 in (a.dtype, b.dtype):
                 rtol, atol = 2e-5, 2e-5 * scale
             else:
@@ -552,7 +558,7 @@ def check(case: Case) -> None:
             )
         if err is not None or (fd and want is None):  # None: no finite differences here
             continue
-        _assert_close(got, want, f"{describe_stack(stack)} vs {what}", fd)
+        _assert_close(got, want, f"{describe_stack(stack)} vs {what}", fd, prog.fd_rtol)
 
 
 def all_stacks(max_len: int) -> list[list[tuple[Any, ...]]]:
