@@ -148,6 +148,34 @@ def test_vmap_matches_loop(op: OpInfo, data: Any) -> None:
 
 
 @pytest.mark.parametrize("op", _rows())
+@settings(max_examples=1)
+@given(data=st.data())
+def test_vmap_of_empty_and_single_batches(op: OpInfo, data: Any) -> None:
+    # A batch of 0 examples has the output of one example's shape behind a 0 axis (as in
+    # JAX; a batched while_loop over it once never ended, a batched convolution folded
+    # it into 0 feature groups); a batch of 1 is that example.
+    dtype = op.dtypes[0]
+    args = data.draw(op_args(op, dtype))
+    one = op.fn(*args)
+    traced = [i for i, a in enumerate(op.args) if a.kind != "const"]
+    axes = tuple(0 if i in traced else None for i in range(len(args)))
+    for size in (0, 1):
+        batched = [
+            np.repeat(np.asarray(a)[None], size, 0) if i in traced else a
+            for i, a in enumerate(args)
+        ]
+        out = ft.vmap(op.fn, in_axes=axes)(*batched)
+        got, want = ft.tree_util.tree_leaves(out), ft.tree_util.tree_leaves(one)
+        assert len(got) == len(want), f"{op} batch of {size}: {len(got)} outputs"
+        for g, w in zip(got, want):
+            if size:
+                assert_same(np.asarray(g)[0], w, op, dtype, "vmap of a batch of 1")
+            else:
+                g, w = np.asarray(g), np.asarray(w)
+                assert (g.shape, g.dtype) == ((0, *w.shape), w.dtype), f"{op}: {g.shape}"
+
+
+@pytest.mark.parametrize("op", _rows())
 @settings(max_examples=2)
 @given(data=st.data())
 def test_make_jaxpr_of_vmap(op: OpInfo, data: Any) -> None:

@@ -60,7 +60,7 @@ from functrace.lax.base import convert_element_type, reshape, transpose
 from functrace.lax.contraction import _check_preferred, check_precision
 from functrace.lax.conv_impl import conv_impl as _conv_impl
 from functrace.lax.conv_impl import dilate_dim as _dilate_dim
-from functrace.lax.shapes import rev
+from functrace.lax.shapes import broadcast_in_dim, rev
 
 _NAME = "conv_general_dilated"
 
@@ -578,6 +578,12 @@ def _conv_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> tup
     # Both batched: the vmapped axis becomes the outermost level of groups.
     v, n, c, *s_in = core.get_aval(lhs).shape
     _, o, i, *s_k = core.get_aval(rhs).shape
+    if v == 0:  # no groups to fold it into: the empty result of one example's shape
+        la, ra = core.get_aval(lhs), core.get_aval(rhs)
+        one = _conv_abstract(
+            ShapedArray((n, c, *s_in), la.dtype), ShapedArray((o, i, *s_k), ra.dtype), **p
+        )
+        return out_layout(broadcast_in_dim(np.zeros((), one.dtype), (0, *one.shape), ()))
     w = reshape(rhs, (v * o, i, *s_k))
     if b > 1:
         x = reshape(lhs, (v * n, c, *s_in))  # batch index (v, b, n_local)

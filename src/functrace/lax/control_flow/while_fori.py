@@ -30,7 +30,7 @@ from functrace.lax.control_flow.common import (
     run_while,
 )
 from functrace.lax.control_flow.scan_map import scan
-from functrace.lax.elementwise import convert_element_type, select_n
+from functrace.lax.elementwise import convert_element_type, gt, select_n
 from functrace.lax.reductions import reduce_max
 from functrace.lax.shapes import broadcast_in_dim
 from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
@@ -252,9 +252,9 @@ def _batch_while_parts(
     def cond_fn(*args: Any) -> list[Any]:
         c, cr = args[: len(cc)], args[len(cc) :]
         pred = preds(c, cr)
-        return [
-            convert_element_type(reduce_max(convert_element_type(pred, np.int32), (0,)), np.bool_)
-        ]
+        # any(pred); ``> 0``, not a cast: over an empty batch the max is int32's minimum
+        # (a cast made it True, and the loop never ended)
+        return [gt(reduce_max(convert_element_type(pred, np.int32), (0,)), np.int32(0))]
 
     def body_fn(*args: Any) -> list[Any]:
         c, b, cr = _split(args, len(cc), len(bc))
