@@ -303,7 +303,10 @@ def _np_unpackbits(a: Any, /, axis: Any = None, count: Any = None, bitorder: str
     _check_bitorder("unpackbits", bitorder)
     if np.asarray(a).dtype != np.uint8:
         _int_check("unpackbits", np.asarray(a), "", "a uint8 array")
-    return np.unpackbits(a, axis, count, bitorder)  # type: ignore[call-overload]
+    out = np.unpackbits(a, axis, count, bitorder)  # type: ignore[call-overload]
+    if np.size(a) == 0 and out.size:  # count > 0 bits of nothing: NumPy leaves them unset
+        out[...] = 0
+    return out
 
 
 @numpy_path(_np_unpackbits)

@@ -123,7 +123,7 @@ def _check_kth(fname: str, kth: Any, shape: tuple[int, ...], axis: Any) -> None:
         raise TypeError(f"{fname}: expected kth an int or a 1-d sequence of ints, got {kth!r}.")
     n = int(np.prod(shape)) if axis is None else shape[normalize_axis(fname, axis, len(shape))]
     for k in ks.reshape(-1).tolist():
-        if not -n <= k < n:
+        if n and not -n <= k < n:  # (an empty axis takes any kth, as in NumPy)
             raise ValueError(
                 f"{fname}: expected kth in [{-n}, {n}) for an axis of length {n}, got {k}."
             )

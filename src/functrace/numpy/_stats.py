@@ -549,6 +549,9 @@ def _make_quantile(name: str, scale: float, ignore_nan: bool, example: str) -> A
         *,
         weights: Any = None,
     ) -> Any:
+        if np.size(a) == 0:  # (NumPy fails inside with IndexError: answer as when traced)
+            no_out(name, out)
+            return _quantile(name, a, q, axis, method, keepdims, weights, ignore_nan, scale)
         kw = {} if weights is None else {"weights": weights}
         return np_fn(a, q, axis, out, overwrite_input, method, keepdims, **kw)
 

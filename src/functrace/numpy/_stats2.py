@@ -491,7 +491,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     x = ravel(asarray_or_tracer(ary, "ediff1d"))
     dt = core.get_aval(x).dtype
     n = core.get_aval(x).shape[0]
-    parts = [cast(subtract(_along(x, 1, max(n, 1), 0), _along(x, 0, max(n - 1, 0), 0)), dt)]
+    parts = [cast(subtract(_along(x, min(n, 1), n, 0), _along(x, 0, max(n - 1, 0), 0)), dt)]
     for name, extra, front in (("to_begin", to_begin, True), ("to_end", to_end, False)):
         if extra is None:
             continue
