@@ -85,7 +85,9 @@ def fold_transposed_dots(jaxpr: Jaxpr) -> Jaxpr:
             continue
         (lc, rc), (lb, rb) = d.params["dimension_numbers"]
         x, y = d.inputs
-        if lb or rb or len(src.aval.shape) != 2 or x.aval.ndim + y.aval.ndim - 2 * len(lc) != 2:
+        # one free axis from each operand: then swapping them transposes the product
+        # (both free axes from one operand, swapping changes nothing)
+        if lb or rb or x.aval.ndim - len(lc) != 1 or y.aval.ndim - len(rc) != 1:
             continue
         params = dict(d.params, dimension_numbers=((tuple(rc), tuple(lc)), ((), ())))
         eqns[j] = JaxprEqn(dot_general_p, (y, x), params, e.out_binders)
