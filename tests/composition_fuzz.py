@@ -500,7 +500,7 @@ def _run(f: Any, x: Any, y: Any) -> tuple[Any, BaseException | None]:
         return None, e
 
 
-def _assert_close(got: Any, want: Any, what: str, fd: bool, fd_rtol: float = 1e-4) -> None:
+def _assert_close(got: Any, want: Any, what: str, fd: bool, fd_rtol: float) -> None:
     g_leaves, g_tree = ft.tree_util.tree_flatten(got)
     w_leaves, w_tree = ft.tree_util.tree_flatten(want)
     assert g_tree == w_tree, f"{what}: structure {g_tree} != {w_tree}"

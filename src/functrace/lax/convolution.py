@@ -57,10 +57,11 @@ from functrace.lax._util import (
     register_checked,
 )
 from functrace.lax.base import convert_element_type, reshape, transpose
+from functrace.lax.composite import full
 from functrace.lax.contraction import _check_preferred, check_precision
 from functrace.lax.conv_impl import conv_impl as _conv_impl
 from functrace.lax.conv_impl import dilate_dim as _dilate_dim
-from functrace.lax.shapes import broadcast_in_dim, rev
+from functrace.lax.shapes import rev
 
 _NAME = "conv_general_dilated"
 
@@ -583,7 +584,7 @@ def _conv_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> tup
         one = _conv_abstract(
             ShapedArray((n, c, *s_in), la.dtype), ShapedArray((o, i, *s_k), ra.dtype), **p
         )
-        return out_layout(broadcast_in_dim(np.zeros((), one.dtype), (0, *one.shape), ()))
+        return out_layout(full((0, *one.shape), 0, one.dtype))
     w = reshape(rhs, (v * o, i, *s_k))
     if b > 1:
         x = reshape(lhs, (v * n, c, *s_in))  # batch index (v, b, n_local)
