@@ -93,6 +93,33 @@ def test_grad_of_grad_under_jit_and_vmap() -> None:
     np.testing.assert_allclose(ft.jit(ft.vmap(hess, (0, None)))(x, w), eager, rtol=1e-10)
 
 
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0)])
+@pytest.mark.parametrize("batch_groups", [1, 2])
+def test_vmap_over_no_examples(in_axes: tuple, batch_groups: int) -> None:
+    """A batch of 0 examples, batched in either operand or both, gives one example's
+    result stacked zero times, eagerly, under jit and under vjp (whose transposes batch
+    one operand of a convolution of the other)."""
+    x, w = smooth((2, 4, 6), 0.3), smooth((4, 4, 3), 0.7)
+
+    def conv(a: object, b: object) -> object:
+        return lax.conv_general_dilated(a, b, (1,), "SAME", batch_group_count=batch_groups)
+
+    def pullbacks(a: object, b: object) -> object:
+        out, pb = ft.vjp(conv, a, b)
+        return pb(fnp.cos(out))
+
+    for f in (conv, pullbacks):
+        one = f(x, w)
+        args = [x[None][:0] if ax == 0 else v for ax, v in zip(in_axes, (x, w))]
+        args[1] = w[None][:0] if in_axes[1] == 0 else args[1]
+        for g in (ft.vmap(f, in_axes), ft.jit(ft.vmap(f, in_axes))):
+            got = g(*args)
+            want = ft.tree_util.tree_map(lambda v: np.zeros((0, *np.shape(v))), one)
+            assert ft.tree_util.tree_structure(got) == ft.tree_util.tree_structure(want)
+            for a, b in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+                assert a.shape == b.shape and a.dtype == b.dtype
+
+
 def test_scan_over_a_convolution_under_jit() -> None:
     # The conv has no native-loop form: the jitted scan keeps a Python loop over its
     # compiled body, with the same values (and gradients) as the eager scan.

@@ -562,8 +562,8 @@ def _conv_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> tup
         x = transpose(x, (1, 0, *range(2, nd + 2)))
         x = reshape(x, (b * v * (n // b), c, *s_in))
         out = conv_general_dilated_p.bind(x, rhs, **p)
-        nb, o, *s_out = core.get_aval(out).shape
-        return out_layout(reshape(out, (v, nb // v, o, *s_out)))
+        _, o, *s_out = core.get_aval(out).shape  # batch v * (n // b)
+        return out_layout(reshape(out, (v, n // b, o, *s_out)))
     if rbd is not None and lbd is None:
         v, o, i, *s_k = core.get_aval(rhs).shape
         grp = g * b
