@@ -495,6 +495,17 @@ def test_item2_hook_nested_grad_under_vmap_per_example() -> None:
         np.testing.assert_allclose(vgg(xs), ref, rtol=1e-12)
 
 
+@pytest.mark.parametrize("nesting", ["grad(grad)", "jvp(grad)", "jit(jvp(grad))", "hessian"])
+def test_item2_hook_second_order_under_vmap_of_no_examples(nesting) -> None:
+    # A hook's derivative under vmap runs per example: with no examples, nothing runs
+    # and the result is the empty batch of one example's shape.
+    f = _SECOND_ORDER[nesting](_nested_f(_norm_hook))
+    one = np.asarray(f(0.3))
+    for v in (ft.vmap(f), ft.jit(ft.vmap(f))):
+        got = v(np.zeros(0))
+        assert got.shape == (0, *one.shape) and got.dtype == one.dtype
+
+
 def test_item2_hook_in_loop_body_second_derivative() -> None:
     # A hook in a scan body and a cond branch is staged (hook_call) even eagerly: its
     # derivative used to be zero there, so second derivatives dropped it.

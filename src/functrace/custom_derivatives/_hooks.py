@@ -139,6 +139,9 @@ class _HookPerExample:
     def __call__(self, *args: Any) -> list[Any]:
         from functrace import numpy as fnp
 
+        if self.size == 0:  # no examples: nothing to call, empty results
+            avals = self.out_avals([core.get_aval(a) for a in args])
+            return [fnp.zeros(a.shape, a.dtype) for a in avals]
         outs = [self.f(*[a[i] for a in args]) for i in range(self.size)]
         return [fnp.stack(col) for col in zip(*outs)]
 
