@@ -175,6 +175,12 @@ def test_lstsq_derivatives_at_repeated_singular_values() -> None:
     ft.check_grads(f, (a.T, b[:3]), order=2, modes=("fwd", "rev"))  # wide: minimum norm
     g = ft.jit(ft.grad(lambda a: fnp.sum(f(a, b) ** 2)))(a)
     assert np.isfinite(g).all()
+    # second order under jit (traced: both branches are built) equals the eager one
+    d = np.outer(np.arange(5), np.arange(3)) / 10
+    h = lambda t: fnp.sum(fnp.sin(f(a + t * d, b + t)))  # noqa: E731
+    want = ft.grad(ft.grad(h))(0.0)
+    for hh in (ft.grad(ft.grad(ft.jit(h))), ft.jit(ft.grad(ft.grad(h)))):
+        np.testing.assert_allclose(hh(0.0), want, rtol=1e-10)
 
 
 def test_lstsq_jit_vmap_grad_matches_loop() -> None:

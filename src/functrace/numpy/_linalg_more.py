@@ -133,7 +133,14 @@ def _lstsq_solution(a: Any, b: Any, keep: Any, full: Any) -> Any:
     if known is not None and np.ndim(known) != 0:  # a whole batch's values (vmap)
         known = None
     if known is None:
-        x_svd = _svd_solution(where(full, stop_gradient(a), a), b, keep)
+        # The SVD's value at a, and its derivatives from an SVD of a matrix with distinct
+        # singular values where a has full rank (at a there, repeated singular values
+        # would give infinite coefficients, and zero cotangents times them NaN at
+        # second order).
+        x_value = _svd_solution(stop_gradient(a), b, keep)
+        distinct = np.eye(m, n, dtype=dt) * np.arange(1, n + 1, dtype=dt)
+        x_deriv = _svd_solution(where(full, distinct, a), b, keep)
+        x_svd = stop_gradient(x_value) + (x_deriv - stop_gradient(x_deriv))
         a_qr = where(full, a, np.eye(m, n, dtype=dt))
     elif bool(known):
         x_svd, a_qr = _svd_solution(stop_gradient(a), b, keep), a
@@ -145,7 +152,7 @@ def _lstsq_solution(a: Any, b: Any, keep: Any, full: Any) -> Any:
     else:  # the minimum-norm solution q r^-T b from a^T = q r
         q, r = ll.qr(_mT(a_qr))
         x_qr = matmul(q, ll.triangular_solve(r, b, lower=False, transpose_a=True))
-    x_full = stop_gradient(x_svd) + (x_qr - stop_gradient(x_qr))
+    x_full = stop_gradient(x_value if known is None else x_svd) + (x_qr - stop_gradient(x_qr))
     return x_full if known is not None else where(full, x_full, x_svd)
 
 
