@@ -250,3 +250,87 @@ def test_reshape_and_ravel_in_fortran_order() -> None:
     np.testing.assert_array_equal(g, np.reshape(w, (2, 3, 4), order="F"))
     with pytest.raises(NotImplementedError, match="order 'C' or 'F'"):
         ft.jit(lambda a: a.reshape((4, 6), order="A"))(x)
+
+
+# -- complex numbers: JAX's conventions where functrace differentiates them --------
+
+_Z = np.array([1.0 + 2.0j, -0.5 + 0.25j, 3.0 - 4.0j])
+
+
+def _conj_gradient_fd(f, z, h=1e-6):
+    # JAX's gradient of a real function of complex z: df/dx - i df/dy (the conjugate
+    # of the Wirtinger-style df/dx + i df/dy), by central differences per entry.
+    g = np.zeros(z.shape, complex)
+    for i in np.ndindex(z.shape):
+        e = np.zeros(z.shape)
+        e[i] = h
+        dx = (f(z + e) - f(z - e)) / (2 * h)
+        dy = (f(z + 1j * e) - f(z - 1j * e)) / (2 * h)
+        g[i] = dx - 1j * dy
+    return g
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["abs_squared", "abs", "cos_abs", "parts", "angle", "abs_times_constant"],
+)
+def test_grad_of_real_functions_of_complex_inputs(name) -> None:
+    c = np.array([2.0, -1.5j, 0.5 + 0.5j])
+    f = {
+        "abs_squared": lambda z: fnp.sum(fnp.abs(z) ** 2),
+        "abs": lambda z: fnp.sum(fnp.abs(z)),
+        "cos_abs": lambda z: fnp.sum(fnp.cos(fnp.abs(z))),
+        "parts": lambda z: fnp.sum(fnp.real(z) ** 2 + 3.0 * fnp.imag(z)),
+        "angle": lambda z: fnp.sum(fnp.angle(z) * fnp.abs(z)),
+        "abs_times_constant": lambda z: fnp.sum(fnp.abs(z * c) ** 2),
+    }[name]
+    want = _conj_gradient_fd(lambda z: float(f(z)), _Z)
+    for g in (ft.grad(f), ft.jit(ft.grad(f))):
+        np.testing.assert_allclose(g(_Z), want, rtol=1e-7, atol=1e-8)
+    if name != "abs_times_constant":  # elementwise: the sum of per-example terms
+        per_example = ft.vmap(ft.grad(lambda z: f(z[None])))(_Z)
+        np.testing.assert_allclose(per_example, want, rtol=1e-7, atol=1e-8)
+
+
+def test_complex_abs_derivatives_match_jax() -> None:
+    # values JAX 0.10.2 gives
+    np.testing.assert_allclose(ft.grad(lambda z: fnp.abs(z) ** 2)(1.0 + 2.0j), 2.0 - 4.0j)
+    np.testing.assert_allclose(ft.grad(fnp.abs)(3.0 + 4.0j), 0.6 - 0.8j)
+    for jvp in (ft.jvp, lambda f, p, t: ft.jit(lambda p: ft.jvp(f, (p,), t))(*p)):
+        np.testing.assert_allclose(jvp(fnp.abs, (1.0 + 2.0j,), (1j,))[1], 2 / np.sqrt(5))
+    np.testing.assert_allclose(
+        ft.grad(lambda z: fnp.real(z) ** 2 + fnp.imag(z) ** 2)(3.0 + 4.0j), 6.0 - 8.0j
+    )
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: ft.grad(fnp.sin)(1.0 + 2.0j), r"grad: expected real-valued outputs"),
+        (lambda: ft.grad(lambda x: x**2 + 1j)(3.0), r"grad: expected real-valued outputs"),
+        (lambda: ft.jacrev(fnp.sin)(1.0 + 2.0j), r"jacrev: expected real-valued outputs"),
+        (lambda: ft.jacfwd(lambda z: z * z)(3.0 + 1.0j), r"jacfwd: expected real-valued inputs"),
+        (lambda: ft.hessian(lambda z: fnp.abs(z))(3.0 + 1.0j), r"jacfwd: expected real-valued"),
+    ],
+)
+def test_complex_outputs_of_grad_and_inputs_of_jacfwd_are_refused(call, match) -> None:
+    # As JAX without holomorphic=True (which functrace does not support): a TypeError.
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize(
+    "name",
+    ["conjugate", "real", "imag", "angle", "round", "nan_to_num", "isfinite", "isinf", "isnan"],
+)
+def test_complex_parts_of_traced_arrays(name) -> None:
+    z = np.array([1.26 + 2.51j, -3.5 + 0.5j, np.nan + 1j, np.inf - 2j, 1 - np.inf * 1j, 0j])
+    f, ref = getattr(fnp, name), getattr(np, name)
+    for g in (f, ft.jit(f), ft.vmap(f)):
+        np.testing.assert_array_equal(np.asarray(g(z)), ref(z))
+    np.testing.assert_array_equal(ft.jit(lambda v: fnp.round(v, 1))(z), np.round(z, 1))
+    for b in (z + 1e-9, z[::-1]):
+        for equal_nan in (False, True):
+            close = ft.jit(lambda a, b, e=equal_nan: fnp.isclose(a, b, equal_nan=e))(z, b)
+            np.testing.assert_array_equal(close, np.isclose(z, b, equal_nan=equal_nan))

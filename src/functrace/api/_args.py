@@ -191,6 +191,18 @@ def _from_ct(ct: Any, primal: Any) -> Any:
     return _output(ct)
 
 
+def _check_real(fname: str, what: str, dtype: np.dtype) -> None:
+    """JAX's rule for grad/jacrev outputs and jacfwd inputs: real-valued only (without
+    holomorphic=True, which is not supported here)."""
+    if dtype.kind == "c":
+        raise TypeError(
+            f"{fname}: expected real-valued {what} (a float dtype), got {dtype.name}. "
+            f"Complex differentiation (holomorphic=True) is not supported: for functions "
+            f"of complex values use vjp or jvp directly, or differentiate the real and "
+            f"imaginary parts as separate real functions."
+        )
+
+
 def _check_holomorphic(fname: str, holomorphic: bool) -> None:
     if holomorphic:
         raise NotImplementedError(

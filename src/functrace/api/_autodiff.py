@@ -16,6 +16,7 @@ from functrace.api._args import (
     _FLAT_LEAF_TYPES,
     _check_array_leaf,
     _check_holomorphic,
+    _check_real,
     _diff_mask,
     _from_ct,
     _needs_plain,
@@ -191,6 +192,7 @@ def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
             f"grad: expected {describe_fun(fun)} to return a float scalar, got "
             f"{aval.dtype.name}. The output of an integer function has no gradient."
         )
+    _check_real("grad", f"outputs of {describe_fun(fun)}", aval.dtype)
 
 
 def grad(

@@ -12,6 +12,7 @@ import numpy as np
 from functrace import core
 from functrace.api._args import (
     _check_holomorphic,
+    _check_real,
     _diff_mask,
     _normalize_argnums,
     _output,
@@ -67,11 +68,17 @@ def _jacobian_transform(
         leaves, tree = tree_flatten(diff)
         leaves = _plain_leaves(fname, fun, leaves, diff, nums)
         mask = _diff_mask(fname, leaves, allow_int)
+        if fname == "jacfwd":
+            for x in leaves:
+                _check_real(fname, "inputs", core.get_aval(x).dtype)
         out_tree_box: list[Any] = []
         flat_fun = _jac_flat_fun(fname, fun, merge, tree, out_tree_box, has_aux)
         outs, lin, aux = ad.linearize_flat(
             flat_fun, leaves, mask, origin=f"{fname} of {describe_fun(fun)}", has_aux=has_aux
         )
+        if fname == "jacrev":
+            for o in outs:
+                _check_real(fname, f"outputs of {describe_fun(fun)}", core.get_aval(o).dtype)
         per_input = blocks(fun, leaves, outs, lin)
         jac = _assemble_jacobian(per_input, tree, out_tree_box[-1], single)
         return (jac, aux) if has_aux else jac

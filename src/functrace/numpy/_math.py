@@ -17,6 +17,7 @@ import numpy as np
 from functrace import core
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
+from functrace.lax import extras as lxc
 from functrace.lax import reductions as lr
 from functrace.numpy._core import (
     _finish,
@@ -318,6 +319,8 @@ def isfinite(x: Any, /) -> Any:
     aval = core.get_aval(x)  # x may be a Python scalar inside a trace
     if aval.dtype.kind not in "fc":
         return broadcast_to_shape(np.bool_(True), aval.shape)
+    if aval.dtype.kind == "c":  # both parts finite
+        return lx.bitwise_and(isfinite(lxc.real(x)), isfinite(lxc.imag(x)))
     return lx.lt(abs(x), lx.full_like(x, np.inf))
 
 
@@ -336,6 +339,8 @@ def isinf(x: Any, /) -> Any:
     aval = core.get_aval(x)
     if aval.dtype.kind not in "fc":  # integers and bools are never infinite
         return broadcast_to_shape(np.bool_(False), aval.shape)
+    if aval.dtype.kind == "c":  # either part infinite
+        return lx.bitwise_or(isinf(lxc.real(x)), isinf(lxc.imag(x)))
     return lx.eq(abs(x), lx.full_like(x, np.inf))
 
 
@@ -344,16 +349,26 @@ def _real_only(fname: str, x: Any) -> Any:
     if core.get_aval(x).dtype.kind == "c":
         raise NotImplementedError(
             f"{fname}: expected a real traced array, got "
-            f"{core.get_aval(x).dtype.name}. Complex parts of traced arrays "
-            f"are not supported yet (lax has no real/imag/conj primitive)."
+            f"{core.get_aval(x).dtype.name}: its result's dtype would depend on the "
+            f"values (real when the imaginary parts are small), which a trace cannot know."
         )
     return x
+
+
+def _is_complex(x: Any) -> bool:
+    return core.get_aval(x).dtype.kind == "c"
+
+
+def _by_parts(fn: Any, x: Any) -> Any:
+    """``fn`` applied to the real and imaginary parts of a complex ``x`` separately."""
+    return lxc.complex(fn(lxc.real(x)), fn(lxc.imag(x)))
 
 
 @numpy_path(lambda x, /: np.conjugate(x))
 def conjugate(x: Any, /) -> Any:
     """The complex conjugate (the identity on real arrays)."""
-    return _real_only("conjugate", x)
+    x = asarray_or_tracer(x, "conjugate")
+    return lxc.conj(x) if _is_complex(x) else x
 
 
 conj = conjugate
@@ -362,13 +377,13 @@ conj = conjugate
 @numpy_path(lambda val: np.real(val))
 def real(val: Any) -> Any:
     """The real part (the array itself for real arrays)."""
-    return _real_only("real", val)
+    return lxc.real(asarray_or_tracer(val, "real"))
 
 
 @numpy_path(lambda val: np.imag(val))
 def imag(val: Any) -> Any:
     """The imaginary part (zeros of the same dtype for real arrays)."""
-    return lx.zeros_like(_real_only("imag", val))
+    return lxc.imag(asarray_or_tracer(val, "imag"))
 
 
 @numpy_path(lambda a, decimals=0, out=None: np.round(a, decimals, out))
@@ -386,7 +401,9 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
     np.float64(1.23)
     """
     no_out("round", out)
-    x = _real_only("round", a)
+    x = asarray_or_tracer(a, "round")
+    if _is_complex(x):  # each part, as NumPy
+        return _by_parts(lambda part: round(part, decimals), x)
     dt = core.get_aval(x).dtype
     decimals = int(decimals)
     if dt.kind in "biu":
@@ -450,7 +467,9 @@ def nan_to_num(
     >>> fnp.nan_to_num([fnp.nan, 1.0, -fnp.inf], neginf=-5.0)
     array([ 0.,  1., -5.])
     """
-    x = _real_only("nan_to_num", x)
+    x = asarray_or_tracer(x, "nan_to_num")
+    if _is_complex(x):  # each part, as NumPy
+        return _by_parts(lambda part: nan_to_num(part, True, nan, posinf, neginf), x)
     aval = core.get_aval(x)
     if aval.dtype.kind not in "f":
         return x
@@ -488,7 +507,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
     >>> fnp.isclose([1.0, 1.1, fnp.inf], [1.0 + 1e-9, 1.0, fnp.inf])
     array([ True, False,  True])
     """
-    x, y = (_real_only("isclose", v) for v in (a, b))
+    x, y = (v if isinstance(v, (int, float)) else asarray_or_tracer(v, "isclose") for v in (a, b))
     atol, rtol = (_real_only("isclose", v) for v in (atol, rtol))
     # As NumPy: b is made inexact first (abs of the smallest int would overflow).
     if type(y) is int:
@@ -532,23 +551,27 @@ def angle(z: Any, deg: bool = False) -> Any:
     with ``deg=True``). On real arrays: 0 for ``x >= 0``, pi for ``x < 0`` and for
     ``-0.0``, NaN for NaN (NumPy's ``arctan2(0, x)``); its derivative is 0.
 
-    Traced arrays must be real (complex tracers are not supported).
+    On complex arrays ``arctan2(imag(z), real(z))``, differentiable.
 
     >>> import functrace.numpy as fnp
     >>> fnp.angle([1.0, -2.0])
     array([0.        , 3.14159265])
     """
-    x = _real_only("angle", z)
-    # piecewise constant in x: no derivative flows (atan2's would be 0/0 at x = 0)
-    out = arctan2(0, lx.stop_gradient(x))
+    x = asarray_or_tracer(z, "angle")
+    if _is_complex(x):
+        out = arctan2(lxc.imag(x), lxc.real(x))
+    else:
+        # piecewise constant in x: no derivative flows (atan2's would be 0/0 at x = 0)
+        out = arctan2(0, lx.stop_gradient(x))
     return multiply(out, 180 / np.pi) if deg else out
 
 
 @numpy_path(lambda a, tol=100: np.real_if_close(a, tol=tol))
 def real_if_close(a: Any, tol: Any = 100) -> Any:
     """``a.real`` if ``a`` is complex with all imaginary parts below ``tol`` (machine
-    epsilons when ``tol > 1``), else ``a`` unchanged. Traced arrays must be real, so
-    on tracers this returns ``a`` itself.
+    epsilons when ``tol > 1``), else ``a`` unchanged. Traced arrays must be real (the
+    result's dtype would depend on the values), so on tracers this returns ``a``
+    itself.
 
     >>> import functrace.numpy as fnp
     >>> fnp.real_if_close([2.1 + 4e-14j, 5.2 + 3e-15j], tol=1000)
