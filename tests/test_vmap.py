@@ -557,3 +557,24 @@ def test_python_control_flow_on_batched_value() -> None:
     # Control flow on an unbatched value is fine.
     out = ft.vmap(lambda x, c: x if c > 0 else -x, in_axes=(0, None))(np.ones(3), 1.0)
     np.testing.assert_allclose(out, np.ones(3))
+
+
+def test_unmapped_non_array_arguments_pass_through() -> None:
+    # in_axes=None on a string, a callable or another object: fun gets it as it is
+    # (as in JAX), eagerly, under jit and with a later call's different value.
+    x = np.arange(3.0)
+
+    def pick(s, x):
+        return x if s == "a" else -x
+
+    for v in (
+        ft.vmap(pick, in_axes=(None, 0)),
+        ft.jit(ft.vmap(pick, in_axes=(None, 0)), static_argnums=0),
+    ):
+        np.testing.assert_array_equal(v("a", x), x)
+        np.testing.assert_array_equal(v("b", x), -x)
+    apply = ft.vmap(lambda f, x: f(x), in_axes=(None, 0))
+    np.testing.assert_array_equal(apply(fnp.sin, x), np.sin(x))
+    np.testing.assert_array_equal(apply(lambda v: v + 1, x), x + 1)
+    grads = ft.vmap(ft.grad(lambda x, s: x * len(s)), in_axes=(0, None))(x, "abc")
+    np.testing.assert_array_equal(grads, [3.0, 3.0, 3.0])

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -180,7 +180,16 @@ def vmap(
         size = distinct.pop()
         out_tree_box: list[Any] = []
 
-        def flat_fun(*flat: Any) -> list[Any]:
+        # Leaves that are not arrays and not mapped (a string, a callable) pass through
+        # to fun as they are, as in JAX; the mapped function sees only the others.
+        passed = [d is None and not core.is_array_like(x) for x, d in zip(leaves, dims)]
+
+        def with_passed(traced: Sequence[Any]) -> list[Any]:
+            it = iter(traced)
+            return [x if p else next(it) for x, p in zip(leaves, passed)]
+
+        def flat_fun(*traced: Any) -> list[Any]:
+            flat = with_passed(traced)
             a = tree_unflatten(arg_tree, flat[:n_pos])
             kw = tree_unflatten(kw_tree, flat[n_pos:])
             out_leaves, out_tree = tree_flatten(core.call_user("vmap", fun, a, kw))
@@ -191,8 +200,8 @@ def vmap(
             outs, out_dims = batching.vmap_flat(
                 flat_fun,
                 size,
-                flat_in,
-                dims,
+                [x for x, p in zip(flat_in, passed) if not p],
+                [d for d, p in zip(dims, passed) if not p],
                 origin=f"vmap of {describe_fun(fun)}",
                 axis_name=axis_name,
             )
