@@ -361,3 +361,34 @@ def test_second_order_grad_through_custom_jvp_zero_tangent_into_custom_vjp() -> 
     np.testing.assert_allclose(ft.grad(f)(x), 3 * x**2, rtol=1e-12)
     np.testing.assert_allclose(ft.grad(ft.grad(f))(x), 6 * x, rtol=1e-12)
     np.testing.assert_allclose(ft.jit(ft.grad(ft.grad(f)))(x), 6 * x, rtol=1e-12)
+
+
+# -- custom rules: JAX's semantics -----------------------------------------------
+
+
+def test_custom_vjp_float0_cotangent_inside_scan() -> None:
+    # bwd builds a float0 zero for an integer carry; traced (the scan body's backward
+    # pass) fnp.zeros converted the fill value 0 to float0, which NumPy cannot do.
+    from functrace.dtypes import float0
+
+    @ft.custom_vjp
+    def f(x):
+        return x
+
+    f.defvjp(lambda x: (x, (2.0, x)), lambda *_: ((2.0, fnp.zeros((), dtype=float0)),))
+
+    def foo(x, y):
+        return ft.lax.scan(lambda c, _: (f(c), None), (x, y), None, length=1)[0][0]
+
+    g = ft.grad(foo, allow_int=True, argnums=(0, 1))
+    for fn in (g, ft.jit(g)):
+        gx, gy = fn(2.0, 3)  # JAX: (2.0, a float0 scalar)
+        assert gx == 2.0 and gy.dtype == float0 and np.shape(gy) == ()
+    gx, gy = ft.vmap(g)(np.array([2.0, 5.0]), np.array([3, 4]))
+    np.testing.assert_array_equal(gx, [2.0, 2.0])
+    assert gy.dtype == float0 and gy.shape == (2,)
+    for make in (fnp.zeros, fnp.ones, fnp.empty):
+        z = ft.jit(lambda m=make: m((2, 3), float0))()
+        assert z.dtype == float0 and z.shape == (2, 3)
+    z = ft.jit(lambda x: fnp.zeros_like(x, dtype=float0))(np.ones(4))
+    assert z.dtype == float0 and z.shape == (4,)
