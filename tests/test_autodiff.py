@@ -392,3 +392,54 @@ def test_custom_vjp_float0_cotangent_inside_scan() -> None:
         assert z.dtype == float0 and z.shape == (2, 3)
     z = ft.jit(lambda x: fnp.zeros_like(x, dtype=float0))(np.ones(4))
     assert z.dtype == float0 and z.shape == (4,)
+
+
+def test_custom_jvp_rule_applying_the_linear_function_to_tangents() -> None:
+    # The rule's f(t) puts a custom_jvp call on the tangent (linear) side; reverse mode
+    # had no transpose for it (MissingRuleError). Its transpose is its function's.
+    @ft.custom_jvp
+    def neg(x):
+        return -x
+
+    neg.defjvp(lambda p, t: (neg(p[0]), neg(t[0])))
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    @ft.custom_jvp
+    def mat(x):  # closes over a constant
+        return a @ x
+
+    mat.defjvp(lambda p, t: (mat(p[0]), mat(t[0])))
+
+    @ft.custom_jvp
+    def scale(x, w):  # bilinear: each call is linear in one tangent
+        return w * x
+
+    scale.defjvp(lambda p, t: (scale(*p), scale(t[0], p[1]) + scale(p[0], t[1])))
+
+    def in_scan(x):
+        return ft.lax.scan(lambda c, _: (neg(c), None), x, None, length=1)[0]
+
+    def in_cond(x):
+        return ft.lax.cond(x > 0, neg, lambda y: 2.0 * y, x)
+
+    for fn in (neg, in_scan, in_cond):
+        assert ft.grad(fn)(3.0) == -1.0  # JAX: -1.0
+        assert ft.jit(ft.grad(fn))(3.0) == -1.0
+    xs = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_array_equal(ft.vmap(ft.grad(neg))(xs), [-1.0] * 3)
+    np.testing.assert_array_equal(ft.grad(lambda v: ft.vmap(in_scan)(v).sum())(xs), [-1.0] * 3)
+    x = np.array([1.0, -1.0])
+    for jac in (ft.jacrev(mat), ft.jit(ft.jacrev(mat))):
+        np.testing.assert_array_equal(jac(x), a)
+    np.testing.assert_array_equal(ft.vjp(mat, x)[1](np.array([1.0, 0.0]))[0], [1.0, 2.0])
+
+    def loss(x, w):
+        return scale(x, w) ** 2
+
+    for g in (ft.grad(loss, argnums=(0, 1)), ft.jit(ft.grad(loss, argnums=(0, 1)))):
+        np.testing.assert_allclose(g(3.0, 2.0), numerical_grad(loss, (3.0, 2.0)), rtol=1e-7)
+    # differentiating the transposed call again: d/dx (2 w^2 x) = 2 w^2
+    assert ft.grad(ft.grad(loss))(3.0, 2.0) == 8.0
+    assert ft.jvp(ft.grad(loss), (3.0, 2.0), (1.0, 0.0))[1] == 8.0
+    cube = lambda x: ft.lax.scan(lambda c, _: (scale(c, c), None), x, None, length=2)[0]  # noqa: E731
+    assert ft.grad(cube)(1.5) == pytest.approx(4 * 1.5**3, rel=1e-14)

@@ -26,7 +26,7 @@ from functrace.custom_derivatives._common import (
 )
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
-from functrace.ir import ClosedJaxpr
+from functrace.ir import ClosedJaxpr, Jaxpr
 from functrace.tree_util import structure_mismatch_message, tree_flatten, tree_unflatten
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
@@ -298,3 +298,28 @@ def _custom_jvp_call_batch(
 
 
 _register_custom_call(custom_jvp_call_p, _custom_jvp_call_jvp, _custom_jvp_call_batch)
+
+
+def _custom_jvp_call_transpose(
+    cts: Sequence[Any], *invals: Any, call_jaxpr: ClosedJaxpr, jvp: Any, num_out: int
+) -> list[Any]:
+    """The transpose of a call on the linear side of reverse mode: a JVP rule that
+    applies a linear custom_jvp function to its tangents (``f(t)``) puts the call on the
+    tape, and its transpose is that of the function's jaxpr (the rule is not needed
+    there), as in JAX. A function that is not linear in those operands is an error of
+    its transposition (as for any non-linear use of tangents in a JVP rule)."""
+    j = call_jaxpr.jaxpr
+    lin = [ad.is_undefined_primal(x) for x in invals]
+    known = [x for x, m in zip(invals, lin) if not m]
+    view = Jaxpr(
+        (*j.constvars, *(v for v, m in zip(j.invars, lin) if not m)),
+        tuple(v for v, m in zip(j.invars, lin) if m),
+        j.eqns,
+        j.outvars,
+    )
+    got = iter(ad.backward_pass(view, [*call_jaxpr.consts, *known], cts, forward_known=True))
+    return [next(got) if m else None for m in lin]
+
+
+ad.transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
+ad.linear_primitives.add(custom_jvp_call_p)  # a call: as linear as its function
