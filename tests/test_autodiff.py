@@ -443,3 +443,33 @@ def test_custom_jvp_rule_applying_the_linear_function_to_tangents() -> None:
     assert ft.jvp(ft.grad(loss), (3.0, 2.0), (1.0, 0.0))[1] == 8.0
     cube = lambda x: ft.lax.scan(lambda c, _: (scale(c, c), None), x, None, length=2)[0]  # noqa: E731
     assert ft.grad(cube)(1.5) == pytest.approx(4 * 1.5**3, rel=1e-14)
+
+
+def test_custom_vjp_bwd_none_for_a_whole_pytree_argument() -> None:
+    # None for a tuple argument (zeros for all its leaves) was a structure mismatch.
+    @ft.custom_vjp
+    def f(xs, y):
+        return xs[0] * xs[1] * fnp.sin(y)
+
+    f.defvjp(lambda xs, y: (f(xs, y), fnp.cos(y)), lambda c, g: (None, 2 * c * g))
+    loss = lambda x: f((x, x), x)  # noqa: E731
+    want = 2 * np.cos(3.0)  # JAX: -1.9799849932008908
+    for g in (ft.grad(loss), ft.jit(ft.grad(loss))):
+        assert g(3.0) == pytest.approx(want, rel=1e-15)
+    xs = np.array([0.5, 3.0])
+    np.testing.assert_allclose(ft.vmap(ft.grad(loss))(xs), 2 * np.cos(xs), rtol=1e-15)
+    np.testing.assert_allclose(ft.grad(lambda v: ft.vmap(loss)(v).sum())(xs), 2 * np.cos(xs))
+    (ga, gb), gy = ft.grad(f, argnums=(0, 1))((1.0, 2.0), 3.0)
+    assert (ga, gb) == (0.0, 0.0) and gy == pytest.approx(want)
+
+    # None for part of an argument; a single cotangent for a whole tuple is an error
+    @ft.custom_vjp
+    def h(p):
+        return p["a"][0] * p["b"]
+
+    h.defvjp(lambda p: (h(p), p["a"][0]), lambda a, g: ({"a": None, "b": a * g},))
+    grads = ft.grad(h)({"a": (2.0, 5.0), "b": 4.0})
+    assert grads == {"a": (0.0, 0.0), "b": 2.0}
+    h.defvjp(lambda p: (h(p), p["a"][0]), lambda a, g: ({"a": g, "b": a * g},))
+    with pytest.raises(ValueError, match=r"bwd of 'h'.*structure mismatch"):
+        ft.grad(h)({"a": (2.0, 5.0), "b": 4.0})

@@ -38,6 +38,8 @@ from functrace.tree_util import (
     structure_mismatch_message,
     tree_flatten,
     tree_flatten_with_path,
+    tree_leaves,
+    tree_map,
     tree_unflatten,
 )
 
@@ -255,11 +257,38 @@ ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
 ad.linear_primitives.add(custom_lin_p)
 
 
+def _none_prefix_leaves(got: tuple[Any, ...], in_tree: Any) -> list[Any] | None:
+    """The cotangent leaves bwd returned, one per leaf of the arguments' tree
+    ``in_tree``: a ``None`` stands for zeros of the whole subtree at its place (an
+    argument, or part of one), as in JAX. None when the structures do not match."""
+    mark = object()
+    leaves: list[Any] = []
+
+    def put(g: Any, sub: Any) -> None:
+        if g is None:
+            leaves.extend([None] * len(tree_leaves(sub)))
+        elif sub is mark:
+            leaves.append(g)
+        else:  # one cotangent for a subtree of several leaves
+            raise ValueError
+
+    try:
+        tree_map(put, got, tree_unflatten(in_tree, [mark] * in_tree.num_leaves), is_leaf=_is_none)
+    except ValueError:
+        return None
+    return leaves
+
+
+def _is_none(x: Any) -> bool:
+    return x is None
+
+
 class custom_vjp:
     """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct)`` returns a
-    tuple with one cotangent per differentiable argument (``None`` for a zero one).
+    tuple with one cotangent per differentiable argument; ``None`` stands for zeros, of
+    a whole argument (a pytree too) or of any part of one, as in JAX.
 
     The rules are used under every transform and order, ``vmap`` included:
     ``grad(vmap(f))`` runs ``fwd`` and ``bwd`` on each example (batched), as
@@ -364,8 +393,8 @@ class custom_vjp:
                     f"custom_vjp: expected bwd of {name} to return {len(diff_args)} "
                     f"cotangent(s), one per differentiable argument, got {len(got)}."
                 )
-            g_leaves, g_tree = tree_flatten(got, is_leaf=lambda x: x is None)
-            if g_tree != in_tree:
+            g_leaves = _none_prefix_leaves(got, in_tree)
+            if g_leaves is None:
                 raise ValueError(
                     structure_mismatch_message(in_tree, got, f"custom_vjp bwd of {name}")
                 )
