@@ -91,6 +91,41 @@ def test_item6_custom_rules_keyword_arguments():
         ft.grad(lambda x: kwonly(x, s=2.0))(1.0)
 
 
+def test_custom_rules_of_partials_and_keyword_only_defaults():
+    # A functools.partial's bound keyword (and fnp.sin's keyword-only parameter with a
+    # default) were refused as keyword-only arguments; JAX leaves unpassed keyword-only
+    # parameters to the function and treats a partial's signature as opaque.
+    fw = partial(lambda x, y, a: x + y * a, a=0.1)
+    fn = ft.custom_jvp(fw)
+    fn.defjvp(lambda p, t: ft.jvp(fw, p, t))
+    loss = lambda args: fn(*args)  # noqa: E731
+    for g in (ft.grad(loss), ft.jit(ft.grad(loss))):
+        assert g((1.0, 2.0)) == (1.0, 0.1)  # JAX: (1.0, 0.1)
+    gx, gy = ft.vmap(ft.grad(loss))((X, X))
+    np.testing.assert_array_equal(gx, [1.0] * 3)
+    np.testing.assert_array_equal(gy, [0.1] * 3)
+    fv = ft.custom_vjp(fw)
+    fv.defvjp(lambda x, y: (fw(x, y), None), lambda r, c: (c, 0.1 * c))
+    assert ft.grad(fv, argnums=(0, 1))(1.0, 2.0) == (1.0, 0.1)
+    with pytest.raises(TypeError, match=r"positional arguments for 'partial'.*\['y'\]"):
+        fn(1.0, y=2.0)
+
+    s = ft.custom_jvp(fnp.sin)
+    s.defjvp(lambda p, t: (s(*p), 2 * t[0]))  # 2 on purpose: the rule is used
+    assert s(1.0) == np.sin(1.0)  # JAX: 0.8414709848078965
+    assert ft.grad(s)(1.0) == 2.0 and ft.jit(ft.grad(s))(1.0) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(s))(X), [2.0] * 3)
+
+    @ft.custom_jvp
+    def kw(x, *, s=3.0):
+        return x * s
+
+    kw.defjvp(lambda p, t: (kw(p[0]), t[0] * 3.0))
+    assert kw(2.0) == 6.0 and ft.grad(kw)(2.0) == 3.0
+    with pytest.raises(TypeError, match=r"keyword-only arguments \['s'\]"):
+        kw(2.0, s=1.0)
+
+
 # -- has_aux, jacobian, holomorphic ----------------------------------------------
 
 

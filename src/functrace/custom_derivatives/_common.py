@@ -50,8 +50,14 @@ def _trace_flat(
 
 
 def _signature(fun: Callable[..., Any]) -> Any:
+    """The signature that places keyword arguments by position; None for a
+    ``functools.partial`` (opaque, as in JAX: its bound keywords are not positions) or a
+    function whose signature cannot be read."""
+    import functools
     import inspect
 
+    if isinstance(fun, functools.partial):
+        return None
     try:
         return inspect.signature(fun)
     except (TypeError, ValueError):
@@ -63,23 +69,27 @@ def _resolve_kwargs(
 ) -> tuple[Any, ...]:
     """The arguments of a custom_jvp/custom_vjp call as one positional tuple (keyword
     arguments placed by the function's signature, defaults filled in, as JAX does), so
-    ``nondiff_argnums`` and the rules see one positional argument list."""
+    ``nondiff_argnums`` and the rules see one positional argument list. Keyword-only
+    parameters left at their defaults are not passed (the function fills them in);
+    passing one is an error, as in JAX."""
     if sig is None:
         if not kwargs:
             return args
         raise TypeError(
-            f"{kind}: expected positional arguments for {describe_fun(fun)}, whose signature "
-            f"cannot be read, got keyword arguments {sorted(kwargs)}."
+            f"{kind}: expected positional arguments for {describe_fun(fun)}, whose "
+            f"keyword arguments have no positions (a functools.partial, or a signature "
+            f"that cannot be read), got keyword arguments {sorted(kwargs)}."
         )
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
         raise TypeError(f"{kind}: bad arguments for {describe_fun(fun)}: {e}.") from None
     bound.apply_defaults()
-    if bound.kwargs:
+    passed = sorted(k for k in bound.kwargs if k in kwargs)
+    if passed:
         raise TypeError(
             f"{kind}: expected keyword arguments of {describe_fun(fun)} that have a "
-            f"position, got keyword-only arguments {sorted(bound.kwargs)}. Pass them "
+            f"position, got keyword-only arguments {passed}. Pass them "
             f"positionally or close over them."
         )
     return tuple(bound.args)
