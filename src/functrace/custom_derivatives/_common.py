@@ -107,6 +107,19 @@ def _top_trace(leaves: Sequence[Any]) -> Any:
     return top
 
 
+def _differentiated_directly(top: Any) -> bool:
+    """Whether a custom call whose operands' innermost trace is ``top`` runs its user's
+    rule (JVP rule, fwd) directly on the primals instead of binding the call: ``top``
+    is a JVP trace and neither staging (jit) nor a ``vmap`` is active above it. A
+    ``vmap`` running inside the ``jvp``/``grad`` (``jvp(vmap(f))``, the function closing
+    over its values) binds the call, whose batching rule runs the rule inside that
+    ``vmap``; derivatives nested inside (``grad(grad(f))``) do not matter."""
+    if not isinstance(top, ad.JVPTrace) or top.level <= core.dynamic_level():
+        return False
+    stack = core.trace_stack()
+    return not any(type(t) is batching.BatchTrace for t in stack[top.level + 1 :])
+
+
 def _close_over_consts(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Turn constants into leading arguments, so tracer constants flow as operands."""
     from functrace.ir import Jaxpr

@@ -15,6 +15,7 @@ from functrace.custom_derivatives._common import (
     _batch_custom_call,
     _Callable,
     _close_over_consts,
+    _differentiated_directly,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -182,8 +183,8 @@ class custom_jvp:
             return o_leaves, t_leaves
 
         top = _top_trace(leaves)
-        if isinstance(top, ad.JVPTrace) and top.level > core.dynamic_level():
-            # Forward mode is the outermost transform: run the rule on the primals, as
+        if _differentiated_directly(top):
+            # Forward mode is the innermost transform: run the rule on the primals, as
             # the JVP of the custom call would, without tracing the function. Primals
             # stay concrete under eager jvp/grad, so the function and the rule may use
             # Python control flow on them (as in JAX).

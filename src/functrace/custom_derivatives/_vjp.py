@@ -17,6 +17,7 @@ from functrace.custom_derivatives._common import (
     _batch_custom_call,
     _Callable,
     _close_over_consts,
+    _differentiated_directly,
     _level,
     _OutBatch,
     _per_example,
@@ -413,12 +414,8 @@ class custom_vjp:
             return out
 
         top = _top_trace(leaves)
-        if (
-            isinstance(top, ad.JVPTrace)
-            and top.level > core.dynamic_level()
-            and not any(_level(x) >= top.level for x in nd_leaves)
-        ):
-            # Differentiation is the outermost transform: run fwd on the primals, as the
+        if _differentiated_directly(top) and not any(_level(x) >= top.level for x in nd_leaves):
+            # Differentiation is the innermost transform: run fwd on the primals, as the
             # JVP of the custom call would, without tracing the function. Primals stay
             # concrete under eager grad/vjp, so the function and fwd may use Python
             # control flow on them (as in JAX).
