@@ -473,3 +473,59 @@ def test_custom_vjp_bwd_none_for_a_whole_pytree_argument() -> None:
     h.defvjp(lambda p: (h(p), p["a"][0]), lambda a, g: ({"a": g, "b": a * g},))
     with pytest.raises(ValueError, match=r"bwd of 'h'.*structure mismatch"):
         ft.grad(h)({"a": (2.0, 5.0), "b": 4.0})
+
+
+def test_custom_rules_outputs_of_the_wrong_type_are_errors() -> None:
+    # A rule's primal output of another shape than the function's was returned under
+    # jit/scan (a silently wrong result); a tangent's dtype was not checked at all.
+    from functrace.dtypes import float0
+
+    @ft.custom_jvp
+    def g(x):
+        return x
+
+    g.defjvp(lambda p, t: (fnp.zeros((3,)), t[0]))
+    in_scan = lambda x: ft.lax.scan(lambda c, _: (g(c), None), x, None, length=1)[0]  # noqa: E731
+    for fn in (ft.jit(g), in_scan):
+        with pytest.raises(TypeError, match=r"rule of 'g'.*function's type, f64\[\], got f64\[3\]"):
+            ft.jvp(fn, (1.0,), (1.0,))
+    # eagerly the function is not traced: the tangent must match the rule's primal (JAX)
+    with pytest.raises(TypeError, match=r"tangent of type f64\[3\].*got f64\[\]"):
+        ft.jvp(g, (1.0,), (1.0,))
+
+    g.defjvp(lambda p, t: (p[0].astype(np.float32), t[0]))
+    with pytest.raises(TypeError, match=r"function's type, f64\[2\], got f32\[2\]"):
+        ft.grad(ft.jit(lambda x: g(x).sum()))(np.ones(2))
+    with pytest.raises(TypeError, match=r"function's type, f64\[\], got f32\[\]"):
+        ft.jvp(ft.vmap(g), (np.ones(2),), (np.ones(2),))
+
+    @ft.custom_jvp
+    def f(x):
+        return {"y": x * 2.0, "n": fnp.round(x).astype(np.int32)}
+
+    f.defjvp(lambda p, t: (f(p[0]), {"y": t[0] * 2.0, "n": fnp.int32(1)}))
+    for fn in (f, ft.jit(f)):  # JAX: "Expected float0 ... but got int32[]"-style TypeError
+        with pytest.raises(TypeError, match=r"'f'.*tangent of type float0\[\] at output\['n'\]"):
+            ft.jvp(fn, (1.0,), (1.0,))
+    f.defjvp(lambda p, t: (f(p[0]), {"y": t[0] * 2.0, "n": np.zeros((), float0)}))
+    for fn in (f, ft.jit(f)):
+        out, t = ft.jvp(fn, (1.2,), (1.0,))
+        assert out == {"y": 2.4, "n": 1} and t["y"] == 2.0 and t["n"].dtype == float0
+    assert ft.grad(lambda x: f(x)["y"])(1.2) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(lambda x: f(x)["y"]))(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_array_equal(ft.grad(lambda x: ft.vmap(f)(x)["y"].sum())(np.ones(2)), [2, 2])
+    f.defjvp(lambda p, t: (f(p[0]), {"y": fnp.int32(1), "n": np.zeros((), float0)}))
+    with pytest.raises(TypeError, match=r"tangent of type f64\[\] at output\['y'\].*got i32\[\]"):
+        ft.jvp(f, (1.0,), (1.0,))
+
+    @ft.custom_vjp
+    def h(x):
+        return x
+
+    h.defvjp(lambda x: (fnp.zeros((3,)), None), lambda _, yb: (yb.sum(),))
+    for fn in (ft.jit(h), lambda x: ft.lax.scan(lambda c, _: (h(c), None), x, None, length=1)[0]):
+        with pytest.raises(TypeError, match=r"fwd of 'h'.*function's type, f64\[\], got f64\[3\]"):
+            ft.value_and_grad(lambda x, fn=fn: fn(x).sum())(1.0)
+    h.defvjp(lambda x: (x.astype(np.float32), None), lambda _, yb: (yb,))
+    with pytest.raises(TypeError, match=r"fwd of 'h'.*f64\[\], got f32\[\]"):
+        ft.grad(ft.jit(h))(1.0)

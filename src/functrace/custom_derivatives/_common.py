@@ -13,7 +13,7 @@ from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
-from functrace.tree_util import tree_flatten
+from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
 
 class _Callable:
@@ -93,6 +93,43 @@ def _resolve_kwargs(
             f"positionally or close over them."
         )
     return tuple(bound.args)
+
+
+def _check_primal_types(
+    kind: str, rule: str, name: str, out: Any, leaves: Sequence[Any], avals: Sequence[Any]
+) -> None:
+    """TypeError unless each leaf of ``out``, the primal output a rule (custom_jvp's JVP
+    rule, custom_vjp's fwd) returned, has the shape and dtype of the function's output
+    ``avals`` (as in JAX: under jit or scan a wrong one would become the result)."""
+    for (path, _), x, a in zip(tree_flatten_with_path(out)[0], leaves, avals):
+        got = core.get_aval(x)
+        if got.shape != a.shape or got.dtype != a.dtype:
+            raise TypeError(
+                f"{kind}: expected the {rule} of {name} to return a primal output of the "
+                f"function's type, {a.str_short()}{_at(path)}, got {got.str_short()}. The "
+                f"primal output must equal what the function returns."
+            )
+
+
+def _check_tangent_types(
+    name: str, t_out: Any, t_leaves: Sequence[Any], primal_avals: Sequence[Any]
+) -> None:
+    """TypeError unless each tangent leaf a custom_jvp rule returned has the shape of its
+    primal output and that output's tangent dtype (float0 for integer and boolean
+    outputs), as in JAX."""
+    for (path, _), t, a in zip(tree_flatten_with_path(t_out)[0], t_leaves, primal_avals):
+        got = t.aval if type(t) is Zero else core.get_aval(t)
+        want = ad.tangent_aval(a)
+        if got.shape != a.shape or got.dtype != want.dtype:
+            raise TypeError(
+                f"custom_jvp: expected the JVP rule of {name} to return a tangent of type "
+                f"{want.str_short()}{_at(path)} (the tangent type of the primal output "
+                f"{a.str_short()}), got {got.str_short()}."
+            )
+
+
+def _at(path: Any) -> str:
+    return f" at output{keystr(path)}" if path else ""
 
 
 def _call_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:

@@ -14,6 +14,8 @@ from functrace.custom_derivatives._common import (
     _at_front,
     _batch_custom_call,
     _Callable,
+    _check_primal_types,
+    _check_tangent_types,
     _close_over_consts,
     _differentiated_directly,
     _OutBatch,
@@ -173,13 +175,9 @@ class custom_jvp:
                 raise ValueError(
                     structure_mismatch_message(out_tree, bad, f"custom_jvp rule of {name}")
                 )
-            for t, a in zip(t_leaves, out_avals):
-                ta = core.get_aval(t)
-                if ta.shape != a.shape:
-                    raise ValueError(
-                        f"custom_jvp: expected the JVP rule of {name} to return a "
-                        f"tangent of shape {a.shape}, got {ta.shape}."
-                    )
+            if expect:
+                _check_primal_types("custom_jvp", "JVP rule", name, out, o_leaves, out_avals)
+            _check_tangent_types(name, t_out, t_leaves, out_avals)
             return o_leaves, t_leaves
 
         top = _top_trace(leaves)

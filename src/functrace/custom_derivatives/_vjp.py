@@ -16,6 +16,7 @@ from functrace.custom_derivatives._common import (
     _at_front,
     _batch_custom_call,
     _Callable,
+    _check_primal_types,
     _close_over_consts,
     _differentiated_directly,
     _level,
@@ -367,10 +368,12 @@ class custom_vjp:
             out, residuals = res
             o_leaves, o_tree = tree_flatten(out)
             fwd_tree[:] = [o_tree]
-            if expect and o_tree != expect[0]:
-                raise ValueError(
-                    structure_mismatch_message(expect[0], out, f"custom_vjp fwd of {name}")
-                )
+            if expect:
+                if o_tree != expect[0]:
+                    raise ValueError(
+                        structure_mismatch_message(expect[0], out, f"custom_vjp fwd of {name}")
+                    )
+                _check_primal_types("custom_vjp", "fwd", name, out, o_leaves, expect[1])
             r_leaves, r_tree = tree_flatten(residuals)
             bwd = _Bwd(functools.partial(flat_bwd, r_tree, o_tree), nd_leaves, bwd_name)
             return o_leaves, r_leaves, bwd
@@ -426,7 +429,7 @@ class custom_vjp:
             leaves,
             f"custom_vjp of {name}",
         )
-        expect[:] = [out_tree]
+        expect[:] = [out_tree, closed.out_avals]
         outs = custom_vjp_call_p.bind(
             *closed.consts,
             *leaves,
