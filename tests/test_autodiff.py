@@ -529,3 +529,41 @@ def test_custom_rules_outputs_of_the_wrong_type_are_errors() -> None:
     h.defvjp(lambda x: (x.astype(np.float32), None), lambda _, yb: (yb,))
     with pytest.raises(TypeError, match=r"fwd of 'h'.*f64\[\], got f32\[\]"):
         ft.grad(ft.jit(h))(1.0)
+
+
+def test_forward_mode_of_custom_vjp_under_vmap_is_the_clear_error() -> None:
+    # jacfwd/hessian batch the JVP: custom_lin had no batching rule (an internal
+    # MissingRuleError) instead of jvp's "defines only reverse mode" TypeError.
+    @ft.custom_vjp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (fnp.cos(x) * g,))
+    x = np.array([0.5, 1.0])
+    calls = {
+        "jacfwd": lambda: ft.jacfwd(f)(1.0),
+        "jacfwd of a vector": lambda: ft.jacfwd(f)(x),
+        "jit(jacfwd)": lambda: ft.jit(ft.jacfwd(f))(x),
+        "hessian": lambda: ft.hessian(lambda x: f(x).sum())(x),
+        "vmap(jvp)": lambda: ft.vmap(lambda t: ft.jvp(f, (x,), (t,))[1])(np.eye(2)),
+        "vmap(linearize)": lambda: ft.vmap(ft.linearize(f, x)[1])(np.eye(2)),
+    }
+    for call in calls.values():
+        with pytest.raises(TypeError, match=r"custom_vjp function f, which defines only reverse"):
+            call()
+
+    # A batched linear map of reverse mode is still transposed with bwd, per example.
+    @ft.custom_vjp
+    def g(x):
+        return fnp.sin(x)
+
+    g.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), lambda c, ct: (3.0 * c * ct,))  # 3: used
+    ts = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    xs = np.array([[0.5, 1.0], [1.5, 2.0], [0.1, 0.2]])
+    (got,) = ft.linear_transpose(ft.vmap(ft.linearize(g, x)[1]), ts)(ts)
+    np.testing.assert_allclose(got, 3 * np.cos(x) * ts, rtol=1e-15)
+    lin = lambda x, t: ft.linearize(g, x)[1](t)  # noqa: E731
+    (got,) = ft.linear_transpose(lambda t: ft.vmap(lin)(xs, t), ts)(ts)
+    np.testing.assert_allclose(got, 3 * np.cos(xs) * ts, rtol=1e-15)
+    (got,) = ft.linear_transpose(lambda t: ft.vmap(lin, in_axes=(0, None))(xs, t), x)(ts)
+    np.testing.assert_allclose(got, (3 * np.cos(xs) * ts).sum(0), rtol=1e-15)

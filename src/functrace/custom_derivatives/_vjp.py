@@ -137,6 +137,37 @@ def _custom_lin_transpose(
     return [None] * num_res + list(cts_in)
 
 
+def _custom_lin_batch(
+    vals: list[Any], bdims: list[Any], *, num_res: int, bwd: Any, out_avals: Any
+) -> tuple[list[Any], list[Any]]:
+    """A ``custom_lin`` with batched operands (``jacfwd``/``hessian`` of a custom_vjp
+    function: ``vmap`` of its JVP, which then raises the forward-mode error as ``jvp``
+    does; or a linear map of reverse mode under ``vmap``): one ``custom_lin`` whose
+    tangents and outputs are batched along axis 0 and whose bwd runs the user's bwd per
+    example."""
+    size = batching.batch_size(vals, bdims)
+    res, res_dims = _to_front(vals[:num_res], bdims[:num_res])
+    tangents = [batching.bdim_at(t, d, size, 0) for t, d in zip(vals[num_res:], bdims[num_res:])]
+    new_bwd = _Bwd(functools.partial(_lin_batched_bwd, bwd, size, res_dims), (), bwd.__name__)
+    avals = tuple(a.update(shape=(size, *a.shape)) for a in out_avals)
+    outs = custom_lin_p.bind(*res, *tangents, num_res=num_res, bwd=new_bwd, out_avals=avals)
+    return outs, [0] * len(outs)
+
+
+def _lin_batched_bwd(
+    bwd: Any, size: int, res_dims: list[int | None], _nd: list[Any], res: list[Any], cts: list[Any]
+) -> list[Any]:
+    n = len(res)
+    outs, dims = batching.vmap_flat(
+        lambda *xs: [ad.instantiate(g) for g in bwd(list(xs[:n]), list(xs[n:]))],
+        size,
+        [*res, *cts],
+        [*res_dims, *([0] * len(cts))],
+        origin=f"vmap of {bwd.__name__}",
+    )
+    return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
+
+
 def _batched_fwd(
     fwd: Any,
     trace: batching.BatchTrace,
@@ -256,6 +287,7 @@ _register_custom_call(custom_vjp_call_p, _custom_vjp_call_jvp, _custom_vjp_call_
 core.impl_rules[custom_lin_p] = _custom_lin_impl
 core.abstract_eval_rules[custom_lin_p] = lambda *a, num_res, bwd, out_avals: list(out_avals)
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+batching.batching_rules[custom_lin_p] = _custom_lin_batch
 ad.linear_primitives.add(custom_lin_p)
 
 
