@@ -361,3 +361,209 @@ def test_second_order_grad_through_custom_jvp_zero_tangent_into_custom_vjp() -> 
     np.testing.assert_allclose(ft.grad(f)(x), 3 * x**2, rtol=1e-12)
     np.testing.assert_allclose(ft.grad(ft.grad(f))(x), 6 * x, rtol=1e-12)
     np.testing.assert_allclose(ft.jit(ft.grad(ft.grad(f)))(x), 6 * x, rtol=1e-12)
+
+
+# -- custom rules: JAX's semantics -----------------------------------------------
+
+
+def test_custom_vjp_float0_cotangent_inside_scan() -> None:
+    # bwd builds a float0 zero for an integer carry; traced (the scan body's backward
+    # pass) fnp.zeros converted the fill value 0 to float0, which NumPy cannot do.
+    from functrace.dtypes import float0
+
+    @ft.custom_vjp
+    def f(x):
+        return x
+
+    f.defvjp(lambda x: (x, (2.0, x)), lambda *_: ((2.0, fnp.zeros((), dtype=float0)),))
+
+    def foo(x, y):
+        return ft.lax.scan(lambda c, _: (f(c), None), (x, y), None, length=1)[0][0]
+
+    g = ft.grad(foo, allow_int=True, argnums=(0, 1))
+    for fn in (g, ft.jit(g)):
+        gx, gy = fn(2.0, 3)  # JAX: (2.0, a float0 scalar)
+        assert gx == 2.0 and gy.dtype == float0 and np.shape(gy) == ()
+    gx, gy = ft.vmap(g)(np.array([2.0, 5.0]), np.array([3, 4]))
+    np.testing.assert_array_equal(gx, [2.0, 2.0])
+    assert gy.dtype == float0 and gy.shape == (2,)
+    for make in (fnp.zeros, fnp.ones, fnp.empty):
+        z = ft.jit(lambda m=make: m((2, 3), float0))()
+        assert z.dtype == float0 and z.shape == (2, 3)
+    z = ft.jit(lambda x: fnp.zeros_like(x, dtype=float0))(np.ones(4))
+    assert z.dtype == float0 and z.shape == (4,)
+
+
+def test_custom_jvp_rule_applying_the_linear_function_to_tangents() -> None:
+    # The rule's f(t) puts a custom_jvp call on the tangent (linear) side; reverse mode
+    # had no transpose for it (MissingRuleError). Its transpose is its function's.
+    @ft.custom_jvp
+    def neg(x):
+        return -x
+
+    neg.defjvp(lambda p, t: (neg(p[0]), neg(t[0])))
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    @ft.custom_jvp
+    def mat(x):  # closes over a constant
+        return a @ x
+
+    mat.defjvp(lambda p, t: (mat(p[0]), mat(t[0])))
+
+    @ft.custom_jvp
+    def scale(x, w):  # bilinear: each call is linear in one tangent
+        return w * x
+
+    scale.defjvp(lambda p, t: (scale(*p), scale(t[0], p[1]) + scale(p[0], t[1])))
+
+    def in_scan(x):
+        return ft.lax.scan(lambda c, _: (neg(c), None), x, None, length=1)[0]
+
+    def in_cond(x):
+        return ft.lax.cond(x > 0, neg, lambda y: 2.0 * y, x)
+
+    for fn in (neg, in_scan, in_cond):
+        assert ft.grad(fn)(3.0) == -1.0  # JAX: -1.0
+        assert ft.jit(ft.grad(fn))(3.0) == -1.0
+    xs = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_array_equal(ft.vmap(ft.grad(neg))(xs), [-1.0] * 3)
+    np.testing.assert_array_equal(ft.grad(lambda v: ft.vmap(in_scan)(v).sum())(xs), [-1.0] * 3)
+    x = np.array([1.0, -1.0])
+    for jac in (ft.jacrev(mat), ft.jit(ft.jacrev(mat))):
+        np.testing.assert_array_equal(jac(x), a)
+    np.testing.assert_array_equal(ft.vjp(mat, x)[1](np.array([1.0, 0.0]))[0], [1.0, 2.0])
+
+    def loss(x, w):
+        return scale(x, w) ** 2
+
+    for g in (ft.grad(loss, argnums=(0, 1)), ft.jit(ft.grad(loss, argnums=(0, 1)))):
+        np.testing.assert_allclose(g(3.0, 2.0), numerical_grad(loss, (3.0, 2.0)), rtol=1e-7)
+    # differentiating the transposed call again: d/dx (2 w^2 x) = 2 w^2
+    assert ft.grad(ft.grad(loss))(3.0, 2.0) == 8.0
+    assert ft.jvp(ft.grad(loss), (3.0, 2.0), (1.0, 0.0))[1] == 8.0
+    cube = lambda x: ft.lax.scan(lambda c, _: (scale(c, c), None), x, None, length=2)[0]  # noqa: E731
+    assert ft.grad(cube)(1.5) == pytest.approx(4 * 1.5**3, rel=1e-14)
+
+
+def test_custom_vjp_bwd_none_for_a_whole_pytree_argument() -> None:
+    # None for a tuple argument (zeros for all its leaves) was a structure mismatch.
+    @ft.custom_vjp
+    def f(xs, y):
+        return xs[0] * xs[1] * fnp.sin(y)
+
+    f.defvjp(lambda xs, y: (f(xs, y), fnp.cos(y)), lambda c, g: (None, 2 * c * g))
+    loss = lambda x: f((x, x), x)  # noqa: E731
+    want = 2 * np.cos(3.0)  # JAX: -1.9799849932008908
+    for g in (ft.grad(loss), ft.jit(ft.grad(loss))):
+        assert g(3.0) == pytest.approx(want, rel=1e-15)
+    xs = np.array([0.5, 3.0])
+    np.testing.assert_allclose(ft.vmap(ft.grad(loss))(xs), 2 * np.cos(xs), rtol=1e-15)
+    np.testing.assert_allclose(ft.grad(lambda v: ft.vmap(loss)(v).sum())(xs), 2 * np.cos(xs))
+    (ga, gb), gy = ft.grad(f, argnums=(0, 1))((1.0, 2.0), 3.0)
+    assert (ga, gb) == (0.0, 0.0) and gy == pytest.approx(want)
+
+    # None for part of an argument; a single cotangent for a whole tuple is an error
+    @ft.custom_vjp
+    def h(p):
+        return p["a"][0] * p["b"]
+
+    h.defvjp(lambda p: (h(p), p["a"][0]), lambda a, g: ({"a": None, "b": a * g},))
+    grads = ft.grad(h)({"a": (2.0, 5.0), "b": 4.0})
+    assert grads == {"a": (0.0, 0.0), "b": 2.0}
+    h.defvjp(lambda p: (h(p), p["a"][0]), lambda a, g: ({"a": g, "b": a * g},))
+    with pytest.raises(ValueError, match=r"bwd of 'h'.*structure mismatch"):
+        ft.grad(h)({"a": (2.0, 5.0), "b": 4.0})
+
+
+def test_custom_rules_outputs_of_the_wrong_type_are_errors() -> None:
+    # A rule's primal output of another shape than the function's was returned under
+    # jit/scan (a silently wrong result); a tangent's dtype was not checked at all.
+    from functrace.dtypes import float0
+
+    @ft.custom_jvp
+    def g(x):
+        return x
+
+    g.defjvp(lambda p, t: (fnp.zeros((3,)), t[0]))
+    in_scan = lambda x: ft.lax.scan(lambda c, _: (g(c), None), x, None, length=1)[0]  # noqa: E731
+    for fn in (ft.jit(g), in_scan):
+        with pytest.raises(TypeError, match=r"rule of 'g'.*function's type, f64\[\], got f64\[3\]"):
+            ft.jvp(fn, (1.0,), (1.0,))
+    # eagerly the function is not traced: the tangent must match the rule's primal (JAX)
+    with pytest.raises(TypeError, match=r"tangent of type f64\[3\].*got f64\[\]"):
+        ft.jvp(g, (1.0,), (1.0,))
+
+    g.defjvp(lambda p, t: (p[0].astype(np.float32), t[0]))
+    with pytest.raises(TypeError, match=r"function's type, f64\[2\], got f32\[2\]"):
+        ft.grad(ft.jit(lambda x: g(x).sum()))(np.ones(2))
+    with pytest.raises(TypeError, match=r"function's type, f64\[\], got f32\[\]"):
+        ft.jvp(ft.vmap(g), (np.ones(2),), (np.ones(2),))
+
+    @ft.custom_jvp
+    def f(x):
+        return {"y": x * 2.0, "n": fnp.round(x).astype(np.int32)}
+
+    f.defjvp(lambda p, t: (f(p[0]), {"y": t[0] * 2.0, "n": fnp.int32(1)}))
+    for fn in (f, ft.jit(f)):  # JAX: "Expected float0 ... but got int32[]"-style TypeError
+        with pytest.raises(TypeError, match=r"'f'.*tangent of type float0\[\] at output\['n'\]"):
+            ft.jvp(fn, (1.0,), (1.0,))
+    f.defjvp(lambda p, t: (f(p[0]), {"y": t[0] * 2.0, "n": np.zeros((), float0)}))
+    for fn in (f, ft.jit(f)):
+        out, t = ft.jvp(fn, (1.2,), (1.0,))
+        assert out == {"y": 2.4, "n": 1} and t["y"] == 2.0 and t["n"].dtype == float0
+    assert ft.grad(lambda x: f(x)["y"])(1.2) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(lambda x: f(x)["y"]))(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_array_equal(ft.grad(lambda x: ft.vmap(f)(x)["y"].sum())(np.ones(2)), [2, 2])
+    f.defjvp(lambda p, t: (f(p[0]), {"y": fnp.int32(1), "n": np.zeros((), float0)}))
+    with pytest.raises(TypeError, match=r"tangent of type f64\[\] at output\['y'\].*got i32\[\]"):
+        ft.jvp(f, (1.0,), (1.0,))
+
+    @ft.custom_vjp
+    def h(x):
+        return x
+
+    h.defvjp(lambda x: (fnp.zeros((3,)), None), lambda _, yb: (yb.sum(),))
+    for fn in (ft.jit(h), lambda x: ft.lax.scan(lambda c, _: (h(c), None), x, None, length=1)[0]):
+        with pytest.raises(TypeError, match=r"fwd of 'h'.*function's type, f64\[\], got f64\[3\]"):
+            ft.value_and_grad(lambda x, fn=fn: fn(x).sum())(1.0)
+    h.defvjp(lambda x: (x.astype(np.float32), None), lambda _, yb: (yb,))
+    with pytest.raises(TypeError, match=r"fwd of 'h'.*f64\[\], got f32\[\]"):
+        ft.grad(ft.jit(h))(1.0)
+
+
+def test_forward_mode_of_custom_vjp_under_vmap_is_the_clear_error() -> None:
+    # jacfwd/hessian batch the JVP: custom_lin had no batching rule (an internal
+    # MissingRuleError) instead of jvp's "defines only reverse mode" TypeError.
+    @ft.custom_vjp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (fnp.cos(x) * g,))
+    x = np.array([0.5, 1.0])
+    calls = {
+        "jacfwd": lambda: ft.jacfwd(f)(1.0),
+        "jacfwd of a vector": lambda: ft.jacfwd(f)(x),
+        "jit(jacfwd)": lambda: ft.jit(ft.jacfwd(f))(x),
+        "hessian": lambda: ft.hessian(lambda x: f(x).sum())(x),
+        "vmap(jvp)": lambda: ft.vmap(lambda t: ft.jvp(f, (x,), (t,))[1])(np.eye(2)),
+        "vmap(linearize)": lambda: ft.vmap(ft.linearize(f, x)[1])(np.eye(2)),
+    }
+    for call in calls.values():
+        with pytest.raises(TypeError, match=r"custom_vjp function f, which defines only reverse"):
+            call()
+
+    # A batched linear map of reverse mode is still transposed with bwd, per example.
+    @ft.custom_vjp
+    def g(x):
+        return fnp.sin(x)
+
+    g.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), lambda c, ct: (3.0 * c * ct,))  # 3: used
+    ts = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    xs = np.array([[0.5, 1.0], [1.5, 2.0], [0.1, 0.2]])
+    (got,) = ft.linear_transpose(ft.vmap(ft.linearize(g, x)[1]), ts)(ts)
+    np.testing.assert_allclose(got, 3 * np.cos(x) * ts, rtol=1e-15)
+    lin = lambda x, t: ft.linearize(g, x)[1](t)  # noqa: E731
+    (got,) = ft.linear_transpose(lambda t: ft.vmap(lin)(xs, t), ts)(ts)
+    np.testing.assert_allclose(got, 3 * np.cos(xs) * ts, rtol=1e-15)
+    (got,) = ft.linear_transpose(lambda t: ft.vmap(lin, in_axes=(0, None))(xs, t), x)(ts)
+    np.testing.assert_allclose(got, (3 * np.cos(xs) * ts).sum(0), rtol=1e-15)

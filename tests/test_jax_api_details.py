@@ -91,6 +91,41 @@ def test_item6_custom_rules_keyword_arguments():
         ft.grad(lambda x: kwonly(x, s=2.0))(1.0)
 
 
+def test_custom_rules_of_partials_and_keyword_only_defaults():
+    # A functools.partial's bound keyword (and fnp.sin's keyword-only parameter with a
+    # default) were refused as keyword-only arguments; JAX leaves unpassed keyword-only
+    # parameters to the function and treats a partial's signature as opaque.
+    fw = partial(lambda x, y, a: x + y * a, a=0.1)
+    fn = ft.custom_jvp(fw)
+    fn.defjvp(lambda p, t: ft.jvp(fw, p, t))
+    loss = lambda args: fn(*args)  # noqa: E731
+    for g in (ft.grad(loss), ft.jit(ft.grad(loss))):
+        assert g((1.0, 2.0)) == (1.0, 0.1)  # JAX: (1.0, 0.1)
+    gx, gy = ft.vmap(ft.grad(loss))((X, X))
+    np.testing.assert_array_equal(gx, [1.0] * 3)
+    np.testing.assert_array_equal(gy, [0.1] * 3)
+    fv = ft.custom_vjp(fw)
+    fv.defvjp(lambda x, y: (fw(x, y), None), lambda r, c: (c, 0.1 * c))
+    assert ft.grad(fv, argnums=(0, 1))(1.0, 2.0) == (1.0, 0.1)
+    with pytest.raises(TypeError, match=r"positional arguments for 'partial'.*\['y'\]"):
+        fn(1.0, y=2.0)
+
+    s = ft.custom_jvp(fnp.sin)
+    s.defjvp(lambda p, t: (s(*p), 2 * t[0]))  # 2 on purpose: the rule is used
+    assert s(1.0) == np.sin(1.0)  # JAX: 0.8414709848078965
+    assert ft.grad(s)(1.0) == 2.0 and ft.jit(ft.grad(s))(1.0) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(s))(X), [2.0] * 3)
+
+    @ft.custom_jvp
+    def kw(x, *, s=3.0):
+        return x * s
+
+    kw.defjvp(lambda p, t: (kw(p[0]), t[0] * 3.0))
+    assert kw(2.0) == 6.0 and ft.grad(kw)(2.0) == 3.0
+    with pytest.raises(TypeError, match=r"keyword-only arguments \['s'\]"):
+        kw(2.0, s=1.0)
+
+
 # -- has_aux, jacobian, holomorphic ----------------------------------------------
 
 
@@ -388,6 +423,54 @@ def test_item6_custom_jvp_python_control_flow_eager():
         return k(y)
 
     with pytest.raises(NotImplementedError, match="close over no value"):
+        ft.grad(outer)(3.0)
+
+
+# -- custom_vjp with Python control flow under eager grad/vjp ----------------------
+
+
+def test_custom_vjp_python_control_flow_eager():
+    # fwd (and the function it calls) ran on traced values: `if x > 0` raised
+    # ConcretizationError under eager grad, where JAX calls fwd on concrete values.
+    @ft.custom_vjp
+    def f(x):
+        return fnp.sin(x) if x > 0 else fnp.cos(x)
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (2 * g,) if x > 0 else (3 * g,))
+    for _ in range(2):  # the branch taken is not baked into a reused recording
+        v, g = ft.value_and_grad(f)(2.0)  # JAX: (0.90929743, 2.0)
+        assert (v, g) == (np.sin(2.0), 2.0)
+        v, g = ft.value_and_grad(f)(-2.0)  # JAX: (-0.41614684, 3.0)
+        assert (v, g) == (np.cos(-2.0), 3.0)
+    assert ft.vjp(f, -2.0)[1](1.0) == (3.0,)
+    assert ft.grad(ft.grad(f))(2.0) == 0.0
+    assert ft.grad(lambda y, x: f(x) * y)(2.0, 2.0) == np.sin(2.0)  # x not differentiated
+    with pytest.raises(TypeError, match="custom_vjp function f"):
+        ft.jvp(f, (2.0,), (1.0,))
+    # under jit (and vmap) values are abstract: a clear concretization error, as in JAX
+    for fn, x in ((ft.jit(ft.grad(f)), 2.0), (ft.grad(ft.jit(f)), 2.0), (ft.vmap(ft.grad(f)), X)):
+        with pytest.raises(ft.ConcretizationError, match="custom_vjp of 'f'"):
+            fn(x)
+
+    # the rules are still used under every transform
+    @ft.custom_vjp
+    def g(x):
+        return fnp.sin(x)
+
+    g.defvjp(lambda x: (fnp.sin(x), 2 * fnp.cos(x)), lambda c, ct: (c * ct,))  # 2x on purpose
+    loss = lambda x: g(x).sum()  # noqa: E731
+    for grad in (ft.grad(loss), ft.jit(ft.grad(loss)), ft.vmap(ft.grad(g))):
+        np.testing.assert_allclose(grad(X), 2 * np.cos(X), rtol=1e-15)
+    np.testing.assert_allclose(ft.grad(lambda x: ft.vmap(g)(x).sum())(X), 2 * np.cos(X))
+    assert ft.grad(ft.grad(g))(0.5) == pytest.approx(-2 * np.sin(0.5), rel=1e-14)
+
+    # fwd closing over a value being differentiated: a clear error
+    def outer(y):
+        k = ft.custom_vjp(lambda x: x * y)
+        k.defvjp(lambda x: (x * y, None), lambda r, ct: (ct,))
+        return k(y)
+
+    with pytest.raises(NotImplementedError, match="fwd of .* close over no value"):
         ft.grad(outer)(3.0)
 
 

@@ -363,6 +363,49 @@ def test_item1_rules_closing_over_batched_values() -> None:
         ft.grad(lambda xs: fnp.sum(ft.vmap(g2)(s, xs)))(X)
 
 
+def test_rules_closing_over_vmap_values_of_an_unbatched_differentiated_input() -> None:
+    # jvp(vmap(f)) where f's custom function takes z from outside the vmap and closes
+    # over x of the vmap: the rule ran on z alone (forward mode looked innermost) and
+    # x's vmap value was taken for a closure over a differentiated value.
+    xs = np.array([0.0, 1.0, 2.0])
+
+    def h(z, kind):
+        def f(x):
+            if kind == "jvp":
+                g = ft.custom_jvp(lambda y: x * y)
+                g.defjvp(lambda p, t: (x * p[0], 3.0 * x * t[0]))  # 3 on purpose: used
+            else:
+                g = ft.custom_vjp(lambda y: x * y)
+                g.defvjp(lambda y: (x * y, x), lambda r, ct: (3.0 * r * ct,))
+            return g(z)
+
+        return ft.vmap(f)(xs)
+
+    out, t = ft.jvp(lambda z: h(z, "jvp"), (1.0,), (2.0,))  # JAX (rule x*t): [0,1,2], [0,2,4]
+    np.testing.assert_array_equal(out, xs)
+    np.testing.assert_array_equal(t, 6.0 * xs)
+    out, t = ft.jit(lambda z, dz: ft.jvp(lambda z: h(z, "jvp"), (z,), (dz,)))(1.0, 2.0)
+    np.testing.assert_array_equal(t, 6.0 * xs)
+    loop = [ft.grad(lambda z, x=x: x * z * 3.0)(1.0) for x in xs]
+    for kind in ("jvp", "vjp"):
+        assert ft.grad(lambda z, k=kind: fnp.sum(h(z, k)))(1.0) == sum(loop)
+        assert ft.jit(ft.grad(lambda z, k=kind: fnp.sum(h(z, k))))(1.0) == sum(loop)
+        np.testing.assert_array_equal(ft.jacrev(lambda z, k=kind: h(z, k))(1.0), 3.0 * xs)
+
+    # still an error: a rule closing over the value being differentiated
+    def bad(z):
+        def f(x):
+            g = ft.custom_jvp(lambda y: y * z)
+            g.defjvp(lambda p, t: (p[0] * z, t[0] * z))
+            return g(x)
+
+        return fnp.sum(ft.vmap(f)(xs))
+
+    for fn in (ft.grad(bad), lambda z: ft.jvp(bad, (z,), (1.0,))):
+        with pytest.raises(NotImplementedError, match="close over no value being differentiated"):
+            fn(1.0)
+
+
 def test_item1_nondiff_argument_batched_or_shared() -> None:
     @partial(ft.custom_vjp, nondiff_argnums=(0,))
     def scale(k, x):

@@ -5,7 +5,13 @@ primitive whose params hold the function's jaxpr (traced on the argument types)
 and the user's rules. Evaluating it runs the jaxpr; the JVP interpreter calls the
 user's rule instead of differentiating the jaxpr. For ``custom_vjp`` the JVP rule
 runs ``fwd`` and emits a linear ``custom_lin`` equation whose transpose is ``bwd``,
-so reverse mode (linearize + transpose) calls ``bwd`` with the residuals.
+so reverse mode (linearize + transpose) calls ``bwd`` with the residuals (a batched
+``custom_lin`` runs ``bwd`` per example; evaluated forward, it is ``jvp``'s error). A
+``custom_jvp`` call on the tangents (a rule applying a linear custom function to them)
+is transposed through its jaxpr. When differentiation is the innermost transform of
+the operands (eager ``jvp``/``grad``/``vjp``; no ``jit`` or ``vmap`` inside it), a call
+runs the JVP rule or ``fwd`` directly on the primals, without tracing the function, so
+both may branch on concrete values.
 
 Under ``vmap`` the call stays a custom call: its batching rule binds a new call whose
 function is the batched jaxpr and whose rules run the user's rules per example (inside

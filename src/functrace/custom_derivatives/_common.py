@@ -13,7 +13,7 @@ from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
-from functrace.tree_util import tree_flatten
+from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
 
 class _Callable:
@@ -50,8 +50,14 @@ def _trace_flat(
 
 
 def _signature(fun: Callable[..., Any]) -> Any:
+    """The signature that places keyword arguments by position; None for a
+    ``functools.partial`` (opaque, as in JAX: its bound keywords are not positions) or a
+    function whose signature cannot be read."""
+    import functools
     import inspect
 
+    if isinstance(fun, functools.partial):
+        return None
     try:
         return inspect.signature(fun)
     except (TypeError, ValueError):
@@ -63,26 +69,67 @@ def _resolve_kwargs(
 ) -> tuple[Any, ...]:
     """The arguments of a custom_jvp/custom_vjp call as one positional tuple (keyword
     arguments placed by the function's signature, defaults filled in, as JAX does), so
-    ``nondiff_argnums`` and the rules see one positional argument list."""
+    ``nondiff_argnums`` and the rules see one positional argument list. Keyword-only
+    parameters left at their defaults are not passed (the function fills them in);
+    passing one is an error, as in JAX."""
     if sig is None:
         if not kwargs:
             return args
         raise TypeError(
-            f"{kind}: expected positional arguments for {describe_fun(fun)}, whose signature "
-            f"cannot be read, got keyword arguments {sorted(kwargs)}."
+            f"{kind}: expected positional arguments for {describe_fun(fun)}, whose "
+            f"keyword arguments have no positions (a functools.partial, or a signature "
+            f"that cannot be read), got keyword arguments {sorted(kwargs)}."
         )
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
         raise TypeError(f"{kind}: bad arguments for {describe_fun(fun)}: {e}.") from None
     bound.apply_defaults()
-    if bound.kwargs:
+    passed = sorted(k for k in bound.kwargs if k in kwargs)
+    if passed:
         raise TypeError(
             f"{kind}: expected keyword arguments of {describe_fun(fun)} that have a "
-            f"position, got keyword-only arguments {sorted(bound.kwargs)}. Pass them "
+            f"position, got keyword-only arguments {passed}. Pass them "
             f"positionally or close over them."
         )
     return tuple(bound.args)
+
+
+def _check_primal_types(
+    kind: str, rule: str, name: str, out: Any, leaves: Sequence[Any], avals: Sequence[Any]
+) -> None:
+    """TypeError unless each leaf of ``out``, the primal output a rule (custom_jvp's JVP
+    rule, custom_vjp's fwd) returned, has the shape and dtype of the function's output
+    ``avals`` (as in JAX: under jit or scan a wrong one would become the result)."""
+    for (path, _), x, a in zip(tree_flatten_with_path(out)[0], leaves, avals):
+        got = core.get_aval(x)
+        if got.shape != a.shape or got.dtype != a.dtype:
+            raise TypeError(
+                f"{kind}: expected the {rule} of {name} to return a primal output of the "
+                f"function's type, {a.str_short()}{_at(path)}, got {got.str_short()}. The "
+                f"primal output must equal what the function returns."
+            )
+
+
+def _check_tangent_types(
+    name: str, t_out: Any, t_leaves: Sequence[Any], primal_avals: Sequence[Any]
+) -> None:
+    """TypeError unless each tangent leaf a custom_jvp rule returned has the shape of its
+    primal output and that output's tangent dtype (float0 for integer and boolean
+    outputs), as in JAX."""
+    for (path, _), t, a in zip(tree_flatten_with_path(t_out)[0], t_leaves, primal_avals):
+        got = t.aval if type(t) is Zero else core.get_aval(t)
+        want = ad.tangent_aval(a)
+        if got.shape != a.shape or got.dtype != want.dtype:
+            raise TypeError(
+                f"custom_jvp: expected the JVP rule of {name} to return a tangent of type "
+                f"{want.str_short()}{_at(path)} (the tangent type of the primal output "
+                f"{a.str_short()}), got {got.str_short()}."
+            )
+
+
+def _at(path: Any) -> str:
+    return f" at output{keystr(path)}" if path else ""
 
 
 def _call_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
@@ -95,6 +142,19 @@ def _top_trace(leaves: Sequence[Any]) -> Any:
         if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
             top = x._trace
     return top
+
+
+def _differentiated_directly(top: Any) -> bool:
+    """Whether a custom call whose operands' innermost trace is ``top`` runs its user's
+    rule (JVP rule, fwd) directly on the primals instead of binding the call: ``top``
+    is a JVP trace and neither staging (jit) nor a ``vmap`` is active above it. A
+    ``vmap`` running inside the ``jvp``/``grad`` (``jvp(vmap(f))``, the function closing
+    over its values) binds the call, whose batching rule runs the rule inside that
+    ``vmap``; derivatives nested inside (``grad(grad(f))``) do not matter."""
+    if not isinstance(top, ad.JVPTrace) or top.level <= core.dynamic_level():
+        return False
+    stack = core.trace_stack()
+    return not any(type(t) is batching.BatchTrace for t in stack[top.level + 1 :])
 
 
 def _close_over_consts(closed: ClosedJaxpr) -> ClosedJaxpr:

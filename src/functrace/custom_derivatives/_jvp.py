@@ -14,7 +14,10 @@ from functrace.custom_derivatives._common import (
     _at_front,
     _batch_custom_call,
     _Callable,
+    _check_primal_types,
+    _check_tangent_types,
     _close_over_consts,
+    _differentiated_directly,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -26,7 +29,7 @@ from functrace.custom_derivatives._common import (
 )
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
-from functrace.ir import ClosedJaxpr
+from functrace.ir import ClosedJaxpr, Jaxpr
 from functrace.tree_util import structure_mismatch_message, tree_flatten, tree_unflatten
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
@@ -172,18 +175,14 @@ class custom_jvp:
                 raise ValueError(
                     structure_mismatch_message(out_tree, bad, f"custom_jvp rule of {name}")
                 )
-            for t, a in zip(t_leaves, out_avals):
-                ta = core.get_aval(t)
-                if ta.shape != a.shape:
-                    raise ValueError(
-                        f"custom_jvp: expected the JVP rule of {name} to return a "
-                        f"tangent of shape {a.shape}, got {ta.shape}."
-                    )
+            if expect:
+                _check_primal_types("custom_jvp", "JVP rule", name, out, o_leaves, out_avals)
+            _check_tangent_types(name, t_out, t_leaves, out_avals)
             return o_leaves, t_leaves
 
         top = _top_trace(leaves)
-        if isinstance(top, ad.JVPTrace) and top.level > core.dynamic_level():
-            # Forward mode is the outermost transform: run the rule on the primals, as
+        if _differentiated_directly(top):
+            # Forward mode is the innermost transform: run the rule on the primals, as
             # the JVP of the custom call would, without tracing the function. Primals
             # stay concrete under eager jvp/grad, so the function and the rule may use
             # Python control flow on them (as in JAX).
@@ -298,3 +297,28 @@ def _custom_jvp_call_batch(
 
 
 _register_custom_call(custom_jvp_call_p, _custom_jvp_call_jvp, _custom_jvp_call_batch)
+
+
+def _custom_jvp_call_transpose(
+    cts: Sequence[Any], *invals: Any, call_jaxpr: ClosedJaxpr, jvp: Any, num_out: int
+) -> list[Any]:
+    """The transpose of a call on the linear side of reverse mode: a JVP rule that
+    applies a linear custom_jvp function to its tangents (``f(t)``) puts the call on the
+    tape, and its transpose is that of the function's jaxpr (the rule is not needed
+    there), as in JAX. A function that is not linear in those operands is an error of
+    its transposition (as for any non-linear use of tangents in a JVP rule)."""
+    j = call_jaxpr.jaxpr
+    lin = [ad.is_undefined_primal(x) for x in invals]
+    known = [x for x, m in zip(invals, lin) if not m]
+    view = Jaxpr(
+        (*j.constvars, *(v for v, m in zip(j.invars, lin) if not m)),
+        tuple(v for v, m in zip(j.invars, lin) if m),
+        j.eqns,
+        j.outvars,
+    )
+    got = iter(ad.backward_pass(view, [*call_jaxpr.consts, *known], cts, forward_known=True))
+    return [next(got) if m else None for m in lin]
+
+
+ad.transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
+ad.linear_primitives.add(custom_jvp_call_p)  # a call: as linear as its function

@@ -16,7 +16,10 @@ from functrace.custom_derivatives._common import (
     _at_front,
     _batch_custom_call,
     _Callable,
+    _check_primal_types,
     _close_over_consts,
+    _differentiated_directly,
+    _level,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -24,6 +27,7 @@ from functrace.custom_derivatives._common import (
     _rule_name,
     _signature,
     _to_front,
+    _top_trace,
     _trace_flat,
 )
 from functrace.errors import UnexpectedTracerError
@@ -36,6 +40,8 @@ from functrace.tree_util import (
     structure_mismatch_message,
     tree_flatten,
     tree_flatten_with_path,
+    tree_leaves,
+    tree_map,
     tree_unflatten,
 )
 
@@ -80,24 +86,35 @@ def _custom_vjp_call_jvp(
                 "custom_vjp: expected the function to close over no value being "
                 "differentiated, got a closure over a traced value. Pass it as an argument."
             )
-    # A concrete tangent that is all zeros (a JVP rule upstream returned zeros, as
-    # custom_jvp's does for ceil), or one of an outer transform in reverse mode (those
-    # zeros under grad(grad(...))), is a symbolic zero: linear in nothing.
-    tangents = [
+    tangents = _symbolic_zeros(primals, tangents)
+    if all(type(t) is Zero for t in tangents[num_consts:]):
+        outs = custom_vjp_call_p.bind(
+            *primals, call_jaxpr=call_jaxpr, fwd=fwd, num_consts=num_consts
+        )
+        return outs, [Zero(ad.tangent_aval(core.get_aval(o))) for o in outs]
+    return _fwd_lin(fwd, primals[num_consts:], tangents[num_consts:])
+
+
+def _symbolic_zeros(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any]:
+    """The tangents with those that are zeros made symbolic. A concrete tangent that is
+    all zeros (a JVP rule upstream returned zeros, as custom_jvp's does for ceil), or one
+    of an outer transform in reverse mode (those zeros under grad(grad(...))), is linear
+    in nothing."""
+    return [
         Zero(ad.tangent_aval(core.get_aval(p)))
         if type(t) is not Zero
         and ((not isinstance(t, Tracer) and not np.any(t)) or ad.below_tape(t))
         else t
         for p, t in zip(primals, tangents)
     ]
-    if all(type(t) is Zero for t in tangents[num_consts:]):
-        outs = custom_vjp_call_p.bind(
-            *primals, call_jaxpr=call_jaxpr, fwd=fwd, num_consts=num_consts
-        )
-        return outs, [Zero(ad.tangent_aval(core.get_aval(o))) for o in outs]
-    # fwd gives the outputs, the residuals and the bwd that reads those residuals.
-    outs, res, bwd = fwd(list(primals[num_consts:]))
-    lin_tangents = [ad.instantiate(t) for t in tangents[num_consts:]]
+
+
+def _fwd_lin(fwd: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """The JVP of a custom_vjp call given its differentiable operands: ``fwd`` gives the
+    outputs, the residuals and the bwd that reads them; the tangents of the outputs are
+    a linear ``custom_lin`` of the input tangents, whose transpose is that bwd."""
+    outs, res, bwd = fwd(list(primals))
+    lin_tangents = [ad.instantiate(t) for t in tangents]
     out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
     t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals)
     return outs, t_outs
@@ -118,6 +135,37 @@ def _custom_lin_transpose(
     cts = [ad.instantiate(c) for c in cts]
     cts_in = bwd(list(res), cts)
     return [None] * num_res + list(cts_in)
+
+
+def _custom_lin_batch(
+    vals: list[Any], bdims: list[Any], *, num_res: int, bwd: Any, out_avals: Any
+) -> tuple[list[Any], list[Any]]:
+    """A ``custom_lin`` with batched operands (``jacfwd``/``hessian`` of a custom_vjp
+    function: ``vmap`` of its JVP, which then raises the forward-mode error as ``jvp``
+    does; or a linear map of reverse mode under ``vmap``): one ``custom_lin`` whose
+    tangents and outputs are batched along axis 0 and whose bwd runs the user's bwd per
+    example."""
+    size = batching.batch_size(vals, bdims)
+    res, res_dims = _to_front(vals[:num_res], bdims[:num_res])
+    tangents = [batching.bdim_at(t, d, size, 0) for t, d in zip(vals[num_res:], bdims[num_res:])]
+    new_bwd = _Bwd(functools.partial(_lin_batched_bwd, bwd, size, res_dims), (), bwd.__name__)
+    avals = tuple(a.update(shape=(size, *a.shape)) for a in out_avals)
+    outs = custom_lin_p.bind(*res, *tangents, num_res=num_res, bwd=new_bwd, out_avals=avals)
+    return outs, [0] * len(outs)
+
+
+def _lin_batched_bwd(
+    bwd: Any, size: int, res_dims: list[int | None], _nd: list[Any], res: list[Any], cts: list[Any]
+) -> list[Any]:
+    n = len(res)
+    outs, dims = batching.vmap_flat(
+        lambda *xs: [ad.instantiate(g) for g in bwd(list(xs[:n]), list(xs[n:]))],
+        size,
+        [*res, *cts],
+        [*res_dims, *([0] * len(cts))],
+        origin=f"vmap of {bwd.__name__}",
+    )
+    return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
 
 
 def _batched_fwd(
@@ -239,20 +287,52 @@ _register_custom_call(custom_vjp_call_p, _custom_vjp_call_jvp, _custom_vjp_call_
 core.impl_rules[custom_lin_p] = _custom_lin_impl
 core.abstract_eval_rules[custom_lin_p] = lambda *a, num_res, bwd, out_avals: list(out_avals)
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+batching.batching_rules[custom_lin_p] = _custom_lin_batch
 ad.linear_primitives.add(custom_lin_p)
+
+
+def _none_prefix_leaves(got: tuple[Any, ...], in_tree: Any) -> list[Any] | None:
+    """The cotangent leaves bwd returned, one per leaf of the arguments' tree
+    ``in_tree``: a ``None`` stands for zeros of the whole subtree at its place (an
+    argument, or part of one), as in JAX. None when the structures do not match."""
+    mark = object()
+    leaves: list[Any] = []
+
+    def put(g: Any, sub: Any) -> None:
+        if g is None:
+            leaves.extend([None] * len(tree_leaves(sub)))
+        elif sub is mark:
+            leaves.append(g)
+        else:  # one cotangent for a subtree of several leaves
+            raise ValueError
+
+    try:
+        tree_map(put, got, tree_unflatten(in_tree, [mark] * in_tree.num_leaves), is_leaf=_is_none)
+    except ValueError:
+        return None
+    return leaves
+
+
+def _is_none(x: Any) -> bool:
+    return x is None
 
 
 class custom_vjp:
     """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct)`` returns a
-    tuple with one cotangent per differentiable argument (``None`` for a zero one).
+    tuple with one cotangent per differentiable argument; ``None`` stands for zeros, of
+    a whole argument (a pytree too) or of any part of one, as in JAX.
 
     The rules are used under every transform and order, ``vmap`` included:
     ``grad(vmap(f))`` runs ``fwd`` and ``bwd`` on each example (batched), as
     ``vmap(grad(f))`` does; an argument shared by the batch gets the sum of the
     examples' cotangents. ``bwd`` runs after the ``vmap`` has returned, so it must not
     close over values of that ``vmap``: pass them through the residuals.
+
+    Differentiated eagerly (``grad``/``vjp`` the outermost transform, concrete values),
+    ``fwd`` runs on the concrete primals and the function is not traced, so both may use
+    Python control flow on them, as in JAX.
 
     >>> import functrace as ft, functrace.numpy as fnp
     >>> @ft.custom_vjp
@@ -300,12 +380,11 @@ class custom_vjp:
             return [nondiff[i] if i in nondiff else next(it) for i in range(len(args))]
 
         name = describe_fun(self.fun)
-        closed, out_tree = _trace_flat(
-            lambda *fl: self.fun(*full(tree_unflatten(in_tree, fl))),
-            leaves,
-            f"custom_vjp of {name}",
-        )
         user_fwd, user_bwd = self.fwd, self.bwd
+        # The output tree fwd must give: the traced function's, or (differentiating
+        # eagerly, where the function is not traced) fwd's own.
+        expect: list[Any] = []
+        fwd_tree: list[Any] = []  # the output tree the last fwd call gave
         nd_leaves, nd_tree = tree_flatten([nondiff[i] for i in sorted(nondiff)])
         bwd_name = f"bwd_of_{getattr(self.fun, '__name__', 'f')}"
         in_avals = [ad.tangent_aval(core.get_aval(x)) for x in leaves]
@@ -320,18 +399,23 @@ class custom_vjp:
                 )
             out, residuals = res
             o_leaves, o_tree = tree_flatten(out)
-            if o_tree != out_tree:
-                raise ValueError(
-                    structure_mismatch_message(out_tree, out, f"custom_vjp fwd of {name}")
-                )
+            fwd_tree[:] = [o_tree]
+            if expect:
+                if o_tree != expect[0]:
+                    raise ValueError(
+                        structure_mismatch_message(expect[0], out, f"custom_vjp fwd of {name}")
+                    )
+                _check_primal_types("custom_vjp", "fwd", name, out, o_leaves, expect[1])
             r_leaves, r_tree = tree_flatten(residuals)
-            bwd = _Bwd(functools.partial(flat_bwd, r_tree), nd_leaves, bwd_name)
+            bwd = _Bwd(functools.partial(flat_bwd, r_tree, o_tree), nd_leaves, bwd_name)
             return o_leaves, r_leaves, bwd
 
-        def flat_bwd(r_tree: Any, nd: list[Any], res: list[Any], cts: list[Any]) -> list[Any]:
+        def flat_bwd(
+            r_tree: Any, o_tree: Any, nd: list[Any], res: list[Any], cts: list[Any]
+        ) -> list[Any]:
             nd_vals = tree_unflatten(nd_tree, nd)
             residuals = tree_unflatten(r_tree, res)
-            ct = tree_unflatten(out_tree, cts)
+            ct = tree_unflatten(o_tree, cts)
             got = user_bwd(*nd_vals, residuals, ct)
             if not isinstance(got, (tuple, list)):
                 raise TypeError(
@@ -345,8 +429,8 @@ class custom_vjp:
                     f"custom_vjp: expected bwd of {name} to return {len(diff_args)} "
                     f"cotangent(s), one per differentiable argument, got {len(got)}."
                 )
-            g_leaves, g_tree = tree_flatten(got, is_leaf=lambda x: x is None)
-            if g_tree != in_tree:
+            g_leaves = _none_prefix_leaves(got, in_tree)
+            if g_leaves is None:
                 raise ValueError(
                     structure_mismatch_message(in_tree, got, f"custom_vjp bwd of {name}")
                 )
@@ -364,6 +448,20 @@ class custom_vjp:
                 out.append(g)
             return out
 
+        top = _top_trace(leaves)
+        if _differentiated_directly(top) and not any(_level(x) >= top.level for x in nd_leaves):
+            # Differentiation is the innermost transform: run fwd on the primals, as the
+            # JVP of the custom call would, without tracing the function. Primals stay
+            # concrete under eager grad/vjp, so the function and fwd may use Python
+            # control flow on them (as in JAX).
+            return self._fwd_direct(top, args, leaves, in_tree, flat_fwd, fwd_tree, name)
+
+        closed, out_tree = _trace_flat(
+            lambda *fl: self.fun(*full(tree_unflatten(in_tree, fl))),
+            leaves,
+            f"custom_vjp of {name}",
+        )
+        expect[:] = [out_tree, closed.out_avals]
         outs = custom_vjp_call_p.bind(
             *closed.consts,
             *leaves,
@@ -374,3 +472,44 @@ class custom_vjp:
             num_consts=len(closed.consts),
         )
         return tree_unflatten(out_tree, outs)
+
+    def _fwd_direct(
+        self,
+        top: ad.JVPTrace,
+        args: tuple[Any, ...],
+        leaves: list[Any],
+        in_tree: Any,
+        flat_fwd: Callable[..., Any],
+        fwd_tree: list[Any],
+        name: str,
+    ) -> Any:
+        mine = [isinstance(x, Tracer) and x._trace is top for x in leaves]
+        primals = [x.primal if m else x for x, m in zip(leaves, mine)]
+        tangents = [
+            x.tangent if m else Zero(ad.tangent_aval(core.get_aval(x)))
+            for x, m in zip(leaves, mine)
+        ]
+
+        def fwd(ps: list[Any]) -> tuple[list[Any], list[Any], Any]:
+            outs, res, bwd = flat_fwd(ps)
+            if any(_level(v) >= top.level for v in [*outs, *res]):
+                raise NotImplementedError(
+                    f"custom_vjp: expected fwd of {name} to close over no value being "
+                    f"differentiated, got a closure over a traced value. Pass that value "
+                    f"as an argument instead."
+                )
+            return outs, res, bwd
+
+        def rule(primals: list[Any], tangents: list[Any]) -> Any:
+            tangents = _symbolic_zeros(primals, tangents)
+            if all(type(t) is Zero for t in tangents):
+                return None  # nothing to differentiate here: call it on the primals
+            return _fwd_lin(fwd, primals, tangents)
+
+        got = top.call_jvp_rule(rule, primals, tangents)
+        if got is None:
+            diff = iter(tree_unflatten(in_tree, primals))
+            nd = set(self.nondiff_argnums)
+            return self(*(a if i in nd else next(diff) for i, a in enumerate(args)))
+        outs, t_outs = got
+        return tree_unflatten(fwd_tree[0], [ad.JVPTracer(top, p, t) for p, t in zip(outs, t_outs)])

@@ -12,6 +12,8 @@ Decisions:
 * ``empty``/``empty_like`` return zeros (deterministic, like JAX).
 * ``*_like`` only read the shape and dtype of their argument: the result never
   depends on its values (zero derivative), as in NumPy.
+* A ``float0`` array (the tangent type of integers) holds no data, so any fill value
+  gives one, as in JAX (``zeros(shape, float0)`` in a ``custom_vjp`` bwd, also traced).
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None
     """``value`` broadcast to ``shape`` in ``dtype`` (the value's own dtype if None)."""
     if isinstance(value, Tracer):
         v = value if dtype is None else cast(value, dtype)
+    elif dtype == dtypes.float0:  # no value to convert: a float0 array holds no data
+        v = np.zeros(np.shape(value), dtype)
+        v = v[()] if v.ndim == 0 else v
     else:
         v = np.asarray(value, dtype)
         v = v[()] if v.ndim == 0 else v
