@@ -413,3 +413,45 @@ def test_item6_jit_lower_takes_shape_dtype_structs():
     assert low.as_text() == real.as_text()
     assert str(low.jaxpr) == str(real.jaxpr)
     assert str(low.traced_jaxpr) == str(ft.make_jaxpr(f)(x, p))
+
+
+# -- where(condition, size=, fill_value=), argwhere/flatnonzero with size -------------
+
+
+def test_where_one_argument_form_with_size_and_fill_value():
+    c = np.array([0, 1, 2, 0])
+    m = np.array([[0, 1], [2, 0]])
+    # JAX 0.10.2: ([1, 2, -1, -1],), ([0, 1, -1], [1, 0, -2])
+    for where in (fnp.where, ft.jit(fnp.where, static_argnames=("size", "fill_value"))):
+        (got,) = where(c, size=4, fill_value=-1)
+        np.testing.assert_array_equal(got, [1, 2, -1, -1])
+        rows, cols = where(m, size=3, fill_value=(-1, -2))
+        np.testing.assert_array_equal(rows, [0, 1, -1])
+        np.testing.assert_array_equal(cols, [1, 0, -2])
+        np.testing.assert_array_equal(where(c, size=1)[0], [1])
+    np.testing.assert_array_equal(fnp.where(fnp.asarray(c), size=3)[0], [1, 2, 0])
+    out = ft.vmap(lambda c: fnp.where(c, size=2)[0])(np.array([[0, 1, 1], [1, 0, 0]]))
+    np.testing.assert_array_equal(out, [[1, 2], [0, 0]])
+    # the positions are integers: grad flows through what they index
+    g = ft.grad(lambda x: x[fnp.where(x > 1.5, size=2, fill_value=0)[0]].sum())(np.arange(4.0))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="size and fill_value only with the one-argument"):
+        fnp.where(c, 1.0, 2.0, size=2)
+    with pytest.raises(ValueError, match="size and fill_value only with the one-argument"):
+        ft.jit(lambda c: fnp.where(c, 1.0, 2.0, fill_value=0))(c)
+    with pytest.raises(ft.errors.ConcretizationError, match="size="):
+        ft.jit(lambda c: fnp.where(c))(c)
+
+
+def test_argwhere_and_flatnonzero_with_size():
+    m = np.array([[0, 1], [2, 0]])
+    # JAX 0.10.2: [[0, 1], [1, 0], [-1, -1]] and [1, 2, -1]
+    for run in (lambda f, a: f(a), lambda f, a: ft.jit(f)(a)):
+        got = run(lambda a: fnp.argwhere(a, size=3, fill_value=-1), m)
+        np.testing.assert_array_equal(got, [[0, 1], [1, 0], [-1, -1]])
+        got = run(lambda a: fnp.flatnonzero(a, size=3, fill_value=-1), m)
+        np.testing.assert_array_equal(got, [1, 2, -1])
+        assert run(lambda a: fnp.argwhere(a, size=2), np.array(3)).shape == (2, 0)
+    np.testing.assert_array_equal(fnp.argwhere(m, size=1), [[0, 1]])
+    with pytest.raises(ft.errors.ConcretizationError, match="size="):
+        ft.jit(fnp.argwhere)(m)
