@@ -455,3 +455,47 @@ def test_argwhere_and_flatnonzero_with_size():
     np.testing.assert_array_equal(fnp.argwhere(m, size=1), [[0, 1]])
     with pytest.raises(ft.errors.ConcretizationError, match="size="):
         ft.jit(fnp.argwhere)(m)
+
+
+# -- vmap(spmd_axis_name=), make_jaxpr(return_shape=True) ---------------------------
+
+
+def test_vmap_spmd_axis_name_is_accepted_and_binds_no_name():
+    for name in ("x", ("x", "y"), 3):
+        f = ft.vmap(lambda x: x * 2, spmd_axis_name=name)
+        np.testing.assert_array_equal(f(X), 2 * X)
+        np.testing.assert_array_equal(ft.jit(f)(X), 2 * X)
+        np.testing.assert_array_equal(ft.grad(lambda x, f=f: f(x).sum())(X), [2.0, 2.0, 2.0])
+    named = ft.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i", spmd_axis_name="x")
+    np.testing.assert_allclose(named(X), X / 6.0)
+    with pytest.raises(NameError, match="unbound axis name"):  # as JAX: not an axis name
+        ft.vmap(lambda x: lax.psum(x, "x"), spmd_axis_name="x")(X)
+    with pytest.raises(TypeError, match="spmd_axis_name to be a hashable"):
+        ft.vmap(lambda x: x, spmd_axis_name=["x"])
+
+
+def test_make_jaxpr_return_shape():
+    def f(x):
+        return x.sum(), {"a": x * 2, "b": 2.0}
+
+    x = np.ones(2, np.float32)
+    closed, shapes = ft.make_jaxpr(f, return_shape=True)(x)
+    assert str(closed) == str(ft.make_jaxpr(f)(x))
+    # JAX 0.10.2 (x64): f32[] , {'a': f32[2], 'b': weak f64[]}
+    assert shapes == (
+        ft.ShapeDtypeStruct((), np.float32),
+        {
+            "a": ft.ShapeDtypeStruct((2,), np.float32),
+            "b": ft.ShapeDtypeStruct((), np.float64, weak_type=True),
+        },
+    )
+    _, s = ft.make_jaxpr(lambda x, n: x * n, static_argnums=1, return_shape=True)(x, 3)
+    assert s == ft.ShapeDtypeStruct((2,), np.float32)
+    _, s = ft.make_jaxpr(ft.grad(lambda x: (x**2).sum()), return_shape=True)(np.ones(3))
+    assert s == ft.ShapeDtypeStruct((3,), np.float64)
+    _, s = ft.make_jaxpr(ft.vmap(lambda x: x.sum()), return_shape=True)(np.ones((4, 3)))
+    assert s == ft.ShapeDtypeStruct((4,), np.float64)
+    with pytest.raises(TypeError, match="return_shape to be a bool"):
+        ft.make_jaxpr(f, return_shape="yes")
+    with pytest.raises(NotImplementedError, match="axis_env"):
+        ft.make_jaxpr(f, axis_env=[("i", 2)])
