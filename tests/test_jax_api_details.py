@@ -107,9 +107,42 @@ def test_item6_has_aux_jacobians_and_linearize():
     h, aux = ft.hessian(lambda x: ((x**3).sum(), 7), has_aux=True)(X)
     np.testing.assert_allclose(h, np.diag(6 * X))
     assert aux == 7
-    with pytest.raises(TypeError, match="jacrev: expected .* pair"):
+    with pytest.raises(TypeError, match="jacrev: expected .* two-element tuple"):
         ft.jacrev(lambda x: x, has_aux=True)(X)
     np.testing.assert_allclose(ft.jacobian(fnp.sin)(X), np.diag(np.cos(X)))
+
+
+def test_has_aux_without_a_pair_is_a_type_error_naming_the_function():
+    def three(x):
+        return x * x, x, x
+
+    def one(x):
+        return (x * x,)
+
+    def bare(x):
+        return x * x
+
+    transforms = {
+        "grad": lambda f: ft.grad(f, has_aux=True)(2.0),
+        "value_and_grad": lambda f: ft.value_and_grad(f, has_aux=True)(2.0),
+        "jacfwd": lambda f: ft.jacfwd(f, has_aux=True)(2.0),
+        "jacrev": lambda f: ft.jacrev(f, has_aux=True)(2.0),
+        "vjp": lambda f: ft.vjp(f, 2.0, has_aux=True),
+        "jvp": lambda f: ft.jvp(f, (2.0,), (1.0,), has_aux=True),
+        "linearize": lambda f: ft.linearize(f, 2.0, has_aux=True),
+        "jit(grad)": lambda f: ft.jit(ft.grad(f, has_aux=True))(2.0),
+        "vmap(grad)": lambda f: ft.vmap(ft.grad(f, has_aux=True))(X),
+    }
+    # JAX 0.10.2: "TypeError: expected function with aux output to return a two-element
+    # tuple, but got ..." (a bare unpacking error before this change)
+    for run in transforms.values():
+        for f, got in ((three, "a tuple of 3 elements"), (one, "a tuple of 1 element")):
+            with pytest.raises(TypeError, match=f"'{f.__name__}'.*two-element tuple.*{got}"):
+                run(f)
+        with pytest.raises(TypeError, match="'bare'.*two-element tuple.*got a traced value"):
+            run(bare)
+    # a list of two is accepted, as in JAX
+    assert ft.grad(lambda x: [x * x, 2.0], has_aux=True)(3.0) == (6.0, 2.0)
 
 
 def test_item6_holomorphic_accepted_true_is_a_clear_error():
