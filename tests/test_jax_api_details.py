@@ -532,3 +532,28 @@ def test_make_jaxpr_return_shape():
         ft.make_jaxpr(f, return_shape="yes")
     with pytest.raises(NotImplementedError, match="axis_env"):
         ft.make_jaxpr(f, axis_env=[("i", 2)])
+
+
+# -- copy.copy / copy.deepcopy of traced values --------------------------------------
+
+
+def test_copy_and_deepcopy_of_tracers_under_every_transform():
+    import copy
+    import pickle
+
+    def f(x):
+        p = copy.deepcopy({"w": x, "b": [x, 1.0]})
+        return copy.copy(x) * 2 + p["w"] * p["b"][0] + p["b"][1]
+
+    # JAX 0.10.2: f(1.0) = 4.0, grad 4.0
+    assert f(1.0) == 4.0
+    assert ft.jit(f)(1.0) == 4.0
+    assert ft.grad(f)(1.0) == 4.0
+    assert ft.jit(ft.grad(f))(1.0) == 4.0
+    np.testing.assert_allclose(ft.vmap(f)(X), 2 * X + X * X + 1)
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(X), 2 + 2 * X)
+    seen = []
+    ft.jit(lambda x: seen.append(copy.copy(x) is x) or x)(1.0)
+    assert seen == [True]  # the traced value itself: it is immutable
+    with pytest.raises(TypeError, match="pickle: expected a concrete array"):
+        ft.jit(lambda x: pickle.dumps(x))(1.0)
