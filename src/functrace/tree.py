@@ -20,6 +20,7 @@ from functrace import tree_util as _tu
 
 __all__ = [
     "all",
+    "broadcast",
     "flatten",
     "flatten_with_path",
     "leaves",
@@ -144,3 +145,13 @@ def transpose(
     {'x': [1, 3], 'y': [2, 4]}
     """
     return _tu.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) -> Any:
+    """``full_tree``'s structure with the leaves of its prefix ``prefix_tree`` repeated
+    over the subtrees they stand for (``tree_util.tree_broadcast``, ``jax.tree.broadcast``).
+
+    >>> broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
+    (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    return _tu.tree_broadcast(prefix_tree, full_tree, is_leaf)

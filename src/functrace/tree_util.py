@@ -56,6 +56,7 @@ from functrace._tree_nodes import (
     register_pytree_node,
     register_pytree_node_class,
     register_pytree_with_keys,
+    register_static,
 )
 
 __all__ = [
@@ -76,10 +77,13 @@ __all__ = [
     "register_pytree_node",
     "register_pytree_node_class",
     "register_pytree_with_keys",
+    "register_static",
     "structure_mismatch_message",
     "tree_flatten",
+    "tree_broadcast",
     "tree_flatten_with_path",
     "tree_leaves",
+    "tree_leaves_with_path",
     "tree_map",
     "tree_map_with_path",
     "tree_structure",
@@ -463,6 +467,40 @@ def tree_flatten_with_path(
     paths: list[KeyPath] = []
     td = _walk(tree, is_leaf, leaves, paths)
     return list(zip(paths, leaves)), td
+
+
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[KeyPath, Any]]:
+    """The ``(key path, leaf)`` pairs of ``tree`` (:func:`tree_flatten_with_path`
+    without the treedef).
+
+    Example:
+        >>> tree_leaves_with_path({"a": 1})
+        [((DictKey(key='a'),), 1)]
+    """
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """``full_tree``'s structure with each leaf of ``prefix_tree`` repeated over the
+    leaves of the subtree of ``full_tree`` it stands for (``jax.tree.broadcast``).
+    ``prefix_tree`` must be a prefix of ``full_tree`` (a ValueError otherwise);
+    ``is_leaf`` applies to ``prefix_tree``.
+
+    Example:
+        >>> tree_broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
+        (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    leaves: list[Any] = []
+    td = _walk(prefix_tree, is_leaf, leaves)
+    subtrees = _flatten_up_to_checked(td, full_tree, "tree_broadcast")
+    out: list[Any] = []
+    for x, sub in zip(leaves, subtrees):
+        out.extend([x] * tree_structure(sub).num_leaves)
+    return tree_unflatten(tree_structure(full_tree), out)
 
 
 def tree_map(
