@@ -568,7 +568,7 @@ def test_flatten_with_path_paths() -> None:
     assert isinstance(td, PyTreeDef) and td == tree_structure(tree)
 
 
-# -- tree_leaves_with_path, tree_broadcast (jax.tree.broadcast), register_static ------
+# -- tree_leaves_with_path, functrace.tree.broadcast, register_static ---------------
 
 
 def test_tree_leaves_with_path() -> None:
@@ -588,20 +588,20 @@ def test_tree_broadcast_as_jax() -> None:
     import functrace.numpy as fnp
 
     # expected values: jax.tree.broadcast in JAX 0.10.2
-    for b in (tu.tree_broadcast, ft.tree.broadcast):
-        assert b((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0))) == (1, {"a": 2, "b": 2}, (3, 3))
-        assert b(1, {"a": [0, 0], "b": None}) == {"a": [1, 1], "b": None}
-        assert b({"a": 1, "b": 2}, {"a": (0, 0), "b": [0, None, 0]}) == {
-            "a": (1, 1),
-            "b": [2, None, 2],
-        }
-        assert b((None, 1), (None, (0, 0))) == (None, (1, 1))
-        assert b([1, 2], [(3, 4), 5], is_leaf=lambda x: x == 1) == [(1, 1), 2]
-        assert b(5, 7) == 5
-        with pytest.raises(ValueError, match="tree_broadcast: pytree structure mismatch"):
-            b((1, 2), (0, 0, 0))
-        with pytest.raises(ValueError, match="tree_broadcast: pytree structure mismatch"):
-            b(None, (0, 0))
+    b = ft.tree.broadcast
+    assert b((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0))) == (1, {"a": 2, "b": 2}, (3, 3))
+    assert b(1, {"a": [0, 0], "b": None}) == {"a": [1, 1], "b": None}
+    assert b({"a": 1, "b": 2}, {"a": (0, 0), "b": [0, None, 0]}) == {
+        "a": (1, 1),
+        "b": [2, None, 2],
+    }
+    assert b((None, 1), (None, (0, 0))) == (None, (1, 1))
+    assert b([1, 2], [(3, 4), 5], is_leaf=lambda x: x == 1) == [(1, 1), 2]
+    assert b(5, 7) == 5
+    with pytest.raises(ValueError, match="tree.broadcast: pytree structure mismatch"):
+        b((1, 2), (0, 0, 0))
+    with pytest.raises(ValueError, match="tree.broadcast: pytree structure mismatch"):
+        b(None, (0, 0))
     out = ft.jit(lambda t: ft.tree.broadcast(t, {"a": (0, 0)}))(fnp.asarray(2.0))
     assert float(out["a"][0]) == 2.0 and float(out["a"][1]) == 2.0
     g = ft.grad(lambda x: sum(ft.tree.leaves(ft.tree.broadcast(x, [0, (0, 0)]))) * x)(1.5)

@@ -148,10 +148,18 @@ def transpose(
 
 
 def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) -> Any:
-    """``full_tree``'s structure with the leaves of its prefix ``prefix_tree`` repeated
-    over the subtrees they stand for (``tree_util.tree_broadcast``, ``jax.tree.broadcast``).
+    """``full_tree``'s structure with each leaf of its prefix ``prefix_tree`` repeated over
+    the leaves of the subtree it stands for (``jax.tree.broadcast``). ``is_leaf`` applies
+    to ``prefix_tree``; a ``prefix_tree`` that is not a prefix is a ValueError.
 
     >>> broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
     (1, {'a': 2, 'b': 2}, (3, 3))
     """
-    return _tu.tree_broadcast(prefix_tree, full_tree, is_leaf)
+    leaves, td = _tu.tree_flatten(prefix_tree, is_leaf)
+    try:
+        subtrees = td.flatten_up_to(full_tree)
+    except ValueError:
+        msg = _tu.structure_mismatch_message(td, full_tree, "tree.broadcast", prefix=True)
+        raise ValueError(msg) from None
+    out = [x for x, sub in zip(leaves, subtrees) for _ in range(_tu.tree_structure(sub).num_leaves)]
+    return _tu.tree_structure(full_tree).unflatten(out)

@@ -1,18 +1,16 @@
 """Pytree utilities: flatten nested containers into leaves and rebuild them.
 
-A *pytree* is a nested structure of containers ("nodes") whose non-container
-elements are *leaves*. Built-in node types are ``tuple``, ``list``, ``dict``,
-namedtuples, ``None`` (a node with no children), ``collections.OrderedDict`` and
-``collections.defaultdict``. More node types can be added with
-:func:`register_pytree_node`, :func:`register_pytree_with_keys`,
-:func:`register_dataclass`, or by giving a class the attribute
-``__functrace_pytree__ = True`` together with ``tree_flatten`` /
-``tree_unflatten`` methods (inherited by all subclasses).
+A *pytree* is a nested structure of containers ("nodes") whose non-container elements
+are *leaves*. Built-in node types are ``tuple``, ``list``, ``dict``, namedtuples, ``None``
+(a node with no children), ``collections.OrderedDict`` and ``collections.defaultdict``.
+:func:`register_pytree_node`, :func:`register_pytree_with_keys`, :func:`register_dataclass`
+and :func:`register_static` add node types, as does a class attribute
+``__functrace_pytree__ = True`` with ``tree_flatten``/``tree_unflatten`` (inherited) methods.
 
-Every node type has one :class:`NodeDef` record (how to flatten it, with or
-without keys, and rebuild it) in one registry; :func:`node_of` returns the record
-of a value and ``PyTreeDef.node_def()`` the record of a treedef's root, for code
-that walks or rebuilds trees one level at a time.
+Every node type has one :class:`NodeDef` record (how to flatten it, with or without
+keys, and rebuild it) in one registry; :func:`node_of` returns the record of a value
+and ``PyTreeDef.node_def()`` the record of a treedef's root, for code that walks or
+rebuilds trees one level at a time.
 
 Everything else (NumPy arrays, Python scalars, arbitrary objects) is a leaf.
 
@@ -80,7 +78,6 @@ __all__ = [
     "register_static",
     "structure_mismatch_message",
     "tree_flatten",
-    "tree_broadcast",
     "tree_flatten_with_path",
     "tree_leaves",
     "tree_leaves_with_path",
@@ -469,38 +466,9 @@ def tree_flatten_with_path(
     return list(zip(paths, leaves)), td
 
 
-def tree_leaves_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> list[tuple[KeyPath, Any]]:
-    """The ``(key path, leaf)`` pairs of ``tree`` (:func:`tree_flatten_with_path`
-    without the treedef).
-
-    Example:
-        >>> tree_leaves_with_path({"a": 1})
-        [((DictKey(key='a'),), 1)]
-    """
+def tree_leaves_with_path(tree: Any, is_leaf: Any = None) -> list[tuple[KeyPath, Any]]:
+    """The ``(key path, leaf)`` pairs of ``tree``: ``tree_flatten_with_path(tree, is_leaf)[0]``."""
     return tree_flatten_with_path(tree, is_leaf)[0]
-
-
-def tree_broadcast(
-    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> Any:
-    """``full_tree``'s structure with each leaf of ``prefix_tree`` repeated over the
-    leaves of the subtree of ``full_tree`` it stands for (``jax.tree.broadcast``).
-    ``prefix_tree`` must be a prefix of ``full_tree`` (a ValueError otherwise);
-    ``is_leaf`` applies to ``prefix_tree``.
-
-    Example:
-        >>> tree_broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
-        (1, {'a': 2, 'b': 2}, (3, 3))
-    """
-    leaves: list[Any] = []
-    td = _walk(prefix_tree, is_leaf, leaves)
-    subtrees = _flatten_up_to_checked(td, full_tree, "tree_broadcast")
-    out: list[Any] = []
-    for x, sub in zip(leaves, subtrees):
-        out.extend([x] * tree_structure(sub).num_leaves)
-    return tree_unflatten(tree_structure(full_tree), out)
 
 
 def tree_map(
