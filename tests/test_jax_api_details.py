@@ -557,3 +557,26 @@ def test_copy_and_deepcopy_of_tracers_under_every_transform():
     assert seen == [True]  # the traced value itself: it is immutable
     with pytest.raises(TypeError, match="pickle: expected a concrete array"):
         ft.jit(lambda x: pickle.dumps(x))(1.0)
+
+
+# -- defvjp(symbolic_zeros=, optimize_remat=), defjvp(symbolic_zeros=) -----------------
+
+
+def test_custom_rules_symbolic_zeros_false_accepted_true_not_supported():
+    f = ft.custom_vjp(lambda x: x * 2.0)
+    f.defvjp(lambda x: (x * 2.0, None), lambda r, g: (2.0 * g,), symbolic_zeros=False)
+    assert ft.grad(f)(1.0) == 2.0 and ft.jit(ft.grad(f))(1.0) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(f))(X), [2.0, 2.0, 2.0])
+    f.defvjp(lambda x: (x * 2.0, None), lambda r, g: (3.0 * g,), optimize_remat=True)
+    assert ft.grad(f)(1.0) == 3.0  # optimize_remat: no effect on the results
+    with pytest.raises(NotImplementedError, match="custom_vjp.defvjp: symbolic_zeros=True"):
+        f.defvjp(lambda x: (x.value * 2.0, None), lambda r, g: (2.0 * g,), symbolic_zeros=True)
+    with pytest.raises(TypeError, match="symbolic_zeros to be a bool"):
+        f.defvjp(lambda x: (x, None), lambda r, g: (g,), symbolic_zeros="no")
+    assert ft.grad(f)(1.0) == 3.0  # a rejected call keeps the rules
+
+    g = ft.custom_jvp(lambda x: fnp.sin(x))
+    g.defjvp(lambda p, t: (fnp.sin(p[0]), 2.0 * t[0]), symbolic_zeros=False)
+    assert ft.grad(g)(0.0) == 2.0
+    with pytest.raises(NotImplementedError, match="custom_jvp.defjvp: symbolic_zeros=True"):
+        g.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
