@@ -580,3 +580,100 @@ def test_custom_rules_symbolic_zeros_false_accepted_true_not_supported():
     assert ft.grad(g)(0.0) == 2.0
     with pytest.raises(NotImplementedError, match="custom_jvp.defjvp: symbolic_zeros=True"):
         g.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
+
+
+# -- experimental.io_callback ---------------------------------------------------------
+
+
+def test_io_callback_runs_once_per_execution_and_is_never_dead_code():
+    from functrace.experimental import io_callback
+
+    log = []
+
+    def cb(x):
+        log.append(float(x))
+        return np.asarray(x) * 2
+
+    spec = ft.ShapeDtypeStruct((), np.float64)
+
+    def f(x):
+        io_callback(cb, spec, x)  # result unused: still called (JAX too)
+        return x + 1
+
+    # JAX 0.10.2 gives the same values and calls
+    assert f(1.0) == 2.0 and log == [1.0]
+    jf = ft.jit(f)
+    log.clear()
+    assert jf(1.0) == 2.0 and jf(2.0) == 3.0 and log == [1.0, 2.0]  # every call
+    log.clear()
+    assert ft.jit(lambda x: io_callback(cb, spec, x) + 1)(2.0) == 5.0 and log == [2.0]
+    log.clear()
+    assert ft.jit(lambda x: x + io_callback(cb, spec, 5.0))(2.0) == 12.0 and log == [5.0]
+    log.clear()
+
+    def body(c, x):
+        io_callback(cb, spec, x, ordered=True)
+        return c + x, None
+
+    assert ft.jit(lambda xs: lax.scan(body, 0.0, xs)[0])(np.arange(3.0)) == 3.0
+    assert log == [0.0, 1.0, 2.0]  # every iteration, in order
+    log.clear()
+    assert ft.jit(lambda p, x: lax.cond(p, lambda x: f(x) - 1, lambda x: x, x))(True, 4.0) == 4.0
+    assert ft.jit(lambda p, x: lax.cond(p, lambda x: f(x) - 1, lambda x: x, x))(False, 5.0) == 5.0
+    assert log == [4.0]  # the branch taken only
+    log.clear()
+    assert "io_callback" in str(ft.make_jaxpr(f)(1.0))
+    assert log == []  # tracing does not call it
+    # results: pytrees, keyword arguments, None
+    out = io_callback(lambda x: {"a": x, "b": (x, x)}, {"a": spec, "b": (spec, spec)}, 1.0)
+    assert isinstance(out["a"], ft.Array) and out["b"][1] == 1.0
+    assert io_callback(lambda x, y: x + y, spec, 1.0, y=2.0) == 3.0
+    assert ft.jit(lambda x: (io_callback(lambda v: log.append(float(v)), None, x), x)[1])(3.0)
+    assert log == [3.0]
+
+
+def test_io_callback_under_vmap_and_grad_as_jax():
+    from functrace.experimental import io_callback
+
+    log = []
+
+    def cb(x):
+        log.append(float(x))
+        return np.asarray(x) * 2
+
+    spec = ft.ShapeDtypeStruct((), np.float64)
+    xs = np.arange(3.0)
+    for vf in (ft.vmap, lambda g: ft.jit(ft.vmap(g))):
+        np.testing.assert_array_equal(vf(lambda x: io_callback(cb, spec, x))(xs), [0.0, 2.0, 4.0])
+        assert log == [0.0, 1.0, 2.0]  # once per example, in index order (JAX too)
+        log.clear()
+    with pytest.raises(ValueError, match="ordered IO callback cannot be vmapped"):
+        ft.vmap(lambda x: io_callback(cb, spec, x, ordered=True))(xs)
+    # no derivative (JAX: "IO callbacks do not support JVP"), even when the result is unused
+    for fn in (lambda x: io_callback(cb, spec, x), lambda x: (io_callback(cb, spec, x), x)[1]):
+        with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+            ft.grad(fn)(1.0)
+        with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+            ft.jvp(fn, (1.0,), (1.0,))
+    log.clear()
+    g = ft.grad(lambda x: io_callback(cb, spec, ft.stop_gradient(x)) * x)
+    assert g(1.0) == 2.0 and g(1.5) == 3.0 and ft.jit(g)(2.0) == 4.0
+    assert log == [1.0, 1.5, 2.0]  # eager grad's recorded program calls it each time
+
+
+def test_io_callback_errors():
+    from functrace.experimental import io_callback
+
+    spec = ft.ShapeDtypeStruct((), np.float64)
+    with pytest.raises(TypeError, match=r"io_callback: expected .* \(f64\[\]\), got f32\[\]"):
+        io_callback(lambda x: np.float32(1.0), spec, 1.0)
+    with pytest.raises(TypeError, match="io_callback: expected .* got f64\\[2\\]"):
+        ft.jit(lambda x: io_callback(lambda x: np.ones(2), spec, x))(1.0)
+    with pytest.raises(TypeError, match="io_callback: expected .* structure"):
+        io_callback(lambda x: (x, x), spec, 1.0)
+    with pytest.raises(TypeError, match="expected a callable"):
+        io_callback(3, spec, 1.0)
+    with pytest.raises(TypeError, match="ordered to be a bool"):
+        io_callback(lambda x: x, spec, 1.0, ordered="yes")
+    with pytest.raises(TypeError, match="arrays or scalars as arguments"):
+        io_callback(lambda x: x, spec, "text")
