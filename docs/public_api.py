@@ -54,6 +54,7 @@ MODULES = [
     "functrace.testing",
     "functrace.scipy",
     "functrace.example_libraries",
+    "functrace.experimental",
 ]
 # Packages whose public submodules are documented too, found when the reference is built.
 PACKAGES = ["functrace.scipy", "functrace.example_libraries", "functrace.scipy.stats"]

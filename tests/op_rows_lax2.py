@@ -1,7 +1,7 @@
 """Op-table rows: the ``jax.lax`` names added with ``functrace/lax/extras.py``,
 ``special_extra.py``, ``assoc_scan.py``, ``solves.py`` and the composites
 (``lax.cbrt``, ``lax.population_count``, ``lax.associative_scan``,
-``lax.custom_linear_solve``...), ``lax.custom_root`` and ``pure_callback``.
+``lax.custom_linear_solve``...), ``lax.custom_root``, ``pure_callback`` and ``io_callback``.
 
 The references are NumPy/SciPy computations written independently of the impls
 (Python integers for the bit operations, per-element ``math.frexp`` for
@@ -146,6 +146,11 @@ def _callback_row(method: str) -> Any:
         return ft.pure_callback(np.sin, spec, x, vmap_method=method) * 2.0
 
     return f
+
+
+def _io_callback_row(x: Any) -> Any:
+    spec = ft.ShapeDtypeStruct(x.shape, x.dtype)
+    return ft.experimental.io_callback(np.sin, spec, x) * 2.0
 
 
 def _one(x: Any) -> Any:
@@ -520,6 +525,15 @@ ROWS: list[OpInfo] = [
         lambda x: np.sin(x) * 2.0,
         (F,),
         ("pure_callback",),
+        shapes="same",
+        grad=False,
+    ),
+    OpInfo(
+        "experimental.io_callback",
+        _io_callback_row,
+        lambda x: np.sin(x) * 2.0,
+        (F,),
+        ("io_callback",),
         shapes="same",
         grad=False,
     ),

@@ -73,6 +73,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace._config",
             "functrace.debug",
             "functrace.ad_checkpoint",
+            "functrace.experimental",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

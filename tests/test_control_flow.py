@@ -369,3 +369,92 @@ def test_reverse_mode_of_while_in_an_untaken_cond_branch_under_vmap_terminates()
         env=env,
     )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+# -- JAX's unroll= (scan, fori_loop) and batch_size= (map) ---------------------------
+
+
+@pytest.mark.parametrize("unroll", [1, 2, 3, 0, True, False, np.int64(2)])
+def test_scan_and_fori_loop_unroll_give_the_same_results(unroll) -> None:
+    xs = np.arange(5.0)
+
+    def run(xs):
+        c, ys = lax.scan(lambda c, x: (c + x, c * x), 1.0, xs, unroll=unroll)
+        f = lax.fori_loop(0, 7, lambda i, c: c + i * 2.0, 0.0, unroll=unroll)
+        return c, ys, f
+
+    c, ys, f = run(xs)
+    assert (c, f) == (11.0, 42.0)  # JAX 0.10.2: 11.0 and 42.0
+    np.testing.assert_array_equal(ys, [0.0, 1.0, 4.0, 12.0, 28.0])
+    for c2, ys2, f2 in (ft.jit(run)(xs), ft.vmap(run)(xs[None])):
+        assert float(np.squeeze(c2)) == 11.0 and float(np.squeeze(f2)) == 42.0
+        np.testing.assert_array_equal(np.squeeze(ys2), ys)
+    g = ft.grad(lambda xs: lax.scan(lambda c, x: (c * x, c), 1.0, xs, unroll=unroll)[0])
+    np.testing.assert_allclose(g(xs + 1.0), [120.0, 60.0, 40.0, 30.0, 24.0])
+    np.testing.assert_allclose(ft.jit(g)(xs + 1.0), [120.0, 60.0, 40.0, 30.0, 24.0])
+
+
+def test_unroll_bad_values_are_clear_errors() -> None:
+    body = lambda c, x: (c + x, c)  # noqa: E731
+    with pytest.raises(ValueError, match="scan: expected unroll to be a bool or a non-negative"):
+        lax.scan(body, 0.0, np.arange(3.0), unroll=-1)
+    for bad in (2.5, "2", None):
+        with pytest.raises(TypeError, match="scan: expected unroll"):
+            lax.scan(body, 0.0, np.arange(3.0), unroll=bad)
+    with pytest.raises(TypeError, match="known while tracing"):
+        ft.jit(lambda u: lax.scan(body, 0.0, np.arange(3.0), unroll=u))(2)
+    with pytest.raises(ValueError, match="fori_loop: expected unroll"):
+        lax.fori_loop(0, 3, lambda i, c: c + i, 0, unroll=-2)
+    # as in JAX: unrolling needs bounds known while tracing; None, False and 1 do not
+    with pytest.raises(ValueError, match="bounds known while tracing"):
+        ft.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c + i, 0, unroll=2))(3)
+    for ok in (None, False, 1):
+        loop = lambda n, ok=ok: lax.fori_loop(0, n, lambda i, c: c + i, 0, unroll=ok)  # noqa: E731
+        assert ft.jit(loop)(4) == 6
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 5, 7, 0])
+def test_map_batch_size_equals_map(batch_size) -> None:
+    xs = {"a": np.arange(10.0).reshape(5, 2), "b": np.arange(5)}
+
+    def f(x):
+        return {"s": fnp.sin(x["a"]).sum() * x["b"], "c": 2.0, "v": x["a"][::-1]}
+
+    def run(xs):
+        return lax.map(f, xs, batch_size=batch_size)
+
+    want = lax.map(f, xs)
+    for got in (run(xs), ft.jit(run)(xs)):
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-15)
+            assert np.shape(got[k]) == np.shape(want[k])
+    stacked = {k: np.stack([v, v + 1]) for k, v in xs.items()}
+    got = ft.vmap(run)(stacked)
+    np.testing.assert_allclose(got["s"][1], lax.map(f, {k: v[1] for k, v in stacked.items()})["s"])
+    g = ft.grad(lambda a: run({"a": a, "b": xs["b"]})["s"].sum())(xs["a"])
+    np.testing.assert_allclose(g, np.cos(xs["a"]) * xs["b"][:, None], rtol=1e-14)
+    np.testing.assert_allclose(
+        ft.jit(ft.grad(lambda a: run({"a": a, "b": xs["b"]})["s"].sum()))(xs["a"]), g, rtol=1e-14
+    )
+
+
+def test_map_batch_size_runs_f_on_chunks_and_checks_its_value() -> None:
+    shapes = []
+
+    def f(x):
+        shapes.append(np.shape(x))
+        return x + 1
+
+    out = lax.map(f, np.ones((10, 3)), batch_size=3)
+    assert out.shape == (10, 3) and shapes == [(3,), (3,)]  # the chunk, then the rest
+    np.testing.assert_array_equal(
+        lax.map(lambda x: x * 2, np.arange(5.0), batch_size=2), [0.0, 2.0, 4.0, 6.0, 8.0]
+    )
+    assert lax.map(lambda x: x, np.zeros((0, 2)), batch_size=2).shape == (0, 2)
+    with pytest.raises(ValueError, match="map: expected batch_size to be None or a non-negative"):
+        lax.map(f, np.ones(3), batch_size=-1)
+    for bad in (2.5, True, "2"):
+        with pytest.raises(TypeError, match="map: expected batch_size"):
+            lax.map(f, np.ones(3), batch_size=bad)
+    with pytest.raises(ValueError, match="one length for all xs leaves"):
+        lax.map(lambda x: x, (np.ones(3), np.ones(4)), batch_size=2)

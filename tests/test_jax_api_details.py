@@ -142,9 +142,42 @@ def test_item6_has_aux_jacobians_and_linearize():
     h, aux = ft.hessian(lambda x: ((x**3).sum(), 7), has_aux=True)(X)
     np.testing.assert_allclose(h, np.diag(6 * X))
     assert aux == 7
-    with pytest.raises(TypeError, match="jacrev: expected .* pair"):
+    with pytest.raises(TypeError, match="jacrev: expected .* two-element tuple"):
         ft.jacrev(lambda x: x, has_aux=True)(X)
     np.testing.assert_allclose(ft.jacobian(fnp.sin)(X), np.diag(np.cos(X)))
+
+
+def test_has_aux_without_a_pair_is_a_type_error_naming_the_function():
+    def three(x):
+        return x * x, x, x
+
+    def one(x):
+        return (x * x,)
+
+    def bare(x):
+        return x * x
+
+    transforms = {
+        "grad": lambda f: ft.grad(f, has_aux=True)(2.0),
+        "value_and_grad": lambda f: ft.value_and_grad(f, has_aux=True)(2.0),
+        "jacfwd": lambda f: ft.jacfwd(f, has_aux=True)(2.0),
+        "jacrev": lambda f: ft.jacrev(f, has_aux=True)(2.0),
+        "vjp": lambda f: ft.vjp(f, 2.0, has_aux=True),
+        "jvp": lambda f: ft.jvp(f, (2.0,), (1.0,), has_aux=True),
+        "linearize": lambda f: ft.linearize(f, 2.0, has_aux=True),
+        "jit(grad)": lambda f: ft.jit(ft.grad(f, has_aux=True))(2.0),
+        "vmap(grad)": lambda f: ft.vmap(ft.grad(f, has_aux=True))(X),
+    }
+    # JAX 0.10.2: "TypeError: expected function with aux output to return a two-element
+    # tuple, but got ..." (a bare unpacking error before this change)
+    for run in transforms.values():
+        for f, got in ((three, "a tuple of 3 elements"), (one, "a tuple of 1 element")):
+            with pytest.raises(TypeError, match=f"'{f.__name__}'.*two-element tuple.*{got}"):
+                run(f)
+        with pytest.raises(TypeError, match="'bare'.*two-element tuple.*got a traced value"):
+            run(bare)
+    # a list of two is accepted, as in JAX
+    assert ft.grad(lambda x: [x * x, 2.0], has_aux=True)(3.0) == (6.0, 2.0)
 
 
 def test_item6_holomorphic_accepted_true_is_a_clear_error():
@@ -496,3 +529,234 @@ def test_item6_jit_lower_takes_shape_dtype_structs():
     assert low.as_text() == real.as_text()
     assert str(low.jaxpr) == str(real.jaxpr)
     assert str(low.traced_jaxpr) == str(ft.make_jaxpr(f)(x, p))
+
+
+# -- where(condition, size=, fill_value=), argwhere/flatnonzero with size -------------
+
+
+def test_where_one_argument_form_with_size_and_fill_value():
+    c = np.array([0, 1, 2, 0])
+    m = np.array([[0, 1], [2, 0]])
+    # JAX 0.10.2: ([1, 2, -1, -1],), ([0, 1, -1], [1, 0, -2])
+    for where in (fnp.where, ft.jit(fnp.where, static_argnames=("size", "fill_value"))):
+        (got,) = where(c, size=4, fill_value=-1)
+        np.testing.assert_array_equal(got, [1, 2, -1, -1])
+        rows, cols = where(m, size=3, fill_value=(-1, -2))
+        np.testing.assert_array_equal(rows, [0, 1, -1])
+        np.testing.assert_array_equal(cols, [1, 0, -2])
+        np.testing.assert_array_equal(where(c, size=1)[0], [1])
+    np.testing.assert_array_equal(fnp.where(fnp.asarray(c), size=3)[0], [1, 2, 0])
+    out = ft.vmap(lambda c: fnp.where(c, size=2)[0])(np.array([[0, 1, 1], [1, 0, 0]]))
+    np.testing.assert_array_equal(out, [[1, 2], [0, 0]])
+    # the positions are integers: grad flows through what they index
+    g = ft.grad(lambda x: x[fnp.where(x > 1.5, size=2, fill_value=0)[0]].sum())(np.arange(4.0))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="size and fill_value only with the one-argument"):
+        fnp.where(c, 1.0, 2.0, size=2)
+    with pytest.raises(ValueError, match="size and fill_value only with the one-argument"):
+        ft.jit(lambda c: fnp.where(c, 1.0, 2.0, fill_value=0))(c)
+    with pytest.raises(ft.errors.ConcretizationError, match="size="):
+        ft.jit(lambda c: fnp.where(c))(c)
+
+
+def test_argwhere_and_flatnonzero_with_size():
+    m = np.array([[0, 1], [2, 0]])
+    # JAX 0.10.2: [[0, 1], [1, 0], [-1, -1]] and [1, 2, -1]
+    for run in (lambda f, a: f(a), lambda f, a: ft.jit(f)(a)):
+        got = run(lambda a: fnp.argwhere(a, size=3, fill_value=-1), m)
+        np.testing.assert_array_equal(got, [[0, 1], [1, 0], [-1, -1]])
+        got = run(lambda a: fnp.flatnonzero(a, size=3, fill_value=-1), m)
+        np.testing.assert_array_equal(got, [1, 2, -1])
+        assert run(lambda a: fnp.argwhere(a, size=2), np.array(3)).shape == (2, 0)
+    np.testing.assert_array_equal(fnp.argwhere(m, size=1), [[0, 1]])
+    with pytest.raises(ft.errors.ConcretizationError, match="size="):
+        ft.jit(fnp.argwhere)(m)
+
+
+# -- vmap(spmd_axis_name=), make_jaxpr(return_shape=True) ---------------------------
+
+
+def test_vmap_spmd_axis_name_is_accepted_and_binds_no_name():
+    for name in ("x", ("x", "y"), 3):
+        f = ft.vmap(lambda x: x * 2, spmd_axis_name=name)
+        np.testing.assert_array_equal(f(X), 2 * X)
+        np.testing.assert_array_equal(ft.jit(f)(X), 2 * X)
+        np.testing.assert_array_equal(ft.grad(lambda x, f=f: f(x).sum())(X), [2.0, 2.0, 2.0])
+    named = ft.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i", spmd_axis_name="x")
+    np.testing.assert_allclose(named(X), X / 6.0)
+    with pytest.raises(NameError, match="unbound axis name"):  # as JAX: not an axis name
+        ft.vmap(lambda x: lax.psum(x, "x"), spmd_axis_name="x")(X)
+    with pytest.raises(TypeError, match="spmd_axis_name to be a hashable"):
+        ft.vmap(lambda x: x, spmd_axis_name=["x"])
+
+
+def test_make_jaxpr_return_shape():
+    def f(x):
+        return x.sum(), {"a": x * 2, "b": 2.0}
+
+    x = np.ones(2, np.float32)
+    closed, shapes = ft.make_jaxpr(f, return_shape=True)(x)
+    assert str(closed) == str(ft.make_jaxpr(f)(x))
+    # JAX 0.10.2 (x64): f32[] , {'a': f32[2], 'b': weak f64[]}
+    assert shapes == (
+        ft.ShapeDtypeStruct((), np.float32),
+        {
+            "a": ft.ShapeDtypeStruct((2,), np.float32),
+            "b": ft.ShapeDtypeStruct((), np.float64, weak_type=True),
+        },
+    )
+    _, s = ft.make_jaxpr(lambda x, n: x * n, static_argnums=1, return_shape=True)(x, 3)
+    assert s == ft.ShapeDtypeStruct((2,), np.float32)
+    _, s = ft.make_jaxpr(ft.grad(lambda x: (x**2).sum()), return_shape=True)(np.ones(3))
+    assert s == ft.ShapeDtypeStruct((3,), np.float64)
+    _, s = ft.make_jaxpr(ft.vmap(lambda x: x.sum()), return_shape=True)(np.ones((4, 3)))
+    assert s == ft.ShapeDtypeStruct((4,), np.float64)
+    with pytest.raises(TypeError, match="return_shape to be a bool"):
+        ft.make_jaxpr(f, return_shape="yes")
+    with pytest.raises(NotImplementedError, match="axis_env"):
+        ft.make_jaxpr(f, axis_env=[("i", 2)])
+
+
+# -- copy.copy / copy.deepcopy of traced values --------------------------------------
+
+
+def test_copy_and_deepcopy_of_tracers_under_every_transform():
+    import copy
+    import pickle
+
+    def f(x):
+        p = copy.deepcopy({"w": x, "b": [x, 1.0]})
+        return copy.copy(x) * 2 + p["w"] * p["b"][0] + p["b"][1]
+
+    # JAX 0.10.2: f(1.0) = 4.0, grad 4.0
+    assert f(1.0) == 4.0
+    assert ft.jit(f)(1.0) == 4.0
+    assert ft.grad(f)(1.0) == 4.0
+    assert ft.jit(ft.grad(f))(1.0) == 4.0
+    np.testing.assert_allclose(ft.vmap(f)(X), 2 * X + X * X + 1)
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(X), 2 + 2 * X)
+    seen = []
+    ft.jit(lambda x: seen.append(copy.copy(x) is x) or x)(1.0)
+    assert seen == [True]  # the traced value itself: it is immutable
+    with pytest.raises(TypeError, match="pickle: expected a concrete array"):
+        ft.jit(lambda x: pickle.dumps(x))(1.0)
+
+
+# -- defvjp(symbolic_zeros=, optimize_remat=), defjvp(symbolic_zeros=) -----------------
+
+
+def test_custom_rules_symbolic_zeros_false_accepted_true_not_supported():
+    f = ft.custom_vjp(lambda x: x * 2.0)
+    f.defvjp(lambda x: (x * 2.0, None), lambda r, g: (2.0 * g,), symbolic_zeros=False)
+    assert ft.grad(f)(1.0) == 2.0 and ft.jit(ft.grad(f))(1.0) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(f))(X), [2.0, 2.0, 2.0])
+    f.defvjp(lambda x: (x * 2.0, None), lambda r, g: (3.0 * g,), optimize_remat=True)
+    assert ft.grad(f)(1.0) == 3.0  # optimize_remat: no effect on the results
+    with pytest.raises(NotImplementedError, match="custom_vjp.defvjp: symbolic_zeros=True"):
+        f.defvjp(lambda x: (x.value * 2.0, None), lambda r, g: (2.0 * g,), symbolic_zeros=True)
+    with pytest.raises(TypeError, match="symbolic_zeros to be a bool"):
+        f.defvjp(lambda x: (x, None), lambda r, g: (g,), symbolic_zeros="no")
+    assert ft.grad(f)(1.0) == 3.0  # a rejected call keeps the rules
+
+    g = ft.custom_jvp(lambda x: fnp.sin(x))
+    g.defjvp(lambda p, t: (fnp.sin(p[0]), 2.0 * t[0]), symbolic_zeros=False)
+    assert ft.grad(g)(0.0) == 2.0
+    with pytest.raises(NotImplementedError, match="custom_jvp.defjvp: symbolic_zeros=True"):
+        g.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
+
+
+# -- experimental.io_callback ---------------------------------------------------------
+
+
+def test_io_callback_runs_once_per_execution_and_is_never_dead_code():
+    from functrace.experimental import io_callback
+
+    log = []
+
+    def cb(x):
+        log.append(float(x))
+        return np.asarray(x) * 2
+
+    spec = ft.ShapeDtypeStruct((), np.float64)
+
+    def f(x):
+        io_callback(cb, spec, x)  # result unused: still called (JAX too)
+        return x + 1
+
+    # JAX 0.10.2 gives the same values and calls
+    assert f(1.0) == 2.0 and log == [1.0]
+    jf = ft.jit(f)
+    log.clear()
+    assert jf(1.0) == 2.0 and jf(2.0) == 3.0 and log == [1.0, 2.0]  # every call
+    log.clear()
+    assert ft.jit(lambda x: io_callback(cb, spec, x) + 1)(2.0) == 5.0 and log == [2.0]
+    log.clear()
+    assert ft.jit(lambda x: x + io_callback(cb, spec, 5.0))(2.0) == 12.0 and log == [5.0]
+    log.clear()
+
+    def body(c, x):
+        io_callback(cb, spec, x, ordered=True)
+        return c + x, None
+
+    assert ft.jit(lambda xs: lax.scan(body, 0.0, xs)[0])(np.arange(3.0)) == 3.0
+    assert log == [0.0, 1.0, 2.0]  # every iteration, in order
+    log.clear()
+    assert ft.jit(lambda p, x: lax.cond(p, lambda x: f(x) - 1, lambda x: x, x))(True, 4.0) == 4.0
+    assert ft.jit(lambda p, x: lax.cond(p, lambda x: f(x) - 1, lambda x: x, x))(False, 5.0) == 5.0
+    assert log == [4.0]  # the branch taken only
+    log.clear()
+    assert "io_callback" in str(ft.make_jaxpr(f)(1.0))
+    assert log == []  # tracing does not call it
+    # results: pytrees, keyword arguments, None
+    out = io_callback(lambda x: {"a": x, "b": (x, x)}, {"a": spec, "b": (spec, spec)}, 1.0)
+    assert isinstance(out["a"], ft.Array) and out["b"][1] == 1.0
+    assert io_callback(lambda x, y: x + y, spec, 1.0, y=2.0) == 3.0
+    assert ft.jit(lambda x: (io_callback(lambda v: log.append(float(v)), None, x), x)[1])(3.0)
+    assert log == [3.0]
+
+
+def test_io_callback_under_vmap_and_grad_as_jax():
+    from functrace.experimental import io_callback
+
+    log = []
+
+    def cb(x):
+        log.append(float(x))
+        return np.asarray(x) * 2
+
+    spec = ft.ShapeDtypeStruct((), np.float64)
+    xs = np.arange(3.0)
+    for vf in (ft.vmap, lambda g: ft.jit(ft.vmap(g))):
+        np.testing.assert_array_equal(vf(lambda x: io_callback(cb, spec, x))(xs), [0.0, 2.0, 4.0])
+        assert log == [0.0, 1.0, 2.0]  # once per example, in index order (JAX too)
+        log.clear()
+    with pytest.raises(ValueError, match="ordered IO callback cannot be vmapped"):
+        ft.vmap(lambda x: io_callback(cb, spec, x, ordered=True))(xs)
+    # no derivative (JAX: "IO callbacks do not support JVP"), even when the result is unused
+    for fn in (lambda x: io_callback(cb, spec, x), lambda x: (io_callback(cb, spec, x), x)[1]):
+        with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+            ft.grad(fn)(1.0)
+        with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+            ft.jvp(fn, (1.0,), (1.0,))
+    log.clear()
+    g = ft.grad(lambda x: io_callback(cb, spec, ft.stop_gradient(x)) * x)
+    assert g(1.0) == 2.0 and g(1.5) == 3.0 and ft.jit(g)(2.0) == 4.0
+    assert log == [1.0, 1.5, 2.0]  # eager grad's recorded program calls it each time
+
+
+def test_io_callback_errors():
+    from functrace.experimental import io_callback
+
+    spec = ft.ShapeDtypeStruct((), np.float64)
+    with pytest.raises(TypeError, match=r"io_callback: expected .* \(f64\[\]\), got f32\[\]"):
+        io_callback(lambda x: np.float32(1.0), spec, 1.0)
+    with pytest.raises(TypeError, match="io_callback: expected .* got f64\\[2\\]"):
+        ft.jit(lambda x: io_callback(lambda x: np.ones(2), spec, x))(1.0)
+    with pytest.raises(TypeError, match="io_callback: expected .* structure"):
+        io_callback(lambda x: (x, x), spec, 1.0)
+    with pytest.raises(TypeError, match="expected a callable"):
+        io_callback(3, spec, 1.0)
+    with pytest.raises(TypeError, match="ordered to be a bool"):
+        io_callback(lambda x: x, spec, 1.0, ordered="yes")
+    with pytest.raises(TypeError, match="arrays or scalars as arguments"):
+        io_callback(lambda x: x, spec, "text")

@@ -631,6 +631,83 @@ def test_unhashable_static_argument_is_named() -> None:
         jit(lambda x, shape: x, static_argnames="shape")(1.0, shape=np.ones(2))
 
 
+def test_static_argnums_and_argnames_are_checked_as_in_jax() -> None:
+    def f(a, b, c):
+        return a
+
+    def h(a, /, b, *args, **kw):
+        return a
+
+    # JAX 0.10.2 raises ValueError for each of these when jit is called
+    for kw in ({"static_argnums": (0, 1, 3)}, {"static_argnums": -4}):
+        with pytest.raises(ValueError, match=r"static_argnums in \[-3, 3\)"):
+            jit(f, **kw)
+    with pytest.raises(ValueError, match=r"does not take"):
+        jit(f, static_argnames=("b", "not_defined"))
+    for name in ("a", "args"):
+        with pytest.raises(ValueError, match=r"positional-only or \*args"):
+            jit(h, static_argnames=name)
+    with pytest.raises(TypeError, match="static_argnums to be an int"):
+        jit(f, static_argnums="a")
+    with pytest.raises(TypeError, match="static_argnames to be a str"):
+        jit(f, static_argnames=1)
+    jit(h, static_argnums=7, static_argnames="anything")  # *args, **kwargs: any are valid
+    with pytest.raises(ValueError, match="does not take"):
+        jit(static_argnames="zz")(f)  # the decorator form checks too
+
+
+def test_static_argnums_and_argnames_inferred_only_when_one_is_given() -> None:
+    # one given: the other follows from the signature (static by position and keyword)
+    f = jit(lambda x, flag: x if flag else -x, static_argnums=1)
+    assert f(2.0, flag=True) == 2.0 and f(2.0, False) == -2.0
+    g = jit(lambda x, flag: x if flag else -x, static_argnames="flag")
+    assert g(2.0, True) == 2.0
+    # both given: used as given (JAX): x is static by keyword only, y by position only
+    both = jit(lambda x, y: x + 1, static_argnums=(1,), static_argnames="x")
+    assert both(np.array(2.0), "foo") == 3.0  # x positional: traced, as in JAX
+    assert both(x=2.0, y=np.array(0.0)) == 3.0  # y by keyword: traced
+    no_names = jit(lambda x, flag: x if flag else -x, static_argnums=1, static_argnames=())
+    with pytest.raises(ConcretizationError):
+        no_names(2.0, flag=True)
+    # a negative position counts from the end of each call's positional arguments
+    neg = jit(lambda x, n=1: x * n, static_argnums=-1)
+    assert neg(2.0, 3) == 6.0 and neg.trace_count == 1
+
+
+def test_donate_argnums_are_checked_and_change_nothing() -> None:
+    def f(x, y):
+        return x + y
+
+    x, y = ft.numpy.asarray([1.0, 2.0]), np.array([3.0, 4.0])
+    for kw in ({"donate_argnums": 0}, {"donate_argnums": (0, 1)}, {"donate_argnames": "y"}):
+        jf = jit(f, **kw)
+        np.testing.assert_array_equal(jf(x, y), [4.0, 6.0])
+        np.testing.assert_array_equal(jf(x, y=y), [4.0, 6.0])
+        # donated arguments stay valid and unchanged (no buffer is reused)
+        np.testing.assert_array_equal(x, [1.0, 2.0])
+        np.testing.assert_array_equal(y, [3.0, 4.0])
+        np.testing.assert_array_equal(ft.vmap(jf)(np.ones((2, 2)), np.ones((2, 2))), 2.0)
+        assert ft.grad(lambda a, jf=jf: jf(a, a).sum())(x).tolist() == [2.0, 2.0]
+    assert jit(f, donate_argnums=0).donate_argnames == ("x",)  # inferred, as in JAX
+    assert jit(f, donate_argnames="y").donate_argnums == (1,)
+    deco = jit(donate_argnums=(0,))(f)
+    np.testing.assert_array_equal(deco(x, y), [4.0, 6.0])
+    # JAX 0.10.2's ValueErrors
+    for kw in ({"donate_argnums": 3}, {"donate_argnums": -3}):
+        with pytest.raises(ValueError, match=r"donate_argnums in \[-2, 2\)"):
+            jit(f, **kw)
+    with pytest.raises(ValueError, match="does not take"):
+        jit(f, donate_argnames="zz")
+    for kw in (
+        {"donate_argnums": 0, "static_argnums": 0},
+        {"donate_argnames": "x", "static_argnames": "x"},
+    ):
+        with pytest.raises(ValueError, match="static and donated arguments to differ"):
+            jit(f, **kw)
+    with pytest.raises(TypeError, match="donate_argnums to be an int"):
+        jit(f, donate_argnums="a")
+
+
 def test_non_array_argument_is_named() -> None:
     f = jit(lambda x, opts: x * opts["scale"])
     with pytest.raises(TypeError, match=r"opts\['name'\]"):

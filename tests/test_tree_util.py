@@ -566,3 +566,65 @@ def test_flatten_with_path_paths() -> None:
     assert [v for _, v in pairs] == [2, 1, 3]
     assert pairs[0][0] == (DictKey("params"), SequenceKey(0), DictKey("b"))
     assert isinstance(td, PyTreeDef) and td == tree_structure(tree)
+
+
+# -- tree_leaves_with_path, functrace.tree.broadcast, register_static ---------------
+
+
+def test_tree_leaves_with_path() -> None:
+    import functrace as ft
+
+    # JAX 0.10.2: [((DictKey(key='a'),), 1)]
+    assert tu.tree_leaves_with_path({"a": 1}) == [((tu.DictKey("a"),), 1)]
+    got = tu.tree_leaves_with_path([1, (2, None)], is_leaf=lambda x: x == 2)
+    assert got == [((tu.SequenceKey(0),), 1), ((tu.SequenceKey(1), tu.SequenceKey(0)), 2)]
+    tree = {"b": [1, 2], "a": (3,)}
+    assert tu.tree_leaves_with_path(tree) == tu.tree_flatten_with_path(tree)[0]
+    assert ft.tree.leaves_with_path(tree) == tu.tree_leaves_with_path(tree)
+
+
+def test_tree_broadcast_as_jax() -> None:
+    import functrace as ft
+    import functrace.numpy as fnp
+
+    # expected values: jax.tree.broadcast in JAX 0.10.2
+    b = ft.tree.broadcast
+    assert b((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0))) == (1, {"a": 2, "b": 2}, (3, 3))
+    assert b(1, {"a": [0, 0], "b": None}) == {"a": [1, 1], "b": None}
+    assert b({"a": 1, "b": 2}, {"a": (0, 0), "b": [0, None, 0]}) == {
+        "a": (1, 1),
+        "b": [2, None, 2],
+    }
+    assert b((None, 1), (None, (0, 0))) == (None, (1, 1))
+    assert b([1, 2], [(3, 4), 5], is_leaf=lambda x: x == 1) == [(1, 1), 2]
+    assert b(5, 7) == 5
+    with pytest.raises(ValueError, match="tree.broadcast: pytree structure mismatch"):
+        b((1, 2), (0, 0, 0))
+    with pytest.raises(ValueError, match="tree.broadcast: pytree structure mismatch"):
+        b(None, (0, 0))
+    out = ft.jit(lambda t: ft.tree.broadcast(t, {"a": (0, 0)}))(fnp.asarray(2.0))
+    assert float(out["a"][0]) == 2.0 and float(out["a"][1]) == 2.0
+    g = ft.grad(lambda x: sum(ft.tree.leaves(ft.tree.broadcast(x, [0, (0, 0)]))) * x)(1.5)
+    assert g == 9.0  # 3 x**2
+
+
+def test_register_static_under_jit_grad_vmap() -> None:
+    import functrace as ft
+    import functrace.numpy as fnp
+
+    @tu.register_static
+    class Mode(str):
+        pass
+
+    assert tu.tree_leaves((1.0, Mode("add"))) == [1.0]
+    assert tu.tree_map(lambda x: x, {"m": Mode("q")}) == {"m": "q"}
+    f = ft.jit(lambda x, m: x + 1 if m == "add" else x - 1)  # no static_argnums needed
+    assert f(1.0, Mode("add")) == 2.0 and f(1.0, Mode("sub")) == 0.0
+    assert f(5.0, Mode("add")) == 6.0 and f.trace_count == 2  # one signature per value
+    assert ft.grad(lambda x, m: x * 2 if m == "a" else x)(1.0, Mode("a")) == 2.0
+    xs = fnp.ones(2)
+    for axes in ((0, None), 0):
+        out = ft.vmap(lambda x, m: x * 2 if m == "a" else x, in_axes=axes)(xs, Mode("a"))
+        np.testing.assert_array_equal(out, [2.0, 2.0])
+    with pytest.raises(ValueError, match="already registered"):
+        tu.register_static(Mode)

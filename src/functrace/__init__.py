@@ -10,6 +10,7 @@ from functrace import (  # noqa: F401
     data,
     debug,
     example_libraries,
+    experimental,
     flatten_util,
     io,
     lax,

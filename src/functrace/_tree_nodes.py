@@ -457,6 +457,24 @@ def register_pytree_with_keys(
     register(custom_node(nodetype, flatten_func, unflatten_func, flatten_with_keys))
 
 
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a pytree node with no children (``jax.tree_util.register_static``):
+    an instance is kept whole in the treedef, so ``jit`` treats it as a static argument
+    (a new value is a new signature) without ``static_argnums``, and ``grad``/``vmap``
+    pass it through. Instances should be hashable and compare with ``==``. Returns
+    ``cls``, so it works as a decorator.
+
+    Example:
+        >>> @register_static
+        ... class Mode(str):
+        ...     pass
+        >>> tree_leaves((1.0, Mode("add")))
+        [1.0]
+    """
+    register_pytree_with_keys(cls, lambda obj: ((), obj), lambda obj, _children: obj)
+    return cls
+
+
 def register_pytree_node_class(cls: type) -> type:
     """Class decorator: register ``cls`` via its ``tree_flatten``/``tree_unflatten`` methods.
 

@@ -765,6 +765,15 @@ class Tracer:
     def __reduce__(self) -> Any:
         raise TypeError("pickle: expected a concrete array, got a tracer.")
 
+    # ``copy.copy``/``copy.deepcopy`` of a traced value (a model's parameters copied
+    # inside ``jit``/``grad``/``vmap``) give the tracer itself: traced values are
+    # immutable, so a copy could not differ (JAX gives an equal tracer).
+    def __copy__(self) -> Tracer:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Tracer:
+        return self
+
 
 _GRAD_HINT = (
     "functrace differentiates functions, not arrays. Write the loss as a function and call "

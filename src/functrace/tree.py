@@ -20,6 +20,7 @@ from functrace import tree_util as _tu
 
 __all__ = [
     "all",
+    "broadcast",
     "flatten",
     "flatten_with_path",
     "leaves",
@@ -144,3 +145,21 @@ def transpose(
     {'x': [1, 3], 'y': [2, 4]}
     """
     return _tu.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) -> Any:
+    """``full_tree``'s structure with each leaf of its prefix ``prefix_tree`` repeated over
+    the leaves of the subtree it stands for (``jax.tree.broadcast``). ``is_leaf`` applies
+    to ``prefix_tree``; a ``prefix_tree`` that is not a prefix is a ValueError.
+
+    >>> broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
+    (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    leaves, td = _tu.tree_flatten(prefix_tree, is_leaf)
+    try:
+        subtrees = td.flatten_up_to(full_tree)
+    except ValueError:
+        msg = _tu.structure_mismatch_message(td, full_tree, "tree.broadcast", prefix=True)
+        raise ValueError(msg) from None
+    out = [x for x, sub in zip(leaves, subtrees) for _ in range(_tu.tree_structure(sub).num_leaves)]
+    return _tu.tree_structure(full_tree).unflatten(out)

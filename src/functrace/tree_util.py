@@ -1,18 +1,16 @@
 """Pytree utilities: flatten nested containers into leaves and rebuild them.
 
-A *pytree* is a nested structure of containers ("nodes") whose non-container
-elements are *leaves*. Built-in node types are ``tuple``, ``list``, ``dict``,
-namedtuples, ``None`` (a node with no children), ``collections.OrderedDict`` and
-``collections.defaultdict``. More node types can be added with
-:func:`register_pytree_node`, :func:`register_pytree_with_keys`,
-:func:`register_dataclass`, or by giving a class the attribute
-``__functrace_pytree__ = True`` together with ``tree_flatten`` /
-``tree_unflatten`` methods (inherited by all subclasses).
+A *pytree* is a nested structure of containers ("nodes") whose non-container elements
+are *leaves*. Built-in node types are ``tuple``, ``list``, ``dict``, namedtuples, ``None``
+(a node with no children), ``collections.OrderedDict`` and ``collections.defaultdict``.
+:func:`register_pytree_node`, :func:`register_pytree_with_keys`, :func:`register_dataclass`
+and :func:`register_static` add node types, as does a class attribute
+``__functrace_pytree__ = True`` with ``tree_flatten``/``tree_unflatten`` (inherited) methods.
 
-Every node type has one :class:`NodeDef` record (how to flatten it, with or
-without keys, and rebuild it) in one registry; :func:`node_of` returns the record
-of a value and ``PyTreeDef.node_def()`` the record of a treedef's root, for code
-that walks or rebuilds trees one level at a time.
+Every node type has one :class:`NodeDef` record (how to flatten it, with or without
+keys, and rebuild it) in one registry; :func:`node_of` returns the record of a value
+and ``PyTreeDef.node_def()`` the record of a treedef's root, for code that walks or
+rebuilds trees one level at a time.
 
 Everything else (NumPy arrays, Python scalars, arbitrary objects) is a leaf.
 
@@ -56,6 +54,7 @@ from functrace._tree_nodes import (
     register_pytree_node,
     register_pytree_node_class,
     register_pytree_with_keys,
+    register_static,
 )
 
 __all__ = [
@@ -76,10 +75,12 @@ __all__ = [
     "register_pytree_node",
     "register_pytree_node_class",
     "register_pytree_with_keys",
+    "register_static",
     "structure_mismatch_message",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
+    "tree_leaves_with_path",
     "tree_map",
     "tree_map_with_path",
     "tree_structure",
@@ -463,6 +464,11 @@ def tree_flatten_with_path(
     paths: list[KeyPath] = []
     td = _walk(tree, is_leaf, leaves, paths)
     return list(zip(paths, leaves)), td
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Any = None) -> list[tuple[KeyPath, Any]]:
+    """The ``(key path, leaf)`` pairs of ``tree``: ``tree_flatten_with_path(tree, is_leaf)[0]``."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
 
 
 def tree_map(

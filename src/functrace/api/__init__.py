@@ -14,7 +14,7 @@ interpreters work on flat lists of arrays. The modules, by topic:
   ``typeof``, ``closure_convert``, ``custom_gradient``, ``linear_transpose``,
   ``named_call``, ``named_scope``, ``ensure_compile_time_eval`` and ``custom_root``
   (``functrace.lax.custom_root``: it needs ``custom_jvp``, a layer above ``lax``);
-* ``_callback``: ``pure_callback``;
+* ``_callback``: ``pure_callback`` and ``io_callback`` (``functrace.experimental``);
 * ``_devices``: placement (``device_put``...) and the device queries.
 
 Every array argument (and tangent or cotangent) goes through ``core.plain_array``

@@ -82,12 +82,7 @@ def value_and_grad(
                 for i, v in zip(nums, flat if tree is None else tree_unflatten(tree, flat)):
                     args_in[i] = v
                 res = core.call_user("grad", fun, args_in, kw)
-                out, aux = res if has_aux else (res, None)
-                if has_aux and not (isinstance(res, tuple) and len(res) == 2):
-                    raise TypeError(
-                        f"grad: expected {describe_fun(fun)} with has_aux=True to "
-                        f"return a pair (output, aux), got {core.describe_value(res)}."
-                    )
+                out, aux = split_aux("grad", fun, res) if has_aux else (res, None)
                 _check_scalar_output(fun, out)
                 return ([out], aux) if has_aux else [out]
 
@@ -369,7 +364,7 @@ def _flat_outputs(
 
     def flat_fun(*flat: Any) -> Any:
         res = core.call_user(fname, fun, tree_unflatten(in_tree, flat), {})
-        out, aux = res if has_aux else (res, None)
+        out, aux = split_aux(fname, fun, res) if has_aux else (res, None)
         out_leaves, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
         return (out_leaves, aux) if has_aux else out_leaves
@@ -565,6 +560,22 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
+def split_aux(fname: str, fun: Callable[..., Any], res: Any) -> tuple[Any, Any]:
+    """``(output, aux)`` of what ``fun`` with ``has_aux=True`` returned: a tuple or list of
+    two elements (JAX's rule), else a TypeError naming the function."""
+    if isinstance(res, (tuple, list)) and len(res) == 2:
+        return res[0], res[1]
+    if isinstance(res, (tuple, list)):
+        n = len(res)
+        got = f"a {type(res).__name__} of {n} element{'' if n == 1 else 's'}"
+    else:
+        got = core.describe_value(res)
+    raise TypeError(
+        f"{fname}: expected {describe_fun(fun)} with has_aux=True to return a two-element "
+        f"tuple (output, aux), got {got}."
+    )
+
+
 def _jac_flat_fun(
     fname: str,
     fun: Callable[..., Any],
@@ -575,12 +586,7 @@ def _jac_flat_fun(
 ) -> Callable[..., Any]:
     def flat_fun(*fl: Any) -> Any:
         res = core.call_user(fname, fun, merge(tree_unflatten(tree, fl)), {})
-        if has_aux and not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError(
-                f"{fname}: expected {describe_fun(fun)} with has_aux=True to return a pair "
-                f"(output, aux), got {core.describe_value(res)}."
-            )
-        out, aux = res if has_aux else (res, None)
+        out, aux = split_aux(fname, fun, res) if has_aux else (res, None)
         o, ot = tree_flatten(out)
         out_tree_box.append(ot)
         return (o, aux) if has_aux else o

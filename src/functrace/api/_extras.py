@@ -29,6 +29,7 @@ import numpy as np
 from functrace import core
 from functrace._array import to_array
 from functrace.api._autodiff import jvp, stop_gradient
+from functrace.api._shapes import ShapeDtypeStruct
 from functrace.api._shapes import eval_shape as _eval_shape_avals
 from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.custom_derivatives import custom_jvp, custom_vjp
@@ -46,80 +47,6 @@ from functrace.tree_util import (
 # ---------------------------------------------------------------------------
 # ShapeDtypeStruct, eval_shape, typeof
 # ---------------------------------------------------------------------------
-
-
-class ShapeDtypeStruct:
-    """A shape and a dtype standing for an array (``jax.ShapeDtypeStruct``): what
-    ``eval_shape`` returns, and what it, ``linear_transpose``, ``closure_convert`` and
-    ``pure_callback`` (its result types) accept in place of arrays. ``sharding`` is
-    kept for JAX programs (one device: nothing to place).
-
-    >>> import numpy as np
-    >>> ShapeDtypeStruct((2, 3), np.float32)
-    ShapeDtypeStruct(shape=(2, 3), dtype=float32)
-    """
-
-    __slots__ = ("shape", "dtype", "sharding", "weak_type")
-
-    def __init__(
-        self, shape: Sequence[int], dtype: Any, *, sharding: Any = None, weak_type: bool = False
-    ) -> None:
-        if dtype is None:
-            raise ValueError("ShapeDtypeStruct: expected a dtype, got None.")
-        try:
-            dims = tuple(operator.index(d) for d in shape)
-        except TypeError:
-            raise TypeError(
-                f"ShapeDtypeStruct: expected a shape as a sequence of ints, got {shape!r}."
-            ) from None
-        self.shape: tuple[int, ...] = dims
-        self.dtype = np.dtype(dtype)
-        self.sharding = sharding
-        self.weak_type = bool(weak_type)
-
-    @property
-    def ndim(self) -> int:
-        """The number of axes."""
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        """The number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def update(self, **kwargs: Any) -> ShapeDtypeStruct:
-        """A copy with the given fields (``shape``, ``dtype``, ``sharding``,
-        ``weak_type``) replaced."""
-        fields = {k: getattr(self, k) for k in self.__slots__}
-        unknown = set(kwargs) - set(fields)
-        if unknown:
-            raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}.")
-        fields.update(kwargs)
-        return ShapeDtypeStruct(
-            fields["shape"],
-            fields["dtype"],
-            sharding=fields["sharding"],
-            weak_type=fields["weak_type"],
-        )
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.shape, self.dtype, self.sharding, self.weak_type)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        shard = f", sharding={self.sharding!r}" if self.sharding is not None else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{shard}{weak})"
 
 
 def _is_shape_like(x: Any) -> bool:

@@ -61,6 +61,7 @@ def vmap(
     axis_size: int | None = None,
     *,
     axis_name: Any = None,
+    spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Map ``fun`` over a batch axis of its arguments.
 
@@ -74,6 +75,10 @@ def vmap(
     outer one), and a collective may name a tuple of them. A name no enclosing ``vmap``
     binds is a ``NameError``. ``axis_size``: the size of the mapped axis when no
     argument is mapped (``in_axes=None``).
+
+    ``spmd_axis_name`` (a name or a tuple of names, JAX's mesh axes to shard the mapped
+    axis over) is checked (hashable, else a TypeError) and has no effect: there is one
+    process and one device, and it binds no name for the collectives (as in JAX).
 
     The fourth positional parameter is ``axis_size`` (the project's contract) and
     ``axis_name`` is keyword-only; JAX's order puts ``axis_name`` fourth, so a name
@@ -100,6 +105,14 @@ def vmap(
                 f"vmap: expected axis_name to be one name, got the tuple {axis_name!r}; "
                 f"nest vmaps to bind several names."
             )
+    if spmd_axis_name is not None:
+        try:
+            hash(spmd_axis_name)
+        except TypeError:
+            raise TypeError(
+                f"vmap: expected spmd_axis_name to be a hashable name, a tuple of names or "
+                f"None, got {type(spmd_axis_name).__name__} {spmd_axis_name!r}."
+            ) from None
     if axis_size is not None and (
         isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))
     ):

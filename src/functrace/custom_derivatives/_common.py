@@ -332,3 +332,21 @@ def _register_custom_call(prim: Primitive, jvp_rule: Any, batch_rule: Any) -> No
     ad.jvp_rules[prim] = jvp_rule
     batching.batching_rules[prim] = batch_rule
     batching.rules_with_trace.add(prim)
+
+
+def _check_rule_flag(where: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{where}: expected {name} to be a bool, got {type(value).__name__}.")
+    return value
+
+
+def _no_symbolic_zeros(where: str, symbolic_zeros: Any) -> None:
+    """``symbolic_zeros=`` of ``defvjp``/``defjvp``: False (JAX's default) is what functrace
+    does; True is not supported."""
+    if _check_rule_flag(where, "symbolic_zeros", symbolic_zeros):
+        raise NotImplementedError(
+            f"{where}: symbolic_zeros=True is not supported: the rules get plain values "
+            f"(no CustomVJPPrimal/SymbolicZero wrappers), and zero tangents or cotangents "
+            f"reach them as arrays of zeros. Register the rule with symbolic_zeros=False "
+            f"(the default) and read the values directly."
+        )

@@ -18,6 +18,7 @@ from functrace.custom_derivatives._common import (
     _check_tangent_types,
     _close_over_consts,
     _differentiated_directly,
+    _no_symbolic_zeros,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -73,8 +74,11 @@ class custom_jvp:
         self._sig = _signature(fun)
         self.jvp: Callable[..., Any] | None = None
 
-    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
-        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
+        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``.
+        ``symbolic_zeros=True`` (JAX's symbolic-zero tangents) is a NotImplementedError:
+        zero tangents reach the rule as arrays of zeros."""
+        _no_symbolic_zeros("custom_jvp.defjvp", symbolic_zeros)
         self.jvp = jvp
         core.rules_changed()  # eager programs recorded with the old rule are stale
         return jvp

@@ -17,9 +17,11 @@ from functrace.custom_derivatives._common import (
     _batch_custom_call,
     _Callable,
     _check_primal_types,
+    _check_rule_flag,
     _close_over_consts,
     _differentiated_directly,
     _level,
+    _no_symbolic_zeros,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -355,7 +357,21 @@ class custom_vjp:
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+    def defvjp(
+        self,
+        fwd: Callable[..., Any],
+        bwd: Callable[..., Any],
+        symbolic_zeros: bool = False,
+        optimize_remat: bool = False,
+    ) -> None:
+        """Register ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, ct) -> cts``
+        (one cotangent per differentiable argument; ``None`` for zeros).
+
+        ``symbolic_zeros=True`` (JAX's wrapped primals and symbolic-zero cotangents) is a
+        NotImplementedError; ``optimize_remat`` (a memory optimisation of JAX's) is
+        accepted and has no effect on the results."""
+        _no_symbolic_zeros("custom_vjp.defvjp", symbolic_zeros)
+        _check_rule_flag("custom_vjp.defvjp", "optimize_remat", optimize_remat)
         self.fwd = fwd
         self.bwd = bwd
         core.rules_changed()  # eager programs recorded with the old rules are stale

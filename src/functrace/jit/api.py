@@ -41,6 +41,7 @@ from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
 from functrace.jit import diagnostics, kernels, tiered
+from functrace.jit.argnums import resolve_argnums
 from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
 from functrace.tree_util import (
     DictKey,
@@ -206,9 +207,11 @@ class JitFunction:
     def __init__(
         self,
         fun: Callable[..., Any],
-        static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (),
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
         compile: str | None = None,
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None,
     ) -> None:
         if not callable(fun):
             raise TypeError(f"jit: expected a callable, got {type(fun).__name__}.")
@@ -216,34 +219,23 @@ class JitFunction:
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._origin = f"jit of {describe_fun(fun)}"
-        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        for n in nums:
-            if not isinstance(n, int | np.integer):
-                raise TypeError(f"jit: expected static_argnums of ints, got {static_argnums!r}.")
-        for name in names:
-            if not isinstance(name, str):
-                raise TypeError(f"jit: expected static_argnames of str, got {static_argnames!r}.")
+        resolved = resolve_argnums(
+            fun, self._origin, static_argnums, static_argnames, donate_argnums, donate_argnames
+        )
+        # donation has no effect here (functrace/README.md): kept for introspection only
+        self.donate_argnums, self.donate_argnames = resolved.donate_nums, resolved.donate_names
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
             params = []
-        positional = [
+        self._param_names = [
             p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
-        self._param_names = positional
-        # Like JAX: a static parameter can be given by position or by keyword.
-        nums_set = {int(n) % len(positional) if n < 0 and positional else int(n) for n in nums}
-        names_set = set(names)
-        for n in list(nums_set):
-            if 0 <= n < len(positional) and params[n].kind == params[n].POSITIONAL_OR_KEYWORD:
-                names_set.add(positional[n])
-        for name in names:
-            if name in positional:
-                nums_set.add(positional.index(name))
-        self._neg_nums = tuple(int(n) for n in nums if n < 0 and not positional)
-        self._static_nums = frozenset(nums_set)
-        self._static_names = frozenset(names_set)
+        # As JAX: positions count among the positional arguments of each call (a negative
+        # one from their end), names among its keyword arguments.
+        self._neg_nums = tuple(n for n in resolved.static_nums if n < 0)
+        self._static_nums = frozenset(n for n in resolved.static_nums if n >= 0)
+        self._static_names = frozenset(resolved.static_names)
         self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
         # ``_cache`` (signature -> entry) is LRU-bounded at ``cache_size`` entries. The
         # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
@@ -825,9 +817,12 @@ class JitFunction:
 
 def jit(
     fun: Callable[..., Any] | None = None,
-    static_argnums: int | Sequence[int] = (),
-    static_argnames: str | Sequence[str] = (),
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
     compile: str | None = None,
+    *,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
 ) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
@@ -839,6 +834,14 @@ def jit(
     control flow on traced values raises ``ConcretizationError``: use
     ``functrace.numpy.where``, ``functrace.lax.cond``, or ``static_argnums``.
     Usable as a decorator, also as ``@jit(static_argnums=...)``.
+
+    ``static_argnums``/``static_argnames`` follow JAX: given one, the other is inferred
+    from the signature (a parameter static by position is static by keyword too); given
+    both, each is used as given; numbers out of range, unknown names and names of
+    positional-only or ``*args`` parameters are a ValueError. ``donate_argnums``/
+    ``donate_argnames`` are checked the same way (and may not overlap the static ones)
+    and have no other effect: donated arguments stay valid and the results are those
+    without donation (functrace/README.md, "JAX options ...").
 
     ``compile``: ``"tiered"`` (the default, or ``$FUNCTRACE_JIT_COMPILE``) returns the
     first calls of a signature whose kernels are not in the disk cache yet without
@@ -857,9 +860,16 @@ def jit(
     """
     if fun is None:
         return functools.partial(
-            jit, static_argnums=static_argnums, static_argnames=static_argnames, compile=compile
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            compile=compile,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
         )
-    return JitFunction(fun, static_argnums, static_argnames, compile)
+    return JitFunction(
+        fun, static_argnums, static_argnames, compile, donate_argnums, donate_argnames
+    )
 
 
 _fast_call = JitFunction.__call__

@@ -501,15 +501,45 @@ def _where_args(x: Any, y: Any) -> int:
     return 1 if x is None else 3
 
 
-def _np_where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
-    if _where_args(x, y) == 1:
-        return np.nonzero(condition)
+def _where_args_sized(x: Any, y: Any, size: Any, fill_value: Any) -> int:
+    n = _where_args(x, y)
+    if n == 3 and (size is not None or fill_value is not None):
+        raise ValueError(
+            "where: expected size and fill_value only with the one-argument form "
+            "where(condition, size=..., fill_value=...) (nonzero's), got them with x and y."
+        )
+    return n
+
+
+def _np_where(
+    condition: Any,
+    x: Any = None,
+    y: Any = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+) -> Any:
+    if _where_args_sized(x, y, size, fill_value) == 1:
+        return _np_nonzero(condition, size=size, fill_value=fill_value)
     return np.where(condition, x, y)
 
 
 @numpy_path(_np_where)
-def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
+def where(
+    condition: Any,
+    x: Any = None,
+    y: Any = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+) -> Any:
     """``x`` where ``condition`` else ``y``, elementwise with broadcasting.
+
+    ``where(condition)`` is ``nonzero(condition)``, and takes its ``size`` and
+    ``fill_value`` (JAX's signature; under ``jit`` the one-argument form needs ``size``);
+    with ``x`` and ``y`` they are a ValueError, as in JAX.
 
     Both branches are computed. The gradient flows only into the selected branch,
     but a NaN or inf *computed* in the other branch still poisons the gradient
@@ -523,8 +553,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
     >>> fnp.where([True, False], 1.0, 2.0)
     array([1., 2.])
     """
-    if _where_args(x, y) == 1:
-        return nonzero(condition)
+    if _where_args_sized(x, y, size, fill_value) == 1:
+        return nonzero(condition, size=size, fill_value=fill_value)
     c = asarray_or_tracer(condition, "where")
     (x, y), _ = promote_and_broadcast(
         "where", np.add, [asarray_or_tracer(x, "where"), asarray_or_tracer(y, "where")]
@@ -626,16 +656,58 @@ def _nonzero_sized(a: Any, size: int, fills: tuple[Any, ...]) -> tuple[Any, ...]
     return tuple(out)
 
 
-@numpy_path(np.flatnonzero)
-def flatnonzero(a: Any) -> Any:
-    """Indices of the non-zero entries of the flattened ``a`` (concrete values only)."""
-    return np.flatnonzero(_concrete("flatnonzero", a, "Use nonzero(ravel(a), size=n)."))
+def _np_flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    if size is None:
+        return np.flatnonzero(a)
+    return _nonzero_size(np.ravel(a), size, fill_value)[0]
 
 
-@numpy_path(np.argwhere)
-def argwhere(a: Any) -> Any:
-    """``(N, a.ndim)`` indices of the non-zero entries of ``a`` (concrete values only)."""
-    return np.argwhere(_concrete("argwhere", a, "Use nonzero(a, size=n)."))
+@numpy_path(_np_flatnonzero)
+def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """Indices of the non-zero entries of the flattened ``a``: concrete values only, or
+    ``size`` of them padded with ``fill_value`` (``nonzero(ravel(a), size=...)[0]``, JAX's
+    signature).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.flatnonzero([[0, 1], [2, 0]], size=3, fill_value=-1)
+    array([ 1,  2, -1])
+    """
+    if size is None:
+        return np.flatnonzero(
+            _concrete("flatnonzero", a, "Pass size=n (flatnonzero(a, size=n, fill_value=...)).")
+        )
+    a = asarray_or_tracer(a, "flatnonzero")
+    return _nonzero_size(ls.reshape(a, (core.get_aval(a).size,)), size, fill_value)[0]
+
+
+def _np_argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    if size is None:
+        return np.argwhere(a)
+    a = np.asarray(a)
+    if a.ndim == 0:  # JAX's: size rows of no coordinates
+        return np.zeros((operator.index(size), 0), np.int64)
+    return np.stack(_nonzero_size(a, size, fill_value), axis=1)
+
+
+@numpy_path(_np_argwhere)
+def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """``(N, a.ndim)`` indices of the non-zero entries of ``a``: concrete values only, or
+    ``N = size`` rows padded with ``fill_value`` (JAX's signature; columns of
+    ``nonzero(a, size=..., fill_value=...)``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.argwhere([[0, 1], [2, 0]], size=3, fill_value=-1).tolist()
+    [[0, 1], [1, 0], [-1, -1]]
+    """
+    if size is None:
+        return np.argwhere(
+            _concrete("argwhere", a, "Use argwhere(a, size=n) or nonzero(a, size=n).")
+        )
+    a = asarray_or_tracer(a, "argwhere")
+    if core.get_aval(a).ndim == 0:  # JAX's: size rows of no coordinates
+        return np.zeros((operator.index(size), 0), np.int64)
+    cols = _nonzero_size(a, size, fill_value)
+    return ls.concatenate([ls.reshape(c, (operator.index(size), 1)) for c in cols], 1)
 
 
 _array.register_traced_getitem(getitem)

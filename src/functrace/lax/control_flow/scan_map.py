@@ -9,6 +9,7 @@ runs the other way.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,7 +36,15 @@ from functrace.lax.control_flow.common import (
     run_scan,
 )
 from functrace.lax.elementwise import add
-from functrace.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from functrace.lax.shapes import concatenate, reshape
+from functrace.lax.shapes import slice as lax_slice
+from functrace.tree_util import (
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
 
 # ---------------------------------------------------------------------------
 # scan
@@ -491,15 +500,21 @@ def scan(
     xs: Any = None,
     length: int | None = None,
     reverse: bool = False,
+    unroll: int | bool = 1,
 ) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
     carry and the stacked ``y``s (JAX's ``lax.scan``).
 
+    ``unroll`` (a bool or a non-negative int, as in JAX) is checked and has no other
+    effect: the loop is one ``scan`` primitive whatever its value, compiled by ``jit``
+    to a native loop (the compiler unrolls), so results are the same for every value.
+
     >>> import numpy as np
     >>> from functrace import lax
     >>> lax.scan(lambda c, x: (c + x, c), 0.0, np.arange(4.0))
-    (np.float64(6.0), array([0., 0., 1., 3.]))
+    (Array(6.), Array([0., 0., 1., 3.]))
     """
+    check_unroll("scan", unroll)
     x_leaves, x_tree = tree_flatten(xs)
     lengths = {int(core.get_aval(x).shape[0]) if core.get_aval(x).shape else -1 for x in x_leaves}
     if -1 in lengths:
@@ -561,7 +576,112 @@ def scan(
     return carry_out, tree_unflatten(y_tree_box[-1], outs[len(init_leaves) :])
 
 
-def map(f: Callable[[Any], Any], xs: Any) -> Any:  # noqa: A001
-    """``stack([f(x) for x in xs])`` as one loop (``scan`` without a carry)."""
-    _, ys = scan(lambda c, x: ((), f(x)), (), xs)
+def check_unroll(fname: str, unroll: Any) -> None:
+    """Check ``unroll`` of ``scan``/``fori_loop``: a bool or a non-negative int known
+    while tracing (JAX's rule; ``0`` and ``True`` unroll fully there)."""
+    if isinstance(unroll, bool):
+        return
+    if isinstance(unroll, Tracer):
+        raise TypeError(
+            f"{fname}: expected unroll to be a bool or a non-negative int known while "
+            f"tracing, got {unroll.describe()}."
+        )
+    try:
+        n = operator.index(unroll)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: expected unroll to be a bool or a non-negative int, got "
+            f"{type(unroll).__name__} {unroll!r}."
+        ) from None
+    if n < 0:
+        raise ValueError(f"{fname}: expected unroll to be a bool or a non-negative int, got {n}.")
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
+    """``stack([f(x) for x in xs])`` as one loop (``scan`` without a carry).
+
+    With ``batch_size`` (JAX's semantics), ``f`` is ``vmap``ped over chunks of
+    ``batch_size`` examples, one chunk per loop iteration, and the remaining
+    ``len(xs) % batch_size`` examples go through one more ``vmap`` after the loop (so
+    ``f`` is traced twice when there is a remainder); ``batch_size=0`` is one ``vmap``
+    over all of ``xs``. The result equals ``map(f, xs)``.
+
+    >>> import numpy as np
+    >>> from functrace import lax
+    >>> lax.map(lambda x: x * 2, np.arange(5.0), batch_size=2)
+    Array([0., 2., 4., 6., 8.])
+    """
+    if batch_size is None:
+        _, ys = scan(lambda c, x: ((), f(x)), (), xs)
+        return ys
+    if isinstance(batch_size, Tracer):
+        raise TypeError(
+            f"map: expected batch_size to be None or a non-negative int known while "
+            f"tracing, got {batch_size.describe()}."
+        )
+    if isinstance(batch_size, bool):
+        raise TypeError(
+            f"map: expected batch_size to be None or a non-negative int, got {batch_size!r}."
+        )
+    try:
+        bs = operator.index(batch_size)
+    except TypeError:
+        raise TypeError(
+            f"map: expected batch_size to be None or a non-negative int, got "
+            f"{type(batch_size).__name__} {batch_size!r}."
+        ) from None
+    if bs < 0:
+        raise ValueError(f"map: expected batch_size to be None or a non-negative int, got {bs}.")
+    leaves, tree = tree_flatten(xs)
+    if not leaves:  # nothing to map over: scan's error
+        _, ys = scan(lambda c, x: ((), f(x)), (), xs)
+        return ys
+    shapes = [core.get_aval(x).shape for x in leaves]
+    if any(not s for s in shapes):
+        raise ValueError("map: expected mapped inputs xs with a leading axis, got a 0-d leaf.")
+    lengths = sorted({int(s[0]) for s in shapes})
+    if len(lengths) != 1:
+        raise ValueError(f"map: expected one length for all xs leaves, got {lengths}.")
+    n = lengths[0]
+    num_batches, rem = divmod(n, bs) if bs else (0, n)
+    done = num_batches * bs
+
+    def chunks(x: Any, shape: tuple[int, ...]) -> Any:
+        head = x if rem == 0 else lax_slice(x, (0,) * len(shape), (done, *shape[1:]))
+        return reshape(head, (num_batches, bs, *shape[1:]))
+
+    def flatten(y: Any) -> Any:
+        shape = core.get_aval(y).shape
+        return reshape(y, (shape[0] * shape[1], *shape[2:]))
+
+    ys = None
+    if num_batches:
+        scan_xs = tree_unflatten(tree, [chunks(x, s) for x, s in zip(leaves, shapes)])
+        _, scan_ys = scan(lambda c, x: ((), _vmap_tree(f, x, bs)), (), scan_xs)
+        ys = tree_map(flatten, scan_ys)
+    if rem or ys is None:
+        rest = [
+            x if done == 0 else lax_slice(x, (done,) + (0,) * (len(s) - 1), s)
+            for x, s in zip(leaves, shapes)
+        ]
+        rest_ys = _vmap_tree(f, tree_unflatten(tree, rest), rem)
+        ys = rest_ys if ys is None else tree_map(lambda a, b: concatenate([a, b], 0), ys, rest_ys)
     return ys
+
+
+def _vmap_tree(f: Callable[[Any], Any], xs: Any, size: int) -> Any:
+    """``vmap(f)(xs)`` over axis 0 of every leaf of ``xs``, outputs batched at axis 0."""
+    leaves, tree = tree_flatten(xs)
+    out_tree: list[Any] = []
+
+    def flat(*a: Any) -> list[Any]:
+        out_leaves, t = tree_flatten(f(tree_unflatten(tree, list(a))))
+        out_tree.append(t)
+        return out_leaves
+
+    outs, dims = batching.vmap_flat(
+        flat, size, leaves, [0] * len(leaves), origin="lax.map", axis_name=None
+    )
+    return tree_unflatten(
+        out_tree[-1], [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
+    )

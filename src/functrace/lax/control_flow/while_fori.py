@@ -29,7 +29,7 @@ from functrace.lax.control_flow.common import (
     _type_diff,
     run_while,
 )
-from functrace.lax.control_flow.scan_map import scan
+from functrace.lax.control_flow.scan_map import check_unroll, scan
 from functrace.lax.elementwise import convert_element_type, gt, select_n
 from functrace.lax.reductions import reduce_max
 from functrace.lax.shapes import broadcast_in_dim
@@ -353,12 +353,23 @@ def while_loop(
     return tree_unflatten(tree, p.bind(while_p, *cconsts, *bconsts, *ops))
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+def fori_loop(
+    lower: Any,
+    upper: Any,
+    body_fun: Callable[[Any, Any], Any],
+    init_val: Any,
+    *,
+    unroll: int | bool | None = None,
+) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     With Python-int bounds this is a ``scan`` of fixed length (differentiable in both
-    modes); with traced bounds, a ``while_loop``.
+    modes); with traced bounds, a ``while_loop``. ``unroll`` is ``scan``'s (checked,
+    no effect on the results); as in JAX, a value other than None, False or 1 needs
+    bounds known while tracing (a ValueError otherwise).
     """
+    if unroll is not None:
+        check_unroll("fori_loop", unroll)
     lo, hi = core.concrete_or_none(lower), core.concrete_or_none(upper)
     static = (
         lo is not None
@@ -374,8 +385,20 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
             i, val = carry
             return (i + dtype.type(1), body_fun(i, val)), None
 
-        (_, val), _ = scan(step, (dtype.type(lo_i), init_val), None, length=max(hi_i - lo_i, 0))
+        (_, val), _ = scan(
+            step,
+            (dtype.type(lo_i), init_val),
+            None,
+            length=max(hi_i - lo_i, 0),
+            unroll=False if unroll is None else unroll,
+        )
         return val
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError(
+            f"fori_loop: expected unroll None, False or 1 for loop bounds known only at "
+            f"run time, got unroll={unroll!r}: unrolling needs bounds known while tracing "
+            f"(Python ints or concrete arrays), as in JAX."
+        )
 
     def cond(carry: Any) -> Any:
         return carry[0] < carry[1]

@@ -1,0 +1,12 @@
+"""``functrace.experimental``: the names of ``jax.experimental`` that JAX programs use.
+
+``io_callback`` (``from jax.experimental import io_callback``) is
+:func:`functrace.api.io_callback`: a callback with side effects that is never removed
+as dead code and runs under ``jit``.
+"""
+
+from __future__ import annotations
+
+from functrace.api._callback import io_callback
+
+__all__ = ["io_callback"]
