@@ -110,9 +110,6 @@ def binop(
     def impl(x: Any, y: Any) -> Any:
         if getattr(x, "shape", ()) != getattr(y, "shape", ()):
             eager_check_binary(name, x, y)  # raises the detailed error
-        dx, dy = getattr(x, "dtype", None), getattr(y, "dtype", None)
-        if dx != dy and dx is not None and dy is not None:  # as traced: no promotion
-            check_same_dtypes(name, core.get_aval(x), core.get_aval(y))
         return ufunc_call(np_fn, x, y)  # into the eager pool: large float results
 
     register(p, impl, _binop_abstract(name, kinds, what, out_dtype))

@@ -355,18 +355,9 @@ def _abs_abstract(x: ShapedArray) -> ShapedArray:
 
 core.abstract_eval_rules[abs_p] = _abs_abstract
 
-
-def _abs_jvp(g: Any, x: Any) -> Any:
-    # d |x| = sign(x) dx; NOTE: 0 at x = 0 (the subgradient NumPy users expect). For
-    # complex x, |x| changes by the part of dx along x: real(conj(x / |x|) dx).
-    if core.get_aval(x).dtype.kind == "c":
-        from functrace.lax.extras import conj, real  # the complex parts live there
-
-        return real(mul(conj(sign(x)), g))
-    return mul(g, sign(x))
-
-
-ad.defjvp(abs_p, _abs_jvp)
+# d |x| = sign(x) dx; NOTE: 0 at x = 0 (the subgradient NumPy users expect). The rule
+# for complex x needs the complex parts: extras.py registers the full rule.
+ad.defjvp(abs_p, lambda g, x: mul(g, sign(x)))
 numba_emitters[abs_p] = "np.abs({0})"
 
 sign_p = unop("sign", np.sign, _NUMERIC, "a numeric")

@@ -52,7 +52,7 @@ from functrace.lax.base import (
     unop,
     zeros_like,
 )
-from functrace.lax.elementwise import sqrt
+from functrace.lax.elementwise import abs_p, sign, sqrt
 from functrace.lax.shapes import broadcast_in_dim, concatenate, squeeze
 from functrace.lax.shapes import slice as lax_slice
 
@@ -480,6 +480,17 @@ def _as_complex(x: Any) -> Any:
 ad.deflinear(real_p, lambda ct, x: [_as_complex(ct)])
 ad.deflinear(imag_p, lambda ct, x: [mul(_as_complex(neg(ct)), full_like(_as_complex(ct), 1j))])
 ad.deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
+
+
+def _abs_jvp(g: Any, x: Any) -> Any:
+    # abs's JVP (elementwise.py has the real case): for complex x, |x| changes by the
+    # part of dx along x, real(conj(x / |x|) dx); 0 at x = 0.
+    if core.get_aval(x).dtype.kind == "c":
+        return real(mul(conj(sign(x)), g))
+    return mul(g, sign(x))
+
+
+ad.defjvp(abs_p, _abs_jvp)
 numba_emitters[real_p] = "({0}).real"
 numba_emitters[imag_p] = "({0}).imag"
 numba_emitters[conj_p] = "np.conj({0})"
