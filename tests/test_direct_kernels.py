@@ -74,7 +74,8 @@ def _run(fn, args, backend: str) -> tuple[list[np.ndarray], list[object]]:
     os.environ[ENV] = backend
     kernels.forget_loaded()  # one kernel source, one name: each compiler makes its own
     try:
-        f = jit(fn, compile="sync")
+        # a new function each run: jit shares its traces among the jits of one function
+        f = jit(lambda *a: fn(*a), compile="sync")
         out = f(*args)
     finally:
         if old is None:

@@ -617,9 +617,49 @@ def test_static_argnums_control_flow_and_caching() -> None:
     f = jit(power, static_argnums=1)
     assert f(2.0, 3) == 8.0 and f(3.0, 3) == 27.0 and f(2.0, 4) == 16.0
     assert f.trace_count == 2
+    # static_argnames="n" resolves to the same options as static_argnums=1, so g shares
+    # f's traces (as JAX's cache does): by keyword is one new signature, by position not
     g = jit(power, static_argnames="n")
+    assert g.trace_count == 2
     assert g(2.0, n=3) == 8.0 and g(3.0, n=3) == 27.0 and g(2.0, 3) == 8.0
-    assert g.trace_count == 2  # by keyword and by position are two signatures (as in JAX)
+    assert g.trace_count == 3 and f.trace_count == 3
+
+
+def test_jit_of_the_same_function_shares_its_traces() -> None:
+    # As JAX: ``jit(f)`` made again (a loop calling ``jit(f)(x)``) reuses the signatures
+    # traced by any other ``jit(f)`` with the same options; other options, or another
+    # function object (a new lambda, ``grad(f)`` made again), trace anew.
+    def f(x):
+        return fnp.sin(x) * 2.0
+
+    x = np.linspace(0.0, 1.0, 5)
+    for _ in range(5):
+        np.testing.assert_allclose(jit(f)(x), np.sin(x) * 2.0)
+    assert jit(f).trace_count == 1
+    assert jit(f).cache_info().hits == 4
+    assert jit(f, static_argnums=()).trace_count == 1  # the same options, resolved
+    g = jit(f, compile="sync")
+    assert g.trace_count == 0
+    g(x)
+    assert g.trace_count == 1 and jit(f).trace_count == 1
+    h = jit(lambda x: f(x))
+    h(x)
+    assert h.trace_count == 1 and jit(f).trace_count == 1
+    # a function that cannot be weakly referenced (a ufunc) is traced per jit
+    assert jit(np.negative)(x).tolist() == (-x).tolist()
+    assert jit(np.negative).trace_count == 0
+    # the shared state does not keep the function alive
+    import gc
+    import weakref
+
+    def k(x):
+        return x + 1.0
+
+    jit(k)(x)
+    ref = weakref.ref(k)
+    del k
+    gc.collect()
+    assert ref() is None
 
 
 def test_unhashable_static_argument_is_named() -> None:

@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -40,7 +41,7 @@ from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
-from functrace.jit import diagnostics, kernels, tiered
+from functrace.jit import diagnostics, direct_engine, kernels, loops, tiered
 from functrace.jit.argnums import resolve_argnums
 from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
 from functrace.tree_util import (
@@ -185,12 +186,89 @@ class _Entry:
         self.job: Any = None  # tiered.Job until the compiled driver is installed
 
 
+class _Shared:
+    """The traced signatures and counters of every ``jit`` of one function with the same
+    options. Holds no reference to the function, so the registry below can drop it
+    when the function goes."""
+
+    __slots__ = (
+        "fast",
+        "tree_fast",
+        "cache",
+        "lock",
+        "history",
+        "traced_history",
+        "traced",
+        "trace_count",
+        "compile_count",
+        "interpreted_calls",
+        "switches",
+        "hits",
+        "misses",
+        "__weakref__",
+    )
+
+    def __init__(self) -> None:
+        # ``cache`` (signature -> entry) is LRU-bounded at ``cache_size`` entries. The
+        # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
+        # entry's recency only once the cache is half full (the hot path pays nothing far
+        # from the bound), and evicting an entry drops the fast keys that lead to it.
+        self.fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], _Entry]] = OrderedDict()
+        self.tree_fast: OrderedDict[Any, tuple[Callable[..., Any], _Entry]] = OrderedDict()
+        self.cache: OrderedDict[Any, _Entry] = OrderedDict()
+        # Held while a signature is traced and lowered (threads calling with the same new
+        # signature at once trace it once; the others wait and reuse the entry), and while
+        # the LRU bookkeeping evicts or adds entries.
+        self.lock = threading.RLock()
+        # every signature traced (bounded), for config.explain_retraces
+        self.history: OrderedDict[Any, None] = OrderedDict()
+        self.traced_history: OrderedDict[Any, None] = OrderedDict()  # under transforms
+        # signature -> (jaxpr, output tree) for calls under other transforms
+        self.traced: OrderedDict[Any, tuple[ClosedJaxpr, Any]] = OrderedDict()
+        self.trace_count = 0
+        self.compile_count = 0
+        self.interpreted_calls = 0
+        self.switches = 0
+        self.hits = 0  # calls that reused a compiled signature (cache_info)
+        self.misses = 0  # signatures traced and compiled for a call or lower()
+
+
+# function -> {options: _Shared}; a function that cannot be weakly referenced (a NumPy
+# ufunc, say) gets a fresh state per jit.
+_registry: weakref.WeakKeyDictionary[Any, dict[Any, _Shared]] = weakref.WeakKeyDictionary()
+_registry_lock = threading.Lock()
+
+
+def _shared(fun: Callable[..., Any], options: Any) -> _Shared:
+    try:
+        with _registry_lock:
+            per_fun = _registry.setdefault(fun, {})
+            st = per_fun.get(options)
+            if st is None:
+                st = per_fun[options] = _Shared()
+            return st
+    except TypeError:  # not weakly referenceable, or unhashable
+        return _Shared()
+
+
+def _counter(name: str, doc: str) -> property:
+    def get(self: JitFunction) -> int:
+        return getattr(self._st, name)  # type: ignore[no-any-return]
+
+    def put(self: JitFunction, value: int) -> None:
+        setattr(self._st, name, value)
+
+    return property(get, put, doc=f"{doc} (shared by every jit of the function).")
+
+
 class JitFunction:
     """A function compiled by :func:`jit`; call it like the original function.
 
     Attributes ``trace_count`` (signatures traced) and ``compile_count`` (kernels
     compiled by Numba in this process, not counting those loaded from the disk
-    cache) are for tests and curious users. At most ``functrace.jit.api.cache_size``
+    cache) are for tests and curious users. Every ``jit`` of one function with the same
+    options shares its traced signatures and these counters, as JAX's caches do (a loop
+    calling ``jit(f)(x)`` traces ``f`` once). At most ``functrace.jit.api.cache_size``
     signatures (default 4096, ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
     the least recently used is dropped first and traced again if it comes back.
     ``cache_info()`` gives hits, misses, traces, kernels and the cache's size and bound.
@@ -237,30 +315,39 @@ class JitFunction:
         self._static_nums = frozenset(n for n in resolved.static_nums if n >= 0)
         self._static_names = frozenset(resolved.static_names)
         self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
-        # ``_cache`` (signature -> entry) is LRU-bounded at ``cache_size`` entries. The
-        # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
-        # entry's recency only once the cache is half full (the hot path pays nothing far
-        # from the bound), and evicting an entry drops the fast keys that lead to it.
+        # What every jit of ``fun`` with these options shares (as JAX's caches keyed on
+        # the function): a loop calling ``jit(f)(x)`` traces ``f`` once. The lowering
+        # settings read from the environment (the kernel compiler, native loops) are part
+        # of the options: a jit made after they change lowers anew.
+        self._st = _shared(
+            fun,
+            (
+                self._mode,
+                self._static_nums,
+                self._neg_nums,
+                self._static_names,
+                self.donate_argnums,
+                self.donate_argnames,
+                direct_engine.enabled(),
+                loops.enabled,
+            ),
+        )
         self._bound = cache_size
         self._watch = cache_size // 2
-        self._fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], _Entry]] = OrderedDict()
-        self._tree_fast: OrderedDict[Any, tuple[Callable[..., Any], _Entry]] = OrderedDict()
-        self._cache: OrderedDict[Any, _Entry] = OrderedDict()
-        # Held while a signature is traced and lowered (threads calling with the same new
-        # signature at once trace it once; the others wait and reuse the entry), and while
-        # the LRU bookkeeping evicts or adds entries.
-        self._lock = threading.RLock()
-        self.trace_count = 0
-        self.compile_count = 0
-        self.interpreted_calls = 0  # calls run by the interpreter of a tiered compile
-        self.switches = 0  # signatures whose compiled driver replaced the interpreter
-        self._hits = 0  # calls that reused a compiled signature (cache_info)
-        self._misses = 0  # signatures traced and compiled for a call or lower()
-        # every signature traced (bounded), for config.explain_retraces
-        self._history: OrderedDict[Any, None] = OrderedDict()
-        self._traced_history: OrderedDict[Any, None] = OrderedDict()  # under transforms
-        # signature -> (jaxpr, output tree) for calls under other transforms
-        self._traced: OrderedDict[Any, tuple[ClosedJaxpr, Any]] = OrderedDict()
+        self._fast = self._st.fast
+        self._tree_fast = self._st.tree_fast
+        self._cache = self._st.cache
+        self._lock = self._st.lock
+        self._history = self._st.history
+        self._traced_history = self._st.traced_history
+        self._traced = self._st.traced
+
+    trace_count = _counter("trace_count", "signatures traced")
+    compile_count = _counter("compile_count", "kernels compiled by Numba in this process")
+    interpreted_calls = _counter(
+        "interpreted_calls", "calls the interpreter of a tiered compile ran"
+    )
+    switches = _counter("switches", "signatures whose compiled driver replaced the interpreter")
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -272,7 +359,7 @@ class JitFunction:
         if key is not None:
             hit = self._fast.get(key)
             if hit is not None:
-                self._hits += 1
+                self._st.hits += 1
                 if len(self._cache) > self._watch:
                     self._touch(hit[1].key)
                 try:
@@ -285,7 +372,7 @@ class JitFunction:
         tkey = tree_key(args, leaves)
         hit = self._tree_fast.get(tkey) if tkey is not NOT_SIMPLE else None
         if hit is not None:
-            self._hits += 1
+            self._st.hits += 1
             if len(self._cache) > self._watch:
                 self._touch(hit[1].key)
             try:
@@ -346,12 +433,12 @@ class JitFunction:
             return tree_util.tree_map(to_array, self._fun(*args, **kwargs))  # as jit's
         if len(_trace_state.stack) != 1:
             return self._call_transformed(args, kwargs)
-        misses = self._misses
+        misses = self._st.misses
         entry, leaves = self._entry_for(args, kwargs)
         if entry is None:
             return self._fun(*args, **kwargs)
-        if self._misses == misses:
-            self._hits += 1
+        if self._st.misses == misses:
+            self._st.hits += 1
         try:
             out = entry.driver(*leaves)
         except OverflowError:
@@ -624,7 +711,7 @@ class JitFunction:
         fun = self._fun
         origin = self._origin
         names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
-        self._misses += 1
+        self._st.misses += 1
         if _flags.explain_retraces:
             why = diagnostics.explain_retrace(
                 fun, self._history, key, names, self._arg_label, self._bound
@@ -787,8 +874,8 @@ class JitFunction:
         ``kernels`` (``compile_count``), ``currsize`` and ``maxsize`` (signatures kept,
         and the bound)."""
         return diagnostics.CacheInfo(
-            self._hits,
-            self._misses,
+            self._st.hits,
+            self._st.misses,
             self.trace_count,
             self.compile_count,
             len(self._cache),
