@@ -568,6 +568,122 @@ def mlp_from_scratch(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def private_cnn_sgd(jax: Any) -> dict[str, np.ndarray]:
+    """Differentially private SGD on a small CNN: stax Conv/MaxPool/Dense, per-example
+    gradients by vmap of grad over a dummy batch axis, each clipped to a global norm
+    through tree_flatten, Gaussian noise from split keys, fold_in of the traced step."""
+    jnp = jax.numpy
+    random = jax.random
+    stax = jax.example_libraries.stax
+    optimizers = jax.example_libraries.optimizers
+    from jax.tree_util import tree_flatten, tree_unflatten
+
+    init, predict = stax.serial(
+        stax.Conv(4, (3, 3), padding="SAME", strides=(2, 2)),
+        stax.Relu,
+        stax.MaxPool((2, 2), (1, 1)),
+        stax.Conv(6, (2, 2), padding="VALID"),
+        stax.Tanh,
+        stax.Flatten,
+        stax.Dense(5),
+    )
+    key = random.PRNGKey(7)
+    _, params = init(key, (-1, 8, 8, 1))
+    rng = np.random.default_rng(11)
+    images = rng.normal(size=(6, 8, 8, 1))
+    labels = np.eye(5)[rng.integers(0, 5, 6)]
+
+    def loss(params, batch):
+        x, y = batch
+        logp = stax.logsoftmax(predict(params, x))
+        return -jnp.mean(jnp.sum(logp * y, axis=1))
+
+    def clipped(params, example):
+        g = jax.grad(loss)(params, example)
+        leaves, tree = tree_flatten(g)
+        total = jnp.linalg.norm(jnp.array([jnp.linalg.norm(l.ravel()) for l in leaves]))
+        scale = jnp.maximum(total / 0.5, 1.0)
+        return tree_unflatten(tree, [l / scale for l in leaves])
+
+    opt_init, opt_update, get_params = optimizers.sgd(0.2)
+
+    @jax.jit
+    def step(i, state, x, y):
+        params = get_params(state)
+        per_ex = jax.vmap(clipped, (None, 0))(params, (x[:, None], y[:, None]))
+        leaves, tree = tree_flatten(per_ex)
+        keys = random.split(random.fold_in(key, i), len(leaves))
+        noisy = [l.sum(0) + 0.3 * random.normal(k, l.shape[1:]) for k, l in zip(keys, leaves)]
+        return opt_update(i, tree_unflatten(tree, [n / x.shape[0] for n in noisy]), state)
+
+    state = opt_init(params)
+    losses = []
+    for i in range(3):
+        state = step(i, state, images, labels)
+        losses.append(loss(get_params(state), (images, labels)))
+    final = get_params(state)
+    return {
+        "losses": np.asarray(losses),
+        "conv0_w": np.asarray(final[0][0]),
+        "dense_b": np.asarray(final[-1][1]),
+    }
+
+
+def variational_funnel(jax: Any) -> dict[str, np.ndarray]:
+    """Black-box variational inference on a funnel density: reparameterised samples
+    from keys made of the traced step inside jit, vmap over keys with shared params,
+    norm.logpdf under vmap, momentum, and jit used as a decorator factory with static
+    arguments (a density function among them)."""
+    jnp = jax.numpy
+    random = jax.random
+    norm = jax.scipy.stats.norm
+    optimizers = jax.example_libraries.optimizers
+
+    def log_density(z):
+        return norm.logpdf(z[0], 0.0, jnp.exp(z[1] / 2)) + norm.logpdf(z[1], 0.0, 1.5)
+
+    def sample(key, mean, log_std):
+        return mean + jnp.exp(log_std) * random.normal(key, mean.shape)
+
+    def log_q(z, mean, log_std):
+        return jnp.sum(jax.vmap(norm.logpdf)(z, mean, jnp.exp(log_std)))
+
+    def elbo(key, mean, log_std):
+        z = sample(key, mean, log_std)
+        return log_density(z) - log_q(z, mean, log_std)
+
+    @jax.jit
+    def objective(params, t):
+        keys = random.split(random.PRNGKey(t), 16)
+        return -jnp.mean(jax.vmap(elbo, in_axes=(0, None, None))(keys, *params))
+
+    opt_init, opt_update, get_params = optimizers.momentum(0.05, 0.9)
+
+    @jax.jit
+    def update(t, state):
+        return opt_update(t, jax.grad(objective)(get_params(state), t), state)
+
+    @jax.jit(static_argnums=(0, 2))
+    def grid_eval(fn, params, ticks):
+        xs = jnp.linspace(-2.0, 2.0, ticks)
+        pts = jnp.stack(jnp.meshgrid(xs, xs), axis=-1).reshape(-1, 2)
+        return jax.vmap(fn, in_axes=(0, None))(pts, params)
+
+    state = opt_init((jnp.zeros(2), jnp.zeros(2)))
+    values = []
+    for t in range(5):
+        state = update(t, state)
+        values.append(objective(get_params(state), t))
+    mean, log_std = get_params(state)
+    density = grid_eval(lambda z, p: jnp.exp(log_q(z, *p)), (mean, log_std), 5)
+    return {
+        "objective": np.asarray(values),
+        "mean": np.asarray(mean),
+        "log_std": np.asarray(log_std),
+        "density": np.asarray(density),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -585,5 +701,7 @@ PROGRAMS = {
         mixture_log_probs,
         random_pipeline,
         mlp_from_scratch,
+        private_cnn_sgd,
+        variational_funnel,
     )
 }
