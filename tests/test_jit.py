@@ -645,9 +645,19 @@ def test_jit_of_the_same_function_shares_its_traces() -> None:
     h = jit(lambda x: f(x))
     h(x)
     assert h.trace_count == 1 and jit(f).trace_count == 1
-    # a function that cannot be weakly referenced (a ufunc) is traced per jit
+    # other callables get fresh state per jit: a ufunc, a custom_jvp function (whose
+    # rules may be redefined between two jits)
     assert jit(np.negative)(x).tolist() == (-x).tolist()
     assert jit(np.negative).trace_count == 0
+
+    @ft.custom_jvp
+    def c(x):
+        return x * 1.0
+
+    c.defjvp(lambda p, t: (c(p[0]), t[0] * 2.0))
+    assert ft.jvp(jit(c), (1.0,), (1.0,))[1] == 2.0
+    c.defjvp(lambda p, t: (c(p[0]), t[0] * 3.0))
+    assert ft.jvp(jit(c), (1.0,), (1.0,))[1] == 3.0
     # the shared state does not keep the function alive
     import gc
     import weakref
@@ -1432,7 +1442,7 @@ def test_native_whole_program_matches_loop_by_loop(monkeypatch, grad) -> None:
     text = whole.lower(*args).as_text()
     assert "scan[jaxpr={...}, num_consts=1" in text and "length=1," in text
     monkeypatch.setattr(jit_loops, "as_one_loop", lambda jaxpr: jaxpr)
-    by_loop = jit(fun)
+    by_loop = jit(lambda *a: fun(*a))  # a new function: jit(fun) would share whole's traces
     want = by_loop(*args)
     assert _native_count(by_loop, *args) == 2
     for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want), strict=True):

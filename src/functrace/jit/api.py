@@ -27,7 +27,6 @@ import os
 import sys
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -41,9 +40,10 @@ from functrace.core import ShapedArray, Tracer, describe_fun
 from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
-from functrace.jit import diagnostics, direct_engine, kernels, loops, tiered
+from functrace.jit import diagnostics, kernels, tiered
 from functrace.jit.argnums import resolve_argnums
 from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
+from functrace.jit.shared import Shared, counter, lowering_settings, shared_state
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -186,90 +186,16 @@ class _Entry:
         self.job: Any = None  # tiered.Job until the compiled driver is installed
 
 
-class _Shared:
-    """The traced signatures and counters of every ``jit`` of one function with the same
-    options. Holds no reference to the function, so the registry below can drop it
-    when the function goes."""
-
-    __slots__ = (
-        "fast",
-        "tree_fast",
-        "cache",
-        "lock",
-        "history",
-        "traced_history",
-        "traced",
-        "trace_count",
-        "compile_count",
-        "interpreted_calls",
-        "switches",
-        "hits",
-        "misses",
-        "__weakref__",
-    )
-
-    def __init__(self) -> None:
-        # ``cache`` (signature -> entry) is LRU-bounded at ``cache_size`` entries. The
-        # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
-        # entry's recency only once the cache is half full (the hot path pays nothing far
-        # from the bound), and evicting an entry drops the fast keys that lead to it.
-        self.fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], _Entry]] = OrderedDict()
-        self.tree_fast: OrderedDict[Any, tuple[Callable[..., Any], _Entry]] = OrderedDict()
-        self.cache: OrderedDict[Any, _Entry] = OrderedDict()
-        # Held while a signature is traced and lowered (threads calling with the same new
-        # signature at once trace it once; the others wait and reuse the entry), and while
-        # the LRU bookkeeping evicts or adds entries.
-        self.lock = threading.RLock()
-        # every signature traced (bounded), for config.explain_retraces
-        self.history: OrderedDict[Any, None] = OrderedDict()
-        self.traced_history: OrderedDict[Any, None] = OrderedDict()  # under transforms
-        # signature -> (jaxpr, output tree) for calls under other transforms
-        self.traced: OrderedDict[Any, tuple[ClosedJaxpr, Any]] = OrderedDict()
-        self.trace_count = 0
-        self.compile_count = 0
-        self.interpreted_calls = 0
-        self.switches = 0
-        self.hits = 0  # calls that reused a compiled signature (cache_info)
-        self.misses = 0  # signatures traced and compiled for a call or lower()
-
-
-# function -> {options: _Shared}; a function that cannot be weakly referenced (a NumPy
-# ufunc, say) gets a fresh state per jit.
-_registry: weakref.WeakKeyDictionary[Any, dict[Any, _Shared]] = weakref.WeakKeyDictionary()
-_registry_lock = threading.Lock()
-
-
-def _shared(fun: Callable[..., Any], options: Any) -> _Shared:
-    try:
-        with _registry_lock:
-            per_fun = _registry.setdefault(fun, {})
-            st = per_fun.get(options)
-            if st is None:
-                st = per_fun[options] = _Shared()
-            return st
-    except TypeError:  # not weakly referenceable, or unhashable
-        return _Shared()
-
-
-def _counter(name: str, doc: str) -> property:
-    def get(self: JitFunction) -> int:
-        return getattr(self._st, name)  # type: ignore[no-any-return]
-
-    def put(self: JitFunction, value: int) -> None:
-        setattr(self._st, name, value)
-
-    return property(get, put, doc=f"{doc} (shared by every jit of the function).")
-
-
 class JitFunction:
     """A function compiled by :func:`jit`; call it like the original function.
 
     Attributes ``trace_count`` (signatures traced) and ``compile_count`` (kernels
     compiled by Numba in this process, not counting those loaded from the disk
-    cache) are for tests and curious users. Every ``jit`` of one function with the same
-    options shares its traced signatures and these counters, as JAX's caches do (a loop
-    calling ``jit(f)(x)`` traces ``f`` once). At most ``functrace.jit.api.cache_size``
-    signatures (default 4096, ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
+    cache) are for tests and curious users. Every ``jit`` of one Python function with
+    the same options shares its traced signatures and these counters, as JAX's caches
+    do (a loop calling ``jit(f)(x)`` traces ``f`` once; ``jit/shared.py``). At most
+    ``functrace.jit.api.cache_size`` signatures (default 4096,
+    ``$FUNCTRACE_JIT_CACHE_SIZE``) stay traced and lowered;
     the least recently used is dropped first and traced again if it comes back.
     ``cache_info()`` gives hits, misses, traces, kernels and the cache's size and bound.
     With ``config.explain_retraces`` each new trace logs why (``functrace.jit`` logger);
@@ -316,10 +242,10 @@ class JitFunction:
         self._static_names = frozenset(resolved.static_names)
         self._has_static = bool(self._static_nums or self._static_names or self._neg_nums)
         # What every jit of ``fun`` with these options shares (as JAX's caches keyed on
-        # the function): a loop calling ``jit(f)(x)`` traces ``f`` once. The lowering
-        # settings read from the environment (the kernel compiler, native loops) are part
-        # of the options: a jit made after they change lowers anew.
-        self._st = _shared(
+        # the function): a loop calling ``jit(f)(x)`` traces ``f`` once. The settings
+        # lowering reads are part of the options: a jit made after they change lowers
+        # anew.
+        self._st: Shared = shared_state(
             fun,
             (
                 self._mode,
@@ -328,8 +254,7 @@ class JitFunction:
                 self._static_names,
                 self.donate_argnums,
                 self.donate_argnames,
-                direct_engine.enabled(),
-                loops.enabled,
+                lowering_settings(),
             ),
         )
         self._bound = cache_size
@@ -342,12 +267,12 @@ class JitFunction:
         self._traced_history = self._st.traced_history
         self._traced = self._st.traced
 
-    trace_count = _counter("trace_count", "signatures traced")
-    compile_count = _counter("compile_count", "kernels compiled by Numba in this process")
-    interpreted_calls = _counter(
+    trace_count = counter("trace_count", "signatures traced")
+    compile_count = counter("compile_count", "kernels compiled by Numba in this process")
+    interpreted_calls = counter(
         "interpreted_calls", "calls the interpreter of a tiered compile ran"
     )
-    switches = _counter("switches", "signatures whose compiled driver replaced the interpreter")
+    switches = counter("switches", "signatures whose compiled driver replaced the interpreter")
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
