@@ -331,15 +331,10 @@ def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -
 
 
 def _convert_impl(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Any:
-    if not isinstance(x, (np.ndarray, np.generic)):
-        return np.array(x, dtype=new_dtype)[()]
-    if x.dtype.kind == "c" and new_dtype.kind != "c":
-        x = np.real(x)
-    if new_dtype.kind == "b":
-        return np.not_equal(x, 0)
-    if np.ndim(x) == 0:
-        return np.asarray(x).astype(new_dtype)[()]
-    return x.astype(new_dtype, copy=False)  # (a weak-type change alone copies nothing)
+    # dtypes.convert: JAX's conversions (floats to integers saturate, NaN gives 0); a
+    # weak-type change alone copies nothing
+    out = dtypes.convert(x, new_dtype)
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
 
 convert_element_type_p = register(
@@ -386,7 +381,17 @@ def _convert_element_type_emit(ctx: _nr.EmitContext) -> str:
     if dst.kind == "b":
         return f"({x} != 0)"
     if src.kind == "c" and dst.kind != "c":
-        return f"({x}).real"
+        x = f"({x}).real"
+    if src.kind in "fc" and dst.kind in "iu":
+        # saturating, as dtypes.convert (the eager impl): NaN -> 0, out of range -> the
+        # nearest limit; the cast of x itself only runs where it is in range
+        low, high, lo_int, hi_int = dtypes.float_to_int_limits(dst)
+        c = _nr.dtype_ctor(dst)
+        below = f"{x} < {low!r}" if lo_int == 0 else f"{x} <= {low!r}"
+        return (
+            f"({c}({hi_int}) if {x} >= {high!r} else ({c}({lo_int}) if {below} else "
+            f"({c}({x}) if {x} == {x} else {c}(0))))"
+        )
     return x  # the backend's explicit cast to the output dtype does the conversion
 
 

@@ -1,0 +1,97 @@
+"""JAX's dtype semantics (values recorded from JAX 0.10.2 with x64 on, as literals):
+saturating float-to-integer conversions, the rejection of strings and objects by
+``asarray``, the scalar types (``fnp.float32(x)`` converts and returns an Array) and
+lax's refusal to promote, eagerly as under ``jit``. Both kernel compilers' conversions
+are compared bit for bit in ``tests/test_direct_kernels.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import functrace as ft
+import functrace.numpy as fnp
+from functrace import Array, dtypes, lax
+
+# ---------------------------------------------------------------------------
+# 1. Float-to-integer conversions saturate
+# ---------------------------------------------------------------------------
+
+_X = [np.nan, np.inf, -np.inf, 1e30, -1e30, 3.7, -3.7, -0.5, 127.5, 128.0, -129.0, 255.9]
+_X += [2147483648.0, -2147483649.0, 9.3e18, 1.9e19, -1.0]
+# jnp.asarray(_X).astype(dtype) in JAX 0.10.2 (also lax.convert_element_type and jit)
+_JAX = {
+    "int8": [0, 127, -128, 127, -128, 3, -3, 0, 127, 127, -128, 127, 127, -128, 127, 127, -1],
+    "int16": [0, 32767, -32768, 32767, -32768, 3, -3, 0, 127, 128, -129, 255]
+    + [32767, -32768, 32767, 32767, -1],
+    "int32": [0, 2**31 - 1, -(2**31), 2**31 - 1, -(2**31), 3, -3, 0, 127, 128, -129, 255]
+    + [2**31 - 1, -(2**31), 2**31 - 1, 2**31 - 1, -1],
+    "int64": [0, 2**63 - 1, -(2**63), 2**63 - 1, -(2**63), 3, -3, 0, 127, 128, -129, 255]
+    + [2147483648, -2147483649, 2**63 - 1, 2**63 - 1, -1],
+    "uint8": [0, 255, 0, 255, 0, 3, 0, 0, 127, 128, 0, 255, 255, 0, 255, 255, 0],
+    "uint16": [0, 65535, 0, 65535, 0, 3, 0, 0, 127, 128, 0, 255, 65535, 0, 65535, 65535, 0],
+    "uint32": [0, 2**32 - 1, 0, 2**32 - 1, 0, 3, 0, 0, 127, 128, 0, 255]
+    + [2147483648, 0, 2**32 - 1, 2**32 - 1, 0],
+    "uint64": [0, 2**64 - 1, 0, 2**64 - 1, 0, 3, 0, 0, 127, 128, 0, 255]
+    + [2147483648, 0, 9300000000000000000, 2**64 - 1, 0],
+}
+
+
+@pytest.mark.parametrize("dst", list(_JAX))
+def test_float_to_int_saturates_eagerly_under_jit_and_vmap(dst) -> None:
+    x = np.array(_X)
+    want = np.array(_JAX[dst], dst)
+    paths = {
+        "dtypes.convert": lambda v: dtypes.convert(v, dst),
+        "convert_element_type": lambda v: lax.convert_element_type(v, dst),
+        "fnp.astype": lambda v: fnp.astype(v, dst),
+        "Array.astype": lambda v: fnp.asarray(v).astype(dst),
+        "jit": ft.jit(lambda v: v.astype(dst)),
+        "jit fused": ft.jit(lambda v: (v * 1.0).astype(dst)),
+        "vmap": ft.vmap(lambda v: fnp.astype(v, dst)),
+        "jit(vmap)": ft.jit(ft.vmap(lambda v: lax.convert_element_type(v + 0.0, dst))),
+    }
+    for name, f in paths.items():
+        got = np.asarray(f(x))
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), (name, got)
+    for k in range(len(_X)):  # 0-d values, eager and jitted
+        assert np.asarray(lax.convert_element_type(np.float64(_X[k]), dst)) == want[k]
+        assert np.asarray(ft.jit(lambda v: v.astype(dst))(np.float64(_X[k]))) == want[k]
+
+
+def test_float32_and_float16_sources_saturate() -> None:
+    x32 = np.array([np.nan, 2147483648.0, -3e9, 1e20, 3.5], np.float32)
+    want = [0, 2**31 - 1, -(2**31), 2**31 - 1, 3]  # JAX 0.10.2
+    for f in (fnp.astype, ft.jit(fnp.astype, static_argnums=1)):
+        assert np.asarray(f(x32, np.int32)).tolist() == want
+    x16 = np.array([np.nan, np.inf, -np.inf, 65504.0, -300.0], np.float16)
+    assert fnp.astype(x16, np.int8).tolist() == [0, 127, -128, 127, -128]
+    assert fnp.astype(x16, np.uint16).tolist() == [0, 65535, 0, 65504, 0]
+    assert fnp.astype(x16, np.int64).tolist() == [0, 2**63 - 1, -(2**63), 65504, -300]
+
+
+def test_complex_to_int_takes_the_real_part_and_to_bool_is_nonzero() -> None:
+    z = np.array([1j, 0j, 2.7 + 1j, np.nan + 0j, 1e30 + 0j])
+    for f in (fnp.astype, ft.jit(fnp.astype, static_argnums=1)):
+        assert np.asarray(f(z, np.int32)).tolist() == [0, 0, 2, 0, 2**31 - 1]
+        assert np.asarray(f(z, bool)).tolist() == [True, False, True, True, True]
+    # lax.convert_element_type to bool looks at the real part (as JAX's)
+    assert lax.convert_element_type(z, np.bool_).tolist() == [False, False, True, True, True]
+
+
+def test_conversions_keep_their_derivatives_and_other_conversions() -> None:
+    x = np.array([0.5, -1.25, 3.0])
+    g = ft.grad(lambda v: fnp.sum(v.astype(np.float32) * 2.0))(x)
+    np.testing.assert_array_equal(g, [2.0, 2.0, 2.0])
+    # integers wrap, as in JAX (and NumPy)
+    i = np.array([300, -200, 2**40])
+    for f in (fnp.astype, ft.jit(fnp.astype, static_argnums=1)):
+        assert np.asarray(f(i, np.int8)).tolist() == [44, 56, 0]
+    assert fnp.astype(np.array([-1, 2**40]), np.uint16).tolist() == [65535, 0]
+    # NaN to bool is True
+    assert fnp.astype(np.array([np.nan, 0.0, -0.0]), bool).tolist() == [True, False, False]
+
+
+def test_float_to_int_limits() -> None:
+    assert dtypes.float_to_int_limits(np.dtype(np.int8)) == (-128.0, 128.0, -128, 127)
+    assert dtypes.float_to_int_limits(np.dtype(np.uint64)) == (0.0, 2.0**64, 0, 2**64 - 1)
