@@ -95,3 +95,42 @@ def test_conversions_keep_their_derivatives_and_other_conversions() -> None:
 def test_float_to_int_limits() -> None:
     assert dtypes.float_to_int_limits(np.dtype(np.int8)) == (-128.0, 128.0, -128, 127)
     assert dtypes.float_to_int_limits(np.dtype(np.uint64)) == (0.0, 2.0**64, 0, 2**64 - 1)
+
+
+# ---------------------------------------------------------------------------
+# 2. Strings and objects are not arrays
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fn", "name", "given"),
+    [
+        (lambda: fnp.asarray("abc"), "asarray", "'abc'"),
+        (lambda: fnp.array(["a", "b"]), "array", "list"),
+        (lambda: fnp.asarray([1, "a"]), "asarray", "list"),
+        (lambda: fnp.asarray(b"ab"), "asarray", "b'ab'"),
+        (lambda: fnp.asarray(object()), "asarray", "object"),
+        (lambda: fnp.asarray(None), "asarray", "NoneType"),
+        (lambda: fnp.asarray(np.array([1, None], dtype=object)), "asarray", "ndarray"),
+        (lambda: fnp.asarray(np.array([1.0, 2.0], dtype=object)), "asarray", "ndarray"),
+        (lambda: ft.jit(lambda x: x + fnp.asarray("a"))(1.0), "asarray", "'a'"),
+        (lambda: ft.grad(lambda x: fnp.sum(x * fnp.array(["1"])))(1.0), "array", "list"),
+    ],
+)
+def test_asarray_rejects_strings_and_objects(fn, name, given) -> None:
+    with pytest.raises(TypeError) as info:
+        fn()
+    msg = str(info.value)
+    assert msg.startswith(f"{name}: expected an array of numbers or booleans")
+    assert f"got {given}" in msg
+
+
+def test_traced_functions_reject_object_operands() -> None:
+    with pytest.raises(TypeError, match="add: expected an array of numbers or booleans"):
+        ft.jit(lambda x: fnp.add(x, np.array([1.0], dtype=object)))(np.ones(1))
+
+
+def test_asarray_parses_a_string_with_a_numeric_dtype() -> None:
+    a = fnp.asarray("1.5", dtype=fnp.float32)  # as JAX
+    assert type(a) is Array and a.dtype == np.float32 and float(a) == 1.5
+    assert fnp.asarray(np.zeros(2, dtypes.float0)).dtype == dtypes.float0
