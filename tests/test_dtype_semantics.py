@@ -134,3 +134,66 @@ def test_asarray_parses_a_string_with_a_numeric_dtype() -> None:
     a = fnp.asarray("1.5", dtype=fnp.float32)  # as JAX
     assert type(a) is Array and a.dtype == np.float32 and float(a) == 1.5
     assert fnp.asarray(np.zeros(2, dtypes.float0)).dtype == dtypes.float0
+
+
+# ---------------------------------------------------------------------------
+# 3. Scalar types convert and return Arrays
+# ---------------------------------------------------------------------------
+
+
+def test_scalar_types_return_zero_d_arrays() -> None:
+    for t, x, want in [
+        (fnp.float32, 1.5, np.float32(1.5)),
+        (fnp.int32, 2.7, np.int32(2)),
+        (fnp.bool_, 2.0, np.bool_(True)),
+        (fnp.uint8, 255, np.uint8(255)),
+        (fnp.float64, 2**60, np.float64(2**60)),
+        (fnp.complex64, 1 + 2j, np.complex64(1 + 2j)),
+        (fnp.float32, "1.5", np.float32(1.5)),
+    ]:
+        a = t(x)
+        assert type(a) is Array and a.shape == () and a.dtype == want.dtype and a == want
+    a = fnp.float32([1, 2])
+    assert type(a) is Array and a.dtype == np.float32 and a.tolist() == [1.0, 2.0]
+
+
+def test_scalar_types_saturate_arrays_and_check_python_scalars() -> None:
+    # JAX 0.10.2 gives [0, 2147483647] for its own arrays (NumPy's INT_MIN for NumPy
+    # arrays, where functrace saturates too)
+    for x in (np.array([np.nan, 1e20]), fnp.array([np.nan, 1e20])):
+        assert fnp.int32(x).tolist() == [0, 2**31 - 1]
+    assert fnp.int32(np.float64(np.nan)) == 0
+    with pytest.raises(OverflowError):
+        fnp.int8(300)  # as JAX (NumPy's check of a Python int)
+    with pytest.raises(OverflowError):
+        fnp.uint8(-1)
+    with pytest.raises(ValueError):
+        fnp.int32(float("nan"))
+
+
+def test_scalar_types_cast_traced_values() -> None:
+    x = np.array([1.5, np.nan, -2.5])
+    for f in (ft.jit(lambda v: fnp.int32(v)), ft.vmap(lambda v: fnp.int32(v))):
+        assert np.asarray(f(x)).tolist() == [1, 0, -2]
+    assert ft.grad(lambda v: fnp.float32(v) * 2)(3.0) == 2.0  # JAX: 2.0
+    assert ft.jit(lambda v: fnp.float32(2.5) * v)(np.float32(2)).dtype == np.float32
+    jaxpr = str(ft.make_jaxpr(lambda v: fnp.float32(v))(1.0))
+    assert "convert_element_type[new_dtype=float32, weak_type=False]" in jaxpr
+
+
+def test_scalar_types_are_dtype_arguments() -> None:
+    assert fnp.float32 is not np.float32  # documented: they are JAX's scalar types
+    assert fnp.float32 == np.float32 and np.float32 == fnp.float32
+    assert {np.float32: 1}[fnp.float32] == 1 and fnp.float32 in {np.float32}
+    assert np.dtype(fnp.float32) == np.float32 and fnp.float32.dtype == np.float32
+    assert fnp.zeros(3, fnp.float32).dtype == np.float32
+    assert fnp.asarray([1.0]).astype(fnp.int8).dtype == np.int8
+    assert np.ones(2).astype(fnp.uint16).dtype == np.uint16
+    assert ft.jit(lambda v: v.astype(fnp.float32))(np.ones(2)).dtype == np.float32
+    assert fnp.issubdtype(fnp.float32, fnp.floating) and fnp.issubdtype(np.int8, fnp.int8)
+    assert fnp.finfo(fnp.float32).eps == np.finfo(np.float32).eps
+    assert fnp.iinfo(fnp.int16).max == 32767
+    assert fnp.result_type(fnp.float32, 2.0) == np.float32
+    assert isinstance(np.float32(1), fnp.float32) and not isinstance(1.0, fnp.float32)
+    assert repr(fnp.float32) == "<class 'functrace.numpy.float32'>"
+    assert fnp.double is fnp.float64 and fnp.bool is fnp.bool_
