@@ -197,3 +197,72 @@ def test_scalar_types_are_dtype_arguments() -> None:
     assert isinstance(np.float32(1), fnp.float32) and not isinstance(1.0, fnp.float32)
     assert repr(fnp.float32) == "<class 'functrace.numpy.float32'>"
     assert fnp.double is fnp.float64 and fnp.bool is fnp.bool_
+
+
+# ---------------------------------------------------------------------------
+# 4. lax does not promote, eagerly as under jit
+# ---------------------------------------------------------------------------
+
+_I32 = np.array([1, 2, 3], np.int32)
+_F32 = np.array([1.0, 2.0, 3.0], np.float32)
+_F64 = np.array([1.0, 2.0, 3.0])
+_B = np.array([True, False, True])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: lax.add(_I32, _F32),
+        lambda: lax.add(_F32, _F64),
+        lambda: lax.mul(_F32, _F64),
+        lambda: lax.max(_I32, _F32),
+        lambda: lax.ne(np.array([1, 2]), np.array([1.0, 3.0])),
+        lambda: lax.atan2(_F32, _F64),
+        lambda: lax.nextafter(_F32, _F64),
+        lambda: lax.shift_left(_I32, np.array([1, 1, 1])),
+        lambda: lax.div(np.float64(7.0), 2),
+        lambda: lax.add(2, 3.5),
+        lambda: lax.add(np.float32(1.0), 2.0),
+        lambda: lax.select(_B, _I32, _F32),
+        lambda: lax.clamp(0, _F32, 2.5),
+        lambda: lax.clamp(np.float64(0), _F32, np.float64(2.5)),
+        lambda: lax.clamp(0.5, _I32, 2.5),
+    ],
+)
+def test_lax_rejects_mixed_dtypes_eagerly_and_under_jit(fn) -> None:
+    # each a TypeError in JAX 0.10.2 ("requires arguments to have the same dtypes")
+    with pytest.raises(TypeError, match="expected operands of equal dtype"):
+        fn()
+    with pytest.raises(TypeError, match="expected operands of equal dtype"):
+        ft.jit(fn)()
+
+
+def test_lax_equal_dtypes_still_work() -> None:
+    np.testing.assert_array_equal(lax.add(_F32, _F32), [2.0, 4.0, 6.0])
+    assert lax.add(2, 3) == 5
+    np.testing.assert_array_equal(lax.select(_B, _F32, _F32 * 2), [1.0, 4.0, 3.0])
+    f = np.float32
+    np.testing.assert_array_equal(lax.clamp(f(1.5), _F32, f(2.5)), [1.5, 2.0, 2.5])
+    assert lax.clamp(f(1.5), _F32, f(2.5)).dtype == np.float32
+
+
+def test_lax_div_of_python_ints_rounds_toward_zero() -> None:
+    # JAX 0.10.2: lax.div(7, -2) == lax.div(-7, 2) == -3 (int64), lax.rem(-7, 2) == -1
+    for div in (lax.div, ft.jit(lax.div)):
+        for x, y, want in [(7, -2, -3), (-7, 2, -3), (7, 2, 3), (-7, -2, 3)]:
+            r = div(x, y)
+            assert np.asarray(r).dtype == np.int64 and r == want
+    assert lax.div(7.0, 2.0) == 3.5
+    assert lax.rem(-7, 2) == -1
+
+
+def test_lax_select_and_binops_do_not_broadcast_eagerly() -> None:
+    # JAX broadcasts 0-d and size-1 operands here; functrace's lax (eager and jit) does not
+    for fn in (
+        lambda: lax.select(_B, _F32, np.float32(0.0)),
+        lambda: lax.add(_F32, np.float32(2.0)),
+    ):
+        with pytest.raises(ValueError, match="expected operands of equal shape"):
+            fn()
+        with pytest.raises(ValueError, match="expected operands of equal shape"):
+            ft.jit(fn)()
