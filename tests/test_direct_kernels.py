@@ -290,3 +290,58 @@ def test_env_switch_is_checked(monkeypatch) -> None:
     monkeypatch.setenv("FUNCTRACE_JIT_KERNELS", "llvm")
     with pytest.raises(ValueError, match="FUNCTRACE_JIT_KERNELS.*'direct' or 'numba'"):
         direct_engine.enabled()
+
+
+# ---------------------------------------------------------------------------
+# Float-to-integer conversions saturate, in both compilers as eagerly
+# ---------------------------------------------------------------------------
+
+# The values JAX 0.10.2 (XLA on CPU) gives for these floats converted from float64:
+# truncation toward zero, NaN -> 0, out of range -> the nearest limit.
+_CAST_IN = [np.nan, np.inf, -np.inf, 1e30, -1e30, 3.7, -3.7, -0.5, 128.0, -129.0, 256.0]
+_CAST_IN += [2147483648.0, -2147483649.0, 9.3e18, -9.3e18, 1.9e19, -1.0]
+_CAST_JAX = {
+    "int8": [0, 127, -128, 127, -128, 3, -3, 0, 127, -128, 127, 127, -128, 127, -128, 127, -1],
+    "int16": [0, 32767, -32768, 32767, -32768, 3, -3, 0, 128, -129, 256]
+    + [32767, -32768, 32767, -32768, 32767, -1],
+    "int32": [0, 2**31 - 1, -(2**31), 2**31 - 1, -(2**31), 3, -3, 0, 128, -129, 256]
+    + [2**31 - 1, -(2**31), 2**31 - 1, -(2**31), 2**31 - 1, -1],
+    "int64": [0, 2**63 - 1, -(2**63), 2**63 - 1, -(2**63), 3, -3, 0, 128, -129, 256]
+    + [2147483648, -2147483649, 2**63 - 1, -(2**63), 2**63 - 1, -1],
+    "uint8": [0, 255, 0, 255, 0, 3, 0, 0, 128, 0, 255, 255, 0, 255, 0, 255, 0],
+    "uint16": [0, 65535, 0, 65535, 0, 3, 0, 0, 128, 0, 256, 65535, 0, 65535, 0, 65535, 0],
+    "uint32": [0, 2**32 - 1, 0, 2**32 - 1, 0, 3, 0, 0, 128, 0, 256]
+    + [2147483648, 0, 2**32 - 1, 0, 2**32 - 1, 0],
+    "uint64": [0, 2**64 - 1, 0, 2**64 - 1, 0, 3, 0, 0, 128, 0, 256]
+    + [2147483648, 0, 9300000000000000000, 0, 2**64 - 1, 0],
+}
+
+
+@pytest.mark.parametrize("src", [np.float64, np.complex128])
+@pytest.mark.parametrize("dst", list(_CAST_JAX))
+def test_float_to_int_conversion_saturates_in_both_compilers(dst, src) -> None:
+    x = np.array(_CAST_IN, np.float64).astype(src)
+    want = np.array(_CAST_JAX[dst], dtype=dst)
+
+    def fn(v):  # fused with an elementwise op around the conversion
+        return lax.convert_element_type(v * 1.0, np.dtype(dst)) + np.array(0, dst)
+
+    assert _same_bits(np.asarray(lax.convert_element_type(x, np.dtype(dst))), want)
+    got_n, _ = _run(fn, (x,), "numba")
+    got_d, disp = _run(fn, (x,), "direct")
+    assert _same_bits(got_n[0], want), got_n[0]
+    assert _same_bits(got_d[0], want), got_d[0]
+    if src is np.float64 and dst.startswith("int"):  # (unsigned arithmetic: Numba's)
+        assert any(_is_direct(d) for d in disp)
+
+
+def test_float32_to_int_conversion_saturates_in_both_compilers() -> None:
+    x = np.array(_CAST_IN, np.float32)
+    # float32(2147483648.0) and float32(-2147483649.0) are -+2**31: in range of int64
+    want = [0, 2**63 - 1, -(2**63), 2**63 - 1, -(2**63), 3, -3, 0, 128, -129, 256]
+    want += [2147483648, -2147483648, 2**63 - 1, -(2**63), 2**63 - 1, -1]
+    for backend in ("numba", "direct"):
+        (got,), _ = _run(lambda v: fnp.astype(v + 0.0, np.int64), (x,), backend)
+        assert _same_bits(got, np.array(want, np.int64)), (backend, got)
+        (got,), _ = _run(lambda v: (v * 1.0).astype(np.int32), (x,), backend)
+        assert got[11] == 2**31 - 1 and got[12] == -(2**31) and got[0] == 0

@@ -38,9 +38,11 @@ def _same(got, expected) -> None:
 
 
 def test_dtype_names_are_numpys_objects() -> None:
-    assert fnp.bool is np.bool_ and fnp.object_ is np.object_
-    assert fnp.uint16 is np.uint16 and np.dtype(fnp.uint) == np.uint64
-    assert fnp.int_ is np.int64 and fnp.float_ is np.float64 and fnp.complex_ is np.complex128
+    # the scalar types are JAX's (functrace.numpy._scalar_types), equal to NumPy's
+    assert fnp.bool == np.bool_ and fnp.object_ is np.object_ and fnp.bool is fnp.bool_
+    assert fnp.uint16 == np.uint16 and np.dtype(fnp.uint) == np.uint64
+    assert fnp.int_ == np.int64 and fnp.float_ == np.float64 and fnp.complex_ == np.complex128
+    assert fnp.int_ is fnp.int64 and fnp.double is fnp.float64 and fnp.single is fnp.float32
     assert (fnp.double, fnp.single) == (np.float64, np.float32)
     assert (fnp.cdouble, fnp.csingle) == (np.complex128, np.complex64)
     for name in ("number", "generic", "integer", "signedinteger", "unsignedinteger"):

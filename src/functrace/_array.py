@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import _debug, core
+from functrace import _debug, core, dtypes
 from functrace._buffers import ufunc_pooled as _pooled
 from functrace.core import Tracer
 
@@ -369,8 +369,8 @@ for _name, _uf in {
     setattr(Array, f"__{_name}__", _unary(_uf))
 
 
-def _method(name: str) -> Any:
-    base = getattr(_nd, name)
+def _method(name: str, base: Any = None) -> Any:
+    base = getattr(_nd, name) if base is None else base
 
     def m(self: Array, *args: Any, **kwargs: Any) -> Any:
         r = base(self.view(_nd), *_plain_args(args), **_plain_kwargs(kwargs))
@@ -383,8 +383,21 @@ def _method(name: str) -> Any:
         return _wrap(r)
 
     m.__name__ = m.__qualname__ = name
-    m.__doc__ = base.__doc__
+    m.__doc__ = getattr(_nd, name).__doc__
     return m
+
+
+_nd_astype = _nd.astype
+
+
+def _astype_base(x: np.ndarray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
+    # JAX's conversions (dtypes.convert: floats to integers saturate, NaN gives 0;
+    # complex to bool is x != 0, as NumPy) where they differ from NumPy's
+    dt = np.dtype(dtype)
+    if x.dtype.kind in "fc" and dt.kind in "iu" and not args and set(kwargs) <= {"copy"}:
+        out = dtypes.convert(x, dt)
+        return out.copy() if out is x else out
+    return _nd_astype(x, dtype, *args, **kwargs)
 
 
 for _name in (
@@ -393,7 +406,6 @@ for _name in (
     "argmax",
     "argmin",
     "argsort",
-    "astype",
     "clip",
     "conj",
     "conjugate",
@@ -421,6 +433,7 @@ for _name in (
     "var",
 ):
     setattr(Array, _name, _method(_name))
+Array.astype = _method("astype", _astype_base)  # type: ignore[method-assign]
 
 
 def _view_property(name: str) -> Any:

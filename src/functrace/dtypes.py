@@ -1,8 +1,15 @@
-"""Dtypes and NumPy 2 type promotion with weak Python scalars.
+"""Dtypes, conversions and NumPy 2 type promotion with weak Python scalars.
 
 Python scalars (``2``, ``2.0``) are *weak*: they take the dtype of the array
 they meet, so ``float32_array * 2.0`` stays float32, exactly as in NumPy 2
 (NEP 50). A value is weak only while every value it was computed from was weak.
+
+Conversions (:func:`convert`) follow JAX (XLA on CPU), not NumPy, where they differ:
+a float converted to an integer dtype is truncated toward zero and *saturates*, NaN
+giving 0, +inf and values above the range the largest integer, -inf and values below
+it the smallest (0 for unsigned dtypes), where NumPy gives platform-dependent values.
+Eager ``convert_element_type`` and ``astype`` call :func:`convert`; ``jit``'s kernels
+compute the same bits from :func:`float_to_int_limits` (both kernel compilers).
 """
 
 from __future__ import annotations
@@ -105,8 +112,64 @@ def to_inexact(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64)
 
 
+@lru_cache(maxsize=64)
+def float_to_int_limits(dtype: np.dtype) -> tuple[float, float, int, int]:
+    """``(low, high, min, max)`` of a float-to-``dtype`` (an integer dtype) conversion:
+    a float ``x`` with ``x >= high`` converts to ``max``, one with ``x <= low`` (signed)
+    or ``x < low`` (unsigned, ``low = 0.0``) to ``min``, NaN to 0, and every other
+    value to ``trunc(x)``, which then fits. ``high`` and ``low`` are powers of two, exact
+    in every float dtype with the range to hold them."""
+    info = np.iinfo(dtype)
+    bits = 8 * np.dtype(dtype).itemsize
+    if info.min == 0:
+        return 0.0, float(2**bits), 0, int(info.max)
+    return -float(2 ** (bits - 1)), float(2 ** (bits - 1)), int(info.min), int(info.max)
+
+
+def convert(x: object, dtype: object) -> object:
+    """``x`` (a NumPy array or scalar, or a Python scalar) converted to ``dtype`` as
+    ``jax.lax.convert_element_type`` converts it on CPU: a complex value loses its
+    imaginary part (except to complex), ``bool`` is ``x != 0`` (NaN is True), integers
+    wrap, and floats to integers saturate (NaN: 0; see the module's docstring). An
+    ``ndarray`` gives an ``ndarray`` (``x`` itself when nothing changes), anything else
+    a NumPy scalar."""
+    dt = np.dtype(dtype)  # type: ignore[call-overload]
+    is_array = isinstance(x, np.ndarray)
+    a = x if is_array else np.asarray(x)
+    assert isinstance(a, np.ndarray)
+    if a.dtype.kind == "c" and dt.kind != "c":
+        a = a.real
+    if dt.kind == "b":
+        out = np.not_equal(a, 0)
+    elif dt.kind in "iu" and a.dtype.kind == "f":
+        out = _float_to_int(a, dt)
+    else:
+        out = a.astype(dt, copy=False)
+    return out if is_array else out[()]
+
+
+def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
+    low, high, lo_int, hi_int = float_to_int_limits(dt)
+    if a.dtype.itemsize < 4:
+        a = a.astype(np.float32)  # float16 cannot hold the limits of wide integers
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = a.astype(dt)  # platform values outside the range: replaced below
+        above = a >= high
+        below = a < low if lo_int == 0 else a <= low
+        nan = np.isnan(a)
+    if above.any() or below.any() or nan.any():
+        if out.base is not None or not out.flags.writeable:
+            out = out.copy()
+        np.putmask(out, above, hi_int)
+        np.putmask(out, below, lo_int)
+        np.putmask(out, nan, 0)
+    return out
+
+
 __all__ = [
+    "convert",
     "float0",
+    "float_to_int_limits",
     "is_bool",
     "is_differentiable",
     "is_float",

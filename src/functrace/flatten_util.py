@@ -50,7 +50,8 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     (dtype('float32'), dtype('int32'))
     """
     leaves, treedef = tu.tree_flatten(pytree)
-    arrs = [fnp.asarray(x) if not isinstance(x, (core.Tracer, *_PY_SCALARS)) else x for x in leaves]
+    # (np.asarray: a string or object leaf reaches the check below, with its message)
+    arrs = [np.asarray(x) if not isinstance(x, (core.Tracer, *_PY_SCALARS)) else x for x in leaves]
     avals = [core.get_aval(x) for x in arrs]
     for x, a in zip(leaves, avals):
         if a.dtype.kind not in "biufc":

@@ -132,7 +132,7 @@ def _classify(eqn: JaxprEqn) -> str:
             and eqn.inputs[0].aval.dtype.kind in "fc"
             and eqn.params["new_dtype"].kind in "iu"
         ):
-            return "other"  # np.int64(nan) raises in Python; the impl casts like NumPy
+            return "other"  # the driver calls the impl (dtypes.convert: saturating)
         return "scalar" if all(x.aval.shape == () for x in eqn.inputs) else "other"
     if all(x.aval.shape in (shape, ()) for x in eqn.inputs):
         return "fused"

@@ -75,6 +75,22 @@ def eager_check_binary(name: str, x: Any, y: Any) -> None:
         )
 
 
+def eager_check_dtypes(name: str, *args: Any) -> None:
+    """The traced check of equal operand dtypes, for eager calls: a TypeError unless
+    every operand has the same dtype. Python scalars count with the dtype they take
+    alone (int64, float64...), as in traced calls (and as JAX's lax, which does not
+    promote either)."""
+    dtype = getattr(args[0], "dtype", None)
+    for a in args[1:]:
+        d = getattr(a, "dtype", None)
+        if d is None or d != dtype:
+            break
+    else:
+        if dtype is not None:
+            return
+    check_same_dtypes(name, *[core.get_aval(a) for a in args])
+
+
 def normalize_axis(name: str, axis: int, ndim: int) -> int:
     if not -ndim <= axis < max(ndim, 1):
         raise ValueError(f"{name}: expected an axis in [{-ndim}, {ndim}), got {axis}.")

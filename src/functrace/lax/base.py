@@ -33,6 +33,7 @@ from functrace.lax._util import (
     check_same_dtypes,
     check_same_shapes,
     eager_check_binary,
+    eager_check_dtypes,
     register,
     register_checked,
 )
@@ -110,6 +111,9 @@ def binop(
     def impl(x: Any, y: Any) -> Any:
         if getattr(x, "shape", ()) != getattr(y, "shape", ()):
             eager_check_binary(name, x, y)  # raises the detailed error
+        dx, dy = getattr(x, "dtype", None), getattr(y, "dtype", None)
+        if dx is None or dx != dy:  # as traced (and as JAX): equal dtypes, no promotion
+            eager_check_dtypes(name, x, y)
         return ufunc_call(np_fn, x, y)  # into the eager pool: large float results
 
     register(p, impl, _binop_abstract(name, kinds, what, out_dtype))
@@ -182,7 +186,10 @@ numba_emitters[mul_p] = "({0} * {1})"
 
 def _div_impl(x: Any, y: Any) -> Any:
     eager_check_binary("div", x, y)
-    dt = getattr(x, "dtype", None)
+    eager_check_dtypes("div", x, y)
+    if not hasattr(x, "dtype"):  # Python scalars: int64 (divided as integers), float64...
+        x, y = np.asarray(x)[()], np.asarray(y)[()]
+    dt = x.dtype
     if dt is not None and dt.kind in "iu":  # rounds toward zero, as C and JAX's lax.div
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             q = np.floor_divide(x, y)
@@ -264,6 +271,12 @@ def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
 
 
 def _select_n_impl(which: Any, *cases: Any) -> Any:
+    shape, dtype = getattr(which, "shape", ()), getattr(cases[0], "dtype", None)
+    for c in cases:
+        if getattr(c, "shape", ()) != shape or dtype is None or getattr(c, "dtype", None) != dtype:
+            # as traced (and as JAX): equal shapes and dtypes, no broadcasting, no promotion
+            _select_n_abstract(*[core.get_aval(a) for a in (which, *cases)])
+            break
     if len(cases) == 2:
         out = np.where(which, cases[1], cases[0])
     else:
@@ -331,15 +344,10 @@ def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -
 
 
 def _convert_impl(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Any:
-    if not isinstance(x, (np.ndarray, np.generic)):
-        return np.array(x, dtype=new_dtype)[()]
-    if x.dtype.kind == "c" and new_dtype.kind != "c":
-        x = np.real(x)
-    if new_dtype.kind == "b":
-        return np.not_equal(x, 0)
-    if np.ndim(x) == 0:
-        return np.asarray(x).astype(new_dtype)[()]
-    return x.astype(new_dtype, copy=False)  # (a weak-type change alone copies nothing)
+    # dtypes.convert: JAX's conversions (floats to integers saturate, NaN gives 0); a
+    # weak-type change alone copies nothing
+    out = dtypes.convert(x, new_dtype)
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
 
 convert_element_type_p = register(
@@ -386,7 +394,17 @@ def _convert_element_type_emit(ctx: _nr.EmitContext) -> str:
     if dst.kind == "b":
         return f"({x} != 0)"
     if src.kind == "c" and dst.kind != "c":
-        return f"({x}).real"
+        x = f"({x}).real"
+    if src.kind in "fc" and dst.kind in "iu":
+        # saturating, as dtypes.convert (the eager impl): NaN -> 0, out of range -> the
+        # nearest limit; the cast of x itself only runs where it is in range
+        low, high, lo_int, hi_int = dtypes.float_to_int_limits(dst)
+        c = _nr.dtype_ctor(dst)
+        below = f"{x} < {low!r}" if lo_int == 0 else f"{x} <= {low!r}"
+        return (
+            f"({c}({hi_int}) if {x} >= {high!r} else ({c}({lo_int}) if {below} else "
+            f"({c}({x}) if {x} == {x} else {c}(0))))"
+        )
     return x  # the backend's explicit cast to the output dtype does the conversion
 
 

@@ -24,7 +24,13 @@ from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters import numba_rules as _nr
 from functrace.interpreters.numba_rules import numba_emitters
-from functrace.lax._util import check_dtype_kind, check_same_dtypes, eager_check_binary, register
+from functrace.lax._util import (
+    check_dtype_kind,
+    check_same_dtypes,
+    eager_check_binary,
+    register,
+    register_checked,
+)
 from functrace.lax.base import (
     _ANY,
     _FLOAT,
@@ -511,7 +517,8 @@ def _clamp_impl(lo: Any, x: Any, hi: Any) -> Any:
     return np.minimum(np.maximum(x, lo), hi)
 
 
-clamp_p = register(Primitive("clamp"), _clamp_impl, _clamp_abstract)
+# eagerly as traced (and as JAX): bounds of x's dtype, no promotion
+clamp_p = register_checked(Primitive("clamp"), _clamp_impl, _clamp_abstract)
 
 
 def clamp(lo: Any, x: Any, hi: Any) -> Any:

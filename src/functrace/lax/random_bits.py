@@ -37,6 +37,7 @@ from functrace.lax._util import (
     check_same_dtypes,
     check_same_shapes,
     eager_check_binary,
+    eager_check_dtypes,
     register,
 )
 from functrace.lax.base import exp, full_like, mul
@@ -329,6 +330,7 @@ def erf_inv_lines(x: str, y: str, dtype: np.dtype, tmp: str) -> list[str]:
 
 def _nextafter_impl(x: Any, y: Any) -> Any:
     eager_check_binary("nextafter", x, y)
+    eager_check_dtypes("nextafter", x, y)  # as traced: no promotion
     return np.nextafter(x, y)
 
 

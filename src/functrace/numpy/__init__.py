@@ -17,6 +17,7 @@ updates), ``_apply`` (``vectorize``, ``apply_along_axis``, ``piecewise``, window
 ``delete``, ``insert``, ``block``...), ``_poly`` (polynomials), ``_predicates``
 (predicates, bit packing, array-API names), ``_grids`` (``logspace``, ``indices``,
 ``mgrid``, files, printing), ``_utils`` (dtype names, index helpers),
+``_scalar_types`` (``float32``, ``int32``...: JAX's scalar types, which convert),
 ``_linalg_util``, ``_linalg_norms`` and ``_linalg_more`` (parts of ``linalg``),
 ``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
 """
@@ -37,6 +38,7 @@ from functrace.numpy._math import *  # noqa: F401,F403
 from functrace.numpy._pad import *  # noqa: F401,F403
 from functrace.numpy._poly import *  # noqa: F401,F403
 from functrace.numpy._reductions import *  # noqa: F401,F403
+from functrace.numpy._scalar_types import *  # noqa: F401,F403
 from functrace.numpy._sets import *  # noqa: F401,F403
 from functrace.numpy._shape import *  # noqa: F401,F403
 from functrace.numpy._sorting import *  # noqa: F401,F403
@@ -45,12 +47,7 @@ from functrace.numpy._stats import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
 from functrace.numpy._utils import *  # noqa: F401,F403
 
-# dtypes and constants, as in NumPy
-float16, float32, float64 = _np.float16, _np.float32, _np.float64
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint32, uint64 = _np.uint8, _np.uint32, _np.uint64
-bool_ = _np.bool_
-complex64, complex128 = _np.complex64, _np.complex128
+# constants and dtype helpers, as in NumPy (the scalar types: _scalar_types, JAX's)
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo

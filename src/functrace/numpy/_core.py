@@ -31,15 +31,41 @@ _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
     """Tracers and NumPy arrays/scalars pass; Python scalars pass (weak);
-    lists/tuples (possibly of tracers) become arrays."""
-    if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+    lists/tuples (possibly of tracers) become arrays. Strings, bytes and objects (also
+    NumPy arrays of them) raise :func:`non_numeric_error`, as in JAX."""
+    if isinstance(x, (Tracer, bool, int, float, complex)):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind in _NON_NUMERIC and x.dtype != dtypes.float0:
+            raise non_numeric_error(fname, x, x.dtype)
         return x
     if isinstance(x, (list, tuple)):
-        return array_any(x)
+        return array_any(x, fname=fname)
     try:
-        return np.asarray(x)
+        out = np.asarray(x)
     except Exception as e:  # pragma: no cover - message path
         raise TypeError(f"{fname}: expected an array-like, got {type(x).__name__}.") from e
+    if out.dtype.kind in _NON_NUMERIC:
+        raise non_numeric_error(fname, x, out.dtype)
+    return out
+
+
+# Kinds of NumPy dtypes functrace does not compute with: object, str, bytes, void
+# (except float0, the empty dtype of tangents of integers), datetimes.
+_NON_NUMERIC = "OUSVMm"
+
+
+def non_numeric_error(fname: str, x: Any, dtype: np.dtype) -> TypeError:
+    """The TypeError for a string, bytes or object value given where an array of
+    numbers or booleans is expected (JAX rejects them too)."""
+    what = repr(x) if isinstance(x, (str, bytes)) else type(x).__name__
+    if len(what) > 60:
+        what = what[:57] + "..."
+    return TypeError(
+        f"{fname}: expected an array of numbers or booleans (or a nested list of them), got "
+        f"{what} (NumPy dtype {dtype}). functrace, like JAX, does not compute with strings, "
+        f"bytes or Python objects: convert them to numbers first."
+    )
 
 
 def _dtype_key(aval: core.ShapedArray) -> Any:
@@ -216,12 +242,19 @@ def dtype_arg(dtype: Any) -> np.dtype | None:
     return None if dtype is None else np.dtype(dtype)
 
 
-def array_any(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
+def array_any(obj: Any, dtype: Any = None, copy: bool = True, fname: str = "array") -> Any:
     """``functrace.numpy.array`` with NumPy's result types: a NumPy array when ``obj``
-    holds no tracer, else one tracer stacking its (nested) elements."""
+    holds no tracer, else one tracer stacking its (nested) elements. Strings, bytes and
+    objects raise a TypeError naming ``fname`` (a string with a numeric ``dtype`` is
+    parsed, as NumPy and JAX do)."""
     dtype = dtype_arg(dtype)
     if not contains_tracer(obj):
-        return np.array(obj, dtype=dtype, copy=copy) if copy else np.asarray(obj, dtype)
+        if isinstance(obj, np.ndarray) and obj.dtype.kind == "O":  # (JAX: even of numbers)
+            raise non_numeric_error(fname, obj, obj.dtype)
+        out = np.array(obj, dtype=dtype, copy=copy) if copy else np.asarray(obj, dtype)
+        if out.dtype.kind in _NON_NUMERIC and out.dtype != dtypes.float0:
+            raise non_numeric_error(fname, obj, out.dtype)
+        return out
     if isinstance(obj, Tracer):
         return obj if dtype is None else cast(obj, dtype)
     parts = [array_any(e, copy=False) for e in obj]

@@ -63,22 +63,30 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     On concrete input the result is an immutable :class:`functrace.Array` (as JAX's
     ``jnp.array``), so ``.at[...]`` works on it; ``asarray`` does not copy an input that
     already is an ``Array``, and copies a NumPy array once (so that writes to it do not
-    show through).
+    show through). Strings, bytes and Python objects raise a ``TypeError``, as in JAX.
 
     >>> import functrace.numpy as fnp
     >>> fnp.array([1.0, 2.0], dtype=fnp.float32)
     Array([1., 2.], dtype=float32)
     """
-    out = array_any(obj, dtype, copy)
+    return _array("array", obj, dtype, copy)
+
+
+def _array(fname: str, obj: Any, dtype: Any, copy: bool = True) -> Any:
+    out = array_any(obj, dtype, copy, fname)
     return out if isinstance(out, Tracer) else to_array(out)
 
 
 def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Any:
     """``numpy.asarray`` that also accepts (nested) lists of traced values; see
-    :func:`array`. An ``Array`` of the requested dtype is returned as it is."""
+    :func:`array`. An ``Array`` of the requested dtype is returned as it is.
+
+    As in JAX, strings, bytes and Python objects (also NumPy object arrays) raise a
+    ``TypeError``; a string with a numeric ``dtype`` is parsed (``asarray("1.5",
+    float32)``)."""
     if type(obj) is Array and (dtype is None or np.dtype(dtype) == obj.dtype) and not copy:
         return obj
-    return array(obj, dtype, copy=True)
+    return _array("asarray", obj, dtype)
 
 
 @numpy_path(lambda a, order="K", subok=False: np.copy(a, order=order, subok=subok))

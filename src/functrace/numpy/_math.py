@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import core, dtypes
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax import extras as lxc
@@ -425,15 +425,34 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
 around = round
 
 
-@numpy_path(lambda x, dtype, /, *, copy=True, device=None: np.asarray(x).astype(dtype, copy=copy))
+def _np_astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+    a, dt = np.asarray(x), np.dtype(dtype)
+    if a.dtype.kind == "c" and dt.kind == "b":
+        return np.not_equal(a, 0)
+    out = dtypes.convert(a, dt)
+    return out.copy() if copy and out is a else out
+
+
+@numpy_path(_np_astype)
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
     """``x`` converted to ``dtype`` (``np.float32``, ``"float32"``, ``float``... all work).
+
+    Conversions are JAX's (``functrace.dtypes.convert``), also on NumPy inputs: floats
+    to integers truncate toward zero and saturate (NaN gives 0, +-inf and values out of
+    range the nearest limit; NumPy's values there depend on the platform); complex to
+    bool is ``x != 0``, to other real dtypes the real part.
 
     >>> import functrace.numpy as fnp
     >>> fnp.astype([1.5, 2.5], "int32")
     array([1, 2], dtype=int32)
+    >>> fnp.astype([float("nan"), float("inf"), -1e30], "int8")
+    array([   0,  127, -128], dtype=int8)
     """
-    return cast(asarray_or_tracer(x), np.dtype(dtype))
+    x = asarray_or_tracer(x)
+    dt = np.dtype(dtype)
+    if core.get_aval(x).dtype.kind == "c" and dt.kind == "b":
+        return not_equal(x, 0)
+    return cast(x, dt)
 
 
 @numpy_path(lambda x, y, /: np.divmod(x, y))

@@ -2,9 +2,9 @@
 and printing of ``_grids`` and the predicates, bits and array API names of
 ``_predicates`` are re-exported from here.
 
-* Dtypes: NumPy's scalar types and abstract classes under their JAX names (``bool`` is
-  ``numpy.bool_``, ``float_`` is ``float64``...), ``issubdtype``, ``isdtype``,
-  ``promote_types``, ``result_type``, ``can_cast``, ``isscalar``, ``iterable`` and
+* Dtypes: NumPy's abstract classes (``floating``, ``integer``...; the scalar types
+  ``float32``, ``bool``, ``double``... are JAX's, in ``_scalar_types``), ``issubdtype``,
+  ``isdtype``, ``promote_types``, ``result_type``, ``can_cast``, ``isscalar``, ``iterable`` and
   ``broadcast_shapes``.
 * Index helpers: ``diag_indices(_from)``, ``tril/triu_indices_from``, ``mask_indices``,
   ``ix_``, ``ravel_multi_index`` and ``fill_diagonal``.
@@ -549,45 +549,30 @@ def fill_diagonal(a: Any, val: Any, wrap: _Bool = False, *, inplace: _Bool = Tru
 
 
 # ---------------------------------------------------------------------------
-# Dtype names (last: ``bool`` and ``object_`` would shadow builtins above)
+# Dtype names (last: ``object_`` would shadow a builtin above)
 # ---------------------------------------------------------------------------
 
-uint16 = np.uint16
-uint = np.uint  # uint64, as in JAX with 64-bit types on
-int_ = np.int_
-float_ = np.float64
-complex_ = np.complex128
-double, single = np.double, np.single
-cdouble, csingle = np.cdouble, np.csingle
 number, generic, character, flexible = np.number, np.generic, np.character, np.flexible
 integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
 inexact, floating, complexfloating = np.inexact, np.floating, np.complexfloating
 object_ = np.object_
-bool = np.bool_  # noqa: A001
 euler_gamma = np.euler_gamma
 
 __all__ = [
     *_grids_all,
     *_predicates_all,
-    "bool",
     "broadcast_shapes",
     "can_cast",
-    "cdouble",
     "character",
-    "complex_",
     "complexfloating",
-    "csingle",
     "diag_indices",
     "diag_indices_from",
-    "double",
     "euler_gamma",
     "fill_diagonal",
     "flexible",
-    "float_",
     "floating",
     "generic",
     "inexact",
-    "int_",
     "integer",
     "isdtype",
     "isscalar",
@@ -601,10 +586,7 @@ __all__ = [
     "ravel_multi_index",
     "result_type",
     "signedinteger",
-    "single",
     "tril_indices_from",
     "triu_indices_from",
-    "uint",
-    "uint16",
     "unsignedinteger",
 ]
