@@ -43,7 +43,7 @@ from functrace.ir import ClosedJaxpr, eval_jaxpr
 from functrace.jit import diagnostics, kernels, tiered
 from functrace.jit.argnums import resolve_argnums
 from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
-from functrace.jit.shared import Shared, counter, lowering_settings, shared_state
+from functrace.jit.shared import Entry, Shared, counter, lowering_settings, shared_state
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -138,7 +138,7 @@ class Lowered:
     are the driver's in :meth:`as_text`. ``traced_jaxpr`` is the jaxpr as traced,
     which prints as ``make_jaxpr`` does."""
 
-    def __init__(self, entry: _Entry) -> None:
+    def __init__(self, entry: Entry) -> None:
         self._entry = entry
 
     @property
@@ -173,19 +173,6 @@ class Lowered:
         return f"<Lowered: {len(self._entry.program.kernels)} kernels>"
 
 
-class _Entry:
-    __slots__ = ("jaxpr", "program", "driver", "key", "sourced", "job")
-
-    def __init__(self, jaxpr: ClosedJaxpr, program: Any, driver: Any = None) -> None:
-        self.jaxpr = jaxpr
-        self.program = program  # None while a tiered compile runs (``job``)
-        self.driver = program.driver if program is not None else driver
-        self.key: Any = None  # its signature in the function's cache
-        # traced with a debug check on: its equations carry their sources
-        self.sourced = _flags.check
-        self.job: Any = None  # tiered.Job until the compiled driver is installed
-
-
 class JitFunction:
     """A function compiled by :func:`jit`; call it like the original function.
 
@@ -207,6 +194,20 @@ class JitFunction:
     compiled driver took over, ``pending_compiles`` the compiles still running;
     :meth:`wait_compiled` waits for them.
     """
+
+    # The fast path's attributes are slots (the wrapped function's attributes, copied by
+    # functools.update_wrapper, go to ``__dict__``): an attribute of a materialised
+    # split-keys ``__dict__`` costs 2-3x a slot's on every call.
+    __slots__ = (
+        "_has_static",
+        "_fast",
+        "_tree_fast",
+        "_cache",
+        "_watch",
+        "_st",
+        "__dict__",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -318,7 +319,7 @@ class JitFunction:
         except KeyError:  # evicted by another thread meanwhile
             pass
 
-    def _add_entry(self, key: Any, entry: _Entry) -> None:
+    def _add_entry(self, key: Any, entry: Entry) -> None:
         with self._lock:
             self._cache[key] = entry
             if len(self._cache) > self._bound:
@@ -328,7 +329,7 @@ class JitFunction:
                         del fast[k]
 
     def _add_fast(
-        self, fast: OrderedDict[Any, Any], key: Any, entry: _Entry, call: Callable[..., Any]
+        self, fast: OrderedDict[Any, Any], key: Any, entry: Entry, call: Callable[..., Any]
     ) -> None:
         with self._lock:
             fast[key] = (call, entry)
@@ -537,7 +538,7 @@ class JitFunction:
 
     def _entry_for(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[_Entry | None, list[Any]]:
+    ) -> tuple[Entry | None, list[Any]]:
         static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
@@ -630,7 +631,7 @@ class JitFunction:
         in_tree: Any,
         avals: list[ShapedArray],
         key: Any,
-    ) -> _Entry:
+    ) -> Entry:
         from functrace.jit.lowering import lower
 
         fun = self._fun
@@ -676,7 +677,7 @@ class JitFunction:
                 with kernels.load_mode("probe", stats):
                     program = lower(closed, fname, out_tree, py)
             except kernels.NeedsCompile:
-                entry = _Entry(closed, None)
+                entry = Entry(closed, None)
                 tiered.start(
                     self,
                     entry,
@@ -690,13 +691,13 @@ class JitFunction:
         self.compile_count += program.compiled
         if debug:
             tiered.print_program(program, stats)
-        return _Entry(closed, program)
+        return Entry(closed, program)
 
-    def _switch(self, entry: _Entry) -> Callable[..., Any]:
+    def _switch(self, entry: Entry) -> Callable[..., Any]:
         with self._lock:
             return tiered.install(self, entry)  # type: ignore[no-any-return]
 
-    def _drop(self, entry: _Entry) -> None:
+    def _drop(self, entry: Entry) -> None:
         """Forget ``entry`` (its signature is traced and compiled again if it comes back)."""
         with self._lock:
             if entry.key is not None and self._cache.get(entry.key) is entry:
@@ -766,7 +767,7 @@ class JitFunction:
 
     def _check_outputs(
         self,
-        entry: _Entry,
+        entry: Entry,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         leaves: list[Any],

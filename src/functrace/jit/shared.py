@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from functrace import _buffers
+from functrace import _buffers, _debug
 from functrace.ir import ClosedJaxpr
 from functrace.jit import direct_engine, loops, parallel
 
@@ -31,6 +31,22 @@ def lowering_settings() -> tuple[Any, ...]:
     """The switches lowering reads: the kernel compiler (``FUNCTRACE_JIT_KERNELS``),
     native loops, the buffer pool and whether drivers get parallel call sites."""
     return (direct_engine.enabled(), loops.enabled, _buffers.enabled, parallel.enabled())
+
+
+class Entry:
+    """One traced signature: its jaxpr and its lowered program (or the tiered job that
+    will install the compiled driver)."""
+
+    __slots__ = ("jaxpr", "program", "driver", "key", "sourced", "job")
+
+    def __init__(self, jaxpr: ClosedJaxpr, program: Any, driver: Any = None) -> None:
+        self.jaxpr = jaxpr
+        self.program = program  # None while a tiered compile runs (``job``)
+        self.driver = program.driver if program is not None else driver
+        self.key: Any = None  # its signature in the function's cache
+        # traced with a debug check on: its equations carry their sources
+        self.sourced = _debug.flags.check
+        self.job: Any = None  # tiered.Job until the compiled driver is installed
 
 
 class Shared:
@@ -59,9 +75,9 @@ class Shared:
         # fast paths map their keys to (driver, entry): a fast-path hit refreshes the
         # entry's recency only once the cache is half full (the hot path pays nothing far
         # from the bound), and evicting an entry drops the fast keys that lead to it.
-        self.fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], Any]] = OrderedDict()
-        self.tree_fast: OrderedDict[Any, tuple[Callable[..., Any], Any]] = OrderedDict()
-        self.cache: OrderedDict[Any, Any] = OrderedDict()
+        self.fast: OrderedDict[tuple[Any, ...], tuple[Callable[..., Any], Entry]] = OrderedDict()
+        self.tree_fast: OrderedDict[Any, tuple[Callable[..., Any], Entry]] = OrderedDict()
+        self.cache: OrderedDict[Any, Entry] = OrderedDict()
         # Held while a signature is traced and lowered (threads calling with the same new
         # signature at once trace it once; the others wait and reuse the entry), and while
         # the LRU bookkeeping evicts or adds entries.
