@@ -458,3 +458,88 @@ def test_map_batch_size_runs_f_on_chunks_and_checks_its_value() -> None:
             lax.map(f, np.ones(3), batch_size=bad)
     with pytest.raises(ValueError, match="one length for all xs leaves"):
         lax.map(lambda x: x, (np.ones(3), np.ones(4)), batch_size=2)
+
+
+# -- weakly typed loop carries (JAX 0.10.2's values and dtypes) ------------------------
+
+
+_X32 = np.float32(1.5)
+_XS32 = np.arange(1.0, 4.0, dtype=np.float32)
+_WEAK_CARRY_CASES = [
+    # (function of a float32 scalar, JAX 0.10.2's value; its dtype is float32)
+    (lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, 0.0), 4.5),
+    (lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, 0), 4.5),
+    (lambda x: lax.fori_loop(0, 4, lambda i, c: c * x + i, 0.0), 8.25),  # i is weak too
+    (lambda x: lax.fori_loop(0, 3, lambda i, c: (c[0] + x, c[1] + 1), (0.0, 0))[0], 4.5),
+    (lambda x: lax.while_loop(lambda c: c < 10, lambda c: c * x + 1, 0), 13.1875),
+    (lambda x: lax.while_loop(lambda c: c < 10, lambda c: c + x, 0.0), 10.5),
+    (lambda x: lax.scan(lambda c, xx: (c * x + xx, c), 0.0, _XS32)[0], 8.25),
+    (lambda x: lax.scan(lambda c, xx: (c * x + xx, c), 0.0, _XS32)[1][2], 3.5),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_WEAK_CARRY_CASES)))
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+def test_weak_initial_carry_takes_the_float32_the_body_returns(case, mode) -> None:
+    # A Python-scalar initial carry is weakly typed: the body is traced with it weak, so
+    # ``0.0 + float32`` is float32 and the carry becomes float32 (it was float64).
+    f, want = _WEAK_CARRY_CASES[case]
+    if mode == "vmap":
+        got = ft.vmap(f)(np.full(2, _X32))
+        assert isinstance(got, ft.Array) and got.dtype == np.float32
+        np.testing.assert_array_equal(got, [want, want])
+        return
+    got = f(_X32) if mode == "eager" else ft.jit(f)(_X32)
+    assert isinstance(got, ft.Array) and got.dtype == np.float32 and float(got) == want
+
+
+def test_weak_initial_carry_derivatives_are_float32_as_in_jax() -> None:
+    fori = lambda x: lax.fori_loop(0, 3, lambda i, c: c + x * c + x, 0.0)  # noqa: E731
+    scan = lambda x: lax.scan(lambda c, xx: (c * x + xx, None), 0.0, _XS32)[0]  # noqa: E731
+    wloop = lambda x: lax.while_loop(lambda c: c < 10, lambda c: c * x + 1, 0)  # noqa: E731
+    # JAX 0.10.2's values (its while_loop has no reverse mode; 24.25 is jvp's tangent)
+    for f, d, d2 in ((fori, 18.75, 15.0), (scan, 5.0, 2.0), (wloop, 24.25, None)):
+        for g in (ft.grad(f), ft.jit(ft.grad(f)), ft.grad(ft.jit(f))):
+            r = g(_X32)
+            assert r.dtype == np.float32 and float(r) == d
+        val, tan = ft.jvp(ft.jit(f), (_X32,), (np.float32(1.0),))
+        assert val.dtype == tan.dtype == np.float32 and float(tan) == d
+        if d2 is not None:
+            h = ft.hessian(f)(_X32)
+            assert h.dtype == np.float32 and float(h) == d2
+    per = ft.vmap(ft.grad(ft.jit(scan)))(_XS32)
+    assert per.dtype == np.float32
+    np.testing.assert_array_equal(per, [4.0, 6.0, 8.0])
+
+
+def test_weak_carry_promotion_rules_and_the_loop_index() -> None:
+    # JAX's promotion of the weak initial value with the body's type
+    cases = [
+        (lambda: lax.while_loop(lambda c: c < 10, lambda c: c + 1.5, 0), np.float64, 10.5),
+        (lambda: lax.fori_loop(0, 2, lambda i, c: c + np.float16(1), 0.0), np.float16, 2.0),
+        (lambda: lax.fori_loop(0, 2, lambda i, c: c + 1, 0), np.int64, 2),
+        # the index of a loop with static bounds is a weak int64 (whatever their dtype)
+        (lambda: lax.fori_loop(np.int32(0), 3, lambda i, c: c + i, np.int16(1)), np.int16, 4),
+    ]
+    for f, dtype, want in cases:
+        for r in (f(), ft.jit(f)()):
+            assert r.dtype == dtype and r == want
+    seen = []
+
+    def body(i, c):
+        seen.append((i.aval.dtype, i.aval.weak_type))
+        return c + i
+
+    # traced bounds: their common dtype, Python ints weak (an int32 n counts in int32)
+    assert ft.jit(lambda n: lax.fori_loop(0, n, body, np.int32(0)))(np.int32(4)) == 6
+    assert ft.jit(lambda n: lax.fori_loop(0, n, body, 0))(4) == 6
+    assert seen == [(np.dtype(np.int32), False), (np.dtype(np.int64), True)]
+    # strongly typed carries, and weak ones whose body changes shape or kind, stay errors
+    for bad in (
+        lambda: lax.fori_loop(0, 2, lambda i, c: c + _X32, np.int32(0)),
+        lambda: lax.fori_loop(0, 2, lambda i, c: 1, 0.0),
+        lambda: lax.fori_loop(0, 2, lambda i, c: c + _XS32, 0.0),
+        lambda: lax.while_loop(lambda c: c < 2, lambda c: c + np.float64(1), np.float32(0)),
+    ):
+        with pytest.raises(TypeError, match=r"(scan|while_loop): expected the carry"):
+            bad()
