@@ -260,10 +260,10 @@ def test_vmap_of_control_flow_matches_loop() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(TypeError, match="cond: expected a scalar boolean predicate"):
+    with pytest.raises(TypeError, match=r"cond: expected a scalar predicate .* got bool\[2\]"):
         lax.cond(np.array([True, False]), lambda x: x, lambda x: x, 1.0)
-    with pytest.raises(TypeError, match="cond: expected a boolean predicate"):
-        lax.cond(1.5, lambda x: x, lambda x: x, 1.0)
+    with pytest.raises(TypeError, match=r"cond: expected a bool, integer or float predicate"):
+        lax.cond(1.5j, lambda x: x, lambda x: x, 1.0)
     with pytest.raises(TypeError, match=r"cond: expected .*branch 1"):
         ft.make_jaxpr(lambda p: lax.cond(p, lambda: 1.0, lambda: np.ones(2)))(True)
     with pytest.raises(
@@ -543,3 +543,159 @@ def test_weak_carry_promotion_rules_and_the_loop_index() -> None:
     ):
         with pytest.raises(TypeError, match=r"(scan|while_loop): expected the carry"):
             bad()
+
+
+# -- cond's predicate, eager cond/switch results and their type checks (JAX 0.10.2) ----
+
+_PREDS = [
+    True, False, 1, 0, 2.5, 0.0, -0.0, np.nan, np.float32(0.5), np.int8(3), np.uint8(0),
+    np.array(1.0), np.array(0.0, np.float16), np.array(-2, np.int64),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pred", _PREDS, ids=repr)
+def test_cond_takes_any_real_scalar_predicate_nonzero_is_true(pred) -> None:
+    want = 3.0 if pred != 0 or np.isnan(pred) else -1.0  # NaN is nonzero, as in JAX
+
+    def f(p, x):
+        return lax.cond(p, lambda v: v * 3.0, lambda v: -v, x)
+
+    assert f(pred, 1.0) == want
+    assert ft.jit(f)(pred, 1.0) == want
+    assert float(ft.grad(f, 1)(pred, 1.0)) == want
+    assert float(ft.jit(ft.grad(f, 1))(pred, 1.0)) == want
+    batch = np.stack([np.asarray(pred), np.asarray(pred)])
+    np.testing.assert_array_equal(ft.vmap(f, (0, None))(batch, 1.0), [want, want])
+    assert ft.vmap(f, (None, 0))(pred, np.ones(2)).tolist() == [want, want]
+
+
+def test_cond_predicate_errors_name_cond_and_what_was_given() -> None:
+    ok = lambda x: x  # noqa: E731
+    for pred, shown in [
+        (np.array([True]), r"bool\[1\]"),
+        (np.zeros(2), r"f64\[2\]"),
+        (1j, r"c128\[\]"),
+        (np.complex64(1), r"c64\[\]"),
+        (None, "NoneType"),
+        ("yes", "str"),
+    ]:
+        match = (
+            rf"cond: expected a (scalar predicate|bool, integer or float predicate).* got {shown}"
+        )
+        with pytest.raises(TypeError, match=match):
+            lax.cond(pred, ok, ok, 1.0)
+        if shown not in ("NoneType", "str"):
+            with pytest.raises(TypeError, match=match):
+                ft.jit(lambda p: lax.cond(p, ok, ok, 1.0))(pred)
+    with pytest.raises(TypeError, match=r"switch: expected a scalar integer index, got f64\[\]"):
+        lax.switch(1.0, [ok, ok], 1.0)
+
+
+def test_eager_cond_and_switch_return_arrays() -> None:
+    x32 = np.float32(1.5)
+    for got, dtype in [
+        (lax.cond(True, lambda: 1.0, lambda: 2.0), np.float64),
+        (lax.cond(0, lambda: 1, lambda: 2), np.int64),
+        (lax.cond(True, lambda x: x, lambda x: -x, x32), np.float32),
+        (lax.cond(True, lambda: np.ones(2), lambda: np.zeros(2)), np.float64),
+        (lax.switch(1, [lambda: 1.0, lambda: 2.0]), np.float64),
+        (lax.switch(0, [lambda: True]), np.bool_),
+    ]:
+        assert isinstance(got, ft.Array) and got.dtype == dtype
+    a, (b, c) = lax.cond(False, lambda x: (x, (1, x)), lambda x: (x, (2, x)), x32)
+    assert all(isinstance(v, ft.Array) for v in (a, b, c)) and int(b) == 2
+    assert lax.cond(True, lambda: None, lambda: None) is None
+    # under jit a known predicate calls the branch, whose Python scalar stays weak
+    r = ft.jit(lambda x: lax.cond(True, lambda: 2.0, lambda: 3.0) * x)(x32)
+    assert r.dtype == np.float32 and float(r) == 3.0
+
+
+def _mismatches():
+    return [
+        ((lambda: 1.0, lambda: fnp.ones(2)), r"same shapes and dtypes, got f64\[2\] from branch 0"),
+        ((lambda: np.float32(1), lambda: 1.0), r"got f64\[\] from branch 0 \(false_fun\)"),
+        ((lambda: 1.0, lambda: 1), r"got i64\[\] from branch 0 .* and f64\[\] from branch 1"),
+        ((lambda: (1.0, 2.0), lambda: [1.0, 2.0]), "same tree structure"),
+        ((lambda: {"a": 1.0}, lambda: {"a": 1.0, "b": 2.0}), "same tree structure"),
+        ((lambda: {"a": 1.0}, lambda: {"a": fnp.ones(3)}), r"at output \['a'\]"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_eager_cond_checks_the_untaken_branch_as_jax(case) -> None:
+    (t, f), match = _mismatches()[case]
+    full = "cond: expected every branch to return the " + ("" if "same" in match else ".*")
+    for pred in (True, 1, np.float32(2.0)):
+        with pytest.raises(TypeError, match=full + match if "same" in match else match):
+            lax.cond(pred, t, f)
+    with pytest.raises(TypeError, match="cond: expected every branch to return the same"):
+        lax.cond(False, f, t)  # the taken branch is checked against the other either way
+    with pytest.raises(TypeError, match=match):
+        ft.jit(lambda: lax.cond(True, t, f))()  # a known predicate under jit
+    with pytest.raises(TypeError, match=match):
+        ft.jit(lambda p: lax.cond(p, t, f))(True)  # staged
+    with pytest.raises(TypeError, match=match):  # a known predicate under grad
+        ft.grad(lambda x: (lax.cond(x > 0, t, f), x)[1])(1.0)
+    with pytest.raises(TypeError, match=match):  # under vmap, a known predicate
+        ft.vmap(lambda x: (lax.cond(True, t, f), x)[1])(np.ones(2))
+    with pytest.raises(TypeError, match=match):  # under vmap, a batched predicate
+        ft.vmap(lambda p: (lax.cond(p, t, f), p)[1])(np.array([True, False]))
+
+
+def test_eager_switch_checks_every_untaken_branch() -> None:
+    branches = [lambda x: x, lambda x: x * 2.0, lambda x: fnp.stack([x, x])]
+    with pytest.raises(
+        TypeError, match=r"switch: .* f64\[\] from branch 0 .* f64\[2\] from branch 2"
+    ):
+        lax.switch(0, branches, 1.0)
+    with pytest.raises(TypeError, match=r"switch: .* from branch 1 .* from branch 2"):
+        ft.grad(lambda x: lax.switch(1, branches, x))(1.0)
+    assert lax.switch(1, branches[:2], 1.0) == 2.0
+
+
+def test_untaken_branch_needing_concrete_values_is_not_checked() -> None:
+    # JAX raises (it traces every branch); functrace skips the check of such a branch
+    needs_values = [
+        lambda x: x if x > 0 else -x,
+        lambda x: float(x) * 2.0,
+        lambda x: np.asarray(x) * 2,
+        lambda x: fnp.linalg.eigvals(x * np.eye(2)).real[0],  # eager-only function
+    ]
+    for b in needs_values:
+        assert lax.cond(True, lambda x: x + 1.0, b, 2.0) == 3.0
+        assert float(ft.grad(lambda x, b=b: lax.cond(True, lambda x: x * x, b, x))(2.0)) == 4.0
+        assert lax.cond(False, lambda x: -x, b, 2.0) != -2.0  # the taken branch runs
+    with pytest.raises(ZeroDivisionError):  # other errors of the untaken branch: as JAX
+        lax.cond(True, lambda x: x, lambda x: 1 / 0, 2)
+
+
+def test_untaken_branch_types_are_cached_per_function_and_operand_types() -> None:
+    calls = []
+
+    def untaken(x):
+        calls.append(core_aval(x))
+        return x * 2
+
+    def taken(x):
+        return x
+
+    for x in (1.0, 2.0, np.float32(1.0), np.ones(2), np.ones(2) * 3):
+        lax.cond(True, taken, untaken, x)
+    assert calls == ["f64[]", "f32[]", "f64[2]"]  # once per operand type, as JAX caches
+    lax.cond(True, taken, lambda x: untaken(x), 1.0)  # a new function is traced again
+    assert calls[-1] == "f64[]" and len(calls) == 4
+
+
+def core_aval(x):
+    return x.aval.str_short()
+
+
+def test_switch_index_differences_from_jax() -> None:
+    branches = [lambda: 0, lambda: 1, lambda: 2]
+    # a bool index is taken as 0 or 1 (JAX refuses it)
+    assert lax.switch(True, branches) == 1 and ft.jit(lambda i: lax.switch(i, branches))(True) == 1
+    # an index beyond int32 is clamped to the last branch (JAX casts to int32 first and
+    # gives branch 0 for 2**32); below -2**31 to the first
+    for run in (lambda i: lax.switch(i, branches), ft.jit(lambda i: lax.switch(i, branches))):
+        assert run(np.int64(2**32)) == 2 and run(np.uint32(2**32 - 1)) == 2
+        assert run(np.int64(-(2**40))) == 0 and run(np.int8(-3)) == 0
