@@ -158,6 +158,23 @@ def _one(x: Any) -> Any:
 
 
 ROWS: list[OpInfo] = [
+    # lax.full_like with a traced fill value and JAX's shape= (differentiable in the fill)
+    OpInfo(
+        "lax.full_like[traced fill]",
+        lambda x, v: lax.full_like(x, v),
+        lambda x, v: np.full_like(x, v),
+        (F, F),
+        ("broadcast_in_dim",),
+        shapes=((2, 3), ()),
+    ),
+    OpInfo(
+        "lax.full_like[shape=(3, 2)]",
+        lambda x, v: lax.full_like(x, v, shape=(3, 2)),
+        lambda x, v: np.full((3, 2), v, np.asarray(x).dtype),
+        (F, F),
+        ("broadcast_in_dim",),
+        shapes=((4,), ()),
+    ),
     # -- elementwise math
     OpInfo("lax.cbrt", lax.cbrt, np.cbrt, (F,), ("cbrt",), shapes="same", avoid=(0.0,)),
     OpInfo(

@@ -260,10 +260,10 @@ def test_vmap_of_control_flow_matches_loop() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(TypeError, match="cond: expected a scalar boolean predicate"):
+    with pytest.raises(TypeError, match=r"cond: expected a scalar predicate .* got bool\[2\]"):
         lax.cond(np.array([True, False]), lambda x: x, lambda x: x, 1.0)
-    with pytest.raises(TypeError, match="cond: expected a boolean predicate"):
-        lax.cond(1.5, lambda x: x, lambda x: x, 1.0)
+    with pytest.raises(TypeError, match=r"cond: expected a bool, integer or float predicate"):
+        lax.cond(1.5j, lambda x: x, lambda x: x, 1.0)
     with pytest.raises(TypeError, match=r"cond: expected .*branch 1"):
         ft.make_jaxpr(lambda p: lax.cond(p, lambda: 1.0, lambda: np.ones(2)))(True)
     with pytest.raises(
@@ -458,3 +458,244 @@ def test_map_batch_size_runs_f_on_chunks_and_checks_its_value() -> None:
             lax.map(f, np.ones(3), batch_size=bad)
     with pytest.raises(ValueError, match="one length for all xs leaves"):
         lax.map(lambda x: x, (np.ones(3), np.ones(4)), batch_size=2)
+
+
+# -- weakly typed loop carries (JAX 0.10.2's values and dtypes) ------------------------
+
+
+_X32 = np.float32(1.5)
+_XS32 = np.arange(1.0, 4.0, dtype=np.float32)
+_WEAK_CARRY_CASES = [
+    # (function of a float32 scalar, JAX 0.10.2's value; its dtype is float32)
+    (lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, 0.0), 4.5),
+    (lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, 0), 4.5),
+    (lambda x: lax.fori_loop(0, 4, lambda i, c: c * x + i, 0.0), 8.25),  # i is weak too
+    (lambda x: lax.fori_loop(0, 3, lambda i, c: (c[0] + x, c[1] + 1), (0.0, 0))[0], 4.5),
+    (lambda x: lax.while_loop(lambda c: c < 10, lambda c: c * x + 1, 0), 13.1875),
+    (lambda x: lax.while_loop(lambda c: c < 10, lambda c: c + x, 0.0), 10.5),
+    (lambda x: lax.scan(lambda c, xx: (c * x + xx, c), 0.0, _XS32)[0], 8.25),
+    (lambda x: lax.scan(lambda c, xx: (c * x + xx, c), 0.0, _XS32)[1][2], 3.5),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_WEAK_CARRY_CASES)))
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+def test_weak_initial_carry_takes_the_float32_the_body_returns(case, mode) -> None:
+    # A Python-scalar initial carry is weakly typed: the body is traced with it weak, so
+    # ``0.0 + float32`` is float32 and the carry becomes float32 (it was float64).
+    f, want = _WEAK_CARRY_CASES[case]
+    if mode == "vmap":
+        got = ft.vmap(f)(np.full(2, _X32))
+        assert isinstance(got, ft.Array) and got.dtype == np.float32
+        np.testing.assert_array_equal(got, [want, want])
+        return
+    got = f(_X32) if mode == "eager" else ft.jit(f)(_X32)
+    assert isinstance(got, ft.Array) and got.dtype == np.float32 and float(got) == want
+
+
+def test_weak_initial_carry_derivatives_are_float32_as_in_jax() -> None:
+    fori = lambda x: lax.fori_loop(0, 3, lambda i, c: c + x * c + x, 0.0)  # noqa: E731
+    scan = lambda x: lax.scan(lambda c, xx: (c * x + xx, None), 0.0, _XS32)[0]  # noqa: E731
+    wloop = lambda x: lax.while_loop(lambda c: c < 10, lambda c: c * x + 1, 0)  # noqa: E731
+    # JAX 0.10.2's values (its while_loop has no reverse mode; 24.25 is jvp's tangent)
+    for f, d, d2 in ((fori, 18.75, 15.0), (scan, 5.0, 2.0), (wloop, 24.25, None)):
+        for g in (ft.grad(f), ft.jit(ft.grad(f)), ft.grad(ft.jit(f))):
+            r = g(_X32)
+            assert r.dtype == np.float32 and float(r) == d
+        val, tan = ft.jvp(ft.jit(f), (_X32,), (np.float32(1.0),))
+        assert val.dtype == tan.dtype == np.float32 and float(tan) == d
+        if d2 is not None:
+            h = ft.hessian(f)(_X32)
+            assert h.dtype == np.float32 and float(h) == d2
+    per = ft.vmap(ft.grad(ft.jit(scan)))(_XS32)
+    assert per.dtype == np.float32
+    np.testing.assert_array_equal(per, [4.0, 6.0, 8.0])
+
+
+def test_weak_carry_promotion_rules_and_the_loop_index() -> None:
+    # JAX's promotion of the weak initial value with the body's type
+    cases = [
+        (lambda: lax.while_loop(lambda c: c < 10, lambda c: c + 1.5, 0), np.float64, 10.5),
+        (lambda: lax.fori_loop(0, 2, lambda i, c: c + np.float16(1), 0.0), np.float16, 2.0),
+        (lambda: lax.fori_loop(0, 2, lambda i, c: c + 1, 0), np.int64, 2),
+        # the index of a loop with static bounds is a weak int64 (whatever their dtype)
+        (lambda: lax.fori_loop(np.int32(0), 3, lambda i, c: c + i, np.int16(1)), np.int16, 4),
+    ]
+    for f, dtype, want in cases:
+        for r in (f(), ft.jit(f)()):
+            assert r.dtype == dtype and r == want
+    seen = []
+
+    def body(i, c):
+        seen.append((i.aval.dtype, i.aval.weak_type))
+        return c + i
+
+    # traced bounds: their common dtype, Python ints weak (an int32 n counts in int32)
+    assert ft.jit(lambda n: lax.fori_loop(0, n, body, np.int32(0)))(np.int32(4)) == 6
+    assert ft.jit(lambda n: lax.fori_loop(0, n, body, 0))(4) == 6
+    assert seen == [(np.dtype(np.int32), False), (np.dtype(np.int64), True)]
+    # strongly typed carries, and weak ones whose body changes shape or kind, stay errors
+    for bad in (
+        lambda: lax.fori_loop(0, 2, lambda i, c: c + _X32, np.int32(0)),
+        lambda: lax.fori_loop(0, 2, lambda i, c: 1, 0.0),
+        lambda: lax.fori_loop(0, 2, lambda i, c: c + _XS32, 0.0),
+        lambda: lax.while_loop(lambda c: c < 2, lambda c: c + np.float64(1), np.float32(0)),
+    ):
+        with pytest.raises(TypeError, match=r"(scan|while_loop): expected the carry"):
+            bad()
+
+
+# -- cond's predicate, eager cond/switch results and their type checks (JAX 0.10.2) ----
+
+_PREDS = [
+    True, False, 1, 0, 2.5, 0.0, -0.0, np.nan, np.float32(0.5), np.int8(3), np.uint8(0),
+    np.array(1.0), np.array(0.0, np.float16), np.array(-2, np.int64),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pred", _PREDS, ids=repr)
+def test_cond_takes_any_real_scalar_predicate_nonzero_is_true(pred) -> None:
+    want = 3.0 if pred != 0 or np.isnan(pred) else -1.0  # NaN is nonzero, as in JAX
+
+    def f(p, x):
+        return lax.cond(p, lambda v: v * 3.0, lambda v: -v, x)
+
+    assert f(pred, 1.0) == want
+    assert ft.jit(f)(pred, 1.0) == want
+    assert float(ft.grad(f, 1)(pred, 1.0)) == want
+    assert float(ft.jit(ft.grad(f, 1))(pred, 1.0)) == want
+    batch = np.stack([np.asarray(pred), np.asarray(pred)])
+    np.testing.assert_array_equal(ft.vmap(f, (0, None))(batch, 1.0), [want, want])
+    assert ft.vmap(f, (None, 0))(pred, np.ones(2)).tolist() == [want, want]
+
+
+def test_cond_predicate_errors_name_cond_and_what_was_given() -> None:
+    ok = lambda x: x  # noqa: E731
+    for pred, shown in [
+        (np.array([True]), r"bool\[1\]"),
+        (np.zeros(2), r"f64\[2\]"),
+        (1j, r"c128\[\]"),
+        (np.complex64(1), r"c64\[\]"),
+        (None, "NoneType"),
+        ("yes", "str"),
+    ]:
+        match = (
+            rf"cond: expected a (scalar predicate|bool, integer or float predicate).* got {shown}"
+        )
+        with pytest.raises(TypeError, match=match):
+            lax.cond(pred, ok, ok, 1.0)
+        if shown not in ("NoneType", "str"):
+            with pytest.raises(TypeError, match=match):
+                ft.jit(lambda p: lax.cond(p, ok, ok, 1.0))(pred)
+    with pytest.raises(TypeError, match=r"switch: expected a scalar integer index, got f64\[\]"):
+        lax.switch(1.0, [ok, ok], 1.0)
+
+
+def test_eager_cond_and_switch_return_arrays() -> None:
+    x32 = np.float32(1.5)
+    for got, dtype in [
+        (lax.cond(True, lambda: 1.0, lambda: 2.0), np.float64),
+        (lax.cond(0, lambda: 1, lambda: 2), np.int64),
+        (lax.cond(True, lambda x: x, lambda x: -x, x32), np.float32),
+        (lax.cond(True, lambda: np.ones(2), lambda: np.zeros(2)), np.float64),
+        (lax.switch(1, [lambda: 1.0, lambda: 2.0]), np.float64),
+        (lax.switch(0, [lambda: True]), np.bool_),
+    ]:
+        assert isinstance(got, ft.Array) and got.dtype == dtype
+    a, (b, c) = lax.cond(False, lambda x: (x, (1, x)), lambda x: (x, (2, x)), x32)
+    assert all(isinstance(v, ft.Array) for v in (a, b, c)) and int(b) == 2
+    assert lax.cond(True, lambda: None, lambda: None) is None
+    # under jit a known predicate calls the branch, whose Python scalar stays weak
+    r = ft.jit(lambda x: lax.cond(True, lambda: 2.0, lambda: 3.0) * x)(x32)
+    assert r.dtype == np.float32 and float(r) == 3.0
+
+
+def _mismatches():
+    return [
+        ((lambda: 1.0, lambda: fnp.ones(2)), r"same shapes and dtypes, got f64\[2\] from branch 0"),
+        ((lambda: np.float32(1), lambda: 1.0), r"got f64\[\] from branch 0 \(false_fun\)"),
+        ((lambda: 1.0, lambda: 1), r"got i64\[\] from branch 0 .* and f64\[\] from branch 1"),
+        ((lambda: (1.0, 2.0), lambda: [1.0, 2.0]), "same tree structure"),
+        ((lambda: {"a": 1.0}, lambda: {"a": 1.0, "b": 2.0}), "same tree structure"),
+        ((lambda: {"a": 1.0}, lambda: {"a": fnp.ones(3)}), r"at output \['a'\]"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_eager_cond_checks_the_untaken_branch_as_jax(case) -> None:
+    (t, f), match = _mismatches()[case]
+    full = "cond: expected every branch to return the " + ("" if "same" in match else ".*")
+    for pred in (True, 1, np.float32(2.0)):
+        with pytest.raises(TypeError, match=full + match if "same" in match else match):
+            lax.cond(pred, t, f)
+    with pytest.raises(TypeError, match="cond: expected every branch to return the same"):
+        lax.cond(False, f, t)  # the taken branch is checked against the other either way
+    with pytest.raises(TypeError, match=match):
+        ft.jit(lambda: lax.cond(True, t, f))()  # a known predicate under jit
+    with pytest.raises(TypeError, match=match):
+        ft.jit(lambda p: lax.cond(p, t, f))(True)  # staged
+    with pytest.raises(TypeError, match=match):  # a known predicate under grad
+        ft.grad(lambda x: (lax.cond(x > 0, t, f), x)[1])(1.0)
+    with pytest.raises(TypeError, match=match):  # under vmap, a known predicate
+        ft.vmap(lambda x: (lax.cond(True, t, f), x)[1])(np.ones(2))
+    with pytest.raises(TypeError, match=match):  # under vmap, a batched predicate
+        ft.vmap(lambda p: (lax.cond(p, t, f), p)[1])(np.array([True, False]))
+
+
+def test_eager_switch_checks_every_untaken_branch() -> None:
+    branches = [lambda x: x, lambda x: x * 2.0, lambda x: fnp.stack([x, x])]
+    with pytest.raises(
+        TypeError, match=r"switch: .* f64\[\] from branch 0 .* f64\[2\] from branch 2"
+    ):
+        lax.switch(0, branches, 1.0)
+    with pytest.raises(TypeError, match=r"switch: .* from branch 1 .* from branch 2"):
+        ft.grad(lambda x: lax.switch(1, branches, x))(1.0)
+    assert lax.switch(1, branches[:2], 1.0) == 2.0
+
+
+def test_untaken_branch_needing_concrete_values_is_not_checked() -> None:
+    # JAX raises (it traces every branch); functrace skips the check of such a branch
+    needs_values = [
+        lambda x: x if x > 0 else -x,
+        lambda x: float(x) * 2.0,
+        lambda x: np.asarray(x) * 2,
+        lambda x: fnp.linalg.eigvals(x * np.eye(2)).real[0],  # eager-only function
+    ]
+    for b in needs_values:
+        assert lax.cond(True, lambda x: x + 1.0, b, 2.0) == 3.0
+        assert float(ft.grad(lambda x, b=b: lax.cond(True, lambda x: x * x, b, x))(2.0)) == 4.0
+        assert lax.cond(False, lambda x: -x, b, 2.0) != -2.0  # the taken branch runs
+    with pytest.raises(ZeroDivisionError):  # other errors of the untaken branch: as JAX
+        lax.cond(True, lambda x: x, lambda x: 1 / 0, 2)
+
+
+def test_untaken_branch_types_are_cached_per_function_and_operand_types() -> None:
+    calls = []
+
+    def untaken(x):
+        calls.append(core_aval(x))
+        return x * 2
+
+    def taken(x):
+        return x
+
+    for x in (1.0, 2.0, np.float32(1.0), np.ones(2), np.ones(2) * 3):
+        lax.cond(True, taken, untaken, x)
+    assert calls == ["f64[]", "f32[]", "f64[2]"]  # once per operand type, as JAX caches
+    lax.cond(True, taken, lambda x: untaken(x), 1.0)  # a new function is traced again
+    assert calls[-1] == "f64[]" and len(calls) == 4
+
+
+def core_aval(x):
+    return x.aval.str_short()
+
+
+def test_switch_index_differences_from_jax() -> None:
+    branches = [lambda: 0, lambda: 1, lambda: 2]
+    # a bool index is taken as 0 or 1 (JAX refuses it)
+    assert lax.switch(True, branches) == 1 and ft.jit(lambda i: lax.switch(i, branches))(True) == 1
+    # an index beyond int32 is clamped to the last branch (JAX casts to int32 first and
+    # gives branch 0 for 2**32); below -2**31 to the first
+    for run in (lambda i: lax.switch(i, branches), ft.jit(lambda i: lax.switch(i, branches))):
+        assert run(np.int64(2**32)) == 2 and run(np.uint32(2**32 - 1)) == 2
+        assert run(np.int64(-(2**40))) == 0 and run(np.int8(-3)) == 0

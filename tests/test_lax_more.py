@@ -795,3 +795,52 @@ def test_rng_uniform() -> None:
 def test_errors(call: Any, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_full_like_traced_fill_and_shape_as_jax() -> None:
+    # JAX 0.10.2's lax.full_like(x, fill_value, dtype=None, shape=None, sharding=None)
+    x = np.ones((2, 3), np.float32)
+    for f in (lambda v: lax.full_like(x, v), ft.jit(lambda v: lax.full_like(x, v))):
+        got = f(2.5)
+        assert got.dtype == np.float32 and got.shape == (2, 3) and np.all(got == 2.5)
+    got = ft.jit(lambda v: lax.full_like(x, v, shape=(3,)))(np.float64(2.5))
+    assert got.dtype == np.float32 and got.tolist() == [2.5, 2.5, 2.5]
+    got = ft.vmap(lambda v: lax.full_like(x, v))(np.array([1.0, 2.0]))
+    assert got.shape == (2, 2, 3) and got.dtype == np.float32
+    np.testing.assert_array_equal(got[:, 0, 0], [1.0, 2.0])
+    got = ft.vmap(lambda v: lax.full_like(x, v, shape=(2,)))(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(got, [[1.0, 1.0], [2.0, 2.0]])
+    # differentiable in the fill value: d/dv sum(full_like(x, v) * x) = sum(x)
+    for g in (
+        ft.grad(lambda v: fnp.sum(lax.full_like(x, v) * x)),
+        ft.jit(ft.grad(lambda v: fnp.sum(lax.full_like(x, v) * x))),
+    ):
+        assert float(g(2.0)) == 6.0
+    r = ft.grad(lambda v: fnp.sum(lax.full_like(x, v)))(np.float32(2.0))
+    assert r.dtype == np.float32 and float(r) == 6.0
+    assert float(ft.grad(lambda v: fnp.sum(lax.full_like(x, v, np.int32)) * 1.0)(2.0)) == 0.0
+    ft.check_grads(lambda v: lax.full_like(np.ones(3), v, shape=(2, 2)) * v, (1.5,), 2)
+    # shape= as JAX takes it: an int, a sequence (NumPy ints too), () for a scalar
+    for shape, want in [(4, (4,)), ([2, np.int64(2)], (2, 2)), ((), ()), (np.array([3]), (3,))]:
+        got = lax.full_like(x, 7, np.int8, shape)
+        assert np.shape(got) == want and np.asarray(got).dtype == np.int8
+    # weakly typed when x is and no dtype is given (JAX: float32 below)
+    assert ft.jit(lambda s: lax.full_like(s, 2) * np.float32(1))(1.0).dtype == np.float32
+    assert ft.jit(lambda s: lax.full_like(s, 2, np.float64) * np.float32(1))(1.0).dtype == (
+        np.float64
+    )
+
+
+def test_full_like_errors_as_jax() -> None:
+    x = np.ones(3)
+    with pytest.raises(TypeError, match=r"full_like: expected a scalar fill_value, got .*\(3,\)"):
+        lax.full_like(x, np.ones(3))
+    with pytest.raises(TypeError, match=r"full_like: expected a scalar fill_value"):
+        ft.jit(lambda v: lax.full_like(x, v))(np.ones(3))
+    with pytest.raises(TypeError, match=r"full_like: expected a shape of non-negative"):
+        lax.full_like(x, 1.0, shape=(-1,))
+    for bad in [(2.0,), "ab"]:
+        with pytest.raises(TypeError, match=r"full_like: expected shape to be an int"):
+            lax.full_like(x, 1.0, shape=bad)
+    with pytest.raises(TypeError, match=r"full_like: expected shape to be an int"):
+        ft.jit(lambda n: lax.full_like(x, 1.0, shape=(n,)))(3)

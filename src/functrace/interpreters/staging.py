@@ -202,4 +202,14 @@ def trace_to_jaxpr(
     return ClosedJaxpr(jaxpr, consts), len(tracers_out)
 
 
-__all__ = ["JaxprBuilder", "StagingTrace", "StagingTracer", "trace_to_jaxpr"]
+def trace_abstractly(
+    fun: Callable[..., Any], in_avals: Sequence[ShapedArray], *, origin: str
+) -> Any:
+    """``fun(*tracers)`` on new tracers of ``in_avals``, under a staging trace whose jaxpr
+    is never built: cheaper than :func:`trace_to_jaxpr` when only the types of ``fun``'s
+    results are wanted (``fun`` reads them before returning)."""
+    with core.new_trace(StagingTrace, JaxprBuilder(), origin=origin, dynamic=True) as trace:
+        return fun(*[trace.new_arg(a) for a in in_avals])
+
+
+__all__ = ["JaxprBuilder", "StagingTrace", "StagingTracer", "trace_abstractly", "trace_to_jaxpr"]

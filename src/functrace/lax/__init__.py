@@ -23,7 +23,7 @@ from functrace.lax.windowed import *  # noqa: F401,F403
 
 def _array_results() -> None:
     """Eager results of the control-flow functions are ``functrace.Array``s, as those
-    of the transforms are."""
+    of the transforms are (``cond`` and ``switch`` make their own)."""
     import functools
 
     from functrace._array import to_array
@@ -39,7 +39,7 @@ def _array_results() -> None:
         return g
 
     ns = globals()
-    for name in ("cond", "fori_loop", "map", "scan", "switch", "while_loop"):
+    for name in ("fori_loop", "map", "scan", "while_loop"):
         if name in ns and ns[name] is getattr(control_flow, name, None):
             ns[name] = wrap(ns[name])
     if ns.get("custom_linear_solve") is solves.custom_linear_solve:

@@ -34,6 +34,7 @@ from functrace.lax._util import (
     check_same_shapes,
     eager_check_binary,
     eager_check_dtypes,
+    operator_index,
     register,
     register_checked,
 )
@@ -140,14 +141,72 @@ def _bind2(p: Primitive) -> Callable[[Any, Any], Any]:
     return f
 
 
-def full_like(x: Any, value: Any, dtype: np.dtype | None = None) -> Any:
-    """An array like ``x`` filled with ``value`` (a broadcast scalar: no copy when eager)."""
-    aval = core.get_aval(x)
+def full_like(
+    x: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    sharding: Any = None,
+) -> Any:
+    """An array like ``x`` filled with the scalar ``fill_value`` (JAX's ``lax.full_like``).
+
+    ``dtype`` defaults to ``x``'s and ``shape`` (an int or a sequence of ints) to
+    ``x``'s; ``fill_value`` may be traced (under ``jit``, ``vmap``, ``grad``: the result
+    is differentiable in it). As in JAX, the result is weakly typed when ``x`` is and no
+    ``dtype`` is given, and a non-scalar ``fill_value`` is a ``TypeError``. ``sharding``
+    is accepted and ignored (one device). Eagerly the result is a broadcast scalar (no
+    copy).
+    """
+    aval = _like_aval(x)
     dt = aval.dtype if dtype is None else np.dtype(dtype)
-    scalar = np.array(value, dtype=dt)[()]
-    if not aval.shape:
-        return scalar
-    return broadcast_in_dim(scalar, aval.shape, ())
+    out_shape = aval.shape if shape is None else _shape_arg("full_like", shape)
+    weak = dtype is None and aval.weak_type and isinstance(x, core.Tracer)
+    value: Any
+    if isinstance(fill_value, core.Tracer):
+        value, fill_shape = fill_value, fill_value.aval.shape
+    else:
+        filled = np.array(fill_value, dtype=dt)
+        value, fill_shape = filled[()], filled.shape
+    if fill_shape != ():
+        raise TypeError(f"full_like: expected a scalar fill_value, got one of shape {fill_shape}.")
+    if weak or isinstance(value, core.Tracer):
+        value = convert_element_type(value, dt, weak)
+    if not out_shape:
+        return value
+    return broadcast_in_dim(value, out_shape, ())
+
+
+def _like_aval(x: Any) -> ShapedArray:
+    """The type of ``x``: an array, scalar or tracer, or an object with ``shape`` and
+    ``dtype`` (a ``ShapeDtypeStruct``)."""
+    try:
+        return core.get_aval(x)
+    except TypeError:
+        shape, dt = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if shape is None or dt is None:
+            raise
+        return ShapedArray(tuple(shape), np.dtype(dt), bool(getattr(x, "weak_type", False)))
+
+
+def _shape_arg(name: str, shape: Any) -> tuple[int, ...]:
+    """A ``shape=`` argument as JAX takes it: an int or a sequence of non-negative ints
+    known while tracing."""
+    if isinstance(shape, (tuple, list)):
+        dims: Sequence[Any] = shape
+    elif isinstance(shape, np.ndarray) and shape.ndim == 1:
+        dims = shape.tolist()
+    else:
+        dims = (shape,)
+    try:
+        out = tuple(operator_index(d) for d in dims)
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected shape to be an int or a sequence of ints known while "
+            f"tracing, got {shape!r}."
+        ) from None
+    if any(d < 0 for d in out):
+        raise TypeError(f"{name}: expected a shape of non-negative ints, got {out}.")
+    return out
 
 
 def zeros_like(x: Any) -> Any:

@@ -8,16 +8,21 @@ tangents that reads them.
 from __future__ import annotations
 
 import functools
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from functrace import core
+from functrace._array import to_array
 from functrace.core import Primitive, ShapedArray, Tracer
+from functrace.errors import ConcretizationError, TracerArrayConversionError
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.batching import BatchTracer
+from functrace.interpreters.staging import trace_abstractly
 from functrace.ir import Jaxpr, eval_jaxpr
 from functrace.lax.control_flow.common import (
     _cast_to,
@@ -27,7 +32,6 @@ from functrace.lax.control_flow.common import (
     _run,
     _run_args,
     _trace,
-    _type_diff,
     _zeros,
     run_cond,
 )
@@ -41,7 +45,13 @@ from functrace.lax.elementwise import (
     zeros_like,
 )
 from functrace.lax.shapes import broadcast_in_dim
-from functrace.tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten
+from functrace.tree_util import (
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
 
 # ---------------------------------------------------------------------------
 # cond and switch
@@ -368,23 +378,242 @@ batching.batching_rules[cond_p] = _cond_batch
 batching.batching_rules[cond_lin_p] = _cond_batch
 
 
-def switch(
-    index: Any, branches: Sequence[Callable[..., Any]], *operands: Any, _fname: str = "switch"
-) -> Any:
-    """Apply ``branches[index](*operands)`` (index clamped to the valid range)."""
+# ---------------------------------------------------------------------------
+# The functions users call
+# ---------------------------------------------------------------------------
+
+# What tracing a branch abstractly raises when it needs concrete values: Python control
+# flow on them (``if x > 0``, ``float(x)``), ``np.asarray``, an eager-only function.
+_NEEDS_VALUES = (ConcretizationError, TracerArrayConversionError, NotImplementedError)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """Apply ``branches[index](*operands)``, the index clamped to the valid range.
+
+    As in JAX, every branch must return the same tree structure, shapes and dtypes. A
+    known index (eagerly, or under ``grad``/``jvp``, or an unbatched index under
+    ``vmap``) calls only the branch taken with the operands as they are; the others are
+    traced abstractly (on the operands' types) to check their output types, and a
+    mismatch is a ``TypeError`` there too. A branch whose abstract tracing needs
+    concrete values (Python control flow on them, ``np.asarray``, an eager-only
+    function) is not checked. Eager results are ``functrace.Array``s. Differences from
+    JAX: an integer index beyond int32 is clamped (JAX casts it to int32 first, which
+    can wrap it), and a bool index is taken as 0 or 1 (JAX refuses it).
+
+    >>> from functrace import lax
+    >>> lax.switch(1, [lambda x: x + 1.0, lambda x: x * 2.0], 2.0)
+    Array(4.)
+    """
+    branches = list(branches)
     if not branches:
         raise ValueError("switch: expected at least one branch, got none.")
-    idx_aval = core.get_aval(index)
+    idx_aval = _operand_aval("switch", "a scalar integer index", index)
     if idx_aval.shape != () or idx_aval.dtype.kind not in "iub":
         raise TypeError(f"switch: expected a scalar integer index, got {idx_aval.str_short()}.")
     concrete = core.concrete_or_none(index)
     if concrete is not None and not _batched(index):
-        # A known index (eager, or under grad/jvp): call the branch directly.
-        return branches[int(np.clip(int(concrete), 0, len(branches) - 1))](*operands)
-    op_paths, op_tree = tree_flatten_with_path(operands)
-    op_leaves = [x for _, x in op_paths]
-    avals = [core.get_aval(x).update(weak_type=False) for x in op_leaves]
+        k = min(max(int(concrete), 0), len(branches) - 1)
+        return _call_taken("switch", branches, k, operands, _switch_label)
+    return _staged("switch", branches, branch_index(index, len(branches)), operands, _switch_label)
+
+
+def cond(
+    pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any
+) -> Any:
+    """``true_fun(*operands) if pred else false_fun(*operands)``, staged under jit.
+
+    ``pred`` is a scalar bool, integer or float (Python, NumPy, 0-d array or traced), as
+    in JAX: nonzero is true (NaN too). Both branches must return the same tree
+    structure, shapes and dtypes; with a known predicate only the branch taken runs and
+    the other is traced abstractly to check that (see :func:`switch`). Eager results are
+    ``functrace.Array``s.
+
+    >>> from functrace import lax
+    >>> lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 2.0)
+    Array(3.)
+    """
+    aval = _operand_aval("cond", "a scalar predicate (a bool, integer or float)", pred)
+    if aval.shape != ():
+        raise TypeError(
+            f"cond: expected a scalar predicate (a bool, integer or float; nonzero is "
+            f"true), got {aval.str_short()}. Reduce it first (e.g. .any() or .all())."
+        )
+    if aval.dtype.kind not in "biuf":
+        raise TypeError(
+            f"cond: expected a bool, integer or float predicate (nonzero is true), got "
+            f"{aval.str_short()}. Compare it first (e.g. x != 0 or x.real > 0)."
+        )
+    branches = [false_fun, true_fun]
+    if not isinstance(pred, Tracer):
+        return _call_taken("cond", branches, int(bool(pred)), operands, _cond_label)
+    concrete = core.concrete_or_none(pred)
+    if concrete is not None and not _batched(pred):
+        return _call_taken("cond", branches, int(bool(concrete)), operands, _cond_label)
+    p = pred if aval.dtype.kind == "b" else ne(pred, np.zeros((), aval.dtype))
+    return _staged("cond", branches, convert_element_type(p, np.int32), operands, _cond_label)
+
+
+def _operand_aval(fname: str, what: str, x: Any) -> ShapedArray:
+    try:
+        return core.get_aval(x)
+    except TypeError:
+        raise TypeError(f"{fname}: expected {what}, got {core.describe_value(x)}.") from None
+
+
+def _switch_label(branches: Sequence[Callable[..., Any]], k: int) -> str:
+    return f"branch {k} {core.describe_fun(branches[k])}"
+
+
+def _cond_label(branches: Sequence[Callable[..., Any]], k: int) -> str:
+    name = "true_fun" if k else "false_fun"
+    return f"branch {k} ({name}) {core.describe_fun(branches[k])}"
+
+
+Label = Callable[[Sequence[Callable[..., Any]], int], str]
+
+
+def _check_types(
+    fname: str,
+    label: Callable[[int], str],
+    ref: int,
+    k: int,
+    ref_out: Any,
+    ref_tree: Any,
+    ref_avals: Sequence[ShapedArray],
+    tree: Any,
+    avals: Sequence[ShapedArray],
+) -> None:
+    """Branch ``k`` returns what branch ``ref`` does (its output ``ref_out``): the same
+    tree structure, shapes and dtypes (weak types may differ), else a ``TypeError``
+    naming both."""
+    # named in branch order, so eager and staged calls give the same message
+    (i, x), (j, y) = sorted([(ref, (ref_tree, ref_avals)), (k, (tree, avals))])
+    if tree != ref_tree:
+        raise TypeError(
+            f"{fname}: expected every branch to return the same tree structure, got "
+            f"{x[0]} from {label(i)} and {y[0]} from {label(j)}."
+        )
+    paths = [p for p, _ in tree_flatten_with_path(ref_out)[0]]
+    for p, a, b in zip(paths, x[1], y[1]):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise TypeError(
+                f"{fname}: expected every branch to return the same shapes and dtypes, got "
+                f"{a.str_short()} from {label(i)} and {b.str_short()} from {label(j)} at "
+                f"output {keystr(p) or '<root>'}. Cast with .astype(...) or broadcast so "
+                f"that the branches agree."
+            )
+
+
+def _leaf_avals(fname: str, out: Any, leaves: Sequence[Any]) -> list[ShapedArray]:
+    """The types of the leaves of a branch's output ``out``."""
+    try:
+        return [core.get_aval(x) for x in leaves]
+    except TypeError:
+        pass
+    for p, x in tree_flatten_with_path(out)[0]:
+        if not core.is_array_like(x):
+            raise TypeError(
+                f"{fname}: expected the branches to return arrays or scalars (a pytree of "
+                f"them), got {core.describe_value(x)} at output {keystr(p) or '<root>'}."
+            ) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _call_taken(
+    fname: str,
+    branches: Sequence[Callable[..., Any]],
+    k: int,
+    operands: tuple[Any, ...],
+    label: Label,
+) -> Any:
+    """A known index: call branch ``k`` on the operands as they are, and trace the other
+    branches abstractly on the operands' types to check that they return the same types
+    (as JAX, which traces every branch). A branch that needs concrete values to be traced
+    is not checked."""
+    out = branches[k](*operands)
+    if len(branches) > 1:
+        leaves, tree = tree_flatten(out)
+        avals = _leaf_avals(fname, out, leaves)
+        op_leaves, op_tree = tree_flatten(operands)
+        op_avals = tuple(core.get_aval(x) for x in op_leaves)
+        for j, b in enumerate(branches):
+            if j == k:
+                continue
+            types = _branch_types(fname, b, op_tree, op_avals)
+            if types is None:
+                continue  # tracing it needs concrete values: not checked
+            tree_j, avals_j = types
+            if tree_j != tree or not all(map(ShapedArray.same_type, avals, avals_j)):
+                _check_types(
+                    fname, lambda i: label(branches, i), k, j, out, tree, avals, tree_j, avals_j
+                )
+    if core.current_level() == 0 and not core.dynamic_trace_active():
+        return tree_map(_eager_array, out)  # eager: Arrays, as the loops return
+    return out
+
+
+# The output types of branches traced abstractly, per branch function (held weakly) and
+# operand types, as JAX caches the jaxprs of cond's branches: a branch function called
+# again on operands of the same types is not traced again (so a module-level function
+# costs a lookup; a lambda written in the call is a new function each time).
+_BRANCH_TYPES: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_BRANCH_TYPES_LOCK = threading.Lock()
+_BRANCH_TYPES_PER_FUN = 8
+
+
+def _branch_types(
+    fname: str, b: Callable[..., Any], op_tree: Any, op_avals: tuple[ShapedArray, ...]
+) -> tuple[Any, list[ShapedArray]] | None:
+    """The tree structure and leaf types branch ``b`` returns on operands of these
+    types, traced abstractly; None when tracing it needs concrete values."""
+    key = (op_tree, op_avals)
+    try:
+        with _BRANCH_TYPES_LOCK:
+            per_fun = _BRANCH_TYPES.get(b)
+            if per_fun is not None and key in per_fun:
+                return per_fun[key]  # type: ignore[no-any-return]
+    except TypeError:  # not weakly referenceable or not hashable: never cached
+        per_fun = None
+
+    def types(*args: Any) -> tuple[Any, list[ShapedArray]]:
+        out = b(*tree_unflatten(op_tree, args))
+        leaves, tree = tree_flatten(out)
+        return tree, _leaf_avals(fname, out, leaves)
+
+    try:
+        result = trace_abstractly(types, op_avals, origin=f"{fname} (an untaken branch)")
+    except _NEEDS_VALUES:
+        result = None
+    try:
+        with _BRANCH_TYPES_LOCK:
+            per_fun = _BRANCH_TYPES.setdefault(b, {})
+            if len(per_fun) >= _BRANCH_TYPES_PER_FUN:
+                per_fun.pop(next(iter(per_fun)))
+            per_fun[key] = result
+    except TypeError:
+        pass
+    return result
+
+
+def _eager_array(x: Any) -> Any:
+    if core.is_python_scalar(x):
+        return to_array(np.asarray(x, core.get_aval(x).dtype))
+    return to_array(x)
+
+
+def _staged(
+    fname: str,
+    branches: Sequence[Callable[..., Any]],
+    idx: Any,
+    operands: tuple[Any, ...],
+    label: Label,
+) -> Any:
+    """Bind ``cond_p`` on the int32 branch index ``idx``: every branch traced on the
+    operands' types (weak types kept, as in JAX)."""
+    op_leaves, op_tree = tree_flatten(operands)
+    avals = [core.get_aval(x) for x in op_leaves]
     out_trees: list[Any] = []
+    outs_k: list[Any] = []
     out_avals: list[list[ShapedArray]] = []
 
     def flat(k: int) -> Callable[..., list[Any]]:
@@ -392,30 +621,28 @@ def switch(
             out = branches[k](*tree_unflatten(op_tree, args))
             leaves, tree = tree_flatten(out)
             out_trees.append(tree)
-            out_avals.append([core.get_aval(x) for x in leaves])
+            outs_k.append(out)
+            out_avals.append(_leaf_avals(fname, out, leaves))
             return leaves
 
         return f
 
-    jaxprs, consts = _trace_branches([flat(k) for k in range(len(branches))], avals, "switch")
-    first = out_trees[0]
+    jaxprs, consts = _trace_branches([flat(k) for k in range(len(branches))], avals, fname)
     for k in range(1, len(branches)):
-        if out_trees[k] != first:
-            raise TypeError(
-                f"{_fname}: expected every branch to return the structure "
-                f"{first}, got {out_trees[k]} from branch {k}."
-            )
-        _type_diff(
-            _fname,
-            f"the output of branch {k}",
-            [f"leaf {i}" for i in range(len(out_avals[0]))],
+        _check_types(
+            fname,
+            lambda i: label(branches, i),
+            0,
+            k,
+            outs_k[0],
+            out_trees[0],
             out_avals[0],
+            out_trees[k],
             out_avals[k],
         )
-    idx = branch_index(index, len(branches))
     ops = [_cast_to(x, a) for x, a in zip(op_leaves, avals)]
     outs = cond_p.bind(idx, *consts, *ops, branches=jaxprs)
-    return tree_unflatten(first, outs)
+    return tree_unflatten(out_trees[0], outs)
 
 
 def _batched(x: Any) -> bool:
@@ -424,29 +651,3 @@ def _batched(x: Any) -> bool:
             return True
         x = getattr(x, "primal", getattr(x, "val", None))
     return False
-
-
-def cond(
-    pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any
-) -> Any:
-    """``true_fun(*operands) if pred else false_fun(*operands)``, staged under jit.
-
-    >>> from functrace import lax
-    >>> lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 2.0)
-    3.0
-    """
-    aval = core.get_aval(pred)
-    if aval.shape != ():
-        raise TypeError(
-            f"cond: expected a scalar boolean predicate, got "
-            f"{aval.str_short()}. Reduce it first (e.g. .any() or .all())."
-        )
-    if aval.dtype.kind not in "biu":
-        raise TypeError(
-            f"cond: expected a boolean predicate, got {aval.dtype.name}. Compare "
-            f"it first (e.g. x > 0)."
-        )
-    p = pred if aval.dtype.kind == "b" else ne(pred, np.zeros((), aval.dtype))
-    return switch(
-        convert_element_type(p, np.int32), [false_fun, true_fun], *operands, _fname="cond"
-    )

@@ -530,8 +530,10 @@ def scan(
     n = lengths.pop()
     init_paths, init_tree = tree_flatten_with_path(init)
     init_leaves = [x for _, x in init_paths]
-    carry_avals = [core.get_aval(x).update(weak_type=False) for x in init_leaves]
-    weak = [core.get_aval(x).weak_type for x in init_leaves]
+    # Traced with the initial values' weak types, as in JAX: ``0.0 + float32`` in the
+    # body is float32, and the carry is then promoted to it (``_trace_carry``).
+    carry_avals = [core.get_aval(x) for x in init_leaves]
+    weak = [a.weak_type for a in carry_avals]
     x_avals = [_strip_batch(core.get_aval(x)) for x in x_leaves]
     y_tree_box: list[Any] = []
     name = core.describe_fun(f)

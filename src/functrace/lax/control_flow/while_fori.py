@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import _debug, core
+from functrace import _debug, core, dtypes
 from functrace.core import Primitive, ShapedArray, Tracer
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
@@ -314,8 +314,9 @@ def while_loop(
     """
     init_paths, tree = tree_flatten_with_path(init_val)
     init = [x for _, x in init_paths]
-    avals = [core.get_aval(x).update(weak_type=False) for x in init]
-    traced_with: list[Any] = [avals, [core.get_aval(x).weak_type for x in init]]
+    # Traced with the initial values' weak types, as in JAX (see ``scan``).
+    avals = [core.get_aval(x) for x in init]
+    traced_with: list[Any] = [avals, [a.weak_type for a in avals]]
     names = [keystr(p) for p, _ in init_paths]
     cname, bname = core.describe_fun(cond_fun), core.describe_fun(body_fun)
 
@@ -379,15 +380,21 @@ def fori_loop(
     )
     if static:
         lo_i, hi_i = int(lo), int(hi)  # type: ignore[arg-type]
-        dtype = np.result_type(np.asarray(lower).dtype, np.asarray(upper).dtype)
+        # As in JAX, the index of a loop whose bounds are known while tracing is a
+        # weakly typed int64 (a Python int), whatever the bounds' dtype: ``c + i`` keeps
+        # the carry's dtype. Bounds beyond int64 (uint64) keep their own dtype.
+        first: Any = lo_i
+        if not (core.INT64_MIN <= lo_i and hi_i <= core.INT64_MAX):
+            dtype = np.result_type(np.asarray(lower).dtype, np.asarray(upper).dtype)
+            first = dtype.type(lo_i)
 
         def step(carry: Any, _: Any) -> Any:
             i, val = carry
-            return (i + dtype.type(1), body_fun(i, val)), None
+            return (i + 1, body_fun(i, val)), None
 
         (_, val), _ = scan(
             step,
-            (dtype.type(lo_i), init_val),
+            (first, init_val),
             None,
             length=max(hi_i - lo_i, 0),
             unroll=False if unroll is None else unroll,
@@ -407,17 +414,29 @@ def fori_loop(
         i, u, val = carry
         return i + 1, u, body_fun(i, val)
 
-    dt = np.result_type(_index_dtype(lower), _index_dtype(upper))
-    _, _, val = while_loop(cond, body, (_as_index(lower, dt), _as_index(upper, dt), init_val))
+    # The bounds' common dtype, Python ints weak (JAX's rule: ``fori_loop(0, n, ...)``
+    # with an int32 ``n`` counts in int32); the index is weak when both bounds are.
+    dt, weak = dtypes.promote(*[_index_type(b) for b in (lower, upper)])
+    _, _, val = while_loop(
+        cond, body, (_as_index(lower, dt, weak), _as_index(upper, dt, weak), init_val)
+    )
     return val
 
 
-def _index_dtype(x: Any) -> np.dtype:
-    return core.get_aval(x).dtype if isinstance(x, Tracer) else np.asarray(x).dtype
-
-
-def _as_index(x: Any, dt: np.dtype) -> Any:
-    """A loop bound of ``fori_loop`` as a (strong) scalar of the bounds' common dtype."""
+def _index_type(x: Any) -> tuple[np.dtype, bool]:
     if isinstance(x, Tracer):
-        return convert_element_type(x, dt)
+        return x.aval.dtype, x.aval.weak_type
+    if core.is_python_scalar(x):
+        a = core.get_aval(x)
+        return a.dtype, a.weak_type
+    return np.asarray(x).dtype, False
+
+
+def _as_index(x: Any, dt: np.dtype, weak: bool) -> Any:
+    """A loop bound of ``fori_loop`` as a scalar of the bounds' common dtype (weakly
+    typed when both bounds are)."""
+    if isinstance(x, Tracer):
+        return convert_element_type(x, dt, weak)
+    if weak:
+        return x  # a Python int: weakly typed int64
     return np.asarray(x).astype(dt)
