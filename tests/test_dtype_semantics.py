@@ -256,11 +256,38 @@ def test_lax_div_of_python_ints_rounds_toward_zero() -> None:
     assert lax.rem(-7, 2) == -1
 
 
-def test_lax_select_and_binops_do_not_broadcast_eagerly() -> None:
-    # JAX broadcasts 0-d and size-1 operands here; functrace's lax (eager and jit) does not
+def test_lax_elementwise_broadcasts_0d_and_size_1_operands_as_jax() -> None:
+    # JAX 0.10.2's lax: 0-d operands (Python scalars too) and axes of size 1 among
+    # operands of one rank broadcast; ranks otherwise differ -> an error; select's cases
+    # keep one shape (only its predicate may be 0-d); clamp's bounds are 0-d or x's shape
+    col, row = np.array([[1.0], [2.0]]), np.array([[10.0, 20.0, 30.0]])
+    cases = [
+        (lambda: lax.add(_F32, np.float32(2.0)), np.array([3.0, 4.0, 5.0], np.float32)),
+        (lambda: lax.mul(col, row), col * row),
+        (lambda: lax.max(col, 1.5), np.maximum(col, 1.5)),
+        (lambda: lax.lt(_F32, np.float32(2.0)), _F32 < 2),
+        (lambda: lax.select(True, _F32, _F32 * 2), _F32),
+        (lambda: lax.bitwise_and(_B[None], np.array([[True]])), _B[None]),
+        (lambda: lax.nextafter(np.float32(1.0), _F32).shape, (3,)),
+        (lambda: lax.complex(_F32, np.float32(1.0)), _F32 + 1j),
+        (lambda: lax.igamma(2.0, np.array([1.0, 2.0])), [0.2642411176571153, 0.5939941502901619]),
+    ]
+    for fn, want in cases:
+        for run in (fn, ft.jit(fn)):
+            got = run()
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+            if hasattr(want, "dtype"):
+                assert np.asarray(got).dtype == want.dtype
+    # the broadcast operand's gradient sums over what it was broadcast to (also in vmap)
+    g = ft.grad(lambda a, b: lax.mul(a, b).sum(), argnums=(0, 1))(col, row)
+    np.testing.assert_allclose(g[0], [[60.0], [60.0]])
+    np.testing.assert_allclose(g[1], [[3.0, 3.0, 3.0]])
+    np.testing.assert_allclose(ft.vmap(lambda x: lax.add(x, 1.0))(col), col + 1)
+    with pytest.raises(ValueError, match="expected operands of equal shape"):
+        lax.add(_F32, np.ones((2, 3), np.float32))
     for fn in (
         lambda: lax.select(_B, _F32, np.float32(0.0)),
-        lambda: lax.add(_F32, np.float32(2.0)),
+        lambda: lax.add(_F32, np.ones(2, np.float32)),
     ):
         with pytest.raises(ValueError, match="expected operands of equal shape"):
             fn()

@@ -41,8 +41,8 @@ def check_same_shapes(name: str, *avals: ShapedArray) -> tuple[int, ...]:
             shapes = " and ".join(str(b.shape) for b in avals)
             raise ValueError(
                 f"{name}: expected operands of equal shape, got shapes {shapes}. "
-                f"functrace.lax does not broadcast: use functrace.numpy, or "
-                f"lax.broadcast_in_dim first."
+                f"functrace.lax broadcasts only 0-d operands and axes of size 1 (as JAX's "
+                f"lax): use functrace.numpy, or lax.broadcast_in_dim first."
             )
     return shape
 
@@ -71,7 +71,8 @@ def eager_check_binary(name: str, x: Any, y: Any) -> None:
     if sx != sy:
         raise ValueError(
             f"{name}: expected operands of equal shape, got shapes {tuple(sx)} and {tuple(sy)}. "
-            f"functrace.lax does not broadcast: use functrace.numpy, or lax.broadcast_in_dim."
+            f"functrace.lax broadcasts only 0-d operands and axes of size 1 (as JAX's lax): "
+            f"use functrace.numpy, or lax.broadcast_in_dim."
         )
 
 

@@ -132,12 +132,39 @@ def _bind1(p: Primitive) -> Callable[[Any], Any]:
     return f
 
 
+def broadcast_operands(*args: Any) -> list[Any]:
+    """The operands of an n-ary elementwise function broadcast as JAX's lax does: 0-d
+    operands (Python scalars too) to the others' shape, and axes of size 1 among
+    operands of one rank. Operands that do not broadcast so come back unchanged, for
+    the primitive's own shape error."""
+    shapes = [tuple(getattr(a, "shape", ())) for a in args]
+    ranked = [s for s in shapes if s]
+    if not ranked or any(len(s) != len(ranked[0]) for s in ranked):
+        return list(args)
+    target = []
+    for sizes in zip(*ranked):
+        grown = set(sizes) - {1}
+        if len(grown) > 1:
+            return list(args)
+        target.append(grown.pop() if grown else 1)
+    out = tuple(target)
+    dims = tuple(range(len(out)))
+    return [
+        a if s == out else broadcast_in_dim(a, out, dims if s else ()) for a, s in zip(args, shapes)
+    ]
+
+
 def _bind2(p: Primitive) -> Callable[[Any, Any], Any]:
     def f(x: Any, y: Any) -> Any:
+        if getattr(x, "shape", ()) != getattr(y, "shape", ()):
+            x, y = broadcast_operands(x, y)
         return p.bind(x, y)
 
     f.__name__ = p.name
-    f.__doc__ = f"Elementwise ``{p.name}`` of two equal-shape operands (functrace.lax primitive)."
+    f.__doc__ = (
+        f"Elementwise ``{p.name}`` (functrace.lax primitive); 0-d operands and axes of "
+        f"size 1 broadcast, as in JAX's lax."
+    )
     return f
 
 
@@ -347,7 +374,11 @@ select_n_p = register(Primitive("select_n"), _select_n_impl, _select_n_abstract)
 
 
 def select_n(which: Any, *cases: Any) -> Any:
-    """``cases[which]`` elementwise (a bool ``which`` picks cases[1] where True)."""
+    """``cases[which]`` elementwise (a bool ``which`` picks cases[1] where True); the
+    cases have one shape, and a 0-d ``which`` picks for all of them, as in JAX."""
+    shape = getattr(cases[0], "shape", ()) if cases else ()
+    if shape and not getattr(which, "shape", ()):
+        which = broadcast_in_dim(which, tuple(shape), ())
     return select_n_p.bind(which, *cases)
 
 

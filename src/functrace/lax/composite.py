@@ -18,6 +18,7 @@ from functrace import core
 from functrace._array import to_array
 from functrace.lax import elementwise as lx
 from functrace.lax._util import as_index_tuple, normalize_axis
+from functrace.lax.base import broadcast_operands
 from functrace.lax.contraction import dot_general
 from functrace.lax.indexing import slice_in_dim
 from functrace.lax.shapes import broadcast_in_dim, iota, reshape
@@ -138,12 +139,14 @@ def reciprocal(x: Any) -> Any:
 def shift_right_logical(x: Any, y: Any) -> Any:
     """Shift the bits of ``x`` right by ``y``, filling with zeros (also for signed
     integers, whose bits are read as unsigned); shifts by a negative amount or by the
-    bit width or more give 0. ``x`` and ``y`` of one shape and integer dtype.
+    bit width or more give 0. ``x`` and ``y`` of one integer dtype (0-d operands and
+    axes of size 1 broadcast, as in JAX's lax).
 
     >>> import numpy as np
     >>> int(shift_right_logical(np.int8(-8), np.int8(1)))
     124
     """
+    x, y = broadcast_operands(x, y)
     ax = core.get_aval(x)
     if ax.dtype.kind not in "iu":
         raise TypeError(f"shift_right_logical: expected integer operands, got {ax.dtype.name}.")

@@ -43,6 +43,7 @@ from functrace.lax.base import (
     _reduce_batch,
     add,
     binop,
+    broadcast_operands,
     convert_element_type,
     div,
     full_like,
@@ -535,12 +536,13 @@ def conj(x: Any) -> Any:
 
 
 def complex(x: Any, y: Any) -> Any:  # noqa: A001 - jax.lax's name
-    """``x + y i`` from two real operands of one shape and dtype (float32 gives
-    complex64).
+    """``x + y i`` from two real operands of one dtype (float32 gives complex64); 0-d
+    operands and axes of size 1 broadcast, as in JAX's lax.
 
     >>> complex(np.float64(1.0), np.float64(2.0))
     np.complex128(1+2j)
     """
+    x, y = broadcast_operands(x, y)
     ax, ay = core.get_aval(x), core.get_aval(y)
     check_same_shapes("complex", ax, ay)
     check_same_dtypes("complex", ax, ay)

@@ -40,7 +40,7 @@ from functrace.lax._util import (
     eager_check_dtypes,
     register,
 )
-from functrace.lax.base import exp, full_like, mul
+from functrace.lax.base import broadcast_operands, exp, full_like, mul
 
 _U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -348,14 +348,15 @@ numba_emitters[nextafter_p] = "np.nextafter({0}, {1})"
 
 
 def nextafter(x: Any, y: Any) -> Any:
-    """The next representable value after ``x`` towards ``y``, elementwise (equal shapes).
+    """The next representable value after ``x`` towards ``y``, elementwise (0-d operands
+    and axes of size 1 broadcast, as in JAX's lax).
 
     >>> import numpy as np
     >>> from functrace import lax
     >>> bool(lax.nextafter(np.float32(1), np.float32(2)) == 1 + 2**-23)
     True
     """
-    return nextafter_p.bind(x, y)
+    return nextafter_p.bind(*broadcast_operands(x, y))
 
 
 def _nextafter_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:

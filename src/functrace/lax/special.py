@@ -28,6 +28,7 @@ from functrace.lax.base import (
     _bind2,
     add,
     binop,
+    broadcast_operands,
     elementwise_numpy,
     exp,
     full_like,
@@ -504,8 +505,9 @@ batching.defbroadcasting(betainc_p)
 
 
 def betainc(a: Any, b: Any, x: Any) -> Any:
-    """The regularized incomplete beta function ``I_x(a, b)`` (equal-shape operands)."""
-    return betainc_p.bind(a, b, x)
+    """The regularized incomplete beta function ``I_x(a, b)`` (0-d operands and axes of
+    size 1 broadcast, as in JAX's lax)."""
+    return betainc_p.bind(*broadcast_operands(a, b, x))
 
 
 def _betainc_density(g: Any, a: Any, b: Any, x: Any) -> Any:
