@@ -760,3 +760,16 @@ def test_io_callback_errors():
         io_callback(lambda x: x, spec, 1.0, ordered="yes")
     with pytest.raises(TypeError, match="arrays or scalars as arguments"):
         io_callback(lambda x: x, spec, "text")
+
+
+def test_lax_round_takes_jax_rounding_methods() -> None:
+    # JAX 0.10.2: lax.round([0.5, 1.5, -0.5, 2.5]) is [1, 2, -1, 3], to nearest even
+    # [0, 2, -0, 2]; RoundingMethod's values are 0 and 1
+    x = np.array([0.5, 1.5, -0.5, 2.5])
+    assert int(lax.RoundingMethod.AWAY_FROM_ZERO) == 0
+    assert int(lax.RoundingMethod.TO_NEAREST_EVEN) == 1
+    for run in (lax.round, ft.jit(lax.round, static_argnums=1)):
+        np.testing.assert_array_equal(run(x, lax.RoundingMethod.AWAY_FROM_ZERO), [1, 2, -1, 3])
+        np.testing.assert_array_equal(run(x, lax.RoundingMethod.TO_NEAREST_EVEN), [0, 2, -0.0, 2])
+    with pytest.raises(ValueError, match="round: expected rounding_method"):
+        lax.round(x, 2)

@@ -14,6 +14,7 @@ functions (``erf``, ``lgamma``, ``igamma``, ``betainc``, ...) in
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import Any
 
@@ -410,9 +411,23 @@ def _round_emit(ctx: _nr.EmitContext) -> str:
 numba_emitters[round_p] = _round_emit
 
 
-def round(x: Any, rounding_method: int = 0) -> Any:  # noqa: A001
-    """Round to nearest: 0 = half away from zero (JAX's default), 1 = half to even (NumPy)."""
-    return round_p.bind(x, rounding_method=int(rounding_method))
+class RoundingMethod(enum.IntEnum):
+    """How :func:`round` breaks ties (JAX's names and values)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:  # noqa: A001
+    """Round to nearest: ``RoundingMethod.AWAY_FROM_ZERO`` (0, JAX's default) or
+    ``TO_NEAREST_EVEN`` (1, NumPy's)."""
+    method = int(rounding_method)
+    if method not in (0, 1):
+        raise ValueError(
+            f"round: expected rounding_method RoundingMethod.AWAY_FROM_ZERO (0) or "
+            f"TO_NEAREST_EVEN (1), got {rounding_method!r}."
+        )
+    return round_p.bind(x, rounding_method=method)
 
 
 # ---------------------------------------------------------------------------
@@ -607,6 +622,7 @@ def stop_gradient(x: Any) -> Any:
 
 __all__ = [
     "_p",
+    "RoundingMethod",
     "abs",
     "abs_p",
     "add",
