@@ -576,7 +576,7 @@ def private_cnn_sgd(jax: Any) -> dict[str, np.ndarray]:
     random = jax.random
     stax = jax.example_libraries.stax
     optimizers = jax.example_libraries.optimizers
-    from jax.tree_util import tree_flatten, tree_unflatten
+    tree_flatten, tree_unflatten = jax.tree_util.tree_flatten, jax.tree_util.tree_unflatten
 
     init, predict = stax.serial(
         stax.Conv(4, (3, 3), padding="SAME", strides=(2, 2)),
