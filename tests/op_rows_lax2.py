@@ -158,6 +158,15 @@ def _one(x: Any) -> Any:
 
 
 ROWS: list[OpInfo] = [
+    # lax's elementwise operations broadcast 0-d operands and size-1 axes, as JAX's lax
+    OpInfo(
+        "lax.mul[0-d and size-1 broadcast]",
+        lambda x, y, s: lax.mul(lax.add(x, s), y),
+        lambda x, y, s: (x + s) * y,
+        (F, F, F),
+        ("broadcast_in_dim", "add", "mul"),
+        shapes=((2, 1), (1, 3), ()),
+    ),
     # lax.full_like with a traced fill value and JAX's shape= (differentiable in the fill)
     OpInfo(
         "lax.full_like[traced fill]",
