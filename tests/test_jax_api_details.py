@@ -531,6 +531,43 @@ def test_item6_jit_lower_takes_shape_dtype_structs():
     assert str(low.traced_jaxpr) == str(ft.make_jaxpr(f)(x, p))
 
 
+def test_jit_trace_lower_compile_stages_as_jax():
+    # JAX 0.10.2: jit(f).trace(x).jaxpr, .out_info, .lower(); lower(x).compile()(x)
+    def f(x, n):
+        return {"a": fnp.log(1.0 + fnp.exp(x)) * n, "b": (x.sum(),)}
+
+    jf = ft.jit(f, static_argnums=1)
+    x = np.array([0.5, 1.0, 2.0], np.float32)
+    traced = jf.trace(x, 2)
+    assert str(traced.jaxpr) == str(ft.make_jaxpr(f, static_argnums=1)(x, 2))
+    info = traced.out_info
+    assert ft.tree_util.tree_structure(info) == ft.tree_util.tree_structure(f(x, 2))
+    assert (info["a"].shape, info["a"].dtype, info["b"][0].shape) == ((3,), np.float32, ())
+    assert traced.fun_name == "f"
+    lowered = traced.lower()
+    assert lowered.as_text() == jf.lower(x, 2).as_text()
+    compiled = lowered.compile()
+    assert jf.trace_count == 1
+    out = compiled(x * 2, 2)
+    np.testing.assert_allclose(out["a"], f(x * 2, 2)["a"], rtol=1e-6)
+    assert jf.trace_count == 1  # the compiled signature, not a new one
+    # other shapes, dtypes or static values: a TypeError naming both signatures
+    with pytest.raises(TypeError, match=r"lowered for \(f32\[3\], static argument 1 = 2\)"):
+        compiled(np.ones(4, np.float32), 2)
+    with pytest.raises(TypeError, match=r"got f32\[3\], static argument 1 = 3"):
+        compiled(x, 3)
+    with pytest.raises(TypeError, match="got f64"):
+        compiled(x.astype(np.float64), 2)
+    assert jf.trace_count == 1
+    # stand-ins trace the signature real arrays of that shape use
+    spec = ft.ShapeDtypeStruct((3,), np.float32)
+    assert jf.trace(spec, 2).lower().as_text() == lowered.as_text()
+    # the jaxpr of a gradient, as JAX's docs print it
+    log1pexp = ft.jit(ft.grad(lambda v: fnp.log(1.0 + fnp.exp(v))))
+    prims = [e.primitive.name for e in log1pexp.trace(100.0).jaxpr.jaxpr.eqns]
+    assert {"exp", "add", "log", "div", "mul"} <= set(prims)
+
+
 # -- where(condition, size=, fill_value=), argwhere/flatnonzero with size -------------
 
 

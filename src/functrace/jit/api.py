@@ -44,6 +44,7 @@ from functrace.jit import diagnostics, kernels, tiered
 from functrace.jit.argnums import resolve_argnums
 from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
 from functrace.jit.shared import Entry, Shared, counter, lowering_settings, shared_state
+from functrace.jit.stages import Lowered, Traced
 from functrace.tree_util import (
     DictKey,
     SequenceKey,
@@ -128,49 +129,6 @@ def clear_cache() -> None:
     from functrace.jit import kernels
 
     kernels.clear_cache()
-
-
-class Lowered:
-    """A traced and compiled signature of a jitted function (from ``.lower(*args)``).
-
-    ``jaxpr`` is the jaxpr actually lowered (``custom_jvp``/``custom_vjp`` calls
-    inlined, dead code dropped, ``transpose(dot)`` folded): printed, its variable names
-    are the driver's in :meth:`as_text`. ``traced_jaxpr`` is the jaxpr as traced,
-    which prints as ``make_jaxpr`` does."""
-
-    def __init__(self, entry: Entry) -> None:
-        self._entry = entry
-
-    @property
-    def jaxpr(self) -> ClosedJaxpr:
-        """The IR the driver was generated from; its names are the driver's."""
-        return self._entry.program.jaxpr
-
-    @property
-    def traced_jaxpr(self) -> ClosedJaxpr:
-        """The traced IR (before inlining and dead-code elimination)."""
-        return self._entry.jaxpr
-
-    @property
-    def driver_source(self) -> str:
-        return self._entry.program.driver_source
-
-    @property
-    def kernel_sources(self) -> list[str]:
-        return [k.source for k in self._entry.program.kernels]
-
-    @property
-    def compile_count(self) -> int:
-        """Kernels Numba compiled when this signature was lowered."""
-        return self._entry.program.compiled
-
-    def as_text(self) -> str:
-        """The generated driver and kernel sources, each IR equation as a comment
-        above its code."""
-        return self._entry.program.as_text()
-
-    def __repr__(self) -> str:
-        return f"<Lowered: {len(self._entry.program.kernels)} kernels>"
 
 
 class JitFunction:
@@ -539,6 +497,39 @@ class JitFunction:
     def _entry_for(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[Entry | None, list[Any]]:
+        key, leaves, parts = self._signature(args, kwargs)
+        if key is None:
+            return None, leaves  # a leaked tracer: the plain call reports it
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    static_pos, dyn_args, static_kw, dyn_kw, in_tree, avals = parts
+                    entry = self._compile(
+                        args,
+                        kwargs,
+                        static_pos,
+                        dyn_args,
+                        static_kw,
+                        dyn_kw,
+                        leaves,
+                        in_tree,
+                        avals,
+                        key,
+                    )
+                    entry.key = key
+                    self._add_entry(key, entry)
+        else:
+            self._touch(key)
+        return entry, leaves
+
+    def _signature(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, list[Any], tuple[Any, ...]]:
+        """``(key, leaves, parts)`` of a call: its cache key (None when an argument is a
+        tracer), the dynamic leaves (plain arrays) and what tracing needs (static and
+        dynamic arguments, input tree, abstract values); bad arguments raise."""
         static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
@@ -546,7 +537,7 @@ class JitFunction:
         names: list[str] | None = None
         for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
-                return None, leaves  # a leaked tracer: the plain call reports it
+                return None, leaves, ()
             if isinstance(x, np.ndarray) and not core.is_plain_array(x):
                 # ndarray subclasses, byte order, alignment: the rule of core.plain_array
                 if names is None:
@@ -572,28 +563,7 @@ class JitFunction:
             tuple(sorted((k, type(v), v) for k, v in static_kw.items())),
         )
         key = (in_tree, tuple(avals), static_key, tuple(py_bools))
-        entry = self._cache.get(key)
-        if entry is None:
-            with self._lock:
-                entry = self._cache.get(key)
-                if entry is None:
-                    entry = self._compile(
-                        args,
-                        kwargs,
-                        static_pos,
-                        dyn_args,
-                        static_kw,
-                        dyn_kw,
-                        leaves,
-                        in_tree,
-                        avals,
-                        key,
-                    )
-                    entry.key = key
-                    self._add_entry(key, entry)
-        else:
-            self._touch(key)
-        return entry, leaves
+        return key, leaves, (static_pos, dyn_args, static_kw, dyn_kw, in_tree, avals)
 
     def _leaf_names(
         self,
@@ -677,7 +647,7 @@ class JitFunction:
                 with kernels.load_mode("probe", stats):
                     program = lower(closed, fname, out_tree, py)
             except kernels.NeedsCompile:
-                entry = Entry(closed, None)
+                entry = Entry(closed, None, out_tree=out_tree)
                 tiered.start(
                     self,
                     entry,
@@ -691,7 +661,7 @@ class JitFunction:
         self.compile_count += program.compiled
         if debug:
             tiered.print_program(program, stats)
-        return Entry(closed, program)
+        return Entry(closed, program, out_tree=out_tree)
 
     def _switch(self, entry: Entry) -> Callable[..., Any]:
         with self._lock:
@@ -808,21 +778,31 @@ class JitFunction:
             self._bound,
         )
 
-    # -- introspection ----------------------------------------------------------
+    # -- ahead-of-time stages (jit/stages.py) ------------------------------------
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        """Trace and compile for these arguments; ``.as_text()`` shows the generated code.
-        A ``ShapeDtypeStruct`` stands for an array of its shape and dtype (as in JAX): the
-        signature lowered is the one a call with such an array uses."""
+        """Trace and compile for these arguments; ``.as_text()`` shows the generated code,
+        ``.compile()`` gives the callable of this signature. A ``ShapeDtypeStruct``
+        stands for an array of its shape and dtype (as in JAX): the signature lowered is
+        the one a call with such an array uses."""
+        return Lowered(self._lowered_entry(args, kwargs, "lower"), self)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """The traced signature for these arguments (JAX's ``jit(f).trace``): ``.jaxpr``,
+        ``.out_info``, ``.lower()``. Arguments as for :meth:`lower`; functrace lowers
+        while it traces (``jit/stages.py``)."""
+        return Traced(self, self._lowered_entry(args, kwargs, "trace"))
+
+    def _lowered_entry(self, args: tuple[Any, ...], kwargs: dict[str, Any], stage: str) -> Entry:
         if any(stand_in(x) is not x for x in tree_leaves((args, kwargs))):
             args, kwargs = tree_map(stand_in, (args, kwargs))
         entry, _ = self._entry_for(args, kwargs)
         if entry is None:
-            raise TypeError(f"{self._origin}.lower: expected concrete arguments, got tracers.")
+            raise TypeError(f"{self._origin}.{stage}: expected concrete arguments, got tracers.")
         if entry.job is not None:  # a tiered compile: the program is the job's
             entry.job.go.set()
             entry.job.done.wait()
             self._switch(entry)
-        return Lowered(entry)
+        return entry
 
     def __repr__(self) -> str:
         return f"<{self._origin}>"
@@ -895,4 +875,4 @@ def _on_flags() -> None:
 
 _debug.on_change(_on_flags)
 
-__all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit"]
+__all__ = ["JitFunction", "Lowered", "Traced", "clear_cache", "disable_jit", "jit"]

@@ -37,10 +37,13 @@ class Entry:
     """One traced signature: its jaxpr and its lowered program (or the tiered job that
     will install the compiled driver)."""
 
-    __slots__ = ("jaxpr", "program", "driver", "key", "sourced", "job")
+    __slots__ = ("jaxpr", "out_tree", "program", "driver", "key", "sourced", "job")
 
-    def __init__(self, jaxpr: ClosedJaxpr, program: Any, driver: Any = None) -> None:
+    def __init__(
+        self, jaxpr: ClosedJaxpr, program: Any, driver: Any = None, out_tree: Any = None
+    ) -> None:
         self.jaxpr = jaxpr
+        self.out_tree = out_tree  # the output's tree structure (``jit(f).trace``)
         self.program = program  # None while a tiered compile runs (``job``)
         self.driver = program.driver if program is not None else driver
         self.key: Any = None  # its signature in the function's cache

@@ -1,0 +1,152 @@
+"""The ahead-of-time stages of a jitted function, as JAX names them:
+``jit(f).trace(*args)`` gives a :class:`Traced`, its ``.lower()`` (or
+``jit(f).lower(*args)``) a :class:`Lowered`, and its ``.compile()`` a
+:class:`Compiled`, which runs that one signature.
+
+functrace traces and lowers in one step (lowering generates the driver and compiles
+its kernels, loaded from the disk cache when they are there), so ``trace`` lowers too:
+the program is ready for the calls that follow, and each stage reads the same traced
+signature of the function's cache."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from functrace.api._shapes import ShapeDtypeStruct
+from functrace.ir import ClosedJaxpr
+from functrace.jit.shared import Entry
+from functrace.tree_util import tree_unflatten
+
+if TYPE_CHECKING:
+    from functrace.jit.api import JitFunction
+
+
+class Lowered:
+    """A traced and compiled signature of a jitted function (from ``.lower(*args)``).
+
+    ``jaxpr`` is the jaxpr actually lowered (``custom_jvp``/``custom_vjp`` calls
+    inlined, dead code dropped, ``transpose(dot)`` folded): printed, its variable names
+    are the driver's in :meth:`as_text`. ``traced_jaxpr`` is the jaxpr as traced,
+    which prints as ``make_jaxpr`` does. :meth:`compile` gives the callable of this
+    signature."""
+
+    def __init__(self, entry: Entry, fun: JitFunction | None = None) -> None:
+        self._entry = entry
+        self._fun = fun
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The IR the driver was generated from; its names are the driver's."""
+        return self._entry.program.jaxpr
+
+    @property
+    def traced_jaxpr(self) -> ClosedJaxpr:
+        """The traced IR (before inlining and dead-code elimination)."""
+        return self._entry.jaxpr
+
+    @property
+    def out_info(self) -> Any:
+        """The output's pytree of ``ShapeDtypeStruct`` (shape, dtype, weak type)."""
+        return _out_info(self._entry)
+
+    @property
+    def driver_source(self) -> str:
+        return self._entry.program.driver_source
+
+    @property
+    def kernel_sources(self) -> list[str]:
+        return [k.source for k in self._entry.program.kernels]
+
+    @property
+    def compile_count(self) -> int:
+        """Kernels Numba compiled when this signature was lowered."""
+        return self._entry.program.compiled
+
+    def as_text(self) -> str:
+        """The generated driver and kernel sources, each IR equation as a comment
+        above its code."""
+        return self._entry.program.as_text()
+
+    def compile(self) -> Compiled:
+        """The callable of this signature (already compiled: lowering compiles)."""
+        if self._fun is None:
+            raise TypeError("Lowered.compile: this Lowered has no jitted function to call.")
+        return Compiled(self._fun, self._entry)
+
+    def __repr__(self) -> str:
+        return f"<Lowered: {len(self._entry.program.kernels)} kernels>"
+
+
+class Traced:
+    """A traced signature of a jitted function (from ``jit(f).trace(*args)``):
+    ``jaxpr`` (as ``make_jaxpr`` prints it), ``out_info`` (the output's pytree of
+    ``ShapeDtypeStruct``), ``fun_name``, and :meth:`lower`."""
+
+    def __init__(self, fun: JitFunction, entry: Entry) -> None:
+        self._fun = fun
+        self._entry = entry
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._entry.jaxpr
+
+    @property
+    def out_info(self) -> Any:
+        return _out_info(self._entry)
+
+    @property
+    def fun_name(self) -> str:
+        return str(getattr(self._fun, "__name__", self._fun._origin))
+
+    def lower(self) -> Lowered:
+        return Lowered(self._entry, self._fun)
+
+    def __repr__(self) -> str:
+        return f"<Traced: {self._fun._origin}>"
+
+
+class Compiled:
+    """A compiled signature of a jitted function (from ``.lower(*args).compile()``):
+    called with arguments of that signature (the same tree structure, shapes and
+    dtypes, and equal static arguments), it runs the compiled program; other
+    arguments are a TypeError, as in JAX."""
+
+    def __init__(self, fun: JitFunction, entry: Entry) -> None:
+        self._fun = fun
+        self._entry = entry
+
+    @property
+    def out_info(self) -> Any:
+        return _out_info(self._entry)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key, _, _ = self._fun._signature(args, kwargs)
+        if key != self._entry.key:
+            raise TypeError(
+                f"{self._fun._origin}: the compiled function expected arguments of the "
+                f"signature it was lowered for ({_describe(self._entry.key)}), got "
+                f"{_describe(key) if key is not None else 'tracers'}; call the jitted "
+                "function itself to compile other signatures."
+            )
+        return self._fun(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Compiled: {self._fun._origin}>"
+
+
+def _out_info(entry: Entry) -> Any:
+    structs = [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.jaxpr.out_avals
+    ]
+    return structs if entry.out_tree is None else tree_unflatten(entry.out_tree, structs)
+
+
+def _describe(key: Any) -> str:
+    _, avals, (static_pos, static_kw), _ = key
+    parts = [a.str_short() for a in avals]
+    parts += [f"static argument {i} = {v!r}" for i, _, v in static_pos]
+    parts += [f"static {k}={v!r}" for k, _, v in static_kw]
+    return ", ".join(parts) or "no arguments"
+
+
+__all__ = ["Compiled", "Lowered", "Traced"]
