@@ -512,6 +512,23 @@ def test_weak_initial_carry_derivatives_are_float32_as_in_jax() -> None:
     np.testing.assert_array_equal(per, [4.0, 6.0, 8.0])
 
 
+def test_fori_loop_bounds_of_one_type_as_jax() -> None:
+    # JAX 0.10.2 (x64): equal types run (float bounds are truncated, 3.0 below); a
+    # Python int takes the other signed integer type; any other mix is a TypeError
+    def add(i, x):
+        return x + i
+
+    for lo, hi in [(0.0, 3.0), (0.5, 3.5), (np.int32(0), 3), (0, np.int32(3))]:
+        assert float(lax.fori_loop(lo, hi, add, 0.0)) == 3.0
+    assert float(ft.jit(lambda n: lax.fori_loop(0, n, add, 0.0))(np.int32(3))) == 3.0
+    bad = [(0.5, 3), (0, 3.0), (np.int32(0), np.int64(3)), (0, np.uint8(3)), (True, 3)]
+    for lo, hi in bad:
+        with pytest.raises(TypeError, match="fori_loop: expected lower and upper bounds"):
+            lax.fori_loop(lo, hi, add, 0.0)
+    with pytest.raises(TypeError, match="got int64 and float64"):
+        ft.jit(lambda n: lax.fori_loop(0, n, add, 0.0))(3.0)
+
+
 def test_weak_carry_promotion_rules_and_the_loop_index() -> None:
     # JAX's promotion of the weak initial value with the body's type
     cases = [

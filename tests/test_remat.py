@@ -40,6 +40,7 @@ POLICIES = [
     P.dots_with_no_batch_dims_saveable,
     P.save_only_these_names("h"),
     P.save_any_names_but_these("h"),
+    P.save_anything_except_these_names("h"),
     P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("h")),
 ]
 
@@ -120,6 +121,12 @@ def test_policies_save_what_they_should():
     assert sorted(got) == [("f64[3,3]", "w"), ("f64[4,3]", "x")]
     both = P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("h"))
     assert len(saved_residuals(ft.checkpoint(mlp, policy=both), x, w)) == 5
+    # every value but the one named 'h': the same value is saved as the output of the
+    # tanh that computes it (saveable), as in JAX, where this policy saves everything
+    but_h = P.save_anything_except_these_names("h")
+    got = _types(saved_residuals(ft.checkpoint(mlp, policy=but_h), x, w))
+    assert ("f64[4,3]", "named 'h'") not in got and ("f64[4,3]", "output of tanh") in got
+    assert len(got) == len(_types(saved_residuals(mlp, x, w)))
     # everything saveable: what reverse mode keeps without checkpoint, the derivative
     # rules' own values included (cos for sin, 1 - tanh^2 for tanh)
     every = _types(saved_residuals(ft.checkpoint(mlp, policy=P.everything_saveable), x, w))

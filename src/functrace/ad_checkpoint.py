@@ -51,6 +51,7 @@ checkpoint_policies = SimpleNamespace(
     checkpoint_dots_with_no_batch_dims=_remat.dots_with_no_batch_dims_saveable,
     save_only_these_names=_remat.save_only_these_names,
     save_any_names_but_these=_remat.save_any_names_but_these,
+    save_anything_except_these_names=_remat.save_anything_except_these_names,
     save_from_both_policies=_remat.save_from_both_policies,
 )
 """The policies of :func:`checkpoint` (``functrace.checkpoint_policies``): each decides

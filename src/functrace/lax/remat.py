@@ -130,6 +130,20 @@ def save_any_names_but_these(*names: str) -> Callable[..., bool]:
     return policy
 
 
+def save_anything_except_these_names(*names: str) -> Callable[..., bool]:
+    """A policy saving every value, named or not, except the outputs of
+    ``checkpoint_name`` named in ``names``. The value a name marks is still saved as
+    the output of the equation computing it, which is saveable: the residuals are
+    those of ``everything_saveable``, as in JAX 0.10.2 (whose policy saves everything)."""
+    skip = _check_names("save_anything_except_these_names", names)
+
+    def policy(prim: Primitive, *avals: Any, **params: Any) -> bool:
+        return prim is not name_p or params["name"] not in skip
+
+    policy.__name__ = f"save_anything_except_these_names{tuple(sorted(skip))}"
+    return policy
+
+
 def save_from_both_policies(
     policy_1: Callable[..., bool], policy_2: Callable[..., bool]
 ) -> Callable[..., bool]:
@@ -404,6 +418,7 @@ __all__ = [
     "nothing_saveable",
     "remat_p",
     "save_any_names_but_these",
+    "save_anything_except_these_names",
     "save_from_both_policies",
     "save_only_these_names",
 ]

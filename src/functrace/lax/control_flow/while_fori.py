@@ -371,6 +371,7 @@ def fori_loop(
     """
     if unroll is not None:
         check_unroll("fori_loop", unroll)
+    _check_bound_types(lower, upper)
     lo, hi = core.concrete_or_none(lower), core.concrete_or_none(upper)
     static = (
         lo is not None
@@ -421,6 +422,19 @@ def fori_loop(
         cond, body, (_as_index(lower, dt, weak), _as_index(upper, dt, weak), init_val)
     )
     return val
+
+
+def _check_bound_types(lower: Any, upper: Any) -> None:
+    """JAX's rule: the bounds have one dtype, except that a weakly typed (Python) int
+    takes the other bound's signed integer type; anything else is a TypeError (a float
+    bound beside an int one would otherwise be truncated)."""
+    (lt, lw), (ut, uw) = _index_type(lower), _index_type(upper)
+    if lt == ut or (lt.kind == "i" and ut.kind == "i" and lw != uw):
+        return
+    raise TypeError(
+        f"fori_loop: expected lower and upper bounds of one type (a Python int takes the "
+        f"other bound's signed integer type), got {lt.name} and {ut.name}."
+    )
 
 
 def _index_type(x: Any) -> tuple[np.dtype, bool]:
