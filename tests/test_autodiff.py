@@ -296,6 +296,17 @@ def test_error_jvp_tangent_mismatch() -> None:
         ft.jvp(fnp.sin, (np.ones(3),), (np.ones(3, np.float32),))
     with pytest.raises(ValueError, match="pytree structure mismatch"):
         ft.jvp(lambda a, b: a * b, (1.0, 2.0), (1.0,))
+    # an integer or boolean primal takes a float0 tangent only, as in JAX: a float one
+    # was dropped (a zero output tangent instead of cos(x) * t)
+    from functrace.dtypes import float0
+
+    for primal, tangent in [(np.arange(3), np.ones(3)), (2, 1.0), (np.array(True), 1.0)]:
+        with pytest.raises(TypeError, match="jvp: expected a float0 tangent for primal leaf 0"):
+            ft.jvp(fnp.sin, (primal,), (tangent,))
+    with pytest.raises(TypeError, match="expected a float0 tangent for primal leaf 1"):
+        ft.linearize(lambda a, n: a * n, 1.0, 2)[1](1.0, 1.0)
+    y, t = ft.jvp(lambda x, n: fnp.sin(x) * n, (1.0, 2), (1.0, np.zeros((), float0)))
+    assert (y, t) == (np.sin(1.0) * 2, np.cos(1.0) * 2)
 
 
 def test_check_grads_catches_wrong_rule() -> None:

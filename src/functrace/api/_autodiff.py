@@ -460,6 +460,15 @@ def _check_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any
                 f"primal's shape), got shape {ta.shape}."
             )
         if expected == dtypes.float0:
+            # an integer or boolean primal has no tangent space: JAX's rule, a float0
+            # tangent only (a float tangent would be dropped without a word)
+            if ta.dtype != dtypes.float0:
+                raise TypeError(
+                    f"jvp: expected a float0 tangent for primal leaf {i} of dtype "
+                    f"{pa.dtype.name} (integers and booleans are not differentiable), got "
+                    f"{ta.dtype.name}; pass numpy.zeros({pa.shape}, functrace.dtypes.float0), "
+                    "or make the primal a float to differentiate with respect to it."
+                )
             out.append(ad.Zero(ad.tangent_aval(pa)))
             continue
         if ta.dtype != expected and not ta.weak_type and not pa.weak_type:
