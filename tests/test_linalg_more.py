@@ -433,3 +433,34 @@ def test_scipy_solve(assume_a: str | None) -> None:
             )
     with pytest.raises(ValueError, match="solve: expected assume_a one of"):
         fsl.solve(a, b, assume_a="orthogonal")
+
+
+def test_norm_of_complex_input_differentiates_as_jax() -> None:
+    # JAX 0.10.2 (x64): every norm but the spectral ones is a norm of |z|
+    z = np.array([1.0 + 2.0j, -0.5 + 0.3j])
+    m = np.array([[1 + 2j, 0.5], [-1j, 2 - 1j]])
+    want = {
+        (0, None): [0.4327423224 - 0.8654846448j, -0.2163711612 - 0.1298226967j],
+        (0, 1): [0.4472135955 - 0.894427191j, -0.8574929257 - 0.5144957554j],
+        (0, 3): [0.4420037754 - 0.8840075508j, -0.0576302415 - 0.0345781449j],
+        (1, "fro"): [
+            [0.298142397 - 0.596284794j, 0.1490711985],
+            [0.298142397j, 0.596284794 + 0.298142397j],
+        ],
+        (1, -np.inf): [[0.4472135955 - 0.894427191j, 1.0], [0.0, 0.0]],
+    }
+    for (which, order), g in want.items():
+        x = (z, m)[which]
+
+        def f(v, order=order):
+            return fnp.linalg.norm(v, ord=order)
+
+        np.testing.assert_allclose(ft.grad(f)(x), g, atol=1e-9)
+        np.testing.assert_allclose(ft.jit(ft.grad(f))(x), g, atol=1e-9)
+        assert float(f(x)) == pytest.approx(np.linalg.norm(x, ord=order))
+    np.testing.assert_allclose(
+        ft.vmap(fnp.linalg.norm)(np.stack([z, 2 * z])), [2.3108440017, 4.6216880034]
+    )
+    # the spectral norms of complex matrices are not differentiable yet: a clear error
+    with pytest.raises(NotImplementedError, match="norm: expected real input on traced arrays"):
+        ft.grad(lambda v: fnp.linalg.norm(v, ord="nuc"))(m)

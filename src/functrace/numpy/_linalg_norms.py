@@ -69,6 +69,9 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min
     column sum of ``|x|``), inf / -inf (max / min row sum).
 
+    Complex input: every norm but the spectral ones (``'nuc'``, 2 and -2 of matrices)
+    is computed from ``|x|``, so it differentiates as JAX's does.
+
     NOTE: at the zero vector every vector norm has gradient 0, and so has the Frobenius
     norm at the zero matrix (a subgradient, like JAX's "safe norm"; the naive formula
     gives NaN). Elsewhere the gradient is the usual one, e.g. ``x / norm(x)`` for 2.
@@ -78,9 +81,16 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     5.0
     """
     x = asarray_or_tracer(x, "norm")
-    x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
     shape = _shape(x)
     nd = len(shape)
+    if core.get_aval(x).dtype.kind == "c" and not (
+        ord in (2, -2, "nuc")
+        and (nd == 2 or (axis is not None and len(_axis_tuple(axis, nd)) == 2))
+    ):
+        # every norm but the spectral ones is a norm of |x|: real from here on, so it
+        # differentiates (the singular values of complex matrices are not yet)
+        x = absolute(x)
+    x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
     if axis is None and (
         ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)
     ):
