@@ -810,3 +810,22 @@ def test_lax_round_takes_jax_rounding_methods() -> None:
         np.testing.assert_array_equal(run(x, lax.RoundingMethod.TO_NEAREST_EVEN), [0, 2, -0.0, 2])
     with pytest.raises(ValueError, match="round: expected rounding_method"):
         lax.round(x, 2)
+
+
+def test_jax_error_classes_of_concretization() -> None:
+    # jax.errors' names, each a ConcretizationError (a TypeError), raised where JAX does
+    from functrace import errors
+
+    assert errors.ConcretizationTypeError is errors.ConcretizationError
+    cases = [
+        (lambda x: 1.0 if x > 0 else 0.0, 1.0, errors.TracerBoolConversionError),
+        (lambda i: [1.0, 2.0][i], 1, errors.TracerIntegerConversionError),
+        (lambda n: fnp.ones(3)[: int(n)], 2, errors.TracerIntegerConversionError),
+        (lambda x: x[x > 0], np.ones(3), errors.NonConcreteBooleanIndexError),
+    ]
+    for f, x, cls in cases:
+        with pytest.raises(cls, match="expected"):
+            ft.jit(f)(x)
+        assert issubclass(cls, errors.ConcretizationTypeError) and issubclass(cls, TypeError)
+    with pytest.raises(errors.TracerBoolConversionError, match="vmap"):
+        ft.vmap(lambda x: 1.0 if x > 0 else 0.0)(np.ones(3))

@@ -42,6 +42,8 @@ from functrace.errors import (
     MissingRuleError,
     TracerArrayConversionError,
     TracerAssignmentError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
     UnexpectedTracerError,
 )
 
@@ -670,7 +672,10 @@ class Tracer:
         )
 
     def __bool__(self) -> bool:
-        val = self.to_concrete_value("bool(); Python `if`/`while` on a traced value")
+        try:
+            val = self.to_concrete_value("bool(); Python `if`/`while` on a traced value")
+        except ConcretizationError as e:
+            raise TracerBoolConversionError(str(e)) from None
         if val.size != 1:
             raise ValueError(
                 f"bool(): expected an array with one element, got shape {val.shape}. "
@@ -679,7 +684,10 @@ class Tracer:
         return bool(val)
 
     def __int__(self) -> int:
-        return int(self.to_concrete_value("int()"))
+        try:
+            return int(self.to_concrete_value("int()"))
+        except ConcretizationError as e:
+            raise TracerIntegerConversionError(str(e)) from None
 
     def __float__(self) -> float:
         return float(self.to_concrete_value("float()"))
@@ -690,13 +698,15 @@ class Tracer:
     def __index__(self) -> int:
         if not dtypes.is_integer(self.dtype) and not dtypes.is_bool(self.dtype):
             raise TypeError(f"__index__: expected an integer array, got {self.aval.str_short()}.")
-        return int(
-            self.to_concrete_value(
+        try:
+            value = self.to_concrete_value(
                 "use as a Python index (__index__; to index a NumPy array `table` with a "
                 "traced index, write functrace.numpy.asarray(table)[i] or "
                 "functrace.numpy.take(table, i))"
             )
-        )
+        except ConcretizationError as e:
+            raise TracerIntegerConversionError(str(e)) from None
+        return int(value)
 
     def item(self, *args: Any) -> Any:
         return self.to_concrete_value("item()").item(*args)

@@ -12,6 +12,23 @@ class ConcretizationError(TypeError):
     """A Python bool/int/float was needed from an abstract (jit-traced) value."""
 
 
+ConcretizationTypeError = ConcretizationError
+"""JAX's name of :class:`ConcretizationError` (``jax.errors.ConcretizationTypeError``)."""
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """``bool()`` of an abstract tracer: Python ``if``/``while``/``and`` on a traced value."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """``int()`` or ``__index__`` of an abstract tracer: a traced value used as a Python
+    integer (a shape, an index into a Python or NumPy sequence)."""
+
+
+class NonConcreteBooleanIndexError(ConcretizationError):
+    """Indexing with a boolean mask whose values are not known while tracing."""
+
+
 class UnexpectedTracerError(Exception):
     """A tracer escaped the transform that created it and was used afterwards."""
 
@@ -37,8 +54,12 @@ class MissingRuleError(NotImplementedError):
 
 __all__ = [
     "ConcretizationError",
+    "ConcretizationTypeError",
     "MissingRuleError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerAssignmentError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
     "UnexpectedTracerError",
 ]

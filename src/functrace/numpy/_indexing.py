@@ -39,7 +39,7 @@ import numpy as np
 
 from functrace import _array, core
 from functrace.core import Tracer
-from functrace.errors import ConcretizationError
+from functrace.errors import ConcretizationError, NonConcreteBooleanIndexError
 from functrace.lax import elementwise as lx
 from functrace.lax import indexing as li
 from functrace.lax import reductions as lr
@@ -131,7 +131,7 @@ def _static_int(fname: str, v: Any, what: str) -> int | None:
 
 
 def mask_error(fname: str, mask: Tracer) -> ConcretizationError:
-    return ConcretizationError(
+    return NonConcreteBooleanIndexError(
         f"{fname}: expected a boolean mask with known values, got an abstract tracer "
         f"{mask.aval.str_short()}. The result's shape depends on how many entries are True, "
         f"which is unknown under jit. Keep the shape with functrace.numpy.where(mask, x, 0) "
