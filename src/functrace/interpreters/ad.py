@@ -392,11 +392,34 @@ def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         out = primitive.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return out, Zero.from_primal(out)
         return out, primitive.bind(*[instantiate(t) for t in tangents], **params)
 
     jvp_rules[primitive] = rule
     transpose_rules[primitive] = transpose_rule
     linear_primitives.add(primitive)
+
+
+def defsum(primitive: Primitive, negate: Callable[[Any], Any] | None) -> None:
+    """The JVP of ``x + y`` (``negate`` None) or ``x - y`` (``negate`` the negation) for a
+    primitive made with :func:`deflinear`: where one tangent is the symbolic Zero, the
+    other is the output's tangent as it is (negated for ``-y``), so a constant operand
+    adds no array of zeros (nor a residual for reverse mode) to the tangent map."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        out = primitive.bind(*primals, **params)
+        tx, ty = tangents
+        want = tangent_aval(core.get_aval(out))
+        if type(tx) is Zero and type(ty) is Zero:
+            return out, Zero(want)
+        if type(ty) is Zero and core.get_aval(tx) == want:
+            return out, tx
+        if type(tx) is Zero and core.get_aval(ty) == want:
+            return out, ty if negate is None else negate(ty)
+        return out, primitive.bind(instantiate(tx), instantiate(ty), **params)
+
+    jvp_rules[primitive] = rule
 
 
 def deflinear_in(

@@ -253,11 +253,13 @@ numba_emitters[neg_p] = "(-{0})"
 add_p = binop("add", np.add)
 add = _bind2(add_p)
 ad.deflinear(add_p, lambda ct, x, y: [ct, ct])  # d(x + y) = dx + dy
+ad.defsum(add_p, None)
 numba_emitters[add_p] = "({0} + {1})"
 
 sub_p = binop("sub", np.subtract)
 sub = _bind2(sub_p)
 ad.deflinear(sub_p, lambda ct, x, y: [ct, neg(ct)])  # d(x - y) = dx - dy
+ad.defsum(sub_p, neg)
 numba_emitters[sub_p] = "({0} - {1})"
 
 mul_p = binop("mul", np.multiply, _ANY, "a numeric or boolean")

@@ -382,6 +382,19 @@ def _remat_linearize(
 ad.linearize_rules[remat_p] = _remat_linearize
 
 
+def _drop_unused(j: Jaxpr, args: list[Any]) -> tuple[Jaxpr, list[Any]]:
+    """``j`` without the inputs it does not read, and ``args`` without their values: a
+    value the backward pass does not need (a broadcast constant whose tangent was
+    zero) is not kept for it."""
+    used = {x for e in j.eqns for x in e.inputs if type(x) is Var}
+    used.update(x for x in j.outvars if type(x) is Var)
+    keep = [i for i, v in enumerate(j.invars) if v in used]
+    if len(keep) == len(j.invars):
+        return j, args
+    invars = tuple(j.invars[i] for i in keep)
+    return Jaxpr(j.constvars, invars, j.eqns, j.outvars), [args[i] for i in keep]
+
+
 def _remat_transpose(cts: Sequence[Any], *invals: Any, jaxpr: Jaxpr, **params: Any) -> list[Any]:
     """The backward pass of a ``checkpoint`` linear in its undefined operands: a
     ``checkpoint`` that recomputes the forward values from the known operands, then
@@ -401,7 +414,8 @@ def _remat_transpose(cts: Sequence[Any], *invals: Any, jaxpr: Jaxpr, **params: A
 
     known_avals = [v.aval for v in known_vars]
     j, consts = _trace(bwd, known_avals + out_avals, "checkpoint (transpose)")
-    outs = iter(remat_p.bind(*consts, *known, *cts, jaxpr=j, **{**params, "differentiated": True}))
+    j, args = _drop_unused(j, [*consts, *known, *cts])
+    outs = iter(remat_p.bind(*args, jaxpr=j, **{**params, "differentiated": True}))
     return [next(outs) if m else None for m in lin]
 
 
