@@ -139,6 +139,7 @@ def _out_shape(shape: tuple[int, ...], t: FftType, lengths: tuple[int, ...]) -> 
 def _fft_abstract(x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> Any:
     t = FftType(fft_type)
     dt = np.dtype(x.dtype)
+    out_dt: np.dtype
     if t == FftType.RFFT:
         if dt.kind != "f":
             raise TypeError(f"fft: expected a real floating-point operand for RFFT, got {dt.name}.")
@@ -157,6 +158,7 @@ def _fft_impl(x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> Any
         return np.zeros(aval.shape, aval.dtype)
     axes = tuple(range(a.ndim - len(fft_lengths), a.ndim))
     t = FftType(fft_type)
+    out: Any
     if t == FftType.FFT:
         out = np.fft.fftn(a, axes=axes)
     elif t == FftType.IFFT:

@@ -114,8 +114,7 @@ def _axes_and_lengths(
             s[-1] = max(2 * (s[-1] - 1), 0)
     elif len(s) != len(axes):
         raise ValueError(
-            f"{fname}: expected one length in s per axis, got s={tuple(s)} for axes "
-            f"{tuple(axes)}."
+            f"{fname}: expected one length in s per axis, got s={tuple(s)} for axes {tuple(axes)}."
         )
     if any(n < 0 for n in s):
         raise ValueError(f"{fname}: expected non-negative lengths, got {tuple(s)}.")
