@@ -64,14 +64,14 @@ class FftType(enum.IntEnum):
         return self.name
 
 
-_COMPLEX_OF = {
+_COMPLEX_OF: dict[np.dtype, np.dtype] = {
     np.dtype(np.float16): np.dtype(np.complex64),
     np.dtype(np.float32): np.dtype(np.complex64),
     np.dtype(np.float64): np.dtype(np.complex128),
     np.dtype(np.complex64): np.dtype(np.complex64),
     np.dtype(np.complex128): np.dtype(np.complex128),
 }
-_REAL_OF = {
+_REAL_OF: dict[np.dtype, np.dtype] = {
     np.dtype(np.complex64): np.dtype(np.float32),
     np.dtype(np.complex128): np.dtype(np.float64),
 }
