@@ -36,6 +36,7 @@ MODULES = [
     "functrace",
     "functrace.numpy",
     "functrace.numpy.linalg",
+    "functrace.numpy.fft",
     "functrace.lax",
     "functrace.nn",
     "functrace.nn.functional",

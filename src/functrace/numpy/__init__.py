@@ -19,7 +19,7 @@ updates), ``_apply`` (``vectorize``, ``apply_along_axis``, ``piecewise``, window
 ``mgrid``, files, printing), ``_utils`` (dtype names, index helpers),
 ``_scalar_types`` (``float32``, ``int32``...: JAX's scalar types, which convert),
 ``_linalg_util``, ``_linalg_norms`` and ``_linalg_more`` (parts of ``linalg``),
-``_tracer_methods`` (operators and methods of tracers) and ``linalg``.
+``_tracer_methods`` (operators and methods of tracers), ``linalg`` and ``fft``.
 """
 
 import numpy as _np
@@ -53,4 +53,4 @@ dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo
 ndarray = _np.ndarray
 
-from functrace.numpy import linalg  # noqa: E402,F401
+from functrace.numpy import fft, linalg  # noqa: E402,F401
