@@ -548,17 +548,24 @@ def test_jit_trace_lower_compile_stages_as_jax():
     assert lowered.as_text() == jf.lower(x, 2).as_text()
     compiled = lowered.compile()
     assert jf.trace_count == 1
-    out = compiled(x * 2, 2)
+    # as JAX's: called without the static arguments, which it was compiled with
+    out = compiled(x * 2)
     np.testing.assert_allclose(out["a"], f(x * 2, 2)["a"], rtol=1e-6)
     assert jf.trace_count == 1  # the compiled signature, not a new one
-    # other shapes, dtypes or static values: a TypeError naming both signatures
+    # other shapes, dtypes or structures: a TypeError naming both signatures
     with pytest.raises(TypeError, match=r"lowered for \(f32\[3\], static argument 1 = 2\)"):
-        compiled(np.ones(4, np.float32), 2)
-    with pytest.raises(TypeError, match=r"got f32\[3\], static argument 1 = 3"):
-        compiled(x, 3)
+        compiled(np.ones(4, np.float32))
     with pytest.raises(TypeError, match="got f64"):
-        compiled(x.astype(np.float64), 2)
+        compiled(x.astype(np.float64))
+    with pytest.raises(TypeError, match="not passed again"):
+        compiled(x, 2)
+    with pytest.raises(TypeError, match="takes concrete arguments"):
+        ft.grad(lambda v: compiled(v)["b"][0])(x)
     assert jf.trace_count == 1
+    # a Python scalar and a NumPy scalar of its dtype are alike (JAX 0.10.2)
+    double = ft.jit(lambda v: v * 2)
+    assert float(double.lower(np.float64(1.0)).compile()(2.0)) == 4.0
+    assert float(double.lower(1.0).compile()(np.float64(3.0))) == 6.0
     # stand-ins trace the signature real arrays of that shape use
     spec = ft.ShapeDtypeStruct((3,), np.float32)
     assert jf.trace(spec, 2).lower().as_text() == lowered.as_text()

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from functrace import core
 from functrace.api._shapes import ShapeDtypeStruct
 from functrace.ir import ClosedJaxpr
 from functrace.jit.shared import Entry
-from functrace.tree_util import tree_unflatten
+from functrace.tree_util import tree_flatten, tree_unflatten
 
 if TYPE_CHECKING:
     from functrace.jit.api import JitFunction
@@ -106,10 +109,11 @@ class Traced:
 
 
 class Compiled:
-    """A compiled signature of a jitted function (from ``.lower(*args).compile()``):
-    called with arguments of that signature (the same tree structure, shapes and
-    dtypes, and equal static arguments), it runs the compiled program; other
-    arguments are a TypeError, as in JAX."""
+    """A compiled signature of a jitted function (from ``.lower(*args).compile()``), as
+    JAX's: called with the non-static arguments only (the static ones are part of what
+    was compiled), of the same tree structure, shapes and dtypes (a Python scalar and
+    a NumPy scalar of its dtype are alike), it runs the compiled program; other
+    arguments are a TypeError naming both signatures."""
 
     def __init__(self, fun: JitFunction, entry: Entry) -> None:
         self._fun = fun
@@ -120,15 +124,28 @@ class Compiled:
         return _out_info(self._entry)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key, _, _ = self._fun._signature(args, kwargs)
-        if key != self._entry.key:
+        origin = self._fun._origin
+        in_tree, want, _, _ = self._entry.key
+        leaves, tree = tree_flatten((tuple(args), kwargs))
+        got: list[str] = []
+        for i, x in enumerate(leaves):
+            if isinstance(x, core.Tracer):
+                raise TypeError(
+                    f"{origin}: a compiled function takes concrete arguments, got a tracer "
+                    "(under a transform, call the jitted function itself)."
+                )
+            if isinstance(x, np.ndarray) and not core.is_plain_array(x):
+                x = leaves[i] = core.plain_array(x, origin, f"argument {i}")
+            got.append(core.get_aval(x).str_short())
+        if tree != in_tree or got != [a.str_short() for a in want]:
             raise TypeError(
-                f"{self._fun._origin}: the compiled function expected arguments of the "
-                f"signature it was lowered for ({_describe(self._entry.key)}), got "
-                f"{_describe(key) if key is not None else 'tracers'}; call the jitted "
-                "function itself to compile other signatures."
+                f"{origin}: the compiled function expected arguments of the signature it "
+                f"was lowered for ({_describe(self._entry.key)}), got "
+                f"{', '.join(got) or 'no arguments'}"
+                f"{'' if tree == in_tree else f' in the structure {tree}'}; static "
+                "arguments are part of the compiled function and are not passed again."
             )
-        return self._fun(*args, **kwargs)
+        return self._entry.driver(*leaves)
 
     def __repr__(self) -> str:
         return f"<Compiled: {self._fun._origin}>"
