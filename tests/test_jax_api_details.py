@@ -836,3 +836,32 @@ def test_jax_error_classes_of_concretization() -> None:
         assert issubclass(cls, errors.ConcretizationTypeError) and issubclass(cls, TypeError)
     with pytest.raises(errors.TracerBoolConversionError, match="vmap"):
         ft.vmap(lambda x: 1.0 if x > 0 else 0.0)(np.ones(3))
+
+
+def test_small_jax_api_details_from_its_documentation() -> None:
+    # ShapeDtypeStruct.like, as the callback tutorials use it
+    like = ft.ShapeDtypeStruct.like
+    s = like(np.ones((2,), np.float32))
+    assert (s.shape, s.dtype, s.weak_type) == ((2,), np.float32, False)
+    assert like(2.0).weak_type and like(like(np.int8(1))).dtype == np.int8
+    out = ft.pure_callback(np.sin, like(X), X)
+    np.testing.assert_allclose(out, np.sin(X))
+    with pytest.raises(TypeError, match="ShapeDtypeStruct.like: expected an array"):
+        like("x")
+    # JAX's names of switches: jax_explain_cache_misses is explain_retraces; jax_remat3
+    # is kept and changes nothing (one checkpoint implementation)
+    with ft.config.override(jax_explain_cache_misses=True):
+        assert ft.config.explain_retraces
+    assert not ft.config.explain_retraces
+    ft.config.update("jax_remat3", False)
+    assert ft.config.read("jax_remat3") is False
+    ft.config.update("jax_remat3", True)
+    # eager lax as JAX's (x64): no promotion of a Python scalar of another kind with a
+    # 0-d array (a 0-d float64 took it before), no bool operands of arithmetic
+    z = np.zeros((), np.float64)
+    for bad in (lambda: lax.add(z, 1), lambda: lax.mul(z, 1j), lambda: lax.sub(np.int32(1), 2)):
+        with pytest.raises(TypeError, match="expected operands of equal dtype"):
+            bad()
+    with pytest.raises(TypeError, match="add: expected a numeric operand, got bool"):
+        lax.add(np.array([True]), np.array([True]))
+    assert float(lax.add(z, 2.0)) == 2.0 and bool(lax.max(np.array(True), np.array(False)))

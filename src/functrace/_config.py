@@ -55,6 +55,14 @@ def _set_x64(flag: bool) -> None:
 # NumPy's, which is JAX's with the switch on, so it reads True and cannot be turned off.
 register("enable_x64", lambda: True, _set_x64)
 
+# JAX's switch between its checkpoint implementations, set by programs written for
+# either: functrace has one (``lax/remat.py``), so the value is kept and changes nothing.
+_remat3 = [True]
+register("remat3", lambda: _remat3[0], lambda flag: _remat3.__setitem__(0, flag))
+
+_ALIASES = {"explain_cache_misses": "explain_retraces"}
+"""JAX's names of functrace's switches."""
+
 
 class Switch:
     """A process-wide switch of a higher floor, registered as ``config.<name>``: on
@@ -82,6 +90,7 @@ def _canonical(name: Any, where: str) -> str:
     for prefix in ("jax_", "functrace_"):
         if key.startswith(prefix):
             key = key[len(prefix) :]
+    key = _ALIASES.get(key, key)
     if key in _FLAG_NAMES or key in _registered:
         return key
     raise AttributeError(

@@ -49,6 +49,21 @@ class ShapeDtypeStruct:
         self.sharding = sharding
         self.weak_type = bool(weak_type)
 
+    @classmethod
+    def like(cls, x: Any) -> ShapeDtypeStruct:
+        """The shape and dtype of ``x`` (an array, a scalar, a tracer or another
+        ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``."""
+        if isinstance(x, ShapeDtypeStruct):
+            return cls(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
+        try:
+            a = core.get_aval(x)
+        except TypeError:
+            raise TypeError(
+                f"ShapeDtypeStruct.like: expected an array, a scalar or a ShapeDtypeStruct, "
+                f"got {type(x).__name__}."
+            ) from None
+        return cls(a.shape, a.dtype, weak_type=a.weak_type)
+
     @property
     def ndim(self) -> int:
         """The number of axes."""

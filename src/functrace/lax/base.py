@@ -113,8 +113,12 @@ def binop(
         if getattr(x, "shape", ()) != getattr(y, "shape", ()):
             eager_check_binary(name, x, y)  # raises the detailed error
         dx, dy = getattr(x, "dtype", None), getattr(y, "dtype", None)
-        if dx is None or dx != dy:  # as traced (and as JAX): equal dtypes, no promotion
+        # (``dx != None`` is False for float64: NumPy reads None as the default dtype)
+        if dx is None or dy is None or dx != dy:  # as traced (and as JAX): no promotion
             eager_check_dtypes(name, x, y)
+            dx = core.get_aval(x).dtype
+        if dx.kind not in kinds:  # as traced: bool is no operand of add, mul...
+            check_dtype_kind(name, core.get_aval(x), kinds, what)
         return ufunc_call(np_fn, x, y)  # into the eager pool: large float results
 
     register(p, impl, _binop_abstract(name, kinds, what, out_dtype))
