@@ -445,3 +445,36 @@ def test_at_divide_power_apply_follow_jax() -> None:
     np.testing.assert_allclose(g, [1.0, np.cos(np.sin(1.0)) * np.cos(1.0), 1.0, 1.0])
     # out-of-range indices with mode="drop" are skipped, as for the other updates
     np.testing.assert_allclose(fnp.at(x)[np.array([1, 9])].divide(2.0, mode="drop"), [0, 0.5, 2, 3])
+
+
+def test_take_fills_out_of_range_indices_under_jit_and_vmap_as_jax() -> None:
+    # JAX 0.10.2 (x64): take/take_along_axis default to mode "fill" (they clamped here)
+    a = np.arange(10.0)
+    i = np.array([2, 15, -11, -1])
+    want = [2.0, np.nan, np.nan, 9.0]
+    np.testing.assert_array_equal(ft.jit(lambda a, i: fnp.take(a, i))(a, i), want)
+    np.testing.assert_array_equal(ft.vmap(lambda i: fnp.take(a, i))(i), want)
+    np.testing.assert_array_equal(ft.jit(lambda a, i: fnp.take_along_axis(a, i, 0))(a, i), want)
+    big = np.iinfo(np.int64).min
+    np.testing.assert_array_equal(ft.jit(lambda i: fnp.take(np.arange(10), i))(i), [2, big, big, 9])
+    u8 = ft.jit(lambda i: fnp.take(np.arange(10, dtype=np.uint8), i))(i)
+    np.testing.assert_array_equal(u8, [2, 255, 255, 9])
+    got = ft.jit(lambda i: fnp.take(a, i, fill_value=-7.0))(i)
+    np.testing.assert_array_equal(got, [2.0, -7.0, -7.0, 9.0])
+    np.testing.assert_array_equal(ft.jit(lambda i: fnp.take(a, i, mode="clip"))(i), [2, 9, 0, 0])
+    # an explicit mode="fill" fills known indices too; the default raises for them
+    np.testing.assert_array_equal(fnp.take(a, i, mode="fill"), want)
+    np.testing.assert_array_equal(fnp.take(a, np.array([2, 15]), mode="fill", fill_value=5), [2, 5])
+    with pytest.raises(IndexError):
+        fnp.take(a, i)
+    b = np.arange(12.0).reshape(3, 4)
+    j = np.array([[0, 5], [1, -1], [3, 9]])
+    got = ft.jit(lambda b, j: fnp.take_along_axis(b, j, axis=1))(b, j)
+    np.testing.assert_array_equal(got, [[0, np.nan], [5, 7], [11, np.nan]])
+    got = ft.jit(lambda b, k: fnp.take(b, k, axis=1))(b, j[0])
+    np.testing.assert_array_equal(got, [[0, np.nan], [4, np.nan], [8, np.nan]])
+    # the filled entries get no gradient
+    g = ft.grad(lambda v: fnp.nansum(ft.jit(lambda v, i: fnp.take(v, i))(v, i)))(a)
+    np.testing.assert_array_equal(g, [0, 0, 1, 0, 0, 0, 0, 0, 0, 1])
+    with pytest.raises(ValueError, match="take: expected mode None, 'fill'"):
+        fnp.take(a, i, mode="promise")

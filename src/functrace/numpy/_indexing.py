@@ -21,7 +21,9 @@ Decisions:
   checked. Negative ones wrap once, then every index is clamped into
   ``[0, size - 1]``: reads return the edge element (``.at`` updates out of range are
   skipped instead, see ``_at``). ``mode="clip"`` (``.at[idx].get``, ``take``) gives the clamping for
-  concrete indices too.
+  concrete indices too. ``take`` and ``take_along_axis`` fill instead of clamping, as
+  JAX's default ``mode="fill"``: abstract out-of-range indices read NaN (the most
+  negative signed or the largest unsigned integer, or True), or ``fill_value``.
 * Boolean masks need concrete values, because the result's shape depends on them.
   Under ``jit``, ``x[mask]`` raises ``ConcretizationError`` pointing to ``fnp.where``.
 
@@ -404,30 +406,91 @@ def getitem(x: Any, idx: Any, mode: str | None = None) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _check_take_mode(mode: Any) -> None:
-    if mode not in (None, "raise", "wrap", "clip"):
-        raise ValueError(f"take: expected mode 'raise', 'wrap' or 'clip', got {mode!r}.")
+def _check_take_mode(fname: str, mode: Any) -> None:
+    if mode not in (None, "fill", "raise", "wrap", "clip"):
+        raise ValueError(
+            f"{fname}: expected mode None, 'fill', 'raise', 'wrap' or 'clip', got {mode!r}."
+        )
 
 
-def _np_take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None) -> Any:
-    _check_take_mode(mode)
+def _fills(mode: Any, idx: Any) -> bool:
+    """Whether out-of-range indices read the fill value: ``mode="fill"``, or the default
+    mode with indices whose values are unknown (under ``jit``/``vmap``), as JAX's
+    default; known out-of-range indices raise in the default mode."""
+    return mode == "fill" or (mode is None and core.concrete_or_none(idx) is None)
+
+
+def _fill_value(fname: str, dtype: np.dtype, fill_value: Any) -> Any:
+    """JAX's fill of out-of-range reads: NaN for inexact dtypes, the most negative value
+    of signed integers, the largest of unsigned ones, True for booleans."""
+    if fill_value is not None:
+        return np.asarray(fill_value).astype(dtype)
+    if dtype.kind in "fc":
+        return np.array(np.nan, dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array(info.min if dtype.kind == "i" else info.max, dtype)
+    if dtype.kind == "b":
+        return np.array(True)
+    raise TypeError(f"{fname}: expected a numeric or boolean array to fill, got {dtype.name}.")
+
+
+def _filled(fname: str, out: Any, idx: Any, dim: int, pos: int, fill_value: Any) -> Any:
+    """``out`` (indexed by ``idx`` along an axis of size ``dim``; ``idx``'s axes are
+    ``out``'s from ``pos``) with the fill value where an index is out of ``[-dim, dim)``."""
+    from functrace.numpy._math import logical_and
+
+    valid = logical_and(idx >= -dim, idx < dim)
+    nd_idx, nd_out = core.get_aval(valid).ndim, core.get_aval(out).ndim
+    valid = ls.reshape(
+        valid, (1,) * pos + core.get_aval(valid).shape + (1,) * (nd_out - pos - nd_idx)
+    )
+    fill = _fill_value(fname, core.get_aval(out).dtype, fill_value)
+    return where(valid, out, fill)
+
+
+def _traced(f: Any) -> Any:
+    """The traced function a ``numpy_path`` wraps (it also runs on plain arrays)."""
+    return f.__wrapped__
+
+
+def _np_take(
+    a: Any,
+    indices: Any,
+    axis: int | None = None,
+    mode: str | None = None,
+    fill_value: Any = None,
+) -> Any:
+    _check_take_mode("take", mode)
+    if mode == "fill":
+        return _traced(take)(a, indices, axis, mode, fill_value)
     return np.take(a, indices, axis=axis, mode=mode or "raise")  # type: ignore[call-overload]
 
 
 @numpy_path(_np_take)
-def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None) -> Any:
+def take(
+    a: Any,
+    indices: Any,
+    axis: int | None = None,
+    mode: str | None = None,
+    fill_value: Any = None,
+) -> Any:
     """NumPy's ``take``: elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
 
-    ``mode``: None or ``"raise"`` (NumPy's default: out-of-range concrete indices raise;
-    abstract ones clamp), ``"wrap"`` (indices modulo the size) or ``"clip"`` (clamped into
-    ``[0, size - 1]``; as in NumPy, negative indices clip to 0 rather than wrap).
+    ``mode``: None (out-of-range indices whose values are known raise, as NumPy's
+    default; under ``jit``/``vmap`` they read the fill value, as JAX's default
+    ``"fill"``), ``"fill"`` (out-of-range indices, outside ``[-size, size)``, read
+    ``fill_value``: by default NaN, the most negative signed or the largest unsigned
+    integer, or True), ``"raise"`` (NumPy's), ``"wrap"`` (indices modulo the size) or
+    ``"clip"`` (clamped into ``[0, size - 1]``; as in NumPy, negative indices clip to 0
+    rather than wrap).
 
     >>> import functrace.numpy as fnp
     >>> fnp.take([[1, 2], [3, 4]], [1, 0], axis=1)
     array([[2, 1],
            [4, 3]])
     """
-    _check_take_mode(mode)
+    _check_take_mode("take", mode)
     a = asarray_or_tracer(a, "take")
     if axis is None:
         a = ls.reshape(a, (core.get_aval(a).size,))
@@ -442,20 +505,35 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None)
     axis %= len(shape)
     dim = shape[axis]
     idx = asarray_or_tracer(indices, "take")
-    if mode in ("wrap", "clip") and dim > 0:
-        if isinstance(idx, Tracer):
-            idx = remainder(idx, dim) if mode == "wrap" else clip(idx, 0, dim - 1)
+    fills = _fills(mode, idx)
+    if (fills or mode in ("wrap", "clip")) and dim > 0:
+        if fills:  # read at a valid position, then fill where the index was out of range
+            at = clip(idx, -dim, dim - 1)
+        elif isinstance(idx, Tracer):
+            at = remainder(idx, dim) if mode == "wrap" else clip(idx, 0, dim - 1)
         else:
-            idx = np.mod(idx, dim) if mode == "wrap" else np.clip(idx, 0, dim - 1)
+            at = np.mod(idx, dim) if mode == "wrap" else np.clip(idx, 0, dim - 1)
+        out = getitem(a, (slice(None),) * axis + (at,))
+        return _filled("take", out, idx, dim, axis, fill_value) if fills else out
     return getitem(a, (slice(None),) * axis + (idx,))
 
 
-@numpy_path(
-    lambda arr, indices, axis: np.take_along_axis(np.asarray(arr), np.asarray(indices), axis)
-)
-def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
+def _np_take_along_axis(
+    arr: Any, indices: Any, axis: int | None, mode: str | None = None, fill_value: Any = None
+) -> Any:
+    _check_take_mode("take_along_axis", mode)
+    if mode is not None:
+        return _traced(take_along_axis)(arr, indices, axis, mode, fill_value)
+    return np.take_along_axis(np.asarray(arr), np.asarray(indices), axis)
+
+
+@numpy_path(_np_take_along_axis)
+def take_along_axis(
+    arr: Any, indices: Any, axis: int | None, mode: str | None = None, fill_value: Any = None
+) -> Any:
     """NumPy's ``take_along_axis``: ``arr`` indexed by ``indices`` along ``axis``, matched
     (broadcast) along the other axes; ``axis=None`` works on the flattened array.
+    ``mode`` and ``fill_value`` as in :func:`take` (JAX's).
 
     >>> import numpy as np
     >>> import functrace.numpy as fnp
@@ -464,6 +542,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     array([[1., 3.],
            [0., 2.]])
     """
+    _check_take_mode("take_along_axis", mode)
     arr = asarray_or_tracer(arr, "take_along_axis")
     idx = asarray_or_tracer(indices, "take_along_axis")
     idx_aval = core.get_aval(idx)
@@ -486,12 +565,19 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
             f"take_along_axis: expected axis in [{-len(shape)}, {len(shape)}), got {axis}."
         )
     axis %= len(shape)
-    nd = len(shape)
+    nd, dim = len(shape), shape[axis]
+    fills = _fills(mode, idx) and dim > 0
+    at = idx
+    if fills:
+        at = clip(idx, -dim, dim - 1)
+    elif mode in ("wrap", "clip") and dim > 0:
+        at = remainder(idx, dim) if mode == "wrap" else clip(idx, 0, dim - 1)
     full = tuple(
-        idx if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - d - 1))
+        at if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - d - 1))
         for d, n in enumerate(shape)
     )
-    return getitem(arr, full)
+    out = getitem(arr, full)
+    return _filled("take_along_axis", out, idx, dim, 0, fill_value) if fills else out
 
 
 def _where_args(x: Any, y: Any) -> int:

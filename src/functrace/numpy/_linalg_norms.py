@@ -73,8 +73,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     is computed from ``|x|``, so it differentiates as JAX's does.
 
     NOTE: at the zero vector every vector norm has gradient 0, and so has the Frobenius
-    norm at the zero matrix (a subgradient, like JAX's "safe norm"; the naive formula
-    gives NaN). Elsewhere the gradient is the usual one, e.g. ``x / norm(x)`` for 2.
+    norm at the zero matrix (a subgradient; JAX 0.10.2 gives NaN there, the naive
+    formula's value). Elsewhere the gradient is the usual one, e.g. ``x / norm(x)`` for 2.
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
