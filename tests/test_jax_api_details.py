@@ -865,3 +865,21 @@ def test_small_jax_api_details_from_its_documentation() -> None:
     with pytest.raises(TypeError, match="add: expected a numeric operand, got bool"):
         lax.add(np.array([True]), np.array([True]))
     assert float(lax.add(z, 2.0)) == 2.0 and bool(lax.max(np.array(True), np.array(False)))
+
+
+def test_jit_and_convolve_take_jax_keywords() -> None:
+    # jit(keep_unused=, inline=): accepted, no effect; convolve/correlate(precision=,
+    # preferred_element_type=) as the matrix products take them
+    f = ft.jit(lambda x, unused: x * 2, keep_unused=True, inline=True)
+    np.testing.assert_array_equal(f(X, 1.0), X * 2)
+    with pytest.raises(TypeError, match="jit: expected inline to be a bool"):
+        ft.jit(lambda x: x, inline="yes")
+    a, v = np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])
+    for fn, ref in ((fnp.convolve, np.convolve(a, v)), (fnp.correlate, np.correlate(a, v))):
+        np.testing.assert_allclose(fn(a, v, precision=lax.Precision.HIGHEST), ref)
+        out = ft.jit(lambda a, v, fn=fn: fn(a, v, preferred_element_type=np.float32))(a, v)
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(out, ref, rtol=1e-6)
+        assert fn(a, v, preferred_element_type=np.float32).dtype == np.float32
+        with pytest.raises(ValueError, match="expected precision None"):
+            fn(a, v, precision="bogus")

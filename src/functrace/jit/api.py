@@ -816,6 +816,8 @@ def jit(
     *,
     donate_argnums: int | Sequence[int] | None = None,
     donate_argnames: str | Sequence[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
 ) -> Any:
     """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
@@ -834,7 +836,9 @@ def jit(
     positional-only or ``*args`` parameters are a ValueError. ``donate_argnums``/
     ``donate_argnames`` are checked the same way (and may not overlap the static ones)
     and have no other effect: donated arguments stay valid and the results are those
-    without donation (functrace/README.md, "JAX options ...").
+    without donation (functrace/README.md, "JAX options ..."). ``keep_unused`` and
+    ``inline`` (JAX's booleans) are accepted and change nothing: unused arguments are
+    still checked on each call, and a jit called under another jit is inlined anyway.
 
     ``compile``: ``"tiered"`` (the default, or ``$FUNCTRACE_JIT_COMPILE``) returns the
     first calls of a signature whose kernels are not in the disk cache yet without
@@ -851,6 +855,9 @@ def jit(
     >>> [float(v) for v in f(2.0, 3.0)]
     [10.0, 7.0]
     """
+    for name, flag in (("keep_unused", keep_unused), ("inline", inline)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"jit: expected {name} to be a bool, got {flag!r:.40}.")
     if fun is None:
         return functools.partial(
             jit,

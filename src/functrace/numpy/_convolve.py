@@ -80,32 +80,80 @@ def _finish(z: Any, is_bool: bool) -> Any:
     return lx.ne(z, lx.zeros_like(z)) if is_bool else z
 
 
-@numpy_path(lambda a, v, mode="full": np.convolve(a, v, mode))
-def convolve(a: Any, v: Any, mode: Any = "full") -> Any:
+def _product_options(fname: str, precision: Any, pet: Any) -> np.dtype | None:
+    """JAX's ``precision`` (checked, no effect on the CPU) and ``preferred_element_type``
+    (the result's dtype) keywords."""
+    ls.check_precision(fname, precision)
+    return None if pet is None else np.dtype(pet)
+
+
+def _as_pet(z: Any, pet: np.dtype | None) -> Any:
+    if pet is None:
+        return z
+    return z.astype(pet) if isinstance(z, np.ndarray) else cast(z, pet)
+
+
+def _np_convolve(
+    a: Any, v: Any, mode: Any = "full", *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
+    pet = _product_options("convolve", precision, preferred_element_type)
+    return _as_pet(np.convolve(a, v, mode), pet)
+
+
+def _np_correlate(
+    a: Any,
+    v: Any,
+    mode: Any = "valid",
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    pet = _product_options("correlate", precision, preferred_element_type)
+    return _as_pet(np.correlate(a, v, mode), pet)
+
+
+@numpy_path(_np_convolve)
+def convolve(
+    a: Any, v: Any, mode: Any = "full", *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     """Discrete linear convolution of two 1-d sequences, as ``numpy.convolve``:
     ``out[k] = sum_j a[j] v[k - j]``. ``mode="full"`` gives all ``n + m - 1``
     overlaps, ``"same"`` the central ``max(n, m)``, ``"valid"`` the
-    ``max(n, m) - min(n, m) + 1`` of complete overlap.
+    ``max(n, m) - min(n, m) + 1`` of complete overlap. ``precision`` and
+    ``preferred_element_type`` are JAX's (the first has no effect on the CPU, the
+    second sets the result's dtype).
 
     >>> import functrace.numpy as fnp
     >>> fnp.convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5])
     array([0. , 1. , 2.5, 4. , 1.5])
     """
+    pet = _product_options("convolve", precision, preferred_element_type)
     a, v, kind, is_bool = _prepare("convolve", a, v, mode)
     if core.get_aval(v).shape[0] > core.get_aval(a).shape[0]:
         a, v = v, a
-    return _finish(_correlate_long_short(a, ls.rev(v, (0,)), kind), is_bool)
+    return _as_pet(_finish(_correlate_long_short(a, ls.rev(v, (0,)), kind), is_bool), pet)
 
 
-@numpy_path(lambda a, v, mode="valid": np.correlate(a, v, mode))
-def correlate(a: Any, v: Any, mode: Any = "valid") -> Any:
+@numpy_path(_np_correlate)
+def correlate(
+    a: Any,
+    v: Any,
+    mode: Any = "valid",
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
     """Cross-correlation of two 1-d sequences, as ``numpy.correlate``:
     ``z[k] = sum_n a[n + k] conj(v[n])``, modes "valid" (default), "same", "full"
-    (the lags of ``convolve(a, v[::-1].conj())``)."""
+    (the lags of ``convolve(a, v[::-1].conj())``); ``precision`` and
+    ``preferred_element_type`` as in :func:`convolve`."""
+    pet = _product_options("correlate", precision, preferred_element_type)
     a, v, kind, is_bool = _prepare("correlate", a, v, mode)
     if core.get_aval(v).shape[0] > core.get_aval(a).shape[0]:
-        return _finish(ls.rev(_correlate_long_short(v, a, kind), (0,)), is_bool)
-    return _finish(_correlate_long_short(a, v, kind), is_bool)
+        z = ls.rev(_correlate_long_short(v, a, kind), (0,))
+    else:
+        z = _correlate_long_short(a, v, kind)
+    return _as_pet(_finish(z, is_bool), pet)
 
 
 __all__ = ["convolve", "correlate"]
