@@ -167,6 +167,17 @@ ROWS: list[OpInfo] = [
         ("broadcast_in_dim", "add", "mul"),
         shapes=((2, 1), (1, 3), ()),
     ),
+    # lax.pow of a float base and an integer exponent (JAX's one mixed-dtype case): the
+    # base's dtype, the exponent not differentiated
+    OpInfo(
+        "lax.pow[integer exponent]",
+        lambda x, n: lax.pow(x, n),
+        lambda x, n: np.power(x.astype(np.float64), n).astype(x.dtype),
+        (POS, Arg("int", (-3, 3))),
+        ("pow",),
+        shapes="same",
+        rtol=1e-5,
+    ),
     # lax.full_like with a traced fill value and JAX's shape= (differentiable in the fill)
     OpInfo(
         "lax.full_like[traced fill]",

@@ -293,3 +293,29 @@ def test_lax_elementwise_broadcasts_0d_and_size_1_operands_as_jax() -> None:
             fn()
         with pytest.raises(ValueError, match="expected operands of equal shape"):
             ft.jit(fn)()
+
+
+def test_lax_pow_of_a_float_base_and_an_integer_exponent_as_jax() -> None:
+    # JAX 0.10.2 (x64): the base's dtype, the bits of x * x for n = 2, eager and jit alike
+    x = np.array([0.1, -0.2, 1.5], np.float32)
+    n = np.array([2, 3, -1], np.int32)
+    want2 = [0.010000000707805157, 0.04000000283122063, 2.25]
+    wantn = [0.010000000707805157, -0.00800000037997961, 0.6666666865348816]
+    for run in (lambda f: f(x), lambda f: ft.jit(f)(x)):
+        for f, want in ((lambda v: lax.pow(v, 2), want2), (lambda v: lax.pow(v, n), wantn)):
+            got = run(f)
+            assert got.dtype == np.float32
+            np.testing.assert_array_equal(got, np.float32(want))
+    g = ft.grad(lambda v: lax.pow(v, 3).sum())(x)
+    np.testing.assert_array_equal(g, np.float32([0.030000001192092896, 0.12000000476837158, 6.75]))
+    g = ft.jit(ft.grad(lambda v: lax.pow(v, n).sum()))(x)
+    np.testing.assert_allclose(g, [0.2, 0.12, -0.4444444477558136], rtol=1e-6)
+    assert float(ft.hessian(lambda v: lax.pow(v, 3))(np.float32(2.0))) == 12.0
+    z = lax.pow(x.astype(np.complex64), 3)
+    assert z.dtype == np.complex64
+    np.testing.assert_allclose(z, x.astype(np.complex128) ** 3, rtol=1e-6)
+    for bad in (lambda: lax.pow(x, 2.0), lambda: lax.pow(n, x)):
+        with pytest.raises(TypeError, match="pow: expected operands of equal dtype"):
+            bad()
+        with pytest.raises(TypeError, match="pow: expected operands of equal dtype"):
+            ft.jit(bad)()

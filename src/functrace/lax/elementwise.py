@@ -28,6 +28,7 @@ from functrace.interpreters.numba_rules import numba_emitters
 from functrace.lax._util import (
     check_dtype_kind,
     check_same_dtypes,
+    check_same_shapes,
     eager_check_binary,
     register,
     register_checked,
@@ -216,9 +217,33 @@ def _integer_pow_emit(ctx: _nr.EmitContext) -> str | None:
 numba_emitters[integer_pow_p] = _integer_pow_emit
 
 
+def _int_exponent(x_dtype: np.dtype, y_dtype: np.dtype) -> bool:
+    """JAX's one mixed case of ``pow``: a float or complex base, an integer exponent."""
+    return x_dtype.kind in "fc" and y_dtype.kind in "iu"
+
+
+_pow_same_dtypes = _binop_abstract("pow", _NUMERIC, "a numeric")
+
+
+def _pow_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    if x.dtype != y.dtype and _int_exponent(x.dtype, y.dtype):
+        check_same_shapes("pow", x, y)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return _pow_same_dtypes(x, y)
+
+
 def _pow_impl(x: Any, y: Any) -> Any:
     eager_check_binary("pow", x, y)
-    if np.asarray(y).dtype.kind == "i" and np.any(y < 0):  # an integer base (equal dtypes)
+    ax, ay = core.get_aval(x), core.get_aval(y)
+    if ax.dtype != ay.dtype:
+        if _int_exponent(ax.dtype, ay.dtype):
+            # computed in double precision, rounded once to the base's dtype: the bits
+            # of the compiled kernel (and of JAX's x ** n)
+            wide = np.result_type(ax.dtype, np.float64)
+            out = np.power(np.asarray(x, wide), np.asarray(y).astype(wide))
+            return out.astype(ax.dtype)
+        check_same_dtypes("pow", ax, ay)  # as traced: no promotion
+    if ay.dtype.kind == "i" and np.any(y < 0):  # an integer base (equal dtypes)
         raise ValueError(
             "pow: expected non-negative exponents for an integer base (NumPy's rule), got the "
             f"negative exponent {np.min(y)}. Use a float base (2.0 ** n, x.astype(float) ** n)."
@@ -227,7 +252,7 @@ def _pow_impl(x: Any, y: Any) -> Any:
 
 
 pow_p = Primitive("pow")  # integers too: x ** n with a traced integer n
-register(pow_p, _pow_impl, _binop_abstract("pow", _NUMERIC, "a numeric"))
+register(pow_p, _pow_impl, _pow_abstract)
 elementwise_numpy[pow_p] = np.power
 batching.defbroadcasting(pow_p)
 pow = _bind2(pow_p)  # noqa: A001
@@ -237,6 +262,14 @@ def _pow_jvp_lhs(g: Any, x: Any, y: Any) -> Any:
     # d x^y / dx = y x^(y-1); NOTE: 0 where y == 0 (also at x = 0). The double select keeps
     # every higher derivative finite where its limit is: where y == 0 the unselected
     # branch is computed with y = 1 (x^0, whose own derivative is 0), not 0 * x^-1.
+    xd, yd = core.get_aval(x).dtype, core.get_aval(y).dtype
+    if xd != yd and _int_exponent(xd, yd):
+        # an integer exponent: n x^(n-1) with the power's exponent still an integer (its
+        # bits as JAX's), the coefficient in x's dtype
+        y_is_0 = eq(y, zeros_like(y))
+        n = select_n(y_is_0, y, full_like(y, 1))
+        jac = mul(convert_element_type(n, xd), pow(x, sub(n, full_like(n, 1))))
+        return mul(g, select_n(y_is_0, jac, zeros_like(jac)))
     if not isinstance(y, core.Tracer) and not np.any(np.asarray(y) == 0):
         return mul(g, mul(y, pow(x, sub(y, full_like(y, 1)))))  # a known exponent, no 0
     y_is_0 = eq(y, zeros_like(y))
@@ -253,8 +286,12 @@ def _pow_jvp_rhs(g: Any, x: Any, y: Any) -> Any:
 
 
 def _pow_emit(ctx: _nr.EmitContext) -> str | None:
-    if ctx.in_dtypes[0].kind in "iu":
+    xd, yd = ctx.in_dtypes[0], ctx.in_dtypes[1]
+    if xd.kind in "iu":
         return None  # the impl: NumPy's check of negative exponents
+    if xd != yd:  # an integer exponent: in double precision, as the impl
+        wide = np.result_type(xd, np.float64).name
+        return f"np.power(np.{wide}({ctx.args[0]}), np.{wide}({ctx.args[1]}))"
     return f"np.power({ctx.args[0]}, {ctx.args[1]})"
 
 
