@@ -478,3 +478,8 @@ def test_take_fills_out_of_range_indices_under_jit_and_vmap_as_jax() -> None:
     np.testing.assert_array_equal(g, [0, 0, 1, 0, 0, 0, 0, 0, 0, 1])
     with pytest.raises(ValueError, match="take: expected mode None, 'fill'"):
         fnp.take(a, i, mode="promise")
+    # unsigned indices (no negative bound) and scalar indices inside a scan
+    u = np.array([1, 12], np.uint8)
+    np.testing.assert_array_equal(ft.jit(lambda u: fnp.take(a, u))(u), [1.0, np.nan])
+    _, got = ft.lax.scan(lambda c, k: (c, fnp.take(a, k)), 0.0, i)
+    np.testing.assert_array_equal(got, want)

@@ -435,17 +435,30 @@ def _fill_value(fname: str, dtype: np.dtype, fill_value: Any) -> Any:
     raise TypeError(f"{fname}: expected a numeric or boolean array to fill, got {dtype.name}.")
 
 
+def _in_range(idx: Any, dim: int) -> Any:
+    """Indices ``getitem`` reads without an error: abstract ones as they are (it wraps
+    and clamps them itself), known ones clamped into ``[-dim, dim)`` (no equation)."""
+    known = core.concrete_or_none(idx)
+    if known is None:
+        return idx
+    known = np.asarray(known)
+    return np.clip(known, 0 if known.dtype.kind == "u" else -dim, dim - 1)
+
+
 def _filled(fname: str, out: Any, idx: Any, dim: int, pos: int, fill_value: Any) -> Any:
     """``out`` (indexed by ``idx`` along an axis of size ``dim``; ``idx``'s axes are
     ``out``'s from ``pos``) with the fill value where an index is out of ``[-dim, dim)``."""
     from functrace.numpy._math import logical_and
 
-    valid = logical_and(idx >= -dim, idx < dim)
+    unsigned = core.get_aval(idx).dtype.kind == "u"
+    valid = idx < dim if unsigned else logical_and(idx >= -dim, idx < dim)
+    fill = _fill_value(fname, core.get_aval(out).dtype, fill_value)
     nd_idx, nd_out = core.get_aval(valid).ndim, core.get_aval(out).ndim
+    if nd_idx == 0:  # one index: a 0-d predicate, nothing to broadcast
+        return lx.select_n(valid, lx.full_like(out, fill), out)
     valid = ls.reshape(
         valid, (1,) * pos + core.get_aval(valid).shape + (1,) * (nd_out - pos - nd_idx)
     )
-    fill = _fill_value(fname, core.get_aval(out).dtype, fill_value)
     return where(valid, out, fill)
 
 
@@ -508,7 +521,7 @@ def take(
     fills = _fills(mode, idx)
     if (fills or mode in ("wrap", "clip")) and dim > 0:
         if fills:  # read at a valid position, then fill where the index was out of range
-            at = clip(idx, -dim, dim - 1)
+            at = _in_range(idx, dim)
         elif isinstance(idx, Tracer):
             at = remainder(idx, dim) if mode == "wrap" else clip(idx, 0, dim - 1)
         else:
@@ -569,7 +582,7 @@ def take_along_axis(
     fills = _fills(mode, idx) and dim > 0
     at = idx
     if fills:
-        at = clip(idx, -dim, dim - 1)
+        at = _in_range(idx, dim)
     elif mode in ("wrap", "clip") and dim > 0:
         at = remainder(idx, dim) if mode == "wrap" else clip(idx, 0, dim - 1)
     full = tuple(
