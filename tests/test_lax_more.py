@@ -844,3 +844,17 @@ def test_full_like_errors_as_jax() -> None:
             lax.full_like(x, 1.0, shape=bad)
     with pytest.raises(TypeError, match=r"full_like: expected shape to be an int"):
         ft.jit(lambda n: lax.full_like(x, 1.0, shape=(n,)))(3)
+
+
+def test_second_derivative_of_abs_of_complex_values_as_jax() -> None:
+    # JAX 0.10.2 (x64): the JVP of grad(|z|) at 1+2j; the rule went through sign(z),
+    # whose derivative is zero, and gave 0 here
+    z = np.complex128(1 + 2j)
+    g = ft.grad(lambda v: fnp.abs(v))
+    np.testing.assert_allclose(g(z), 0.4472135954999579 - 0.8944271909999159j)
+    for t, want in ((1.0 + 0j, 0.35777088 + 0.17888544j), (1j, -0.17888544 - 0.08944272j)):
+        np.testing.assert_allclose(ft.jvp(g, (z,), (np.complex128(t),))[1], want, rtol=1e-7)
+    # 0 at z = 0, and the same under jit
+    zs = np.array([1 + 2j, 0, 3j])
+    want = [0.4472135954999579 - 0.8944271909999159j, 0, -1j]
+    np.testing.assert_allclose(ft.jit(ft.grad(lambda v: fnp.abs(v).sum()))(zs), want)

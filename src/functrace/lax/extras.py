@@ -49,11 +49,12 @@ from functrace.lax.base import (
     full_like,
     mul,
     neg,
+    select_n,
     sub,
     unop,
     zeros_like,
 )
-from functrace.lax.elementwise import abs_p, sign, sqrt
+from functrace.lax.elementwise import abs_p, eq, sign, sqrt
 from functrace.lax.shapes import broadcast_in_dim, concatenate, squeeze
 from functrace.lax.shapes import slice as lax_slice
 
@@ -485,9 +486,13 @@ ad.deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
 
 def _abs_jvp(g: Any, x: Any) -> Any:
     # abs's JVP (elementwise.py has the real case): for complex x, |x| changes by the
-    # part of dx along x, real(conj(x / |x|) dx); 0 at x = 0.
+    # part of dx along x, real(conj(x) dx / |x|); 0 at x = 0. Written with x and |x|
+    # (JAX's form), not sign(x), whose derivative is zero: the second derivative of
+    # |x| would be lost.
     if core.get_aval(x).dtype.kind == "c":
-        return real(mul(conj(sign(x)), g))
+        r = _as_complex(abs_p.bind(x))
+        zero = eq(r, zeros_like(r))
+        return real(mul(g, div(conj(x), select_n(zero, r, full_like(r, 1)))))
     return mul(g, sign(x))
 
 
