@@ -4,7 +4,10 @@ slogdet, lu.
 Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
 are plain NumPy calls and the batching rules only move the vmapped axis to the
-front). Operands are float32 or float64; float32 in gives float32 out. Each
+front). Operands are float32 or float64 (also complex64/complex128 for ``solve``,
+``triangular_solve``, ``cholesky``, ``det``, ``adjugate`` and ``slogdet``, with JAX's
+derivatives; ``svd`` computes complex values but has no complex derivative); float32
+in gives float32 out. Each
 primitive is one block: NumPy impl, abstract eval (eager calls run it too, so
 they raise the same errors), JVP written with lax operations (so derivatives of
 any order work), transpose for the primitives linear in an operand, batching.
@@ -24,7 +27,11 @@ Decisions (JAX's semantics unless noted):
   itself differs (not symmetric). For a symmetric gradient, pass
   ``(a + a^T) / 2``.
 * ``triangular_solve(a, b, lower, transpose_a)`` solves ``op(a) x = b`` (left side)
-  with ``op(a) = a`` or ``a.T``, reading only the chosen triangle of ``a``.
+  with ``op(a) = a`` or ``a.T`` (a plain transpose for complex ``a`` too), reading only
+  the chosen triangle of ``a``.
+* Complex ``cholesky`` reads the Hermitian matrix ``T + T^H - diag(T)`` of the lower
+  triangle ``T`` with the real part of the diagonal (as LAPACK): its JVP is real-linear
+  in ``da``, not complex-linear; along Hermitian tangents it is JAX's.
 * ``solve`` and ``triangular_solve`` take ``b`` of shape ``(..., n, k)`` with the
   same leading axes as ``a``; both are linear in ``b`` (transpose: a solve with
   ``a.T``), so reverse mode is linearize + transpose.

@@ -34,7 +34,11 @@ Decisions (JAX's where NumPy has no gradient convention):
 * ``lstsq``'s residuals are computed whenever ``M > N`` on traced inputs (NumPy leaves
   them empty for rank-deficient ``a``, a value-dependent shape).
 * ``eig``/``eigvals`` take NumPy inputs only (complex results); traced inputs raise.
-* Complex traced inputs raise ``NotImplementedError``.
+* Complex traced inputs: ``solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky``
+  differentiate as JAX's (``slogdet``'s sign is complex and its ``logabsdet`` real;
+  ``cholesky`` reads the Hermitian matrix of the lower triangle, real diagonal; with
+  ``upper=True`` the upper triangle and returns ``L^H``). The other functions raise
+  ``NotImplementedError`` on complex traced inputs.
 
 The functions live in ``linalg`` (solves, determinants, decompositions),
 ``_linalg_norms`` (norms, ``cond``, ``matrix_rank``, ``svdvals``) and ``_linalg_more``
