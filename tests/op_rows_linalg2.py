@@ -506,6 +506,57 @@ def _matrix_function_rows() -> list[OpInfo]:
     ]
 
 
+# ---------------------------------------------------------------------------
+# Complex matrices: the table's arguments are real, so each row builds the complex matrix
+# re + i im inside and returns a real function of the complex result (re + 2 im), which
+# takes the complex derivatives through every transform stack with real inputs/outputs.
+# ---------------------------------------------------------------------------
+
+
+def _cgen(xp: Any, re: Any, im: Any) -> Any:
+    return _gen(xp, re) + 0.5j * im
+
+
+def _chpd(xp: Any, re: Any, im: Any) -> Any:
+    z = re + 0.5j * im
+    return xp.matmul(z, xp.conj(xp.swapaxes(z, -1, -2))) + 3 * np.eye(z.shape[-1])
+
+
+def _ri(xp: Any, w: Any) -> Any:
+    return xp.real(w) + 2 * xp.imag(w)
+
+
+def _complex_row(name: str, f: Any, make: Any, shapes: Any, prims: tuple[str, ...]) -> OpInfo:
+    return _row(
+        f"linalg.{name}[complex]",
+        lambda re, im: _ri(fnp, f(fnp, make(fnp, re, im))),
+        lambda re, im: _ri(np, f(np, make(np, re, im))),
+        shapes,
+        prims,
+    )
+
+
+def _complex_rows() -> list[OpInfo]:
+    def rhs(xp: Any, z: Any) -> Any:
+        return xp.linalg.solve(z, z[..., :2] * (1 - 1j))
+
+    return [
+        _complex_row("inv", lambda xp, z: xp.linalg.inv(z), _cgen, (S233, S233), ("solve",)),
+        _complex_row("solve", rhs, _cgen, (S33, S33), ("solve",)),
+        _complex_row("det", lambda xp, z: xp.linalg.det(z), _cgen, (S233, S233), ("det",)),
+        _complex_row(
+            "slogdet",
+            lambda xp, z: xp.linalg.slogdet(z)[0] * xp.linalg.slogdet(z)[1],
+            _cgen,
+            (S233, S233),
+            ("slogdet",),
+        ),
+        _complex_row(
+            "cholesky", lambda xp, z: xp.linalg.cholesky(z), _chpd, (S233, S233), ("cholesky",)
+        ),
+    ]
+
+
 ROWS: list[OpInfo] = (
     _adjugate_rows()
     + _lstsq_rows()
@@ -513,4 +564,5 @@ ROWS: list[OpInfo] = (
     + _solve_rows()
     + _special_rows()
     + _matrix_function_rows()
+    + _complex_rows()
 )

@@ -4,7 +4,10 @@ slogdet, lu.
 Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
 are plain NumPy calls and the batching rules only move the vmapped axis to the
-front). Operands are float32 or float64; float32 in gives float32 out. Each
+front). Operands are float32 or float64 (also complex64/complex128 for ``solve``,
+``triangular_solve``, ``cholesky``, ``det``, ``adjugate`` and ``slogdet``, with JAX's
+derivatives; ``svd`` computes complex values but has no complex derivative); float32
+in gives float32 out. Each
 primitive is one block: NumPy impl, abstract eval (eager calls run it too, so
 they raise the same errors), JVP written with lax operations (so derivatives of
 any order work), transpose for the primitives linear in an operand, batching.
@@ -24,7 +27,11 @@ Decisions (JAX's semantics unless noted):
   itself differs (not symmetric). For a symmetric gradient, pass
   ``(a + a^T) / 2``.
 * ``triangular_solve(a, b, lower, transpose_a)`` solves ``op(a) x = b`` (left side)
-  with ``op(a) = a`` or ``a.T``, reading only the chosen triangle of ``a``.
+  with ``op(a) = a`` or ``a.T`` (a plain transpose for complex ``a`` too), reading only
+  the chosen triangle of ``a``.
+* Complex ``cholesky`` reads the Hermitian matrix ``T + T^H - diag(T)`` of the lower
+  triangle ``T`` with the real part of the diagonal (as LAPACK): its JVP is real-linear
+  in ``da``, not complex-linear; along Hermitian tangents it is JAX's.
 * ``solve`` and ``triangular_solve`` take ``b`` of shape ``(..., n, k)`` with the
   same leading axes as ``a``; both are linear in ``b`` (transpose: a solve with
   ``a.T``), so reverse mode is linearize + transpose.
@@ -67,181 +74,40 @@ from functrace import core
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
-from functrace.lax._util import check_same_dtypes, register
+from functrace.lax._linalg_util import (
+    _batch_binary,
+    _batch_unary,
+    _check_matrix,
+    _check_rhs,
+    _check_square,
+    _cols,
+    _cols_of,
+    _const,
+    _diag,
+    _from_triangle,
+    _inverse_gaps,
+    _is_complex,
+    _like,
+    _masked,
+    _mH,
+    _mm,
+    _mT,
+    _register_checked,
+    _rows_of,
+    _shape,
+    _trace,
+    _tril,
+    _triu,
+)
 from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sign, sub
+from functrace.lax.extras import imag, real
 from functrace.lax.reductions import cumprod, reduce_sum
 from functrace.lax.shapes import (
     broadcast_in_dim,
     concatenate,
-    dot_general,
     iota,
     pad,
-    slice,
-    transpose,
 )
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-# ---------------------------------------------------------------------------
-# Shared checks and helpers (all traceable: lax operations only)
-# ---------------------------------------------------------------------------
-
-
-def _check_float(name: str, aval: ShapedArray) -> None:
-    if aval.dtype not in _FLOATS:
-        raise TypeError(
-            f"{name}: expected a float32 or float64 operand, got {aval.dtype.name}. Cast it "
-            f"with lax.convert_element_type (functrace.numpy.linalg casts integers to float64)."
-        )
-
-
-def _check_matrix(name: str, aval: ShapedArray) -> None:
-    if aval.ndim < 2:
-        raise ValueError(
-            f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got "
-            f"shape {aval.shape}. Reshape a vector to (n, 1) or (1, n)."
-        )
-    _check_float(name, aval)
-
-
-def _check_square(name: str, aval: ShapedArray) -> None:
-    _check_matrix(name, aval)
-    if aval.shape[-1] != aval.shape[-2]:
-        raise ValueError(
-            f"{name}: expected square matrices (shape (..., n, n)), got shape {aval.shape}. "
-            f"The last two dimensions must be equal; use svd/pinv/qr for rectangular ones."
-        )
-
-
-def _check_rhs(name: str, a: ShapedArray, b: ShapedArray) -> None:
-    _check_square(name, a)
-    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
-        raise ValueError(
-            f"{name}: expected b of shape (..., {a.shape[-1]}, k) with the leading dimensions "
-            f"of a, got shapes {a.shape} (a) and {b.shape} (b). functrace.lax does not "
-            f"broadcast: use functrace.numpy.linalg.solve, or broadcast_in_dim first."
-        )
-    check_same_dtypes(name, a, b)
-
-
-def _register_checked(
-    p: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
-) -> Primitive:
-    """Register ``impl`` behind a call of ``abstract_eval`` (eager calls get its errors)."""
-
-    def checked(*args: Any, **params: Any) -> Any:
-        abstract_eval(*[core.get_aval(a) for a in args], **params)
-        return impl(*[np.asarray(a) for a in args], **params)
-
-    return register(p, checked, abstract_eval)
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return core.get_aval(x).shape
-
-
-def _mT(x: Any) -> Any:
-    """Swap the last two axes."""
-    nd = len(_shape(x))
-    return transpose(x, (*range(nd - 2), nd - 1, nd - 2))
-
-
-def _mm(a: Any, b: Any) -> Any:
-    """Matrix product of two stacks with equal leading dimensions."""
-    nd = len(_shape(a))
-    batch = tuple(range(nd - 2))
-    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
-
-
-def _const(like: Any, value: np.ndarray) -> Any:
-    """The matrix constant ``value`` (dtype of ``like``) broadcast over ``like``'s leading axes."""
-    shape = _shape(like)
-    value = np.asarray(value, dtype=core.get_aval(like).dtype)
-    lead = shape[: len(shape) - value.ndim]
-    nd = len(lead) + value.ndim
-    return broadcast_in_dim(value, lead + value.shape, tuple(range(len(lead), nd)))
-
-
-def _masked(x: Any, mask: np.ndarray) -> Any:
-    return mul(x, _const(x, mask))
-
-
-def _tril(x: Any, k: int = 0) -> Any:
-    m, n = _shape(x)[-2:]
-    return _masked(x, np.tril(np.ones((m, n)), k))
-
-
-def _triu(x: Any, k: int = 0) -> Any:
-    m, n = _shape(x)[-2:]
-    return _masked(x, np.triu(np.ones((m, n)), k))
-
-
-def _from_triangle(x: Any, lower: bool) -> Any:
-    """The symmetric matrix built from one triangle of ``x``: ``T + T^T - diag(T)``
-    (the matrix cholesky and eigh see, so also their tangent map: it is linear)."""
-    if lower:
-        return add(_tril(x), _mT(_tril(x, -1)))
-    return add(_triu(x), _mT(_triu(x, 1)))
-
-
-def _diag(x: Any) -> Any:
-    """The diagonals ``(..., n)`` of square matrices ``(..., n, n)``."""
-    n = _shape(x)[-1]
-    return reduce_sum(_masked(x, np.eye(n)), (len(_shape(x)) - 1,))
-
-
-def _trace(x: Any) -> Any:
-    return reduce_sum(_diag(x), (len(_shape(x)) - 2,))
-
-
-def _cols_of(v: Any, shape: tuple[int, ...]) -> Any:
-    """``v[..., None, :]`` broadcast to ``shape``: entry (i, j) is v[j]."""
-    nd = len(shape)
-    return broadcast_in_dim(v, shape, (*range(nd - 2), nd - 1))
-
-
-def _rows_of(v: Any, shape: tuple[int, ...]) -> Any:
-    """``v[..., :, None]`` broadcast to ``shape``: entry (i, j) is v[i]."""
-    nd = len(shape)
-    return broadcast_in_dim(v, shape, tuple(range(nd - 1)))
-
-
-def _inverse_gaps(v: Any, square: bool = False) -> Any:
-    """``F[i, j] = 1 / (v_j - v_i)`` off the diagonal, 0 on it (of ``v**2`` if ``square``)."""
-    if square:
-        v = mul(v, v)
-    n = _shape(v)[-1]
-    shape = _shape(v) + (n,)
-    gaps = sub(_cols_of(v, shape), _rows_of(v, shape))
-    eye = np.eye(n)
-    return div(_const(gaps, 1 - eye), add(gaps, _const(gaps, eye)))
-
-
-def _cols(x: Any, start: int, stop: int) -> Any:
-    """Columns ``start:stop`` of each matrix."""
-    shape = _shape(x)
-    return slice(x, (0,) * (len(shape) - 1) + (start,), (*shape[:-1], stop))
-
-
-def _batch_unary(p: Primitive) -> Callable[..., Any]:
-    # The operand is already a stack: the vmapped axis just becomes one more leading axis.
-    def rule(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> Any:
-        x = batching.moveaxis(vals[0], bdims[0], 0)
-        out = p.bind(x, **params)
-        return (out, [0] * len(out)) if p.multiple_results else (out, 0)
-
-    return rule
-
-
-def _batch_binary(p: Primitive) -> Callable[..., Any]:
-    # Both operands get the vmapped axis in front (an unbatched one is broadcast).
-    def rule(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> Any:
-        size = batching.batch_size(vals, bdims)
-        a, b = (batching.bdim_at(v, d, size, 0) for v, d in zip(vals, bdims))
-        return p.bind(a, b, **params), 0
-
-    return rule
-
 
 # ---------------------------------------------------------------------------
 # triangular_solve: op(a) x = b, op(a) = a or a^T, reading one triangle of a
@@ -382,7 +248,7 @@ batching.batching_rules[solve_p] = _batch_binary(solve_p)
 
 
 def _cholesky_abstract(a: ShapedArray) -> ShapedArray:
-    _check_square("cholesky", a)
+    _check_square("cholesky", a, complex_ok=True)
     return ShapedArray(a.shape, a.dtype)
 
 
@@ -401,11 +267,12 @@ def cholesky(a: Any) -> Any:
 
 
 def _cholesky_jvp(g: Any, L: Any, a: Any) -> Any:
-    # dA = dL L^T + L dL^T  =>  dL = L Phi(L^-1 dA L^-T), Phi: strict lower part + half diagonal
-    # (dA built from the lower triangle read: see the module notes)
+    # dA = dL L^H + L dL^H  =>  dL = L Phi(L^-1 dA L^-H), Phi: strict lower part + half
+    # diagonal (real: L has a real diagonal); dA built from the lower triangle read (see the
+    # module notes), Hermitian, so L^-1 dA L^-H = L^-1 (L^-1 dA)^H. Real: ^H is ^T.
     g = _from_triangle(g, lower=True)
     left = triangular_solve(L, g, lower=True)  # L^-1 dA
-    x = triangular_solve(L, _mT(left), lower=True)  # L^-1 dA L^-T (dA symmetric)
+    x = triangular_solve(L, _mH(left), lower=True)
     n = _shape(a)[-1]
     return _mm(L, _masked(x, np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)))
 
@@ -473,13 +340,32 @@ batching.batching_rules[eigh_p] = _batch_unary(eigh_p)
 
 
 def _svd_abstract(a: ShapedArray, *, compute_uv: bool) -> list[ShapedArray]:
-    _check_matrix("svd", a)
+    _check_matrix("svd", a, complex_ok=True)  # complex: values only (adjugate's JVP)
     *lead, m, n = a.shape
     k = min(m, n)
-    s = ShapedArray((*lead, k), a.dtype)
+    s = ShapedArray((*lead, k), _real_dtype(a.dtype))
     if not compute_uv:
         return [s]
     return [ShapedArray((*lead, m, k), a.dtype), s, ShapedArray((*lead, k, n), a.dtype)]
+
+
+def _real_dtype(dt: np.dtype) -> np.dtype:
+    return (
+        np.dtype(np.float32)
+        if dt == np.complex64
+        else np.dtype(np.float64)
+        if dt.kind == "c"
+        else dt
+    )
+
+
+def _no_complex_derivative(name: str, a: Any) -> None:
+    if _is_complex(a):
+        raise NotImplementedError(
+            f"{name}: expected a real operand to differentiate, got "
+            f"{core.get_aval(a).dtype.name}. The derivative of {name} for complex input is "
+            f"not implemented in functrace (its values are: they serve det's derivatives)."
+        )
 
 
 def _nan_where_nonfinite(fn: Callable[[np.ndarray], list[np.ndarray]], a: np.ndarray) -> Any:
@@ -519,6 +405,7 @@ def _svd_jvp(
     # dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1
     # dV = V (F o (S dP + dP^T S)) + (I - V V^T) dA^T U S^-1
     (a,), (g,) = primals, tangents
+    _no_complex_derivative("svd", a)
     u, s, vt = svd(a, compute_uv=True)
     outs = [u, s, vt] if compute_uv else [s]
     if type(g) is Zero:
@@ -602,7 +489,7 @@ batching.batching_rules[qr_p] = _batch_unary(qr_p)
 
 
 def _det_abstract(a: ShapedArray) -> ShapedArray:
-    _check_square("det", a)
+    _check_square("det", a, complex_ok=True)
     return ShapedArray(a.shape[:-2], a.dtype)
 
 
@@ -618,7 +505,8 @@ def det(a: Any) -> Any:
     return det_p.bind(a)
 
 
-# d det = tr(adj(A) dA): the adjugate is finite at singular A, where det A^-1 is not
+# d det = tr(adj(A) dA) (complex-linear: a plain transpose); the adjugate is finite at
+# singular A, where det A^-1 is not
 ad.defjvp(det_p, lambda g, a: reduce_sum(mul(_mT(adjugate(a)), g), _last_two(a)))
 batching.batching_rules[det_p] = _batch_unary(det_p)
 
@@ -645,7 +533,7 @@ def _last_two(x: Any) -> tuple[int, int]:
 
 
 def _adjugate_abstract(a: ShapedArray) -> ShapedArray:
-    _check_square("adjugate", a)
+    _check_square("adjugate", a, complex_ok=True)
     return ShapedArray(a.shape, a.dtype)
 
 
@@ -663,9 +551,12 @@ def _adjugate_impl(a: np.ndarray) -> np.ndarray:
     finite = np.isfinite(a).all(axis=(-2, -1))
     safe = np.where(finite[..., None, None], a, np.eye(a.shape[-1], dtype=a.dtype))
     u, s, vt = np.linalg.svd(safe)
+    # sigma = det(U) det(V^H): +-1, or a unit complex number (np.sign of complex is z / |z|)
     sigma = np.sign(np.linalg.det(u) * np.linalg.det(vt)).astype(a.dtype)
     p = _exclusive_products_np(s)
-    adj = np.matmul(np.swapaxes(vt, -1, -2) * p[..., None, :], np.swapaxes(u, -1, -2))
+    adj = np.matmul(
+        np.conj(np.swapaxes(vt, -1, -2)) * p[..., None, :], np.conj(np.swapaxes(u, -1, -2))
+    )
     adj = adj * sigma[..., None, None]
     return np.where(finite[..., None, None], adj, np.nan).astype(a.dtype)
 
@@ -706,17 +597,21 @@ def _adjugate_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any,
     out = adjugate(a)
     if type(g) is Zero:
         return out, Zero.from_primal(out)
+    # Complex A = U diag(s) V^H: the same with ^H for ^T and sigma = det(U) det(V^H), a
+    # unit complex number; the map stays complex-linear in dA (F = U^H dA V).
     u, s, vt = svd(a)
-    v = _mT(vt)
+    v = _mH(vt)
     shape = _shape(a)
     sigma = sign(mul(det(u), det(vt)))
-    f = _mm(_mT(u), _mm(g, v))  # F = U^T dA V
+    f = _mm(_mH(u), _mm(g, v))  # F = U^H dA V
     q = _pair_products(s)
+    if _is_complex(a):
+        q = _like(q, a)
     on_diag = reduce_sum(mul(q, _cols_of(_diag(f), shape)), (len(shape) - 1,))
     d_adj_s = sub(_masked(_rows_of(on_diag, shape), np.eye(shape[-1])), mul(q, f))
     nd = len(shape)
     sigma_m = broadcast_in_dim(sigma, shape, tuple(range(nd - 2)))
-    return out, mul(sigma_m, _mm(v, _mm(d_adj_s, _mT(u))))
+    return out, mul(sigma_m, _mm(v, _mm(d_adj_s, _mH(u))))
 
 
 ad.jvp_rules[adjugate_p] = _adjugate_jvp
@@ -724,9 +619,9 @@ batching.batching_rules[adjugate_p] = _batch_unary(adjugate_p)
 
 
 def _slogdet_abstract(a: ShapedArray) -> list[ShapedArray]:
-    _check_square("slogdet", a)
-    out = ShapedArray(a.shape[:-2], a.dtype)
-    return [out, out]
+    _check_square("slogdet", a, complex_ok=True)
+    # complex a: a complex sign (unit modulus) and a real logabsdet, as NumPy
+    return [ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], _real_dtype(a.dtype))]
 
 
 def _slogdet_impl(a: np.ndarray) -> list[Any]:
@@ -745,11 +640,17 @@ def slogdet(a: Any) -> Any:
 
 
 def _slogdet_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    # d sign = 0, d log|det A| = tr(A^-1 dA)
+    # real: d sign = 0, d log|det A| = tr(A^-1 dA). Complex (JAX's): with t = tr(A^-1 dA),
+    # d log|det A| = re(t) and d sign = i im(t) sign.
     (a,), (g,) = primals, tangents
     sign, logabsdet = slogdet(a)
-    t: Any = Zero.from_primal(logabsdet) if type(g) is Zero else _trace(solve(a, g))
-    return [sign, logabsdet], [Zero.from_primal(sign), t]
+    if type(g) is Zero:
+        return [sign, logabsdet], [Zero.from_primal(sign), Zero.from_primal(logabsdet)]
+    t = _trace(solve(a, g))
+    if not _is_complex(a):
+        return [sign, logabsdet], [Zero.from_primal(sign), t]
+    ds = mul(sign, mul(_like(imag(t), t), np.array(1j, core.get_aval(t).dtype)[()]))
+    return [sign, logabsdet], [ds, real(t)]
 
 
 ad.jvp_rules[slogdet_p] = _slogdet_jvp

@@ -16,8 +16,9 @@ _F64 = np.dtype(np.float64)
 _NOVALUE: Any = np._NoValue  # type: ignore[attr-defined]
 
 
-def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
-    """The dtype NumPy's linalg computes ``dtype`` in (for real inputs)."""
+def _float_dtype(fname: str, dtype: np.dtype, complex_ok: bool = False) -> np.dtype:
+    """The dtype NumPy's linalg computes ``dtype`` in (real inputs; complex ones too with
+    ``complex_ok``, for the functions whose derivatives handle them)."""
     if dtype.kind in "biu":
         return _F64
     if dtype.kind == "f":
@@ -28,11 +29,13 @@ def _float_dtype(fname: str, dtype: np.dtype) -> np.dtype:
                 f"Cast with .astype(np.float32)."
             )
         return dtype
+    if dtype.kind == "c" and complex_ok:
+        return dtype
     if dtype.kind == "c":
         raise NotImplementedError(
             f"{fname}: expected real input on traced arrays, got "
             f"{dtype.name}. Complex linear algebra is not differentiable "
-            f"in functrace yet."
+            f"in functrace yet (only solve, inv, det, slogdet and cholesky are)."
         )
     raise TypeError(f"{fname}: expected a numeric array, got {dtype.name}.")
 
@@ -50,12 +53,12 @@ def _check_matrix(fname: str, aval: Any, square: bool) -> None:
         )
 
 
-def _matrix(fname: str, a: Any, square: bool = True) -> Any:
-    """``a`` as a float tracer/array of shape (..., m, n), checked like NumPy does."""
+def _matrix(fname: str, a: Any, square: bool = True, complex_ok: bool = False) -> Any:
+    """``a`` as a float (or complex) tracer/array of shape (..., m, n), checked like NumPy."""
     a = asarray_or_tracer(a, fname)
     aval = core.get_aval(a)
     _check_matrix(fname, aval, square)
-    return cast(a, _float_dtype(fname, aval.dtype))
+    return cast(a, _float_dtype(fname, aval.dtype, complex_ok))
 
 
 def _np_matrix(fname: str, a: Any, square: bool = True) -> np.ndarray:

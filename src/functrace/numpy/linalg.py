@@ -34,7 +34,11 @@ Decisions (JAX's where NumPy has no gradient convention):
 * ``lstsq``'s residuals are computed whenever ``M > N`` on traced inputs (NumPy leaves
   them empty for rank-deficient ``a``, a value-dependent shape).
 * ``eig``/``eigvals`` take NumPy inputs only (complex results); traced inputs raise.
-* Complex traced inputs raise ``NotImplementedError``.
+* Complex traced inputs: ``solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky``
+  differentiate as JAX's (``slogdet``'s sign is complex and its ``logabsdet`` real;
+  ``cholesky`` reads the Hermitian matrix of the lower triangle, real diagonal; with
+  ``upper=True`` the upper triangle and returns ``L^H``). The other functions raise
+  ``NotImplementedError`` on complex traced inputs.
 
 The functions live in ``linalg`` (solves, determinants, decompositions),
 ``_linalg_norms`` (norms, ``cond``, ``matrix_rank``, ``svdvals``) and ``_linalg_more``
@@ -52,6 +56,7 @@ import numpy as np
 from functrace import core
 from functrace.lax import linalg as ll
 from functrace.lax import shapes as ls
+from functrace.lax.extras import conj as lax_conj
 from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
 from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._indexing import where
@@ -119,6 +124,10 @@ class QRResult(NamedTuple):
 # ---------------------------------------------------------------------------
 
 
+def _mH(x: Any) -> Any:
+    return lax_conj(_mT(x)) if core.get_aval(x).dtype.kind == "c" else _mT(x)
+
+
 def _uplo(UPLO: Any) -> Literal["L", "U"]:
     u = str(UPLO).upper()
     if u == "L":
@@ -145,10 +154,10 @@ def solve(a: Any, b: Any) -> Any:
     >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
     array([1. , 0.5])
     """
-    a = _matrix("solve", a)
+    a = _matrix("solve", a, complex_ok=True)
     b = asarray_or_tracer(b, "solve")
     b_aval = core.get_aval(b)
-    dt = np.promote_types(core.get_aval(a).dtype, _float_dtype("solve", b_aval.dtype))
+    dt = np.promote_types(core.get_aval(a).dtype, _float_dtype("solve", b_aval.dtype, True))
     a, b = cast(a, dt), cast(b, dt)
     n = _shape(a)[-1]
     if b_aval.ndim == 1:
@@ -182,7 +191,7 @@ def inv(a: Any) -> Any:
     array([[0.5 , 0.  ],
            [0.  , 0.25]])
     """
-    a = _matrix("inv", a)
+    a = _matrix("inv", a, complex_ok=True)
     return ll.solve(a, _eye_like(a))
 
 
@@ -348,7 +357,7 @@ def det(a: Any) -> Any:
     >>> float(fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]])))
     5.000000000000001
     """
-    return ll.det(_matrix("det", a))
+    return ll.det(_matrix("det", a, complex_ok=True))
 
 
 @numpy_path(lambda a: np.linalg.slogdet(a))
@@ -364,7 +373,7 @@ def slogdet(a: Any) -> SlogdetResult:
     >>> fnp.linalg.slogdet(np.array([[-2.0, 0.0], [0.0, 1.0]])).sign
     np.float64(-1.0)
     """
-    sign, logabsdet = ll.slogdet(_matrix("slogdet", a))
+    sign, logabsdet = ll.slogdet(_matrix("slogdet", a, complex_ok=True))
     return SlogdetResult(sign, logabsdet)
 
 
@@ -392,9 +401,9 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     array([[2., 0.],
            [1., 1.]])
     """
-    a = _matrix("cholesky", a)
-    if upper:  # the upper triangle of a is the lower one of a.T
-        return _mT(ll.cholesky(_mT(a)))
+    a = _matrix("cholesky", a, complex_ok=True)
+    if upper:  # the upper triangle of a is the lower one of a^H; U = L^H
+        return _mH(ll.cholesky(_mH(a)))
     return ll.cholesky(a)
 
 

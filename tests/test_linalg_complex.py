@@ -1,0 +1,138 @@
+"""Derivatives of functrace.numpy.linalg's inv, solve, det, slogdet and cholesky on
+complex matrices, against JAX's values (tests/fixtures/linalg_complex_jax.npz, recorded
+from the cases in tests/linalg_complex_cases.py), plus vmap, jit and check_grads."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import functrace
+import functrace.numpy as fnp
+from functrace.test_util import check_grads
+
+sys.path.insert(0, str(Path(__file__).parent))
+import linalg_complex_cases as lc  # noqa: E402
+
+_JAX = np.load(Path(__file__).parent / "fixtures" / "linalg_complex_jax.npz")
+_TOL = {"complex128": 1e-9, "complex64": 2e-3}
+
+
+@pytest.fixture(scope="module", params=sorted(lc.CASES))
+def recorded(request: pytest.FixtureRequest) -> tuple[str, dict[str, np.ndarray], float]:
+    key = request.param
+    n, dt = lc.CASES[key]
+    return key, lc.case(functrace, n, dt), _TOL[dt]
+
+
+def test_case_names_match_the_fixture(recorded: tuple[str, dict, float]) -> None:
+    key, ours, _ = recorded
+    assert sorted(ours) == sorted(k[len(key) + 1 :] for k in _JAX.files if k.startswith(key + "/"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"{f}/{what}" for f in lc.functions(functrace, lc.inputs(2, "complex128")) for what in
+     ("value", "jvp", "vjp", "grad", "grad_jvp")]
+    + ["absdet/grad", "absdet2/grad", "absdet2/grad_jvp"],
+)  # fmt: skip
+def test_matches_jax(recorded: tuple[str, dict, float], name: str) -> None:
+    key, ours, tol = recorded
+    want = _JAX[f"{key}/{name}"]
+    got = ours[name]
+    assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    scale = max(1.0, float(np.max(np.abs(want))))
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=f"{key}/{name}")
+
+
+def _stack(dt: str) -> np.ndarray:
+    return np.stack([lc.inputs(n, dt)["a"][:2, :2] for n in (2, 4)])
+
+
+@pytest.mark.parametrize("dt", lc.DTYPES)
+def test_vmap_of_grad_matches_loop(dt: str) -> None:
+    a = _stack(dt)
+    c = lc.inputs(2, dt)["ct"]
+
+    def loss(x):
+        return (
+            fnp.real(fnp.sum(fnp.linalg.inv(x) * c))
+            + fnp.real(fnp.linalg.det(x) * c[0, 0])
+            + fnp.linalg.slogdet(x)[1]
+            + fnp.real(fnp.sum(fnp.linalg.solve(x, c)))
+        )
+
+    g = functrace.grad(loss)
+    batched = functrace.vmap(g)(a)
+    loop = np.stack([g(x) for x in a])
+    np.testing.assert_allclose(batched, loop, rtol=_TOL[dt], atol=_TOL[dt])
+    assert batched.dtype == np.dtype(dt)
+    np.testing.assert_allclose(functrace.jit(g)(a[0]), g(a[0]), rtol=_TOL[dt], atol=_TOL[dt])
+    np.testing.assert_allclose(
+        functrace.jit(functrace.vmap(g))(a), loop, rtol=_TOL[dt], atol=_TOL[dt]
+    )
+
+
+@pytest.mark.parametrize("dt", lc.DTYPES)
+def test_cholesky_vmap_jit_and_upper(dt: str) -> None:
+    h = np.stack([lc.inputs(2, dt)["h"], lc.inputs(2, dt)["h"] * 2])
+    c = lc.inputs(2, dt)["ct"]
+
+    def loss(x):
+        return fnp.real(fnp.sum(fnp.linalg.cholesky(x) * c))
+
+    g = functrace.grad(loss)
+    loop = np.stack([g(x) for x in h])
+    np.testing.assert_allclose(functrace.vmap(g)(h), loop, rtol=_TOL[dt], atol=_TOL[dt])
+    np.testing.assert_allclose(functrace.jit(g)(h[0]), loop[0], rtol=_TOL[dt], atol=_TOL[dt])
+    # upper=True reads the upper triangle: U = L^H of the Hermitian matrix it gives
+    u = fnp.linalg.cholesky(functrace.numpy.asarray(h[0]), upper=True)
+    np.testing.assert_allclose(u, np.linalg.cholesky(h[0], upper=True), rtol=_TOL[dt])
+    traced_u = functrace.jit(lambda x: fnp.linalg.cholesky(x, upper=True))(h[0])
+    np.testing.assert_allclose(traced_u, np.linalg.cholesky(h[0], upper=True), rtol=_TOL[dt])
+    gu = functrace.grad(lambda x: fnp.real(fnp.sum(fnp.linalg.cholesky(x, upper=True) * c)))
+    gl = functrace.grad(
+        lambda x: fnp.real(fnp.sum(fnp.conj(fnp.linalg.cholesky(fnp.conj(x.T))).T * c))
+    )
+    np.testing.assert_allclose(gu(h[0]), gl(h[0]), rtol=_TOL[dt], atol=_TOL[dt])
+
+
+def test_eager_complex_calls_keep_numpys_values() -> None:
+    x = lc.inputs(4, "complex128")
+    a, h, b = x["a"], x["h"], x["b"]
+    np.testing.assert_allclose(fnp.linalg.inv(a), np.linalg.inv(a))
+    np.testing.assert_allclose(fnp.linalg.solve(a, b), np.linalg.solve(a, b))
+    np.testing.assert_allclose(fnp.linalg.det(a), np.linalg.det(a))
+    np.testing.assert_allclose(fnp.linalg.cholesky(h), np.linalg.cholesky(h))
+    s, ld = functrace.jit(fnp.linalg.slogdet)(a)
+    assert s.dtype == np.complex128 and ld.dtype == np.float64
+    np.testing.assert_allclose([s, ld], list(np.linalg.slogdet(a)))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        fnp.linalg.inv,
+        fnp.linalg.det,
+        lambda a: fnp.linalg.slogdet(a)[0],
+        lambda a: fnp.linalg.slogdet(a)[1],
+        lambda a: fnp.linalg.solve(a, a[..., :1] * 2),
+    ],
+)
+def test_check_grads_smoke(f) -> None:
+    # NOTE: check_grads draws real tangent directions and drops imaginary parts of its
+    # inner products, so on complex input it checks only part of the derivative; the
+    # comparisons with JAX above are the real test.
+    a = np.stack([lc.inputs(n, "complex128")["a"][:2, :2] for n in (2, 4)])
+    with pytest.warns(np.exceptions.ComplexWarning):
+        check_grads(f, (a,), order=2, modes=("fwd", "rev"))
+
+
+def test_still_not_differentiable_raise_clearly() -> None:
+    a = lc.inputs(2, "complex128")["a"]
+    for f in (fnp.linalg.eigh, fnp.linalg.svd, fnp.linalg.qr, fnp.linalg.pinv):
+        with pytest.raises(NotImplementedError, match="Complex linear algebra"):
+            functrace.jvp(f, (a,), (a,))
