@@ -63,7 +63,7 @@ def functions(lib: Any, x: dict[str, np.ndarray]) -> dict[str, tuple[Callable[..
 def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
     """For each function: value, JVP (tangent t), VJP (cotangent ct, cut to the output's
     shape), the gradient of ``real(sum(f(x) * ct))`` and its JVP (tangent t2: second
-    order); and ``grad`` of ``|det|`` and of ``|det|^2``, with the latter's JVP."""
+    order); and ``grad`` of ``|det|`` and of ``|det|^2``, with their JVPs."""
     x = inputs(n, dt)
     jnp = lib.numpy
     out: dict[str, np.ndarray] = {}
@@ -91,6 +91,8 @@ def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
         return jnp.real(d * jnp.conj(d))
 
     out["absdet/grad"] = np.asarray(lib.grad(lambda a: jnp.abs(la.det(a)))(x["a"]))
+    g_abs = lib.grad(lambda a: jnp.abs(la.det(a)))
+    out["absdet/grad_jvp"] = np.asarray(lib.jvp(g_abs, (x["a"],), (x["t2"],))[1])
     out["absdet2/grad"] = np.asarray(lib.grad(absdet2)(x["a"]))
     out["absdet2/grad_jvp"] = np.asarray(lib.jvp(lib.grad(absdet2), (x["a"],), (x["t2"],))[1])
     return out
