@@ -497,39 +497,6 @@ class JitFunction:
     def _entry_for(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[Entry | None, list[Any]]:
-        key, leaves, parts = self._signature(args, kwargs)
-        if key is None:
-            return None, leaves  # a leaked tracer: the plain call reports it
-        entry = self._cache.get(key)
-        if entry is None:
-            with self._lock:
-                entry = self._cache.get(key)
-                if entry is None:
-                    static_pos, dyn_args, static_kw, dyn_kw, in_tree, avals = parts
-                    entry = self._compile(
-                        args,
-                        kwargs,
-                        static_pos,
-                        dyn_args,
-                        static_kw,
-                        dyn_kw,
-                        leaves,
-                        in_tree,
-                        avals,
-                        key,
-                    )
-                    entry.key = key
-                    self._add_entry(key, entry)
-        else:
-            self._touch(key)
-        return entry, leaves
-
-    def _signature(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Any, list[Any], tuple[Any, ...]]:
-        """``(key, leaves, parts)`` of a call: its cache key (None when an argument is a
-        tracer), the dynamic leaves (plain arrays) and what tracing needs (static and
-        dynamic arguments, input tree, abstract values); bad arguments raise."""
         static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []
@@ -537,7 +504,7 @@ class JitFunction:
         names: list[str] | None = None
         for i, x in enumerate(leaves):
             if isinstance(x, Tracer):
-                return None, leaves, ()
+                return None, leaves  # a leaked tracer: the plain call reports it
             if isinstance(x, np.ndarray) and not core.is_plain_array(x):
                 # ndarray subclasses, byte order, alignment: the rule of core.plain_array
                 if names is None:
@@ -563,7 +530,28 @@ class JitFunction:
             tuple(sorted((k, type(v), v) for k, v in static_kw.items())),
         )
         key = (in_tree, tuple(avals), static_key, tuple(py_bools))
-        return key, leaves, (static_pos, dyn_args, static_kw, dyn_kw, in_tree, avals)
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(
+                        args,
+                        kwargs,
+                        static_pos,
+                        dyn_args,
+                        static_kw,
+                        dyn_kw,
+                        leaves,
+                        in_tree,
+                        avals,
+                        key,
+                    )
+                    entry.key = key
+                    self._add_entry(key, entry)
+        else:
+            self._touch(key)
+        return entry, leaves
 
     def _leaf_names(
         self,
