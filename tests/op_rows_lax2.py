@@ -296,6 +296,16 @@ ROWS: list[OpInfo] = [
         ("imag", "convert_element_type", "mul", "add"),
         shapes="same",
     ),
+    # |z| of a complex z, away from 0: its derivatives of order 2 go through abs's JVP
+    # (real(conj(z) dz / |z|)), not through sign(z)'s zero derivative
+    OpInfo(
+        "lax.abs[complex]",
+        lambda x, y: lax.abs(_cplx(x, y, 1 + 2j)),
+        lambda x, y: np.abs(_np_cplx(x, y, 1 + 2j)).astype(np.asarray(x).dtype),
+        (POS, F),
+        ("abs", "mul"),
+        shapes="same",
+    ),
     OpInfo(
         "lax.conj",
         lambda x, y: lax.imag(lax.mul(lax.conj(_cplx(x, y, 1.0)), _cplx(y, x, 0.5 + 1j))),

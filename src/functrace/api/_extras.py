@@ -107,11 +107,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if kwargs:
         functools.update_wrapper(target, fun)
     out = _eval_shape_avals(target, *args)
-    return tree_map(
-        lambda a: ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type),
-        out,
-        is_leaf=lambda a: isinstance(a, ShapedArray),
-    )
+    return tree_map(ShapeDtypeStruct.like, out, is_leaf=lambda a: isinstance(a, ShapedArray))
 
 
 def typeof(x: Any) -> ShapedArray:

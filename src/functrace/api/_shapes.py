@@ -51,12 +51,12 @@ class ShapeDtypeStruct:
 
     @classmethod
     def like(cls, x: Any) -> ShapeDtypeStruct:
-        """The shape and dtype of ``x`` (an array, a scalar, a tracer or another
-        ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``."""
+        """The shape and dtype of ``x`` (an array, a scalar, a tracer, an abstract value
+        or another ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``."""
         if isinstance(x, ShapeDtypeStruct):
             return cls(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
         try:
-            a = core.get_aval(x)
+            a = x if isinstance(x, core.ShapedArray) else core.get_aval(x)
         except TypeError:
             raise TypeError(
                 f"ShapeDtypeStruct.like: expected an array, a scalar or a ShapeDtypeStruct, "
@@ -214,9 +214,7 @@ def make_jaxpr(
         )
         if not return_shape:
             return closed
-        shapes = [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals
-        ]
+        shapes = [ShapeDtypeStruct.like(a) for a in closed.out_avals]
         return closed, tree_unflatten(out_tree[-1], shapes)
 
     return make_jaxpr_f

@@ -33,7 +33,7 @@ class Lowered:
     which prints as ``make_jaxpr`` does. :meth:`compile` gives the callable of this
     signature."""
 
-    def __init__(self, entry: Entry, fun: JitFunction | None = None) -> None:
+    def __init__(self, entry: Entry, fun: JitFunction) -> None:
         self._entry = entry
         self._fun = fun
 
@@ -72,8 +72,6 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """The callable of this signature (already compiled: lowering compiles)."""
-        if self._fun is None:
-            raise TypeError("Lowered.compile: this Lowered has no jitted function to call.")
         return Compiled(self._fun, self._entry)
 
     def __repr__(self) -> str:
@@ -152,9 +150,7 @@ class Compiled:
 
 
 def _out_info(entry: Entry) -> Any:
-    structs = [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.jaxpr.out_avals
-    ]
+    structs = [ShapeDtypeStruct.like(a) for a in entry.jaxpr.out_avals]
     return structs if entry.out_tree is None else tree_unflatten(entry.out_tree, structs)
 
 

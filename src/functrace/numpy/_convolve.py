@@ -29,6 +29,7 @@ from functrace.lax import elementwise as lx
 from functrace.lax import shapes as ls
 from functrace.numpy._core import asarray_or_tracer, cast
 from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._linalg import _finish_pet
 
 _MODES = {"valid": "valid", "same": "same", "full": "full", 0: "valid", 1: "same", 2: "full"}
 _PY_SCALARS = (bool, int, float, complex)
@@ -87,32 +88,24 @@ def _product_options(fname: str, precision: Any, pet: Any) -> np.dtype | None:
     return None if pet is None else np.dtype(pet)
 
 
-def _as_pet(z: Any, pet: np.dtype | None) -> Any:
-    if pet is None:
-        return z
-    return z.astype(pet) if isinstance(z, np.ndarray) else cast(z, pet)
+def _np_product(name: str, np_fn: Any, default_mode: str) -> Any:
+    """NumPy's ``convolve``/``correlate`` with JAX's keywords (the plain-array path)."""
+
+    def f(
+        a: Any,
+        v: Any,
+        mode: Any = default_mode,
+        *,
+        precision: Any = None,
+        preferred_element_type: Any = None,
+    ) -> Any:
+        pet = _product_options(name, precision, preferred_element_type)
+        return _finish_pet(np_fn(a, v, mode), pet)
+
+    return f
 
 
-def _np_convolve(
-    a: Any, v: Any, mode: Any = "full", *, precision: Any = None, preferred_element_type: Any = None
-) -> Any:
-    pet = _product_options("convolve", precision, preferred_element_type)
-    return _as_pet(np.convolve(a, v, mode), pet)
-
-
-def _np_correlate(
-    a: Any,
-    v: Any,
-    mode: Any = "valid",
-    *,
-    precision: Any = None,
-    preferred_element_type: Any = None,
-) -> Any:
-    pet = _product_options("correlate", precision, preferred_element_type)
-    return _as_pet(np.correlate(a, v, mode), pet)
-
-
-@numpy_path(_np_convolve)
+@numpy_path(_np_product("convolve", np.convolve, "full"))
 def convolve(
     a: Any, v: Any, mode: Any = "full", *, precision: Any = None, preferred_element_type: Any = None
 ) -> Any:
@@ -131,10 +124,10 @@ def convolve(
     a, v, kind, is_bool = _prepare("convolve", a, v, mode)
     if core.get_aval(v).shape[0] > core.get_aval(a).shape[0]:
         a, v = v, a
-    return _as_pet(_finish(_correlate_long_short(a, ls.rev(v, (0,)), kind), is_bool), pet)
+    return _finish_pet(_finish(_correlate_long_short(a, ls.rev(v, (0,)), kind), is_bool), pet)
 
 
-@numpy_path(_np_correlate)
+@numpy_path(_np_product("correlate", np.correlate, "valid"))
 def correlate(
     a: Any,
     v: Any,
@@ -153,7 +146,7 @@ def correlate(
         z = ls.rev(_correlate_long_short(v, a, kind), (0,))
     else:
         z = _correlate_long_short(a, v, kind)
-    return _as_pet(_finish(z, is_bool), pet)
+    return _finish_pet(_finish(z, is_bool), pet)
 
 
 __all__ = ["convolve", "correlate"]

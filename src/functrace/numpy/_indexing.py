@@ -54,7 +54,7 @@ from functrace.numpy._core import (
     promote_and_broadcast,
 )
 from functrace.numpy._dispatch import contains_tracer, is_traced, numpy_path
-from functrace.numpy._math import clip, remainder
+from functrace.numpy._math import clip, logical_and, remainder
 
 _VALID_INDICES = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
@@ -448,8 +448,6 @@ def _in_range(idx: Any, dim: int) -> Any:
 def _filled(fname: str, out: Any, idx: Any, dim: int, pos: int, fill_value: Any) -> Any:
     """``out`` (indexed by ``idx`` along an axis of size ``dim``; ``idx``'s axes are
     ``out``'s from ``pos``) with the fill value where an index is out of ``[-dim, dim)``."""
-    from functrace.numpy._math import logical_and
-
     unsigned = core.get_aval(idx).dtype.kind == "u"
     valid = idx < dim if unsigned else logical_and(idx >= -dim, idx < dim)
     fill = _fill_value(fname, core.get_aval(out).dtype, fill_value)
