@@ -420,19 +420,12 @@ def _fills(mode: Any, idx: Any) -> bool:
     return mode == "fill" or (mode is None and core.concrete_or_none(idx) is None)
 
 
-def _fill_value(fname: str, dtype: np.dtype, fill_value: Any) -> Any:
-    """JAX's fill of out-of-range reads: NaN for inexact dtypes, the most negative value
-    of signed integers, the largest of unsigned ones, True for booleans."""
-    if fill_value is not None:
-        return np.asarray(fill_value).astype(dtype)
-    if dtype.kind in "fc":
-        return np.array(np.nan, dtype)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return np.array(info.min if dtype.kind == "i" else info.max, dtype)
-    if dtype.kind == "b":
-        return np.array(True)
-    raise TypeError(f"{fname}: expected a numeric or boolean array to fill, got {dtype.name}.")
+def _fill_value(dtype: np.dtype, fill_value: Any) -> Any:
+    """What an out-of-range read gives: ``fill_value``, else ``.at[].get(mode="fill")``'s
+    default (NaN, the most negative signed or the largest unsigned integer, True)."""
+    from functrace.numpy._at import _default_fill  # (_at builds on this module)
+
+    return np.asarray(_default_fill(dtype) if fill_value is None else fill_value).astype(dtype)
 
 
 def _in_range(idx: Any, dim: int) -> Any:
@@ -445,12 +438,12 @@ def _in_range(idx: Any, dim: int) -> Any:
     return np.clip(known, 0 if known.dtype.kind == "u" else -dim, dim - 1)
 
 
-def _filled(fname: str, out: Any, idx: Any, dim: int, pos: int, fill_value: Any) -> Any:
+def _filled(out: Any, idx: Any, dim: int, pos: int, fill_value: Any) -> Any:
     """``out`` (indexed by ``idx`` along an axis of size ``dim``; ``idx``'s axes are
     ``out``'s from ``pos``) with the fill value where an index is out of ``[-dim, dim)``."""
     unsigned = core.get_aval(idx).dtype.kind == "u"
     valid = idx < dim if unsigned else logical_and(idx >= -dim, idx < dim)
-    fill = _fill_value(fname, core.get_aval(out).dtype, fill_value)
+    fill = _fill_value(core.get_aval(out).dtype, fill_value)
     nd_idx, nd_out = core.get_aval(valid).ndim, core.get_aval(out).ndim
     if nd_idx == 0:  # one index: a 0-d predicate, nothing to broadcast
         return lx.select_n(valid, lx.full_like(out, fill), out)
@@ -525,7 +518,7 @@ def take(
         else:
             at = np.mod(idx, dim) if mode == "wrap" else np.clip(idx, 0, dim - 1)
         out = getitem(a, (slice(None),) * axis + (at,))
-        return _filled("take", out, idx, dim, axis, fill_value) if fills else out
+        return _filled(out, idx, dim, axis, fill_value) if fills else out
     return getitem(a, (slice(None),) * axis + (idx,))
 
 
@@ -588,7 +581,7 @@ def take_along_axis(
         for d, n in enumerate(shape)
     )
     out = getitem(arr, full)
-    return _filled("take_along_axis", out, idx, dim, 0, fill_value) if fills else out
+    return _filled(out, idx, dim, 0, fill_value) if fills else out
 
 
 def _where_args(x: Any, y: Any) -> int:
