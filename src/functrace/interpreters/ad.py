@@ -410,13 +410,15 @@ def defsum(primitive: Primitive, negate: Callable[[Any], Any] | None) -> None:
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         out = primitive.bind(*primals, **params)
         tx, ty = tangents
-        want = tangent_aval(core.get_aval(out))
-        if type(tx) is Zero and type(ty) is Zero:
-            return out, Zero(want)
-        if type(ty) is Zero and core.get_aval(tx) == want:
-            return out, tx
-        if type(tx) is Zero and core.get_aval(ty) == want:
-            return out, ty if negate is None else negate(ty)
+        zx, zy = type(tx) is Zero, type(ty) is Zero
+        if zx or zy:  # (the common case, two tangents, pays for no aval)
+            want = tangent_aval(core.get_aval(out))
+            if zx and zy:
+                return out, Zero(want)
+            if zy and core.get_aval(tx) == want:
+                return out, tx
+            if zx and core.get_aval(ty) == want:
+                return out, ty if negate is None else negate(ty)
         return out, primitive.bind(instantiate(tx), instantiate(ty), **params)
 
     jvp_rules[primitive] = rule
