@@ -59,6 +59,7 @@ from functrace.numpy._indexing import (
     adv_layout,
     broadcast_index,
     classify_index,
+    default_fill,
     getitem,
     indexed_shape,
     mask_error,
@@ -404,14 +405,6 @@ def _at_result(x: Any, out: Any) -> Any:
     return _wrap(out) if type(x) is Array else out
 
 
-def _default_fill(dtype: np.dtype) -> Any:
-    if dtype.kind in "fc":
-        return np.nan
-    if dtype.kind == "b":
-        return True
-    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
-
-
 def _moded(op: str, x: Any, idx: Any, values: Any, mode: str | None, fill_value: Any = None) -> Any:
     """``x.at[idx].<op>`` with one of JAX's modes. ``None``: in-range indices (eagerly
     checked, clamped when traced); ``"clip"``/``"promise_in_bounds"``: clamped;
@@ -440,7 +433,7 @@ def _moded(op: str, x: Any, idx: Any, values: Any, mode: str | None, fill_value:
     x = asarray_or_tracer(x, fname)
     aval = core.get_aval(x)
     if op == "get":
-        pad_value = _default_fill(aval.dtype) if fill_value is None else fill_value
+        pad_value = default_fill(aval.dtype) if fill_value is None else fill_value
     else:
         pad_value = 0
     xp, idx2, padded = _pad_out_of_range(fname, x, idx, pad_value)

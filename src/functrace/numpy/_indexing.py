@@ -420,12 +420,19 @@ def _fills(mode: Any, idx: Any) -> bool:
     return mode == "fill" or (mode is None and core.concrete_or_none(idx) is None)
 
 
-def _fill_value(dtype: np.dtype, fill_value: Any) -> Any:
-    """What an out-of-range read gives: ``fill_value``, else ``.at[].get(mode="fill")``'s
-    default (NaN, the most negative signed or the largest unsigned integer, True)."""
-    from functrace.numpy._at import _default_fill  # (_at builds on this module)
+def default_fill(dtype: np.dtype) -> Any:
+    """What an out-of-range read gives by default, as JAX's mode "fill" (``take``,
+    ``.at[].get(mode="fill")``): NaN, the most negative signed or the largest unsigned
+    integer, True."""
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
 
-    return np.asarray(_default_fill(dtype) if fill_value is None else fill_value).astype(dtype)
+
+def _fill_value(dtype: np.dtype, fill_value: Any) -> Any:
+    return np.asarray(default_fill(dtype) if fill_value is None else fill_value).astype(dtype)
 
 
 def _in_range(idx: Any, dim: int) -> Any:
