@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import functrace.numpy as fnp
-from op_db import POS, UNIT, Arg, F, OpInfo, const
+from op_db import INT, POS, UNIT, Arg, F, OpInfo, const
 
 _REPEATS = np.array([0, 0, 2, -1])
 _MASK = np.array([True, False, True])
@@ -28,6 +28,31 @@ def _get(name: str, idx: Any, shape: tuple[int, ...], prims: tuple[str, ...]) ->
     return OpInfo(
         name, lambda x: x[idx], lambda x: np.asarray(x)[idx], (F,), prims, shapes=(shape,)
     )
+
+
+def _np_fill_read(x: Any, idx: tuple[Any, ...], fill: float) -> np.ndarray:
+    """``x[idx]`` with ``fill`` where an integer index is outside ``[-n, n)``: NumPy
+    reads through indices sent into range, then the out-of-range positions are set."""
+    x = np.asarray(x)
+    read, bad, ax = [], [], 0
+    for it in idx:
+        if isinstance(it, slice):
+            read.append(it)
+        else:
+            i, n = np.asarray(it), x.shape[ax]
+            ok = (i >= -n) & (i < n)
+            read.append(np.where(ok, i, 0))
+            bad.append(~ok)
+        ax += 1
+    out = x[tuple(read)]
+    # the drawn index arrays (and ints) are adjacent here: their broadcast shape sits
+    # where the first of them is, after the leading int
+    mask = np.broadcast_arrays(*bad)[0].copy()
+    for b in bad[1:]:
+        mask = mask | b
+    pos = next(k for k, it in enumerate(idx) if not isinstance(it, slice))
+    mask = mask.reshape(mask.shape + (1,) * (out.ndim - pos - mask.ndim))
+    return np.where(mask, fill, out)
 
 
 def _np_update(op: str, idx: Any, keep: Any = None) -> Any:
@@ -231,6 +256,22 @@ ROWS: list[OpInfo] = [
         (F,),
         ("gather",),
         shapes=((3, 4),),
+    ),
+    OpInfo(  # drawn indices in [-5, 5] along an axis of 3: some out of range
+        "take_fill",
+        lambda x, i: fnp.take(x, i, axis=1, mode="fill", fill_value=0.5),
+        lambda x, i: _np_fill_read(x, (slice(None), i), 0.5),
+        (F, INT),
+        ("gather", "select_n"),
+        shapes=((2, 3), (4,)),
+    ),
+    OpInfo(  # the fill mask placed by the index structure: an int, a slice, drawn indices
+        "at_get_fill",
+        lambda x, i, j: fnp.at(x)[1, i, :, j].get(mode="fill", fill_value=-1.0),
+        lambda x, i, j: _np_fill_read(x, (1, i, slice(None), j), -1.0),
+        (F, INT, INT),
+        ("gather", "select_n"),
+        shapes=((2, 4, 2, 3), (3, 1), (2,)),
     ),
     OpInfo(
         "take_along_axis",

@@ -110,9 +110,10 @@ CONCRETIZING: dict[str, tuple[bool | None, ...]] = {
 }
 # Rows whose functions read their inputs' values when those are known, as NumPy's
 # would (index checks of choose/insert/put, the mask of compress/extract/piecewise,
-# lstsq's rank, the iteration counts of sqrtm/expm_frechet, companion's leading
-# coefficient): their gradient's recording is traced again; vjp and jvp may or may
-# not reuse theirs (None: either, never a mix), and every call is compared bit for bit.
+# lstsq's rank, which indices of a fill read are out of range, the iteration counts
+# of sqrtm/expm_frechet, companion's leading coefficient): their gradient's recording
+# is traced again; vjp and jvp may or may not reuse theirs (None: either, never a mix),
+# and every call is compared bit for bit.
 CONCRETIZING.update(
     {
         name: (False, None, None)
@@ -125,7 +126,8 @@ CONCRETIZING.update(
             "piecewise_default_constant_args", "piecewise_single_condition", "place",
             "put_along_axis_traced_indices", "put_traced_indices", "scipy.linalg.companion",
             "scipy.linalg.expm_frechet", "scipy.linalg.fiedler_companion",
-            "scipy.linalg.sqrtm", "scipy.linalg.sqrtm[spd,batched]",
+            "scipy.linalg.sqrtm", "scipy.linalg.sqrtm[spd,batched]", "take_fill",
+            "at_get_fill",
         )
     }
 )  # fmt: skip

@@ -433,23 +433,22 @@ def _moded(op: str, x: Any, idx: Any, values: Any, mode: str | None, fill_value:
     x = asarray_or_tracer(x, fname)
     aval = core.get_aval(x)
     if op == "get":
-        pad_value = default_fill(aval.dtype) if fill_value is None else fill_value
-    else:
-        pad_value = 0
-    xp, idx2, padded = _pad_out_of_range(fname, x, idx, pad_value)
-    if op == "get":
-        return getitem(xp, idx2, "clip")
+        return _filled_get(fname, x, idx, fill_value)
+    xp, idx2, padded = _pad_out_of_range(fname, x, idx, 0)
     out = _update(op, xp, idx2, values, "clip")
     if not padded:
         return out
     return getitem(out, tuple(slice(0, d) for d in aval.shape))
 
 
-def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any, Any, bool]:
-    """``x`` with one more slot at the end of each axis that an integer index selects
-    along (holding ``pad_value``), and ``idx`` with its out-of-range integers sent to
-    that slot: the slot is where dropped updates land and filled reads come from."""
-    shape = core.get_aval(x).shape
+def _integer_items(
+    fname: str, shape: tuple[int, ...], idx: Any
+) -> list[tuple[Any, tuple[Any, Any, int, int] | None]] | None:
+    """Each item of ``idx`` with ``(ok, wrapped, axis, dim)`` for an integer index
+    (Python, NumPy or traced) along ``axis`` of size ``dim``: whether it is in range
+    (outside ``[-dim, dim)`` is out of range) and its value with negatives wrapped
+    once; ``None`` for other items. ``None`` in all when ``idx`` indexes more axes than
+    ``shape`` has (the indexing reports that)."""
     items = list(idx) if isinstance(idx, tuple) else [idx]
     kinds = [classify_index(fname, it) for it in items]
     consumed = sum(
@@ -457,10 +456,10 @@ def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any
         for k in kinds
         if k[0] in ("slice", "int", "arr", "trace", "mask")
     )
-    widths = [(0, 0)] * len(shape)
-    new_items: list[Any] = []
+    out: list[tuple[Any, tuple[Any, Any, int, int] | None]] = []
     ax = 0
     for item, (kind, *payload) in zip(items, kinds):
+        info = None
         if kind == "ellipsis":
             ax += len(shape) - consumed
         elif kind == "mask":
@@ -469,29 +468,116 @@ def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any
             ax += 1
         elif kind in ("int", "arr", "trace"):
             if ax >= len(shape):
-                break  # too many indices: the indexing below reports it
+                return None
             dim = shape[ax]
             i = payload[0]
-            if kind == "trace":
-                ok = (i >= -dim) & (i < dim)
-                item = where(ok, where(i < 0, i + dim, i), dim)
+            if kind == "trace" and i.dtype.kind == "u":
+                info = (i < dim, i, ax, dim)
+            elif kind == "trace":
+                info = ((i >= -dim) & (i < dim), where(i < 0, i + dim, i), ax, dim)
             else:
                 i = np.asarray(i)
                 if i.dtype.kind == "u":
                     i = np.minimum(i, np.uint64(dim + 1)).astype(np.intp)
                 i = i.astype(np.intp)
-                item = np.where((i >= -dim) & (i < dim), np.where(i < 0, i + dim, i), dim)
-                if kind == "int":
-                    item = int(item)
-            widths[ax] = (0, 1)
+                info = ((i >= -dim) & (i < dim), np.where(i < 0, i + dim, i), ax, dim)
             ax += 1
+        out.append((item, info))
+    return out
+
+
+def _select_item(ok: Any, wrapped: Any, other: int, like: Any) -> Any:
+    """The index ``wrapped`` where ``ok``, else ``other``, as the item ``like`` was: a
+    Python int for an int, a NumPy array for a known index, traced for a traced one."""
+    if isinstance(ok, Tracer):
+        return where(ok, wrapped, other)
+    value = np.where(ok, wrapped, other)
+    return int(value) if isinstance(like, (int, np.integer)) else value
+
+
+def _pad_out_of_range(fname: str, x: Any, idx: Any, pad_value: Any) -> tuple[Any, Any, bool]:
+    """``x`` with one more slot at the end of each axis that an integer index selects
+    along (holding ``pad_value``), and ``idx`` with its out-of-range integers sent to
+    that slot: the slot is where dropped updates land."""
+    shape = core.get_aval(x).shape
+    parsed = _integer_items(fname, shape, idx)
+    if parsed is None or all(info is None for _, info in parsed):
+        return x, idx, False
+    widths = [(0, 0)] * len(shape)
+    new_items = []
+    for item, info in parsed:
+        if info is not None:
+            ok, wrapped, ax, dim = info
+            item = _select_item(ok, wrapped, dim, item)
+            widths[ax] = (0, 1)
         new_items.append(item)
-    if len(new_items) < len(items):
-        return x, idx, False
-    if all(w == (0, 0) for w in widths):
-        return x, idx, False
     xp = pad(x, widths, constant_values=pad_value)
     return xp, (tuple(new_items) if isinstance(idx, tuple) else new_items[0]), True
+
+
+def _filled_get(fname: str, x: Any, idx: Any, fill_value: Any) -> Any:
+    """``x.at[idx].get(mode="fill")``: ``x`` read at ``idx`` with the out-of-range
+    integer indices sent to 0, then ``fill_value`` selected where one of them was out
+    of range. Where the index puts that mask on the result's axes is found by indexing
+    a two-slot table ``[False, True]`` with the same index structure (in-range flags in
+    place of one integer index, zeros in place of the others): the read and its mask
+    then have one layout by construction, and the cost is that of the result, not of
+    ``x``."""
+    aval = core.get_aval(x)
+    fill = np.asarray(default_fill(aval.dtype) if fill_value is None else fill_value)
+    parsed = _integer_items(fname, aval.shape, idx)
+    if parsed is None or any(info is not None and info[3] == 0 for _, info in parsed):
+        # too many indices (getitem reports it), or an empty axis read by an integer
+        # index (every read is out of range: padding an empty axis costs nothing)
+        xp, idx2, _ = _pad_out_of_range(fname, x, idx, fill.astype(aval.dtype))
+        return getitem(xp, idx2, "clip")
+    read = []
+    for item, info in parsed:
+        if info is not None:
+            ok, wrapped, _, _ = info
+            item = _select_item(ok, wrapped, 0, item)
+        read.append(item)
+    out = getitem(x, _rebuilt(idx, read), "clip")
+    valid = None
+    for k, (_, info) in enumerate(parsed):
+        if info is None:
+            continue
+        ok, _, ax, _ = info
+        if not isinstance(ok, Tracer) and np.all(ok):
+            continue
+        table = np.array([False, True]).reshape((1,) * ax + (2,) + (1,) * (aval.ndim - ax - 1))
+        probe = [_probe_item(fname, item, inf, j == k) for j, (item, inf) in enumerate(parsed)]
+        mask = getitem(table, _rebuilt(idx, probe), "clip")
+        valid = mask if valid is None else valid & mask
+    if valid is None:
+        return out
+    return where(valid, out, fill.astype(aval.dtype))
+
+
+def _probe_item(fname: str, item: Any, info: Any, flagged: bool) -> Any:
+    """An item of the index that reads the mask table (``_filled_get``): the in-range
+    flags of the flagged integer index, zeros of the shape of the other integer indices,
+    the whole (size-1) axis for a slice, a boolean mask's positions as zeros."""
+    if info is not None:
+        ok = info[0]
+        if flagged:
+            return _select_item(ok, 1, 0, item)
+        return 0 if np.ndim(ok) == 0 else np.zeros(np.shape(ok), np.intp)
+    kind, *payload = classify_index(fname, item)
+    if kind == "slice":
+        return slice(None)
+    if kind == "mask":
+        count = int(np.count_nonzero(payload[0]))
+        return tuple(np.zeros(count, np.intp) for _ in range(payload[0].ndim))
+    return item
+
+
+def _rebuilt(idx: Any, items: list[Any]) -> Any:
+    """``items`` in the form of ``idx`` (a tuple, or one item)."""
+    flat: list[Any] = []
+    for it in items:
+        flat.extend(it if isinstance(it, tuple) else (it,))
+    return tuple(flat) if isinstance(idx, tuple) or len(flat) != 1 else flat[0]
 
 
 class _AtIndexer:
