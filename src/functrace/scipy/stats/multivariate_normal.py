@@ -5,6 +5,11 @@
 leading axes; the result has the leading shape. With a scalar ``mean`` and ``cov``
 the distribution is univariate and ``x`` is elementwise.
 
+``cov`` is read through its Cholesky factor, which reads the lower triangle (as SciPy
+reads one triangle): the gradient with respect to ``cov`` is zero above the diagonal
+and counts each entry below it twice. Along symmetric perturbations it agrees with the
+symmetric gradient of HIPS autograd and JAX, which is ``(g + g.T) / 2``.
+
 >>> import numpy as np
 >>> import functrace.scipy.stats.multivariate_normal as mvn
 >>> round(float(mvn.logpdf(np.zeros(2), np.zeros(2), np.eye(2))), 6)
