@@ -661,7 +661,7 @@ def hmm_em(lib: Any) -> dict[str, np.ndarray]:
     for _ in range(3):
         ll, counts = lib.value_and_grad(log_partition)([anp.log(p) for p in params])
         lls.append(ll)
-        params = [normalize(c) for c in counts]
+        params = [normalize(c + 1e-3) for c in counts]  # smoothed: no log(0) next round
     return _as_arrays(lls=lls, pi=params[0], a=params[1], b=params[2])
 
 
