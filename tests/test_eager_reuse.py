@@ -1,10 +1,12 @@
 """Reuse of eager derivative programs (``config.eager_cache``) is invisible.
 
 Every differentiable row of the op table runs under eager ``grad``, ``vjp`` and ``jvp``
-three times with the cache on (a recording, then two reuses) and once with it off (a
-fresh trace); the results must be equal bit for bit, with the same types and dtypes.
-Then control flow, custom rules, hooks, concretizing functions (traced on every call,
-counted), closures over mutated arrays, side effects, signatures and nesting.
+four times with the cache on (a recording, a second recording that verifies it, then
+two reuses: the first learns which results go to the buffer pools, the second writes
+them there) and once with it off (a fresh trace); the results must be equal bit for
+bit, with the same types and dtypes. Then control flow, custom rules, hooks,
+concretizing functions (traced on every call, counted), values that change between
+calls (NumPy draws), closures over mutated arrays, side effects, signatures and nesting.
 """
 
 from __future__ import annotations
@@ -63,10 +65,10 @@ def pools(request: Any, monkeypatch: Any) -> None:
         monkeypatch.setattr(_buffers, "EAGER_MIN_BYTES", 1)
 
 
-def _three(call: Any, what: str, reused: bool | None = True) -> None:
-    """``call()`` with reuse off, then three times with it on: equal bit for bit, and
-    the calls after the first one reuse its recording (with ``reused=False``: every
-    call traces, the function having concretized a value)."""
+def _repeat(call: Any, what: str, reused: bool | None = True) -> None:
+    """``call()`` with reuse off, then four times with it on: equal bit for bit, and
+    the calls after the second (which verifies the first) reuse the recording (with
+    ``reused=False``: every call traces, the function having concretized a value)."""
     ec.clear_eager_cache()
     try:
         expected = _fresh(call)
@@ -75,13 +77,13 @@ def _three(call: Any, what: str, reused: bool | None = True) -> None:
             call()
         return
     before = ec.stats.reuses, ec.stats.traces
-    for i in range(3):
+    for i in range(4):
         _same(call(), expected, f"{what}, call {i + 1}")
     counts = ec.stats.reuses - before[0], ec.stats.traces - before[1]
     if reused is None:  # value-dependent: reused or traced, never a mix
-        assert counts in ((2, 1), (0, 3)), f"{what}: (reuses, traces) {counts}"
+        assert counts in ((2, 2), (0, 4)), f"{what}: (reuses, traces) {counts}"
         return
-    assert counts == ((2, 1) if reused else (0, 3)), f"{what}: (reuses, traces) {counts}"
+    assert counts == ((2, 2) if reused else (0, 4)), f"{what}: (reuses, traces) {counts}"
 
 
 def _float_argnums(op: OpInfo) -> tuple[int, ...]:
@@ -147,7 +149,7 @@ def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: None) -> No
     loss = _scalarize(op, weights)
     fn = op.fn
     reused = CONCRETIZING.get(op.name, (True, True, True))
-    _three(lambda: ft.value_and_grad(loss, argnums=nums)(*args), f"{op} grad", reused[0])
+    _repeat(lambda: ft.value_and_grad(loss, argnums=nums)(*args), f"{op} grad", reused[0])
 
     def f(*d: Any) -> Any:  # the op of the differentiated arguments (one function object)
         full = list(args)
@@ -167,11 +169,11 @@ def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: None) -> No
         )
         return primal, pullback(ct)
 
-    _three(vjp_call, f"{op} vjp", reused[1])
+    _repeat(vjp_call, f"{op} vjp", reused[1])
     tangents = tuple(
         rng.standard_normal(np.shape(args[i])).astype(np.asarray(args[i]).dtype) for i in nums
     )
-    _three(lambda: ft.jvp(f, tuple(args[i] for i in nums), tangents), f"{op} jvp", reused[2])
+    _repeat(lambda: ft.jvp(f, tuple(args[i] for i in nums), tangents), f"{op} jvp", reused[2])
 
 
 # ---------------------------------------------------------------------------
@@ -221,9 +223,9 @@ CONTROL_FLOW = [
 
 @pytest.mark.parametrize("f, reused", CONTROL_FLOW, ids=lambda v: getattr(v, "__name__", ""))
 def test_control_flow_reuse(f: Any, reused: tuple[bool, bool, bool]) -> None:
-    _three(lambda: ft.value_and_grad(f)(X), f"{f.__name__} grad", reused[0])
-    _three(lambda: ft.jvp(f, (X,), (np.ones(3),)), f"{f.__name__} jvp", reused[1])
-    _three(lambda: ft.vjp(f, X)[1](1.0), f"{f.__name__} vjp", reused[2])
+    _repeat(lambda: ft.value_and_grad(f)(X), f"{f.__name__} grad", reused[0])
+    _repeat(lambda: ft.jvp(f, (X,), (np.ones(3),)), f"{f.__name__} jvp", reused[1])
+    _repeat(lambda: ft.vjp(f, X)[1](1.0), f"{f.__name__} vjp", reused[2])
     # the other branch of the cond, the same signature: the program holds both branches
     ec.clear_eager_cache()
     g = ft.grad(f)
@@ -262,9 +264,9 @@ def test_custom_rules_reuse() -> None:
     def f(x: Any) -> Any:
         return (_clip_grad(x) * _softplus(x)).sum()
 
-    _three(lambda: ft.value_and_grad(f)(X), "custom rules grad")
-    _three(lambda: ft.jvp(f, (X,), (np.ones(3),)), "custom rules jvp")
-    _three(lambda: ft.vjp(f, X)[1](1.0), "custom rules vjp")
+    _repeat(lambda: ft.value_and_grad(f)(X), "custom rules grad")
+    _repeat(lambda: ft.jvp(f, (X,), (np.ones(3),)), "custom rules jvp")
+    _repeat(lambda: ft.vjp(f, X)[1](1.0), "custom rules vjp")
 
 
 @ft.custom_jvp
@@ -396,8 +398,35 @@ def test_python_side_effects_run_when_traced_debug_callback_every_call() -> None
     g = ft.grad(f)
     for _ in range(3):
         g(X)
-    assert log == ["traced"]
+    assert log == ["traced", "traced"]  # recorded, then recorded again to verify
     assert len(seen) == 3
+
+
+def test_values_computed_without_functrace_that_change_are_never_frozen() -> None:
+    # NumPy draws inside the differentiated function (an array, and a Python float that
+    # becomes a literal) are fresh on every call, as in an unrecorded eager call: the
+    # second recording disagrees with the first, so the signature is never reused
+    rs = np.random.RandomState(0)
+
+    def noisy(w: Any) -> Any:
+        return fnp.sum((w + rs.randn(3)) ** 2) * rs.rand()
+
+    ec.clear_eager_cache()
+    g = ft.grad(noisy)
+    rs2 = np.random.RandomState(0)
+    for _ in range(4):
+        noise, scale = rs2.randn(3), rs2.rand()
+        np.testing.assert_allclose(g(X), 2 * (X + noise) * scale, rtol=1e-14)
+    assert ec.eager_trace_count(noisy) == 4
+
+    # values made the same way on every call (NumPy temporaries) are reused
+    def fixed(w: Any) -> Any:
+        return fnp.sum(w * np.arange(3.0) + np.eye(3)[0])
+
+    g = ft.grad(fixed)
+    for _ in range(4):
+        assert np.array_equal(g(X), [0.0, 1.0, 2.0])
+    assert ec.eager_trace_count(fixed) == 2
 
 
 def test_closed_over_array_changed_in_place_records_again() -> None:
@@ -412,7 +441,7 @@ def test_closed_over_array_changed_in_place_records_again() -> None:
     assert np.array_equal(g(X), [1.0, 2.0, 3.0])
     w[1] = 5.0
     assert np.array_equal(g(X), [1.0, 5.0, 3.0])
-    assert ec.eager_trace_count(f) == 2
+    assert ec.eager_trace_count(f) == 3
 
 
 def test_large_closed_over_array_changed_in_place_records_again() -> None:
@@ -427,7 +456,7 @@ def test_large_closed_over_array_changed_in_place_records_again() -> None:
     assert g(x)[4] == 400.0 and g(x)[4] == 400.0
     w[3, 4] = 7.0
     assert g(x)[4] == 406.0
-    assert ec.eager_trace_count(f) == 2
+    assert ec.eager_trace_count(f) == 3
 
 
 def test_signatures_python_float_numpy_scalar_zero_d_array_and_weak_types() -> None:
@@ -446,9 +475,9 @@ def test_signatures_python_float_numpy_scalar_zero_d_array_and_weak_types() -> N
     ]
     for x, y in cases:
         expected = _fresh(lambda x=x, y=y: vg(x, y))
-        for _ in range(2):
+        for _ in range(3):
             _same(vg(x, y), expected, f"signature {type(x).__name__}, {type(y).__name__}")
-    assert ec.eager_trace_count(f) == len(cases)
+    assert ec.eager_trace_count(f) == 2 * len(cases)  # recorded, verified, reused
     # a different static value (the Python float y) is another signature
     _same(vg(2.0, 4.0), _fresh(lambda: vg(2.0, 4.0)), "another static value")
     _same(vg(2.0, -0.0), _fresh(lambda: vg(2.0, -0.0)), "negative zero")
@@ -462,11 +491,11 @@ def test_kwargs_aux_and_pytrees() -> None:
     p = {"w": np.ones((3, 2)), "b": np.array([0.5, -0.5])}
     x = np.arange(6.0).reshape(2, 3) / 6
     data = {"t": np.array([1.0, 2.0])}
-    _three(
+    _repeat(
         lambda: ft.value_and_grad(f, has_aux=True)(p, x, scale=0.5, data=data),
         "kwargs and aux",
     )
-    _three(lambda: ft.grad(f, argnums=(0, 1), has_aux=True)(p, x, scale=0.5, data=data), "argnums")
+    _repeat(lambda: ft.grad(f, argnums=(0, 1), has_aux=True)(p, x, scale=0.5, data=data), "argnums")
 
 
 def test_nesting_vmap_jit_and_grad_of_grad() -> None:
@@ -474,20 +503,20 @@ def test_nesting_vmap_jit_and_grad_of_grad() -> None:
         return (fnp.sin(x) * x).sum()
 
     gg = ft.grad(ft.grad(f))
-    _three(lambda: gg(np.array(0.7)), "grad of grad")
+    _repeat(lambda: gg(np.array(0.7)), "grad of grad")
 
     def vmapped(x: Any) -> Any:
         return ft.vmap(f)(x).sum()
 
-    _three(lambda: ft.grad(vmapped)(X.reshape(3, 1)), "vmap in grad")
+    _repeat(lambda: ft.grad(vmapped)(X.reshape(3, 1)), "vmap in grad")
     per_example = ft.vmap(ft.grad(f))
-    _three(lambda: per_example(X.reshape(3, 1)), "vmap of grad")  # the vmap's recording
+    _repeat(lambda: per_example(X.reshape(3, 1)), "vmap of grad")  # the vmap's recording
     assert ec.eager_trace_count(f) == 0  # grad under vmap: part of the vmap, not cached
     # while a jit trace is active (make_jaxpr's staging, as jit's): staged, not cached
     closed = ft.make_jaxpr(ft.grad(f))(X)
     assert len(closed.jaxpr.eqns) > 0
     assert ec.eager_trace_count(f) == 0
-    _three(lambda: ft.vmap(f, in_axes=(0,))(X.reshape(3, 1)), "vmap")
+    _repeat(lambda: ft.vmap(f, in_axes=(0,))(X.reshape(3, 1)), "vmap")
 
 
 def test_random_keys_are_inputs() -> None:

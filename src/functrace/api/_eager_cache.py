@@ -25,20 +25,26 @@ primitives of a fresh run). Such a signature is remembered, and later calls run
 eagerly without recording. Reuse is also skipped under any active transformation
 (inside ``jit``, ``vmap`` or another ``grad``), where the call is part of the outer one.
 
-What reuse keeps as of the recorded call, as ``jit`` does: Python side effects of the
+A recording is reused only once a second call with the same signature recorded the
+same program with the same constants: values the function computes without functrace
+(NumPy random draws, a global Python float it reads, arrays it builds) are constants
+of the program, and those that differ between the two calls (random draws) make the
+signature run eagerly, unrecorded, on every call, as an unrecorded eager call would.
+
+What reuse keeps as of the recorded calls, as ``jit`` does: Python side effects of the
 function and of its custom rules (a ``print``, appending to a list) run when it is
-recorded, not on reused calls (``functrace.debug.print``/``debug.callback`` run on every
-call); values the function computes without functrace (NumPy's global random state, a
-global Python float it reads) are constants of the program. Closed-over NumPy arrays
-that reach the program are checked on every reuse (compared with a copy, or above 1 MB
-with a CRC-32 checksum): an array changed in place since the recording makes the call
-record again. Turn reuse off with
+recorded (the first two calls), not on reused calls (``functrace.debug.print``/
+``debug.callback`` run on every call); a global that changes after the second call is
+not seen. Closed-over NumPy arrays that reach the program are checked on every reuse
+(compared with a copy, or above 1 MB with a CRC-32 checksum): an array changed in place
+since the recording makes the call record again. Turn reuse off with
 ``functrace.config.eager_cache = False`` or the environment variable
 ``FUNCTRACE_EAGER_CACHE=0``; :func:`clear_eager_cache` empties the cache.
 """
 
 from __future__ import annotations
 
+import types
 import weakref
 import zlib
 from collections import OrderedDict
@@ -52,7 +58,7 @@ from functrace._buffers import BufferPool, poolable
 from functrace.interpreters import recording
 from functrace.interpreters.recording import RecordingTrace, RecordingTracer
 from functrace.interpreters.staging import JaxprBuilder
-from functrace.ir import Jaxpr, Literal, dce_jaxpr
+from functrace.ir import ClosedJaxpr, Jaxpr, Literal, dce_jaxpr
 from functrace.lax.base import elementwise_numpy
 from functrace.lax.contraction import _dot_general_impl, dot_general_p
 
@@ -305,14 +311,83 @@ def _writes_into(prim: core.Primitive, eqn: Any) -> Callable[..., Any] | None:
     return None
 
 
+def _same_impl(a: Any, b: Any) -> bool:
+    if type(a) is tuple:  # (impl, writer) of a step still to learn (Program._learn)
+        return type(b) is tuple and all(x is y for x, y in zip(a, b))
+    return a is b
+
+
+def _same_values(a: Any, b: Any, depth: int = 0) -> bool:
+    """``a`` and ``b`` hold the same values, bit for bit (NaN equal to NaN), looking
+    into containers, jaxprs (their text and constants), functions (their code, defaults
+    and closed-over values: a callback defined inside the function is a new object on
+    every call) and the attributes of other objects without an equality of their own.
+    Unsure is different (the signature is then never reused)."""
+    if a is b:
+        return True
+    ta = type(a)
+    if ta is not type(b) or depth > 6:
+        return False
+    if isinstance(a, np.ndarray | np.generic):
+        return bool(a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes())
+    if ta is float:
+        return bool(a.hex() == b.hex())
+    if ta in (tuple, list):
+        return len(a) == len(b) and all(_same_values(x, y, depth) for x, y in zip(a, b))
+    if ta is dict:
+        return a.keys() == b.keys() and all(_same_values(a[k], b[k], depth) for k in a)
+    if isinstance(a, core.Tracer):  # a recorded value: the program's output, compared there
+        return bool(a.aval == b.aval)
+    if isinstance(a, ClosedJaxpr):
+        return str(a.jaxpr) == str(b.jaxpr) and _same_values(a.consts, b.consts, depth + 1)
+    if isinstance(a, Jaxpr):
+        return str(a) == str(b)
+    if ta is types.FunctionType:
+        cells = [c.cell_contents for c in a.__closure__ or ()]
+        return (
+            a.__code__ is b.__code__
+            and _same_values(a.__defaults__, b.__defaults__, depth + 1)
+            and _same_values(cells, [c.cell_contents for c in b.__closure__ or ()], depth + 1)
+        )
+    try:
+        eq = a == b
+        if isinstance(eq, bool | np.bool_) and eq:
+            return True
+    except Exception:
+        pass
+    attrs = getattr(a, "__dict__", None)
+    if attrs is not None:
+        return _same_values(attrs, getattr(b, "__dict__", None), depth + 1)
+    slots = [n for k in ta.__mro__ for n in getattr(k, "__slots__", ())]
+    if not slots:
+        return False
+    return all(_same_values(getattr(a, n, None), getattr(b, n, None), depth + 1) for n in slots)
+
+
 class _Entry:
-    __slots__ = ("program", "layout", "meta", "epoch")
+    __slots__ = ("program", "layout", "meta", "epoch", "verified")
 
     def __init__(self, program: Program, layout: list[Any], meta: Any, epoch: int) -> None:
         self.program = program
         self.layout = layout  # per output: an int (the program's output) or (value,)
         self.meta = meta
         self.epoch = epoch  # core.rules_epoch() when recorded: a rule changed since, stale
+        self.verified = False  # recorded twice with the same constants (see ``call``)
+
+    def same_as(self, other: _Entry) -> bool:
+        """Whether ``other``, recorded for the same signature, is the same program with
+        the same constants (values the function computed without functrace)."""
+        a, b = self.program, other.program
+        return (
+            len(a.steps) == len(b.steps)
+            and _same_values(a.init, b.init)
+            and all(
+                _same_impl(x[1], y[1]) and x[2] == y[2] and _same_values(x[3], y[3])
+                for x, y in zip(a.steps, b.steps)
+            )
+            and _same_values(self.layout, other.layout)
+            and _same_values(self.meta, other.meta)
+        )
 
     def run(self, dyn: Sequence[Any]) -> list[Any] | None:
         outs = self.program.run(dyn)
@@ -360,13 +435,14 @@ def call(
     if entry is not None and entry.epoch != core.rules_epoch():
         table.pop(key, None)  # a rule was redefined since the recording: record again
         entry = None
-    if entry is not None:
+    if entry is not None and entry.verified:
         outs = entry.run(dyn)
         if outs is not None:
             table.move_to_end(key)
             stats.reuses += 1
             return outs, entry.meta
         table.pop(key, None)
+        entry = None
     _count_trace(fun)
     builder = JaxprBuilder()
     calls_before = recording.state.callbacks
@@ -389,7 +465,14 @@ def call(
             else:
                 layout.append((x,))
         jaxpr, consts = builder.build(tracers, out_tracers)
-        table[key] = _Entry(Program(jaxpr, consts), layout, meta, core.rules_epoch())
+        new = _Entry(Program(jaxpr, consts), layout, meta, core.rules_epoch())
+        if entry is None:
+            table[key] = new  # reused once a second recording agrees with it
+        elif entry.same_as(new):
+            new.verified = True
+            table[key] = new
+        else:  # NumPy random draws, a global changed between the calls...
+            table[key] = _NEVER
     while len(table) > MAX_ENTRIES:
         table.popitem(last=False)  # the least recently used signature
     return values, meta
