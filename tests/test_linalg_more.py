@@ -115,9 +115,15 @@ def test_slogdet_at_singular_matrices() -> None:
     for case in CASES:
         a = FIXTURE[f"{case}/a"]
         sign, logabsdet = ft.jit(L.slogdet)(a)
-        assert float(sign) == FIXTURE[f"{case}/slogdet_sign"]
-        np.testing.assert_allclose(logabsdet, FIXTURE[f"{case}/slogdet_logabsdet"], rtol=1e-12)
-        if FIXTURE[f"{case}/det"] != 0:  # nonsingular (or singular up to rounding)
+        scale = np.linalg.norm(a) ** len(a)
+        if abs(FIXTURE[f"{case}/det"]) < 1e-12 * scale:
+            # singular up to rounding: whether the LU's last pivot is 0 or a rounding
+            # error depends on the LAPACK kernels (JAX's was 5.6e-16, some here are 0)
+            assert float(sign) * np.exp(float(logabsdet)) <= 1e-12 * scale
+        else:
+            assert float(sign) == FIXTURE[f"{case}/slogdet_sign"]
+            np.testing.assert_allclose(logabsdet, FIXTURE[f"{case}/slogdet_logabsdet"], rtol=1e-12)
+        if float(sign) != 0:  # nonsingular here (or a rounding error from singular)
             continue
         assert float(sign) == 0.0 and float(logabsdet) == -np.inf
         # no finite derivative exists there: NaN (JAX: infinities and NaN, pivot-dependent)
