@@ -19,7 +19,7 @@ import functrace.lax as lax
 import functrace.numpy as fnp
 import functrace.scipy.linalg as fsl
 from op_db import Arg, F, OpInfo
-from op_rows_linalg import MAT, S33, S233, _fix_cols, _gen, _row, _spd, _tall
+from op_rows_linalg import MAT, S33, S233, _fix_cols, _gen, _mT, _row, _spd, _tall
 
 L = fnp.linalg
 ZERO = Arg(domain=(0.0, 0.0))  # always 0: evaluates at the fixed matrix it is added to
@@ -526,14 +526,60 @@ def _ri(xp: Any, w: Any) -> Any:
     return xp.real(w) + 2 * xp.imag(w)
 
 
-def _complex_row(name: str, f: Any, make: Any, shapes: Any, prims: tuple[str, ...]) -> OpInfo:
+def _complex_row(
+    name: str, f: Any, make: Any, shapes: Any, prims: tuple[str, ...], **kw: Any
+) -> OpInfo:
     return _row(
         f"linalg.{name}[complex]",
         lambda re, im: _ri(fnp, f(fnp, make(fnp, re, im))),
         lambda re, im: _ri(np, f(np, make(np, re, im))),
         shapes,
         prims,
+        **kw,
     )
+
+
+# The spectral rows differentiate what does not depend on the phase of each eigenvector
+# or singular vector (v diag(c) v^H, U diag(c) V^H; q and r of qr are unique), on
+# matrices whose eigenvalues / singular values stay apart: (z + z^H) / 4 + diag(0, 4, 8)
+# and the tall 0.3 re + diag(9, 6, 3) + 0.15i im. float64 only (the jit compiles are
+# the table's slow part): complex64, wide matrices, pinv, lstsq, the norms, cond and
+# vdot are compared with JAX's values in tests/test_linalg_complex.py.
+
+
+def _cherm(xp: Any, re: Any, im: Any) -> Any:
+    z = re + 0.5j * im
+    n = z.shape[-1]
+    return (z + xp.conj(_mT(xp, z))) / 4 + np.diag(4.0 * np.arange(n)).astype(re.dtype)
+
+
+def _ctall(xp: Any, re: Any, im: Any) -> Any:
+    return _tall(xp, re) + 0.15j * im
+
+
+def _weighted(xp: Any, u: Any, vh: Any) -> Any:
+    """``u diag(1, 2, ..., k) vh``: unchanged by a phase per column of u and row of vh."""
+    k = u.shape[-1]
+    return xp.matmul(u * np.arange(1, k + 1).astype(xp.real(u).dtype), vh)
+
+
+def _eigh_all(xp: Any, z: Any) -> Any:
+    w, v = xp.linalg.eigh(z)
+    upper = xp.linalg.eigvalsh(z, UPLO="U")  # eigvals_only, the other triangle
+    return _weighted(xp, v, xp.conj(_mT(xp, v))) + w[..., None, :] + upper[..., :, None]
+
+
+def _svd_all(xp: Any, z: Any) -> Any:
+    u, s, vh = xp.linalg.svd(z, full_matrices=False)
+    return _weighted(xp, u, vh) + s
+
+
+def _qr_all(xp: Any, z: Any) -> Any:
+    q, r = xp.linalg.qr(z)
+    return xp.concatenate([q, r], axis=-2)
+
+
+F64: dict[str, Any] = {"dtypes": (np.float64,)}
 
 
 def _complex_rows() -> list[OpInfo]:
@@ -554,6 +600,9 @@ def _complex_rows() -> list[OpInfo]:
         _complex_row(
             "cholesky", lambda xp, z: xp.linalg.cholesky(z), _chpd, (S233, S233), ("cholesky",)
         ),
+        _complex_row("eigh", _eigh_all, _cherm, (S33, S33), ("eigh",), **F64),
+        _complex_row("svd", _svd_all, _ctall, ((4, 3), (4, 3)), ("svd",), **F64),
+        _complex_row("qr", _qr_all, _ctall, ((4, 3), (4, 3)), ("qr",), **F64),
     ]
 
 

@@ -5,9 +5,8 @@ Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
 are plain NumPy calls and the batching rules only move the vmapped axis to the
 front). Operands are float32 or float64 (also complex64/complex128 for ``solve``,
-``triangular_solve``, ``cholesky``, ``det``, ``adjugate`` and ``slogdet``, with JAX's
-derivatives; ``svd`` computes complex values but has no complex derivative); float32
-in gives float32 out. Each
+``triangular_solve``, ``cholesky``, ``eigh``, ``svd``, ``qr``, ``det``, ``adjugate``
+and ``slogdet``, with JAX's derivatives); float32 in gives float32 out. Each
 primitive is one block: NumPy impl, abstract eval (eager calls run it too, so
 they raise the same errors), JVP written with lax operations (so derivatives of
 any order work), transpose for the primitives linear in an operand, batching.
@@ -44,6 +43,14 @@ Decisions (JAX's semantics unless noted):
   ``s (..., k)``, ``vt (..., k, n)`` with ``k = min(m, n)``; ``qr`` is reduced too
   (``q (..., m, k)``, ``r (..., k, n)``); its JVP assumes the leading ``k x k``
   block of ``a`` is non-singular.
+* Complex ``eigh`` reads the Hermitian matrix of the triangle chosen (real diagonal, as
+  complex ``cholesky``) and gives real eigenvalues; complex ``svd`` gives real singular
+  values. Eigenvectors and singular vectors are unique up to a phase per column; their
+  derivatives take JAX's phases (``diag(V^H dV) = 0`` for eigh; for svd the imaginary
+  diagonal part ``i im(diag(U^H da V)) / s`` all in ``dU``), so functions invariant
+  under those phases (``|v|``, ``v v^H``, ``U diag(c) V^H``) have the exact derivative.
+  Complex ``qr`` gives ``r`` a real diagonal (LAPACK's Householder reflections do), and
+  its JVP keeps it real (JAX's): ``q`` and ``r`` themselves are differentiable.
 * ``det``: ``d det = tr(adj(a) da)`` with the ``adjugate`` primitive (``det(a) a^-1``
   computed from an SVD without division), so the gradient and the Hessian of ``det``
   are exact at singular ``a`` too (JAX's values: the adjugate, zero below rank n-1).
@@ -286,8 +293,8 @@ batching.batching_rules[cholesky_p] = _batch_unary(cholesky_p)
 
 
 def _eigh_abstract(a: ShapedArray, *, lower: bool, eigvals_only: bool) -> list[ShapedArray]:
-    _check_square("eigh", a)
-    w = ShapedArray(a.shape[:-1], a.dtype)
+    _check_square("eigh", a, complex_ok=True)
+    w = ShapedArray(a.shape[:-1], _real_dtype(a.dtype))  # real for Hermitian a too
     return [w] if eigvals_only else [w, ShapedArray(a.shape, a.dtype)]
 
 
@@ -307,28 +314,29 @@ eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl,
 
 
 def eigh(a: Any, lower: bool = True, eigvals_only: bool = False) -> Any:
-    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of symmetric ``a``,
-    reading its ``lower`` (or upper) triangle. Returns ``[w, v]``, or ``[w]`` with
-    ``eigvals_only``. The derivative is that of exactly this function (zero for the
-    triangle not read, see the module notes)."""
+    """Eigenvalues ``w`` (ascending, real) and eigenvectors ``v`` (columns) of symmetric
+    (complex: Hermitian) ``a``, reading its ``lower`` (or upper) triangle. Returns
+    ``[w, v]``, or ``[w]`` with ``eigvals_only``. The derivative is that of exactly this
+    function (zero for the triangle not read, see the module notes)."""
     return eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
 
 
 def _eigh_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, eigvals_only: bool
 ) -> tuple[list[Any], list[Any]]:
-    # M = V^T dA V: dw = diag(M); dV = V (F o M), F_ij = 1 / (w_j - w_i) off the diagonal
-    # (dA built from the triangle read: see the module notes).
+    # M = V^H dA V: dw = diag(M) (real: M is Hermitian); dV = V (F o M), F_ij = 1 / (w_j -
+    # w_i) off the diagonal, so diag(V^H dV) = 0 (JAX's phases for complex eigenvectors).
+    # dA is built from the triangle read: see the module notes.
     (a,), (g,) = primals, tangents
     w, v = eigh(a, lower, eigvals_only=False)
     outs = [w] if eigvals_only else [w, v]
     if type(g) is Zero:
         return outs, [Zero.from_primal(o) for o in outs]
-    m = _mm(_mT(v), _mm(_from_triangle(g, lower), v))
-    dw = _diag(m)
+    m = _mm(_mH(v), _mm(_from_triangle(g, lower), v))
+    dw = real(_diag(m)) if _is_complex(m) else _diag(m)
     if eigvals_only:
         return outs, [dw]
-    return outs, [dw, _mm(v, mul(_inverse_gaps(w), m))]
+    return outs, [dw, _mm(v, mul(_like(_inverse_gaps(w), m), m))]
 
 
 ad.jvp_rules[eigh_p] = _eigh_jvp
@@ -340,7 +348,7 @@ batching.batching_rules[eigh_p] = _batch_unary(eigh_p)
 
 
 def _svd_abstract(a: ShapedArray, *, compute_uv: bool) -> list[ShapedArray]:
-    _check_matrix("svd", a, complex_ok=True)  # complex: values only (adjugate's JVP)
+    _check_matrix("svd", a, complex_ok=True)
     *lead, m, n = a.shape
     k = min(m, n)
     s = ShapedArray((*lead, k), _real_dtype(a.dtype))
@@ -357,15 +365,6 @@ def _real_dtype(dt: np.dtype) -> np.dtype:
         if dt.kind == "c"
         else dt
     )
-
-
-def _no_complex_derivative(name: str, a: Any) -> None:
-    if _is_complex(a):
-        raise NotImplementedError(
-            f"{name}: expected a real operand to differentiate, got "
-            f"{core.get_aval(a).dtype.name}. The derivative of {name} for complex input is "
-            f"not implemented in functrace (its values are: they serve det's derivatives)."
-        )
 
 
 def _nan_where_nonfinite(fn: Callable[[np.ndarray], list[np.ndarray]], a: np.ndarray) -> Any:
@@ -401,31 +400,48 @@ def svd(a: Any, compute_uv: bool = True) -> Any:
 def _svd_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, compute_uv: bool
 ) -> tuple[list[Any], list[Any]]:
-    # dP = U^T dA V, ds = diag(dP), F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
-    # dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1
-    # dV = V (F o (S dP + dP^T S)) + (I - V V^T) dA^T U S^-1
+    # dP = U^H dA V, ds = re(diag(dP)), F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
+    # dU = U (F o (dP S + S dP^H) + D) + (I - U U^H) dA V S^-1   (the last term: m > n)
+    # dV = V (F o (S dP + dP^H S)) + (I - V V^H) dA^H U S^-1     (the last term: n > m)
+    # D = (dP - dP^H) / 2 S^-1 on the diagonal (i im(dP_ii) / s_i, zero for real a) is
+    # JAX's choice of phases for complex a: all of it in U, diag(V^H dV) = 0; a zero s_i
+    # gets 0 there, as in JAX.
     (a,), (g,) = primals, tangents
-    _no_complex_derivative("svd", a)
     u, s, vt = svd(a, compute_uv=True)
     outs = [u, s, vt] if compute_uv else [s]
     if type(g) is Zero:
         return outs, [Zero.from_primal(o) for o in outs]
-    v = _mT(vt)
+    v = _mH(vt)
     gv = _mm(g, v)
-    dp = _mm(_mT(u), gv)
-    ds = _diag(dp)
+    dp = _mm(_mH(u), gv)
+    ds = real(_diag(dp)) if _is_complex(a) else _diag(dp)
     if not compute_uv:
         return outs, [ds]
     k_shape = _shape(dp)
-    s_cols, s_rows = _cols_of(s, k_shape), _rows_of(s, k_shape)
-    f = _inverse_gaps(s, square=True)
-    dpt = _mT(dp)
-    du = _mm(u, mul(f, add(mul(dp, s_cols), mul(s_rows, dpt))))
-    du = add(du, div(sub(gv, _mm(u, dp)), _cols_of(s, _shape(gv))))
-    gtu = _mm(_mT(g), u)
-    dv = _mm(v, mul(f, add(mul(s_rows, dp), mul(dpt, s_cols))))
-    dv = add(dv, div(sub(gtu, _mm(v, dpt)), _cols_of(s, _shape(gtu))))
-    return outs, [du, ds, _mT(dv)]
+    sa = _like(s, a)
+    s_cols, s_rows = _cols_of(sa, k_shape), _rows_of(sa, k_shape)
+    f = _like(_inverse_gaps(s, square=True), a)
+    dph = _mH(dp)
+    inner = mul(f, add(mul(dp, s_cols), mul(s_rows, dph)))
+    if _is_complex(a):
+        k = k_shape[-1]
+        half_skew = _masked(sub(dp, dph), 0.5 * np.eye(k))
+        inner = add(inner, mul(half_skew, _rows_of(_like(_safe_inverse(s), a), k_shape)))
+    du = _mm(u, inner)
+    dv = _mm(v, mul(f, add(mul(s_rows, dp), mul(dph, s_cols))))
+    m, n = _shape(a)[-2:]
+    if m > n:
+        du = add(du, div(sub(gv, _mm(u, dp)), _cols_of(sa, _shape(gv))))
+    if n > m:
+        ghu = _mm(_mH(g), u)
+        dv = add(dv, div(sub(ghu, _mm(v, dph)), _cols_of(sa, _shape(ghu))))
+    return outs, [du, ds, _mH(dv)]
+
+
+def _safe_inverse(s: Any) -> Any:
+    """``1 / s``, and 0 where ``s == 0``."""
+    zero = convert_element_type(eq(s, _const(s, np.zeros(()))), core.get_aval(s).dtype)
+    return sub(div(_const(s, np.ones(())), add(s, zero)), zero)
 
 
 ad.jvp_rules[svd_p] = _svd_jvp
@@ -437,7 +453,7 @@ batching.batching_rules[svd_p] = _batch_unary(svd_p)
 
 
 def _qr_abstract(a: ShapedArray) -> list[ShapedArray]:
-    _check_matrix("qr", a)
+    _check_matrix("qr", a, complex_ok=True)
     *lead, m, n = a.shape
     k = min(m, n)
     return [ShapedArray((*lead, m, k), a.dtype), ShapedArray((*lead, k, n), a.dtype)]
@@ -452,17 +468,22 @@ qr_p = _register_checked(Primitive("qr", multiple_results=True), _qr_impl, _qr_a
 
 
 def qr(a: Any) -> Any:
-    """Reduced QR decomposition ``[q, r]`` of ``a (..., m, n)`` (Householder, as NumPy)."""
+    """Reduced QR decomposition ``[q, r]`` of ``a (..., m, n)`` (Householder, as NumPy;
+    for complex ``a``, ``r`` has a real diagonal, as LAPACK's)."""
     return qr_p.bind(a)
 
 
 def _qr_jvp_tall(q: Any, r: Any, g: Any) -> tuple[Any, Any]:
-    # m >= n. Z = dA R^-1, C = Q^T Z, Omega = Q^T dQ (skew) = tril(C, -1) - tril(C, -1)^T;
-    # dR = (C - Omega) R (upper triangular), dQ = Q (Omega - C) + Z.
+    # m >= n. Z = dA R^-1, C = Q^H Z, Omega = Q^H dQ (skew-Hermitian) = tril(C, -1) -
+    # tril(C, -1)^H + i im(diag(C)); dR = (C - Omega) R (upper triangular, with diag(dR) /
+    # diag(R) real: R's diagonal stays real, as LAPACK makes it), dQ = Q (Omega - C) + Z.
     z = _mT(triangular_solve(r, _mT(g), lower=False, transpose_a=True))
-    c = _mm(_mT(q), z)
+    c = _mm(_mH(q), z)
     low = _tril(c, -1)
-    omega = sub(low, _mT(low))
+    omega = sub(low, _mH(low))
+    if _is_complex(c):
+        k = _shape(c)[-1]
+        omega = add(omega, _masked(sub(c, _like(real(c), c)), np.eye(k)))
     return add(_mm(q, sub(omega, c)), z), _mm(sub(c, omega), r)
 
 
@@ -474,9 +495,9 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any],
     m, n = _shape(a)[-2:]
     if m >= n:
         return [q, r], list(_qr_jvp_tall(q, r, g))
-    # Wide: a = [X | Y] with X square; Q R_X = X and R = [R_X | Q^T Y].
+    # Wide: a = [X | Y] with X square; Q R_X = X and R = [R_X | Q^H Y].
     dq, dr_x = _qr_jvp_tall(q, _cols(r, 0, m), _cols(g, 0, m))
-    dr_y = add(_mm(_mT(dq), _cols(a, m, n)), _mm(_mT(q), _cols(g, m, n)))
+    dr_y = add(_mm(_mH(dq), _cols(a, m, n)), _mm(_mH(q), _cols(g, m, n)))
     return [q, r], [dq, concatenate([dr_x, dr_y], len(_shape(a)) - 1)]
 
 

@@ -19,7 +19,6 @@ Decisions:
   ``'iij->ij'``) first takes that operand's diagonal (a strided ``slice``, see
   ``diagonal``). ``optimize=`` is accepted and checked but the contraction order is
   always left to right.
-* ``vdot`` of complex tracers raises ``NotImplementedError`` (no conjugate in lax yet).
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from functrace import core, dtypes
 from functrace.lax import elementwise as lx
 from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
+from functrace.lax.extras import conj
 from functrace.numpy._core import asarray_or_tracer, broadcast_to_shape, cast, normalize_axis
 from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._math import multiply
@@ -173,10 +173,7 @@ def vdot(a: Any, b: Any, /) -> Any:
     """
     (a, b), dt, is_bool = _promote("vdot", a, b)
     if dt.kind == "c":
-        raise NotImplementedError(
-            "vdot: expected real traced operands, got complex. The "
-            "conjugate of a traced complex array is not supported yet."
-        )
+        a = conj(a)
     sa, sb = _shapes(a, b)
     na, nb = int(np.prod(sa, dtype=np.int64)), int(np.prod(sb, dtype=np.int64))
     if na != nb:

@@ -23,8 +23,8 @@ from functrace.numpy._indexing import where
 from functrace.numpy._linalg import matmul
 from functrace.numpy._linalg import outer as _outer
 from functrace.numpy._linalg import tensordot as _tensordot
-from functrace.numpy._linalg_util import _check_matrix, _float_dtype, _mT, _np_matrix, _shape
-from functrace.numpy._math import astype, conjugate
+from functrace.numpy._linalg_util import _check_matrix, _float_dtype, _mH, _np_matrix, _shape
+from functrace.numpy._math import astype, conjugate, real
 from functrace.numpy._reductions import sum as _sum
 from functrace.numpy._shape import moveaxis, reshape, swapaxes
 from functrace.numpy._twodim import cross as _cross
@@ -61,7 +61,7 @@ def _np_lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = True) ->
     x, resid, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
     if not numpy_resid:
         r = b - a @ x
-        resid = np.atleast_1d(np.sum(r * r, axis=0))
+        resid = np.atleast_1d(np.sum(np.abs(r) ** 2, axis=0))
     return x, resid, rank, s
 
 
@@ -76,7 +76,8 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = True) -> Any
     column of ``b`` (shape ``(K,)``, ``(1,)`` for a vector ``b``) when ``M > N``, and is
     empty otherwise. NumPy also leaves it empty when ``rank < N``; traced inputs cannot
     know the rank in advance and give the residuals then too. ``numpy_resid=False``
-    (JAX's default) always gives them, for ``M <= N`` too.
+    (JAX's default) always gives them, for ``M <= N`` too. For complex ``a`` or ``b``,
+    ``s`` and ``residuals`` (``sum(|b - a x|**2)``) are real.
 
     NOTE: ``x`` is differentiable in ``a`` and ``b``. For full-rank ``a`` its
     derivatives (of any order) are those of the QR-based solution, exact for repeated
@@ -93,8 +94,11 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = True) -> Any
     a, b = asarray_or_tracer(a, "lstsq"), asarray_or_tracer(b, "lstsq")
     a_aval, b_aval = core.get_aval(a), core.get_aval(b)
     _check_lstsq(a_aval.shape, b_aval.shape)
-    dt = np.promote_types(_float_dtype("lstsq", a_aval.dtype), _float_dtype("lstsq", b_aval.dtype))
+    dt = np.promote_types(
+        _float_dtype("lstsq", a_aval.dtype, True), _float_dtype("lstsq", b_aval.dtype, True)
+    )
     a, b = cast(a, dt), cast(b, dt)
+    real_dt = np.finfo(dt).dtype  # of s and the residuals (real for complex a and b too)
     m, n = a_aval.shape
     vector = b_aval.ndim == 1
     b2 = reshape(b, (m, 1)) if vector else b
@@ -103,7 +107,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = True) -> Any
         rcond = np.finfo(dt).eps * max(m, n)
     if k == 0:
         x = cast(np.zeros((n, _shape(b2)[1]), dt), dt)
-        s = cast(np.zeros((0,), dt), dt)
+        s = cast(np.zeros((0,), real_dt), real_dt)
         rank = cast(np.zeros((), np.int32), np.dtype(np.int32))
     else:
         s = ll.svd(a, compute_uv=False)[0]
@@ -112,9 +116,9 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = True) -> Any
         x = _lstsq_solution(a, b2, keep, rank == k)
     if m > n or not numpy_resid:
         r = b2 - matmul(a, x)
-        resid = _sum(r * r, axis=0)
+        resid = _sum(real(r * conjugate(r)) if dt.kind == "c" else r * r, axis=0)
     else:
-        resid = cast(np.zeros((0,), dt), dt)
+        resid = cast(np.zeros((0,), real_dt), real_dt)
     return (reshape(x, (n,)) if vector else x), resid, rank, s
 
 
@@ -148,19 +152,19 @@ def _lstsq_solution(a: Any, b: Any, keep: Any, full: Any) -> Any:
         return _svd_solution(a, b, keep)
     if m >= n:
         q, r = ll.qr(a_qr)
-        x_qr = ll.triangular_solve(r, matmul(_mT(q), b), lower=False)
-    else:  # the minimum-norm solution q r^-T b from a^T = q r
-        q, r = ll.qr(_mT(a_qr))
-        x_qr = matmul(q, ll.triangular_solve(r, b, lower=False, transpose_a=True))
+        x_qr = ll.triangular_solve(r, matmul(_mH(q), b), lower=False)
+    else:  # the minimum-norm solution q r^-H b from a^H = q r
+        q, r = ll.qr(_mH(a_qr))
+        x_qr = matmul(q, ll.triangular_solve(conjugate(r), b, lower=False, transpose_a=True))
     x_full = stop_gradient(x_value if known is None else x_svd) + (x_qr - stop_gradient(x_qr))
     return x_full if known is not None else where(full, x_full, x_svd)
 
 
 def _svd_solution(a: Any, b: Any, keep: Any) -> Any:
-    """``V diag(1 / s) U^T b`` over the singular values kept (the pseudo-inverse's)."""
+    """``V diag(1 / s) U^H b`` over the singular values kept (the pseudo-inverse's)."""
     u, s, vt = ll.svd(a)
     s_inv = where(keep, 1 / where(keep, s, 1), 0)
-    return matmul(_mT(vt), reshape(s_inv, (-1, 1)) * matmul(_mT(u), b))
+    return matmul(_mH(vt), reshape(s_inv, (-1, 1)) * matmul(_mH(u), b))
 
 
 # ---------------------------------------------------------------------------

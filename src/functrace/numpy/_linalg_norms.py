@@ -69,8 +69,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min
     column sum of ``|x|``), inf / -inf (max / min row sum).
 
-    Complex input: every norm but the spectral ones (``'nuc'``, 2 and -2 of matrices)
-    is computed from ``|x|``, so it differentiates as JAX's does.
+    Complex input: every norm but the spectral ones (``'nuc'``, 2 and -2 of matrices,
+    from the complex SVD) is computed from ``|x|``; all differentiate as JAX's do.
 
     NOTE: at the zero vector every vector norm has gradient 0, and so has the Frobenius
     norm at the zero matrix (a subgradient; JAX 0.10.2 gives NaN there, the naive
@@ -83,14 +83,12 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     x = asarray_or_tracer(x, "norm")
     shape = _shape(x)
     nd = len(shape)
-    if core.get_aval(x).dtype.kind == "c" and not (
-        ord in (2, -2, "nuc")
-        and (nd == 2 or (axis is not None and len(_axis_tuple(axis, nd)) == 2))
-    ):
-        # every norm but the spectral ones is a norm of |x|: real from here on, so it
-        # differentiates (the singular values of complex matrices are not yet)
-        x = absolute(x)
-    x = cast(x, _float_dtype("norm", core.get_aval(x).dtype))
+    spectral = ord in (2, -2, "nuc") and (
+        nd == 2 or (axis is not None and len(_axis_tuple(axis, nd)) == 2)
+    )
+    if core.get_aval(x).dtype.kind == "c" and not spectral:
+        x = absolute(x)  # every norm but the spectral ones is a norm of |x|: real from here on
+    x = cast(x, _float_dtype("norm", core.get_aval(x).dtype, complex_ok=spectral))
     if axis is None and (
         ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)
     ):
@@ -256,7 +254,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
         norm = staticmethod(norm)
 
     x = asarray_or_tracer(x, "vector_norm")
-    x = cast(x, _float_dtype("vector_norm", core.get_aval(x).dtype))
+    x = cast(x, _float_dtype("vector_norm", core.get_aval(x).dtype, complex_ok=True))
     return _vector_norm(x, axis, keepdims, ord, _Traced)
 
 
@@ -302,7 +300,7 @@ def cond(x: Any, p: Any = None) -> Any:
     """
     x = asarray_or_tracer(x, "cond")
     _check_cond(x, p)
-    x = cast(x, _float_dtype("cond", core.get_aval(x).dtype))
+    x = cast(x, _float_dtype("cond", core.get_aval(x).dtype, complex_ok=True))
     if p in _SVD_ORDS:
         s = ll.svd(x, compute_uv=False)[0]
         big, small = s[..., 0], s[..., -1]
@@ -343,7 +341,7 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
         raise ValueError("matrix_rank: expected tol or rtol, got both. Pass only one.")
     A = asarray_or_tracer(A, "matrix_rank")
     aval = core.get_aval(A)
-    A = cast(A, _float_dtype("matrix_rank", aval.dtype))
+    A = cast(A, _float_dtype("matrix_rank", aval.dtype, complex_ok=True))
     if aval.ndim < 2:
         return astype(_sum(astype(A != 0, np.int64)) > 0, np.int64)
     if 0 in aval.shape[-2:]:
@@ -388,5 +386,5 @@ def svdvals(x: Any, /) -> Any:
             f"svdvals: expected a matrix or a stack of matrices (at least 2 dimensions), got "
             f"shape {shape}."
         )
-    x = cast(x, _float_dtype("svdvals", core.get_aval(x).dtype))
+    x = cast(x, _float_dtype("svdvals", core.get_aval(x).dtype, complex_ok=True))
     return ll.svd(x, compute_uv=False)[0]

@@ -8,6 +8,7 @@ import numpy as np
 
 from functrace import core
 from functrace.lax import shapes as ls
+from functrace.lax.extras import conj as lax_conj
 from functrace.numpy._core import asarray_or_tracer, cast
 from functrace.numpy._shape import swapaxes
 
@@ -34,8 +35,9 @@ def _float_dtype(fname: str, dtype: np.dtype, complex_ok: bool = False) -> np.dt
     if dtype.kind == "c":
         raise NotImplementedError(
             f"{fname}: expected real input on traced arrays, got "
-            f"{dtype.name}. Complex linear algebra is not differentiable "
-            f"in functrace yet (only solve, inv, det, slogdet and cholesky are)."
+            f"{dtype.name}. Complex linear algebra is not differentiable in functrace "
+            f"yet for {fname} (it is for solve, inv, det, slogdet, cholesky, eigh, "
+            f"eigvalsh, svd, svdvals, qr, pinv, lstsq, norm, cond and matrix_rank)."
         )
     raise TypeError(f"{fname}: expected a numeric array, got {dtype.name}.")
 
@@ -76,6 +78,11 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 def _mT(x: Any) -> Any:
     return swapaxes(x, -1, -2)
+
+
+def _mH(x: Any) -> Any:
+    """The conjugate transpose of the last two axes (the transpose for real ``x``)."""
+    return lax_conj(_mT(x)) if core.get_aval(x).dtype.kind == "c" else _mT(x)
 
 
 def _eye_like(a: Any) -> Any:

@@ -34,10 +34,15 @@ Decisions (JAX's where NumPy has no gradient convention):
 * ``lstsq``'s residuals are computed whenever ``M > N`` on traced inputs (NumPy leaves
   them empty for rank-deficient ``a``, a value-dependent shape).
 * ``eig``/``eigvals`` take NumPy inputs only (complex results); traced inputs raise.
-* Complex traced inputs: ``solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky``
-  differentiate as JAX's (``slogdet``'s sign is complex and its ``logabsdet`` real;
-  ``cholesky`` reads the Hermitian matrix of the lower triangle, real diagonal; with
-  ``upper=True`` the upper triangle and returns ``L^H``). The other functions raise
+* Complex traced inputs: ``solve``, ``inv``, ``det``, ``slogdet``, ``cholesky``,
+  ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``qr``, ``pinv``, ``lstsq``, ``norm``
+  (every ord), ``cond`` and ``matrix_rank`` differentiate as JAX's (``slogdet``'s sign
+  is complex and its ``logabsdet`` real; ``cholesky`` and ``eigh`` read the Hermitian
+  matrix of one triangle, real diagonal; ``cholesky(upper=True)`` reads the upper
+  triangle and returns ``L^H``; eigenvalues, singular values, ``lstsq``'s residuals and
+  the norms are real). Eigenvector and singular-vector derivatives take JAX's phases
+  (see ``functrace.lax.linalg``): differentiate phase-invariant functions of them. The
+  other functions (``tensorinv``, ``tensorsolve``, ``eig``...) raise
   ``NotImplementedError`` on complex traced inputs.
 
 The functions live in ``linalg`` (solves, determinants, decompositions),
@@ -56,7 +61,6 @@ import numpy as np
 from functrace import core
 from functrace.lax import linalg as ll
 from functrace.lax import shapes as ls
-from functrace.lax.extras import conj as lax_conj
 from functrace.numpy._core import asarray_or_tracer, broadcast_shapes, broadcast_to_shape, cast
 from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._indexing import where
@@ -91,7 +95,7 @@ from functrace.numpy._linalg_util import (
     _eye_like,
     _float_dtype,
     _matrix,
-    _mT,
+    _mH,
     _shape,
 )
 from functrace.numpy._reductions import max as _max
@@ -122,10 +126,6 @@ class QRResult(NamedTuple):
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-
-def _mH(x: Any) -> Any:
-    return lax_conj(_mT(x)) if core.get_aval(x).dtype.kind == "c" else _mT(x)
 
 
 def _uplo(UPLO: Any) -> Literal["L", "U"]:
@@ -215,7 +215,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     array([[0.5, 0. ],
            [0. , 0. ]])
     """
-    a = _matrix("pinv", a, square=False)
+    a = _matrix("pinv", a, square=False, complex_ok=True)
     if rcond is None:
         if rtol is _NOVALUE:
             rcond = 1e-15
@@ -230,7 +230,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     large = s > cutoff
     # NOTE: the double where keeps the gradient finite where singular values are cut off.
     s_inv = where(large, 1 / where(large, s, 1), 0)
-    return matmul(_mT(vt), expand_dims(s_inv, -1) * _mT(u))
+    return matmul(_mH(vt), expand_dims(s_inv, -1) * _mH(u))
 
 
 @numpy_path(lambda a, n: np.linalg.matrix_power(a, n))
@@ -409,38 +409,41 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
 
 @numpy_path(lambda a, UPLO="L": np.linalg.eigh(a, UPLO=_uplo(UPLO)))
 def eigh(a: Any, UPLO: str = "L") -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``:
-    ``EighResult(eigenvalues, eigenvectors)``, reading the ``UPLO`` triangle.
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric (complex:
+    Hermitian) ``a``: ``EighResult(eigenvalues, eigenvectors)``, reading the ``UPLO``
+    triangle. The eigenvalues are real.
 
     NOTE: the derivative is that of exactly this function of ``a``: zero for the
     triangle not read, an off-diagonal entry of the triangle read counting for both
     symmetric positions (see ``functrace.lax.linalg``; pass ``(a + a.T) / 2`` for a
     symmetric gradient). The eigenvector derivative assumes distinct eigenvalues (use
     ``eigvalsh`` when only the values are needed: its derivative has no such
-    restriction).
+    restriction). Complex eigenvectors' derivatives take JAX's phases
+    (``diag(v^H dv) = 0``): differentiate functions invariant under a phase per column
+    (``abs(v)``, ``v @ diag(c) @ v^H``).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigh(np.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
     array([1., 2.])
     """
     uplo = _uplo(UPLO)
-    a = _matrix("eigh", a)
+    a = _matrix("eigh", a, complex_ok=True)
     w, v = ll.eigh(a, lower=uplo == "L")
     return EighResult(w, v)
 
 
 @numpy_path(lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO=_uplo(UPLO)))
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
-    """Eigenvalues (ascending) of symmetric ``a``, reading the ``UPLO`` triangle; the
-    derivative is that of exactly this function (zero for the triangle not read, see
-    ``eigh``).
+    """Eigenvalues (ascending, real) of symmetric (complex: Hermitian) ``a``, reading the
+    ``UPLO`` triangle; the derivative is that of exactly this function (zero for the
+    triangle not read, see ``eigh``).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigvalsh(np.array([[2.0, 0.0], [0.0, 1.0]]))
     array([1., 2.])
     """
     uplo = _uplo(UPLO)
-    a = _matrix("eigvalsh", a)
+    a = _matrix("eigvalsh", a, complex_ok=True)
     return ll.eigh(a, lower=uplo == "L", eigvals_only=True)[0]
 
 
@@ -456,14 +459,16 @@ def svd(
     (``S`` descending), or ``S`` alone with ``compute_uv=False``.
 
     On traced inputs only the reduced SVD exists: pass ``full_matrices=False``
-    (square matrices work either way). NOTE: the derivatives of ``U`` and ``Vh``
-    assume distinct, non-zero singular values.
+    (square matrices work either way). ``S`` is real for complex ``a`` too. NOTE: the
+    derivatives of ``U`` and ``Vh`` assume distinct, non-zero singular values; for
+    complex ``a`` they take JAX's phases, so differentiate functions invariant under
+    ``U -> U D``, ``Vh -> D^H Vh`` for diagonal unitary ``D`` (``U @ diag(c) @ Vh``).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     array([4., 3.])
     """
-    a = _matrix("svd", a, square=False)
+    a = _matrix("svd", a, square=False, complex_ok=True)
     m, n = _shape(a)[-2:]
     if not compute_uv:
         return ll.svd(a, compute_uv=False)[0]
@@ -482,6 +487,9 @@ def svd(
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition ``QRResult(Q, R)`` (``mode='reduced'``) or ``R`` (``mode='r'``).
 
+    For complex ``a``, ``R`` has a real diagonal (LAPACK's Householder QR) and the
+    derivatives keep it real, so ``Q`` and ``R`` themselves differentiate.
+
     >>> import numpy as np, functrace.numpy as fnp
     >>> q, r = fnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
     >>> bool(np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]))
@@ -489,7 +497,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"qr: expected mode 'reduced', 'complete', 'r' or 'raw', got {mode!r}.")
-    a = _matrix("qr", a, square=False)
+    a = _matrix("qr", a, square=False, complex_ok=True)
     m, n = _shape(a)[-2:]
     if mode == "raw" or (mode == "complete" and m > n):
         raise NotImplementedError(
