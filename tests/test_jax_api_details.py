@@ -883,3 +883,39 @@ def test_jit_and_convolve_take_jax_keywords() -> None:
         assert fn(a, v, preferred_element_type=np.float32).dtype == np.float32
         with pytest.raises(ValueError, match="expected precision None"):
             fn(a, v, precision="bogus")
+
+
+def test_cholesky_and_eigh_take_symmetrize_input_as_jax() -> None:
+    # JAX 0.10.2 (x64): jnp.linalg.cholesky/eigh symmetrize their input by default,
+    # reading (a + a^H) / 2; functrace reads one triangle (NumPy's values) unless asked
+    a = np.array([[4.0, 1.0], [3.0, 5.0]])
+    w = np.array([[1.0, 0.0], [2.0, 3.0]])
+    lin = fnp.linalg
+
+    def chol_loss(m):
+        return fnp.sum(lin.cholesky(m, symmetrize_input=True) * w)
+
+    def eigh_loss(m):
+        return fnp.sum(lin.eigh(m, symmetrize_input=True)[0] * np.array([1.0, 2.0]))
+
+    jax_chol, jax_chol_grad = [[2.0, 0.0], [1.0, 2.0]], [[0.1875, 0.125], [0.125, 0.75]]
+    jax_w = [2.43844719, 6.56155281]
+    jax_eigh_grad = [[1.37873219, 0.48507125], [0.48507125, 1.62126781]]
+    for run in (lambda f: f, ft.jit):
+        np.testing.assert_allclose(run(partial(lin.cholesky, symmetrize_input=True))(a), jax_chol)
+        np.testing.assert_allclose(run(ft.grad(chol_loss))(a), jax_chol_grad, rtol=1e-12)
+        np.testing.assert_allclose(
+            run(lambda m: lin.eigh(m, symmetrize_input=True)[0])(a), jax_w, rtol=1e-8
+        )
+        np.testing.assert_allclose(run(ft.grad(eigh_loss))(a), jax_eigh_grad, rtol=1e-8)
+    # upper=True, complex input, and the default (one triangle) unchanged
+    np.testing.assert_allclose(
+        lin.cholesky(a, upper=True, symmetrize_input=True), np.transpose(jax_chol)
+    )
+    h = np.array([[3.0, 1 - 1j], [2 + 1j, 4.0]])
+    sym = (h + h.conj().T) / 2
+    np.testing.assert_allclose(lin.cholesky(h, symmetrize_input=True), np.linalg.cholesky(sym))
+    np.testing.assert_allclose(
+        ft.jit(partial(lin.eigh, symmetrize_input=True))(h)[0], np.linalg.eigvalsh(sym)
+    )
+    np.testing.assert_allclose(lin.cholesky(a), np.linalg.cholesky(a))

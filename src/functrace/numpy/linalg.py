@@ -14,7 +14,9 @@ Decisions (JAX's where NumPy has no gradient convention):
   on the triangle not read, and an off-diagonal entry of the triangle read counts
   for both symmetric positions. Along symmetric perturbations this equals the
   symmetrized-tangent convention (HIPS autograd's; JAX's, whose functions
-  symmetrize the input); for a symmetric gradient pass ``(a + a.T) / 2``.
+  symmetrize the input); for a symmetric gradient pass ``(a + a.T) / 2``, or
+  ``symmetrize_input=True`` to ``cholesky``/``eigh`` (JAX's keyword, whose default
+  there is True: both triangles, JAX's values and gradients).
 * ``svd`` on traced inputs computes the reduced SVD: ``full_matrices=True`` (NumPy's
   default) raises ``NotImplementedError`` for non-square matrices, since the extra
   columns of the complete SVD are not unique and have no derivative.
@@ -382,36 +384,56 @@ def slogdet(a: Any) -> SlogdetResult:
 # ---------------------------------------------------------------------------
 
 
-@numpy_path(
-    lambda a, /, *, upper=False: (
-        np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
-    )
-)
-def cholesky(a: Any, /, *, upper: bool = False) -> Any:
+def _np_symmetrized(a: Any) -> np.ndarray:
+    a = np.asarray(a)
+    return (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+
+
+def _symmetrized(fname: str, a: Any) -> Any:
+    """``(a + a^H) / 2``: JAX's ``symmetrize_input=True``."""
+    a = _matrix(fname, a, complex_ok=True)
+    return (a + _mH(a)) * np.asarray(0.5, core.get_aval(a).dtype)
+
+
+def _np_cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = False) -> Any:
+    if symmetrize_input:
+        a = _np_symmetrized(a)
+    return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+
+
+@numpy_path(_np_cholesky)
+def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = False) -> Any:
     """Cholesky factor of a symmetric positive-definite ``a``: lower ``L`` with
     ``a = L @ L.T`` (or upper ``U = L.T`` with ``upper=True``).
 
     Only the lower (``upper=True``: upper) triangle of ``a`` is read, as in NumPy, and
     the derivative is that of exactly this function: zero for the other triangle, an
     off-diagonal entry of the triangle read counting for both symmetric positions
-    (see ``functrace.lax.linalg``). Pass ``(a + a.T) / 2`` for a symmetric gradient.
+    (see ``functrace.lax.linalg``). ``symmetrize_input=True`` (JAX's keyword, and JAX's
+    default) reads ``(a + a^H) / 2`` instead: both triangles, JAX's values and its
+    symmetric gradient.
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
     array([[2., 0.],
            [1., 1.]])
     """
-    a = _matrix("cholesky", a, complex_ok=True)
+    a = _symmetrized("cholesky", a) if symmetrize_input else _matrix("cholesky", a, complex_ok=True)
     if upper:  # the upper triangle of a is the lower one of a^H; U = L^H
         return _mH(ll.cholesky(_mH(a)))
     return ll.cholesky(a)
 
 
-@numpy_path(lambda a, UPLO="L": np.linalg.eigh(a, UPLO=_uplo(UPLO)))
-def eigh(a: Any, UPLO: str = "L") -> EighResult:
+@numpy_path(
+    lambda a, UPLO="L", symmetrize_input=False: np.linalg.eigh(
+        _np_symmetrized(a) if symmetrize_input else a, UPLO=_uplo(UPLO)
+    )
+)
+def eigh(a: Any, UPLO: str = "L", symmetrize_input: bool = False) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric (complex:
     Hermitian) ``a``: ``EighResult(eigenvalues, eigenvectors)``, reading the ``UPLO``
-    triangle. The eigenvalues are real.
+    triangle. The eigenvalues are real. ``symmetrize_input=True`` (JAX's keyword and
+    default) reads ``(a + a^H) / 2`` instead: JAX's values and symmetric gradient.
 
     NOTE: the derivative is that of exactly this function of ``a``: zero for the
     triangle not read, an off-diagonal entry of the triangle read counting for both
@@ -427,7 +449,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
     array([1., 2.])
     """
     uplo = _uplo(UPLO)
-    a = _matrix("eigh", a, complex_ok=True)
+    a = _symmetrized("eigh", a) if symmetrize_input else _matrix("eigh", a, complex_ok=True)
     w, v = ll.eigh(a, lower=uplo == "L")
     return EighResult(w, v)
 
