@@ -63,6 +63,7 @@ from functrace.jit.fusion import (
     NoScratch,
     Plan,
     fold_transposed_dots,
+    forward_unit_products,
     plan,
     reduction_kinds,
     scratch_values,
@@ -855,7 +856,7 @@ def lower(
     falls back to its body's own driver once, not again and again."""
     t0 = time.perf_counter()
     jaxpr, consts = inline_calls(closed.jaxpr, list(closed.consts))
-    jaxpr = fold_transposed_dots(dce_jaxpr(jaxpr))
+    jaxpr = forward_unit_products(fold_transposed_dots(dce_jaxpr(jaxpr)))
     if whole:
         jaxpr = loops.as_one_loop(jaxpr)
     for e in jaxpr.eqns:
