@@ -1117,6 +1117,22 @@ def test_kernel_sections_are_named_like_their_driver_globals_and_show_driver_nam
     assert "= tanh " in sections[0] and "# f:f32[4,5] = tanh e  (v1)" in sections[0]
 
 
+def test_products_with_one_are_forwarded_bit_for_bit() -> None:
+    # grad's seed multiplies the transposed products (mul 1.0 f in the jaxpr); the
+    # driver forwards the other operand, which is the same value bit for bit
+    f = ft.value_and_grad(lambda x, y: x * y + x**2)
+    assert "mul 1.0" in str(ft.make_jaxpr(f)(2.0, 3.0))
+    assert "mul 1.0" not in jit(f).lower(2.0, 3.0).as_text()
+    assert jit(f)(2.0, 3.0) == f(2.0, 3.0)
+    special = np.array([-0.0, np.nan, np.inf, -np.inf, 5e-324])
+    for g in (lambda x: x * 1.0, lambda x: 1 * x, lambda x: (x * np.float32(1)).sum()):
+        got, want = jit(g)(special), g(special)
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    a = np.arange(3.0)
+    out = jit(lambda x: x * 1.0)(a)  # an output that is an input: still a copy
+    assert not np.shares_memory(out, a)
+
+
 def test_native_loop_sections_list_the_drivers_names_of_their_arguments() -> None:
     def g(c, xs):
         return lax.scan(lambda c, x: (c * 2.0 + x, c), c, xs)
