@@ -5,8 +5,8 @@ Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
 are plain NumPy calls and the batching rules only move the vmapped axis to the
 front). Operands are float32 or float64 (also complex64/complex128 for ``solve``,
-``triangular_solve``, ``cholesky``, ``eigh``, ``svd``, ``qr``, ``det``, ``adjugate``
-and ``slogdet``, with JAX's derivatives); float32 in gives float32 out. Each
+``triangular_solve``, ``cholesky``, ``eigh``, ``svd``, ``qr``, ``det``, ``adjugate``,
+``slogdet`` and ``lu``, with JAX's derivatives); float32 in gives float32 out. Each
 primitive is one block: NumPy impl, abstract eval (eager calls run it too, so
 they raise the same errors), JVP written with lax operations (so derivatives of
 any order work), transpose for the primitives linear in an operand, batching.
@@ -25,9 +25,11 @@ Decisions (JAX's semantics unless noted):
   ``eigh``/``cholesky`` symmetrize the input first); only the gradient matrix
   itself differs (not symmetric). For a symmetric gradient, pass
   ``(a + a^T) / 2``.
-* ``triangular_solve(a, b, lower, transpose_a)`` solves ``op(a) x = b`` (left side)
-  with ``op(a) = a`` or ``a.T`` (a plain transpose for complex ``a`` too), reading only
-  the chosen triangle of ``a``.
+* ``triangular_solve(a, b, lower, transpose_a, conjugate_a=, unit_diagonal=,
+  left_side=)`` solves ``op(a) x = b`` (left side, the default) or ``x op(a) = b``
+  with ``op(a)`` one of ``a``, ``a.T``, ``conj(a)``, ``a^H``, reading only the chosen
+  triangle of ``a`` (its strict part with ``unit_diagonal``). As in JAX, its transpose
+  in ``b`` flips ``transpose_a`` and keeps ``conjugate_a`` (a plain transpose).
 * Complex ``cholesky`` reads the Hermitian matrix ``T + T^H - diag(T)`` of the lower
   triangle ``T`` with the real part of the diagonal (as LAPACK): its JVP is real-linear
   in ``da``, not complex-linear; along Hermitian tangents it is JAX's.
@@ -106,8 +108,9 @@ from functrace.lax._linalg_util import (
     _tril,
     _triu,
 )
+from functrace.lax._util import check_same_dtypes
 from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sign, sub
-from functrace.lax.extras import imag, real
+from functrace.lax.extras import conj, imag, real
 from functrace.lax.reductions import cumprod, reduce_sum
 from functrace.lax.shapes import (
     broadcast_in_dim,
@@ -117,14 +120,33 @@ from functrace.lax.shapes import (
 )
 
 # ---------------------------------------------------------------------------
-# triangular_solve: op(a) x = b, op(a) = a or a^T, reading one triangle of a
+# triangular_solve: op(a) x = b (left side) or x op(a) = b (right side), op(a) one of
+# a, a^T, conj(a), a^H, reading one triangle of a (not its diagonal if unit_diagonal)
 # ---------------------------------------------------------------------------
 
 
 def _triangular_solve_abstract(
-    a: ShapedArray, b: ShapedArray, *, lower: bool, transpose_a: bool
+    a: ShapedArray,
+    b: ShapedArray,
+    *,
+    lower: bool,
+    transpose_a: bool,
+    conjugate_a: bool,
+    unit_diagonal: bool,
+    left_side: bool,
 ) -> ShapedArray:
-    _check_rhs("triangular_solve", a, b)
+    if left_side:
+        _check_rhs("triangular_solve", a, b)
+        return ShapedArray(b.shape, b.dtype)
+    _check_square("triangular_solve", a, complex_ok=True)
+    n = a.shape[-1]
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-1] != n:
+        raise ValueError(
+            f"triangular_solve: expected b of shape (..., k, {n}) with the leading "
+            f"dimensions of a (left_side=False: x op(a) = b), got shapes {a.shape} (a) and "
+            f"{b.shape} (b)."
+        )
+    check_same_dtypes("triangular_solve", a, b)
     return ShapedArray(b.shape, b.dtype)
 
 
@@ -150,13 +172,36 @@ def _nan_where_singular(fn: Callable[..., np.ndarray], *args: np.ndarray) -> np.
     return out
 
 
-def _triangular_solve_impl(
-    a: np.ndarray, b: np.ndarray, *, lower: bool, transpose_a: bool
+def _op_triangle(
+    a: np.ndarray, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
 ) -> np.ndarray:
+    """``op(T)`` for the triangle ``T`` of ``a`` that a triangular solve reads."""
     t = np.tril(a) if lower else np.triu(a)
-    if transpose_a:
-        t = np.swapaxes(t, -1, -2)
-    return _nan_where_singular(np.linalg.solve, t, b)
+    if unit_diagonal:
+        n = a.shape[-1]
+        t = np.where(np.eye(n, dtype=bool), np.ones((), a.dtype), t)
+    if conjugate_a:
+        t = np.conj(t)
+    return np.swapaxes(t, -1, -2) if transpose_a else t
+
+
+def _triangular_solve_impl(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    lower: bool,
+    transpose_a: bool,
+    conjugate_a: bool,
+    unit_diagonal: bool,
+    left_side: bool,
+) -> np.ndarray:
+    # NumPy has no triangular solver (SciPy is not a runtime dependency): a general solve
+    # of the chosen triangle. The right side solves op(a)^T x^T = b^T.
+    t = _op_triangle(a, lower, transpose_a, conjugate_a, unit_diagonal)
+    if left_side:
+        return _nan_where_singular(np.linalg.solve, t, b)
+    x_t = _nan_where_singular(np.linalg.solve, np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2))
+    return np.swapaxes(x_t, -1, -2)
 
 
 triangular_solve_p = _register_checked(
@@ -164,36 +209,69 @@ triangular_solve_p = _register_checked(
 )
 
 
-def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = False) -> Any:
-    """Solve ``op(a) @ x = b`` for ``x`` where ``op(a)`` is ``a`` or ``a.T`` and only the
-    ``lower`` (or upper) triangle of ``a`` is read. ``b`` has shape ``(..., n, k)``."""
-    return triangular_solve_p.bind(a, b, lower=bool(lower), transpose_a=bool(transpose_a))
+def triangular_solve(
+    a: Any,
+    b: Any,
+    lower: bool = True,
+    transpose_a: bool = False,
+    *,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+    left_side: bool = True,
+) -> Any:
+    """Solve ``op(a) @ x = b`` (``left_side``, the default) or ``x @ op(a) = b`` for ``x``,
+    reading only the ``lower`` (or upper) triangle of ``a``. ``op(a)`` is ``a``,
+    transposed with ``transpose_a``, conjugated with ``conjugate_a`` (nothing for real
+    ``a``; both: the conjugate transpose). ``unit_diagonal`` takes the diagonal as ones
+    (not read). ``b`` has shape ``(..., n, k)`` (``(..., k, n)`` on the right side).
+
+    NOTE: JAX's keyword defaults are ``left_side=False, lower=False``; here the left side
+    and the lower triangle are the defaults (``lower`` and ``transpose_a`` may be passed
+    by position)."""
+    conjugate_a = bool(conjugate_a) and _is_complex(a)
+    return triangular_solve_p.bind(
+        a,
+        b,
+        lower=bool(lower),
+        transpose_a=bool(transpose_a),
+        conjugate_a=conjugate_a,
+        unit_diagonal=bool(unit_diagonal),
+        left_side=bool(left_side),
+    )
 
 
 def _triangular_solve_jvp(
-    primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, transpose_a: bool
+    primals: Sequence[Any], tangents: Sequence[Any], **params: Any
 ) -> tuple[Any, Any]:
-    # x = op(A)^-1 b: dx = op(A)^-1 (db - op(dA) x), dA restricted to the triangle read.
+    # x = op(A)^-1 b: dx = op(A)^-1 (db - op(dA) x); on the right, x = b op(A)^-1:
+    # dx = (db - x op(dA)) op(A)^-1. dA is restricted to the entries read (op is linear).
     a, b = primals
     ga, gb = tangents
-    x = triangular_solve(a, b, lower, transpose_a)
+    x = triangular_solve_p.bind(a, b, **params)
     rhs: Any = Zero.from_primal(x) if type(gb) is Zero else gb
     if type(ga) is not Zero:
-        ga = _tril(ga) if lower else _triu(ga)
-        rhs = ad.add_tangents(rhs, neg(_mm(_mT(ga) if transpose_a else ga, x)))
-    return x, triangular_solve(a, rhs, lower, transpose_a)
+        k = 1 if params["unit_diagonal"] else 0
+        ga = _tril(ga, -k) if params["lower"] else _triu(ga, k)
+        if params["conjugate_a"]:
+            ga = conj(ga)
+        if params["transpose_a"]:
+            ga = _mT(ga)
+        prod = _mm(ga, x) if params["left_side"] else _mm(x, ga)
+        rhs = ad.add_tangents(rhs, neg(prod))
+    return x, triangular_solve_p.bind(a, rhs, **params)
 
 
-def _triangular_solve_transpose(
-    ct: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool
-) -> list[Any]:
-    # linear in b: b -> op(A)^-1 b transposes to ct -> op(A)^-T ct
+def _triangular_solve_transpose(ct: Any, a: Any, b: Any, **params: Any) -> list[Any]:
+    # linear in b. Left: b -> M^-1 b transposes to ct -> M^-T ct; right: b -> b M^-1 to
+    # ct -> ct M^-T; M = op(A), and M^T flips transpose_a (conjugate_a stays: a plain
+    # transpose, JAX's convention for complex cotangents).
     if ad.is_undefined_primal(a):
         raise ValueError(
             "triangular_solve transpose: expected a known matrix a, got a linear "
             "one (the map is linear in b only)."
         )
-    return [None, triangular_solve(a, ct, lower, not transpose_a)]
+    flipped = {**params, "transpose_a": not params["transpose_a"]}
+    return [None, triangular_solve_p.bind(a, ct, **flipped)]
 
 
 ad.jvp_rules[triangular_solve_p] = _triangular_solve_jvp
@@ -684,14 +762,15 @@ batching.batching_rules[slogdet_p] = _batch_unary(slogdet_p)
 
 
 def _lu_abstract(a: ShapedArray) -> list[ShapedArray]:
-    _check_square("lu", a)
+    _check_square("lu", a, complex_ok=True)
     idx = ShapedArray(a.shape[:-1], np.dtype(np.int32))
     return [ShapedArray(a.shape, a.dtype), idx, idx]
 
 
 def _lu_impl(a: np.ndarray) -> list[np.ndarray]:
     # Doolittle elimination with row pivoting (LAPACK getrf's choices: the first row of
-    # largest magnitude; a zero pivot column is left as it is), vectorised over the stack.
+    # largest magnitude, |re| + |im| for complex entries as its i?amax; a zero pivot
+    # column is left as it is), vectorised over the stack.
     *lead, n, _ = a.shape
     m = np.array(a, dtype=a.dtype).reshape(-1, n, n)
     nb = m.shape[0]
@@ -700,7 +779,9 @@ def _lu_impl(a: np.ndarray) -> list[np.ndarray]:
     rows = np.arange(nb)
     with np.errstate(all="ignore"):
         for k in range(n):
-            p = k + np.argmax(np.abs(m[:, k:, k]), axis=1)
+            col_k = m[:, k:, k]
+            size = np.abs(col_k.real) + np.abs(col_k.imag) if a.dtype.kind == "c" else np.abs(col_k)
+            p = k + np.argmax(size, axis=1)
             pivots[:, k] = p
             m[rows, k], m[rows, p] = m[rows, p].copy(), m[rows, k].copy()
             perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k]
@@ -737,7 +818,8 @@ def _permutation_matrix(perm: Any, like: Any) -> Any:
 
 
 def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    # P^T A = L U  =>  X = L^-1 P^T dA U^-1;  dL = L tril(X, -1), dU = triu(X) U.
+    # P^T A = L U  =>  X = L^-1 P^T dA U^-1;  dL = L tril(X, -1), dU = triu(X) U
+    # (complex-linear in dA, as JAX's: no conjugates).
     (a,), (g,) = primals, tangents
     packed, pivots, perm = outs = lu(a)
     zeros = [Zero.from_primal(pivots), Zero.from_primal(perm)]
@@ -747,7 +829,7 @@ def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any],
     lower = add(_tril(packed, -1), _const(packed, np.eye(n)))
     upper = _triu(packed)
     x = triangular_solve(lower, _mm(_permutation_matrix(perm, a), g), lower=True)
-    x = _mT(triangular_solve(upper, _mT(x), lower=False, transpose_a=True))  # x U^-1
+    x = triangular_solve(upper, x, lower=False, left_side=False)  # x U^-1
     d = add(_mm(lower, _tril(x, -1)), _mm(_triu(x), upper))
     return outs, [d, *zeros]
 
