@@ -2,7 +2,8 @@
 ``polar``, ``sqrtm``, ``hessenberg`` and ``solve_sylvester``.
 
 All four are traceable: they differentiate, batch (``sqrtm``, ``hessenberg`` and
-``polar`` over stacks ``(..., n, n)`` too) and jit.
+``polar`` over stacks ``(..., n, n)`` too) and jit, on real and complex matrices
+(complex ones give complex results; transposes become conjugate transposes).
 """
 
 from __future__ import annotations
@@ -27,8 +28,17 @@ def _mT(x: Any) -> Any:
     return fnp.swapaxes(x, -1, -2)
 
 
+def _is_complex(x: Any) -> bool:
+    return bool(_dtype(x).kind == "c")
+
+
+def _mH(x: Any) -> Any:
+    """The conjugate transpose of the last two axes (the transpose for real ``x``)."""
+    return fnp.conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
 def _square(fname: str, a: Any) -> Any:
-    (a,) = floats(fname, a)
+    (a,) = floats(fname, a, complex_ok=True)
     s = _shape(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"{fname}: expected a square matrix (..., n, n), got shape {s}.")
@@ -43,32 +53,39 @@ def _square(fname: str, a: Any) -> Any:
 @custom_jvp
 def _polar_tall(a: Any) -> tuple[Any, Any]:
     """Right polar factors of ``a (..., m, n)``, ``m >= n``: ``u`` (orthonormal columns)
-    and ``p`` (symmetric positive semi-definite) with ``a = u @ p``."""
-    w, s, vh = fnp.linalg.svd(a, full_matrices=False)
-    return fnp.matmul(w, vh), fnp.matmul(_mT(vh) * fnp.expand_dims(s, -2), vh)
+    and ``p`` (Hermitian positive semi-definite) with ``a = u @ p``. (The SVD primitive
+    directly: its values are all this needs, for complex ``a`` too.)"""
+    w, s, vh = ll.svd(a)
+    return fnp.matmul(w, vh), fnp.matmul(_mH(vh) * _as(s, a, -2), vh)
+
+
+def _as(s: Any, like: Any, axis: int) -> Any:
+    """Real ``s`` with an axis inserted at ``axis``, in the dtype of ``like``."""
+    return fnp.astype(fnp.expand_dims(s, axis), _dtype(like))
 
 
 @_polar_tall.defjvp
 def _polar_tall_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
-    # With C = u^T da: Omega = u^T du is skew and solves Omega p + p Omega = C - C^T;
-    # in the eigenbasis v of p = v diag(s) v^T, Omega~_ij = (v^T (C - C^T) v)_ij / (s_i + s_j).
-    # dp = C - Omega p, du = u Omega + (I - u u^T) da p^-1. Only s_i + s_j > 0 is needed:
-    # repeated singular values are fine (the SVD's vector derivatives are not used).
+    # With C = u^H da: Omega = u^H du is skew-Hermitian and solves Omega p + p Omega =
+    # C - C^H; in the eigenbasis v of p = v diag(s) v^H, Omega~_ij = (v^H (C - C^H) v)_ij /
+    # (s_i + s_j). dp = C - Omega p, du = u Omega + (I - u u^H) da p^-1 (real: ^H is ^T).
+    # Only s_i + s_j > 0 is needed: repeated singular values are fine (the SVD's vector
+    # derivatives are not used).
     (a,), (da,) = primals, tangents
-    w, s, vh = fnp.linalg.svd(a, full_matrices=False)
-    v = _mT(vh)
+    w, s, vh = ll.svd(a)
+    v = _mH(vh)
     u = fnp.matmul(w, vh)
-    p = fnp.matmul(v * fnp.expand_dims(s, -2), vh)
-    c = fnp.matmul(_mT(u), da)
+    p = fnp.matmul(v * _as(s, a, -2), vh)
+    c = fnp.matmul(_mH(u), da)
     gaps = fnp.expand_dims(s, -1) + fnp.expand_dims(s, -2)
-    skew = fnp.matmul(fnp.matmul(vh, c - _mT(c)), v)
+    skew = fnp.matmul(fnp.matmul(vh, c - _mH(c)), v)
     omega = fnp.matmul(fnp.matmul(v, skew / gaps), vh)
     dp = c - fnp.matmul(omega, p)
-    dp = (dp + _mT(dp)) / 2
+    dp = (dp + _mH(dp)) / 2
     du = fnp.matmul(u, omega)
     m, n = _shape(a)[-2:]
     if m > n:  # the part of da outside the range of u
-        p_inv = fnp.matmul(v / fnp.expand_dims(s, -2), vh)
+        p_inv = fnp.matmul(v / _as(s, a, -2), vh)
         du = du + fnp.matmul(da - fnp.matmul(u, c), p_inv)
     return (u, p), (du, dp)
 
@@ -87,7 +104,8 @@ def polar(
     accepted; the SVD is always used. NOTE: for square ``a``, tall ``a`` on the right
     and wide ``a`` on the left, the derivative solves the polar factors' Sylvester
     equation: exact for repeated singular values, as long as no two are zero; other
-    shapes differentiate the SVD (distinct singular values assumed).
+    shapes differentiate the SVD (distinct singular values assumed). Complex ``a``:
+    ``u`` unitary (orthonormal columns or rows) and ``p`` Hermitian, ``a = u @ p``.
 
     >>> import numpy as np
     >>> u, p = polar(np.array([[2.0, 0.0], [0.0, -3.0]]))
@@ -98,20 +116,20 @@ def polar(
         raise ValueError(f"polar: expected side 'right' or 'left', got {side!r}.")
     if method not in ("svd", "qdwh"):
         raise ValueError(f"polar: expected method 'svd' or 'qdwh', got {method!r}.")
-    (a,) = floats("polar", a)
+    (a,) = floats("polar", a, complex_ok=True)
     if len(_shape(a)) < 2:
         raise ValueError(f"polar: expected a matrix (..., m, n), got shape {_shape(a)}.")
     m, n = _shape(a)[-2:]
     if side == "right" and m >= n:
         return _polar_tall(a)
-    if side == "left" and m <= n:  # a^T = u^T p: the right factors of a^T
-        ut, p = _polar_tall(_mT(a))
-        return _mT(ut), p
+    if side == "left" and m <= n:  # a^H = u^H p: the right factors of a^H
+        ut, p = _polar_tall(_mH(a))
+        return _mH(ut), p
     w, s, vh = fnp.linalg.svd(a, full_matrices=False)
     u = fnp.matmul(w, vh)
     if side == "right":
-        return u, fnp.matmul(_mT(vh) * fnp.expand_dims(s, -2), vh)
-    return u, fnp.matmul(w * fnp.expand_dims(s, -2), _mT(w))
+        return u, fnp.matmul(_mH(vh) * _as(s, a, -2), vh)
+    return u, fnp.matmul(w * _as(s, a, -2), _mH(w))
 
 
 # ---------------------------------------------------------------------------
@@ -141,6 +159,7 @@ def _sqrtm(a: Any) -> Any:
     dt = np.dtype(_dtype(a))
     eye = np.eye(n, dtype=dt)
     tol = 10 * n * float(np.finfo(dt).eps)
+    real_dt = np.finfo(dt).dtype  # the error's (float64 for complex128)
 
     def err(m: Any) -> Any:
         return fnp.max(fnp.abs(m - eye), initial=0.0)
@@ -153,7 +172,7 @@ def _sqrtm(a: Any) -> Any:
         m, y = _db_step(m, y, eye, e > 1e-2)
         return m, y, k + 1, err(m)
 
-    init = (a, a, 0, fnp.asarray(np.inf, dt))
+    init = (a, a, 0, fnp.asarray(np.inf, real_dt))
     m, y, k, e = while_loop(cond, body, init)
     for _ in range(2):  # unscaled steps: the derivative settles too (M stays I)
         m, y = _db_step(m, y, eye, None)
@@ -161,14 +180,17 @@ def _sqrtm(a: Any) -> Any:
 
 
 def sqrtm(A: Any, disp: Any = True, blocksize: Any = 64) -> Any:
-    """The principal square root ``X`` of square ``A`` (``X @ X == A``), for real ``A``
-    with no eigenvalue on the closed negative real axis (then ``X`` is real).
+    """The principal square root ``X`` of square ``A`` (``X @ X == A``), for ``A`` with no
+    eigenvalue on the closed negative real axis: real for real ``A``, complex for complex
+    ``A`` (JAX's values: the root whose eigenvalues have positive real parts).
 
     Computed by the scaled Denman-Beavers iteration in product form (matrix inverses
     only), so it differentiates, batches and jits; derivatives follow the iteration,
-    which converges with it. NOTE: SciPy returns a complex root when ``A`` has a
-    negative eigenvalue; here concrete inputs raise ``ValueError`` and traced ones
-    (under jit) give NaN. ``disp`` and ``blocksize`` are accepted and ignored.
+    which converges with it. NOTE: JAX returns a complex array for real ``A`` too; here
+    real ``A`` gives a real root (SciPy's dtype). For ``A`` with an eigenvalue on the
+    closed negative real axis SciPy and JAX return a (complex) root; here concrete inputs
+    raise ``ValueError`` and traced ones (under jit) give NaN. ``disp`` and ``blocksize``
+    are accepted and ignored.
 
     >>> import numpy as np
     >>> np.round(sqrtm(np.array([[4.0, 1.0], [0.0, 9.0]])), 12).tolist()
@@ -181,9 +203,10 @@ def sqrtm(A: Any, disp: Any = True, blocksize: Any = 64) -> Any:
     val, a_val = core.concrete_or_none(stop_gradient(x)), core.concrete_or_none(A)
     if val is not None and a_val is not None and np.isnan(val).any() and not np.isnan(a_val).any():
         raise ValueError(
-            "sqrtm: expected a matrix with a real principal square root, got one with an "
-            "eigenvalue on the closed negative real axis (or a singular one). SciPy returns "
-            "a complex root there; functrace computes real roots only."
+            "sqrtm: expected a matrix with no eigenvalue on the closed negative real axis, "
+            "got one with such an eigenvalue (or a singular one). SciPy and JAX return a "
+            "complex root there (by a Schur decomposition); functrace's iteration computes "
+            "principal roots away from that axis only."
         )
     return x
 
@@ -194,14 +217,24 @@ def sqrtm(A: Any, disp: Any = True, blocksize: Any = 64) -> Any:
 
 
 def _reflect_column(h: Any, k: int) -> tuple[Any, Any]:
-    """The reflector ``I - tau v v^T`` zeroing column ``k`` of ``h`` below row ``k + 1``:
-    ``(v, tau)`` with ``v[..., k + 1] = 1`` and zeros above it (``tau = 0`` when the
-    column is already reduced, as LAPACK's ``dlarfg``)."""
+    """The reflector ``I - tau v v^H`` (``H^H h`` zeroes column ``k`` of ``h`` below row
+    ``k + 1`` and makes entry ``k + 1`` real): ``(v, tau)`` with ``v[..., k + 1] = 1`` and
+    zeros above it (``tau = 0`` when the column is already reduced, as LAPACK's
+    ``dlarfg``/``zlarfg``; ``tau`` is real for real ``h``)."""
     n = _shape(h)[-1]
     rows = np.arange(n)
     col = h[..., :, k]
     alpha = col[..., k + 1]
     below = fnp.where(rows > k + 1, col, 0)
+    if _is_complex(h):
+        re, im = fnp.real(alpha), fnp.imag(alpha)
+        sq = fnp.sum(fnp.square(fnp.real(below)) + fnp.square(fnp.imag(below)), axis=-1)
+        done = (sq == 0) & (im == 0)
+        norm = fnp.sqrt(re * re + im * im + fnp.where(done, 1, sq))
+        beta = fnp.astype(fnp.where(re >= 0, -norm, norm), _dtype(h))
+        tau = fnp.where(done, 0, (beta - alpha) / beta)
+        scale = fnp.where(done, 0, 1 / (alpha - beta))
+        return fnp.where(rows == k + 1, 1, below * scale[..., None]), tau
     sq = fnp.sum(below * below, axis=-1)
     done = sq == 0
     norm = fnp.sqrt(alpha * alpha + fnp.where(done, 1, sq))
@@ -216,10 +249,13 @@ def hessenberg(
     a: Any, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True
 ) -> Any:
     """The Hessenberg form ``h`` of square ``a`` (zero below the first subdiagonal), and
-    with ``calc_q`` the orthogonal ``q`` with ``a = q @ h @ q.T``: ``(h, q)``.
+    with ``calc_q`` the orthogonal (complex: unitary) ``q`` with ``a = q @ h @ q^H``:
+    ``(h, q)``.
 
     Householder reflections with LAPACK's sign conventions, so the values are SciPy's;
     differentiable (away from columns already in reduced form), batched over stacks.
+    Complex ``a``: LAPACK's reflectors make the subdiagonal real, for a 2x2 matrix too
+    (JAX's values; SciPy returns a 2x2 matrix as it is).
 
     >>> import numpy as np
     >>> h = hessenberg(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 8.0, 9.0]]))
@@ -229,12 +265,13 @@ def hessenberg(
     h = _square("hessenberg", a)
     n = _shape(h)[-1]
     q = fnp.broadcast_to(np.eye(n, dtype=_dtype(h)), _shape(h)) if calc_q else None
-    for k in range(n - 2):
+    # Complex: a last reflector (LAPACK's too) makes the last subdiagonal entry real.
+    for k in range(n - 1 if _is_complex(h) else n - 2):
         v, tau = _reflect_column(h, k)
-        col, row = v[..., :, None], v[..., None, :]  # v as a column and as a row
+        col, row = v[..., :, None], _mH(v[..., :, None])  # v as a column and v^H as a row
         tv = tau[..., None, None] * row
-        # h <- (I - tau v v^T) h (I - tau v v^T); q <- q (I - tau v v^T)
-        h = h - _mT(tv) * fnp.matmul(row, h)
+        # h <- (I - tau v v^H)^H h (I - tau v v^H); q <- q (I - tau v v^H)
+        h = h - _mH(tv) * fnp.matmul(row, h)
         h = h - fnp.matmul(h, col) * tv
         if q is not None:
             q = q - fnp.matmul(q, col) * tv
@@ -261,7 +298,7 @@ def solve_sylvester(a: Any, b: Any, q: Any) -> Any:
     >>> solve_sylvester(np.eye(2), 2 * np.eye(2), np.ones((2, 2))).tolist()
     [[0.3333333333333333, 0.3333333333333333], [0.3333333333333333, 0.3333333333333333]]
     """
-    a, b, q = floats("solve_sylvester", a, b, q, broadcast=False)
+    a, b, q = floats("solve_sylvester", a, b, q, broadcast=False, complex_ok=True)
     sa, sb, sq = _shape(a), _shape(b), _shape(q)
     if len(sa) != 2 or sa[0] != sa[1] or len(sb) != 2 or sb[0] != sb[1]:
         raise ValueError(

@@ -5,9 +5,11 @@ The real Schur form comes from the Hessenberg reduction followed by Francis'
 implicit double-shift QR iteration with deflation; each converged 2x2 block is then
 put in standard form (equal diagonal entries and off-diagonal entries of opposite
 signs when its eigenvalues are complex, upper triangular when they are real). The
-complex form follows by unitary rotations of the 2x2 blocks. The iteration's
-control flow depends on the values, and the complex form needs complex arithmetic,
-so these functions refuse traced inputs (use ``eigh`` for symmetric matrices).
+complex form of a real matrix follows by unitary rotations of the 2x2 blocks; that of
+a complex matrix from its (complex) Hessenberg form by the single-shift QR iteration
+with Wilkinson's shift, as Givens rotations. The iterations' control flow depends on
+the values, so these functions refuse traced inputs (use ``eigh`` for Hermitian
+matrices).
 """
 
 from __future__ import annotations
@@ -175,13 +177,77 @@ def _to_complex(t: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t, z
 
 
+def _givens(x: complex, y: complex) -> np.ndarray:
+    """The unitary ``G = [[c, s], [-conj(s), c]]`` (``c`` real) with ``G @ [x, y] = [r, 0]``."""
+    norm = math.hypot(abs(x), abs(y))
+    if norm == 0.0:
+        return np.eye(2, dtype=np.complex128)
+    if x == 0:
+        c, s = 0.0, np.conj(y) / abs(y)
+    else:
+        c, s = abs(x) / norm, (x / abs(x)) * np.conj(y) / norm
+    return np.array([[c, s], [-np.conj(s), c]], dtype=np.complex128)
+
+
+def _wilkinson_shift(h: np.ndarray, hi: int) -> complex:
+    """The eigenvalue of the trailing 2x2 block ``hi - 1 .. hi`` closer to ``h[hi, hi]``."""
+    a, b, c, d = h[hi - 1, hi - 1], h[hi - 1, hi], h[hi, hi - 1], h[hi, hi]
+    half = (a - d) / 2
+    root = np.sqrt(half * half + b * c)
+    lam1, lam2 = d + half + root, d + half - root
+    return complex(lam1 if abs(lam1 - d) <= abs(lam2 - d) else lam2)
+
+
+def _complex_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = a.shape[0]
+    h, z = hessenberg(a.astype(np.complex128), calc_q=True)
+    h, z = np.array(h, dtype=np.complex128), np.array(z, dtype=np.complex128)
+    eps = np.finfo(np.float64).eps
+    hi, steps, budget = n - 1, 0, 30 * max(n, 1)
+    while hi > 0:
+        lo = hi  # the active block: rows lo .. hi, with no negligible subdiagonal inside
+        while lo > 0:
+            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
+            if scale == 0.0:
+                scale = np.abs(h[: hi + 1, : hi + 1]).sum()
+            if abs(h[lo, lo - 1]) <= eps * scale:
+                h[lo, lo - 1] = 0.0
+                break
+            lo -= 1
+        if lo == hi:  # a 1x1 block converged
+            hi, steps = hi - 1, 0
+            continue
+        budget -= 1
+        if budget < 0:
+            raise np.linalg.LinAlgError("schur: the QR iteration did not converge.")
+        steps += 1
+        if steps % 10 == 0:  # an ad hoc shift, to break a cycle of steps that do not converge
+            shift = h[hi, hi] + 0.75 * abs(h[hi, hi - 1])
+        else:
+            shift = _wilkinson_shift(h, hi)
+        x, y = h[lo, lo] - shift, h[lo + 1, lo]
+        for k in range(lo, hi):  # chase the bulge down the active block
+            g = _givens(x, y)
+            h[k : k + 2, :] = g @ h[k : k + 2, :]
+            h[:, k : k + 2] = h[:, k : k + 2] @ g.conj().T
+            z[:, k : k + 2] = z[:, k : k + 2] @ g.conj().T
+            if k > lo:
+                h[k + 1, k - 1] = 0.0
+            if k < hi - 1:
+                x, y = h[k + 1, k], h[k + 2, k]
+    return np.triu(h), z
+
+
 def _float_matrix(fname: str, a: np.ndarray) -> np.ndarray:
+    """``a`` as float32/float64 or complex64/complex128 (integers: float64)."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{fname}: expected a square matrix (..., n, n), got shape {a.shape}.")
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{fname}: expected a real matrix, got dtype {a.dtype}.")
+    if a.dtype.kind not in "biufc":
+        raise TypeError(f"{fname}: expected a real or complex matrix, got dtype {a.dtype}.")
     if not np.isfinite(a).all():
         raise ValueError(f"{fname}: expected finite entries, got inf or NaN.")
+    if a.dtype.kind == "c":
+        return a.astype(np.complex64 if a.dtype == np.complex64 else np.complex128)
     return a.astype(np.float32 if a.dtype == np.float32 else np.float64)
 
 
@@ -196,7 +262,8 @@ def schur(
     """The Schur decomposition ``a = z @ t @ z.T`` of square real ``a``: ``(t, z)`` with
     ``z`` orthogonal and ``t`` quasi upper triangular (``output='real'``: 2x2 blocks for
     complex eigenvalue pairs, in standard form), or unitary ``z`` and upper triangular
-    complex ``t`` (``output='complex'``, ``a = z @ t @ z.conj().T``).
+    complex ``t`` (``output='complex'``, ``a = z @ t @ z.conj().T``). Complex ``a`` has
+    the complex form for either ``output`` (as SciPy and JAX).
 
     NOTE: NumPy inputs only (traced ones raise ``NotImplementedError``), and ``sort`` is
     not supported. The Schur form is not unique: the order of the eigenvalues on the
@@ -216,13 +283,18 @@ def schur(
     lead, n = arr.shape[:-2], arr.shape[-1]
     flat = arr.reshape(-1, n, n)
     ts, zs = [], []
+    cplx = arr.dtype.kind == "c"
     for m in flat:
-        t, z = _real_schur(m)
-        if output in ("complex", "c"):
-            t, z = _to_complex(t, z)
+        if cplx:
+            t, z = _complex_schur(m)
+        else:
+            t, z = _real_schur(m)
+            if output in ("complex", "c"):
+                t, z = _to_complex(t, z)
         ts.append(t)
         zs.append(z)
-    dt = arr.dtype if output in ("real", "r") else np.result_type(arr.dtype, np.complex64)
+    real_out = output in ("real", "r") and not cplx
+    dt = arr.dtype if real_out else np.result_type(arr.dtype, np.complex64)
     t_all = np.array(ts, dtype=dt).reshape(*lead, n, n)
     z_all = np.array(zs, dtype=dt).reshape(*lead, n, n)
     return t_all, z_all
@@ -232,6 +304,7 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:
     """Convert a real Schur form ``(T, Z)`` (from ``schur(a)``) to the complex one:
     upper triangular ``T`` and unitary ``Z`` with the same ``Z @ T @ Z.conj().T``.
 
+    Complex ``T`` and ``Z`` are taken too (``T`` already triangular comes back as it is).
     NOTE: NumPy inputs only, as ``schur``.
 
     >>> import numpy as np
@@ -246,5 +319,5 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:
             f"rsf2csf: expected two square 2-D matrices of one shape, got {t.shape} and {z.shape}."
         )
     tc, zc = _to_complex(t, z)
-    dt = np.result_type(t.dtype, np.complex64)
+    dt = np.result_type(t.dtype, z.dtype, np.complex64)
     return tc.astype(dt), zc.astype(dt)

@@ -132,7 +132,7 @@ def companion(a: Any) -> Any:
     array([[ 3., -2.],
            [ 1.,  0.]])
     """
-    (a,) = floats("companion", _vector("companion", a))
+    (a,) = floats("companion", _vector("companion", a), complex_ok=True)
     n = _shape(a)[-1]
     if n < 2:
         raise ValueError(f"companion: expected at least 2 coefficients, got {n}.")
@@ -193,7 +193,7 @@ def fiedler_companion(a: Any) -> Any:
            [  1.,   0.,   0.],
            [  0.,   6.,   0.]])
     """
-    (a,) = floats("fiedler_companion", _vector("fiedler_companion", a))
+    (a,) = floats("fiedler_companion", _vector("fiedler_companion", a), complex_ok=True)
     size = _shape(a)[-1]
     n = max(size - 1, 0)
     if size >= 2:

@@ -7,10 +7,17 @@ differentiates, batches and jits; integer inputs become float64. As in JAX, a
 singular (or not positive definite) matrix under a transform gives NaN rather
 than an exception. ``overwrite_*`` and ``check_finite`` are accepted and ignored.
 
+Complex matrices (complex64/complex128, JAX's values and derivatives): the solvers
+(``solve`` with every ``assume_a``, ``solve_triangular`` with ``trans`` 2/``'C'``,
+``cho_factor``/``cho_solve``, ``lu``/``lu_factor``/``lu_solve``), ``cholesky``,
+``inv``, ``det``, ``expm``/``expm_frechet``, ``sqrtm``, ``polar``, ``hessenberg``,
+``solve_sylvester``, ``schur``/``rsf2csf`` and the special matrices built from arrays.
+``qr``, ``svd``, ``eigh`` and ``qr_multiply`` take complex input where
+``functrace.numpy.linalg`` does; ``eigh_tridiagonal`` is real only.
+
 Special matrices live in ``_linalg_special``, ``polar``/``sqrtm``/``hessenberg``/
 ``solve_sylvester`` in ``_linalg_more`` and the eager-only ``schur``/``rsf2csf`` in
-``_linalg_schur``. Not provided: ``dft`` and ``funm`` (complex values under
-tracing).
+``_linalg_schur``. Not provided: ``dft`` and ``funm``.
 
 >>> import numpy as np
 >>> import functrace.scipy.linalg as fsl
@@ -105,8 +112,13 @@ def _mT(x: Any) -> Any:
     return fnp.swapaxes(x, -1, -2)
 
 
+def _mH(x: Any) -> Any:
+    """The conjugate transpose of the last two axes (the transpose for real ``x``)."""
+    return fnp.conj(_mT(x)) if _dtype(x).kind == "c" else _mT(x)
+
+
 def _square(fname: str, a: Any) -> Any:
-    (a,) = floats(fname, a)
+    (a,) = floats(fname, a, complex_ok=True)
     s = _shape(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"{fname}: expected a square matrix (..., n, n), got shape {s}.")
@@ -116,10 +128,11 @@ def _square(fname: str, a: Any) -> Any:
 def cholesky(
     a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
 ) -> Any:
-    """The Cholesky factor of symmetric positive-definite ``a``: upper ``U`` with
-    ``a = U.T @ U`` (SciPy's default), or lower ``L`` with ``a = L @ L.T``.
+    """The Cholesky factor of Hermitian (real: symmetric) positive-definite ``a``: upper
+    ``U`` with ``a = U^H @ U`` (SciPy's default), or lower ``L`` with ``a = L @ L^H``.
 
-    Only the triangle returned is read from ``a`` (as SciPy/LAPACK do).
+    Only the triangle returned is read from ``a`` (as SciPy/LAPACK do; the imaginary
+    part of a complex diagonal is ignored).
 
     >>> import numpy as np
     >>> cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
@@ -151,14 +164,32 @@ def cho_solve(
     array([0.5, 0. ])
     """
     c, lower = c_and_lower
-    if lower:  # L L^T x = b
+    if lower:  # L L^H x = b
         y = solve_triangular(c, b, lower=True)
-        return solve_triangular(c, y, trans="T", lower=True)
-    y = solve_triangular(c, b, trans="T", lower=False)  # U^T U x = b
+        return solve_triangular(c, y, trans="C", lower=True)
+    y = solve_triangular(c, b, trans="C", lower=False)  # U^H U x = b
     return solve_triangular(c, y, lower=False)
 
 
-_TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+# trans -> (transpose, conjugate)
+_TRANS = {
+    0: (False, False),
+    "N": (False, False),
+    1: (True, False),
+    "T": (True, False),
+    2: (True, True),
+    "C": (True, True),
+}
+
+
+def _trans_key(fname: str, trans: Any) -> tuple[bool, bool]:
+    key = trans.upper() if isinstance(trans, str) else trans
+    try:
+        return _TRANS[key]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"{fname}: expected trans in 0, 1, 2, 'N', 'T', 'C'; got {trans!r}."
+        ) from None
 
 
 def solve_triangular(
@@ -173,7 +204,8 @@ def solve_triangular(
     """Solve ``op(a) x = b`` for triangular ``a`` (only its ``lower``/upper triangle is read).
 
     ``trans``: 0 or ``'N'`` (``a``), 1 or ``'T'`` (``a.T``), 2 or ``'C'`` (``a.conj().T``,
-    the same for real ``a``). ``unit_diagonal`` treats the diagonal as ones.
+    the same for real ``a``). ``unit_diagonal`` treats the diagonal as ones (not read).
+    Real or complex ``a`` and ``b`` (promoted together).
     ``b`` is ``(..., n)`` (a vector for each matrix; when ``b.ndim == a.ndim - 1``) or
     ``(..., n, k)``; the leading axes of ``a`` and ``b`` broadcast.
 
@@ -181,12 +213,8 @@ def solve_triangular(
     >>> solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([2.0, 3.0]), lower=True)
     array([1., 2.])
     """
-    key = trans.upper() if isinstance(trans, str) else trans
-    if key not in _TRANS:
-        raise ValueError(
-            f"solve_triangular: expected trans in 0, 1, 2, 'N', 'T', 'C'; got {trans!r}."
-        )
-    a, b = floats("solve_triangular", a, b, broadcast=False)
+    transpose, conjugate = _trans_key("solve_triangular", trans)
+    a, b = floats("solve_triangular", a, b, broadcast=False, complex_ok=True)
     sa, sb = _shape(a), _shape(b)
     if len(sa) < 2 or sa[-1] != sa[-2]:
         raise ValueError(
@@ -205,10 +233,14 @@ def solve_triangular(
     lead = broadcast_shapes("solve_triangular", sa[:-2], sb[:-2])
     a = fnp.broadcast_to(a, (*lead, n, n))
     b = fnp.broadcast_to(b, (*lead, *sb[-2:]))
-    if unit_diagonal:
-        eye = np.eye(n, dtype=_dtype(a))
-        a = fnp.add(fnp.multiply(a, 1 - eye), eye)
-    x = ll.triangular_solve(a, b, lower=bool(lower), transpose_a=_TRANS[key])
+    x = ll.triangular_solve(
+        a,
+        b,
+        lower=bool(lower),
+        transpose_a=transpose,
+        conjugate_a=conjugate,
+        unit_diagonal=bool(unit_diagonal),
+    )
     return x[..., 0] if vector else x
 
 
@@ -223,7 +255,7 @@ _THETA13 = 5.371920351148152
 
 
 def expm(A: Any) -> Any:
-    """The matrix exponential of square ``A (..., n, n)``.
+    """The matrix exponential of square ``A (..., n, n)`` (real or complex).
 
     Scaling and squaring with the degree-13 Pade approximant: ``A / 2**s`` has a 1-norm
     at most 5.37, its Pade approximant ``R`` is squared ``s`` times. ``s`` is chosen from
@@ -321,13 +353,14 @@ def _perm_matrix(perm: Any, n: int, dt: Any) -> Any:
 
 
 def _perm_from_pivots(piv: Any, n: int) -> Any:
-    """The row permutation of a sequence of row swaps (``piv (..., n)``, may be traced)."""
+    """The row permutation of a sequence of row swaps (``piv (..., n)``, may be traced;
+    selections by comparison, not gathers: no index is read eagerly)."""
     idx = np.arange(n, dtype=np.int32)
     perm = fnp.broadcast_to(idx, _shape(piv))
     for k in range(n):
         pk = fnp.expand_dims(piv[..., k], -1)
         at_k = perm[..., k : k + 1]
-        at_p = fnp.take_along_axis(perm, pk, axis=-1)
+        at_p = fnp.sum(fnp.where(idx == pk, perm, 0), axis=-1, keepdims=True)
         perm = fnp.where(idx == k, at_p, fnp.where(idx == pk, at_k, perm))
     return perm
 
@@ -339,7 +372,8 @@ def lu_solve(
     overwrite_b: bool = False,
     check_finite: bool = True,
 ) -> Any:
-    """Solve ``a x = b`` (``trans=0``) or ``a.T x = b`` (1 or 2) given ``lu_factor(a)``.
+    """Solve ``a x = b`` (``trans=0``), ``a.T x = b`` (1) or ``a.conj().T x = b`` (2) given
+    ``lu_factor(a)``.
 
     >>> import numpy as np
     >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -347,9 +381,7 @@ def lu_solve(
     array([1., 2.])
     """
     packed, piv = lu_and_piv
-    key = trans.upper() if isinstance(trans, str) else trans
-    if key not in _TRANS:
-        raise ValueError(f"lu_solve: expected trans in 0, 1, 2, 'N', 'T', 'C'; got {trans!r}.")
+    transpose, conjugate = _trans_key("lu_solve", trans)
     packed = _square("lu_solve", packed)
     n = _shape(packed)[-1]
     piv = fnp.asarray(piv)
@@ -358,19 +390,20 @@ def lu_solve(
             f"lu_solve: expected integer pivots of shape {_shape(packed)[:-1]}, got "
             f"{_dtype(piv)} of shape {_shape(piv)}."
         )
-    (b,) = floats("lu_solve", b)
+    (b,) = floats("lu_solve", b, complex_ok=True)
     p = _perm_matrix(_perm_from_pivots(piv, n), n, _dtype(packed))
     vector = len(_shape(b)) == len(_shape(packed)) - 1
     if vector:
         b = fnp.expand_dims(b, -1)
     if _shape(b)[-2] != n:
         raise ValueError(f"lu_solve: expected b with {n} rows, got shape {_shape(b)}.")
-    if not _TRANS[key]:  # P L U x = b
+    if not transpose:  # P L U x = b
         y = solve_triangular(packed, fnp.matmul(_mT(p), b), lower=True, unit_diagonal=True)
         x = solve_triangular(packed, y, lower=False)
-    else:  # U^T L^T P^T x = b
-        y = solve_triangular(packed, b, trans=1, lower=False)
-        z = solve_triangular(packed, y, trans=1, lower=True, unit_diagonal=True)
+    else:  # U^T L^T P^T x = b, or U^H L^H P^T x = b
+        t = 2 if conjugate else 1
+        y = solve_triangular(packed, b, trans=t, lower=False)
+        z = solve_triangular(packed, y, trans=t, lower=True, unit_diagonal=True)
         x = fnp.matmul(p, z)
     return x[..., 0] if vector else x
 
@@ -417,7 +450,7 @@ def svd(
     >>> svd(np.diag([1.0, 3.0]), compute_uv=False)
     array([3., 1.])
     """
-    (a,) = floats("svd", a)
+    (a,) = floats("svd", a, complex_ok=True)
     return fnp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
@@ -470,7 +503,7 @@ def qr(
     """
     if mode not in _QR_MODES:
         raise ValueError(f"qr: expected mode 'full', 'economic' or 'r', got {mode!r}.")
-    (a,) = floats("qr", a)
+    (a,) = floats("qr", a, complex_ok=True)
     if len(_shape(a)) < 2:
         raise ValueError(f"qr: expected a matrix (..., m, n), got shape {_shape(a)}.")
     perm = None
@@ -494,7 +527,7 @@ def _qr_column_pivots(a: Any) -> Any:
     *lead, m, n = _shape(a)
     perm = fnp.broadcast_to(np.arange(n, dtype=np.int32), (*lead, n))
     cols = a  # the columns of a in the current order
-    resid = fnp.sum(fnp.square(a), axis=-2)  # squared norms orthogonal to the taken columns
+    resid = fnp.sum(_abs2(a), axis=-2)  # squared norms orthogonal to the taken columns
     basis: list[Any] = []  # orthonormal vectors spanning the taken columns
     idx = np.arange(n)
     for k in range(min(m, n)):
@@ -509,12 +542,17 @@ def _qr_column_pivots(a: Any) -> Any:
         v = cols[..., k]
         for _ in range(2):  # Gram-Schmidt, twice for orthogonality in floating point
             for q in basis:
-                v = v - fnp.sum(q * v, axis=-1, keepdims=True) * q
-        norm = fnp.sqrt(fnp.sum(v * v, axis=-1, keepdims=True))
+                v = v - fnp.sum(fnp.conj(q) * v, axis=-1, keepdims=True) * q
+        norm = fnp.sqrt(fnp.sum(_abs2(v), axis=-1, keepdims=True))
         v = fnp.where(norm > 0, v / fnp.where(norm > 0, norm, 1), 0)
         basis.append(v)
-        resid = resid - fnp.square(fnp.sum(v[..., :, None] * cols, axis=-2))
+        resid = resid - _abs2(fnp.sum(fnp.conj(v)[..., :, None] * cols, axis=-2))
     return perm
+
+
+def _abs2(x: Any) -> Any:
+    """``|x|^2``, real (for complex ``x`` too)."""
+    return fnp.square(fnp.real(x)) + fnp.square(fnp.imag(x)) if _dtype(x).kind == "c" else x * x
 
 
 # ---------------------------------------------------------------------------
@@ -528,8 +566,8 @@ _ASSUME = {
     "banded": "gen",  # SciPy reads the band from the entries: the general solution
     "sym": "sym",
     "symmetric": "sym",
-    "her": "sym",
-    "hermitian": "sym",
+    "her": "her",
+    "hermitian": "her",
     "pos": "pos",
     "positive definite": "pos",
     "diagonal": "diagonal",
@@ -554,11 +592,17 @@ def solve(
     """Solve ``a @ x = b`` (``a.T @ x = b`` with ``transposed``) for square ``a``.
 
     ``b`` is a vector ``(n,)`` or ``(..., n, k)``; leading axes broadcast. As in SciPy,
-    ``assume_a`` says which entries of ``a`` are read: ``'sym'``/``'her'`` and
+    ``assume_a`` says which entries of ``a`` are read: ``'sym'``, ``'her'`` and
     ``'pos'`` (a Cholesky solve) the ``lower`` (default: upper) triangle, ``'diagonal'``,
     ``'tridiagonal'``, ``'upper triangular'`` and ``'lower triangular'`` that part;
     ``None``, ``'gen'`` and ``'banded'`` all of ``a``. The derivative is that of exactly
     this function (zero for the entries not read). ``debug`` (JAX's) is ignored.
+
+    Complex ``a`` and ``b`` too: ``'sym'`` is then the complex symmetric matrix of the
+    triangle, ``'her'`` and ``'pos'`` the Hermitian one (the imaginary part of the
+    diagonal is not read, as LAPACK's). NOTE: ``transposed`` solves with ``a.T`` for
+    complex ``a`` (SciPy refuses it; JAX has no ``transposed``); JAX's ``solve`` reads all
+    of ``a`` for every ``assume_a`` except ``'pos'``.
 
     >>> import numpy as np
     >>> solve(np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([3.0, 5.0]), assume_a="pos")
@@ -571,7 +615,7 @@ def solve(
             f"solve: expected assume_a one of {sorted(k for k in _ASSUME if k)} or None, got "
             f"{assume_a!r}."
         ) from None
-    a, b = floats("solve", a, b, broadcast=False)
+    a, b = floats("solve", a, b, broadcast=False, complex_ok=True)
     sa, sb = _shape(a), _shape(b)
     if len(sa) < 2 or sa[-1] != sa[-2]:
         raise ValueError(f"solve: expected a square matrix a (..., n, n), got shape {sa}.")
@@ -588,9 +632,13 @@ def solve(
     elif kind == "pos":
         x = cho_solve(cho_factor(a, lower=lower), col)
     else:
-        if kind == "sym":  # the symmetric matrix of the triangle read
-            tri = fnp.tril(a) if lower else fnp.triu(a)
-            a = tri + _mT(fnp.tril(a, -1) if lower else fnp.triu(a, 1))
+        if kind in ("sym", "her"):  # the symmetric (Hermitian) matrix of the triangle read
+            strict = fnp.tril(a, -1) if lower else fnp.triu(a, 1)
+            diag = a * np.eye(n, dtype=_dtype(a))
+            if kind == "her":
+                a = strict + _mH(strict) + fnp.real(diag)
+            else:
+                a = strict + _mT(strict) + diag
         elif kind == "diagonal":
             a = a * np.eye(n, dtype=_dtype(a))
         elif kind == "tridiagonal":
@@ -622,7 +670,7 @@ def expm_frechet(
         raise ValueError(
             f"expm_frechet: expected method None, 'SPS' or 'blockEnlarge', got {method!r}."
         )
-    A, E = floats("expm_frechet", A, E, broadcast=False)
+    A, E = floats("expm_frechet", A, E, broadcast=False, complex_ok=True)
     if _shape(A) != _shape(E):
         raise ValueError(
             f"expm_frechet: expected A and E of one shape, got {_shape(A)} and {_shape(E)}."
@@ -646,7 +694,8 @@ def qr_multiply(
     """The product of the economic ``Q`` of ``qr(a)`` with ``c``, and ``R``: ``(c @ Q, R)``
     (``mode='right'``; ``c`` of shape ``(m,)`` or ``(p, m)``) or ``(Q @ c, R)``
     (``'left'``; ``c`` of shape ``(k,)`` or ``(k, p)``, ``k = min(m, n)``), plus the
-    column permutation with ``pivoting``. ``conjugate`` changes nothing for real input.
+    column permutation with ``pivoting``. ``conjugate`` multiplies by ``Q.conj()``
+    instead (nothing changes for real input).
 
     >>> import numpy as np
     >>> cq, r = qr_multiply(np.array([[3.0, 0.0], [4.0, 5.0]]), np.eye(2))
@@ -655,7 +704,7 @@ def qr_multiply(
     """
     if mode not in ("left", "right"):
         raise ValueError(f"qr_multiply: expected mode 'left' or 'right', got {mode!r}.")
-    a, c = floats("qr_multiply", a, c, broadcast=False)
+    a, c = floats("qr_multiply", a, c, broadcast=False, complex_ok=True)
     sa, sc = _shape(a), _shape(c)
     if len(sa) != 2:
         raise ValueError(f"qr_multiply: expected a 2-D matrix a, got shape {sa}.")
@@ -671,6 +720,8 @@ def qr_multiply(
             f"got shape {sc}."
         )
     q, *rest = qr(a, mode="economic", pivoting=pivoting)
+    if conjugate:
+        q = fnp.conj(q)
     return (fnp.matmul(q, c) if mode == "left" else fnp.matmul(c, q), *rest)
 
 
