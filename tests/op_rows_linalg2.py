@@ -606,6 +606,40 @@ def _complex_rows() -> list[OpInfo]:
     ]
 
 
+def _scipy_complex_row(name: str, f: Any, make: Any, prims: tuple[str, ...]) -> OpInfo:
+    """``f(L, xp, z)`` with ``L`` functrace.scipy.linalg or SciPy's, on one 3x3 matrix."""
+    return _row(
+        f"scipy.linalg.{name}[complex]",
+        lambda re, im: _ri(fnp, f(fsl, fnp, make(fnp, re, im))),
+        lambda re, im: _ri(np, f(SL, np, make(np, re, im))),
+        (S33, S33),
+        prims,
+        dtypes=(np.float64,),
+    )
+
+
+def _scipy_complex_rows() -> list[OpInfo]:
+    # Two rows, complex128 only (the jit tests compile each row in each dtype, seconds
+    # apiece): complex64, expm and sqrtm are checked in tests/test_scipy_linalg_complex.py.
+    def rhs(xp: Any, z: Any) -> Any:
+        return z[..., :2] * (1 - 1j)
+
+    return [
+        _scipy_complex_row(  # lu and triangular solves with conjugate transposes, unit diagonal
+            "lu_solve[trans=2]",
+            lambda L, xp, z: L.lu_solve(L.lu_factor(z), rhs(xp, z), trans=2),
+            _cgen,
+            ("lu", "triangular_solve"),
+        ),
+        _scipy_complex_row(
+            "cho_solve",
+            lambda L, xp, z: L.cho_solve(L.cho_factor(z), rhs(xp, z)),
+            _chpd,
+            ("cholesky", "triangular_solve"),
+        ),
+    ]
+
+
 ROWS: list[OpInfo] = (
     _adjugate_rows()
     + _lstsq_rows()
@@ -614,4 +648,5 @@ ROWS: list[OpInfo] = (
     + _special_rows()
     + _matrix_function_rows()
     + _complex_rows()
+    + _scipy_complex_rows()
 )
