@@ -62,6 +62,28 @@ def _check_rhs(name: str, a: ShapedArray, b: ShapedArray) -> None:
     check_same_dtypes(name, a, b)
 
 
+def _nan_where_singular(fn: Callable[..., np.ndarray], *args: np.ndarray) -> np.ndarray:
+    """``fn(*args)`` on stacks of matrices, with NaN for each matrix LAPACK rejects."""
+    try:
+        return fn(*args)
+    except np.linalg.LinAlgError:
+        pass
+    batch = np.broadcast_shapes(*(a.shape[:-2] for a in args))
+    out = None
+    for idx in np.ndindex(batch):
+        mats = [np.broadcast_to(a, batch + a.shape[-2:])[idx] for a in args]
+        try:
+            r = fn(*mats)
+        except np.linalg.LinAlgError:
+            r = None
+        if out is None:  # the result type, from a well-posed problem of the same types
+            like = r if r is not None else fn(*[np.eye(*m.shape, dtype=m.dtype) for m in mats])
+            out = np.empty(batch + like.shape, like.dtype)
+        out[idx] = np.nan if r is None else r
+    assert out is not None  # a LinAlgError means at least one matrix
+    return out
+
+
 def _register_checked(
     p: Primitive, impl: Callable[..., Any], abstract_eval: Callable[..., Any]
 ) -> Primitive:
