@@ -606,7 +606,7 @@ def _complex_rows() -> list[OpInfo]:
     ]
 
 
-def _scipy_complex_row(name: str, f: Any, make: Any, prims: tuple[str, ...]) -> OpInfo:
+def _scipy_complex_row(name: str, f: Any, make: Any, prims: tuple[str, ...], **kw: Any) -> OpInfo:
     """``f(L, xp, z)`` with ``L`` functrace.scipy.linalg or SciPy's, on one 3x3 matrix."""
     return _row(
         f"scipy.linalg.{name}[complex]",
@@ -615,12 +615,13 @@ def _scipy_complex_row(name: str, f: Any, make: Any, prims: tuple[str, ...]) -> 
         (S33, S33),
         prims,
         dtypes=(np.float64,),
+        **kw,
     )
 
 
 def _scipy_complex_rows() -> list[OpInfo]:
-    # Two rows, complex128 only (the jit tests compile each row in each dtype, seconds
-    # apiece): complex64, expm and sqrtm are checked in tests/test_scipy_linalg_complex.py.
+    # complex128 only (the jit tests compile each row in each dtype, seconds apiece):
+    # complex64, expm, sqrtm and hessenberg are checked in test_scipy_linalg_complex.py.
     def rhs(xp: Any, z: Any) -> Any:
         return z[..., :2] * (1 - 1j)
 
@@ -636,6 +637,9 @@ def _scipy_complex_rows() -> list[OpInfo]:
             lambda L, xp, z: L.cho_solve(L.cho_factor(z), rhs(xp, z)),
             _chpd,
             ("cholesky", "triangular_solve"),
+        ),
+        _scipy_complex_row(  # the custom JVP with conjugate transposes
+            "polar[u]", lambda L, xp, z: L.polar(z)[0], _cgen, ("svd",), grad_order=1
         ),
     ]
 
