@@ -615,7 +615,6 @@ def _scipy_complex_row(name: str, f: Any, make: Any, prims: tuple[str, ...], **k
         (S33, S33),
         prims,
         dtypes=(np.float64,),
-        **kw,
     )
 
 
@@ -639,7 +638,7 @@ def _scipy_complex_rows() -> list[OpInfo]:
             ("cholesky", "triangular_solve"),
         ),
         _scipy_complex_row(  # the custom JVP with conjugate transposes
-            "polar[u]", lambda L, xp, z: L.polar(z)[0], _cgen, ("svd",), grad_order=1
+            "polar[u]", lambda L, xp, z: L.polar(z)[0], _cgen, ("svd",)
         ),
     ]
 

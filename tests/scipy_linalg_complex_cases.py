@@ -103,15 +103,11 @@ def functions(lib: Any, x: dict[str, np.ndarray]) -> dict[str, tuple[Callable[..
     }
 
 
-# Their second derivatives differentiate the SVD, which has no complex JVP yet.
-NEEDS_SVD_JVP = ("polar_u/grad_jvp", "polar_p/grad_jvp")
-
-
-def case(lib: Any, n: int, dt: str, skip: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
     """For each function: value, JVP (tangent t), VJP (cotangent ct, cut to the output's
     shape), the gradient of ``real(sum(f(x) * ct))`` and its JVP (tangent t2: second
-    order), except the ``<function>/<what>`` in ``skip``; and the values of ``sqrtm``,
-    ``hessenberg`` (``h`` and ``q``) and ``solve_sylvester``."""
+    order); and the values of ``sqrtm``, ``hessenberg`` (``h`` and ``q``),
+    ``solve_sylvester`` and ``eigh_tridiagonal`` (eigenvalues of complex ``e``)."""
     x = inputs(n, dt)
     jnp = lib.numpy
     sl = lib.scipy.linalg
@@ -131,13 +127,15 @@ def case(lib: Any, n: int, dt: str, skip: tuple[str, ...] = ()) -> dict[str, np.
         out[f"{name}/jvp"] = np.asarray(ty)
         out[f"{name}/vjp"] = np.asarray(vjp)
         out[f"{name}/grad"] = np.asarray(g(p))
-        if f"{name}/grad_jvp" not in skip:
-            out[f"{name}/grad_jvp"] = np.asarray(lib.jvp(g, (p,), (x["t2"],))[1])
+        out[f"{name}/grad_jvp"] = np.asarray(lib.jvp(g, (p,), (x["t2"],))[1])
     a = x["a"]
     out["sqrtm/value"] = np.asarray(sl.sqrtm(a))
     h, q = sl.hessenberg(a, calc_q=True)
     out["hessenberg_h/value"], out["hessenberg_q/value"] = np.asarray(h), np.asarray(q)
     out["solve_sylvester/value"] = np.asarray(sl.solve_sylvester(a, x["h"], x["e"]))
+    diag, off = np.real(np.diag(a)).astype(dt), x["e"][0, : n - 1]
+    w = sl.eigh_tridiagonal(diag, off, eigvals_only=True)
+    out["eigh_tridiagonal/value"] = np.asarray(w)
     return out
 
 

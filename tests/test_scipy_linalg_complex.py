@@ -23,7 +23,7 @@ import scipy_linalg_complex_cases as sc  # noqa: E402
 _JAX = np.load(Path(__file__).parent / "fixtures" / "scipy_linalg_complex_jax.npz")
 _TOL = {"complex128": 1e-9, "complex64": 2e-3}
 _WHAT = ("value", "jvp", "vjp", "grad", "grad_jvp")
-_VALUES_ONLY = ("sqrtm", "hessenberg_h", "hessenberg_q", "solve_sylvester")
+_VALUES_ONLY = ("sqrtm", "hessenberg_h", "hessenberg_q", "solve_sylvester", "eigh_tridiagonal")
 # JAX's solve(assume_a='pos') transposes its solve as a symmetric one (no conjugate), so
 # its VJP does not match its own JVP on complex matrices; cho_solve of the same (upper)
 # triangle is the same function, and JAX's VJP of it is consistent: compare with that.
@@ -34,7 +34,7 @@ _SAME_AS = {f"solve_pos/{w}": f"cho_solve/{w}" for w in ("vjp", "grad", "grad_jv
 def recorded(request: pytest.FixtureRequest) -> tuple[str, dict[str, np.ndarray], float]:
     key = request.param
     n, dt = sc.CASES[key]
-    return key, sc.case(functrace, n, dt, skip=sc.NEEDS_SVD_JVP), _TOL[dt]
+    return key, sc.case(functrace, n, dt), _TOL[dt]
 
 
 def _close(got: np.ndarray, want: np.ndarray, tol: float, msg: str) -> None:
@@ -45,31 +45,18 @@ def _close(got: np.ndarray, want: np.ndarray, tol: float, msg: str) -> None:
 
 def test_case_names_match_the_fixture(recorded: tuple[str, dict, float]) -> None:
     key, ours, _ = recorded
-    theirs = {k[len(key) + 1 :] for k in _JAX.files if k.startswith(key + "/")}
-    assert sorted(ours) == sorted(theirs - set(sc.NEEDS_SVD_JVP))
+    assert sorted(ours) == sorted(k[len(key) + 1 :] for k in _JAX.files if k.startswith(key + "/"))
 
 
 @pytest.mark.parametrize(
     "name",
-    [f"{f}/{w}" for f in sc.functions(functrace, sc.inputs(2, "complex128")) for w in _WHAT
-     if f"{f}/{w}" not in sc.NEEDS_SVD_JVP]
+    [f"{f}/{w}" for f in sc.functions(functrace, sc.inputs(2, "complex128")) for w in _WHAT]
     + [f"{f}/value" for f in _VALUES_ONLY],
 )  # fmt: skip
 def test_matches_jax(recorded: tuple[str, dict, float], name: str) -> None:
     key, ours, tol = recorded
     want = _JAX[f"{key}/{_SAME_AS.get(name, name)}"]
     _close(ours[name], want, tol, f"{key}/{name}")
-
-
-@pytest.mark.xfail(raises=NotImplementedError, reason="the SVD has no complex JVP yet")
-@pytest.mark.parametrize("name", sc.NEEDS_SVD_JVP)
-def test_polar_second_derivative(name: str) -> None:
-    x = sc.inputs(2, "complex128")
-    f, arg = sc.functions(functrace, x)[name.split("/")[0]]
-    ct = x["ct"]
-    g = functrace.grad(lambda a: fnp.real(fnp.sum(f(a) * ct)))
-    got = np.asarray(functrace.jvp(g, (x[arg],), (x["t2"],))[1])
-    _close(got, _JAX[f"complex128_n2/{name}"], 1e-9, name)
 
 
 def _fd(f, a: np.ndarray, t: np.ndarray, eps: float = 1e-6) -> np.ndarray:
@@ -102,6 +89,21 @@ def test_hessenberg_values_and_derivatives() -> None:
         f = lambda m, i=i: fsl.hessenberg(m, calc_q=True)[i]  # noqa: E731
         _, d = functrace.jvp(f, (a3,), (t,))
         np.testing.assert_allclose(d, _fd(f, a3, t), rtol=1e-6, atol=1e-7)
+
+
+def test_eigh_tridiagonal_of_complex_off_diagonal() -> None:
+    d, e = np.array([1.0, 2.0, 3.0]), np.array([1 + 1j, 0.5j])
+    m = np.diag(d) + np.diag(e, -1) + np.diag(np.conj(e), 1)
+    w, v = fsl.eigh_tridiagonal(d, e)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(m), rtol=1e-12)
+    np.testing.assert_allclose(m @ v, v * w, atol=1e-12)
+    t = np.array([0.3 - 0.2j, 1j])
+
+    def f(e):
+        return fsl.eigh_tridiagonal(d, e, eigvals_only=True)
+
+    _, dw = functrace.jvp(f, (e,), (t,))
+    np.testing.assert_allclose(dw, _fd(f, e, t), rtol=1e-6, atol=1e-8)
 
 
 def _loss(h: np.ndarray, ct: np.ndarray):
@@ -262,7 +264,7 @@ def test_bad_input_names_function_and_expectation() -> None:
         fsl.expm(np.ones((2, 3), complex))
     with pytest.raises(ValueError, match=r"triangular_solve: expected b of shape \(\.\.\., k, 2\)"):
         lax.triangular_solve(a, np.ones((2, 3), a.dtype), left_side=False)
-    with pytest.raises(TypeError, match="eigh_tridiagonal: expected real numbers, got"):
-        fsl.eigh_tridiagonal(np.ones(2), np.ones(1) * 1j)
+    with pytest.raises(TypeError, match="eigh_tridiagonal: expected an array of numbers"):
+        fsl.eigh_tridiagonal(np.ones(2), np.array([np.datetime64(1, "s")]))
     with pytest.raises(ValueError, match="sqrtm: expected a matrix with no eigenvalue on the"):
         fsl.sqrtm(np.diag([-1.0 + 0j, 2.0]))

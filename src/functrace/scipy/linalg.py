@@ -11,9 +11,9 @@ Complex matrices (complex64/complex128, JAX's values and derivatives): the solve
 (``solve`` with every ``assume_a``, ``solve_triangular`` with ``trans`` 2/``'C'``,
 ``cho_factor``/``cho_solve``, ``lu``/``lu_factor``/``lu_solve``), ``cholesky``,
 ``inv``, ``det``, ``expm``/``expm_frechet``, ``sqrtm``, ``polar``, ``hessenberg``,
-``solve_sylvester``, ``schur``/``rsf2csf`` and the special matrices built from arrays.
-``qr``, ``svd``, ``eigh`` and ``qr_multiply`` take complex input where
-``functrace.numpy.linalg`` does; ``eigh_tridiagonal`` is real only.
+``solve_sylvester``, ``schur``/``rsf2csf``, the special matrices built from arrays,
+``qr`` (column pivoting too), ``qr_multiply``, ``svd``, ``eigh`` and
+``eigh_tridiagonal`` (a Hermitian matrix of complex ``e``, as JAX).
 
 Special matrices live in ``_linalg_special``, ``polar``/``sqrtm``/``hessenberg``/
 ``solve_sylvester`` in ``_linalg_more`` and the eager-only ``schur``/``rsf2csf`` in
@@ -755,7 +755,9 @@ def eigh_tridiagonal(
     or ``'v'`` (values in the half-open interval ``(vl, vu]``; how many depends on the
     values, so only outside ``jit``). Computed by ``eigh`` of the matrix, so values and
     vectors differentiate (vectors: distinct eigenvalues assumed) and batch over
-    leading axes; ``tol`` and ``lapack_driver`` are ignored.
+    leading axes; ``tol`` and ``lapack_driver`` are ignored. Complex ``e`` (or ``d``, whose
+    imaginary part is not read), as JAX: the Hermitian matrix with ``e`` below the
+    diagonal and ``conj(e)`` above it, real eigenvalues (SciPy takes real input only).
 
     >>> import numpy as np
     >>> eigh_tridiagonal(np.array([2.0, 2.0]), np.array([1.0]), eigvals_only=True)
@@ -767,7 +769,7 @@ def eigh_tridiagonal(
         raise ValueError(
             f"eigh_tridiagonal: expected select 'a', 'v' or 'i', got {select!r}."
         ) from None
-    d, e = floats("eigh_tridiagonal", d, e, broadcast=False)
+    d, e = floats("eigh_tridiagonal", d, e, broadcast=False, complex_ok=True)
     sd, se = _shape(d), _shape(e)
     if len(sd) < 1 or len(se) < 1 or se[-1] != max(sd[-1] - 1, 0):
         raise ValueError(
@@ -781,7 +783,8 @@ def eigh_tridiagonal(
          fnp.broadcast_to(e, (*lead, max(n - 1, 0)))],
         axis=-1,
     )  # fmt: skip
-    index = np.zeros((n, n), np.int64)  # 0: zero, 1 + i: d[i], 1 + n + i: e[i]
+    # 0: zero, 1 + i: d[i], 1 + n + i: e[i]; eigh reads the lower triangle (Hermitian)
+    index = np.zeros((n, n), np.int64)
     index[np.arange(n), np.arange(n)] = 1 + np.arange(n)
     index[np.arange(1, n), np.arange(n - 1)] = 1 + n + np.arange(n - 1)
     w, v = fnp.linalg.eigh(fnp.take(values, index, axis=-1))
