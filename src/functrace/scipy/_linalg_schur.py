@@ -124,6 +124,21 @@ def _francis_step(h: np.ndarray, z: np.ndarray, lo: int, hi: int, exceptional: b
     h[hi, hi - 2] = 0.0
 
 
+def _active_block(h: np.ndarray, hi: int, eps: float) -> int:
+    """The first row ``lo`` of the active block ``lo .. hi`` of the Hessenberg ``h``: no
+    negligible subdiagonal entry inside it (the one above it, if any, is set to 0)."""
+    lo = hi
+    while lo > 0:
+        scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
+        if scale == 0.0:
+            scale = np.abs(h[: hi + 1, : hi + 1]).sum()
+        if abs(h[lo, lo - 1]) <= eps * scale:
+            h[lo, lo - 1] = 0.0
+            break
+        lo -= 1
+    return lo
+
+
 def _real_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = a.shape[0]
     h, z = hessenberg(a.astype(np.float64), calc_q=True)
@@ -131,15 +146,7 @@ def _real_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     eps = np.finfo(np.float64).eps
     hi, steps, budget = n - 1, 0, 30 * max(n, 1)
     while hi > 0:
-        lo = hi  # the active block: rows lo .. hi, with no negligible subdiagonal inside
-        while lo > 0:
-            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
-            if scale == 0.0:
-                scale = np.abs(h[: hi + 1, : hi + 1]).sum()
-            if abs(h[lo, lo - 1]) <= eps * scale:
-                h[lo, lo - 1] = 0.0
-                break
-            lo -= 1
+        lo = _active_block(h, hi, eps)
         if lo == hi:  # a 1x1 block converged
             hi, steps = hi - 1, 0
         elif lo == hi - 1:  # a 2x2 block converged
@@ -205,15 +212,7 @@ def _complex_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     eps = np.finfo(np.float64).eps
     hi, steps, budget = n - 1, 0, 30 * max(n, 1)
     while hi > 0:
-        lo = hi  # the active block: rows lo .. hi, with no negligible subdiagonal inside
-        while lo > 0:
-            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
-            if scale == 0.0:
-                scale = np.abs(h[: hi + 1, : hi + 1]).sum()
-            if abs(h[lo, lo - 1]) <= eps * scale:
-                h[lo, lo - 1] = 0.0
-                break
-            lo -= 1
+        lo = _active_block(h, hi, eps)
         if lo == hi:  # a 1x1 block converged
             hi, steps = hi - 1, 0
             continue
