@@ -1,12 +1,13 @@
 """Reuse of eager derivative programs (``config.eager_cache``) is invisible.
 
 Every differentiable row of the op table runs under eager ``grad``, ``vjp`` and ``jvp``
-four times with the cache on (a recording, a second recording that verifies it, then
-two reuses: the first learns which results go to the buffer pools, the second writes
-them there) and once with it off (a fresh trace); the results must be equal bit for
-bit, with the same types and dtypes. Then control flow, custom rules, hooks,
-concretizing functions (traced on every call, counted), values that change between
-calls (NumPy draws), closures over mutated arrays, side effects, signatures and nesting.
+three times with the cache on (a recording, a second recording that verifies it, then
+a reuse, which learns which results go to the buffer pools; with the pools at every
+size a fourth call writes them there) and once with it off (a fresh trace); the
+results must be equal bit for bit, with the same types and dtypes. Then control flow,
+custom rules, hooks, concretizing functions (traced on every call, counted), values
+that change between calls (NumPy draws), closures over mutated arrays, side effects,
+signatures and nesting.
 """
 
 from __future__ import annotations
@@ -57,16 +58,20 @@ def _fresh(call: Any) -> Any:
 
 
 @pytest.fixture(params=["pools at their sizes", "pools at every size"])
-def pools(request: Any, monkeypatch: Any) -> None:
+def pools(request: Any, monkeypatch: Any) -> int:
     """Run a test as is, then with every result large enough for the buffer pools (the
-    recorded programs' and the eager one), so that each op-table row goes through them."""
+    recorded programs' and the eager one), so that each op-table row goes through them.
+    Gives the number of cached calls to make: with pools at every size a fourth, whose
+    results go through the buffers that the third learned to use."""
     if request.param == "pools at every size":
         monkeypatch.setattr(_buffers, "MIN_BYTES", 1)
         monkeypatch.setattr(_buffers, "EAGER_MIN_BYTES", 1)
+        return 4
+    return 3
 
 
-def _repeat(call: Any, what: str, reused: bool | None = True) -> None:
-    """``call()`` with reuse off, then four times with it on: equal bit for bit, and
+def _repeat(call: Any, what: str, reused: bool | None = True, calls: int = 4) -> None:
+    """``call()`` with reuse off, then ``calls`` times with it on: equal bit for bit, and
     the calls after the second (which verifies the first) reuse the recording (with
     ``reused=False``: every call traces, the function having concretized a value)."""
     ec.clear_eager_cache()
@@ -77,13 +82,14 @@ def _repeat(call: Any, what: str, reused: bool | None = True) -> None:
             call()
         return
     before = ec.stats.reuses, ec.stats.traces
-    for i in range(4):
+    for i in range(calls):
         _same(call(), expected, f"{what}, call {i + 1}")
     counts = ec.stats.reuses - before[0], ec.stats.traces - before[1]
+    recorded, never = (calls - 2, 2), (0, calls)
     if reused is None:  # value-dependent: reused or traced, never a mix
-        assert counts in ((2, 2), (0, 4)), f"{what}: (reuses, traces) {counts}"
+        assert counts in (recorded, never), f"{what}: (reuses, traces) {counts}"
         return
-    assert counts == ((2, 2) if reused else (0, 4)), f"{what}: (reuses, traces) {counts}"
+    assert counts == (recorded if reused else never), f"{what}: (reuses, traces) {counts}"
 
 
 def _float_argnums(op: OpInfo) -> tuple[int, ...]:
@@ -138,7 +144,7 @@ CONCRETIZING.update(
 @pytest.mark.parametrize("op", GRAD_ROWS, ids=str)
 @settings(ONE, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (`pools`)
 @given(data=st.data())
-def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: None) -> None:
+def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: int) -> None:
     dtype = op.dtypes[0]
     args = data.draw(op_args(op, dtype))
     nums = _float_argnums(op)
@@ -149,7 +155,8 @@ def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: None) -> No
     loss = _scalarize(op, weights)
     fn = op.fn
     reused = CONCRETIZING.get(op.name, (True, True, True))
-    _repeat(lambda: ft.value_and_grad(loss, argnums=nums)(*args), f"{op} grad", reused[0])
+    grad_call = lambda: ft.value_and_grad(loss, argnums=nums)(*args)  # noqa: E731
+    _repeat(grad_call, f"{op} grad", reused[0], pools)
 
     def f(*d: Any) -> Any:  # the op of the differentiated arguments (one function object)
         full = list(args)
@@ -169,11 +176,12 @@ def test_op_table_reuse_is_bit_for_bit(op: OpInfo, data: Any, pools: None) -> No
         )
         return primal, pullback(ct)
 
-    _repeat(vjp_call, f"{op} vjp", reused[1])
+    _repeat(vjp_call, f"{op} vjp", reused[1], pools)
     tangents = tuple(
         rng.standard_normal(np.shape(args[i])).astype(np.asarray(args[i]).dtype) for i in nums
     )
-    _repeat(lambda: ft.jvp(f, tuple(args[i] for i in nums), tangents), f"{op} jvp", reused[2])
+    jvp_call = lambda: ft.jvp(f, tuple(args[i] for i in nums), tangents)  # noqa: E731
+    _repeat(jvp_call, f"{op} jvp", reused[2], pools)
 
 
 # ---------------------------------------------------------------------------
