@@ -394,6 +394,20 @@ def _matrix_rows() -> list[OpInfo]:
             (S233,),
             ("cholesky",),
         ),
+        _row(  # a non-symmetric input: JAX's (a + a^T) / 2 is factored
+            "linalg.cholesky[symmetrize_input]",
+            lambda a: L.cholesky(_spd(fnp, a) + 0.1 * a, symmetrize_input=True),
+            lambda a: np.linalg.cholesky(_spd(np, a) + 0.05 * (a + _mT(np, a))),
+            (S233,),
+            ("cholesky",),
+        ),
+        _row(
+            "linalg.eigh[symmetrize_input]",
+            lambda a: L.eigh(_sym(fnp, a) + 0.1 * a, symmetrize_input=True)[0],
+            lambda a: np.linalg.eigh(_sym(np, a) + 0.05 * (a + _mT(np, a)))[0],
+            (S33,),
+            ("eigh",),
+        ),
         _row(
             "linalg.cholesky[upper]",
             lambda a: L.cholesky(_spd(fnp, a), upper=True),
