@@ -124,6 +124,13 @@ def _francis_step(h: np.ndarray, z: np.ndarray, lo: int, hi: int, exceptional: b
     h[hi, hi - 2] = 0.0
 
 
+def _hessenberg_start(a: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """The Hessenberg form ``h`` of ``a`` and its unitary ``z``, as writable arrays of
+    ``dtype``: where a QR iteration starts."""
+    h, z = hessenberg(a.astype(dtype), calc_q=True)
+    return np.array(h, dtype=dtype), np.array(z, dtype=dtype)
+
+
 def _active_block(h: np.ndarray, hi: int, eps: float) -> int:
     """The first row ``lo`` of the active block ``lo .. hi`` of the Hessenberg ``h``: no
     negligible subdiagonal entry inside it (the one above it, if any, is set to 0)."""
@@ -140,10 +147,8 @@ def _active_block(h: np.ndarray, hi: int, eps: float) -> int:
 
 
 def _real_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    n = a.shape[0]
-    h, z = hessenberg(a.astype(np.float64), calc_q=True)
-    h, z = np.array(h, dtype=np.float64), np.array(z, dtype=np.float64)
-    eps = np.finfo(np.float64).eps
+    h, z = _hessenberg_start(a, np.float64)
+    eps, n = np.finfo(np.float64).eps, a.shape[0]
     hi, steps, budget = n - 1, 0, 30 * max(n, 1)
     while hi > 0:
         lo = _active_block(h, hi, eps)
@@ -206,10 +211,8 @@ def _wilkinson_shift(h: np.ndarray, hi: int) -> complex:
 
 
 def _complex_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    n = a.shape[0]
-    h, z = hessenberg(a.astype(np.complex128), calc_q=True)
-    h, z = np.array(h, dtype=np.complex128), np.array(z, dtype=np.complex128)
-    eps = np.finfo(np.float64).eps
+    h, z = _hessenberg_start(a, np.complex128)
+    eps, n = np.finfo(np.float64).eps, a.shape[0]
     hi, steps, budget = n - 1, 0, 30 * max(n, 1)
     while hi > 0:
         lo = _active_block(h, hi, eps)
