@@ -125,20 +125,29 @@ def functions(lib: Any, x: dict[str, np.ndarray]) -> dict[str, tuple[Callable[..
     } | {name: (f, "a") for name, f in spectral_functions(lib, x).items()}
 
 
-def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
-    """For each function: value, JVP (tangent t), VJP (cotangent ct, cut to the output's
-    shape), the gradient of ``real(sum(f(x) * ct))`` and its JVP (tangent t2: second
-    order); and ``grad`` of ``|det|`` and of ``|det|^2``, with their JVPs."""
-    x = inputs(n, dt)
+def _leading_block(ct: np.ndarray, y: Any) -> np.ndarray:
+    """The leading block of ``ct`` of ``y``'s shape (its first row for a vector), real
+    for a real ``y``."""
+    block = ct[(0,) * (2 - np.ndim(y)) + tuple(slice(0, s) for s in np.shape(y))]
+    return block if np.iscomplexobj(y) else np.real(block)
+
+
+def derivatives(
+    lib: Any,
+    funcs: dict[str, tuple[Callable[..., Any], str]],
+    x: dict[str, np.ndarray],
+    cotangent: Callable[[np.ndarray, Any], np.ndarray],
+) -> dict[str, np.ndarray]:
+    """For each function of ``funcs`` (name -> (function, the input it takes)): value,
+    JVP (tangent ``t``), VJP (the cotangent ``cotangent(x["ct"], output)``), the
+    gradient of ``real(sum(f(x) * ct))`` and its JVP (tangent ``t2``: second order)."""
     jnp = lib.numpy
     out: dict[str, np.ndarray] = {}
-    for name, (f, arg) in functions(lib, x).items():
+    for name, (f, arg) in funcs.items():
         p = x[arg]
         y, ty = lib.jvp(f, (p,), (x["t"],))
         y2, pull = lib.vjp(f, p)
-        # the leading block of ct, of the output's shape (its first row for a vector)
-        ct = x["ct"][(0,) * (2 - np.ndim(y2)) + tuple(slice(0, s) for s in np.shape(y2))]
-        ct = ct if np.iscomplexobj(y2) else np.real(ct)
+        ct = cotangent(x["ct"], y2)
         (vjp,) = pull(np.asarray(ct, np.asarray(y2).dtype))
 
         def loss(a: Any, f: Any = f, ct: Any = ct) -> Any:
@@ -150,6 +159,16 @@ def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
         out[f"{name}/vjp"] = np.asarray(vjp)
         out[f"{name}/grad"] = np.asarray(g(p))
         out[f"{name}/grad_jvp"] = np.asarray(lib.jvp(g, (p,), (x["t2"],))[1])
+    return out
+
+
+def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
+    """For each function: value, JVP (tangent t), VJP (cotangent ct, cut to the output's
+    shape), the gradient of ``real(sum(f(x) * ct))`` and its JVP (tangent t2: second
+    order); and ``grad`` of ``|det|`` and of ``|det|^2``, with their JVPs."""
+    x = inputs(n, dt)
+    jnp = lib.numpy
+    out = derivatives(lib, functions(lib, x), x, _leading_block)
     la = jnp.linalg
 
     def absdet2(a: Any) -> Any:

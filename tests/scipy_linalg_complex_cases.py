@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+import linalg_complex_cases as lc
+
 SIZES = (2, 3)
 DTYPES = ("complex128", "complex64")
 
@@ -103,31 +105,19 @@ def functions(lib: Any, x: dict[str, np.ndarray]) -> dict[str, tuple[Callable[..
     }
 
 
+def _cotangent(ct: np.ndarray, y: Any) -> np.ndarray:
+    """The leading block of ``ct`` of ``y``'s shape (its corner for a scalar)."""
+    return ct[tuple(slice(0, s) for s in np.shape(y))] if np.ndim(y) else ct[0, 0]
+
+
 def case(lib: Any, n: int, dt: str) -> dict[str, np.ndarray]:
     """For each function: value, JVP (tangent t), VJP (cotangent ct, cut to the output's
     shape), the gradient of ``real(sum(f(x) * ct))`` and its JVP (tangent t2: second
     order); and the values of ``sqrtm``, ``hessenberg`` (``h`` and ``q``),
     ``solve_sylvester`` and ``eigh_tridiagonal`` (eigenvalues of complex ``e``)."""
     x = inputs(n, dt)
-    jnp = lib.numpy
     sl = lib.scipy.linalg
-    out: dict[str, np.ndarray] = {}
-    for name, (f, arg) in functions(lib, x).items():
-        p = x[arg]
-        y, ty = lib.jvp(f, (p,), (x["t"],))
-        y2, pull = lib.vjp(f, p)
-        ct = x["ct"][tuple(slice(0, s) for s in np.shape(y2))] if np.ndim(y2) else x["ct"][0, 0]
-        (vjp,) = pull(np.asarray(ct, np.asarray(y2).dtype))
-
-        def loss(a: Any, f: Any = f, ct: Any = ct) -> Any:
-            return jnp.real(jnp.sum(f(a) * ct))
-
-        g = lib.grad(loss)
-        out[f"{name}/value"] = np.asarray(y)
-        out[f"{name}/jvp"] = np.asarray(ty)
-        out[f"{name}/vjp"] = np.asarray(vjp)
-        out[f"{name}/grad"] = np.asarray(g(p))
-        out[f"{name}/grad_jvp"] = np.asarray(lib.jvp(g, (p,), (x["t2"],))[1])
+    out = lc.derivatives(lib, functions(lib, x), x, _cotangent)
     a = x["a"]
     out["sqrtm/value"] = np.asarray(sl.sqrtm(a))
     h, q = sl.hessenberg(a, calc_q=True)
