@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from functrace.jit import jit, kernels, parallel
+from functrace.jit import blas, jit, kernels, parallel
 
 pytestmark = pytest.mark.usefixtures("private_jit_cache")  # subprocesses compile into it
 
@@ -89,7 +89,9 @@ def test_the_suite_runs_one_thread_and_small_work_stays_serial() -> None:
     assert parallel.num_threads() == 1  # the suite's setting (conftest)
     assert not parallel.enabled()
     f32 = np.dtype(np.float32)
-    assert not isinstance(parallel.dot_for(f32, 1024, 1024, 1024), parallel.ParallelDot)
+    big = parallel.dot_for(f32, 1024, 1024, 1024)
+    if isinstance(big, parallel.ParallelDot):  # one block through functrace's own gemm
+        assert big.gemm is not None and big.gemm.own_copy and big.n_chunks == 1
     spec = kernels.KernelSpec(ndim=1)
     assert not parallel.kernel_in_parallel(spec, (1 << 20,))
     # Products too small for OpenBLAS's threads are np.dot as is.
@@ -135,7 +137,7 @@ def test_python_chunks_run_once_each_on_the_workers_and_report_errors(native_wor
     import threading
     import time
 
-    w = native_workers
+    _, w = native_workers
     seen: list[int] = []
     names: set[str] = set()
 
@@ -397,14 +399,23 @@ def _native_case(dtype: type, layout: str, by_rows: bool, seed: int) -> tuple:
     return a, b, int(ta), int(tb), int(by_rows), bounds, np.empty((m, n), dtype), want
 
 
-@pytest.fixture(scope="module")
-def native_workers():
+def _region(kind: str, dtype: type):
+    """The region kernel of one implementation: functrace's LLVM IR (the default) or
+    Numba's (``FUNCTRACE_JIT_KERNELS=numba``)."""
+    from functrace.jit import native_llvm, native_numba
+
+    return (native_llvm if kind == "llvm" else native_numba).region_kernel(np.dtype(dtype))
+
+
+@pytest.fixture(scope="module", params=["llvm", "numba"])
+def native_workers(request):
     from functrace.jit import native
 
-    if parallel._gemm("float32") is None:
+    if blas.gemm("float32") is None:
         pytest.skip("NumPy's BLAS has no cblas gemm found here")
     w = native.Worker(3)  # two worker threads, whatever this process's thread count
-    yield w
+    w.kernel = _region(request.param, np.float32)  # the kernel the workers wait in
+    yield request.param, w
     w.stop()
     for t in w.threads:
         t.join(timeout=10)
@@ -417,12 +428,12 @@ def test_native_region_computes_the_serial_blocks_bit_for_bit(native_workers) ->
     parallel result equals the same blocks computed in turn, for both dtypes, every
     transposition and both splits, many regions back to back (late claims of a region
     that ended must not touch the next)."""
-    from functrace.jit import native
 
-    w = native_workers
+    kind, w = native_workers
     for dtype in (np.float32, np.float64):
-        kernel = native.region_kernel(np.dtype(dtype))
-        addr, wide = parallel._gemm(np.dtype(dtype).name)
+        kernel = _region(kind, dtype)
+        g = blas.gemm(dtype)
+        addr, wide = g.addr, g.wide
         for i, (layout, by_rows) in enumerate(
             (lay, rows) for lay in ("NN", "TN", "NT", "TT") for rows in (True, False)
         ):
@@ -442,20 +453,21 @@ def test_native_workers_take_blocks_and_a_busy_region_runs_serially(native_worke
     import threading
     import time
 
-    from functrace.jit import native
+    from functrace.jit import native_layout
 
-    w = native_workers
-    kernel = native.region_kernel(np.dtype(np.float32))
-    addr, wide = parallel._gemm("float32")
+    kind, w = native_workers
+    kernel = _region(kind, np.float32)
+    g = blas.gemm("float32")
+    addr, wide = g.addr, g.wide
     rng = np.random.default_rng(1)
     a = rng.standard_normal((512, 384)).astype(np.float32)
     b = rng.standard_normal((384, 256)).astype(np.float32)
     bounds = np.array(parallel._chunk_bounds(512, 16, 16), np.int64)
     out = np.empty((512, 256), np.float32)
-    before, deadline = int(w.ctl[native.TAKEN]), time.monotonic() + 60
-    while int(w.ctl[native.TAKEN]) == before and time.monotonic() < deadline:
+    before, deadline = int(w.ctl[native_layout.TAKEN]), time.monotonic() + 60
+    while int(w.ctl[native_layout.TAKEN]) == before and time.monotonic() < deadline:
         w.run(kernel, a, b, out, 0, 0, 1, bounds, addr, wide, True)
-    assert int(w.ctl[native.TAKEN]) > before  # the workers computed blocks
+    assert int(w.ctl[native_layout.TAKEN]) > before  # the workers computed blocks
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3)
     # While one Python thread's region holds the workers, another's runs serially.
     with w.busy:

@@ -449,7 +449,14 @@ def compile_kernel(source: str, args: list[ArgSpec], signature_text: str) -> Any
     """The entry point (a builtin function) of the kernel in ``source``; raises
     :class:`~functrace.jit.direct.Unsupported` for a kernel left to Numba."""
     symbol = "ftk_" + hashlib.sha256(source.encode()).hexdigest()[:24]
-    ir = translate(source, args, symbol) + _packed(symbol, args)
+    return compile_ir(translate(source, args, symbol), symbol, args, signature_text)
+
+
+def compile_ir(ir: str, symbol: str, args: list[ArgSpec], signature_text: str) -> Any:
+    """The entry point (a builtin function, returning None) of the function ``symbol``
+    defined in the LLVM IR ``ir``, taking ``args`` unboxed: a data pointer then the
+    dimensions of each array, the value of each scalar."""
+    ir = ir + _packed(symbol, args)
     message = ctypes.create_string_buffer(
         f"functrace.jit: direct kernel {symbol} expected arguments ({signature_text}); "
         "got other types, ranks or layouts".encode()
@@ -467,4 +474,4 @@ def compile_kernel(source: str, args: list[ArgSpec], signature_text: str) -> Any
     return _new_function(desc)
 
 
-__all__ = ["ENV", "available", "compile_kernel", "enabled"]
+__all__ = ["ENV", "available", "compile_ir", "compile_kernel", "enabled"]

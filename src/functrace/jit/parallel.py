@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace.jit import kernels
+from functrace.jit import blas, kernels
 
 MIN_KERNEL_SIZE = 1 << 18
 """Elements of a fused kernel's output from which its rows may be split across threads.
@@ -365,7 +365,7 @@ class _BlasScope:
     def _lookup(self) -> None:
         self.looked = True
         self.user_set = any(k in os.environ for k in kernels.BLAS_THREAD_VARS)
-        for lib in _numpy_openblas():
+        for lib in blas.numpy_openblas():
             get = kernels._first_attr(lib, "get_num_threads")
             put = kernels._first_attr(lib, "set_num_threads")
             if get is not None and put is not None:
@@ -462,41 +462,6 @@ def blas_impl(fn: Callable[..., Any]) -> Callable[..., Any]:
 # Products: gemm blocks on the pool
 # ---------------------------------------------------------------------------
 
-_GEMM_NAMES = {"float32": "sgemm", "float64": "dgemm"}
-
-
-@functools.lru_cache(maxsize=1)
-def _numpy_openblas() -> tuple[ctypes.CDLL, ...]:
-    """The OpenBLAS libraries loaded in the process, NumPy's own first (a SciPy or
-    other copy may be loaded too: the count scoped and the ``gemm`` called must be the
-    library NumPy's products use)."""
-    if not sys.platform.startswith("linux"):
-        return ()
-    np.dot(np.ones((2, 2)), np.ones((2, 2)))  # NumPy's BLAS is loaded
-    home = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
-    libs = kernels._openblas_libs()
-    ours = [lib for lib in libs if str(lib._name).startswith(home) and "numpy" in lib._name]
-    return tuple(ours + [lib for lib in libs if lib not in ours])
-
-
-@functools.lru_cache(maxsize=2)
-def _gemm(dtype_name: str) -> tuple[int, int] | None:
-    """The address of NumPy's OpenBLAS ``cblas_?gemm`` (what the native region kernel
-    calls) and whether its integers are 64-bit (1) or 32-bit (0); None when not
-    found."""
-    g = _GEMM_NAMES[dtype_name]
-    for lib in _numpy_openblas():
-        for prefix, suffix, wide in (
-            ("scipy_cblas_", "64_", 1),
-            ("cblas_", "64_", 1),
-            ("scipy_cblas_", "", 0),
-            ("cblas_", "", 0),
-        ):
-            fn = getattr(lib, f"{prefix}{g}{suffix}", None)
-            if fn is not None:
-                return ctypes.cast(fn, ctypes.c_void_p).value or 0, wide
-    return None
-
 
 def _blas_layout(x: np.ndarray) -> tuple[np.ndarray, int]:
     """``(c, t)`` with ``c`` C-contiguous and ``x`` equal to ``c`` (t=0) or ``c.T``
@@ -518,7 +483,7 @@ class ParallelDot:
     takes_out = True  # called like np.dot(a, b, out)
 
     def __init__(self, dtype: np.dtype, m: int, k: int, n: int) -> None:
-        self.gemm = _gemm(dtype.name)
+        self.gemm = blas.gemm(dtype)
         self.dtype = dtype
         self.native = native = _native()
         if self.gemm is not None:
@@ -538,12 +503,15 @@ class ParallelDot:
     def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         may_split = _blas.enter()
         try:
-            parallel, timed = self.site.choose()
+            parallel, timed = self.site.choose() if self.n_chunks > 1 else (False, False)
             # Either path computes the same blocks (one gemm call each), all here or in
             # turn with the workers: OpenBLAS may round a block differently from the
             # whole product (its float32 kernels do on some processors), so the results
             # never depend on the path, and so not on the machine's load.
-            blocks = may_split and self.gemm is not None and self.n_chunks > 1
+            # One block is worth a call of its own when functrace's gemm is not NumPy's
+            # (a copy of its OpenBLAS with wider kernels, see blas.py).
+            gemm = self.gemm
+            blocks = may_split and gemm is not None and (self.n_chunks > 1 or gemm.own_copy)
             if out is not None and not out.flags.c_contiguous:
                 blocks = False
             if (
@@ -572,9 +540,10 @@ class ParallelDot:
         if out is None:
             m = a.shape[1] if ta else a.shape[0]
             out = np.empty((m, b.shape[0] if tb else b.shape[1]), a.dtype)
-        addr, wide = self.gemm  # type: ignore[misc]
+        g = self.gemm
+        assert g is not None
         ran = self.native.workers(num_threads()).run(
-            self.region, a, b, out, ta, tb, self.by_rows, self.bounds_arr, addr, wide, parallel
+            self.region, a, b, out, ta, tb, self.by_rows, self.bounds_arr, g.addr, g.wide, parallel
         )
         return out, ran
 
@@ -583,7 +552,7 @@ class ParallelDot:
 
 
 def _native() -> Any:
-    """``functrace.jit.native`` (imported when first needed: it imports Numba)."""
+    """``functrace.jit.native`` (imported when first needed)."""
     from functrace.jit import native
 
     return native
@@ -614,8 +583,12 @@ def dot_for(dtype: np.dtype, m: int, k: int, n: int) -> Any:
     fmas = m * k * n
     if fmas <= GEMM_THREADED_FMAS or dtype.kind not in "fc" or dtype.itemsize < 4:
         return None
-    if fmas >= MIN_DOT_FMAS and dtype.name in _GEMM_NAMES and enabled():
-        return ParallelDot(dtype, m, k, n)
+    if dtype.name in blas.GEMM_NAMES:
+        if fmas >= MIN_DOT_FMAS and enabled():
+            return ParallelDot(dtype, m, k, n)
+        got = blas.gemm(dtype)
+        if got is not None and got.own_copy:
+            return ParallelDot(dtype, m, k, n)  # one block, functrace's gemm
     return _scoped(np.dot)
 
 
