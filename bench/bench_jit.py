@@ -389,8 +389,10 @@ DEPTHS = (2, 4, 8, 16)
 
 def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
     """First call of the MLP step (width 64, batch 32) at 2/4/8/16 hidden layers, each
-    in a fresh process: functrace with an empty kernel cache (cold) and again with the
-    cache that run filled (warm), at its defaults (direct kernels: nothing to cache)
+    in a fresh process: functrace on one thread with an empty kernel cache (cold) and
+    again with the cache that run filled (warm), cold at its default threads (no thread
+    variable set: large products split, as JAX's first call runs at its defaults), with
+    direct kernels (nothing to cache)
     and with every kernel through Numba (``FUNCTRACE_JIT_KERNELS=numba``), JAX (no
     persistent cache: every process compiles).
     Rounds interleave the depths and libraries; medians."""
@@ -404,6 +406,10 @@ def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
                 env = dict(os.environ, FUNCTRACE_CACHE_DIR=d)
                 samples.setdefault((depth, "cold"), []).append(_fresh(ft_code, env))
                 samples.setdefault((depth, "warm"), []).append(_fresh(ft_code, env))
+            with tempfile.TemporaryDirectory() as d:  # no thread variable: the defaults
+                env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+                env["FUNCTRACE_CACHE_DIR"] = d
+                samples.setdefault((depth, "default"), []).append(_fresh(ft_code, env))
             with tempfile.TemporaryDirectory() as d:  # every kernel through Numba
                 env = dict(os.environ, FUNCTRACE_CACHE_DIR=d, FUNCTRACE_JIT_KERNELS="numba")
                 samples.setdefault((depth, "numba"), []).append(_fresh(ft_code, env))
@@ -417,15 +423,15 @@ def depth_sweep(rounds: int, with_jax: bool) -> list[list[str]]:
         def med(kind: str, field: str = "first_call", depth: int = depth) -> float:
             return statistics.median(r[field] for r in samples[(depth, kind)])
 
-        cold, warm = med("cold"), med("warm")
+        cold, warm, default = med("cold"), med("warm"), med("default")
         kernels = int(med("cold", "compiled"))
-        row = [str(depth), f"{cold:.2f} s", str(kernels), f"{warm:.3f} s"]
+        row = [str(depth), f"{cold:.2f} s", str(kernels), f"{warm:.3f} s", f"{default:.2f} s"]
         row += [f"{med('numba'):.2f} s", f"{med('numba warm'):.3f} s"]
         if with_jax:
             jx = med("jax")
-            row += [f"{jx:.2f} s", f"{cold / jx:.2f}", f"{warm / jx:.2f}"]
+            row += [f"{jx:.2f} s", f"{cold / jx:.2f}", f"{warm / jx:.2f}", f"{default / jx:.2f}"]
         else:
-            row += ["n/a"] * 3
+            row += ["n/a"] * 4
         rows.append(row)
     return rows
 
@@ -699,11 +705,13 @@ def _run(workers: dict[str, Worker], rounds: int, per: dict[str, Any]) -> None:
             "ft cold cache",
             "kernels compiled",
             "ft warm cache",
+            "ft cold, defaults",
             "Numba only: cold",
             "warm",
             "JAX",
             "ft cold/JAX",
             "ft warm/JAX",
+            "defaults/JAX",
         ],
         depth_sweep(1 if QUICK else 3, Worker.jax_available()),
     )

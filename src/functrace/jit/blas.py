@@ -127,13 +127,15 @@ def load_copy(path: str, coretype: str) -> ctypes.CDLL:
     one thread, loaded from memory (OSError where that cannot be done)."""
     if not hasattr(os, "memfd_create"):
         raise OSError("no memfd_create on this platform")
-    with open(path, "rb") as f:
-        data = f.read()
     fd = os.memfd_create("functrace-openblas", getattr(os, "MFD_CLOEXEC", 0))
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        with open(path, "rb") as f:  # copied by the kernel, not through Python
+            size, done = os.fstat(f.fileno()).st_size, 0
+            while done < size:
+                sent = os.sendfile(fd, f.fileno(), done, size - done)
+                if sent <= 0:
+                    raise OSError(f"could not copy {path}")
+                done += sent
         settings = {"OPENBLAS_CORETYPE": coretype, "OPENBLAS_NUM_THREADS": "1"}
         with _env_lock:
             saved = {k: os.environ.get(k) for k in settings}

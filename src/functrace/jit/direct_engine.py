@@ -436,9 +436,10 @@ def _new_function(descriptor: np.ndarray) -> Any:
     return new(ctypes.addressof(_state["methoddef"]), descriptor, None)
 
 
-def _optimize(llvm: Any, tm: Any, mod: Any) -> None:
-    """Numba's pipeline: O3 with the loop vectorizer, no SLP vectorizer."""
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+def _optimize(llvm: Any, tm: Any, mod: Any, level: int = 3) -> None:
+    """Numba's pipeline: O3 with the loop vectorizer, no SLP vectorizer (``level``: a
+    lower speed level for code whose time is spent elsewhere)."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = True
     pto.slp_vectorization = False
     pb = llvm.create_pass_builder(tm, pto)
@@ -452,10 +453,12 @@ def compile_kernel(source: str, args: list[ArgSpec], signature_text: str) -> Any
     return compile_ir(translate(source, args, symbol), symbol, args, signature_text)
 
 
-def compile_ir(ir: str, symbol: str, args: list[ArgSpec], signature_text: str) -> Any:
+def compile_ir(
+    ir: str, symbol: str, args: list[ArgSpec], signature_text: str, level: int = 3
+) -> Any:
     """The entry point (a builtin function, returning None) of the function ``symbol``
     defined in the LLVM IR ``ir``, taking ``args`` unboxed: a data pointer then the
-    dimensions of each array, the value of each scalar."""
+    dimensions of each array, the value of each scalar; optimized at speed ``level``."""
     ir = ir + _packed(symbol, args)
     message = ctypes.create_string_buffer(
         f"functrace.jit: direct kernel {symbol} expected arguments ({signature_text}); "
@@ -465,7 +468,7 @@ def compile_ir(ir: str, symbol: str, args: list[ArgSpec], signature_text: str) -
         llvm, tm, ee = _engine()
         mod = llvm.parse_assembly(ir)
         mod.verify()
-        _optimize(llvm, tm, mod)
+        _optimize(llvm, tm, mod, level)
         ee.add_module(mod)
         ee.finalize_object()
         fn = ee.get_function_address(f"{symbol}.packed")

@@ -438,7 +438,7 @@ def region_kernel(dtype: np.dtype) -> Any:
         ArgSpec("spins", i64),
     ]
     sig = f"ctl=int64[1d C], a,b={dtype.name}[2d C], c={dtype.name}[2d C], bounds=int64[1d C], ints"
-    return direct_engine.compile_ir(ir, symbol, args, sig)
+    return direct_engine.compile_ir(ir, symbol, args, sig, level=0)  # control code
 
 
 __all__ = ["region_ir", "region_kernel"]

@@ -26,6 +26,10 @@
   threads are functrace's workers. A user who set ``OPENBLAS_NUM_THREADS`` (or another
   of ``kernels.BLAS_THREAD_VARS``) to more than one keeps OpenBLAS's threads for
   compiled products too.
+* **Which BLAS**: products call ``cblas_?gemm`` of NumPy's OpenBLAS, or of a private
+  copy of it with wider kernels where NumPy's runs narrower ones than the processor
+  has (``blas.py``); with such a copy, a product too small to split is still one call
+  of the copy's ``gemm`` (a :class:`ParallelDot` of one block), not ``np.dot``.
 
 Results do not depend on the path, so not on the machine's load: a split kernel
 computes every element with the same operations as the serial one, and a product that
@@ -52,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace.jit import blas, kernels
+from functrace.jit import blas, direct_engine, kernels
 
 MIN_KERNEL_SIZE = 1 << 18
 """Elements of a fused kernel's output from which its rows may be split across threads.
@@ -587,8 +591,11 @@ def dot_for(dtype: np.dtype, m: int, k: int, n: int) -> Any:
         if fmas >= MIN_DOT_FMAS and enabled():
             return ParallelDot(dtype, m, k, n)
         got = blas.gemm(dtype)
-        if got is not None and got.own_copy:
-            return ParallelDot(dtype, m, k, n)  # one block, functrace's gemm
+        if got is not None and got.own_copy and direct_engine.enabled():
+            # One block through functrace's gemm (with the LLVM region kernel: Numba's
+            # would cost a cold first call a second of compile for a product that
+            # never splits).
+            return ParallelDot(dtype, m, k, n)
     return _scoped(np.dot)
 
 
