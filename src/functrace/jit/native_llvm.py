@@ -19,39 +19,8 @@ from typing import Any
 import numpy as np
 
 from functrace.jit import direct_engine
+from functrace.jit import native_layout as layout
 from functrace.jit.direct import ArgSpec
-from functrace.jit.native_layout import (
-    _A,
-    _ADDR,
-    _B,
-    _BOUNDS,
-    _C,
-    _K,
-    _LDA,
-    _LDB,
-    _M,
-    _N,
-    _NO_TRANS,
-    _ROW_MAJOR,
-    _ROWS,
-    _SIZE,
-    _TA,
-    _TB,
-    _TRANS,
-    _WIDE,
-    CTL_SIZE,
-    DONE,
-    IDX,
-    IDX_BITS,
-    MAX_BLOCKS,
-    NEXT,
-    PYDONE,
-    PYGEN,
-    STATE,
-    STOP,
-    TAKEN,
-    YIELD,
-)
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
 
@@ -128,7 +97,7 @@ def _gemm_call(label: str, t: str, wide: bool) -> str:
     values = ("%M", "%N", "%k", "%lda", "%ldb", "%n")
     op = "add i64 {v}, 0" if wide else "trunc i64 {v} to i32"
     casts = "\n".join(f"  %{n}.{label} = " + op.format(v=v) for n, v in zip(names, values))
-    return _GEMM_CALL.format(label=label, T=t, I=i, casts=casts, ROW_MAJOR=_ROW_MAJOR)
+    return _GEMM_CALL.format(label=label, T=t, I=i, casts=casts, ROW_MAJOR=_FIELDS["ROW_MAJOR"])
 
 
 _GEMM = """
@@ -363,36 +332,12 @@ end:
 """
 
 _FIELDS = {
-    "NEXT": NEXT,
-    "DONE": DONE,
-    "STATE": STATE,
-    "STOP": STOP,
-    "TAKEN": TAKEN,
-    "YIELD": YIELD,
-    "PYGEN": PYGEN,
-    "PYDONE": PYDONE,
-    "ADDR": _ADDR,
-    "WIDE": _WIDE,
-    "SIZE": _SIZE,
-    "ROWS": _ROWS,
-    "M": _M,
-    "N": _N,
-    "K": _K,
-    "A": _A,
-    "LDA": _LDA,
-    "B": _B,
-    "LDB": _LDB,
-    "C": _C,
-    "TA": _TA,
-    "TB": _TB,
-    "BOUNDS": _BOUNDS,
-    "IDX": IDX,
-    "IDX_BITS": IDX_BITS,
-    "TRANS": _TRANS,
-    "NO_TRANS": _NO_TRANS,
-    "CTL_SIZE": CTL_SIZE,
-    "MAX_BLOCKS": MAX_BLOCKS,
+    name.lstrip("_"): getattr(layout, name)
+    for name in dir(layout)
+    if name.lstrip("_").isupper() and isinstance(getattr(layout, name), int)
 }
+"""The control array's offsets and constants, by name without the leading underscore
+(``NEXT``, ``M``, ``BOUNDS``, ``TRANS``...), for the IR templates."""
 _LL = {"float32": "float", "float64": "double"}
 
 
