@@ -127,7 +127,7 @@ def load_copy(path: str, coretype: str) -> ctypes.CDLL:
     one thread, loaded from memory (OSError where that cannot be done)."""
     if not hasattr(os, "memfd_create"):
         raise OSError("no memfd_create on this platform")
-    fd = os.memfd_create("functrace-openblas", getattr(os, "MFD_CLOEXEC", 0))
+    fd = os.memfd_create("functrace-blas-copy", getattr(os, "MFD_CLOEXEC", 0))
     try:
         with open(path, "rb") as f:  # copied by the kernel, not through Python
             size, done = os.fstat(f.fileno()).st_size, 0

@@ -552,7 +552,9 @@ class ParallelDot:
         return out, ran
 
     def __repr__(self) -> str:
-        return f"<functrace matrix product in up to {self.n_chunks} blocks>"
+        g = self.gemm
+        where = "" if g is None or not g.own_copy else f" ({g.source} kernels: a copy of OpenBLAS)"
+        return f"<functrace matrix product in up to {self.n_chunks} blocks{where}>"
 
 
 def _native() -> Any:
