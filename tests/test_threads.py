@@ -8,6 +8,8 @@ this process checks the rules that decide what may run in parallel. No timings.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import json
 import os
 import subprocess
@@ -422,18 +424,39 @@ def native_workers(request):
     assert not any(t.is_alive() for t in w.threads)
 
 
+@functools.cache
+def _gemm_of(source: str, dtype_name: str) -> tuple[int, int]:
+    """``(address, wide)`` of a ``cblas_?gemm``: the one compiled products call
+    (``chosen``), NumPy's OpenBLAS's, or a private copy of it with NumPy's kernels (what
+    ``blas.load_copy`` makes; on a machine with wider kernels than NumPy's, ``chosen``
+    is such a copy already)."""
+    name = blas.GEMM_NAMES[dtype_name]
+    if source == "chosen":
+        g = blas.gemm(dtype_name)
+        assert g is not None
+        return g.addr, g.wide
+    lib = blas.numpy_openblas()[0]
+    if source == "copy":
+        if not hasattr(os, "memfd_create"):
+            pytest.skip("no memfd_create here")
+        lib = blas.load_copy(str(lib._name), blas.corename(lib) or "Haswell")
+    fn, wide = blas._cblas(lib, name)  # type: ignore[misc]
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0, wide
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds OpenBLAS in /proc")
-def test_native_region_computes_the_serial_blocks_bit_for_bit(native_workers) -> None:
+@pytest.mark.parametrize("source", ["chosen", "numpy", "copy"])
+def test_native_region_computes_the_serial_blocks_bit_for_bit(native_workers, source) -> None:
     """Every block of a region is computed exactly once, by whichever thread: the
     parallel result equals the same blocks computed in turn, for both dtypes, every
     transposition and both splits, many regions back to back (late claims of a region
-    that ended must not touch the next)."""
+    that ended must not touch the next), with NumPy's OpenBLAS and with a private copy
+    of it (``blas.py``)."""
 
     kind, w = native_workers
     for dtype in (np.float32, np.float64):
         kernel = _region(kind, dtype)
-        g = blas.gemm(dtype)
-        addr, wide = g.addr, g.wide
+        addr, wide = _gemm_of(source, np.dtype(dtype).name)
         for i, (layout, by_rows) in enumerate(
             (lay, rows) for lay in ("NN", "TN", "NT", "TT") for rows in (True, False)
         ):
