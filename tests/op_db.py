@@ -730,3 +730,35 @@ ALL_OPS: list[OpInfo] = LAX_OPS + FNP_OPS + _extra_rows()
 SLOW_COMPILE_JIT: frozenset[str] = frozenset(
     {"random.t", "random.chisquare", "random.f", "random.generalized_normal"}
 )
+
+# ---------------------------------------------------------------------------
+# Rows whose order-2 gradient check is slow per example (fewer examples in make test)
+# ---------------------------------------------------------------------------
+
+# test_ops.py::test_check_grads draws 10 examples per row in ``make test`` and 100 in
+# ``make fuzz``; these rows draw 3 in ``make test`` (still 100 in ``make fuzz``). Each
+# example evaluates the function and its first two derivatives in both modes, and these
+# functions are long chains of primitives (series, continued fractions, erfc/log_ndtr
+# compositions). Seconds of the whole row (10 examples) in one ``make test`` run (2
+# workers, quiet 2-core AMD Zen 5) at commit 9389a48, where test_check_grads took 205 s
+# of the suite's ~910 worker-seconds and every other row under 2.1 s: truncnorm sf 9.1,
+# cdf 9.0, logsf 8.3, logcdf 8.2, logpdf 2.6; bessel_jn 7.2, owens_t 3.7, expn 3.4,
+# expi 3.0, spence 2.6, erfcx 2.5, poch 2.3, hyp1f1 2.2, sici_ci 2.2.
+SLOW_GRAD_CHECKS: frozenset[str] = frozenset(
+    {
+        "scipy.stats.truncnorm.sf",
+        "scipy.stats.truncnorm.cdf",
+        "scipy.stats.truncnorm.logsf",
+        "scipy.stats.truncnorm.logcdf",
+        "scipy.stats.truncnorm.logpdf",
+        "scipy.special.bessel_jn",
+        "scipy.special.owens_t",
+        "scipy.special.expn",
+        "scipy.special.expi",
+        "scipy.special.spence",
+        "scipy.special.erfcx",
+        "scipy.special.poch",
+        "scipy.special.hyp1f1",
+        "scipy.special.sici_ci",
+    }
+)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import functrace as ft
 from functrace.ir import eval_jaxpr
-from op_db import ALL_OPS, OpInfo, op_args
+from op_db import ALL_OPS, SLOW_GRAD_CHECKS, OpInfo, op_args
 from profiles import examples, long_profile
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -79,11 +79,7 @@ def _diff_argnums(op: OpInfo) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(op.args) if a.kind == "float")
 
 
-@long_profile
-@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in ALL_OPS if op.grad])
-@settings(max_examples=examples(10, 100))  # each example: order-2 checks, both modes
-@given(data=st.data())
-def test_check_grads(op: OpInfo, data) -> None:
+def _check_grads(op: OpInfo, data) -> None:
     args = data.draw(op_args(op, np.float64))
     nums = _diff_argnums(op)
 
@@ -101,3 +97,28 @@ def test_check_grads(op: OpInfo, data) -> None:
         atol=op.grad_tol,
         rtol=10 * op.grad_tol,
     )
+
+
+# Each example: order-2 checks, both modes. The rows of SLOW_GRAD_CHECKS (op_db.py) draw
+# fewer examples in make test; make fuzz draws as many for every row.
+_GRAD_ROWS = [op for op in ALL_OPS if op.grad]
+
+
+@long_profile
+@pytest.mark.parametrize(
+    "op", [pytest.param(op, id=op.name) for op in _GRAD_ROWS if op.name not in SLOW_GRAD_CHECKS]
+)
+@settings(max_examples=examples(10, 100))
+@given(data=st.data())
+def test_check_grads(op: OpInfo, data) -> None:
+    _check_grads(op, data)
+
+
+@long_profile
+@pytest.mark.parametrize(
+    "op", [pytest.param(op, id=op.name) for op in _GRAD_ROWS if op.name in SLOW_GRAD_CHECKS]
+)
+@settings(max_examples=examples(3, 100))
+@given(data=st.data())
+def test_check_grads_of_slow_rows(op: OpInfo, data) -> None:
+    _check_grads(op, data)
