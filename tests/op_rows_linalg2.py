@@ -154,6 +154,9 @@ def _numpy_rows() -> list[OpInfo]:
             lambda a: np.linalg.cond(_gen(np, a)),
             (S233,),
             ("svd",),
+            # second derivatives ~30 where sigma_min is small: the finite differences'
+            # error (they converge to the rule's value as eps shrinks)
+            grad_tol=1e-4,
         ),
         _row(
             "linalg.cond[p=-2,tall]",
@@ -439,7 +442,7 @@ def _matrix_function_rows() -> list[OpInfo]:
             ((4, 4),),
             (MAT,),
             prims=("dot_general",),
-            grad_tol=1e-4,  # second differences of entries up to ~20
+            grad_tol=1e-3,  # second differences of entries up to ~600 (near-degenerate reflections)
         ),
         _sp(
             "hessenberg[q]",
@@ -449,6 +452,7 @@ def _matrix_function_rows() -> list[OpInfo]:
             (MAT,),
             prims=("dot_general",),
             grad_order=1,
+            grad_tol=1e-4,  # first differences of entries up to ~10
         ),
         _sp(
             "solve_sylvester",
