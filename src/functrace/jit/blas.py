@@ -1,7 +1,7 @@
 """The ``gemm`` that compiled products call, and the OpenBLAS it comes from.
 
 Large 2-D products of a jitted program are computed by ``cblas_?gemm`` calls of their
-own (``parallel.ParallelDot``, ``native.gemm_region``), not through ``np.dot``. The
+own (``parallel.ParallelDot``, the region kernels of ``native.py``), not ``np.dot``. The
 function called is NumPy's OpenBLAS's, with one exception:
 
 * **A copy of NumPy's OpenBLAS with wider kernels.** NumPy's OpenBLAS runs the kernel

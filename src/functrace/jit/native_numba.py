@@ -252,9 +252,9 @@ def gemm_region(ctl, a, b, c, ta, tb, by_rows, bounds, addr, wide, role, spins):
     """``c = op(a) @ op(b)`` in the blocks ``bounds`` (role 1: published to the
     workers and taken in turn with them; role 2: all here, in order, ``ctl``
     untouched), a worker's loop (role 0, ``addr`` the last region of Python chunks it
-    saw; the arrays are not read; returns its exit code, see :func:`_worker`), or the
-    wait for the region of Python chunks number ``spins`` to finish (role 3). Returns
-    0 but for role 0."""
+    saw; the arrays are not read; its exit code, see :func:`_worker`, is returned and
+    written to ``bounds[0]``, as the LLVM kernel writes it), or the wait for the region
+    of Python chunks number ``spins`` to finish (role 3). Returns 0 but for role 0."""
     if role == 0:
         code = _worker(ctl, spins, addr)
         bounds[0] = code
