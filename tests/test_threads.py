@@ -8,7 +8,6 @@ this process checks the rules that decide what may run in parallel. No timings.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import json
 import os
@@ -430,18 +429,16 @@ def _gemm_of(source: str, dtype_name: str) -> tuple[int, int]:
     (``chosen``), NumPy's OpenBLAS's, or a private copy of it with NumPy's kernels (what
     ``blas.load_copy`` makes; on a machine with wider kernels than NumPy's, ``chosen``
     is such a copy already)."""
-    name = blas.GEMM_NAMES[dtype_name]
-    if source == "chosen":
-        g = blas.gemm(dtype_name)
-        assert g is not None
-        return g.addr, g.wide
-    lib = blas.numpy_openblas()[0]
-    if source == "copy":
-        if not hasattr(os, "memfd_create"):
-            pytest.skip("no memfd_create here")
-        lib = blas.load_copy(str(lib._name), blas.corename(lib) or "Haswell")
-    fn, wide = blas._cblas(lib, name)  # type: ignore[misc]
-    return ctypes.cast(fn, ctypes.c_void_p).value or 0, wide
+    g = blas.gemm(dtype_name)
+    if source != "chosen":
+        lib = blas.numpy_openblas()[0]
+        if source == "copy":
+            if not hasattr(os, "memfd_create"):
+                pytest.skip("no memfd_create here")
+            lib = blas.load_copy(str(lib._name), blas.corename(lib) or "Haswell")
+        g = blas.gemm_in(lib, dtype_name, source)
+    assert g is not None
+    return g.addr, g.wide
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds OpenBLAS in /proc")

@@ -160,26 +160,30 @@ def load_copy(path: str, coretype: str) -> ctypes.CDLL:
 _open_copies: list[int] = []
 
 
-def _sgemm_seconds(lib: ctypes.CDLL, rounds: int = 7, calls: int = 20) -> list[float]:
-    """The time of ``calls`` 64x64x64 float32 products through ``lib``'s ``sgemm``, per
-    round (a size OpenBLAS never threads)."""
+def sgemm(lib: ctypes.CDLL, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
+    """``c = a @ b`` by ``lib``'s ``cblas_sgemm`` (C-contiguous float32 operands)."""
     got = _cblas(lib, "sgemm")
     assert got is not None
     fn, wide = got
-    n = 64
-    a, b = np.ones((n, n), np.float32), np.ones((n, n), np.float32)
-    c = np.empty((n, n), np.float32)
-    i = ctypes.c_int64 if wide else ctypes.c_int
-    p = ctypes.c_void_p
-    fn.restype = None
-    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, i, i, i, ctypes.c_float, p, i,
-                   p, i, ctypes.c_float, p, i]  # fmt: skip
-    args = (101, 111, 111, n, n, n, 1.0, a.ctypes.data, n, b.ctypes.data, n, 0.0, c.ctypes.data, n)
+    if fn.restype is not None:  # (ctypes keeps one function object per library)
+        i, p = (ctypes.c_int64 if wide else ctypes.c_int), ctypes.c_void_p
+        fn.restype = None
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, i, i, i, ctypes.c_float, p, i,
+                       p, i, ctypes.c_float, p, i]  # fmt: skip
+    (m, k), n = a.shape, b.shape[1]
+    fn(101, 111, 111, m, n, k, 1.0, a.ctypes.data, k, b.ctypes.data, n, 0.0, c.ctypes.data, n)
+
+
+def _sgemm_seconds(lib: ctypes.CDLL, rounds: int, calls: int = 20) -> list[float]:
+    """The time of ``calls`` 64x64x64 float32 products through ``lib``'s ``sgemm``, per
+    round (a size OpenBLAS never threads)."""
+    a = b = np.ones((64, 64), np.float32)
+    c = np.empty((64, 64), np.float32)
     out = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(calls):
-            fn(*args)
+            sgemm(lib, a, b, c)
         out.append(time.perf_counter() - t0)
     return out
 
@@ -189,8 +193,8 @@ def _faster(copy: ctypes.CDLL, numpy_lib: ctypes.CDLL) -> bool:
     mine: list[float] = []
     theirs: list[float] = []
     for _ in range(3):
-        mine += _sgemm_seconds(copy, rounds=3)
-        theirs += _sgemm_seconds(numpy_lib, rounds=3)
+        mine += _sgemm_seconds(copy, 3)
+        theirs += _sgemm_seconds(numpy_lib, 3)
     return min(mine) <= FASTER * min(theirs)
 
 
@@ -235,19 +239,27 @@ def _wider_copy() -> tuple[ctypes.CDLL, str] | None:
 _gemm_lock = threading.Lock()
 
 
+def gemm_in(lib: ctypes.CDLL, dtype: np.dtype | str, source: str) -> Gemm | None:
+    """``lib``'s ``cblas_?gemm`` for ``dtype`` as a :class:`Gemm` labelled ``source``."""
+    got = _cblas(lib, GEMM_NAMES[np.dtype(dtype).name])
+    if got is None:
+        return None
+    return Gemm(ctypes.cast(got[0], ctypes.c_void_p).value or 0, got[1], source)
+
+
 @functools.lru_cache(maxsize=2)
 def _gemm(dtype_name: str) -> Gemm | None:
     with _gemm_lock:
-        name = GEMM_NAMES[dtype_name]
         wider = _wider_copy()
         if wider is not None:
-            got = _cblas(wider[0], name)
-            if got is not None:
-                return Gemm(ctypes.cast(got[0], ctypes.c_void_p).value or 0, got[1], wider[1])
+            copy, family = wider
+            found = gemm_in(copy, dtype_name, family)
+            if found is not None:
+                return found
         for lib in numpy_openblas():
-            got = _cblas(lib, name)
-            if got is not None:
-                return Gemm(ctypes.cast(got[0], ctypes.c_void_p).value or 0, got[1], "numpy")
+            found = gemm_in(lib, dtype_name, "numpy")
+            if found is not None:
+                return found
         return None
 
 
@@ -257,4 +269,13 @@ def gemm(dtype: np.dtype | str) -> Gemm | None:
     return _gemm(np.dtype(dtype).name)
 
 
-__all__ = ["Gemm", "corename", "cpu_flags", "gemm", "load_copy", "numpy_openblas"]
+__all__ = [
+    "Gemm",
+    "corename",
+    "cpu_flags",
+    "gemm",
+    "gemm_in",
+    "load_copy",
+    "numpy_openblas",
+    "sgemm",
+]

@@ -503,6 +503,11 @@ class ParallelDot:
         self.n_chunks = len(self.bounds) - 1
         self.by_rows = by_rows
         self.site = _Chooser()
+        # gemm blocks of its own (else np.dot): when there are several, or when one is
+        # worth a call of its own (functrace's gemm is not NumPy's: a copy of its
+        # OpenBLAS with wider kernels, see blas.py).
+        g = self.gemm
+        self.in_blocks = g is not None and (self.n_chunks > 1 or g.own_copy)
 
     def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         may_split = _blas.enter()
@@ -512,10 +517,7 @@ class ParallelDot:
             # turn with the workers: OpenBLAS may round a block differently from the
             # whole product (its float32 kernels do on some processors), so the results
             # never depend on the path, and so not on the machine's load.
-            # One block is worth a call of its own when functrace's gemm is not NumPy's
-            # (a copy of its OpenBLAS with wider kernels, see blas.py).
-            gemm = self.gemm
-            blocks = may_split and gemm is not None and (self.n_chunks > 1 or gemm.own_copy)
+            blocks = may_split and self.in_blocks
             if out is not None and not out.flags.c_contiguous:
                 blocks = False
             if (
