@@ -7,6 +7,7 @@ import ctypes
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -28,15 +29,8 @@ def _numpy_lib() -> ctypes.CDLL:
 
 
 def _sgemm(lib: ctypes.CDLL, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    fn, wide = blas._cblas(lib, "sgemm")  # type: ignore[misc]
-    m, k = a.shape
-    n = b.shape[1]
-    c = np.empty((m, n), np.float32)
-    i, p = (ctypes.c_int64 if wide else ctypes.c_int), ctypes.c_void_p
-    fn.restype = None
-    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, i, i, i, ctypes.c_float, p, i,
-                   p, i, ctypes.c_float, p, i]  # fmt: skip
-    fn(101, 111, 111, m, n, k, 1.0, a.ctypes.data, k, b.ctypes.data, n, 0.0, c.ctypes.data, n)
+    c = np.empty((a.shape[0], b.shape[1]), np.float32)
+    blas.sgemm(lib, a, b, c)
     return c
 
 
@@ -116,11 +110,7 @@ def test_products_through_a_copy_of_the_blas(monkeypatch) -> None:
     (this suite's setting): each large product is one gemm block of its own."""
     lib = _numpy_lib()
     copy = blas.load_copy(str(lib._name), blas.corename(lib) or "Haswell")
-    stand_in = {}
-    for dtype, name in blas.GEMM_NAMES.items():
-        fn, wide = blas._cblas(copy, name)  # type: ignore[misc]
-        addr = ctypes.cast(fn, ctypes.c_void_p).value or 0
-        stand_in[dtype] = blas.Gemm(addr, wide, "a stand-in copy")
+    stand_in = {dt: blas.gemm_in(copy, dt, "a stand-in copy") for dt in blas.GEMM_NAMES}
     monkeypatch.setattr(blas, "gemm", lambda dtype: stand_in[np.dtype(dtype).name])
     assert not parallel.enabled()
     for dtype, tol in ((np.float32, 1e-4), (np.float64, 1e-12)):
@@ -142,3 +132,27 @@ def test_products_through_a_copy_of_the_blas(monkeypatch) -> None:
         ex, ew = ft.grad(lambda x, w: f(x, w).sum(), argnums=(0, 1))(x, w)
         np.testing.assert_allclose(np.asarray(gx), np.asarray(ex), rtol=tol, atol=tol)
         np.testing.assert_allclose(np.asarray(gw), np.asarray(ew), rtol=tol, atol=tol)
+        # Composed: jit of vmap (a batch of 3 becomes one 2-D product of 3x as many
+        # rows), jvp under jit, and the same compiled program called from two Python
+        # threads at once (each call's blocks are its own).
+        xs = rng.standard_normal((3, 96, 80)).astype(dtype)
+        vm = ft.jit(ft.vmap(f, in_axes=(0, None)))(xs, w)
+        np.testing.assert_allclose(np.asarray(vm), np.stack([f(xi, w) for xi in xs]),
+                                   rtol=tol, atol=tol)  # fmt: skip
+        tx = rng.standard_normal(x.shape).astype(dtype)
+        _, jt = ft.jit(lambda x, t, w=w: ft.jvp(lambda x: f(x, w), (x,), (t,)))(x, tx)
+        _, et = ft.jvp(lambda x, w=w: f(x, w), (x,), (tx,))
+        np.testing.assert_allclose(np.asarray(jt), np.asarray(et), rtol=tol, atol=tol)
+        jf, outs = ft.jit(f), {}
+
+        def call(i: int, jf=jf, xs=xs, w=w, outs=outs) -> None:
+            outs[i] = jf(xs[i], w)
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i in range(3):
+            np.testing.assert_allclose(np.asarray(outs[i]), np.asarray(f(xs[i], w)),
+                                       rtol=tol, atol=tol)  # fmt: skip
