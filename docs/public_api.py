@@ -58,7 +58,12 @@ MODULES = [
     "functrace.experimental",
 ]
 # Packages whose public submodules are documented too, found when the reference is built.
-PACKAGES = ["functrace.scipy", "functrace.example_libraries", "functrace.scipy.stats"]
+PACKAGES = [
+    "functrace.scipy",
+    "functrace.example_libraries",
+    "functrace.scipy.stats",
+    "functrace.experimental",
+]
 
 
 def modules() -> list[types.ModuleType]:

@@ -74,6 +74,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.debug",
             "functrace.ad_checkpoint",
             "functrace.experimental",
+            "functrace.experimental.*",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

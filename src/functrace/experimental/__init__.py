@@ -3,10 +3,15 @@
 ``io_callback`` (``from jax.experimental import io_callback``) is
 :func:`functrace.api.io_callback`: a callback with side effects that is never removed
 as dead code and runs under ``jit``.
+
+``ode.odeint`` (``from jax.experimental.ode import odeint``) integrates an ODE with
+JAX's adaptive Dormand-Prince solver, differentiable by the adjoint method
+(:mod:`functrace.experimental.ode`).
 """
 
 from __future__ import annotations
 
 from functrace.api._callback import io_callback
+from functrace.experimental import ode
 
-__all__ = ["io_callback"]
+__all__ = ["io_callback", "ode"]
