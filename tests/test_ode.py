@@ -115,6 +115,11 @@ def test_float32_stays_float32():
     ys = odeint(lambda y, t: -y, np.ones(3, np.float32), np.linspace(0, 1, 3, dtype=np.float32),
                 rtol=1e-5, atol=1e-5)  # fmt: skip
     assert ys.dtype == np.float32
+    # a float64 factor in func: the derivative is taken at the state's precision
+    k = np.float64(1.0)
+    ys = odeint(lambda y, t: -k * y, np.ones(3, np.float32), np.linspace(0, 1, 3, dtype=np.float32),
+                rtol=1e-5, atol=1e-5)  # fmt: skip
+    assert ys.dtype == np.float32
     np.testing.assert_allclose(np.asarray(ys)[:, 0], np.exp(-np.linspace(0, 1, 3)), rtol=1e-5)
 
 
@@ -187,6 +192,8 @@ def test_bad_input_names_odeint():
         odeint(f, np.array([1, 2]), np.linspace(0, 1, 3))
     with pytest.raises(TypeError, match="odeint: expected func to return the time derivative"):
         odeint(lambda y, t: [y, y], 1.0, np.linspace(0, 1, 3))
+    with pytest.raises(TypeError, match="a complex derivative needs a complex y0"):
+        odeint(lambda y, t: 1j * y, 1.0, np.linspace(0, 1, 3))
     with pytest.raises(TypeError, match="custom_vjp"):  # forward mode, as in JAX
         ft.jvp(lambda y0: odeint(f, y0, np.linspace(0, 1, 3)), (1.0,), (1.0,))
 

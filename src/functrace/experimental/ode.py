@@ -34,7 +34,7 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core, lax
-from functrace.api import closure_convert, vjp
+from functrace.api import closure_convert, vjp, vmap
 from functrace.custom_derivatives import custom_vjp
 from functrace.flatten_util import ravel_pytree
 from functrace.tree_util import tree_leaves, tree_map
@@ -138,13 +138,14 @@ def odeint(
         # As in JAX, only the flattened lengths must agree: a derivative that
         # broadcasts a leaf to another shape of the same size is accepted.
         flat = ravel_pytree(converted(unravel(y), s, *a))[0]
-        if core.get_aval(flat).shape != y_aval.shape:
+        got = core.get_aval(flat)
+        if got.shape != y_aval.shape or (got.dtype.kind == "c" and y_aval.dtype.kind != "c"):
             raise TypeError(
                 f"odeint: expected func to return the time derivative of y, a pytree "
-                f"like y0 of {y_aval.shape[0]} numbers in all, got "
-                f"{core.get_aval(flat).shape[0]}."
+                f"like y0 of {y_aval.shape[0]} {y_aval.dtype} numbers in all, got "
+                f"{got.shape[0]} {got.dtype} (a complex derivative needs a complex y0)."
             )
-        return flat
+        return flat.astype(y_aval.dtype)  # the state's precision (float32 stays float32)
 
     if y_aval.shape[0] == 0:  # nothing to integrate
         n = aval.shape[0]
@@ -162,8 +163,7 @@ def _is_value(x: Any) -> bool:
 
 def _unravel_rows(unravel: Callable[[Any], Any], ys: Any) -> Any:
     """The pytree of ``unravel`` applied to each row of ``ys``, leaves stacked."""
-    rows = [unravel(ys[i]) for i in range(core.get_aval(ys).shape[0])]
-    return tree_map(lambda *leaves: fnp.stack(leaves), *rows)
+    return vmap(unravel)(ys)
 
 
 def _rk_step(f: Callable[[Any, Any], Any], y0: Any, f0: Any, t0: Any, dt: Any) -> Any:
