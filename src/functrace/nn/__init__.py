@@ -17,7 +17,11 @@ Linear(weight=f32[2,3], bias=f32[2], in_features=3, out_features=2)
 from __future__ import annotations
 
 from functrace.nn import functional, initializers
-from functrace.nn._attention import MultiheadAttention, scaled_dot_product_attention
+from functrace.nn._attention import (
+    MultiheadAttention,
+    dot_product_attention,
+    scaled_dot_product_attention,
+)
 from functrace.nn._basic import MLP, Lambda, Linear, Sequential
 from functrace.nn._batchnorm import BatchNorm1d, BatchNorm2d, BatchNormState, batch_norm
 from functrace.nn._conv import (
@@ -192,6 +196,7 @@ __all__ = [
     "relu6",
     "rms_norm",
     "scaled_dot_product_attention",
+    "dot_product_attention",
     "selu",
     "sigmoid",
     "silu",

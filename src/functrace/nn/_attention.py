@@ -361,3 +361,169 @@ class MultiheadAttention(Module):
             km = fnp.reshape(additive(m, "key_padding_mask"), (N, 1, 1, S))
             mask = km if mask is None else mask + km
         return mask
+
+
+# ---------------------------------------------------------------------------
+# jax.nn.dot_product_attention
+# ---------------------------------------------------------------------------
+
+
+def _to_4d(x: Any) -> Any:
+    x = _as_array(x)
+    missing = 4 - len(_shape(x))
+    return fnp.reshape(x, (1,) * missing + _shape(x)) if missing > 0 else x
+
+
+def _grouped(fname: str, what: str, t: Any, n: int, k: int) -> Any:
+    """A ``(B|1, N|1, T|1, S|1)`` bias or mask as ``(B|1, K|1, G|1, T|1, S|1)``."""
+    tb, tn, tt, ts = _shape(t)
+    if tn == 1:
+        return fnp.reshape(t, (tb, 1, 1, tt, ts))
+    if tn != n:
+        raise ValueError(
+            f"{fname}: expected {what} with 1 or {n} heads (axis -3), got shape {_shape(t)}."
+        )
+    return fnp.reshape(t, (tb, k, n // k, tt, ts))
+
+
+def dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    bias: Any = None,
+    mask: Any = None,
+    *,
+    scale: float | None = None,
+    is_causal: bool = False,
+    query_seq_lengths: Any = None,
+    key_value_seq_lengths: Any = None,
+    local_window_size: int | tuple[int, int] | None = None,
+    implementation: str | None = None,
+    return_residual: bool = False,
+) -> Any:
+    """``softmax(query @ key^T * scale + bias, masked) @ value`` per head, with JAX's
+    layout and masking (``jax.nn.dot_product_attention``).
+
+    Shapes: ``query (B, T, N, H)``, ``key`` and ``value (B, S, K, H)`` (or without the
+    batch axis); ``N`` a multiple of ``K`` (grouped-query attention; ``K = 1`` is
+    multi-query). ``bias`` (added) and ``mask`` (boolean, True = attend) are 4-d and
+    broadcast to ``(B, N, T, S)``. ``is_causal`` keeps keys ``j <= i``,
+    ``local_window_size=(left, right)`` (an int: both) keys ``i - left <= j <= i +
+    right``, ``query_seq_lengths``/``key_value_seq_lengths`` (integers, shape ``(B,)``)
+    the first positions of each example; queries past their length give zeros. As in
+    JAX, masked logits become a large negative number (so a row with every key masked
+    attends to all keys equally, where ``scaled_dot_product_attention`` gives zeros),
+    and the softmax runs in float32 for float16/float32 inputs; float64 inputs keep
+    float64 (JAX rounds them to float32 there). ``return_residual=True`` also returns
+    the softmax's log-sum-exp, shape ``(B, T, N)``, without a gradient. ``implementation``
+    ``None`` or ``"xla"`` (the same computation here; ``"cudnn"`` is JAX's GPU kernel).
+    """
+    fname = "dot_product_attention"
+    if implementation not in (None, "xla"):
+        raise ValueError(
+            f"{fname}: expected implementation None or 'xla', got {implementation!r} "
+            f"(functrace runs on the CPU)."
+        )
+    out_shape = _shape(_as_array(query))
+    q, k, v = _to_4d(query), _to_4d(key), _to_4d(value)
+    b, s, kh, h = _shape(k)
+    if len(_shape(q)) != 4 or len(_shape(v)) != 4 or len(_shape(k)) != 4:
+        raise ValueError(
+            f"{fname}: expected query, key and value of rank 3 or 4, got shapes "
+            f"{_shape(q)}, {_shape(k)}, {_shape(v)}."
+        )
+    if _shape(v) != (b, s, kh, h) or _shape(q)[0] != b or _shape(q)[3] != h:
+        raise ValueError(
+            f"{fname}: expected key and value of one shape (B, S, K, H) and query (B, T, N, "
+            f"H), got shapes {_shape(q)}, {_shape(k)}, {_shape(v)}."
+        )
+    if not (_dtype(q) == _dtype(k) == _dtype(v)) or _dtype(k).kind != "f":
+        raise TypeError(
+            f"{fname}: expected query, key and value of one floating dtype, got "
+            f"{_dtype(q)}, {_dtype(k)}, {_dtype(v)}."
+        )
+    t, n = _shape(q)[1], _shape(q)[2]
+    if n % kh != 0:
+        raise ValueError(
+            f"{fname}: expected a number of query heads that is a multiple of the key/value "
+            f"heads, got {n} and {kh}."
+        )
+    g = n // kh
+    logits_dtype = np.promote_types(_dtype(k), np.float32)
+    qg = fnp.reshape(q, (b, t, kh, g, h)).astype(logits_dtype)
+    logits = fnp.einsum("btkgh,bskh->bkgts", qg, k.astype(logits_dtype))
+    sc = 1.0 / math.sqrt(h) if scale is None else scale
+    logits = logits * fnp.asarray(sc, logits_dtype)
+    if bias is not None:
+        bias4 = _to_4d(bias)
+        _broadcastable(fname, "bias", _shape(bias4), (b, n, t, s))
+        logits = (logits + _grouped(fname, "bias", bias4, n, kh)).astype(logits_dtype)
+    keep = _keep_mask(fname, mask, is_causal, local_window_size, query_seq_lengths,
+                      key_value_seq_lengths, (b, n, t, s), kh)  # fmt: skip
+    if keep is not None:
+        big = -0.7 * min(float(np.finfo(logits_dtype).max), float(np.finfo(np.float32).max))
+        logits = fnp.where(keep, logits, fnp.asarray(big, logits_dtype))
+    m = _lax.stop_gradient(fnp.max(logits, axis=-1, keepdims=True))
+    e = fnp.exp(logits - m)
+    total = fnp.sum(e, axis=-1, keepdims=True)
+    probs = (e / total).astype(_dtype(k))
+    out = fnp.reshape(fnp.einsum("bkgts,bskh->btkgh", probs, v), (b, t, n, h))
+    if query_seq_lengths is not None:
+        rows = fnp.arange(t)[None, :] < fnp.asarray(query_seq_lengths)[:, None]
+        out = out * rows[:, :, None, None].astype(_dtype(out))
+    out = fnp.reshape(out, out_shape)
+    if not return_residual:
+        return out
+    lse = (fnp.log(total) + m)[..., 0].astype(_dtype(k))  # (B, K, G, T)
+    lse = fnp.reshape(fnp.transpose(lse, (0, 3, 1, 2)), (b, t, n))
+    return out, _lax.stop_gradient(fnp.reshape(lse, out_shape[:-1]))
+
+
+def _keep_mask(
+    fname: str,
+    mask: Any,
+    is_causal: bool,
+    window: int | tuple[int, int] | None,
+    q_len: Any,
+    kv_len: Any,
+    full: tuple[int, int, int, int],
+    kh: int,
+) -> Any:
+    """Which logits take part, grouped ``(B|1, K|1, G|1, T, S)``; None: all of them."""
+    b, n, t, s = full
+    keep = None
+
+    def both(m: Any) -> Any:
+        return m if keep is None else fnp.logical_and(keep, m)
+
+    if mask is not None:
+        m4 = _to_4d(mask)
+        if _dtype(m4) != np.bool_:
+            raise TypeError(
+                f"{fname}: expected a boolean mask (True = attend; pass an additive mask as "
+                f"bias), got dtype {_dtype(m4)}."
+            )
+        _broadcastable(fname, "mask", _shape(m4), full)
+        keep = both(_grouped(fname, "mask", m4, n, kh))
+    qi, kj = np.arange(t)[:, None], np.arange(s)[None, :]
+    if is_causal:
+        keep = both(np.tril(np.ones((t, s), bool)))
+    if window is not None:
+        left, right = (window, window) if isinstance(window, int) else window
+        keep = both((qi <= kj + left) & (qi >= kj - right))
+    for what, lengths, axis in (
+        ("query_seq_lengths", q_len, 3),
+        ("key_value_seq_lengths", kv_len, 4),
+    ):
+        if lengths is None:
+            continue
+        lengths = _as_array(lengths)
+        if _shape(lengths) != (b,) or _dtype(lengths).kind not in "iu":
+            raise ValueError(
+                f"{fname}: expected {what} of integers of shape {(b,)}, got shape "
+                f"{_shape(lengths)} and dtype {_dtype(lengths)}."
+            )
+        size = t if axis == 3 else s
+        pos = fnp.reshape(fnp.arange(size), (1,) * axis + (size,) + (1,) * (4 - axis))
+        keep = both(pos < fnp.reshape(lengths, (b, 1, 1, 1, 1)))
+    return keep
