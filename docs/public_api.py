@@ -56,6 +56,8 @@ MODULES = [
     "functrace.scipy",
     "functrace.example_libraries",
     "functrace.experimental",
+    "functrace.typing",
+    "functrace.dtypes",
 ]
 # Packages whose public submodules are documented too, found when the reference is built.
 PACKAGES = [

@@ -75,6 +75,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.ad_checkpoint",
             "functrace.experimental",
             "functrace.experimental.*",
+            "functrace.typing",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

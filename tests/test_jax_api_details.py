@@ -919,3 +919,28 @@ def test_cholesky_and_eigh_take_symmetrize_input_as_jax() -> None:
         ft.jit(partial(lin.eigh, symmetrize_input=True))(h)[0], np.linalg.eigvalsh(sym)
     )
     np.testing.assert_allclose(lin.cholesky(a), np.linalg.cholesky(a))
+
+
+def test_typing_and_dtypes_names_of_jax():
+    import functrace as ft
+    from functrace import dtypes
+    from functrace.typing import ArrayLike, DTypeLike
+
+    def scale(x: ArrayLike, dtype: DTypeLike = np.float32) -> ft.Array:
+        return ft.numpy.asarray(x, dtype) * 2
+
+    assert scale(np.ones(2)).dtype == np.float32
+    for ok in (np.ones(2), np.float32(1), 2, 2.5, 1j, True, ft.numpy.ones(2)):
+        assert isinstance(ok, ArrayLike)
+    assert not isinstance("2", ArrayLike) and not isinstance([1.0], ArrayLike)
+    assert dtypes.canonicalize_dtype(np.float64) == np.float64  # 64-bit types always on
+    assert dtypes.canonicalize_dtype("int8") == np.int8
+    assert dtypes.scalar_type_of(np.float32(1)) is float and dtypes.scalar_type_of(True) is bool
+    assert dtypes.scalar_type_of(np.ones(2, np.uint16)) is int
+    assert dtypes.itemsize_bits(np.bool_) == 8 and dtypes.itemsize_bits(np.complex64) == 64
+    assert dtypes.issubdtype(np.float32, np.floating) and dtypes.finfo(np.float32).bits == 32
+    assert dtypes.iinfo(np.int8).max == 127
+    with pytest.raises(TypeError, match="canonicalize_dtype: expected a dtype"):
+        dtypes.canonicalize_dtype(object())
+    with pytest.raises(TypeError, match="scalar_type_of: expected an array or a scalar"):
+        dtypes.scalar_type_of("x")

@@ -9,6 +9,7 @@ from functrace import (  # noqa: F401
     ad_checkpoint,
     data,
     debug,
+    dtypes,
     example_libraries,
     experimental,
     flatten_util,
@@ -23,6 +24,7 @@ from functrace import (  # noqa: F401
     testing,
     tree,
     tree_util,
+    typing,
 )
 from functrace._array import Array  # noqa: F401
 from functrace._config import config, debug_infs, debug_nans  # noqa: F401

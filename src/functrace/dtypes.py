@@ -80,18 +80,22 @@ def promote(*dtype_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
 
 
 def is_float(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is a real floating dtype."""
     return dtype.kind == "f"
 
 
 def is_inexact(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is floating or complex."""
     return dtype.kind in "fc"
 
 
 def is_integer(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is a signed or unsigned integer dtype."""
     return dtype.kind in "iu"
 
 
 def is_bool(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is ``bool``."""
     return dtype.kind == "b"
 
 
@@ -148,6 +152,61 @@ def convert(x: object, dtype: object) -> object:
     return out if is_array else out[()]
 
 
+# -- the names of ``jax.dtypes`` ---------------------------------------------------
+
+finfo = np.finfo
+iinfo = np.iinfo
+issubdtype = np.issubdtype
+
+
+def canonicalize_dtype(dtype: object, allow_extended_dtype: bool = False) -> np.dtype:
+    """The dtype arrays of ``dtype`` get (``jax.dtypes.canonicalize_dtype``): with
+    functrace's 64-bit types always on, ``dtype`` itself as a NumPy dtype (JAX gives
+    float32 for float64 while ``jax_enable_x64`` is off). ``allow_extended_dtype`` is
+    accepted (functrace has no extended dtypes).
+
+    >>> canonicalize_dtype("float64"), canonicalize_dtype(int)
+    (dtype('float64'), dtype('int64'))
+    """
+    try:
+        return np.dtype(dtype)  # type: ignore[call-overload,no-any-return]
+    except TypeError:
+        raise TypeError(
+            f"canonicalize_dtype: expected a dtype, a type or a dtype name, got "
+            f"{type(dtype).__name__} {dtype!r}."
+        ) from None
+
+
+def scalar_type_of(x: object) -> type:
+    """The Python scalar type of ``x``'s dtype: ``bool``, ``int`` (signed or unsigned
+    integers), ``float`` or ``complex`` (``jax.dtypes.scalar_type_of``).
+
+    >>> import numpy as np
+    >>> scalar_type_of(np.float32(1.0)), scalar_type_of(np.uint8(3))
+    (<class 'float'>, <class 'int'>)
+    """
+    dt = python_scalar_dtype(x) if type(x) in (bool, int, float, complex) else None
+    if dt is None:
+        dt = getattr(x, "dtype", None)
+        if not isinstance(dt, np.dtype):
+            raise TypeError(
+                f"scalar_type_of: expected an array or a scalar, got {type(x).__name__}."
+            )
+    kinds: dict[str, type] = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+    if dt.kind not in kinds:
+        raise TypeError(f"scalar_type_of: expected a numeric or boolean dtype, got {dt}.")
+    return kinds[dt.kind]
+
+
+def itemsize_bits(dtype: object) -> int:
+    """Bits per element of ``dtype`` (``jax.dtypes.itemsize_bits``; bool is 8).
+
+    >>> itemsize_bits("float16"), itemsize_bits(bool)
+    (16, 8)
+    """
+    return canonicalize_dtype(dtype).itemsize * 8
+
+
 def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
     low, high, lo_int, hi_int = float_to_int_limits(dt)
     if a.dtype.itemsize < 4:
@@ -167,9 +226,14 @@ def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 
 __all__ = [
+    "canonicalize_dtype",
     "convert",
     "float0",
     "float_to_int_limits",
+    "finfo",
+    "iinfo",
+    "issubdtype",
+    "itemsize_bits",
     "is_bool",
     "is_differentiable",
     "is_float",
@@ -177,6 +241,7 @@ __all__ = [
     "is_integer",
     "promote",
     "python_scalar_dtype",
+    "scalar_type_of",
     "short_name",
     "tangent_dtype",
     "to_inexact",
