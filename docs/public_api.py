@@ -64,6 +64,7 @@ PACKAGES = [
     "functrace.scipy",
     "functrace.example_libraries",
     "functrace.scipy.stats",
+    "functrace.scipy.sparse",
     "functrace.experimental",
 ]
 

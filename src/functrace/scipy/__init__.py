@@ -16,7 +16,8 @@ differentiates, batches and jits. SciPy itself is not needed.
   ``solve_sylvester``), ``_linalg_schur`` (``schur``) and ``_linalg_special`` (special
   matrices);
 * ``integrate`` (``trapezoid``), ``ndimage`` (``map_coordinates``), ``optimize``
-  (``minimize``) and ``signal`` (convolution, correlation, detrending);
+  (``minimize``), ``signal`` (convolution, correlation, detrending) and ``sparse.linalg``
+  (``cg``, ``bicgstab``);
 * ``_util``: the argument handling they share.
 
 >>> import functrace.scipy.special as fsp
@@ -24,4 +25,13 @@ differentiates, batches and jits. SciPy itself is not needed.
 1000.6931471805599
 """
 
-from functrace.scipy import integrate, linalg, ndimage, optimize, signal, special, stats  # noqa: F401
+from functrace.scipy import (  # noqa: F401
+    integrate,
+    linalg,
+    ndimage,
+    optimize,
+    signal,
+    sparse,
+    special,
+    stats,
+)

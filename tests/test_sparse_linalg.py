@@ -1,0 +1,66 @@
+"""``functrace.scipy.sparse.linalg`` (``cg``, ``bicgstab``) against JAX's numbers
+(recorded from ``sparse_linalg_cases.py``), direct solves, finite differences and the
+transforms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import functrace as ft
+from functrace.scipy.sparse.linalg import bicgstab, cg
+from functrace.test_util import check_grads
+from sparse_linalg_cases import NONSYM, SPD, B, cases
+
+FIXTURE = Path(__file__).parent / "fixtures" / "sparse_linalg_jax.npz"
+
+
+def test_iterations_solutions_and_gradients_match_jax():
+    want = np.load(FIXTURE)
+    got = cases(ft)
+    assert sorted(got) == sorted(k for k in want.files if k != "__about__")
+    for k, v in got.items():
+        np.testing.assert_allclose(v, want[k], rtol=1e-12, atol=1e-14, err_msg=k)
+
+
+@pytest.mark.parametrize("solve,A", [(cg, SPD), (bicgstab, NONSYM)], ids=["cg", "bicgstab"])
+def test_converged_solves_match_a_direct_solve_and_differentiate(solve, A):
+    x, info = solve(A, B, tol=1e-12)
+    assert info is None
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(A, B), rtol=1e-9)
+
+    def f(A, b):
+        return solve(A, b, tol=1e-13)[0]
+
+    check_grads(f, (A, B), order=2, modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)
+
+
+def test_vmap_over_right_hand_sides_matches_a_loop():
+    bs = np.stack([B, 2 * B + 1, -B])
+    for solve, A in ((cg, SPD), (bicgstab, NONSYM)):
+        loop = np.stack([np.asarray(solve(A, b, tol=1e-12)[0]) for b in bs])
+        batched = ft.vmap(lambda b, solve=solve, A=A: solve(A, b, tol=1e-12)[0])(bs)
+        np.testing.assert_allclose(np.asarray(batched), loop, rtol=1e-10, atol=1e-14)
+        jitted = ft.jit(ft.vmap(lambda b, solve=solve, A=A: solve(A, b, tol=1e-12)[0]))(bs)
+        np.testing.assert_allclose(np.asarray(jitted), loop, rtol=1e-10, atol=1e-14)
+
+
+def test_float32_stays_float32():
+    x, _ = cg(SPD.astype(np.float32), B.astype(np.float32))
+    assert x.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(SPD, B), atol=1e-5)  # tol=1e-5
+
+
+def test_bad_arguments_name_the_solver():
+    with pytest.raises(ValueError, match="cg: expected A to be a function or a square matrix"):
+        cg(np.ones((2, 3)), np.ones(2))
+    with pytest.raises(TypeError, match="bicgstab: expected A to be a function or a square"):
+        bicgstab("A", np.ones(2))
+    with pytest.raises(ValueError, match="cg: expected x0 of the structure and shapes of b"):
+        cg(SPD, B, x0=np.zeros(5))
+    with pytest.raises(ValueError, match="cg: expected M to be a function or a square matrix"):
+        cg(SPD, B, M=np.ones(6))
+    with pytest.raises(ValueError, match="bicgstab: expected b to hold at least one array"):
+        bicgstab(lambda v: v, {})
