@@ -17,7 +17,7 @@ differentiates, batches and jits. SciPy itself is not needed.
   matrices);
 * ``integrate`` (``trapezoid``), ``ndimage`` (``map_coordinates``), ``optimize``
   (``minimize``), ``signal`` (convolution, correlation, detrending) and ``sparse.linalg``
-  (``cg``, ``bicgstab``);
+  (``cg``, ``bicgstab``, ``gmres``);
 * ``_util``: the argument handling they share.
 
 >>> import functrace.scipy.special as fsp

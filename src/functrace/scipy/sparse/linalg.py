@@ -1,18 +1,22 @@
-"""Krylov solvers of ``A x = b`` (``jax.scipy.sparse.linalg``): ``cg`` and ``bicgstab``.
+"""Krylov solvers of ``A x = b`` (``jax.scipy.sparse.linalg``): ``cg``, ``bicgstab`` and
+``gmres``.
 
 ``A`` is a function of a pytree ``x`` like ``b`` (a linear operator) or a square 2-d
-array; ``b`` (and ``x0``) are pytrees of arrays, treated as one vector. Both run JAX's
-iterations (those of SciPy's current tolerance rule): they stop once
-``|r|^2 <= max(tol^2 |b|^2, atol^2)`` or after ``maxiter`` steps (default ``10 *
-size(b)``), in a ``lax.while_loop``; ``M`` is a preconditioner, a function or matrix
-approximating ``A^-1``. As in JAX the second result, SciPy's convergence ``info``, is
-always None: check the residual yourself if you need to know.
+array; ``b`` (and ``x0``) are pytrees of arrays, treated as one vector. All three run
+JAX's iterations (those of SciPy's current tolerance rule) in ``lax.while_loop``\ s:
+``cg`` and ``bicgstab`` stop once ``|r|^2 <= max(tol^2 |b|^2, atol^2)`` or after
+``maxiter`` steps, ``gmres`` once its preconditioned residual is at most ``max(tol |b|,
+atol)`` or after ``maxiter`` restarts (default ``10 * size(b)`` for all three); ``M`` is
+a preconditioner, a function or matrix approximating ``A^-1``. As in JAX, the second
+result (SciPy's convergence ``info``) is None for ``cg`` and ``bicgstab``, and for
+``gmres`` only says whether the solution holds NaN: check the residual yourself if you
+need to know.
 
 Derivatives are implicit (``lax.custom_linear_solve``): they solve the same system
 again (forward mode) or its transpose (reverse mode) instead of differentiating the
 iterations, so a gradient costs one more solve. ``cg`` takes real ``A`` to be
-symmetric (its transpose solve is itself, as in JAX); ``bicgstab`` solves the transposed
-system with the transposed operator.
+symmetric (its transpose solve is itself, as in JAX); ``bicgstab`` and ``gmres`` solve
+the transposed system with the transposed operator.
 
 >>> import numpy as np
 >>> from functrace.scipy.sparse.linalg import cg
@@ -31,9 +35,10 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core, lax
+from functrace.flatten_util import ravel_pytree
 from functrace.tree_util import tree_leaves, tree_map, tree_structure
 
-__all__ = ["bicgstab", "cg"]
+__all__ = ["bicgstab", "cg", "gmres"]
 
 
 def _dot_real(x: Any, y: Any) -> Any:
@@ -116,7 +121,7 @@ def _solve(
     precond = (lambda x: x) if M is None else _operator(fname, "M", M)
 
     def run(op: Callable[[Any], Any], rhs: Any) -> Any:
-        return method(op, rhs, x0, tol, atol, maxiter, precond)
+        return method(op, rhs, x0, tol, atol, maxiter, precond, b)
 
     real = not any(_complex(v) for v in tree_leaves(b))
     if symmetric and real:
@@ -126,7 +131,7 @@ def _solve(
     return x, None
 
 
-def _cg(A: Any, b: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any) -> Any:
+def _cg(A: Any, b: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any, _b0: Any) -> Any:
     atol2 = fnp.maximum(tol**2 * _dot_real(b, b), atol**2)
     r0 = _sub(b, A(x0))
     p0 = M(r0)
@@ -151,7 +156,9 @@ def _cg(A: Any, b: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any) 
     return lax.while_loop(more, step, (x0, r0, gamma0, p0, 0))[0]
 
 
-def _bicgstab(A: Any, b: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any) -> Any:
+def _bicgstab(
+    A: Any, b: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any, _b0: Any
+) -> Any:
     atol2 = fnp.maximum(tol**2 * _dot_real(b, b), atol**2)
     r0 = _sub(b, A(x0))
     one = fnp.ones((), fnp.result_type(*tree_leaves(b)))
@@ -226,3 +233,203 @@ def bicgstab(
     True
     """
     return _solve("bicgstab", _bicgstab, A, b, x0, tol, atol, maxiter, M, symmetric=False)
+
+
+# -- GMRES ----------------------------------------------------------------------------
+
+
+def _normalize(x: Any, thresh: Any = None) -> tuple[Any, Any]:
+    """``(x / |x|, |x|)``, or ``(0, 0)`` when ``|x| <= thresh`` (default: the dtype's eps)."""
+    norm = fnp.sqrt(_dot_real(x, x))
+    if thresh is None:
+        thresh = float(np.finfo(core.get_aval(norm).dtype).eps)
+    use = norm > thresh
+    safe = fnp.where(use, norm, 1.0).astype(core.get_aval(x).dtype)  # (no 0 / 0)
+    unit = fnp.where(use, x / safe, 0.0)
+    return unit.astype(core.get_aval(x).dtype), fnp.where(use, norm, 0.0)
+
+
+def _orthogonalize(Q: Any, x: Any, xnorm: Any) -> tuple[Any, Any]:
+    """``x`` made orthogonal to the columns of ``Q`` by classical Gram-Schmidt, repeated
+    once more unless the overlaps ``r`` are already small (``|r| >= |q| / sqrt 2``)."""
+    root2 = float(np.sqrt(2.0))
+
+    def once(carry: Any) -> Any:
+        k, q, r, qnorm_scaled = carry
+        h = fnp.matmul(fnp.conj(Q).T, q)
+        q = q - fnp.matmul(Q, h)
+        r = r + h
+        qnorm_scaled = fnp.where(k < 1, _normalize(q)[1] / root2, qnorm_scaled)
+        return k + 1, q, r, qnorm_scaled
+
+    def again(carry: Any) -> Any:
+        k, _, r, qnorm_scaled = carry
+        return (k < 1) & (_normalize(r)[1] < qnorm_scaled)
+
+    r0 = fnp.zeros(core.get_aval(Q).shape[-1], core.get_aval(Q).dtype)
+    carry = once((0, x, r0, xnorm / root2))
+    _, q, r, _ = lax.while_loop(again, once, carry)
+    return q, r
+
+
+def _arnoldi(k: Any, A: Any, M: Any, V: Any, H: Any) -> tuple[Any, Any, Any]:
+    """Step ``k`` of Arnoldi: column ``k + 1`` of ``V`` and row ``k`` of ``H``."""
+    dtype = core.get_aval(V).dtype
+    v = M(A(V[:, k]))
+    _, norm0 = _normalize(v)
+    v, h = _orthogonalize(V, v, norm0)
+    unit, norm1 = _normalize(v, thresh=float(np.finfo(dtype).eps) * norm0)
+    V = V.at[:, k + 1].set(unit)
+    H = H.at[k, :].set(h.at[k + 1].set(norm1.astype(dtype)))
+    return V, H, norm1 == 0.0
+
+
+def _rotate(H: Any, i: Any, cs: Any, sn: Any) -> Any:
+    x, y = H[i], H[i + 1]
+    H = H.at[i].set(fnp.conj(cs) * x - fnp.conj(sn) * y)
+    return H.at[i + 1].set(sn * x + cs * y)
+
+
+def _givens(a: Any, b: Any) -> tuple[Any, Any]:
+    b_zero = fnp.abs(b) == 0
+    a_lt_b = fnp.abs(a) < fnp.abs(b)
+    t = -fnp.where(a_lt_b, a, b) / fnp.where(a_lt_b, b, fnp.where(b_zero, 1.0, a))
+    r = (1.0 / fnp.sqrt(1 + fnp.abs(t) ** 2)).astype(core.get_aval(t).dtype)
+    cs = fnp.where(b_zero, 1, fnp.where(a_lt_b, r * t, r))
+    sn = fnp.where(b_zero, 0, fnp.where(a_lt_b, r, r * t))
+    return cs, sn
+
+
+def _restart_batched(
+    A: Any, b: Any, x0: Any, unit: Any, norm: Any, ptol: Any, restart: int, M: Any
+):
+    """One restart: ``restart`` Arnoldi steps, then the least-squares solution in the
+    Krylov space by normal equations (JAX's ``solve_method='batched'``)."""
+    from functrace.scipy.linalg import solve
+
+    dtype = core.get_aval(b).dtype
+    V = fnp.pad(unit[:, None], ((0, 0), (0, restart)))
+    H = fnp.eye(restart, restart + 1, dtype=dtype)
+
+    def more(carry: Any) -> Any:
+        _, _, breakdown, k = carry
+        return (k < restart) & fnp.logical_not(breakdown)
+
+    def step(carry: Any) -> Any:
+        V, H, _, k = carry
+        V, H, breakdown = _arnoldi(k, A, M, V, H)
+        return V, H, breakdown, k + 1
+
+    V, H, _, _ = lax.while_loop(more, step, (V, H, fnp.asarray(False), 0))
+    beta = fnp.zeros(restart + 1, dtype).at[0].set(norm.astype(dtype))
+    a = H.T
+    y = solve(fnp.matmul(fnp.conj(a).T, a), fnp.matmul(fnp.conj(a).T, beta), assume_a="pos")
+    x = x0 + fnp.matmul(V[:, :-1], y)
+    unit, norm = _normalize(M(b - A(x)))
+    return x, unit, norm
+
+
+def _restart_incremental(
+    A: Any, b: Any, x0: Any, unit: Any, norm: Any, ptol: Any, restart: int, M: Any
+):
+    """One restart that updates a QR factorisation by Givens rotations as Arnoldi goes,
+    and stops once the estimated residual is below ``ptol`` (``'incremental'``)."""
+    from functrace.scipy.linalg import solve_triangular
+
+    dtype = core.get_aval(b).dtype
+    V = fnp.pad(unit[:, None], ((0, 0), (0, restart)))
+    R = fnp.eye(restart, restart + 1, dtype=dtype)
+    rotations = fnp.zeros((restart, 2), dtype)
+    beta = fnp.zeros(restart + 1, dtype).at[0].set(norm.astype(dtype))
+
+    def more(carry: Any) -> Any:
+        k, err, *_ = carry
+        return (k < restart) & (err > ptol)
+
+    def step(carry: Any) -> Any:
+        k, _, V, R, beta, rotations = carry
+        V, H, _ = _arnoldi(k, A, M, V, R)
+        row = lax.fori_loop(
+            0, k, lambda i, h: _rotate(h, i, rotations[i, 0], rotations[i, 1]), H[k, :]
+        )
+        cs, sn = _givens(row[k], row[k + 1])
+        rotations = rotations.at[k, :].set(fnp.stack([cs, sn]))
+        R = R.at[k, :].set(_rotate(row, k, cs, sn))
+        beta = _rotate(beta, k, cs, sn)
+        return k + 1, fnp.abs(beta[k + 1]), V, R, beta, rotations
+
+    carry = lax.while_loop(more, step, (0, norm, V, R, beta, rotations))
+    _, _, V, R, beta, _ = carry
+    y = solve_triangular(R[:, :-1].T, beta[:-1])
+    x = x0 + fnp.matmul(V[:, :-1], y)
+    unit, norm = _normalize(M(b - A(x)))
+    return x, unit, norm
+
+
+def gmres(
+    A: Any,
+    b: Any,
+    x0: Any = None,
+    *,
+    tol: float = 1e-5,
+    atol: float = 0.0,
+    restart: int = 20,
+    maxiter: int | None = None,
+    M: Any = None,
+    solve_method: str = "batched",
+) -> tuple[Any, Any]:
+    """``(x, info)`` with ``A x = b`` by restarted GMRES, for a general ``A``
+    (``jax.scipy.sparse.linalg.gmres``; see the module).
+
+    Each restart builds a Krylov space of ``restart`` vectors (at most the size of
+    ``b``) and takes the least-squares solution in it, by normal equations
+    (``solve_method='batched'``, the default) or by Givens rotations that stop as soon
+    as the residual estimate is small enough (``'incremental'``); restarts stop once
+    ``|M (b - A x)| <= max(tol |b|, atol)`` or after ``maxiter`` of them. ``M`` is a
+    left preconditioner. ``info`` is -1 when the solution holds NaN, else 0 (as JAX).
+
+    >>> import numpy as np
+    >>> A = np.array([[3.0, 1.0], [0.5, 2.0]])
+    >>> x, info = gmres(A, np.array([1.0, 1.0]))
+    >>> np.allclose(A @ np.asarray(x), 1.0), int(info)
+    (True, 0)
+    """
+    if solve_method not in ("batched", "incremental"):
+        raise ValueError(
+            f"gmres: expected solve_method 'batched' or 'incremental', got {solve_method!r}."
+        )
+    if not isinstance(restart, (int, np.integer)) or restart < 1:
+        raise ValueError(f"gmres: expected restart to be a whole number >= 1, got {restart!r}.")
+    one_restart = _restart_batched if solve_method == "batched" else _restart_incremental
+
+    def method(A: Any, rhs: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any, b0: Any):
+        flat_b0, unravel = ravel_pytree(b0)
+
+        def flat(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+            return lambda v: ravel_pytree(f(unravel(v)))[0]
+
+        A_, M_ = flat(A), flat(M)
+        size = core.get_aval(flat_b0).shape[0]
+        b0_norm = fnp.sqrt(_dot_real(flat_b0, flat_b0))
+        atol_ = fnp.maximum(tol * b0_norm, atol)  # (both from the b of the call, as JAX)
+        ptol = fnp.sqrt(_dot_real(M_(flat_b0), M_(flat_b0))) * fnp.minimum(1.0, atol_ / b0_norm)
+        n_restart = min(restart, size)
+        b_ = ravel_pytree(rhs)[0]
+        x = ravel_pytree(x0)[0]
+        unit, norm = _normalize(M_(b_ - A_(x)))
+
+        def more(carry: Any) -> Any:
+            _, k, _, norm = carry
+            return (k < maxiter) & (norm > atol_)
+
+        def step(carry: Any) -> Any:
+            x, k, unit, norm = carry
+            x, unit, norm = one_restart(A_, b_, x, unit, norm, ptol, n_restart, M_)
+            return x, k + 1, unit, norm
+
+        x = lax.while_loop(more, step, (x, 0, unit, norm))[0]
+        return unravel(x)
+
+    x, _ = _solve("gmres", method, A, b, x0, tol, atol, maxiter, M, symmetric=False)
+    failed = fnp.isnan(fnp.sqrt(_dot_real(x, x)))
+    return x, fnp.where(failed, -1, 0)
