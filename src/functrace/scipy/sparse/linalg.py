@@ -3,7 +3,7 @@
 
 ``A`` is a function of a pytree ``x`` like ``b`` (a linear operator) or a square 2-d
 array; ``b`` (and ``x0``) are pytrees of arrays, treated as one vector. All three run
-JAX's iterations (those of SciPy's current tolerance rule) in ``lax.while_loop``\ s:
+JAX's iterations (those of SciPy's current tolerance rule) in ``lax.while_loop`` loops:
 ``cg`` and ``bicgstab`` stop once ``|r|^2 <= max(tol^2 |b|^2, atol^2)`` or after
 ``maxiter`` steps, ``gmres`` once its preconditioned residual is at most ``max(tol |b|,
 atol)`` or after ``maxiter`` restarts (default ``10 * size(b)`` for all three); ``M`` is
