@@ -36,6 +36,7 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace import core, lax
 from functrace.flatten_util import ravel_pytree
+from functrace.scipy.linalg import solve, solve_triangular
 from functrace.tree_util import tree_leaves, tree_map, tree_structure
 
 __all__ = ["bicgstab", "cg", "gmres"]
@@ -302,10 +303,10 @@ def _givens(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _restart_batched(
     A: Any, b: Any, x0: Any, unit: Any, norm: Any, ptol: Any, restart: int, M: Any
-):
-    """One restart: ``restart`` Arnoldi steps, then the least-squares solution in the
-    Krylov space by normal equations (JAX's ``solve_method='batched'``)."""
-    from functrace.scipy.linalg import solve
+) -> tuple[Any, Any, Any]:
+    """One restart: ``restart`` Arnoldi steps (fewer at a breakdown), then the
+    least-squares solution in the Krylov space by normal equations (JAX's
+    ``solve_method='batched'``; ``ptol`` is not used: every step runs)."""
 
     dtype = core.get_aval(b).dtype
     V = fnp.pad(unit[:, None], ((0, 0), (0, restart)))
@@ -331,10 +332,9 @@ def _restart_batched(
 
 def _restart_incremental(
     A: Any, b: Any, x0: Any, unit: Any, norm: Any, ptol: Any, restart: int, M: Any
-):
+) -> tuple[Any, Any, Any]:
     """One restart that updates a QR factorisation by Givens rotations as Arnoldi goes,
     and stops once the estimated residual is below ``ptol`` (``'incremental'``)."""
-    from functrace.scipy.linalg import solve_triangular
 
     dtype = core.get_aval(b).dtype
     V = fnp.pad(unit[:, None], ((0, 0), (0, restart)))
@@ -402,7 +402,9 @@ def gmres(
         raise ValueError(f"gmres: expected restart to be a whole number >= 1, got {restart!r}.")
     one_restart = _restart_batched if solve_method == "batched" else _restart_incremental
 
-    def method(A: Any, rhs: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any, b0: Any):
+    def method(
+        A: Any, rhs: Any, x0: Any, tol: float, atol: float, maxiter: int, M: Any, b0: Any
+    ) -> Any:
         flat_b0, unravel = ravel_pytree(b0)
 
         def flat(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
