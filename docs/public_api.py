@@ -65,6 +65,7 @@ PACKAGES = [
     "functrace.example_libraries",
     "functrace.scipy.stats",
     "functrace.scipy.sparse",
+    "functrace.scipy.cluster",
     "functrace.experimental",
 ]
 

@@ -15,9 +15,9 @@ differentiates, batches and jits. SciPy itself is not needed.
 * ``linalg``, with ``_linalg_more`` (``polar``, ``sqrtm``, ``hessenberg``,
   ``solve_sylvester``), ``_linalg_schur`` (``schur``) and ``_linalg_special`` (special
   matrices);
-* ``fft`` (the type-2 DCT: ``dct``, ``dctn``, ``idct``, ``idctn``), ``integrate``
-  (``trapezoid``), ``interpolate`` (``RegularGridInterpolator``),
-  ``ndimage`` (``map_coordinates``), ``optimize``
+* ``cluster.vq`` (``vq``), ``fft`` (the type-2 DCT: ``dct``, ``dctn``, ``idct``,
+  ``idctn``), ``integrate`` (``trapezoid``), ``interpolate``
+  (``RegularGridInterpolator``), ``ndimage`` (``map_coordinates``), ``optimize``
   (``minimize``), ``signal`` (convolution, correlation, detrending) and ``sparse.linalg``
   (``cg``, ``bicgstab``, ``gmres``);
 * ``_util``: the argument handling they share.
@@ -28,6 +28,7 @@ differentiates, batches and jits. SciPy itself is not needed.
 """
 
 from functrace.scipy import (  # noqa: F401
+    cluster,
     fft,
     integrate,
     interpolate,
