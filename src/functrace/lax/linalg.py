@@ -111,6 +111,7 @@ from functrace.lax._linalg_util import (
     _tril,
     _triu,
 )
+from functrace.lax._tridiagonal import tridiagonal_solve
 from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sign, sub
 from functrace.lax.extras import imag, real
 from functrace.lax.reductions import cumprod, reduce_sum
@@ -618,4 +619,5 @@ __all__ = [
     "svd_p",
     "triangular_solve",
     "triangular_solve_p",
+    "tridiagonal_solve",
 ]
