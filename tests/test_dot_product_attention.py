@@ -4,8 +4,6 @@ finite differences and the transforms."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,20 +12,14 @@ import functrace.numpy as fnp
 from attention_cases import CASES, cases, inputs
 from functrace import nn
 from functrace.test_util import check_grads
-
-FIXTURE = Path(__file__).parent / "fixtures" / "attention_jax.npz"
+from recorded import assert_matches_recorded
 
 
 def test_values_residuals_and_gradients_match_jax():
-    want = np.load(FIXTURE)
-    got = cases(ft)
-    assert sorted(got) == sorted(k for k in want.files if k != "__about__")
-    for k, v in got.items():
-        # float32 computes as JAX does; float64 keeps its softmax in float64, where JAX
-        # rounds it to float32 (differences of ~1e-7 relative).
-        tol = 2e-5 if "/float32/" in k else 2e-6
-        assert v.dtype == want[k].dtype, k
-        np.testing.assert_allclose(v, want[k], rtol=tol, atol=tol, err_msg=k)
+    # float32 computes as JAX does; float64 keeps its softmax in float64, where JAX
+    # rounds it to float32 (differences of ~1e-7 relative).
+    tol = lambda k, v: 2e-5 if "/float32/" in k else 2e-6  # noqa: E731
+    assert_matches_recorded(cases(ft), "attention_jax.npz", tol)
 
 
 def test_a_query_that_attends_to_no_key_takes_the_mean_of_the_values():

@@ -114,19 +114,28 @@ def _idct1(y: Any, axis: int, norm: str | None) -> Any:
     return fnp.take(v, order, axis=axis)
 
 
-def _complex_parts(fn: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    return fn(fnp.real(x), *args, **kw) + 1j * fn(fnp.imag(x), *args, **kw)
+def _parts(x: Any) -> tuple[Any, Any]:
+    return fnp.real(x), fnp.imag(x)
+
+
+def _along_axis(
+    fname: str, one: Any, x: Any, type: int, n: int | None, axis: int, norm: Any
+) -> Any:
+    """``one`` (``_dct1`` or ``_idct1``) on ``x`` resized to ``n`` along ``axis``;
+    complex inputs in their real and imaginary parts."""
+    x = _check(fname, x, type, norm)
+    if core.get_aval(x).dtype.kind == "c":
+        re, im = (_along_axis(fname, one, p, type, n, axis, norm) for p in _parts(x))
+        return re + 1j * im
+    a = _axis(fname, axis, len(core.get_aval(x).shape))
+    return one(_resize(x, n, a), a, norm)
 
 
 def dct(
     x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None
 ) -> Any:
     """The type-2 DCT of ``x`` along ``axis`` (``jax.scipy.fft.dct``; see the module)."""
-    x = _check("dct", x, type, norm)
-    if core.get_aval(x).dtype.kind == "c":
-        return _complex_parts(dct, x, type, n, axis, norm)
-    a = _axis("dct", axis, len(core.get_aval(x).shape))
-    return _dct1(_resize(x, n, a), a, norm)
+    return _along_axis("dct", _dct1, x, type, n, axis, norm)
 
 
 def idct(
@@ -138,11 +147,7 @@ def idct(
     >>> np.round(np.asarray(idct(dct(np.array([1.0, 2.0, 3.0])))), 12)
     array([1., 2., 3.])
     """
-    x = _check("idct", x, type, norm)
-    if core.get_aval(x).dtype.kind == "c":
-        return _complex_parts(idct, x, type, n, axis, norm)
-    a = _axis("idct", axis, len(core.get_aval(x).shape))
-    return _idct1(_resize(x, n, a), a, norm)
+    return _along_axis("idct", _idct1, x, type, n, axis, norm)
 
 
 def _axes_and_sizes(fname: str, x: Any, s: Any, axes: Any) -> tuple[list[int], list[int | None]]:
@@ -163,6 +168,16 @@ def _axes_and_sizes(fname: str, x: Any, s: Any, axes: Any) -> tuple[list[int], l
     return axes, list(s) if s is not None else [None] * len(axes)
 
 
+def _along_axes(fname: str, one: Any, x: Any, type: int, s: Any, axes: Any, norm: Any) -> Any:
+    x = _check(fname, x, type, norm)
+    if core.get_aval(x).dtype.kind == "c":
+        re, im = (_along_axes(fname, one, p, type, s, axes, norm) for p in _parts(x))
+        return re + 1j * im
+    for a, size in zip(*_axes_and_sizes(fname, x, s, axes)):
+        x = one(_resize(x, size, a), a, norm)
+    return x
+
+
 def dctn(
     x: Any,
     type: int = 2,
@@ -172,12 +187,7 @@ def dctn(
 ) -> Any:
     """The type-2 DCT of ``x`` along each of ``axes`` (all of them by default, or the
     last ``len(s)``), each first padded or truncated to ``s`` (``jax.scipy.fft.dctn``)."""
-    x = _check("dctn", x, type, norm)
-    if core.get_aval(x).dtype.kind == "c":
-        return _complex_parts(dctn, x, type, s, axes, norm)
-    for a, size in zip(*_axes_and_sizes("dctn", x, s, axes)):
-        x = _dct1(_resize(x, size, a), a, norm)
-    return x
+    return _along_axes("dctn", _dct1, x, type, s, axes, norm)
 
 
 def idctn(
@@ -189,9 +199,4 @@ def idctn(
 ) -> Any:
     """The inverse of :func:`dctn` with the same ``axes`` and ``norm``
     (``jax.scipy.fft.idctn``)."""
-    x = _check("idctn", x, type, norm)
-    if core.get_aval(x).dtype.kind == "c":
-        return _complex_parts(idctn, x, type, s, axes, norm)
-    for a, size in zip(*_axes_and_sizes("idctn", x, s, axes)):
-        x = _idct1(_resize(x, size, a), a, norm)
-    return x
+    return _along_axes("idctn", _idct1, x, type, s, axes, norm)
