@@ -11,6 +11,7 @@ import numpy as np
 from functrace import core
 from functrace import lax as _lax
 from functrace import numpy as fnp
+from functrace.custom_derivatives import custom_jvp
 from functrace.nn._conv import (  # noqa: F401  (convolutions, as in torch.nn.functional)
     conv1d,
     conv2d,
@@ -170,6 +171,50 @@ def sparse_plus(x: Any) -> Any:
     """0 below -1, ``x`` above 1, ``(x + 1)**2 / 4`` between."""
     x = _float_arr(x)
     return fnp.where(x <= -1, 0, fnp.where(x >= 1, x, fnp.square(x + 1) / 4))
+
+
+def sparse_sigmoid(x: Any) -> Any:
+    """0 below -1, 1 above 1, ``(x + 1) / 2`` between: the derivative of
+    :func:`sparse_plus` (``jax.nn.sparse_sigmoid``). At -1 and 1 the derivative is 0.25,
+    JAX's (its clip is a ``maximum`` then a ``minimum``, each giving half at a tie;
+    ``fnp.clip`` passes the whole gradient there)."""
+    x = _float_arr(x)
+    return 0.5 * fnp.minimum(fnp.maximum(x + 1.0, 0.0), 2.0)
+
+
+def identity(x: Any) -> Any:
+    """``x`` itself, as an array (``jax.nn.identity``)."""
+    return _arr(x)
+
+
+@custom_jvp
+def _log1mexp(x: Any) -> Any:
+    below = x < math.log(2.0)  # (each branch accurate where it is taken)
+    return fnp.where(below, fnp.log(-fnp.expm1(-x)), fnp.log1p(-fnp.exp(-x)))
+
+
+_log1mexp.defjvps(lambda t, ans, x: t / fnp.expm1(x))
+
+
+def log1mexp(x: Any) -> Any:
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate for small and large ``x``
+    (``jax.nn.log1mexp``: ``log(-expm1(-x))`` below ``log 2``, ``log1p(-exp(-x))``
+    above); its derivative is ``1 / expm1(x)``."""
+    return _log1mexp(_float_arr(x))
+
+
+def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
+    """``log(mean(exp(x)))`` over ``axis``, stably: ``logsumexp(x) - log(n)``, with ``n``
+    the number of entries reduced (those where ``where`` is True, when given)
+    (``jax.nn.logmeanexp``)."""
+    x = _float_arr(x)
+    if where is None:
+        n = fnp.sum(fnp.ones_like(x), axis=axis, keepdims=keepdims)
+    else:
+        where = fnp.broadcast_to(_arr(where), core.get_aval(x).shape)
+        x = fnp.where(where, x, -np.inf)
+        n = fnp.sum(where.astype(core.get_aval(x).dtype), axis=axis, keepdims=keepdims)
+    return _special.logsumexp(x, axis=axis, keepdims=keepdims) - fnp.log(n)
 
 
 def mish(x: Any) -> Any:
