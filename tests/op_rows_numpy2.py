@@ -303,6 +303,23 @@ ARRAYS: list[OpInfo] = [
         shapes=((2, 3),),
         grad=False,
     ),
+    _row("diagflat", fnp.diagflat, np.diagflat, prims=("reshape", "pad"), shapes=((2, 2),)),
+    _row(
+        "diagflat_k",
+        lambda x: fnp.diagflat(x, -2),
+        lambda x: np.diagflat(x, -2),
+        prims=("reshape", "pad"),
+        shapes=((3,),),
+    ),
+    _row(
+        "sort_complex",
+        fnp.sort_complex,
+        np.sort_complex,
+        prims=("sort", "convert_element_type"),
+        shapes=((2, 3),),
+        avoid_ties=True,
+        grad=False,  # a complex result of a real input
+    ),
     _row("tril", fnp.tril, np.tril, prims=("iota", "select_n"), shapes=((3, 4),)),
     _row(
         "tril_k_batch",

@@ -944,3 +944,26 @@ def test_typing_and_dtypes_names_of_jax():
         dtypes.canonicalize_dtype(object())
     with pytest.raises(TypeError, match="scalar_type_of: expected an array or a scalar"):
         dtypes.scalar_type_of("x")
+
+
+def test_diagflat_sort_complex_dft_broadcast_shapes_as_jax():
+    from functrace.scipy.linalg import dft
+
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(fnp.diagflat(a, -1)), np.diagflat(a, -1))
+    x = np.array([3.0, 1 + 2j, 1 - 1j, 1.0])
+    np.testing.assert_array_equal(np.asarray(fnp.sort_complex(x)), [1 - 1j, 1, 1 + 2j, 3])
+    # NumPy's dtypes (JAX gives complex64 for float32)
+    assert fnp.sort_complex(np.array([2.0, 1.0], np.float32)).dtype == np.complex128
+    assert fnp.sort_complex(np.array([2, 1], np.int16)).dtype == np.complex64
+    assert fnp.sort_complex(np.array([[5, 3], [6, 2]])).dtype == np.complex128
+    k = np.arange(5)
+    w = np.exp(-2j * np.pi * np.outer(k, k) / 5)
+    np.testing.assert_allclose(np.asarray(dft(5)), w, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(dft(5, "sqrtn")), w / np.sqrt(5), atol=1e-15)
+    np.testing.assert_allclose(np.asarray(dft(5, "n", dtype=np.complex64)), w / 5, atol=1e-7)
+    with pytest.raises(ValueError, match="dft: expected a complex dtype"):
+        dft(3, dtype=np.float64)
+    assert lax.broadcast_shapes((2, 1), (3,), ()) == (2, 3)
+    with pytest.raises(ValueError, match="broadcast_shapes: expected shapes that broadcast"):
+        lax.broadcast_shapes((2,), (3,))

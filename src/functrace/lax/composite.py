@@ -185,6 +185,22 @@ def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
     return broadcast_in_dim(operand, (*new, *shape), dims)
 
 
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape NumPy's broadcasting gives arrays of ``shapes`` (a tuple of ints;
+    ``jax.lax.broadcast_shapes``); a ``ValueError`` names the shapes that do not
+    broadcast.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    except ValueError:
+        raise ValueError(
+            f"broadcast_shapes: expected shapes that broadcast, got {list(shapes)}."
+        ) from None
+
+
 def broadcast_to_rank(x: Any, rank: int) -> Any:
     """``x`` with leading axes of size 1 added up to ``rank`` axes (unchanged if it has as
     many or more).
@@ -366,6 +382,7 @@ __all__ = [
     "atan",
     "batch_matmul",
     "broadcast",
+    "broadcast_shapes",
     "broadcast_to_rank",
     "broadcasted_iota",
     "collapse",

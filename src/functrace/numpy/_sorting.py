@@ -193,4 +193,22 @@ def argpartition(
     return _partition("argpartition", a, kth, axis, kind, order, ls.argsort)
 
 
-__all__ = ["argpartition", "argsort", "partition", "sort"]
+def sort_complex(a: Any) -> Any:
+    """``a`` sorted along its last axis, as complex numbers (real part first, then the
+    imaginary part), in NumPy's ``sort_complex`` dtypes: complex input keeps its dtype,
+    8- and 16-bit integers give complex64, every other real dtype complex128 (float32
+    included, where JAX gives complex64).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.sort_complex([3.0, 1.0, 2.0])
+    array([1.+0.j, 2.+0.j, 3.+0.j])
+    """
+    x = sort(a, axis=-1)
+    dt = core.get_aval(x).dtype
+    if dt.kind != "c":
+        small = dt.kind in "iu" and dt.itemsize <= 2
+        dt = np.dtype(np.complex64 if small else np.complex128)
+    return x.astype(dt) if isinstance(x, core.Tracer) else np.asarray(x).astype(dt)
+
+
+__all__ = ["argpartition", "argsort", "partition", "sort", "sort_complex"]

@@ -243,4 +243,16 @@ def cross(
     return moveaxis(out, -1, normalize_axis("cross", axisc, len(_shape(out))))
 
 
-__all__ = ["cross", "diag", "diagonal", "kron", "trace", "tril", "triu"]
+def diagflat(v: Any, k: int = 0) -> Any:
+    """``v`` flattened onto the ``k``-th diagonal of a square 2-d array (NumPy's
+    ``diagflat``).
+
+    >>> import functrace.numpy as fnp
+    >>> fnp.diagflat([[1, 2], [3, 4]]).shape
+    (4, 4)
+    """
+    x = asarray_or_tracer(v, "diagflat")
+    return diag(ls.reshape(x, (int(np.prod(_shape(x), dtype=np.int64)),)), k)
+
+
+__all__ = ["cross", "diag", "diagflat", "diagonal", "kron", "trace", "tril", "triu"]

@@ -332,6 +332,31 @@ def hilbert(n: int) -> Any:
     return _wrap(1.0 / (i[:, None] + i[None, :] + 1.0))
 
 
+def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Any:
+    """The ``n x n`` discrete Fourier transform matrix ``exp(-2 pi i j k / n)``
+    (``scale``: None, ``'sqrtn'`` divides by ``sqrt(n)``, ``'n'`` by ``n``), complex128
+    unless ``dtype`` (complex) says otherwise (``jax.scipy.linalg.dft``).
+
+    >>> import numpy as np
+    >>> np.round(np.asarray(dft(2)), 12)
+    array([[ 1.+0.j,  1.+0.j],
+           [ 1.+0.j, -1.-0.j]])
+    """
+    n = _size("dft", n)
+    if scale not in (None, "sqrtn", "n"):
+        raise ValueError(f"dft: expected scale None, 'sqrtn' or 'n', got {scale!r}.")
+    dt = np.dtype(np.complex128 if dtype is None else dtype)
+    if dt.kind != "c":
+        raise ValueError(f"dft: expected a complex dtype, got {dt}.")
+    a = np.arange(n, dtype=dt)
+    w = np.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
+    if scale == "sqrtn":
+        w = w / np.sqrt(n)
+    elif scale == "n":
+        w = w / n
+    return _wrap(w.astype(dt))
+
+
 def _exact(rows: list[list[int]], dtype: Any) -> Any:
     """Python integers as an array of ``dtype`` (``object`` keeps them exact)."""
     out = np.empty((len(rows), len(rows)), dtype=object)
