@@ -11,16 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.fft as sfft
 import scipy.integrate as si
 import scipy.ndimage as snd
 import scipy.optimize as so
 import scipy.signal as ssig
 
 import functrace.numpy as fnp
+import functrace.scipy.fft as ffft
 import functrace.scipy.integrate as fint
 import functrace.scipy.ndimage as fnd
 import functrace.scipy.optimize as fopt
 import functrace.scipy.signal as fsig
+from functrace import nn
 from op_db import Arg, F, OpInfo
 
 F64 = (np.float64,)
@@ -148,5 +151,65 @@ ROWS: list[OpInfo] = [
         grad=False,
         rtol=1e-5,
         atol=1e-5,
+    ),
+    # The type-2 DCT and its inverse (one FFT per axis) against SciPy's.
+    OpInfo(
+        "scipy.fft.dct[ortho]",
+        lambda x: ffft.dct(x, norm="ortho"),
+        _like(lambda x: sfft.dct(x, norm="ortho")),
+        (F,),
+        ("fft",),
+        shapes=((3, 5),),
+        rtol=1e-9,
+        atol=1e-12,
+    ),
+    OpInfo(
+        "scipy.fft.idct[n=6,axis=0]",
+        lambda x: ffft.idct(x, n=6, axis=0),
+        _like(lambda x: sfft.idct(x, n=6, axis=0)),
+        (F,),
+        ("fft",),
+        shapes=((4, 3),),
+        rtol=1e-9,
+        atol=1e-12,
+    ),
+    OpInfo(
+        "scipy.fft.dctn",
+        lambda x: ffft.dctn(x, s=[2, 4]),
+        _like(lambda x: sfft.dctn(x, s=[2, 4])),
+        (F,),
+        ("fft",),
+        shapes=((3, 5),),
+        rtol=1e-9,
+        atol=1e-12,
+    ),
+    # jax.nn functions built from functrace.numpy (kinks and x <= 0 avoided)
+    OpInfo(
+        "nn.log1mexp",
+        nn.log1mexp,
+        # (a where of its two branches, as NumPy's where: 0-d in, 0-d array out)
+        lambda x: np.where(x < np.log(2.0), np.log(-np.expm1(-x)), np.log1p(-np.exp(-x))),
+        (Arg(domain=(0.2, 3.0)),),
+        ("custom_jvp_call",),
+        rtol=1e-9,
+        atol=1e-12,
+    ),
+    OpInfo(
+        "nn.sparse_sigmoid",
+        nn.sparse_sigmoid,
+        _like(lambda x: 0.5 * np.clip(x + 1.0, 0.0, 2.0)),
+        (F,),
+        ("max", "min"),
+        avoid=(-1.0, 1.0),
+    ),
+    OpInfo(
+        "nn.logmeanexp",
+        lambda x: nn.logmeanexp(x, axis=0),
+        _like(lambda x: np.log(np.mean(np.exp(x), axis=0))),
+        (F,),
+        ("exp", "log"),
+        shapes=((4, 3),),
+        rtol=1e-9,
+        atol=1e-12,
     ),
 ]
