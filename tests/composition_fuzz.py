@@ -13,7 +13,7 @@ cotangent by the cotangent's own norm (so a hook that sees a batch instead of on
 example gives different numbers).
 
 A *stack* is up to three transforms from {grad, vjp, jvp, vmap (in_axes 0, 1, None),
-jit} in any order. Each case is checked twice:
+jit, pmap (a compiled vmap: drawn stacks only)} in any order. Each case is checked twice:
 
 * the outermost transform replaced by its reference (jit -> eager, vmap -> a Python
   loop over examples (a batch of none: one example's result stacked zero times),
@@ -24,7 +24,8 @@ jit} in any order. Each case is checked twice:
   or differences at a ten times smaller step disagree with them;
   differentiated programs have no float64 -> float32 rows, whose rounding steps finite
   differences cannot resolve);
-* every vmap replaced by a loop and every jit removed, derivative transforms kept.
+* every vmap and pmap replaced by a loop and every jit removed, derivative transforms
+  kept.
 
 Any mismatch fails with the program and the stack printed.
 """
@@ -307,6 +308,8 @@ def programs(draw: Any, diff: bool) -> Program:
 # ---------------------------------------------------------------------------
 
 VMAP_AXES = [(0, 0), (1, 0), (0, None), (None, 0), (0, 1)]
+MAPS = ("vmap", "pmap")
+"""Transforms that map over a batch axis (``pmap`` is a compiled ``vmap``)."""
 
 
 def _insert(shape: tuple[int, ...], ax: int | None, size: int) -> tuple[int, ...] | None:
@@ -323,7 +326,7 @@ def stack_input_shapes(
     """The outermost inputs' shapes (vmaps add batch axes from the inside out)."""
     xs, ys = prog.x_shape, prog.y_shape
     for t in reversed(stack):
-        if t[0] == "vmap":
+        if t[0] in MAPS:
             xs2, ys2 = _insert(xs, t[1][0], t[2]), _insert(ys, t[1][1], t[2])
             if xs2 is None or ys2 is None:
                 return None
@@ -345,16 +348,16 @@ def valid_stack(prog: Program, stack: list[tuple[Any, ...]]) -> bool:
 
 transforms = st.one_of(
     st.sampled_from([("grad",), ("vjp",), ("jvp",), ("jit",)]),
-    st.tuples(st.sampled_from(VMAP_AXES), st.sampled_from(BATCH_SIZES)).map(lambda a: ("vmap", *a)),
+    st.tuples(st.sampled_from(MAPS), st.sampled_from(VMAP_AXES), st.sampled_from(BATCH_SIZES)),
 )
 
 
 def describe_stack(stack: list[tuple[Any, ...]]) -> str:
     text = "f"
     for t in reversed(stack):
-        if t[0] == "vmap":
+        if t[0] in MAPS:
             examples = "" if t[2] == B else f"  # {t[2]} example{'s' * (t[2] != 1)}"
-            text = f"vmap({text}, in_axes={t[1]}){examples}"
+            text = f"{t[0]}({text}, in_axes={t[1]}){examples}"
         else:
             text = f"{t[0]}({text})"
     return text
@@ -375,6 +378,8 @@ def apply(t: tuple[Any, ...], F: Any, prog: Program) -> Any:
         return ft.jit(F)
     if kind == "vmap":
         return ft.vmap(F, in_axes=t[1])
+    if kind == "pmap":
+        return ft.pmap(F, in_axes=t[1])
     if kind == "grad":
         return ft.grad(lambda x, y: _head(F(x, y), prog.scale))
     if kind == "vjp":
@@ -416,7 +421,7 @@ def reference(t: tuple[Any, ...], F: Any, prog: Program, step: float = FD_STEP) 
     kind = t[0]
     if kind == "jit":
         return F
-    if kind == "vmap":
+    if kind in MAPS:
         ax, ay = t[1]
 
         def loop(x: Any, y: Any) -> Any:
@@ -575,11 +580,11 @@ def check(case: Case) -> None:
     outer = reference(stack[0], build(prog, stack[1:]), prog)
     if outer is not None:
         refs.append((f"{stack[0][0]} replaced by its reference", outer, stack[0][0] in DERIVATIVES))
-    if any(t[0] in ("vmap", "jit") for t in stack[1:]) or (
-        stack[0][0] in ("vmap", "jit") and len(stack) > 1
+    if any(t[0] in ("jit", *MAPS) for t in stack[1:]) or (
+        stack[0][0] in ("jit", *MAPS) and len(stack) > 1
     ):
-        plain = build(prog, stack, skip=frozenset({"vmap", "jit"}))
-        refs.append(("every vmap a loop, every jit removed", plain, False))
+        plain = build(prog, stack, skip=frozenset({"jit", *MAPS}))
+        refs.append(("every vmap and pmap a loop, every jit removed", plain, False))
     for what, ref, fd in refs:
         want, ref_err = _run(ref, x, y)
         if ref_err is not None and not _documented(ref_err):

@@ -70,7 +70,7 @@ from functrace.errors import (  # noqa: F401
     ConcretizationError,
     UnexpectedTracerError,
 )
-from functrace.jit import clear_cache, disable_jit, jit  # noqa: F401,E402
+from functrace.jit import clear_cache, disable_jit, jit, pmap  # noqa: F401,E402
 from functrace.testing import check_grads  # noqa: F401
 
 # jax.lax.custom_root is built on custom_jvp, a layer above functrace.lax, so it is

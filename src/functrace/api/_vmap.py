@@ -90,21 +90,7 @@ def vmap(
     >>> ft.vmap(lambda x: x / ft.lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0]))
     Array([0.25, 0.75])
     """
-    from functrace.interpreters import batching
-
-    if axis_name is not None:
-        try:
-            hash(axis_name)
-        except TypeError:
-            raise TypeError(
-                f"vmap: expected axis_name to be a hashable name (such as a string) or "
-                f"None, got {type(axis_name).__name__} {axis_name!r}."
-            ) from None
-        if isinstance(axis_name, tuple):
-            raise TypeError(
-                f"vmap: expected axis_name to be one name, got the tuple {axis_name!r}; "
-                f"nest vmaps to bind several names."
-            )
+    _check_axis("vmap", axis_name, axis_size)
     if spmd_axis_name is not None:
         try:
             hash(spmd_axis_name)
@@ -113,16 +99,50 @@ def vmap(
                 f"vmap: expected spmd_axis_name to be a hashable name, a tuple of names or "
                 f"None, got {type(spmd_axis_name).__name__} {spmd_axis_name!r}."
             ) from None
+    return mapped(fun, in_axes, out_axes, axis_size, axis_name)
+
+
+def _check_axis(fname: str, axis_name: Any, axis_size: Any) -> None:
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(
+                f"{fname}: expected axis_name to be a hashable name (such as a string) or "
+                f"None, got {type(axis_name).__name__} {axis_name!r}."
+            ) from None
+        if isinstance(axis_name, tuple):
+            raise TypeError(
+                f"{fname}: expected axis_name to be one name, got the tuple {axis_name!r}; "
+                f"nest {fname}s to bind several names."
+            )
     if axis_size is not None and (
         isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))
     ):
         hint = (
             " (JAX's fourth positional parameter is axis_name; here it is axis_size: "
             f"pass axis_name={axis_size!r} by keyword)"
-            if isinstance(axis_size, str)
+            if isinstance(axis_size, str) and fname == "vmap"
             else ""
         )
-        raise TypeError(f"vmap: expected axis_size to be an int or None, got {axis_size!r}{hint}.")
+        raise TypeError(
+            f"{fname}: expected axis_size to be an int or None, got {axis_size!r}{hint}."
+        )
+
+
+def mapped(
+    fun: Callable[..., Any],
+    in_axes: Any,
+    out_axes: Any,
+    axis_size: int | None,
+    axis_name: Any,
+    fname: str = "vmap",
+) -> Callable[..., Any]:
+    """``fun`` mapped as :func:`vmap` maps it (arguments checked by the caller), its
+    errors naming ``fname``. For ``fname="pmap"`` an output whose ``out_axes`` is
+    None takes the value of the first example when it depends on the mapped inputs
+    (JAX's ``pmap`` returns the first device's), where ``vmap`` raises."""
+    from functrace.interpreters import batching
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
@@ -133,22 +153,22 @@ def vmap(
         if isinstance(axes_prefix, (tuple, list)):
             if len(axes_prefix) != len(args):
                 raise ValueError(
-                    f"vmap: expected in_axes with one entry per positional argument of "
+                    f"{fname}: expected in_axes with one entry per positional argument of "
                     f"{describe_fun(fun)} ({len(args)}), got {len(axes_prefix)}: {in_axes!r}."
                 )
             axes = []
             for i, (p, a) in enumerate(zip(axes_prefix, args)):
-                axes += _axes_for("vmap", p, a, f"argument {i}")
+                axes += _axes_for(fname, p, a, f"argument {i}")
         else:
-            axes = _axes_for("vmap", axes_prefix, args, "the arguments")
+            axes = _axes_for(fname, axes_prefix, args, "the arguments")
         kw_paths, kw_tree = tree_flatten_with_path(kwargs)
         leaves_paths, arg_tree = tree_flatten_with_path(args)
         n_pos = len(leaves_paths)
         axes += [0] * len(kw_paths)
         labels = [f"args{keystr(p)}" for p, _ in leaves_paths]
         labels += [f"keyword argument {keystr(p)[2:-2]}" for p, _ in kw_paths]
-        where_v = f"vmap of {describe_fun(fun)}"
-        leaves = _plain_leaves("vmap", fun, [x for _, x in leaves_paths], args) + [
+        where_v = f"{fname} of {describe_fun(fun)}"
+        leaves = _plain_leaves(fname, fun, [x for _, x in leaves_paths], args) + [
             core.plain_array(x, where_v, labels[n_pos + i])
             if isinstance(x, np.ndarray) and not core.is_plain_array(x)
             else x
@@ -166,13 +186,13 @@ def vmap(
             where = labels[k]
             if not core.is_array_like(x):
                 raise TypeError(
-                    f"vmap: expected an array at {where} mapped over "
+                    f"{fname}: expected an array at {where} mapped over "
                     f"axis {ax}, got {type(x).__name__}."
                 )
             nd = core.get_aval(x).ndim
             if not -nd <= ax < nd:
                 raise ValueError(
-                    f"vmap: expected in_axes in [{-nd}, {nd}) for {where} of shape "
+                    f"{fname}: expected in_axes in [{-nd}, {nd}) for {where} of shape "
                     f"{core.get_aval(x).shape}, got {ax}"
                     + (" (keyword arguments are mapped over axis 0)." if k >= n_pos else ".")
                 )
@@ -184,10 +204,10 @@ def vmap(
             detail = ", ".join(f"{k} has size {v}" for k, v in sizes.items())
             if axis_size is not None:
                 detail += f", axis_size={axis_size}"
-            raise ValueError(f"vmap: expected all mapped axes to have one size, got {detail}.")
+            raise ValueError(f"{fname}: expected all mapped axes to have one size, got {detail}.")
         if not distinct:
             raise ValueError(
-                "vmap: expected at least one mapped argument or axis_size, got "
+                f"{fname}: expected at least one mapped argument or axis_size, got "
                 "in_axes mapping nothing. Pass axis_size=N."
             )
         size = distinct.pop()
@@ -205,7 +225,7 @@ def vmap(
             flat = with_passed(traced)
             a = tree_unflatten(arg_tree, flat[:n_pos])
             kw = tree_unflatten(kw_tree, flat[n_pos:])
-            out_leaves, out_tree = tree_flatten(core.call_user("vmap", fun, a, kw))
+            out_leaves, out_tree = tree_flatten(core.call_user(fname, fun, a, kw))
             out_tree_box.append(out_tree)
             return out_leaves
 
@@ -215,21 +235,23 @@ def vmap(
                 size,
                 [x for x, p in zip(flat_in, passed) if not p],
                 [d for d, p in zip(dims, passed) if not p],
-                origin=f"vmap of {describe_fun(fun)}",
+                origin=where_v,
                 axis_name=axis_name,
             )
             out_tree = out_tree_box[-1]
             out_ax = (
-                _axes_for("vmap", out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
+                _axes_for(fname, out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
                 if not isinstance(out_axes, (int, type(None)))
                 else [out_axes] * len(outs)
             )
             final = []
             for o, d, ax in zip(outs, out_dims, out_ax):
                 if ax is None:
+                    if d is not None and fname == "pmap":  # the first example's
+                        o, d = batching.bdim_at(o, d, size, 0)[0], None
                     if d is not None:
                         raise ValueError(
-                            f"vmap: expected an unbatched output for out_axes=None "
+                            f"{fname}: expected an unbatched output for out_axes=None "
                             f"in {describe_fun(fun)}, got an output that depends on "
                             f"the mapped inputs."
                         )
@@ -238,7 +260,7 @@ def vmap(
                 nd = core.get_aval(o).ndim + (d is None)
                 if not -nd <= ax < nd:
                     raise ValueError(
-                        f"vmap: expected out_axes in [{-nd}, {nd}) for an output of "
+                        f"{fname}: expected out_axes in [{-nd}, {nd}) for an output of "
                         f"{nd} dimensions (batch included), got {ax}."
                     )
                 final.append(batching.bdim_at(o, d, size, ax % nd))
@@ -249,7 +271,7 @@ def vmap(
             sig = _eager_cache.signature(leaves, dyn)
             key = None
             if sig is not None:
-                key = ("vmap", tuple(dims), repr(out_axes), axis_name, size, arg_tree, kw_tree, sig)
+                key = (fname, tuple(dims), repr(out_axes), axis_name, size, arg_tree, kw_tree, sig)
 
             def body(ins: list[Any]) -> tuple[list[Any], Any]:
                 it = iter(ins)
