@@ -1,7 +1,8 @@
 """Op-table rows: array manipulation (choose, compress, extract, delete, insert, place,
 put, put_along_axis, resize, block), function application (vectorize,
-apply_along_axis, apply_over_axes, piecewise) and the window functions (kaiser with a
-traced beta).
+apply_along_axis, apply_over_axes, piecewise), the window functions (kaiser with a
+traced beta) and the ufunc methods (the generic loops of ``subtract``, ``frompyfunc``
+ufuncs, and the fast paths of ``logaddexp``, ``maximum`` and ``add``).
 
 Index arrays passed as ``const`` ndarrays are batched by the vmap tests (each example
 gets its indices rolled), so they run the abstract-index forms (``delete`` with
@@ -394,4 +395,53 @@ APPLY: list[OpInfo] = [
     ),
 ]
 
-ROWS: list[OpInfo] = MANIP + APPLY
+
+def _np_at(ufunc, idx):
+    def call(a, b):
+        out = np.array(a, copy=True)
+        ufunc.at(out, idx, b)
+        return out
+
+    return call
+
+
+def _np_hyp(x, y):
+    return np.sqrt(x * x + y * y)
+
+
+_HYP = fnp.frompyfunc(lambda x, y: fnp.sqrt(x * x + y * y), nin=2, nout=1)
+_NP_HYP = np.frompyfunc(_np_hyp, 2, 1)
+_REPEATED = np.array([0, 2, 0, 3])
+_AT_B = Arg(domain=(0.5, 2.0))
+
+
+def _np_object(fn):
+    return lambda *args: fn(*args).astype(np.asarray(args[0]).dtype)
+
+
+UFUNC = [
+    _row("ufunc.subtract.reduce", lambda a: fnp.subtract.reduce(a, axis=1),
+         lambda a: np.subtract.reduce(a, axis=1), prims=("scan",), shapes=((3, 4),)),
+    _row("ufunc.subtract.accumulate", lambda a: fnp.subtract.accumulate(a, axis=0),
+         lambda a: np.subtract.accumulate(a, axis=0), prims=("scan",), shapes=((4, 3),)),
+    _row("ufunc.subtract.reduceat", lambda a: fnp.subtract.reduceat(a, np.array([0, 3, 1, 4])),
+         lambda a: np.subtract.reduceat(a, np.array([0, 3, 1, 4])), prims=("while",),
+         shapes=((6, 2),)),
+    _row("ufunc.subtract.outer", fnp.subtract.outer, np.subtract.outer, (F, F), ("sub",),
+         shapes=((3,), (2, 2))),
+    _row("ufunc.logaddexp.reduce", lambda a: fnp.logaddexp.reduce(a, axis=0),
+         lambda a: np.logaddexp.reduce(a, axis=0), prims=("exp", "log"), shapes=((4, 3),)),
+    _row("ufunc.maximum.accumulate", lambda a: fnp.maximum.accumulate(a, axis=1),
+         lambda a: np.maximum.accumulate(a, axis=1), prims=("cummax",), shapes=((2, 5),),
+         avoid_ties=True),
+    _row("ufunc.add.at", lambda a, b: fnp.add.at(a, _REPEATED, b, inplace=False),
+         _np_at(np.add, _REPEATED), (F, F), ("scatter_add",), shapes=((5,), (4,))),
+    _row("ufunc.frompyfunc.reduce", lambda a: _HYP.reduce(a, axis=1),
+         _np_object(lambda a: _NP_HYP.reduce(a, axis=1)), (_AT_B,), ("scan", "sqrt"),
+         shapes=((3, 4),)),
+    _row("ufunc.frompyfunc.at", lambda a, b: _HYP.at(a, _REPEATED, b, inplace=False),
+         _np_object(_np_at(_NP_HYP, _REPEATED)), (_AT_B, _AT_B), ("scan", "sqrt"),
+         shapes=((5,), (4,))),
+]  # fmt: skip
+
+ROWS: list[OpInfo] = MANIP + APPLY + UFUNC

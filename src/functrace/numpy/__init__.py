@@ -45,6 +45,7 @@ from functrace.numpy._sorting import *  # noqa: F401,F403
 from functrace.numpy._special import *  # noqa: F401,F403
 from functrace.numpy._stats import *  # noqa: F401,F403
 from functrace.numpy._twodim import *  # noqa: F401,F403
+from functrace.numpy._ufuncs import *  # noqa: F401,F403
 from functrace.numpy._utils import *  # noqa: F401,F403
 
 # constants and dtype helpers, as in NumPy (the scalar types: _scalar_types, JAX's)
