@@ -176,6 +176,55 @@ def test_vmap_matches_a_loop_and_composes_with_grad_and_jit():
     )
 
 
+def test_hooks_threads_and_custom_rules_around_odeint():
+    """odeint's adjoint composes with what sits around it: a grad_hook on its output
+    under vmap sees each example's cotangent (as a loop would), a custom_vjp calling it
+    keeps its own rule, threads computing gradients at once get each its own numbers,
+    and forward mode (which JAX's odeint has not either) is a clear error."""
+    ts = np.linspace(0.0, 1.0, 4)
+
+    def loss(y0, k, scale):
+        ys = odeint(lambda y, t, k: -k * y + fnp.sin(t), y0, ts, k, rtol=1e-10, atol=1e-10)
+        ys = ft.grad_hook(ys, lambda ct: ct * scale)
+        return fnp.sum(ys[-1] ** 2)
+
+    y0s, ks, scales = (
+        np.array([[0.5, -0.2], [1.0, 0.3]]),
+        np.array([0.7, 1.3]),
+        np.array([2.0, -1.0]),
+    )
+    loop = [ft.grad(loss, argnums=(0, 1))(y, k, s) for y, k, s in zip(y0s, ks, scales)]
+    gy, gk = ft.vmap(ft.grad(loss, argnums=(0, 1)))(y0s, ks, scales)
+    np.testing.assert_allclose(np.asarray(gy), np.stack([a for a, _ in loop]), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(gk), [float(b) for _, b in loop], rtol=1e-10)
+    # compiled, the hook may close over concrete values
+    twice = ft.jit(ft.vmap(ft.grad(lambda y0, k: loss(y0, k, 2.0))))(y0s, ks)
+    want = [ft.grad(loss)(y, k, 2.0) for y, k in zip(y0s, ks)]
+    np.testing.assert_allclose(np.asarray(twice), np.stack(want), rtol=1e-10)
+    plain = ft.grad(loss, argnums=(0, 1))(y0s[0], ks[0], 1.0)
+    # (the adjoint's steps adapt to the scaled cotangent: equal to its tolerance)
+    np.testing.assert_allclose(np.asarray(loop[0][0]), 2.0 * np.asarray(plain[0]), rtol=1e-9)
+
+    @ft.custom_vjp
+    def final(y0):
+        return odeint(lambda y, t: -y, y0, ts)[-1]
+
+    final.defvjp(lambda y0: (final(y0), None), lambda _, ct: (3.0 * ct,))
+    np.testing.assert_allclose(np.asarray(ft.grad(lambda y: fnp.sum(final(y)))(y0s[0])), [3.0, 3.0])
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i):
+        return np.asarray(ft.grad(loss)(y0s[i % 2], ks[i % 2], scales[i % 2]))
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(one, range(8)))
+    for i, r in enumerate(results):
+        np.testing.assert_array_equal(r, np.asarray(loop[i % 2][0]))
+    with pytest.raises(TypeError, match="jvp: expected a function differentiable in forward mode"):
+        ft.jvp(lambda y: loss(y, 0.7, 1.0), (y0s[0],), (y0s[0],))
+
+
 def test_bad_input_names_odeint():
     f = lambda y, t: -y  # noqa: E731
     with pytest.raises(TypeError, match="odeint: expected t to be a 1-d array of floats"):

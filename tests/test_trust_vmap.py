@@ -363,6 +363,34 @@ def test_item1_rules_closing_over_batched_values() -> None:
         ft.grad(lambda xs: fnp.sum(ft.vmap(g2)(s, xs)))(X)
 
 
+def test_item2_hook_closing_over_batched_values() -> None:
+    # vmap(grad(f)) with a hook that closes over a value the vmap batches: each
+    # per-example call gets that example's value, as a loop would (the hook returned
+    # the whole batch's tracer, which leaked out as the result)
+    def loss(x, s):
+        y = ft.grad_hook(fnp.sin(x) * 2.0, lambda ct: ct * s + fnp.cos(s) * ct**2)
+        return fnp.sum(y**2) * s
+
+    s, xs = np.array([0.5, -1.5]), np.stack([X[0], 2.0 * X[0]])
+    loop = np.stack([ft.grad(loss)(x, si) for x, si in zip(xs, s)])
+    got = ft.vmap(ft.grad(loss))(xs, s)
+    assert type(got) is ft.Array
+    np.testing.assert_allclose(got, loop, rtol=1e-13)
+    nested = ft.vmap(ft.vmap(ft.grad(loss)))(np.stack([xs, -xs]), np.stack([s, 2 * s]))
+    twice = [[ft.grad(loss)(x, si) for x, si in zip(xs2, s2)] for xs2, s2 in
+             zip(np.stack([xs, -xs]), np.stack([s, 2 * s]))]  # fmt: skip
+    np.testing.assert_allclose(nested, np.array(twice), rtol=1e-13)
+    # the derivative of the per-example hook calls: forward mode around it
+    _, t = ft.jvp(ft.vmap(ft.grad(loss)), (xs, s), (np.ones_like(xs), np.zeros_like(s)))
+    h = 1e-6
+    fd = (ft.vmap(ft.grad(loss))(xs + h, s) - ft.vmap(ft.grad(loss))(xs - h, s)) / (2 * h)
+    np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-6)
+    # the hook runs after the vmap (grad(vmap)) or in compiled code (jit): a clear error
+    for fn in (ft.jit(ft.vmap(ft.grad(loss))), ft.grad(lambda a, b: fnp.sum(ft.vmap(loss)(a, b)))):
+        with pytest.raises(ft.errors.UnexpectedTracerError, match="grad_hook: the hook <lambda>"):
+            fn(xs, s)
+
+
 def test_rules_closing_over_vmap_values_of_an_unbatched_differentiated_input() -> None:
     # jvp(vmap(f)) where f's custom function takes z from outside the vmap and closes
     # over x of the vmap: the rule ran on z alone (forward mode looked innermost) and

@@ -9,6 +9,7 @@ from typing import Any
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer
 from functrace.custom_derivatives._common import _Callable, _level
+from functrace.errors import UnexpectedTracerError
 from functrace.interpreters import ad, batching
 from functrace.interpreters.recording import callback_value
 
@@ -34,12 +35,26 @@ grad_hook_p = Primitive("grad_hook")
 hook_call_p = Primitive("hook_call", multiple_results=True)
 
 
+def _run(fn: Any, ct: Any) -> Any:
+    """``fn(ct)``, an escaped tracer named as the hook's."""
+    try:
+        return fn(ct)
+    except UnexpectedTracerError as e:
+        raise UnexpectedTracerError(
+            f"grad_hook: the hook {fn.__name__} uses a value traced by a transform that "
+            f"has returned by the time the hook runs (the backward pass of grad(vmap(f)) "
+            f"or compiled code under jit run the hooks later): a hook may close over "
+            f"concrete values, or over values vmap batches when vmap is outside the "
+            f"derivative and jit (vmap(grad(f))). {e}"
+        ) from None
+
+
 def _hook_result(fn: Any, ct: Any) -> Any:
     """The cotangent after the hook ``fn``: its result, or ``ct`` when it returns None;
     a result of another dtype is cast to the cotangent's."""
     from functrace.lax import convert_element_type
 
-    out = fn(ct)
+    out = _run(fn, ct)
     if out is None:
         return ct
     got, want = core.get_aval(out), core.get_aval(ct)
@@ -125,14 +140,23 @@ class _HookVjp:
         return self.__name__
 
 
+def _example(x: Any, trace: Any, i: int) -> Any:
+    """Example ``i`` of ``x`` along ``trace``'s vmap if ``x`` is batched by it (a hook
+    called per example whose function closes over a value that vmap batches gets that
+    example's value, as a loop would give it); otherwise ``x``."""
+    if isinstance(x, batching.BatchTracer) and x._trace is trace:
+        return x.val if x.bdim is None else batching.moveaxis(x.val, x.bdim, 0)[i]
+    return x
+
+
 class _HookPerExample:
     """Node ``f`` run on each example of arguments batched along axis 0 in turn (a
     derivative of a hook under vmap); the results are stacked along axis 0."""
 
-    __slots__ = ("f", "size", "n_in", "n_out", "n_nonlinear", "__name__")
+    __slots__ = ("f", "size", "trace", "n_in", "n_out", "n_nonlinear", "__name__")
 
-    def __init__(self, f: Any, size: int) -> None:
-        self.f, self.size = f, size
+    def __init__(self, f: Any, size: int, trace: Any) -> None:
+        self.f, self.size, self.trace = f, size, trace
         self.n_in, self.n_out, self.n_nonlinear = f.n_in, f.n_out, f.n_nonlinear
         self.__name__ = f.__name__
 
@@ -142,7 +166,10 @@ class _HookPerExample:
         if self.size == 0:  # no examples: nothing to call, empty results
             avals = self.out_avals([core.get_aval(a) for a in args])
             return [fnp.zeros(a.shape, a.dtype) for a in avals]
-        outs = [self.f(*[a[i] for a in args]) for i in range(self.size)]
+        outs = [
+            [_example(o, self.trace, i) for o in self.f(*[a[i] for a in args])]
+            for i in range(self.size)
+        ]
         return [fnp.stack(col) for col in zip(*outs)]
 
     def out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
@@ -150,7 +177,7 @@ class _HookPerExample:
         return [ShapedArray((self.size, *a.shape), a.dtype, a.weak_type) for a in inner]
 
     def transposed(self) -> Any:
-        return _HookPerExample(self.f.transposed(), self.size)
+        return _HookPerExample(self.f.transposed(), self.size, self.trace)
 
     def __repr__(self) -> str:
         return self.__name__
@@ -172,15 +199,17 @@ def _apply_hook(fn: Any, ct: Any) -> Any:
 
 
 class _PerExample:
-    """A hook called on each example of a cotangent batched along ``axis`` in turn;
-    the replacements it returns (if any) are stacked back along ``axis``."""
+    """A hook called on each example of a cotangent batched along ``axis`` of
+    ``trace``'s vmap in turn; the replacements it returns (if any; example ``i`` of a
+    replacement that the vmap batches) are stacked back along ``axis``."""
 
-    __slots__ = ("fn", "axis", "size", "__name__")
+    __slots__ = ("fn", "axis", "size", "trace", "__name__")
 
-    def __init__(self, fn: Any, axis: int, size: int) -> None:
+    def __init__(self, fn: Any, axis: int, size: int, trace: Any) -> None:
         self.fn = fn
         self.axis = axis
         self.size = size
+        self.trace = trace
         self.__name__ = fn.__name__
 
     def __call__(self, ct: Any) -> Any:
@@ -191,7 +220,7 @@ class _PerExample:
         outs, replaced = [], False
         for i in range(self.size):
             c = ct[(*idx, i)]
-            o = self.fn(c)
+            o = _example(_run(self.fn, c), self.trace, i)
             if o is None:
                 outs.append(c)
                 continue
@@ -243,7 +272,7 @@ def _grad_hook_batch(
     (x,), (d,) = vals, bdims
     if d is None:
         x, d = batching.broadcast_batch(x, trace.axis_size, 0), 0
-    return grad_hook_p.bind(x, fn=_PerExample(fn, d, trace.axis_size)), d
+    return grad_hook_p.bind(x, fn=_PerExample(fn, d, trace.axis_size, trace)), d
 
 
 def _hook_call_impl(*args: Any, fn: Any) -> list[Any]:
@@ -280,9 +309,9 @@ def _hook_call_batch(
         (ct,), (d,) = vals, bdims
         if d is None:
             ct, d = batching.broadcast_batch(ct, size, 0), 0
-        return [_apply_hook(_PerExample(fn.fn, d, size), ct)], [d]
+        return [_apply_hook(_PerExample(fn.fn, d, size, trace), ct)], [d]
     args = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals, bdims)]
-    return _call_hook(_HookPerExample(fn, size), args), [0] * fn.n_out
+    return _call_hook(_HookPerExample(fn, size, trace), args), [0] * fn.n_out
 
 
 core.impl_rules[grad_hook_p] = lambda x, *, fn: x
