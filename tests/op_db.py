@@ -615,6 +615,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_random
     import op_rows_scipy
     import op_rows_scipy2
+    import op_rows_solvers
     import op_rows_windowed
 
     return (
@@ -637,6 +638,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_lax2.ROWS
         + op_rows_scipy.ROWS
         + op_rows_scipy2.ROWS
+        + op_rows_solvers.ROWS
         + op_rows_fft.ROWS
     )
 

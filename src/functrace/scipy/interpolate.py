@@ -16,6 +16,7 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core
+from functrace.lax import indexing as li
 from functrace.tree_util import register_pytree_node
 
 __all__ = ["RegularGridInterpolator"]
@@ -132,9 +133,7 @@ class RegularGridInterpolator:
         if method == "linear":
             result = self._linear(cells, fractions)
         else:
-            result = self.values[
-                tuple(fnp.where(y <= 0.5, i, i + 1) for i, y in zip(cells, fractions))
-            ]
+            result = self._at([fnp.where(y <= 0.5, i, i + 1) for i, y in zip(cells, fractions)])
         if self.fill_value is not None:
             rank = len(core.get_aval(result).shape)
             mask = fnp.reshape(outside, (-1,) + (1,) * (rank - 1))
@@ -152,9 +151,16 @@ class RegularGridInterpolator:
             n = core.get_aval(g).shape[0]
             i = fnp.clip(fnp.searchsorted(g, x) - 1, 0, n - 2)
             cells.append(i)
-            fractions.append((x - g[i]) / (g[i + 1] - g[i]))
+            lo, hi = li.index_take(g, i, 0, "clip"), li.index_take(g, i + 1, 0, "clip")
+            fractions.append((x - lo) / (hi - lo))
             outside = outside | (x < g[0]) | (x > g[-1])
         return cells, fractions, outside
+
+    def _at(self, index: list[Any]) -> Any:
+        """``values[tuple(index)]`` for indices in range by construction, read by a gather
+        that does not look at their values (indexing would check them eagerly, and an
+        eager derivative's recording could then not be reused)."""
+        return li.gather(self.values, index, tuple(range(len(index))), "clip")
 
     def _linear(self, cells: list[Any], fractions: list[Any]) -> Any:
         extra = len(core.get_aval(self.values).shape) - len(cells)
@@ -164,8 +170,8 @@ class RegularGridInterpolator:
             for up, y in zip(corner, fractions):
                 w = y if up else 1 - y
                 weight = w if weight is None else weight * w
-            index = tuple(i + up for i, up in zip(cells, corner))
-            term = self.values[index] * fnp.reshape(weight, (-1,) + (1,) * extra)
+            term = self._at([i + up for i, up in zip(cells, corner)])
+            term = term * fnp.reshape(weight, (-1,) + (1,) * extra)
             total = term if total is None else total + term
         return total
 

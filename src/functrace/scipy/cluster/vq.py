@@ -52,4 +52,7 @@ def vq(obs: Any, code_book: Any, check_finite: bool = True) -> tuple[Any, Any]:
         )
     dist = fnp.linalg.norm(obs[:, None, :] - code_book[None, :, :], axis=-1)
     code = fnp.argmin(dist, axis=-1)
-    return code, fnp.take_along_axis(dist, code[:, None], axis=1)[:, 0]
+    # the distance at the code: a one-hot sum, whose derivative needs no index values
+    # (take_along_axis's would read them, so eager derivatives could not be reused)
+    hit = code[:, None] == fnp.arange(core.get_aval(code_book).shape[0])[None, :]
+    return code, fnp.sum(fnp.where(hit, dist, 0), axis=1)
