@@ -1,5 +1,5 @@
-"""Op-table rows: functrace.scipy.optimize, .signal, .integrate and .ndimage (the "fill in
-jax.scipy" issue), against SciPy.
+"""Op-table rows: functrace.scipy.optimize, .signal (with the spectral functions), .integrate
+and .ndimage (the "fill in jax.scipy" issue), against SciPy.
 
 All are composites (convolutions are ``conv_general_dilated``, ``minimize`` a
 ``while_loop``), so the rows check that their derivative, batching and jit rules
@@ -67,6 +67,29 @@ def _minimize_ref(a: Any) -> Any:
         return np.sum((x - a) ** 2) + 0.1 * np.sum(x**4)
 
     return so.minimize(f, np.zeros(3), method="BFGS", options={"gtol": 1e-10}).x
+
+
+def _parts(z: Any) -> Any:
+    """A complex result as a real one: its real and imaginary parts stacked first."""
+    return fnp.stack([fnp.real(z), fnp.imag(z)])
+
+
+def _np_parts(z: Any) -> Any:
+    return np.stack([np.real(z), np.imag(z)])
+
+
+def _spectral(name: str, ours: Any, theirs: Any, shapes: tuple[Any, ...], n: int = 1) -> OpInfo:
+    """A row of a spectral function (windowed FFTs, then complex products or medians)."""
+    return OpInfo(
+        f"scipy.signal.{name}",
+        ours,
+        _like(theirs),
+        (F,) * n,
+        ("fft",),
+        shapes=shapes,
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 _COORDS = (np.array([0.3, 1.7, 2.5, -0.4, 3.6]), np.array([0.2, 3.1, 1.5, 2.2, 4.4]))
@@ -151,6 +174,49 @@ ROWS: list[OpInfo] = [
         grad=False,
         rtol=1e-5,
         atol=1e-5,
+    ),
+    # stft/csd: real and imaginary parts; welch: mean and median averages; istft of a
+    # real array of coefficients
+    _spectral(
+        "stft",
+        lambda x: _parts(fsig.stft(x, nperseg=8)[2]),
+        lambda x: _np_parts(ssig.stft(x, nperseg=8)[2]),
+        ((2, 20),),
+    ),
+    _spectral(
+        "stft[odd,nfft,even,linear]",
+        lambda x: _parts(
+            fsig.stft(x, nperseg=7, noverlap=3, nfft=9, boundary="even", detrend="linear")[2]
+        ),
+        lambda x: _np_parts(
+            ssig.stft(x, nperseg=7, noverlap=3, nfft=9, boundary="even", detrend="linear")[2]
+        ),
+        ((17,),),
+    ),
+    _spectral(
+        "welch",
+        lambda x: fsig.welch(x, nperseg=8)[1],
+        lambda x: ssig.welch(x, nperseg=8)[1],
+        ((2, 24),),
+    ),
+    _spectral(
+        "welch[median]",
+        lambda x: fsig.welch(x, nperseg=8, noverlap=2, window="hamming", average="median")[1],
+        lambda x: ssig.welch(x, nperseg=8, noverlap=2, window="hamming", average="median")[1],
+        ((24,),),
+    ),
+    _spectral(
+        "csd",
+        lambda x, y: _parts(fsig.csd(x, y, nperseg=8)[1]),
+        lambda x, y: _np_parts(ssig.csd(x, y, nperseg=8)[1]),
+        ((2, 20), (2, 20)),
+        n=2,
+    ),
+    _spectral(
+        "istft",
+        lambda z: fsig.istft(z, nperseg=8)[1],
+        lambda z: ssig.istft(z, nperseg=8)[1],
+        ((5, 6),),
     ),
     # The type-2 DCT and its inverse (one FFT per axis) against SciPy's.
     OpInfo(

@@ -18,8 +18,9 @@ differentiates, batches and jits. SciPy itself is not needed.
 * ``cluster.vq`` (``vq``), ``fft`` (the type-2 DCT: ``dct``, ``dctn``, ``idct``,
   ``idctn``), ``integrate`` (``trapezoid``), ``interpolate``
   (``RegularGridInterpolator``), ``ndimage`` (``map_coordinates``), ``optimize``
-  (``minimize``), ``signal`` (convolution, correlation, detrending) and ``sparse.linalg``
-  (``cg``, ``bicgstab``, ``gmres``);
+  (``minimize``), ``signal`` (convolution, correlation, detrending; ``stft``, ``istft``,
+  ``csd`` and ``welch`` from ``_signal_spectral``) and ``sparse.linalg`` (``cg``,
+  ``bicgstab``, ``gmres``);
 * ``_util``: the argument handling they share.
 
 >>> import functrace.scipy.special as fsp

@@ -1,10 +1,12 @@
-"""functrace.scipy.signal: convolution, correlation and detrending, traceable (as
-``jax.scipy.signal``).
+"""functrace.scipy.signal: convolution, correlation, detrending and spectral analysis
+(``stft``, ``istft``, ``csd``, ``welch``), traceable (as ``jax.scipy.signal``).
 
 Convolutions are direct (``lax.conv_general_dilated``, so they differentiate, batch
 and jit like any convolution layer); ``method`` and ``precision`` are accepted for
 JAX's signatures and do not change the computation. Inputs are promoted to floating
-point (as JAX: integer inputs give float64); complex inputs are not supported.
+point (as JAX: integer inputs give float64); complex inputs are not supported by the
+convolutions. The spectral functions live in ``_signal_spectral`` (windowed FFTs of
+``functrace.numpy.fft``; complex inputs allowed; windows computed by formula).
 
 >>> [float(v) for v in convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5])]
 [0.0, 1.0, 2.5, 4.0, 1.5]
@@ -20,9 +22,21 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace import core
 from functrace import lax as lx
+from functrace.scipy._signal_spectral import csd, istft, stft, welch
 from functrace.scipy._util import floats
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = [
+    "convolve",
+    "convolve2d",
+    "correlate",
+    "correlate2d",
+    "csd",
+    "detrend",
+    "fftconvolve",
+    "istft",
+    "stft",
+    "welch",
+]
 
 _MODES = ("full", "same", "valid")
 
