@@ -20,6 +20,8 @@ differentiates, batches and jits. SciPy itself is not needed.
   (``RegularGridInterpolator``), ``ndimage`` (``map_coordinates``), ``optimize``
   (``minimize``), ``signal`` (convolution, correlation, detrending) and ``sparse.linalg``
   (``cg``, ``bicgstab``, ``gmres``);
+* ``spatial.transform``: ``Rotation`` (quaternions, matrices, rotation vectors, Euler
+  angles, Modified Rodrigues Parameters; composition, ``apply``, ``mean``) and ``Slerp``;
 * ``_util``: the argument handling they share.
 
 >>> import functrace.scipy.special as fsp
@@ -37,6 +39,7 @@ from functrace.scipy import (  # noqa: F401
     optimize,
     signal,
     sparse,
+    spatial,
     special,
     stats,
 )
