@@ -25,6 +25,7 @@ import functrace.numpy as fnp
 from functrace import core
 from functrace import random as frandom
 from functrace.core import Tracer
+from functrace.lax import indexing as li
 from functrace.scipy._util import floats
 from functrace.tree_util import GetAttrKey, register_pytree_node
 
@@ -193,7 +194,8 @@ def _as_rotvec(q: Any) -> Any:
     n = fnp.where(nonzero, fnp.sqrt(fnp.where(nonzero, n2, 1.0)), 0.0)
     angle = 2 * fnp.arctan2(n, w)
     small = angle <= _SMALL
-    tan2 = n2 / fnp.square(fnp.where(small, w, 1.0))
+    # w is 0 in the series only for the zero quaternion (then xyz is 0 too): read 1
+    tan2 = n2 / fnp.square(fnp.where(small & (w > 0), w, 1.0))
     t2 = 4 * (tan2 - tan2 * tan2 * (2 / 3))  # (2 atan(s))**2 = 4 (s**2 - 2 s**4 / 3 + ...)
     large = fnp.where(small, 1.0, angle)
     scale = fnp.where(small, 2 + t2 / 12 + 7 * t2 * t2 / 2880, large / fnp.sin(large / 2))
@@ -390,7 +392,7 @@ class Rotation:
     def as_mrp(self) -> Any:
         """The Modified Rodrigues Parameters ``(..., 3)`` of the angle in ``[0, pi]``."""
         q = self._q("as_mrp")
-        sign = fnp.where(q[..., 3] < 0, -1.0, 1.0)
+        sign = 1 - 2 * (q[..., 3] < 0).astype(core.get_aval(q).dtype)
         return (sign / (1 + sign * q[..., 3]))[..., None] * q[..., :3]
 
     def as_euler(self, seq: str, degrees: bool = False) -> Any:
@@ -448,8 +450,8 @@ class Rotation:
                     f"shape {_shape(w)}."
                 )
         k = fnp.matmul(fnp.transpose(q) * w[None, :], q)
-        _, vectors = fnp.linalg.eigh(k)
-        return Rotation(vectors[:, -1])
+        top = fnp.linalg.eigh(k)[1][:, -1]
+        return Rotation(top if isinstance(top, Tracer) else fnp.asarray(top))
 
     def __mul__(self, other: Any) -> Rotation:
         """The composition ``self * other``: rotate by ``other``, then by ``self``
@@ -532,8 +534,8 @@ class Slerp:
         if not isinstance(rotations, Rotation):
             raise TypeError(f"{fname}: expected rotations to be a Rotation, got a "
                             f"{type(rotations).__name__}.")  # fmt: skip
-        quat = rotations._q("__len__")
-        if rotations.single or len(_shape(quat)) != 2 or _shape(quat)[0] < 2:
+        quat = rotations.quat
+        if len(_shape(quat)) != 2 or _shape(quat)[0] < 2 or _shape(quat)[1] != 4:
             raise ValueError(
                 f"{fname}: expected at least 2 rotations (quat of shape (N, 4)), got quat of "
                 f"shape {_shape(quat)}."
@@ -567,9 +569,15 @@ class Slerp:
         last = _shape(self.times)[0] - 2  # the last interval
         index = fnp.maximum(fnp.searchsorted(self.times, t) - 1, 0)
         interval = fnp.minimum(index, last)
-        alpha = (t - self.times[index]) / self.timedelta[interval]
-        steps = Rotation.from_rotvec(self.rotvecs[interval] * alpha[:, None])
-        result = self.rotations[interval] * steps
+
+        # the indices are in range by construction: a gather that reads no index values
+        # (indexing would check them, and an eager derivative could not be reused)
+        def at(x: Any, i: Any) -> Any:
+            return li.index_take(x, i, 0, "clip")
+
+        alpha = (t - at(self.times, index)) / at(self.timedelta, interval)
+        steps = Rotation.from_rotvec(at(self.rotvecs, interval) * alpha[:, None])
+        result = Rotation(at(self.rotations.quat, interval)) * steps
         return result[0] if single else result
 
 
