@@ -12,6 +12,7 @@ from scipy.spatial.transform import Slerp as SciPySlerp
 import functrace as ft
 import functrace.numpy as fnp
 import functrace.random as fr
+from functrace.api import _eager_cache as ec
 from functrace.scipy.spatial.transform import Rotation, Slerp
 from functrace.test_util import check_grads
 from recorded import assert_matches_recorded
@@ -264,6 +265,29 @@ def test_identity_concatenate_indexing_and_len():
     _close(grid.apply(V[:3]).reshape(6, 3), Rotation.from_rotvec(RV).apply(np.vstack([V[:3]] * 2)))
 
 
+def test_zero_quaternion_converts_as_jax():
+    # JAX's numbers (a Rotation holds its quaternion as given): no NaN from the series
+    zero = Rotation(np.zeros((2, 4)))
+    _close(zero.as_rotvec(), np.zeros((2, 3)))
+    _close(zero.as_mrp(), np.zeros((2, 3)))
+    _close(zero.magnitude(), np.zeros(2))
+    _close(zero[0].as_euler("xyz"), [0.0, -np.pi / 2, 0.0])
+
+
+def test_eager_slerp_derivatives_are_reused():
+    # the interval lookup reads no index values, so an eager gradient's recording is
+    # replayed on later calls (the op-table's eager-reuse check covers the bits)
+    slerp = Slerp.init(SLERP_TIMES, Rotation.from_rotvec(SLERP_ROTVECS))
+
+    def loss(t):
+        return fnp.sum(slerp(t).as_rotvec())
+
+    ec.clear_eager_cache()
+    grads = [ft.grad(loss)(np.array([0.3, 2.5, 4.0])) for _ in range(3)]
+    assert ec.eager_trace_count(loss) == 2  # recorded, verified, then replayed
+    _close(grads[2], grads[0])
+
+
 # ---------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------
@@ -327,6 +351,8 @@ def test_bad_arguments_are_clear_errors():
         Slerp.init(SLERP_TIMES[:1], r[:1])
     with pytest.raises(ValueError, match="Slerp.init: expected at least 2 rotations"):
         Slerp.init(SLERP_TIMES[:1], r[0])
+    with pytest.raises(ValueError, match=r"Slerp.init: .* got quat of shape \(2, 3\)"):
+        Slerp.init(SLERP_TIMES[:2], Rotation(np.ones((2, 3))))
     with pytest.raises(ValueError, match=r"Slerp.init: expected times of shape \(6,\)"):
         Slerp.init(SLERP_TIMES, r)
     slerp = Slerp.init(SLERP_TIMES, r[:4])
@@ -334,3 +360,27 @@ def test_bad_arguments_are_clear_errors():
         slerp(np.ones((2, 2)))
     with pytest.raises(TypeError, match="expected an array of numbers, got a Rotation"):
         r.apply(r)
+
+
+def test_float32_stays_float32_and_results_are_arrays():
+    q = RQ.astype(np.float32)
+    r = Rotation.from_quat(q)
+    results = [
+        r.as_quat(canonical=True, scalar_first=True),
+        r.as_matrix(),
+        r.as_rotvec(degrees=True),
+        r.as_mrp(),
+        r.as_euler("ZXZ", degrees=True),
+        r.magnitude(),
+        r.inv().quat,
+        (r * r[0]).quat,
+        r.apply(np.ones(3, np.float32), inverse=True),
+        r.mean(np.ones(6, np.float32)).quat,
+        Rotation.from_rotvec(q[:, :3], degrees=True).quat,
+        Rotation.from_mrp(q[:, :3]).quat,
+        Rotation.from_matrix(r.as_matrix()).quat,
+        Rotation.from_euler("zyx", q[:, :3]).quat,
+        Slerp.init(np.arange(6.0), r)(np.array([0.5, 4.5])).quat,
+    ]
+    for i, x in enumerate(results):
+        assert type(x) is ft.Array and x.dtype == np.float32, (i, type(x), x.dtype)
