@@ -615,6 +615,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_random
     import op_rows_scipy
     import op_rows_scipy2
+    import op_rows_spatial
     import op_rows_windowed
 
     return (
@@ -638,6 +639,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_scipy.ROWS
         + op_rows_scipy2.ROWS
         + op_rows_fft.ROWS
+        + op_rows_spatial.ROWS
     )
 
 
