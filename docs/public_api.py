@@ -66,6 +66,7 @@ PACKAGES = [
     "functrace.scipy.stats",
     "functrace.scipy.sparse",
     "functrace.scipy.cluster",
+    "functrace.scipy.spatial",
     "functrace.experimental",
 ]
 

@@ -616,6 +616,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_scipy
     import op_rows_scipy2
     import op_rows_solvers
+    import op_rows_spatial
     import op_rows_windowed
 
     return (
@@ -640,6 +641,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_scipy2.ROWS
         + op_rows_solvers.ROWS
         + op_rows_fft.ROWS
+        + op_rows_spatial.ROWS
     )
 
 

@@ -21,6 +21,8 @@ differentiates, batches and jits. SciPy itself is not needed.
   (``minimize``), ``signal`` (convolution, correlation, detrending; ``stft``, ``istft``,
   ``csd`` and ``welch`` from ``_signal_spectral``) and ``sparse.linalg`` (``cg``,
   ``bicgstab``, ``gmres``);
+* ``spatial.transform``: ``Rotation`` (quaternions, matrices, rotation vectors, Euler
+  angles, Modified Rodrigues Parameters; composition, ``apply``, ``mean``) and ``Slerp``;
 * ``_util``: the argument handling they share.
 
 >>> import functrace.scipy.special as fsp
@@ -38,6 +40,7 @@ from functrace.scipy import (  # noqa: F401
     optimize,
     signal,
     sparse,
+    spatial,
     special,
     stats,
 )
