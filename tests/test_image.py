@@ -140,6 +140,17 @@ def test_gradients_in_scale_and_translation(method):
     check_grads(g, (np.array([0.72, 0.47]),), order=2, modes=("fwd", "rev"), eps=1e-5)
 
 
+def test_known_weights_are_constants_under_jit():
+    # the weights of resize (and of a known scale and translation) are computed once, in
+    # NumPy: the traced program is the contractions
+    for f in (
+        lambda x: resize(x, (3, 9), "lanczos3"),
+        lambda x: scale_and_translate(x, (3, 9), (0, 1), SCALE, TRANS, "cubic"),
+    ):
+        prims = {e.primitive.name for e in ft.make_jaxpr(f)(IMG).eqns}
+        assert prims <= {"dot_general", "transpose"}, prims
+
+
 def test_jit_equals_eager():
     for method in ("nearest", "linear", "cubic", "lanczos5"):
         f = lambda x, m=method: resize(x, (2, 7, 9, 2), m)  # noqa: E731

@@ -102,32 +102,32 @@ def _method(fname: str, method: Any) -> ResizeMethod:
 # ---------------------------------------------------------------------------
 
 
-def _triangle(x: Any) -> Any:
-    return fnp.maximum(0, 1 - fnp.abs(x))
+def _triangle(xp: Any, x: Any) -> Any:
+    return xp.maximum(0, 1 - xp.abs(x))
 
 
-def _keys_cubic(x: Any) -> Any:
+def _keys_cubic(xp: Any, x: Any) -> Any:
     # Keys' cubic convolution kernel with a = -0.5 (piecewise in [0, 1), [1, 2), beyond)
     near = ((1.5 * x - 2.5) * x) * x + 1.0
     far = ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0
-    return fnp.where(x >= 2.0, 0.0, fnp.where(x >= 1.0, far, near))
+    return xp.where(x >= 2.0, 0.0, xp.where(x >= 1.0, far, near))
 
 
-def _opencv_cubic(x: Any) -> Any:
+def _opencv_cubic(xp: Any, x: Any) -> Any:
     # the same family with a = -0.75 (OpenCV's, and PyTorch's without antialiasing)
     a = -0.75
     near = ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
     far = ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
-    return fnp.where(x >= 2.0, 0.0, fnp.where(x >= 1.0, far, near))
+    return xp.where(x >= 2.0, 0.0, xp.where(x >= 1.0, far, near))
 
 
-def _lanczos(radius: float) -> Callable[[Any], Any]:
-    def kernel(x: Any) -> Any:
+def _lanczos(radius: float) -> Callable[[Any, Any], Any]:
+    def kernel(xp: Any, x: Any) -> Any:
         # radius sin(pi x) sin(pi x / radius) / (pi x)^2, its limit 1 near 0, 0 beyond
-        num = radius * fnp.sin(np.pi * x) * fnp.sin(np.pi * x / radius)
-        den = fnp.where(x != 0, np.pi**2 * x**2, 1)
-        inner = fnp.where(x > 1e-3, num / den, 1)
-        return fnp.where(x > radius, 0.0, inner)
+        num = radius * xp.sin(np.pi * x) * xp.sin(np.pi * x / radius)
+        den = xp.where(x != 0, np.pi**2 * x**2, 1)
+        inner = xp.where(x > 1e-3, num / den, 1)
+        return xp.where(x > radius, 0.0, inner)
 
     return kernel
 
@@ -157,34 +157,37 @@ def _weights(
     antialias: bool,
     edge_radius: int | None,
     dtype: np.dtype,
+    xp: Any,
 ) -> Any:
     """The ``(m, n)`` matrix taking ``m`` input samples to ``n`` output samples, in
     ``dtype``. ``edge_radius`` (for PyTorch's cubic without antialiasing) repeats the
-    edge pixels that far beyond each edge; else points beyond the input get zero."""
+    edge pixels that far beyond each edge; else points beyond the input get zero.
+    ``xp`` is NumPy for a known scale and translation (the matrix is then a constant,
+    also under ``jit``), else ``functrace.numpy``."""
     inv = 1.0 / scale
-    stretch = fnp.maximum(inv, 1.0) if antialias else 1.0
-    out_pos = fnp.arange(n, dtype=dtype)
+    stretch = xp.maximum(inv, 1.0) if antialias else 1.0
+    out_pos = xp.arange(n, dtype=dtype)
     # the point (in input pixel indices) each output pixel's centre maps back to
     point = (out_pos + 0.5) * inv - translation * inv - 0.5
     if kernel is _AREA:
         left = out_pos * inv - translation * inv
         right = left + inv
-        lo = fnp.arange(m, dtype=dtype)[:, None]
-        w = fnp.maximum(0.0, fnp.minimum(right[None, :], lo + 1.0) - fnp.maximum(left[None, :], lo))
+        lo = xp.arange(m, dtype=dtype)[:, None]
+        w = xp.maximum(0.0, xp.minimum(right[None, :], lo + 1.0) - xp.maximum(left[None, :], lo))
     else:
         k = edge_radius or 0
-        src = fnp.arange(-k, m + k, dtype=dtype)
-        w = kernel(fnp.abs(point[None, :] - src[:, None]) / stretch)
+        src = xp.arange(-k, m + k, dtype=dtype)
+        w = kernel(xp, xp.abs(point[None, :] - src[:, None]) / stretch)
         if k:
             # the weights of the pixels beyond an edge go to the edge pixel
             rows = np.clip(np.arange(-k, m + k), 0, m - 1)
             gather = (rows[None, :] == np.arange(m)[:, None]).astype(dtype)
-            w = fnp.matmul(gather, w)
-    total = fnp.sum(w, axis=0, keepdims=True)
-    w = fnp.where(fnp.abs(total) > _TINY_SUM, w / fnp.where(total != 0, total, 1), 0)
+            w = xp.matmul(gather, w)
+    total = xp.sum(w, axis=0, keepdims=True)
+    w = xp.where(xp.abs(total) > _TINY_SUM, w / xp.where(total != 0, total, 1), 0)
     if not edge_radius:
         inside = (point >= -0.5) & (point <= m - 0.5)
-        w = fnp.where(inside[None, :], w, 0)
+        w = xp.where(inside[None, :], w, 0)
     return w
 
 
@@ -246,10 +249,12 @@ def _resample(
     edge = radius if method is ResizeMethod.CUBIC_PYTORCH else None
     in_shape = core.get_aval(x).shape
     x_dt = core.get_aval(x).dtype
+    known = not any(isinstance(v, core.Tracer) for v in (*scales, *translations))
+    xp = np if known else fnp
     mats = []
     for d, s, t in zip(dims, scales, translations):
-        w = _weights(in_shape[d], shape[d], s, t, kernel, bool(antialias), edge, dtype)
-        mats.append(fnp.asarray(w).astype(x_dt))
+        w = _weights(in_shape[d], shape[d], s, t, kernel, bool(antialias), edge, dtype, xp)
+        mats.append(w.astype(x_dt))
     return _contract(x, dims, mats)
 
 
@@ -389,7 +394,9 @@ def scale_and_translate(
             raise TypeError(f"{fname}: expected a real {name}, got dtype {aval.dtype}.")
         params.append(a)
     w_dt = _inexact(np.result_type(*(core.get_aval(p).dtype for p in params)))
-    scale_a, trans_a = (fnp.asarray(p).astype(w_dt) for p in params)
+    scale_a, trans_a = (
+        p.astype(w_dt) if isinstance(p, core.Tracer) else np.asarray(p, w_dt) for p in params
+    )
     x = fnp.asarray(x).astype(_inexact(core.get_aval(x).dtype))
     if not dims:
         return x
