@@ -259,6 +259,7 @@ def _resample(
 
 
 def _nearest(x: Any, shape: tuple[int, ...]) -> Any:
+    x = fnp.asarray(x)
     in_shape = core.get_aval(x).shape
     for d, (m, n) in enumerate(zip(in_shape, shape)):
         if m == n:
@@ -268,7 +269,7 @@ def _nearest(x: Any, shape: tuple[int, ...]) -> Any:
         src = np.floor(pos / np.float32(n)).astype(np.int64)
         index: list[Any] = [slice(None)] * len(in_shape)
         index[d] = np.minimum(src, m - 1)
-        x = fnp.asarray(x)[tuple(index)]
+        x = x[tuple(index)]
     return x
 
 
