@@ -57,6 +57,7 @@ MODULES = [
     "functrace.example_libraries",
     "functrace.experimental",
     "functrace.typing",
+    "functrace.image",
     "functrace.dtypes",
 ]
 # Packages whose public submodules are documented too, found when the reference is built.

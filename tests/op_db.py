@@ -598,6 +598,7 @@ def _extra_rows() -> list[OpInfo]:
     # Rows kept in separate files by family; each defines ROWS: list[OpInfo].
     import op_rows_conv
     import op_rows_fft
+    import op_rows_image
     import op_rows_indexing
     import op_rows_lax
     import op_rows_lax2
@@ -642,6 +643,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_solvers.ROWS
         + op_rows_fft.ROWS
         + op_rows_spatial.ROWS
+        + op_rows_image.ROWS
     )
 
 

@@ -76,6 +76,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.experimental",
             "functrace.experimental.*",
             "functrace.typing",
+            "functrace.image",
         ),
     ),
     ("jit", ("functrace.jit", "functrace.jit.*")),

@@ -13,6 +13,7 @@ from functrace import (  # noqa: F401
     example_libraries,
     experimental,
     flatten_util,
+    image,
     io,
     lax,
     nn,
