@@ -3,6 +3,8 @@ the ``grad_hook`` and ``hook_call`` primitives and their rules."""
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,31 +32,39 @@ from functrace.interpreters.recording import callback_value
 # vmap (_HookPerExample). A derivative node runs the functrace transform of the node
 # it differentiates when the compiled code runs, on concrete values, so under jit the
 # hook's derivatives are the same as eagerly.
+#
+# Traced values the hook closes over (a clipping threshold that is an argument of a
+# jitted step, a per-example scale under vmap) are operands of grad_hook_p after the
+# value, and the hook is called as fn(ct, *operands): they are staged, batched and
+# passed to the hook's calls like any operand, whenever the hook runs.
 
 grad_hook_p = Primitive("grad_hook")
 hook_call_p = Primitive("hook_call", multiple_results=True)
 
 
-def _run(fn: Any, ct: Any) -> Any:
-    """``fn(ct)``, an escaped tracer named as the hook's."""
+def _run(fn: Any, ct: Any, operands: Sequence[Any]) -> Any:
+    """``fn(ct, *operands)``, an escaped tracer named as the hook's."""
     try:
-        return fn(ct)
+        return fn(ct, *operands)
     except UnexpectedTracerError as e:
         raise UnexpectedTracerError(
             f"grad_hook: the hook {fn.__name__} uses a value traced by a transform that "
             f"has returned by the time the hook runs (the backward pass of grad(vmap(f)) "
-            f"or compiled code under jit run the hooks later): a hook may close over "
-            f"concrete values, or over values vmap batches when vmap is outside the "
-            f"derivative and jit (vmap(grad(f))). {e}"
+            f"and compiled code under jit run hooks later). Traced values the hook "
+            f"function itself closes over (its own free variables, or the arguments of a "
+            f"functools.partial) are passed to it whenever it runs; values reached "
+            f"otherwise (through a function it calls, an object's attribute, a container) "
+            f"are not: close over them directly. {e}"
         ) from None
 
 
-def _hook_result(fn: Any, ct: Any) -> Any:
-    """The cotangent after the hook ``fn``: its result, or ``ct`` when it returns None;
-    a result of another dtype is cast to the cotangent's."""
+def _hook_result(fn: Any, ct: Any, operands: Sequence[Any] = ()) -> Any:
+    """The cotangent after the hook ``fn`` (called with the hook's closed-over traced
+    values ``operands``): its result, or ``ct`` when it returns None; a result of another
+    dtype is cast to the cotangent's."""
     from functrace.lax import convert_element_type
 
-    out = _run(fn, ct)
+    out = _run(fn, ct, operands)
     if out is None:
         return ct
     got, want = core.get_aval(out), core.get_aval(ct)
@@ -67,17 +77,19 @@ def _hook_result(fn: Any, ct: Any) -> Any:
 
 
 class _Hook:
-    """The node of the hook itself: one cotangent in, the replacement out."""
+    """The node of the hook itself: the cotangent and the hook's operands in, the
+    replacement out."""
 
-    __slots__ = ("fn", "__name__")
-    n_in = n_out = n_nonlinear = 1
+    __slots__ = ("fn", "__name__", "n_in", "n_nonlinear")
+    n_out = 1
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Any, n_operands: int = 0) -> None:
         self.fn = fn
         self.__name__ = fn.__name__
+        self.n_in = self.n_nonlinear = 1 + n_operands
 
-    def __call__(self, ct: Any) -> list[Any]:
-        return [_hook_result(self.fn, ct)]
+    def __call__(self, ct: Any, *operands: Any) -> list[Any]:
+        return [_hook_result(self.fn, ct, operands)]
 
     def out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
         return [avals[0]]
@@ -193,26 +205,31 @@ def _call_hook(node: Any, args: Sequence[Any]) -> list[Any]:
     return node(*[callback_value(a) for a in args])  # type: ignore[no-any-return]
 
 
-def _apply_hook(fn: Any, ct: Any) -> Any:
-    """The cotangent after the hook ``fn``."""
-    return _call_hook(_Hook(fn), [ct])[0]
+def _apply_hook(fn: Any, ct: Any, operands: Sequence[Any] = ()) -> Any:
+    """The cotangent after the hook ``fn`` (with its operands)."""
+    return _call_hook(_Hook(fn, len(operands)), [ct, *operands])[0]
 
 
 class _PerExample:
     """A hook called on each example of a cotangent batched along ``axis`` of
-    ``trace``'s vmap in turn; the replacements it returns (if any; example ``i`` of a
-    replacement that the vmap batches) are stacked back along ``axis``."""
+    ``trace``'s vmap in turn, with that example of each operand batched along its entry
+    of ``operand_axes`` (None: the same for every example); the replacements it returns
+    (if any; example ``i`` of a replacement that the vmap batches) are stacked back
+    along ``axis``."""
 
-    __slots__ = ("fn", "axis", "size", "trace", "__name__")
+    __slots__ = ("fn", "axis", "size", "trace", "operand_axes", "__name__")
 
-    def __init__(self, fn: Any, axis: int, size: int, trace: Any) -> None:
+    def __init__(
+        self, fn: Any, axis: int, size: int, trace: Any, operand_axes: Sequence[Any] = ()
+    ) -> None:
         self.fn = fn
         self.axis = axis
         self.size = size
         self.trace = trace
+        self.operand_axes = tuple(operand_axes)
         self.__name__ = fn.__name__
 
-    def __call__(self, ct: Any) -> Any:
+    def __call__(self, ct: Any, *operands: Any) -> Any:
         from functrace import numpy as fnp
         from functrace.lax import convert_element_type
 
@@ -220,7 +237,11 @@ class _PerExample:
         outs, replaced = [], False
         for i in range(self.size):
             c = ct[(*idx, i)]
-            o = _example(_run(self.fn, c), self.trace, i)
+            ops = [
+                x if a is None else batching.moveaxis(x, a, 0)[i]
+                for x, a in zip(operands, self.operand_axes)
+            ]
+            o = _example(_run(self.fn, c, ops), self.trace, i)
             if o is None:
                 outs.append(c)
                 continue
@@ -257,22 +278,25 @@ def _per_example_value(x: Any) -> Any:
 def _grad_hook_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, fn: Any) -> Any:
     # The primal passes through unhooked: transforms outside this one differentiate
     # through its backward pass (where the hook runs) and do not call the hook again.
-    return primals[0], grad_hook_p.bind(ad.instantiate(tangents[0]), fn=fn)
+    # The hook's operands are primal values there (the identity does not depend on them).
+    tangent = grad_hook_p.bind(ad.instantiate(tangents[0]), *primals[1:], fn=fn)
+    return primals[0], tangent
 
 
-def _grad_hook_transpose(ct: Any, x: Any, *, fn: Any) -> list[Any]:
+def _grad_hook_transpose(ct: Any, x: Any, *operands: Any, fn: Any) -> list[Any]:
     # Transposed inside a vmap (vmap(grad(f))): one call per example of that vmap.
-    return [_apply_hook(fn, _per_example_value(ct))]
+    return [_apply_hook(fn, _per_example_value(ct), operands)] + [None] * len(operands)
 
 
 def _grad_hook_batch(
     vals: list[Any], bdims: list[Any], *, trace: batching.BatchTrace, fn: Any
 ) -> tuple[Any, Any]:
     # The hook of the batched value calls the user's hook once per example.
-    (x,), (d,) = vals, bdims
+    x, d = vals[0], bdims[0]
     if d is None:
         x, d = batching.broadcast_batch(x, trace.axis_size, 0), 0
-    return grad_hook_p.bind(x, fn=_PerExample(fn, d, trace.axis_size, trace)), d
+    each = _PerExample(fn, d, trace.axis_size, trace, bdims[1:])
+    return grad_hook_p.bind(x, *vals[1:], fn=each), d
 
 
 def _hook_call_impl(*args: Any, fn: Any) -> list[Any]:
@@ -306,16 +330,17 @@ def _hook_call_batch(
 ) -> tuple[Any, Any]:
     size = trace.axis_size
     if type(fn) is _Hook:  # the hook itself: one call per example, as in _grad_hook_batch
-        (ct,), (d,) = vals, bdims
+        ct, d = vals[0], bdims[0]
         if d is None:
             ct, d = batching.broadcast_batch(ct, size, 0), 0
-        return [_apply_hook(_PerExample(fn.fn, d, size, trace), ct)], [d]
+        each = _PerExample(fn.fn, d, size, trace, bdims[1:])
+        return [_apply_hook(each, ct, vals[1:])], [d]
     args = [batching.bdim_at(v, d, size, 0) for v, d in zip(vals, bdims)]
     return _call_hook(_HookPerExample(fn, size, trace), args), [0] * fn.n_out
 
 
-core.impl_rules[grad_hook_p] = lambda x, *, fn: x
-core.abstract_eval_rules[grad_hook_p] = lambda x, *, fn: x
+core.impl_rules[grad_hook_p] = lambda x, *operands, fn: x
+core.abstract_eval_rules[grad_hook_p] = lambda x, *operands, fn: x
 ad.jvp_rules[grad_hook_p] = _grad_hook_jvp
 ad.transpose_rules[grad_hook_p] = _grad_hook_transpose
 ad.linear_primitives.add(grad_hook_p)
@@ -327,6 +352,55 @@ ad.linear_primitives.add(hook_call_p)
 batching.batching_rules[grad_hook_p] = _grad_hook_batch
 batching.batching_rules[hook_call_p] = _hook_call_batch
 batching.rules_with_trace.update((grad_hook_p, hook_call_p))
+
+
+def _name(fn: Any) -> str:
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", None)
+    return str(name or "hook")
+
+
+def _cell_tracer(cell: Any) -> bool:
+    try:
+        return isinstance(cell.cell_contents, Tracer)
+    except ValueError:  # a free variable not assigned yet
+        return False
+
+
+def _with_operands(fn: Any) -> tuple[Callable[..., Any], list[Any]]:
+    """``fn`` as a function of ``(ct, *operands)`` and its operands: the traced values it
+    closes over directly (its free variables; a ``functools.partial``'s arguments), so
+    that they reach the hook whenever it runs (see the note at the top)."""
+    if isinstance(fn, functools.partial):
+        args, kws = list(fn.args), dict(fn.keywords)
+        pos = [i for i, a in enumerate(args) if isinstance(a, Tracer)]
+        keys = [k for k, v in kws.items() if isinstance(v, Tracer)]
+        if not pos and not keys:
+            return fn, []
+
+        def partial_call(ct: Any, *vals: Any) -> Any:
+            a, k = list(args), dict(kws)
+            for i, v in zip(pos, vals):
+                a[i] = v
+            k.update(zip(keys, vals[len(pos) :]))
+            return fn.func(*a, ct, **k)
+
+        return partial_call, [args[i] for i in pos] + [kws[k] for k in keys]
+    cells = getattr(fn, "__closure__", None) or ()
+    traced = [i for i, c in enumerate(cells) if _cell_tracer(c)]
+    if not isinstance(fn, types.FunctionType) or not traced:
+        return fn, []
+
+    def closure_call(ct: Any, *vals: Any) -> Any:
+        new = list(cells)
+        for i, v in zip(traced, vals):
+            new[i] = types.CellType(v)
+        g = types.FunctionType(
+            fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, tuple(new)
+        )
+        g.__kwdefaults__ = fn.__kwdefaults__
+        return g(ct)
+
+    return closure_call, [cells[i].cell_contents for i in traced]
 
 
 def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
@@ -346,6 +420,14 @@ def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     identity ``custom_vjp`` whose ``bwd`` is ``fn``. Every mode gives the same second
     derivatives, eagerly and under ``jit``.
 
+    Traced values that ``fn`` closes over directly (its free variables, or the arguments
+    of a ``functools.partial``: a clipping threshold passed to a jitted step, a per-example
+    scale under ``vmap``) are passed to it whenever it runs: under ``jit``, in the
+    backward pass of ``grad(vmap(f))``, and as each example's value in a per-example
+    call. A traced value reached otherwise (through another function it calls) works
+    eagerly, and is an ``UnexpectedTracerError`` naming the hook where the hook runs after
+    the value's transform has returned.
+
     >>> import functrace as ft
     >>> seen = []
     >>> f = lambda x: ft.grad_hook(x * 2.0, lambda ct: seen.append(float(ct))) ** 2
@@ -354,10 +436,13 @@ def grad_hook(x: Any, fn: Callable[[Any], Any]) -> Any:
     """
     from functrace.tree_util import tree_map
 
-    wrapped = fn if isinstance(fn, _Callable) else _Callable(fn, getattr(fn, "__name__", "hook"))
+    call, operands = _with_operands(fn)
+    wrapped = call if isinstance(call, _Callable) else _Callable(call, _name(fn))
 
     def hook(v: Any) -> Any:
         # Inside a vmap the hook sees each example's cotangent (see _per_example_value).
-        return grad_hook_p.bind(_per_example_value(v), fn=wrapped) if isinstance(v, Tracer) else v
+        if not isinstance(v, Tracer):
+            return v
+        return grad_hook_p.bind(_per_example_value(v), *operands, fn=wrapped)
 
     return tree_map(hook, x)
