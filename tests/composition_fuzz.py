@@ -10,7 +10,8 @@ unbatched operands together under ``vmap``. A row may be wrapped in ``lax.cond``
 whose rule is the true derivative (so a transform that bypasses the rule gives zero
 instead of the finite-difference answer), or in a ``grad_hook`` that rescales its
 cotangent by the cotangent's own norm (so a hook that sees a batch instead of one
-example gives different numbers).
+example gives different numbers) and by a traced scalar of the inputs that it closes
+over (so a hook that sees another example's value, or none, does too).
 
 A *stack* is up to three transforms from {grad, vjp, jvp, vmap (in_axes 0, 1, None),
 jit, pmap (a compiled vmap: drawn stacks only)} in any order. Each case is checked twice:
@@ -229,7 +230,14 @@ def _run_node(node: Node, s_in: Any, outs: list[tuple[Any, ...]]) -> tuple[Any, 
     if node.wrap == "remat":  # recomputed in the backward pass, keeping the products
         return _leaves(ft.checkpoint(row, policy=ft.checkpoint_policies.dots_saveable)(*moved))
     if node.wrap == "hook":
-        return tuple(ft.grad_hook(v, _clip_hook) if _is_float(v) else v for v in row(*moved))
+        # the hook closes over a traced value (batched per example under vmap, an
+        # argument under jit), which it needs wherever it runs
+        scale = 1.0 + 0.25 * fnp.tanh(s_in)
+
+        def hook(g: Any) -> Any:
+            return _clip_hook(g) * scale
+
+        return tuple(ft.grad_hook(v, hook) if _is_float(v) else v for v in row(*moved))
     if node.wrap == "custom_jvp":
         f = ft.custom_jvp(lambda *a: tuple(lax.stop_gradient(v) for v in row(*a)))
         f.defjvp(lambda primals, tangents: ft.jvp(row, primals, tangents))
