@@ -50,6 +50,7 @@ MODULES = [
     "functrace.data",
     "functrace.debug",
     "functrace.ad_checkpoint",
+    "functrace.custom_batching",
     "functrace.distributed",
     "functrace.test_util",
     "functrace.testing",

@@ -1,5 +1,6 @@
 """Op-table rows: the solvers and library functions built from loops and custom rules
-(``scipy.sparse.linalg``'s iterative solvers and their implicit derivatives,
+(``custom_batching``'s ``custom_vmap`` and ``sequential_vmap``,
+``scipy.sparse.linalg``'s iterative solvers and their implicit derivatives,
 ``lax.linalg.tridiagonal_solve``'s scans), JAX's
 ``nn.dot_product_attention``, ``scipy.interpolate.RegularGridInterpolator`` and
 ``scipy.cluster.vq.vq``, against SciPy or a NumPy formula.
@@ -21,6 +22,7 @@ import scipy.interpolate as sinterp
 
 import functrace.numpy as fnp
 from functrace import nn
+from functrace.custom_batching import custom_vmap, sequential_vmap
 from functrace.lax.linalg import tridiagonal_solve
 from functrace.scipy.cluster.vq import vq
 from functrace.scipy.interpolate import RegularGridInterpolator
@@ -89,7 +91,42 @@ def _np_interp(values: np.ndarray, xi: np.ndarray) -> np.ndarray:
     return rgi(np.stack([xi, xi - 1.0], axis=-1))
 
 
+# custom_vmap with a faithful rule (the batched function; arguments of one shape), so
+# every stack must give the loop's numbers; its reverse mode is the function's VJP
+@custom_vmap
+def _cv(x: Any, y: Any) -> Any:
+    return fnp.sin(x) * y + x * x
+
+
+@_cv.def_vmap
+def _cv_rule(axis_size: int, in_batched: list[bool], xs: Any, ys: Any) -> Any:
+    return fnp.sin(xs) * ys + xs * xs, any(in_batched)
+
+
+_SEQ = sequential_vmap(lambda x, y: fnp.sin(x) * y + fnp.sum(x * x))
+
+
 ROWS: list[OpInfo] = [
+    _row(
+        "custom_batching.custom_vmap",
+        _cv,
+        lambda x, y: np.sin(x) * y + x * x,
+        (F, F),
+        ("custom_vmap_call",),
+        shapes="same",
+        dtypes=(np.float64, np.float32),
+        rtol=1e-6,
+    ),
+    _row(
+        "custom_batching.sequential_vmap",
+        _SEQ,
+        lambda x, y: (np.sin(x) * y + np.sum(x * x)).astype(np.asarray(x).dtype),
+        (F, F),
+        ("custom_vmap_call", "scan"),
+        shapes="same",
+        dtypes=(np.float64, np.float32),
+        rtol=1e-6,
+    ),
     _row(
         "nn.dot_product_attention",
         nn.dot_product_attention,

@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "functrace.custom_derivatives",
             "functrace.custom_derivatives.*",
+            "functrace.custom_batching",
             "functrace._custom*",
             "functrace.api",
             "functrace.api.*",

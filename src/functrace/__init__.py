@@ -7,6 +7,7 @@ Array(12.)
 
 from functrace import (  # noqa: F401
     ad_checkpoint,
+    custom_batching,
     data,
     debug,
     dtypes,

@@ -33,6 +33,14 @@ class _Callable:
         return self.__name__
 
 
+def forward_attr(self: Any, name: str) -> Any:
+    """``__getattr__`` of the custom-function classes: an attribute they lack is the
+    wrapped function's (as in JAX: ``custom_vjp(custom_vmap(f)).def_vmap``)."""
+    if name == "fun" or name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(self.fun, name)
+
+
 def _trace_flat(
     fun: Callable[..., Any], args: Sequence[Any], origin: str
 ) -> tuple[ClosedJaxpr, Any]:

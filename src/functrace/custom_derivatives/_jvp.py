@@ -27,6 +27,7 @@ from functrace.custom_derivatives._common import (
     _skip_consts,
     _top_trace,
     _trace_flat,
+    forward_attr,
 )
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
@@ -73,6 +74,8 @@ class custom_jvp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self._sig = _signature(fun)
         self.jvp: Callable[..., Any] | None = None
+
+    __getattr__ = forward_attr  # the wrapped function's attributes (a custom_vmap's def_vmap)
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``.

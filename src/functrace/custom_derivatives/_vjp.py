@@ -31,6 +31,7 @@ from functrace.custom_derivatives._common import (
     _to_front,
     _top_trace,
     _trace_flat,
+    forward_attr,
 )
 from functrace.errors import UnexpectedTracerError
 from functrace.interpreters import ad, batching
@@ -356,6 +357,8 @@ class custom_vjp:
         self._sig = _signature(fun)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+
+    __getattr__ = forward_attr  # the wrapped function's attributes (a custom_vmap's def_vmap)
 
     def defvjp(
         self,
