@@ -134,3 +134,17 @@ def test_bad_rules_and_arguments_name_custom_vmap():
 
     with pytest.raises(ValueError, match="close over no value that vmap batches"):
         ft.vmap(closing)(S)
+
+
+def test_keyword_arguments_are_placed_by_position():
+    @custom_vmap
+    def f(x, y=2.0, *, z=1.0):
+        return x * y
+
+    f.def_vmap(lambda n, b, xs, ys: (xs * ys, any(b)))
+    np.testing.assert_allclose(ft.vmap(lambda x: f(x, y=3.0))(S), 3.0 * S)
+    np.testing.assert_allclose(f(S), 2.0 * S)
+    with pytest.raises(TypeError, match="custom_vmap: expected keyword arguments .* position"):
+        f(S, z=2.0)
+    with pytest.raises(TypeError, match="custom_vmap: bad arguments for"):
+        f(S, w=1.0)

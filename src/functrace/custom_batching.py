@@ -34,7 +34,13 @@ from typing import Any
 from functrace import core
 from functrace import lax as _lax
 from functrace.core import Primitive, ShapedArray, describe_fun
-from functrace.custom_derivatives._common import _call_closed, _close_over_consts, _trace_flat
+from functrace.custom_derivatives._common import (
+    _call_closed,
+    _close_over_consts,
+    _resolve_kwargs,
+    _signature,
+    _trace_flat,
+)
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -81,21 +87,7 @@ class custom_vmap:
                 f"custom_vmap: no vmap rule defined for {name}; define one with def_vmap."
             )
         if kwargs:
-            import inspect
-
-            try:
-                bound = inspect.signature(self.fun).bind(*args, **kwargs)
-            except (TypeError, ValueError) as e:
-                raise TypeError(
-                    f"custom_vmap: the arguments of {name} could not be made positional: {e}"
-                ) from None
-            bound.apply_defaults()
-            args = tuple(bound.args) + tuple(bound.kwargs.values())
-            if bound.kwargs:
-                raise TypeError(
-                    f"custom_vmap: expected arguments of {name} that have a position, got "
-                    f"keyword-only arguments {sorted(bound.kwargs)}."
-                )
+            args = _resolve_kwargs("custom_vmap", self.fun, _signature(self.fun), args, kwargs)
         leaves, in_tree = tree_flatten(args)
         for x in leaves:
             core.get_aval(x)  # a clear error for a non-array leaf
