@@ -430,6 +430,9 @@ def test_item2_hook_closing_over_traced_values() -> None:
         return fnp.sum(ft.grad_hook(fnp.sin(x) * 3.0, lambda g: helper(g)) ** 2)
 
     np.testing.assert_allclose(ft.grad(indirect)(x, 0.5), want, rtol=1e-14)
+    cs = np.array([0.5, 2.0])  # eager vmap(grad): each call picks its example's result
+    loop = np.stack([ft.grad(indirect)(x, c) for c in cs])
+    np.testing.assert_allclose(ft.vmap(ft.grad(indirect), (None, 0))(x, cs), loop, rtol=1e-14)
     with pytest.raises(
         ft.errors.UnexpectedTracerError, match="grad_hook: the hook <lambda>.*close"
     ):
