@@ -29,7 +29,18 @@ from functrace import (  # noqa: F401
     typing,
 )
 from functrace._array import Array  # noqa: F401
-from functrace._config import config, debug_infs, debug_nans  # noqa: F401
+from functrace._config import (  # noqa: F401
+    check_tracer_leaks,
+    checking_leaks,
+    config,
+    debug_infs,
+    debug_nans,
+    default_device,
+    default_matmul_precision,
+    enable_x64,
+    log_compiles,
+    numpy_dtype_promotion,
+)
 from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
     ShapeDtypeStruct,
@@ -94,6 +105,36 @@ def clear_caches() -> None:
 
     _eager_cache.clear_eager_cache()
     kernels.forget_loaded()
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """Print (or, with ``return_string=True``, return) the versions of functrace, NumPy,
+    Numba and Python, the platform, and the number of threads functrace's compiled code
+    uses (``jax.print_environment_info`` names jax, jaxlib and the devices instead).
+
+    >>> "numba:" in print_environment_info(return_string=True)
+    True
+    """
+    import platform
+    import sys
+
+    import numba
+    import numpy as np
+
+    from functrace.jit import parallel
+
+    text = (
+        f"functrace: {__version__}\n"
+        f"numpy:     {np.__version__}\n"
+        f"numba:     {numba.__version__}\n"
+        f"python:    {sys.version}\n"
+        f"platform:  {platform.platform()}\n"
+        f"devices:   cpu-1 (this process), {parallel.num_threads()} threads\n"
+    )
+    if return_string:
+        return text
+    print(text, end="")
+    return None
 
 
 __version__ = "0.1.0"

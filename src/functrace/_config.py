@@ -28,8 +28,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from functrace import _debug
+from functrace._array import CpuDevice
 
-_FLAG_NAMES = ("debug_nans", "debug_infs", "explain_retraces")
+_FLAG_NAMES = ("debug_nans", "debug_infs", "explain_retraces", "log_compiles")
 # Switches owned by a higher floor: name -> (get, set), registered by that floor.
 _registered: dict[str, tuple[Callable[[], bool], Callable[[bool], None]]] = {}
 
@@ -125,6 +126,10 @@ class Config:
     * ``explain_retraces``: when a jitted function traces again, log one line on the
       ``functrace.jit`` logger (WARNING) saying what differs from the closest earlier
       signature.
+    * ``log_compiles`` (``FUNCTRACE_LOG_COMPILES=1``): when a jitted function traces
+      and compiles a new signature, log one line on the ``functrace.jit`` logger
+      (WARNING) naming the function and its argument types (JAX's
+      ``jax_log_compiles``).
     * ``eager_cache`` (registered by ``functrace.api``; default on,
       ``FUNCTRACE_EAGER_CACHE=0`` turns it off): eager ``grad``/``vjp``/``jvp`` reuse the
       program recorded by an earlier call with the same signature (see
@@ -205,4 +210,123 @@ def debug_infs(enable: bool = True) -> contextlib.AbstractContextManager[None]:
     return config.override(debug_infs=enable)
 
 
-__all__ = ["Config", "config", "debug_infs", "debug_nans", "register"]
+# ---------------------------------------------------------------------------
+# JAX's top-level context managers of its config options
+# ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def enable_x64(new_val: bool) -> Iterator[None]:
+    """``with ft.enable_x64(True):``: functrace always computes with 64-bit types (its
+    dtypes are NumPy's: float64 and int64 by default), so ``True`` changes nothing.
+    ``False`` (JAX's 32-bit mode) raises ``NotImplementedError``: functrace has no
+    32-bit default; pass ``dtype=np.float32`` where 32-bit values are wanted."""
+    flag = _as_bool(new_val, "new_val", "functrace.enable_x64")
+    if not flag:
+        raise NotImplementedError(
+            "functrace.enable_x64(False): functrace has no 32-bit mode (its default dtypes "
+            "are NumPy's, float64 and int64, JAX's with x64 on); pass dtype=np.float32 "
+            "where 32-bit values are wanted."
+        )
+    yield
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(new_val: str) -> Iterator[None]:
+    """``with ft.numpy_dtype_promotion("standard"):``: implicit promotion as always
+    (NumPy 2's rules with weak Python scalars, see ``src/functrace/README.md``), so
+    ``"standard"`` changes nothing. ``"strict"`` (JAX's mode that rejects mixing dtypes)
+    raises ``NotImplementedError``: functrace has no strict promotion."""
+    if new_val == "standard":
+        yield
+        return
+    if new_val == "strict":
+        raise NotImplementedError(
+            "functrace.numpy_dtype_promotion('strict'): functrace has no strict promotion "
+            "mode; it always promotes implicitly ('standard')."
+        )
+    raise ValueError(
+        f"functrace.numpy_dtype_promotion: expected 'standard' or 'strict', got {new_val!r:.60}."
+    )
+
+
+_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest")
+
+
+@contextlib.contextmanager
+def default_matmul_precision(new_val: str | None) -> Iterator[None]:
+    """``with ft.default_matmul_precision("highest"):``: accepted and without effect:
+    functrace's products run in the operands' own precision (float32 in float32, float64
+    in float64), whatever precision is asked for. Takes None or JAX's names
+    (``"default"``, ``"high"``, ``"highest"``, ``"bfloat16"``, ``"tensorfloat32"``,
+    ``"float32"``, ``"fastest"``, also with ``"ANY_"``-style algorithm names as strings)."""
+    if new_val is not None and not isinstance(new_val, str):
+        raise TypeError(
+            f"functrace.default_matmul_precision: expected None or a precision name such as "
+            f"'highest', got {type(new_val).__name__}."
+        )
+    if isinstance(new_val, str) and new_val.lower() not in _PRECISIONS and "_" not in new_val:
+        raise ValueError(
+            f"functrace.default_matmul_precision: expected one of {', '.join(_PRECISIONS)}, "
+            f"got {new_val!r:.60}."
+        )
+    yield
+
+
+@contextlib.contextmanager
+def check_tracer_leaks(new_val: bool) -> Iterator[None]:
+    """``with ft.check_tracer_leaks(True):``: accepted and without effect: functrace
+    always detects traced values that outlive their transform (using one raises
+    ``UnexpectedTracerError`` naming the transform and the function), at no extra cost,
+    so there is nothing to switch on."""
+    _as_bool(new_val, "new_val", "functrace.check_tracer_leaks")
+    yield
+
+
+def checking_leaks() -> contextlib.AbstractContextManager[None]:
+    """``with ft.checking_leaks():``, JAX's ``check_tracer_leaks(True)``: without effect
+    (see :func:`check_tracer_leaks`)."""
+    return check_tracer_leaks(True)
+
+
+def log_compiles(new_val: bool = True) -> contextlib.AbstractContextManager[None]:
+    """``with ft.log_compiles(True):`` turn ``config.log_compiles`` on (or off) for a
+    block: each new signature a jitted function traces and compiles logs a line on the
+    ``functrace.jit`` logger (WARNING) naming the function and its argument types."""
+    return config.override(log_compiles=new_val)
+
+
+@contextlib.contextmanager
+def default_device(new_val: Any) -> Iterator[None]:
+    """``with ft.default_device(ft.devices()[0]):``: accepted and without effect:
+    functrace has one device, this process's CPU, where everything is computed. Takes
+    None, a device from ``functrace.devices()`` or ``"cpu"``; another platform name is a
+    ValueError."""
+    if isinstance(new_val, str):
+        if new_val.lower() != "cpu":
+            raise ValueError(
+                f"functrace.default_device: expected None, a device of functrace.devices() "
+                f"or 'cpu' (functrace computes on the CPU only), got {new_val!r:.60}."
+            )
+    elif new_val is not None and not isinstance(new_val, CpuDevice):
+        raise TypeError(
+            f"functrace.default_device: expected None, a device of functrace.devices() or "
+            f"'cpu', got {type(new_val).__name__}."
+        )
+    yield
+
+
+__all__ = [
+    "Config",
+    "check_tracer_leaks",
+    "checking_leaks",
+    "config",
+    "debug_infs",
+    "debug_nans",
+    "default_device",
+    "default_matmul_precision",
+    "enable_x64",
+    "log_compiles",
+    "numpy_dtype_promotion",
+    "register",
+]

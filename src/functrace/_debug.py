@@ -38,12 +38,13 @@ def _env_flag(name: str) -> bool:
 class Flags:
     """The process-wide debug switches (set them through ``functrace.config``)."""
 
-    __slots__ = ("debug_nans", "debug_infs", "explain_retraces", "check")
+    __slots__ = ("debug_nans", "debug_infs", "explain_retraces", "log_compiles", "check")
 
     def __init__(self) -> None:
         self.debug_nans = _env_flag("FUNCTRACE_DEBUG_NANS")
         self.debug_infs = _env_flag("FUNCTRACE_DEBUG_INFS")
         self.explain_retraces = _env_flag("FUNCTRACE_EXPLAIN_RETRACES")
+        self.log_compiles = _env_flag("FUNCTRACE_LOG_COMPILES")
         self.check = self.debug_nans or self.debug_infs
 
     def set(self, name: str, value: bool) -> None:

@@ -13,6 +13,7 @@ arguments.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,6 +29,8 @@ __all__ = [
     "map",
     "map_with_path",
     "reduce",
+    "reduce_associative",
+    "static",
     "structure",
     "transpose",
     "unflatten",
@@ -149,17 +152,44 @@ def transpose(
 
 def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) -> Any:
     """``full_tree``'s structure with each leaf of its prefix ``prefix_tree`` repeated over
-    the leaves of the subtree it stands for (``jax.tree.broadcast``). ``is_leaf`` applies
-    to ``prefix_tree``; a ``prefix_tree`` that is not a prefix is a ValueError.
+    the leaves of the subtree it stands for (``tree_util.tree_broadcast``). ``is_leaf``
+    applies to ``prefix_tree``; a ``prefix_tree`` that is not a prefix is a ValueError.
 
     >>> broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
     (1, {'a': 2, 'b': 2}, (3, 3))
     """
-    leaves, td = _tu.tree_flatten(prefix_tree, is_leaf)
-    try:
-        subtrees = td.flatten_up_to(full_tree)
-    except ValueError:
-        msg = _tu.structure_mismatch_message(td, full_tree, "tree.broadcast", prefix=True)
-        raise ValueError(msg) from None
-    out = [x for x, sub in zip(leaves, subtrees) for _ in range(_tu.tree_structure(sub).num_leaves)]
-    return _tu.tree_structure(full_tree).unflatten(out)
+    return _tu.tree_broadcast(prefix_tree, full_tree, is_leaf)
+
+
+def reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = _tu._NO_IDENTITY,
+    is_leaf: _IsLeaf = None,
+) -> Any:
+    """Reduce the leaves with an associative ``operation`` as a balanced tree of calls
+    (``tree_util.tree_reduce_associative``); ``identity`` is the result without leaves.
+
+    >>> reduce_associative(lambda a, b: a + b, [1, (2, 3), [4, 5, 6]])
+    21
+    """
+    return _tu.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
+
+
+def static(**kwargs: Any) -> Any:
+    """A ``dataclasses.field`` marked ``metadata={"static": True}`` (``jax.tree.static``):
+    ``tree_util.register_dataclass`` keeps such a field in the treedef instead of
+    making it a child. Takes ``dataclasses.field``'s arguments.
+
+    >>> import dataclasses
+    >>> @_tu.register_dataclass
+    ... @dataclasses.dataclass
+    ... class Op:
+    ...     x: float
+    ...     mode: str = static(default="add")
+    >>> leaves(Op(1.0))
+    [1.0]
+    """
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)

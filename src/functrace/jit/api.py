@@ -596,6 +596,8 @@ class JitFunction:
         origin = self._origin
         names = self._leaf_names(args, kwargs, static_pos, dyn_args, dyn_kw)
         self._st.misses += 1
+        if _flags.log_compiles:
+            diagnostics.log_compile(origin, avals)
         if _flags.explain_retraces:
             why = diagnostics.explain_retrace(
                 fun, self._history, key, names, self._arg_label, self._bound

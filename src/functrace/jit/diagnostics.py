@@ -182,6 +182,12 @@ def log_retrace(origin: str, count: int, reason: str) -> None:
     logger.warning("%s traces again (trace %d): %s.", origin, count, reason)
 
 
+def log_compile(origin: str, avals: Sequence[Any]) -> None:
+    """``config.log_compiles``: one line saying which function compiles for what."""
+    types = ", ".join(a.str_short() if hasattr(a, "str_short") else str(a) for a in avals)
+    logger.warning("Compiling %s for arguments (%s).", origin, types)
+
+
 def check_outputs(
     origin: str,
     out: Any,
