@@ -10,6 +10,7 @@ from functrace.lax.control_flow import *  # noqa: F401,F403
 from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403
 from functrace.lax.extras import *  # noqa: F401,F403
+from functrace.lax.extras2 import *  # noqa: F401,F403
 from functrace.lax.fourier import *  # noqa: F401,F403
 from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.linalg import *  # noqa: F401,F403

@@ -10,6 +10,7 @@ points).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,15 +22,85 @@ from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.lax._util import normalize_axis, register
 from functrace.lax.elementwise import (
+    add,
+    bitwise_and,
     convert_element_type,
     div,
     eq,
+    ge,
+    lt,
     mul,
+    neg,
     select_n,
 )
-from functrace.lax.shapes import broadcast_in_dim, iota
+from functrace.lax.shapes import broadcast_in_dim, iota, pad
+from functrace.lax.shapes import slice as lax_slice
 
 _MODES = ("raise", "clip")
+
+
+class GatherScatterMode(enum.Enum):
+    """How ``gather`` and the scatters treat indices out of range (JAX's enum; the
+    ``mode=`` of those functions takes its members or their strings). ``CLIP`` clamps;
+    ``FILL_OR_DROP`` gives ``fill_value`` for gathered positions out of range and skips
+    scattered ones; ``PROMISE_IN_BOUNDS`` promises indices in range, which functrace
+    checks (as its own ``mode='raise'``: an ``IndexError``, where JAX clamps reads and
+    drops writes). ``ONE_HOT`` is JAX's ``take_along_axis`` strategy, not a gather mode:
+    the gathers and scatters reject it. Indices wrap once from the end (``-1`` is the
+    last position) in every mode, as NumPy's, where JAX's ``lax`` does not wrap."""
+
+    CLIP = enum.auto()
+    FILL_OR_DROP = enum.auto()
+    PROMISE_IN_BOUNDS = enum.auto()
+    ONE_HOT = enum.auto()
+
+    @staticmethod
+    def from_any(s: Any) -> GatherScatterMode:
+        """The member named by ``s``: a member itself, ``'clip'``, ``'fill'``/``'drop'``
+        or ``None`` (``FILL_OR_DROP``), ``'promise_in_bounds'`` or ``'one_hot'``."""
+        if isinstance(s, GatherScatterMode):
+            return s
+        names = {
+            "clip": GatherScatterMode.CLIP,
+            "fill": GatherScatterMode.FILL_OR_DROP,
+            "drop": GatherScatterMode.FILL_OR_DROP,
+            None: GatherScatterMode.FILL_OR_DROP,
+            "promise_in_bounds": GatherScatterMode.PROMISE_IN_BOUNDS,
+            "one_hot": GatherScatterMode.ONE_HOT,
+        }
+        try:
+            return names[s]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"GatherScatterMode.from_any: expected a GatherScatterMode, 'clip', "
+                f"'fill', 'drop', 'promise_in_bounds', 'one_hot' or None, got {s!r}."
+            ) from None
+
+
+def _resolve_mode(name: str, mode: Any) -> str:
+    """A user's ``mode=`` as ``'raise'``, ``'clip'`` (the primitives' modes) or ``'fill'``
+    (done around the primitives: ``_filled_gather``, ``_dropping_scatter``)."""
+    if isinstance(mode, str) and mode in _MODES:
+        return mode
+    try:
+        m = GatherScatterMode.from_any(mode)
+    except ValueError:
+        raise ValueError(
+            f"{name}: expected mode 'raise' or 'clip' (functrace's), or one of JAX's: "
+            f"'fill', 'drop', 'promise_in_bounds', None or a lax.GatherScatterMode, got "
+            f"{mode!r}."
+        ) from None
+    if m is GatherScatterMode.ONE_HOT:
+        raise ValueError(
+            f"{name}: expected a gather/scatter mode, got {mode!r}. ONE_HOT is a strategy "
+            f"of numpy.take_along_axis, not a mode of gather or the scatters."
+        )
+    return {
+        GatherScatterMode.CLIP: "clip",
+        GatherScatterMode.PROMISE_IN_BOUNDS: "raise",
+        GatherScatterMode.FILL_OR_DROP: "fill",
+    }[m]
+
 
 # ---------------------------------------------------------------------------
 # Shared helpers
@@ -198,22 +269,82 @@ gather_p = register(Primitive("gather"), _gather_impl, _gather_abstract)
 
 
 def _index_params(
-    name: str, operand: Any, indices: Sequence[Any], axes: Sequence[int], mode: str
+    name: str, operand: Any, indices: Sequence[Any], axes: Sequence[int]
 ) -> tuple[list[Any], tuple[int, ...]]:
     ndim = core.get_aval(operand).ndim
     axes_t = tuple(normalize_axis(name, int(a), ndim) for a in axes)
-    if mode not in _MODES:
-        raise ValueError(f"{name}: expected mode 'raise' or 'clip', got {mode!r}.")
     return [_as_operand(i) for i in indices], axes_t
 
 
-def gather(operand: Any, indices: Sequence[Any], axes: Sequence[int], mode: str = "raise") -> Any:
-    """NumPy advanced indexing: ``indices[k]`` indexes ``axes[k]``; result ``B + rest``."""
-    idx, axes_t = _index_params("gather", operand, indices, axes, mode)
-    return gather_p.bind(operand, *idx, axes=axes_t, mode=mode)
+def _wrapped_in_range(
+    indices: Sequence[Any], shape: tuple[int, ...], axes: tuple[int, ...]
+) -> tuple[list[Any], Any]:
+    """Each index array with negatives wrapped once (int64), and the mask (index shape)
+    of the index tuples in range on every axis."""
+    out, ok = [], None
+    for a, i in zip(axes, indices):
+        aval = core.get_aval(i)
+        dim = np.array(shape[a], aval.dtype)[()] if aval.dtype.kind in "iu" else shape[a]
+        if aval.dtype.kind == "u":  # compare before the cast, so huge values stay huge
+            fits = lt(i, _full(aval.shape, dim, aval.dtype))
+            w = convert_element_type(select_n(fits, _zeros(aval), i), np.dtype(np.int64))
+            ok_a = fits
+        else:
+            w = convert_element_type(i, np.dtype(np.int64))
+            z = _full(aval.shape, 0, np.int64)
+            w = select_n(lt(w, z), w, add(w, _full(aval.shape, shape[a], np.int64)))
+            ok_a = bitwise_and(ge(w, z), lt(w, _full(aval.shape, shape[a], np.int64)))
+        out.append(w)
+        ok = ok_a if ok is None else bitwise_and(ok, ok_a)
+    return out, ok
 
 
-def index_take(x: Any, idx: Any, axis: int = 0, mode: str = "raise") -> Any:
+def _default_fill(dtype: np.dtype) -> Any:
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return True
+
+
+def _filled_gather(operand: Any, idx: list[Any], axes: tuple[int, ...], fill_value: Any) -> Any:
+    # Gather at clamped positions, then put fill_value where the index tuple is out of range.
+    aval = core.get_aval(operand)
+    wrapped, ok = _wrapped_in_range(idx, aval.shape, axes)
+    got = gather_p.bind(operand, *wrapped, axes=axes, mode="clip")
+    out_aval = core.get_aval(got)
+    fill = _default_fill(aval.dtype) if fill_value is None else fill_value
+    filled = _full(out_aval.shape, fill, aval.dtype)
+    batch = core.get_aval(ok).shape
+    keep = broadcast_in_dim(ok, out_aval.shape, tuple(range(len(batch))))
+    return select_n(keep, filled, got)
+
+
+def gather(
+    operand: Any,
+    indices: Sequence[Any],
+    axes: Sequence[int],
+    mode: Any = "raise",
+    fill_value: Any = None,
+) -> Any:
+    """NumPy advanced indexing: ``indices[k]`` indexes ``axes[k]``; result ``B + rest``.
+    ``mode``: ``'raise'`` (the default: an ``IndexError`` for indices out of range),
+    ``'clip'``, or JAX's modes (``lax.GatherScatterMode`` or its strings: ``'fill'`` gives
+    ``fill_value`` out of range, by default NaN, the smallest signed or largest unsigned
+    integer, or True). JAX's ``lax.gather`` takes dimension numbers instead."""
+    m = _resolve_mode("gather", mode)
+    if fill_value is not None and m != "fill":
+        raise ValueError(f"gather: fill_value needs mode='fill', got mode={mode!r}.")
+    idx, axes_t = _index_params("gather", operand, indices, axes)
+    if m == "fill":
+        _check_gather_like("gather", core.get_aval(operand), core.avals_of(idx), axes_t, "clip")
+        return _filled_gather(operand, idx, axes_t, fill_value)
+    return gather_p.bind(operand, *idx, axes=axes_t, mode=m)
+
+
+def index_take(x: Any, idx: Any, axis: int = 0, mode: Any = "raise") -> Any:
     """``gather`` along one axis: shape ``idx.shape + x.shape without axis`` (index dims first,
     unlike ``numpy.take``)."""
     return gather(x, [idx], (axis,), mode)
@@ -346,12 +477,34 @@ def _scatter_batch_rule(p: Primitive) -> Any:
     return rule
 
 
+def _dropping_scatter(
+    p: Primitive, operand: Any, updates: Any, idx: list[Any], axes: tuple[int, ...]
+) -> Any:
+    # Scatter into the operand grown by one slot along each indexed axis, where index
+    # tuples out of range are sent, then cut the slots off: those updates are skipped.
+    aval = core.get_aval(operand)
+    check = core.abstract_eval_rules[p]
+    check(aval, core.get_aval(updates), *core.avals_of(idx), axes=axes, mode="clip")
+    wrapped, ok = _wrapped_in_range(idx, aval.shape, axes)
+    config = [(0, 1 if k in axes else 0, 0) for k in range(aval.ndim)]
+    grown = pad(operand, np.array(0, aval.dtype)[()], config)
+    slots = [
+        select_n(ok, _full(core.get_aval(w).shape, aval.shape[a], np.int64), w)
+        for a, w in zip(axes, wrapped)
+    ]
+    out = p.bind(grown, updates, *slots, axes=axes, mode="clip")
+    return lax_slice(out, (0,) * aval.ndim, aval.shape)
+
+
 def _scatter_wrapper(p: Primitive, summary: str) -> Any:
     def f(
-        operand: Any, updates: Any, indices: Sequence[Any], axes: Sequence[int], mode: str = "raise"
+        operand: Any, updates: Any, indices: Sequence[Any], axes: Sequence[int], mode: Any = "raise"
     ) -> Any:
-        idx, axes_t = _index_params(p.name, operand, indices, axes, mode)
-        return p.bind(operand, updates, *idx, axes=axes_t, mode=mode)
+        m = _resolve_mode(p.name, mode)
+        idx, axes_t = _index_params(p.name, operand, indices, axes)
+        if m == "fill":
+            return _dropping_scatter(p, operand, updates, idx, axes_t)
+        return p.bind(operand, updates, *idx, axes=axes_t, mode=m)
 
     f.__name__ = f.__qualname__ = p.name
     f.__doc__ = summary
@@ -381,6 +534,18 @@ def _scatter_add_transpose(
 # d scatter_add(x, u) = scatter_add(dx, du): linear in (operand, updates) jointly.
 ad.deflinear_in(scatter_add_p, (0, 1), _scatter_add_transpose)
 batching.batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
+
+
+def scatter_sub(
+    operand: Any, updates: Any, indices: Sequence[Any], axes: Sequence[int], mode: Any = "raise"
+) -> Any:
+    """``operand`` with ``updates`` subtracted at the gathered positions (repeats all
+    subtract): ``scatter_add`` of ``-updates``. Indices as ``scatter_add``'s (JAX's
+    ``scatter_sub`` takes dimension numbers instead)."""
+    if core.is_array_like(updates) and core.get_aval(updates).dtype == np.bool_:
+        raise TypeError("scatter_sub: expected a numeric operand and updates, got bool.")
+    return scatter_add(operand, neg(_as_operand(updates)), indices, axes, mode)
+
 
 # ---------------------------------------------------------------------------
 # scatter (set)
@@ -574,6 +739,7 @@ batching.batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
 
 
 __all__ = [
+    "GatherScatterMode",
     "gather",
     "gather_p",
     "index_take",
@@ -587,4 +753,5 @@ __all__ = [
     "scatter_mul",
     "scatter_mul_p",
     "scatter_p",
+    "scatter_sub",
 ]

@@ -47,6 +47,7 @@ from functrace.interpreters.ad import Zero
 from functrace.lax import base
 from functrace.lax import elementwise as ew
 from functrace.lax._util import operator_index, register
+from functrace.lax.gather_scatter import gather
 from functrace.lax.reductions import reduce_max, reduce_min
 from functrace.lax.shapes import iota
 from functrace.tree_util import tree_map
@@ -580,11 +581,130 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     return tree_map(leaf, x)
 
 
+# ---------------------------------------------------------------------------
+# axis_size, all_to_all, pswapaxes
+# ---------------------------------------------------------------------------
+
+
+def axis_size(axis_name: Any) -> int:
+    """The size (a Python int) of the named axis of the enclosing
+    ``vmap(..., axis_name=...)``; for a tuple of names, the product of their sizes.
+
+    >>> import functrace as ft, numpy as np
+    >>> ft.vmap(lambda x: x * ft.lax.axis_size("i"), axis_name="i")(np.ones(3))
+    Array([3., 3., 3.])
+    """
+    names = _names("axis_size", axis_name)
+    return int(np.prod(_sizes("axis_size", names), dtype=np.int64))
+
+
+def _no_groups(fname: str, axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(
+            f"{fname}: axis_index_groups is not supported (got {axis_index_groups!r}); "
+            f"pass None to exchange over the whole axis."
+        )
+
+
+def _int_arg(fname: str, what: str, v: Any) -> int:
+    if isinstance(v, (bool, np.bool_, Tracer)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{fname}: expected {what} to be an int, got {v!r}.")
+    return int(v)
+
+
+def _own_index(total: Any, axis_name: tuple[Any, ...], axis: int) -> Any:
+    """``total`` at this example's ``axis_index`` along ``axis`` (the axis removed)."""
+    return gather(total, [axis_index_p.bind(axis_name=axis_name)], (axis,), "clip")
+
+
+def all_to_all(
+    x: Any,
+    axis_name: Any,
+    split_axis: int,
+    concat_axis: int,
+    *,
+    axis_index_groups: Any = None,
+    tiled: bool = False,
+) -> Any:
+    """Exchange parts of ``x`` (an array or a pytree) among the examples of the named
+    axis: example ``k`` gets part ``k`` of every example's ``x`` along ``split_axis``
+    (index ``k``, that axis having the axis size; or with ``tiled=True`` the ``k``-th of
+    as many equal chunks as examples), stacked in example order along a new axis
+    ``concat_axis`` of the result (or concatenated along ``concat_axis``, with
+    ``tiled=True``). ``axis_index_groups`` is not supported.
+
+    >>> import functrace as ft, numpy as np
+    >>> f = lambda r: ft.lax.all_to_all(r, "i", 0, 0)
+    >>> ft.vmap(f, axis_name="i")(np.arange(4.0).reshape(2, 2))
+    Array([[0., 2.],
+           [1., 3.]])
+    """
+    fname = "all_to_all"
+    _no_groups(fname, axis_index_groups)
+    names, size = _one_name(fname, axis_name)
+    if isinstance(tiled, Tracer) or not isinstance(tiled, (bool, np.bool_)):
+        raise TypeError(f"{fname}: expected tiled to be a bool, got {tiled!r}.")
+    split = _int_arg(fname, "split_axis", split_axis)
+    concat = _int_arg(fname, "concat_axis", concat_axis)
+
+    def leaf(v: Any) -> Any:
+        v = _operand(fname, v)
+        shape = core.get_aval(v).shape
+        nd = len(shape)
+        if not -nd <= split < nd:
+            raise ValueError(
+                f"{fname}: expected split_axis in [{-nd}, {nd}) for an operand of shape "
+                f"{shape}, got {split}."
+            )
+        s = split % nd
+        if not -nd <= concat < nd:
+            raise ValueError(
+                f"{fname}: expected concat_axis in [{-nd}, {nd}) for an operand of shape "
+                f"{shape}, got {concat}."
+            )
+        c = concat % nd
+        ok = shape[s] % size == 0 if tiled else shape[s] == size
+        if not ok:
+            want = f"a multiple of the axis size {size}" if tiled else f"the axis size {size}"
+            raise ValueError(
+                f"{fname}: expected dimension {s} (split_axis) of the operand to be {want}, "
+                f"got shape {shape}."
+            )
+        g = all_gather(v, names)  # (size, *shape): every example's x
+        if not tiled:
+            mine = _own_index(g, names, s + 1)  # (size, *shape without s)
+            return batching.moveaxis(mine, 0, c)
+        chunk = shape[s] // size
+        parts = base.reshape(g, (size, *shape[:s], size, chunk, *shape[s + 1 :]))
+        mine = _own_index(parts, names, s + 1)  # (size, *shape with s of length chunk)
+        mine = batching.moveaxis(mine, 0, c)  # the examples just before concat's dim
+        out = list(core.get_aval(mine).shape)
+        merged = out[:c] + [out[c] * out[c + 1]] + out[c + 2 :]
+        return base.reshape(mine, tuple(merged))
+
+    return tree_map(leaf, x)
+
+
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the named axis with the axis ``axis`` of ``x`` (whose size must be the axis
+    size): ``all_to_all(x, axis_name, axis, axis)``.
+
+    >>> import functrace as ft, numpy as np
+    >>> ft.vmap(lambda r: ft.lax.pswapaxes(r, "i", 0), axis_name="i")(np.eye(2) + [0, 1])
+    Array([[1., 0.],
+           [1., 2.]])
+    """
+    _no_groups("pswapaxes", axis_index_groups)
+    return all_to_all(x, axis_name, axis, axis)
+
+
 __all__ = [
     "all_gather",
+    "all_to_all",
     "all_gather_p",
     "axis_index",
     "axis_index_p",
+    "axis_size",
     "pmax",
     "pmax_p",
     "pmean",
@@ -594,4 +714,5 @@ __all__ = [
     "psum",
     "psum_p",
     "psum_scatter",
+    "pswapaxes",
 ]
