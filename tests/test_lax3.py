@@ -135,10 +135,13 @@ def test_gather_fill() -> None:
     got = lax.gather(xu, [np.array([1, 200], np.uint8)], (0,), mode="fill")
     np.testing.assert_array_equal(got, [1, 255])
     assert lax.gather(np.ones(3, bool), [np.array([5])], (0,), mode="fill")[0]
-    # clip and promise_in_bounds as functrace's clip and raise
-    np.testing.assert_array_equal(lax.gather(x, [np.array([9])], (0,), M.CLIP), x[[4]])
-    with pytest.raises(IndexError, match="gather"):
-        lax.gather(x, [np.array([9])], (0,), M.PROMISE_IN_BOUNDS)
+    # clip and promise_in_bounds both clamp (a promise is never trusted), as .at[] does
+    for mode in (M.CLIP, M.PROMISE_IN_BOUNDS, "promise_in_bounds"):
+        np.testing.assert_array_equal(lax.gather(x, [np.array([9])], (0,), mode), x[[4]])
+    np.testing.assert_array_equal(
+        lax.gather(x, [np.array([9])], (0,), M.PROMISE_IN_BOUNDS),
+        ft.numpy.asarray(x).at[9].get(mode="promise_in_bounds")[None],
+    )
     f = lambda x, i: lax.gather(x, [i], (0,), mode="fill", fill_value=0.5)  # noqa: E731
     np.testing.assert_array_equal(ft.jit(f)(x, IDX), f(x, IDX))
     idx2 = np.stack([IDX, IDX[::-1]])

@@ -44,8 +44,9 @@ class GatherScatterMode(enum.Enum):
     ``mode=`` of those functions takes its members or their strings). ``CLIP`` clamps;
     ``FILL_OR_DROP`` gives ``fill_value`` for gathered positions out of range and skips
     scattered ones; ``PROMISE_IN_BOUNDS`` promises indices in range, which functrace
-    checks (as its own ``mode='raise'``: an ``IndexError``, where JAX clamps reads and
-    drops writes). ``ONE_HOT`` is JAX's ``take_along_axis`` strategy, not a gather mode:
+    never trusts: it clamps, as ``CLIP`` and as ``.at[...](mode="promise_in_bounds")``
+    (JAX's XLA clamps reads and drops writes then), so no index reads or writes out of
+    bounds. ``ONE_HOT`` is JAX's ``take_along_axis`` strategy, not a gather mode:
     the gathers and scatters reject it. Indices wrap once from the end (``-1`` is the
     last position) in every mode, as NumPy's, where JAX's ``lax`` does not wrap."""
 
@@ -97,7 +98,7 @@ def _resolve_mode(name: str, mode: Any) -> str:
         )
     return {
         GatherScatterMode.CLIP: "clip",
-        GatherScatterMode.PROMISE_IN_BOUNDS: "raise",
+        GatherScatterMode.PROMISE_IN_BOUNDS: "clip",
         GatherScatterMode.FILL_OR_DROP: "fill",
     }[m]
 
