@@ -6,11 +6,11 @@ and promotion are the job of ``functrace.numpy``.
 
 from functrace.lax.assoc_scan import *  # noqa: F401,F403
 from functrace.lax.composite import *  # noqa: F401,F403
+from functrace.lax.composite_higher import *  # noqa: F401,F403
 from functrace.lax.control_flow import *  # noqa: F401,F403
 from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403
 from functrace.lax.extras import *  # noqa: F401,F403
-from functrace.lax.extras2 import *  # noqa: F401,F403
 from functrace.lax.fourier import *  # noqa: F401,F403
 from functrace.lax.indexing import *  # noqa: F401,F403
 from functrace.lax.linalg import *  # noqa: F401,F403

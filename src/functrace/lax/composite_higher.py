@@ -1,5 +1,6 @@
-"""More of JAX's ``lax`` names, written with the primitives of the other ``lax``
-modules (so every transform reaches them through those primitives' rules):
+"""JAX's ``lax`` functions composed from the higher ``lax`` modules (loops,
+convolution, the scatters), so every transform reaches them through those primitives'
+rules (``composite.py`` holds those composed from the lower ones):
 ``stack``/``unstack``, ``scatter_apply``, ``approx_max_k``/``approx_min_k``,
 ``ragged_dot`` and ``conv_general_dilated_patches``.
 
