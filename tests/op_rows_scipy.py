@@ -58,6 +58,16 @@ def fnp_round(a: Any) -> Any:
     return fnp.round(a)
 
 
+def _parts(w: Any) -> Any:
+    import functrace.numpy as fnp
+
+    return fnp.stack([fnp.real(w), fnp.imag(w)])
+
+
+def _np_parts(w: Any) -> Any:
+    return np.stack([w.real, w.imag])
+
+
 SPECIAL: list[OpInfo] = [
     _row("gamma", fsp.gamma, ss.gamma, (_dom(0.2, 5.0),), prims=("lgamma",)),
     _row("gamma_negative", fsp.gamma, ss.gamma, (_dom(-2.9, -2.1),), prims=("lgamma",)),
@@ -116,6 +126,21 @@ SPECIAL: list[OpInfo] = [
     _row("erfcx", fsp.erfcx, ss.erfcx, (_dom(-3.0, 10.0),), prims=("custom_jvp_call",)),
     _row("dawsn", fsp.dawsn, ss.dawsn, (_dom(-8.0, 8.0),), prims=("custom_jvp_call",)),
     _row("spence", fsp.spence, ss.spence, (_dom(0.1, 4.0),), prims=("log",)),
+    # complex z = x + iy from two real arguments; real and imaginary parts stacked
+    _row(
+        "wofz",
+        lambda x, y: _parts(fsp.wofz(x + 1j * y)),
+        lambda x, y: _np_parts(ss.wofz(x + 1j * np.asarray(y))),
+        (_dom(-3.0, 3.0), _dom(-2.0, 3.0)),
+        prims=("custom_jvp_call",),
+    ),
+    _row(
+        "erfcx_complex",
+        lambda x, y: _parts(fsp.erfcx(x + 1j * y)),
+        lambda x, y: _np_parts(ss.erfcx(x + 1j * np.asarray(y))),
+        (_dom(-2.0, 3.0), _dom(-3.0, 3.0)),
+        prims=("custom_jvp_call",),
+    ),
     _row(
         "sici_si",
         lambda x: fsp.sici(x)[0],

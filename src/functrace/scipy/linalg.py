@@ -17,7 +17,7 @@ Complex matrices (complex64/complex128, JAX's values and derivatives): the solve
 
 Special matrices live in ``_linalg_special``, ``polar``/``sqrtm``/``hessenberg``/
 ``solve_sylvester`` in ``_linalg_more`` and the eager-only ``schur``/``rsf2csf`` in
-``_linalg_schur``. Not provided: ``dft`` and ``funm``.
+``_linalg_schur``. Not provided: ``funm``.
 
 >>> import numpy as np
 >>> import functrace.scipy.linalg as fsl

@@ -2,8 +2,8 @@
 
 The gamma family, zeta, the Bessel, integral and hypergeometric functions live in
 ``_special_more``, ``_special_bessel``, ``_special_integrals`` and ``_special_hyper``
-and are re-exported here. Not provided: ``wofz`` and ``sph_harm_y`` (complex-valued)
-and JAX's deprecated ``lpmn``/``lpmn_values``.
+and are re-exported here (``wofz``, the Faddeeva function, with the integrals). Not
+provided: ``sph_harm_y`` (complex-valued) and JAX's deprecated ``lpmn``/``lpmn_values``.
 
 Inputs are promoted as in SciPy (integers to float64; float32 stays float32).
 Plain NumPy inputs give NumPy results; tracers give tracers, so every function
@@ -43,6 +43,7 @@ from functrace.scipy._special_integrals import (
     owens_t,
     sici,
     spence,
+    wofz,
 )
 from functrace.scipy._special_more import (
     bernoulli,
@@ -112,6 +113,7 @@ __all__ = [
     "sici",
     "softmax",
     "spence",
+    "wofz",
     "xlog1py",
     "xlogy",
     "zeta",
