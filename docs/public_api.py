@@ -51,6 +51,7 @@ MODULES = [
     "functrace.debug",
     "functrace.ad_checkpoint",
     "functrace.custom_batching",
+    "functrace.sharding",
     "functrace.distributed",
     "functrace.test_util",
     "functrace.testing",

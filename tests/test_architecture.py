@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.custom_derivatives",
             "functrace.custom_derivatives.*",
             "functrace.custom_batching",
+            "functrace.sharding",
             "functrace._custom*",
             "functrace.api",
             "functrace.api.*",

@@ -22,6 +22,7 @@ from functrace import (  # noqa: F401
     optim,
     random,
     scipy,
+    sharding,
     test_util,
     testing,
     tree,
@@ -84,6 +85,8 @@ from functrace.errors import (  # noqa: F401
     UnexpectedTracerError,
 )
 from functrace.jit import clear_cache, disable_jit, jit, pmap  # noqa: F401,E402
+from functrace.sharding import NamedSharding, make_mesh, shard_map  # noqa: F401
+from functrace.sharding import PartitionSpec as P  # noqa: F401
 from functrace.testing import check_grads  # noqa: F401
 
 # jax.lax.custom_root is built on custom_jvp, a layer above functrace.lax, so it is

@@ -16,10 +16,14 @@ from functrace.tree_util import tree_map
 
 
 def _check_device(fname: str, device: Any) -> None:
-    if device is not None and not isinstance(device, (str, CpuDevice)):
+    from functrace.sharding import NamedSharding, SingleDeviceSharding
+
+    if device is not None and not isinstance(
+        device, (str, CpuDevice, NamedSharding, SingleDeviceSharding)
+    ):
         raise TypeError(
-            f"{fname}: expected device=None, a device from functrace.devices() or 'cpu', "
-            f"got {type(device).__name__}."
+            f"{fname}: expected device=None, a device from functrace.devices(), 'cpu' or a "
+            f"sharding (NamedSharding, SingleDeviceSharding), got {type(device).__name__}."
         )
 
 

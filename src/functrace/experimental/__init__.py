@@ -7,11 +7,13 @@ as dead code and runs under ``jit``.
 ``ode.odeint`` (``from jax.experimental.ode import odeint``) integrates an ODE with
 JAX's adaptive Dormand-Prince solver, differentiable by the adjoint method
 (:mod:`functrace.experimental.ode`).
+
+``shard_map.shard_map`` is JAX's older spelling of :func:`functrace.shard_map`.
 """
 
 from __future__ import annotations
 
 from functrace.api._callback import io_callback
-from functrace.experimental import ode
+from functrace.experimental import ode, shard_map
 
-__all__ = ["io_callback", "ode"]
+__all__ = ["io_callback", "ode", "shard_map"]

@@ -351,6 +351,14 @@ def optimization_barrier(operand: Any, /) -> Any:
     return tree_map(leaf, operand)
 
 
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """``x`` (a pytree) unchanged (JAX's layout hint for its compiler): functrace's one
+    device holds every array whole, so there is nothing to constrain (arrays come back
+    as ``functrace.Array``\\ s). ``shardings`` (a ``NamedSharding``, a
+    ``PartitionSpec``, or a pytree of them) is not checked against a mesh."""
+    return optimization_barrier(x)
+
+
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu", "metal", "gpu")
 
 
@@ -392,6 +400,7 @@ __all__ = [
     "full",
     "is_finite",
     "optimization_barrier",
+    "with_sharding_constraint",
     "platform_dependent",
     "reciprocal",
     "shift_right_logical",
