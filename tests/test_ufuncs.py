@@ -76,6 +76,18 @@ def test_generic_methods_through_the_transforms():
         np.testing.assert_allclose(np.asarray(ft.vmap(f)(batch)), loop, rtol=1e-12, atol=1e-12)
 
 
+def test_at_skips_indices_out_of_range_as_jax():
+    hyp = fnp.frompyfunc(lambda x, y: x * y + 1.0, nin=2, nout=1)
+    idx = np.array([7, -1, 1, -9])
+    for u in (hyp, fnp.add, fnp.maximum):
+        f = lambda a, i, u=u: u.at(a, i, 3.0, inplace=False)  # noqa: E731
+        want = np.array(V)
+        for i in (-1, 1):
+            want[i] = float(u(want[i], 3.0))
+        np.testing.assert_allclose(f(V, idx), want, rtol=1e-14)
+        np.testing.assert_allclose(ft.jit(f)(V, idx), want, rtol=1e-14)
+
+
 def test_the_fast_paths_keep_numpys_options():
     got = fnp.add.reduce(A, axis=(0, 1), keepdims=True)
     np.testing.assert_allclose(np.asarray(got), np.add.reduce(A, axis=(0, 1), keepdims=True))

@@ -273,8 +273,9 @@ class ufunc(metaclass=_UfuncType):
     # -- at ---------------------------------------------------------------------
     def at(self, a: Any, indices: Any, b: Any = None, /, *, inplace: bool = True) -> Any:
         """``a`` with the function applied at ``indices`` (with ``b`` for binary
-        ufuncs), once per occurrence of a repeated index, in order. Needs
-        ``inplace=False``, as in JAX: the updated array is returned."""
+        ufuncs), once per occurrence of a repeated index, in order; an index out of range
+        is skipped, as in JAX (NumPy raises). Needs ``inplace=False``, as in JAX: the
+        updated array is returned."""
         name = f"{self.__name__}.at"
         if inplace:
             raise NotImplementedError(_AT_INPLACE.format(name=self.__name__))
@@ -292,7 +293,10 @@ class ufunc(metaclass=_UfuncType):
         aval = core.get_aval(a)
         dt = self._dtype(aval, *(core.get_aval(x) for x in args))
         a = a.astype(dt)
-        pos = getitem(reshape(arange(math.prod(aval.shape)), aval.shape), indices)
+        # each update's flat position; -1 for an index out of range, whose update is
+        # skipped (as JAX's, and as the fast paths' .at[...].add)
+        table = reshape(arange(math.prod(aval.shape)), aval.shape)
+        pos = _at(table)[indices].get(mode="fill", fill_value=-1)
         xs: tuple[Any, ...] = (reshape(pos, (-1,)),)
         if args:
             xs += (reshape(broadcast_to(args[0], core.get_aval(pos).shape).astype(dt), (-1,)),)
@@ -300,9 +304,10 @@ class ufunc(metaclass=_UfuncType):
             return a
 
         def step(flat: Any, x: Any) -> tuple[Any, Any]:
-            p = x[0]
-            new = self(getitem(flat, p), *x[1:])
-            return _at(flat)[p].set(new), None
+            inside = m.greater_equal(x[0], 0)
+            p = where(inside, x[0], 0)
+            old = getitem(flat, p)
+            return _at(flat)[p].set(where(inside, self(old, *x[1:]), old)), None
 
         flat, _ = _lax.scan(step, reshape(a, (-1,)), xs)
         return reshape(flat, aval.shape)
