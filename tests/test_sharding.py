@@ -115,7 +115,7 @@ def test_bad_specs_and_meshes_name_the_function():
         f(lambda v: v, out_specs=P("i"))(V)
     with pytest.raises(ValueError, match="pytree prefix"):
         f(lambda v, w: v, in_specs=(P("i"), P(), P()), out_specs=P("i"))(V, V)
-    with pytest.raises(ValueError, match="varies along it .* psum it"):
+    with pytest.raises(ValueError, match="varies along it .* pmean the per-shard gradients"):
         # JAX's default check_vma sums a replicated value's gradient over the axis;
         # here it is each shard's own, and leaving it out of out_specs is an error
         f(lambda w, x: ft.grad(lambda w: fnp.sum(x @ w))(w), in_specs=(P(), P("i")),

@@ -387,8 +387,10 @@ def shard_map(
                         f"mesh axis {a!r}, to be the same on every shard along it, got a "
                         f"value that varies along it (psum it over {a!r}, or name {a!r} "
                         f"in its out_specs). A gradient taken inside shard_map with respect "
-                        f"to a value replicated over {a!r} is each shard's own here (JAX's "
-                        f"check_vma=False); JAX's default sums it over the axis: psum it."
+                        f"to a value replicated over {a!r} is each shard's own here, as in "
+                        f"JAX with check_vma=False (JAX's default types values as varying "
+                        f"or not and sums such gradients itself): write the body for "
+                        f"check_vma=False, e.g. pmean the per-shard gradients over {a!r}."
                     )
             for a in reversed(varied):  # drop the unnamed ones, keep the named
                 if a not in named:
