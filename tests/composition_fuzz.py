@@ -14,7 +14,8 @@ example gives different numbers) and by a traced scalar of the inputs that it cl
 over (so a hook that sees another example's value, or none, does too).
 
 A *stack* is up to three transforms from {grad, vjp, jvp, vmap (in_axes 0, 1, None),
-jit, pmap (a compiled vmap: drawn stacks only)} in any order. Each case is checked twice:
+jit, pmap (a compiled vmap), shard_map (vmap over the shards of a virtual mesh):
+drawn stacks only} in any order. Each case is checked twice:
 
 * the outermost transform replaced by its reference (jit -> eager, vmap -> a Python
   loop over examples (a batch of none: one example's result stacked zero times),
@@ -25,8 +26,8 @@ jit, pmap (a compiled vmap: drawn stacks only)} in any order. Each case is check
   or differences at a ten times smaller step disagree with them;
   differentiated programs have no float64 -> float32 rows, whose rounding steps finite
   differences cannot resolve);
-* every vmap and pmap replaced by a loop and every jit removed, derivative transforms
-  kept.
+* every vmap, pmap and shard_map replaced by a loop and every jit removed, derivative
+  transforms kept.
 
 Any mismatch fails with the program and the stack printed.
 """
@@ -44,6 +45,7 @@ from hypothesis import strategies as st
 import functrace as ft
 import functrace.lax as lax
 import functrace.numpy as fnp
+from functrace.sharding import PartitionSpec as P
 from op_db import ALL_OPS, OpInfo, op_args
 
 B = 2  # examples per vmap layer of the enumerated stacks
@@ -316,8 +318,10 @@ def programs(draw: Any, diff: bool) -> Program:
 # ---------------------------------------------------------------------------
 
 VMAP_AXES = [(0, 0), (1, 0), (0, None), (None, 0), (0, 1)]
-MAPS = ("vmap", "pmap")
-"""Transforms that map over a batch axis (``pmap`` is a compiled ``vmap``)."""
+MAPS = ("vmap", "pmap", "shard_map")
+"""Transforms that map over a batch axis (``pmap`` is a compiled ``vmap``;
+``shard_map`` splits the batch over a virtual mesh of two shards, or one for an odd
+batch, and maps the program over each shard's examples with ``vmap``)."""
 
 
 def _insert(shape: tuple[int, ...], ax: int | None, size: int) -> tuple[int, ...] | None:
@@ -388,6 +392,11 @@ def apply(t: tuple[Any, ...], F: Any, prog: Program) -> Any:
         return ft.vmap(F, in_axes=t[1])
     if kind == "pmap":
         return ft.pmap(F, in_axes=t[1])
+    if kind == "shard_map":
+        n = 2 if t[2] % 2 == 0 and t[2] > 0 else 1
+        specs = tuple(P() if a is None else P(*[None] * a, "s") for a in t[1])
+        return ft.shard_map(ft.vmap(F, in_axes=t[1]), mesh=ft.make_mesh((n,), ("s",)),
+                            in_specs=specs, out_specs=P("s"))  # fmt: skip
     if kind == "grad":
         return ft.grad(lambda x, y: _head(F(x, y), prog.scale))
     if kind == "vjp":
@@ -592,7 +601,7 @@ def check(case: Case) -> None:
         stack[0][0] in ("jit", *MAPS) and len(stack) > 1
     ):
         plain = build(prog, stack, skip=frozenset({"jit", *MAPS}))
-        refs.append(("every vmap and pmap a loop, every jit removed", plain, False))
+        refs.append(("every map a loop, every jit removed", plain, False))
     for what, ref, fd in refs:
         want, ref_err = _run(ref, x, y)
         if ref_err is not None and not _documented(ref_err):
