@@ -1,5 +1,5 @@
 """The Schur decomposition of ``functrace.scipy.linalg`` (re-exported there): ``schur``
-and ``rsf2csf``, on NumPy inputs only.
+and ``rsf2csf``, on NumPy inputs only, and the matrix functions built on it, ``funm``.
 
 The real Schur form comes from the Hessenberg reduction followed by Francis'
 implicit double-shift QR iteration with deflation; each converged 2x2 block is then
@@ -323,3 +323,74 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:
     tc, zc = _to_complex(t, z)
     dt = np.result_type(t.dtype, z.dtype, np.complex64)
     return tc.astype(dt), zc.astype(dt)
+
+
+def _parlett(f: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, float]:
+    """The upper triangle of ``func(T)`` from its diagonal ``f`` (Parlett's recurrence,
+    Golub and Van Loan's algorithm 11.1.1, superdiagonal by superdiagonal), and the
+    smallest distance between two eigenvalues it divided by (0 divisions skipped)."""
+    n = t.shape[0]
+    minden = abs(t[0, 0]) if n else 0.0
+    for p in range(1, n):
+        for i in range(n - p):
+            j = i + p
+            s = t[i, j] * (f[j, j] - f[i, i])
+            s += t[i, i + 1 : j] @ f[i + 1 : j, j] - f[i, i + 1 : j] @ t[i + 1 : j, j]
+            den = t[j, j] - t[i, i]
+            f[i, j] = s / den if den != 0 else s
+            minden = min(minden, abs(den))
+    return f, float(minden)
+
+
+def _funm_values(a: np.ndarray, func: Any, disp: bool) -> Any:
+    t, z = schur(a, output="complex")
+    f = np.diag(np.asarray(func(np.diag(t)))).astype(t.dtype)
+    f, minden = _parlett(f, t)
+    out = z @ f @ z.conj().T
+    if disp:
+        return out
+    tol = float(np.finfo(np.float32 if out.dtype == np.complex64 else np.float64).eps)
+    minden = tol if minden == 0.0 else minden
+    if np.isinf(out).any():
+        err = np.inf
+    else:
+        off = np.abs(np.triu(t, 1)).sum(axis=0).max() if t.size else 0.0
+        err = min(1.0, max(tol, tol / minden * off))
+    return out, np.asarray(err, dtype=out.real.dtype)
+
+
+def funm(A: Any, func: Any, disp: bool = True) -> Any:
+    """The matrix function ``func(A)`` of square ``A`` (JAX's and SciPy's ``funm``):
+    ``func`` is applied to the eigenvalues on the diagonal of the complex Schur form and
+    the rest of the triangle follows by Parlett's recurrence. The result is complex (as
+    JAX's); with ``disp=False`` also an estimate of its relative error (as JAX's, on
+    functrace's Schur form, which may order the eigenvalues differently).
+
+    Under ``jit`` or ``vmap`` it runs through a ``pure_callback`` (the Schur iteration
+    depends on the values), so ``func`` is called on NumPy arrays there; it is not
+    differentiable (neither is JAX's: its Schur decomposition has no derivative).
+
+    >>> import numpy as np
+    >>> np.round(funm(np.array([[1.0, 2.0], [0.0, 3.0]]), np.exp).real, 6).tolist()
+    [[2.718282, 17.367255], [0.0, 20.085537]]
+    """
+    fname = "funm"
+    if not callable(func):
+        raise TypeError(f"{fname}: expected a callable func, got {type(func).__name__}.")
+    shape = core.get_aval(A).shape if isinstance(A, Tracer) else np.shape(A)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{fname}: expected a square 2-D matrix, got shape {tuple(shape)}.")
+    if not isinstance(A, Tracer) and not core.traced_path_needed():
+        return _funm_values(_float_matrix(fname, np.asarray(A)), func, disp)
+    from functrace.api import ShapeDtypeStruct, pure_callback
+
+    real = core.get_aval(A).dtype
+    cdt = np.complex64 if real in (np.float32, np.complex64) else np.complex128
+    spec: Any = ShapeDtypeStruct(tuple(shape), cdt)
+    if not disp:
+        spec = (spec, ShapeDtypeStruct((), np.float32 if cdt == np.complex64 else np.float64))
+
+    def run(a: Any) -> Any:
+        return _funm_values(_float_matrix(fname, np.asarray(a)), func, disp)
+
+    return pure_callback(run, spec, A, vmap_method="sequential")

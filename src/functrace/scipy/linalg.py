@@ -17,7 +17,7 @@ Complex matrices (complex64/complex128, JAX's values and derivatives): the solve
 
 Special matrices live in ``_linalg_special``, ``polar``/``sqrtm``/``hessenberg``/
 ``solve_sylvester`` in ``_linalg_more`` and the eager-only ``schur``/``rsf2csf`` in
-``_linalg_schur``. Not provided: ``funm``.
+``_linalg_schur``, with ``funm`` (through a ``pure_callback`` under ``jit``/``vmap``).
 
 >>> import numpy as np
 >>> import functrace.scipy.linalg as fsl
@@ -42,7 +42,7 @@ from functrace.lax import linalg as ll
 from functrace.lax import stop_gradient
 from functrace.numpy._core import broadcast_shapes
 from functrace.scipy._linalg_more import hessenberg, polar, solve_sylvester, sqrtm
-from functrace.scipy._linalg_schur import rsf2csf, schur
+from functrace.scipy._linalg_schur import funm, rsf2csf, schur
 from functrace.scipy._linalg_special import (
     block_diag,
     circulant,
@@ -95,6 +95,7 @@ __all__ = [
     "polar",
     "qr",
     "qr_multiply",
+    "funm",
     "rsf2csf",
     "schur",
     "solve",
