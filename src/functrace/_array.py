@@ -434,6 +434,14 @@ for _name in (
 ):
     setattr(Array, _name, _method(_name))
 Array.astype = _method("astype", _astype_base)  # type: ignore[method-assign]
+Array.astype.__doc__ = """The Array converted to ``dtype`` (``ndarray.astype``'s arguments), with
+JAX's conversions where they differ from NumPy's: floats to integers saturate at the
+integer's range and NaN gives 0.
+
+>>> import functrace.numpy as fnp
+>>> fnp.array([1.7, -2.5, 1e20]).astype(fnp.int8)
+Array([  1,  -2, 127], dtype=int8)
+"""
 
 
 def _view_property(name: str) -> Any:

@@ -416,6 +416,7 @@ def register_pytree_node(
         >>> class Pair:
         ...     def __init__(self, a, b):
         ...         self.a, self.b = a, b
+        >>> from functrace.tree_util import tree_leaves
         >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
         ...                      lambda aux, ch: Pair(*ch))
         >>> tree_leaves(Pair(1, [2, 3]))
@@ -443,6 +444,7 @@ def register_pytree_with_keys(
         >>> class Box:
         ...     def __init__(self, v):
         ...         self.v = v
+        >>> from functrace.tree_util import keystr, tree_flatten_with_path
         >>> register_pytree_with_keys(Box, lambda b: ([(GetAttrKey("v"), b.v)], None),
         ...                           lambda aux, ch: Box(*ch))
         >>> [keystr(p) for p, _ in tree_flatten_with_path(Box([1]))[0]]
@@ -465,6 +467,7 @@ def register_static(cls: type) -> type:
     ``cls``, so it works as a decorator.
 
     Example:
+        >>> from functrace.tree_util import tree_leaves
         >>> @register_static
         ... class Mode(str):
         ...     pass
@@ -483,6 +486,7 @@ def register_pytree_node_class(cls: type) -> type:
     ``tree_flatten_with_keys(self)`` supplies key paths.
 
     Example:
+        >>> from functrace.tree_util import tree_leaves
         >>> @register_pytree_node_class
         ... class Wrap:
         ...     def __init__(self, x):
@@ -535,6 +539,7 @@ def register_dataclass(
         ValueError: If the field lists overlap or do not cover the init fields.
 
     Example:
+        >>> from functrace.tree_util import tree_structure
         >>> @register_dataclass
         ... @dataclasses.dataclass
         ... class Dense:

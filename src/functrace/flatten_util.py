@@ -4,7 +4,7 @@
 >>> from functrace.flatten_util import ravel_pytree
 >>> flat, unravel = ravel_pytree({"w": np.ones((2, 2)), "b": np.zeros(2)})
 >>> flat
-array([0., 0., 1., 1., 1., 1.])
+Array([0., 0., 1., 1., 1., 1.])
 >>> unravel(flat)["w"].shape
 (2, 2)
 """

@@ -385,7 +385,7 @@ def sgd(
     >>> params = {"w": np.array([1.0, 2.0])}
     >>> updates, state = opt.update({"w": np.array([1.0, 1.0])}, opt.init(params), params)
     >>> optim.apply_updates(params, updates)["w"]
-    array([0.9, 1.9])
+    Array([0.9, 1.9])
     """
     parts = [trace(momentum, nesterov)] if momentum else []
     return chain(*parts, scale_by_learning_rate(learning_rate))

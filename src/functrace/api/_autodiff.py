@@ -52,7 +52,7 @@ def value_and_grad(
 
     >>> import functrace as ft
     >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
-    (9.0, 6.0)
+    (Array(9.), Array(6.))
     """
     _check_holomorphic("grad", holomorphic)
     single = isinstance(argnums, int)
@@ -203,7 +203,7 @@ def grad(
 
     >>> import functrace as ft
     >>> ft.grad(lambda x, y: x * y + x ** 2)(2.0, 3.0)
-    7.0
+    Array(7.)
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -381,7 +381,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> import functrace as ft, numpy as np
     >>> out, f_vjp = ft.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
     >>> f_vjp(np.array([1.0, 1.0]))
-    (array([2., 2.]),)
+    (Array([2., 2.]),)
     """
     leaves, in_tree = tree_flatten(primals)
     leaves = _plain_leaves("vjp", fun, leaves, primals)
@@ -496,7 +496,7 @@ def jvp(
 
     >>> import functrace as ft
     >>> ft.jvp(lambda x: x ** 3, (2.0,), (1.0,))
-    (8.0, 12.0)
+    (Array(8.), Array(12.))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
@@ -608,7 +608,7 @@ def stop_gradient(x: Any) -> Any:
 
     >>> import functrace as ft
     >>> ft.grad(lambda x: x * ft.stop_gradient(x))(3.0)
-    3.0
+    Array(3.)
     """
     from functrace.lax.elementwise import stop_gradient as sg
 

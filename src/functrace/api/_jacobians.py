@@ -157,7 +157,7 @@ def jacfwd(
 
     >>> import functrace as ft, functrace.numpy as fnp, numpy as np
     >>> ft.jacfwd(fnp.sin)(np.zeros(2))
-    array([[1., 0.],
+    Array([[1., 0.],
            [0., 1.]])
     """
     return _jacobian_transform("jacfwd", fun, argnums, has_aux, holomorphic, False, _columns)
@@ -178,7 +178,7 @@ def jacrev(
 
     >>> import functrace as ft, functrace.numpy as fnp, numpy as np
     >>> ft.jacrev(lambda x: x * x)(np.array([1.0, 2.0]))
-    array([[2., 0.],
+    Array([[2., 0.],
            [0., 4.]])
     """
     return _jacobian_transform("jacrev", fun, argnums, has_aux, holomorphic, allow_int, _rows)

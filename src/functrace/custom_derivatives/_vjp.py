@@ -347,7 +347,7 @@ class custom_vjp:
     ...     return (ct * (x > 0),)
     >>> relu.defvjp(relu_fwd, relu_bwd)
     >>> ft.grad(lambda x: relu(x).sum())(fnp.array([1.0, -2.0, 3.0]))
-    array([1., 0., 1.])
+    Array([1., 0., 1.])
     """
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:

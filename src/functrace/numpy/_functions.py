@@ -206,7 +206,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     >>> import functrace.numpy as fnp
     >>> x = fnp.arange(5)
     >>> fnp.select([x < 2, x > 3], [x, x ** 2], default=-1)
-    array([ 0,  1, -1, -1, 16])
+    Array([ 0,  1, -1, -1, 16])
     """
     if len(condlist) != len(choicelist):
         raise ValueError(

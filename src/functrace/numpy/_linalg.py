@@ -455,7 +455,7 @@ def _einsum(
 
     >>> import functrace.numpy as fnp
     >>> fnp.einsum('bi,bi->b', fnp.ones((2, 3)), fnp.ones((2, 3)))
-    array([3., 3.])
+    Array([3., 3.])
     """
     if out is not None or kwargs:
         raise TypeError(
@@ -684,7 +684,7 @@ def einsum(
 
     >>> import functrace.numpy as fnp
     >>> fnp.einsum('bi,bi->b', fnp.ones((2, 3)), fnp.ones((2, 3)))
-    array([3., 3.])
+    Array([3., 3.])
     """
     ls.check_precision("einsum", precision)
     if preferred_element_type is None:

@@ -12,7 +12,7 @@ jit as the FFT does. As in JAX only type 2 exists (another ``type`` is a
 input first, and complex inputs are transformed in their real and imaginary parts.
 
 >>> import numpy as np
->>> np.round(np.asarray(dct(np.array([1.0, 2.0, 3.0]))), 6)
+>>> np.round(np.asarray(dct(np.array([1.0, 2.0, 3.0]))), 6) + 0.0
 array([12.      , -3.464102,  0.      ])
 """
 

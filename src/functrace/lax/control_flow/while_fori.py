@@ -310,7 +310,7 @@ def while_loop(
 
     >>> from functrace import lax
     >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
-    16.0
+    Array(16.)
     """
     init_paths, tree = tree_flatten_with_path(init_val)
     init = [x for _, x in init_paths]
