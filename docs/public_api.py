@@ -52,6 +52,7 @@ MODULES = [
     "functrace.ad_checkpoint",
     "functrace.custom_batching",
     "functrace.sharding",
+    "functrace.profiler",
     "functrace.distributed",
     "functrace.test_util",
     "functrace.testing",

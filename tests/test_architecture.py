@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.custom_derivatives.*",
             "functrace.custom_batching",
             "functrace.sharding",
+            "functrace.profiler",
             "functrace._custom*",
             "functrace.api",
             "functrace.api.*",

@@ -20,6 +20,7 @@ from functrace import (  # noqa: F401
     nn,
     numpy,
     optim,
+    profiler,
     random,
     scipy,
     sharding,
