@@ -66,8 +66,19 @@ def _float_positions(op: OpInfo) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(op.args) if a.kind == "float")
 
 
+# Rows whose results are a float argument's bits: the input-dependent perturbation
+# (``2.0 ** tanh(...)``...) is computed by NumPy's vectorised loops under vmap and its
+# scalar ones in the loop reference, which may differ in the last bit, and these rows
+# show that bit (their own checks, in the op-table tests, are exact).
+BIT_ROWS = ("bitcast_convert_type",)
+
+
 def _usable(op: OpInfo) -> bool:
-    return bool(_float_positions(op)) and _row_dtype(op) == np.float64
+    return (
+        bool(_float_positions(op))
+        and _row_dtype(op) == np.float64
+        and not any(p in BIT_ROWS for p in op.primitives)
+    )
 
 
 DIFF_ROWS = [op for op in ALL_OPS if _usable(op) and op.grad]
