@@ -1,6 +1,7 @@
 """Op-table rows: ``lax.stack``/``unstack``, ``scatter_sub``, ``scatter_apply``, the
 fill/drop mode of ``gather`` and the scatters, ``approx_max_k``/``approx_min_k``,
-``ragged_dot``, ``conv_general_dilated_patches``, ``all_to_all`` and ``pswapaxes``
+``ragged_dot``, ``conv_general_dilated_patches``, ``all_to_all``, ``pswapaxes``,
+``pbroadcast`` and ``pshuffle``
 (``functrace/lax/composite_higher.py``, ``gather_scatter.py``, ``parallel.py``).
 
 The references are NumPy loops written independently of the implementations. Index
@@ -172,5 +173,21 @@ ROWS: list[OpInfo] = [
         (F,),
         ("all_gather",),
         shapes=((3, 2, 3),),
+    ),
+    OpInfo(
+        "lax.pbroadcast (vmap axis_name)",
+        lambda x: ft.vmap(lambda r: lax.pbroadcast(r, "i", 1) * r, axis_name="i")(x),
+        lambda x: np.asarray(x)[1] * np.asarray(x),
+        (F,),
+        ("psum",),
+        shapes=((3, 2),),
+    ),
+    OpInfo(
+        "lax.pshuffle (vmap axis_name)",
+        lambda x: ft.vmap(lambda r: lax.pshuffle(r, "i", [2, 0, 1]) * r, axis_name="i")(x),
+        lambda x: np.asarray(x)[[2, 0, 1]] * np.asarray(x),
+        (F,),
+        ("ppermute",),
+        shapes=((3, 2),),
     ),
 ]

@@ -447,3 +447,26 @@ def test_collective_errors() -> None:
         named(lambda r: lax.all_to_all(r, "i", 0.0, 0))(x)
     with pytest.raises(NameError, match="all_to_all: unbound axis name"):
         named(lambda r: lax.all_to_all(r, "j", 0, 0))(x)
+
+
+def test_pbroadcast_and_pshuffle_match_jax():
+    x = np.arange(8.0).reshape(4, 2)
+    got = ft.vmap(lambda v: lax.pbroadcast(v, "i", 2), axis_name="i")(x)
+    np.testing.assert_array_equal(got, [[4.0, 5.0]] * 4)  # JAX's values
+    got = ft.vmap(lambda v: lax.pshuffle(v, "i", [3, 0, 2, 1]), axis_name="i")(x)
+    np.testing.assert_array_equal(got, [[6.0, 7.0], [0.0, 1.0], [4.0, 5.0], [2.0, 3.0]])
+    # the broadcast value's derivative reaches the source example only
+    g = ft.grad(
+        lambda x: ft.numpy.sum(ft.vmap(lambda v: lax.pbroadcast(v, "i", 2), axis_name="i")(x))
+    )(x)
+    np.testing.assert_array_equal(g, [[0, 0], [0, 0], [4, 4], [0, 0]])
+    jit = ft.jit(ft.vmap(lambda v: lax.pshuffle(v * 2, "i", [1, 0, 3, 2]), axis_name="i"))
+    np.testing.assert_array_equal(jit(x), 2 * x[[1, 0, 3, 2]])
+    with pytest.raises(
+        ValueError, match=r"pshuffle: expected perm to be a permutation of range\(4\)"
+    ):
+        ft.vmap(lambda v: lax.pshuffle(v, "i", [0, 0, 1, 2]), axis_name="i")(x)
+    with pytest.raises(ValueError, match=r"pbroadcast: expected source in \[0, 4\)"):
+        ft.vmap(lambda v: lax.pbroadcast(v, "i", 4), axis_name="i")(x)
+    with pytest.raises(NameError, match="pbroadcast"):
+        lax.pbroadcast(x, "j", 0)

@@ -581,6 +581,56 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     return tree_map(leaf, x)
 
 
+def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
+    """Example ``i`` of the named axis gets example ``perm[i]``'s ``x`` (JAX's
+    ``pshuffle``: ``ppermute`` with the permutation written as sources; ``perm`` must
+    be a permutation of the axis's indices).
+
+    >>> import functrace as ft, numpy as np
+    >>> ft.vmap(lambda v: ft.lax.pshuffle(v, "i", [2, 0, 1]), axis_name="i")(np.arange(3.0))
+    Array([2., 0., 1.])
+    """
+    names, size = _one_name("pshuffle", axis_name)
+    try:
+        sources = [int(operator_index(s)) for s in perm]
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"pshuffle: expected perm to be a sequence of ints, got {perm!r}."
+        ) from None
+    if sorted(sources) != list(range(size)):
+        raise ValueError(
+            f"pshuffle: expected perm to be a permutation of range({size}) (the size of "
+            f"axis {names[0]!r}), got {sources}."
+        )
+    return ppermute(x, names[0], [(s, d) for d, s in enumerate(sources)])
+
+
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Example ``source``'s ``x`` on every example of the named axis (JAX's
+    ``pbroadcast``: the ``psum`` of ``x`` kept at ``source`` and zero elsewhere, so its
+    derivative reaches example ``source`` only).
+
+    >>> import functrace as ft, numpy as np
+    >>> ft.vmap(lambda v: ft.lax.pbroadcast(v, "i", 1), axis_name="i")(np.arange(3.0))
+    Array([1., 1., 1.])
+    """
+    fname = "pbroadcast"
+    names, size = _one_name(fname, axis_name)
+    src = _int_arg(fname, "source", source)
+    if not 0 <= src < size:
+        raise ValueError(
+            f"{fname}: expected source in [0, {size}) (the size of axis {names[0]!r}), got {src}."
+        )
+
+    def leaf(v: Any) -> Any:
+        v = _operand(fname, v)
+        here = ew.eq(axis_index_p.bind(axis_name=names), np.int32(src))
+        kept = base.select_n(here, base.full_like(v, 0), v)
+        return psum(kept, names[0])
+
+    return tree_map(leaf, x)
+
+
 # ---------------------------------------------------------------------------
 # axis_size, all_to_all, pswapaxes
 # ---------------------------------------------------------------------------
@@ -705,6 +755,8 @@ __all__ = [
     "axis_index",
     "axis_index_p",
     "axis_size",
+    "pbroadcast",
+    "pshuffle",
     "pmax",
     "pmax_p",
     "pmean",
