@@ -58,6 +58,9 @@ def fnp_round(a: Any) -> Any:
     return fnp.round(a)
 
 
+_SH_N, _SH_M = np.array([0, 1, 2, 3, 3]), np.array([0, -1, 2, 1, -3])
+
+
 def _parts(w: Any) -> Any:
     import functrace.numpy as fnp
 
@@ -133,6 +136,14 @@ SPECIAL: list[OpInfo] = [
         lambda x, y: _np_parts(ss.wofz(x + 1j * np.asarray(y))),
         (_dom(-3.0, 3.0), _dom(-2.0, 3.0)),
         prims=("custom_jvp_call",),
+    ),
+    _row(
+        "sph_harm_y",
+        lambda t, p: _parts(fsp.sph_harm_y(_SH_N, _SH_M, t, p, n_max=3)),
+        lambda t, p: _np_parts(ss.sph_harm_y(_SH_N, _SH_M, t, p)),
+        (_dom(0.2, 2.9), _dom(0.0, 6.2)),
+        shapes=((5,), (5,)),
+        prims=("gather",),
     ),
     _row(
         "erfcx_complex",

@@ -2,8 +2,9 @@
 
 The gamma family, zeta, the Bessel, integral and hypergeometric functions live in
 ``_special_more``, ``_special_bessel``, ``_special_integrals`` and ``_special_hyper``
-and are re-exported here (``wofz``, the Faddeeva function, with the integrals). Not
-provided: ``sph_harm_y`` (complex-valued) and JAX's deprecated ``lpmn``/``lpmn_values``.
+and are re-exported here (``wofz``, the Faddeeva function, with the integrals;
+``sph_harm_y`` from ``_special_harmonics``). Not provided: JAX's deprecated
+``lpmn``/``lpmn_values``.
 
 Inputs are promoted as in SciPy (integers to float64; float32 stays float32).
 Plain NumPy inputs give NumPy results; tracers give tracers, so every function
@@ -32,6 +33,7 @@ from functrace import core
 from functrace import lax as lx
 from functrace.custom_derivatives import custom_jvp
 from functrace.scipy._special_bessel import bessel_jn, i0, i0e, i1, i1e
+from functrace.scipy._special_harmonics import sph_harm_y
 from functrace.scipy._special_hyper import hyp1f1, hyp2f1
 from functrace.scipy._special_integrals import (
     dawsn,
@@ -114,6 +116,7 @@ __all__ = [
     "softmax",
     "spence",
     "wofz",
+    "sph_harm_y",
     "xlog1py",
     "xlogy",
     "zeta",
