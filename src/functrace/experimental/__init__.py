@@ -9,12 +9,13 @@ JAX's adaptive Dormand-Prince solver, differentiable by the adjoint method
 (:mod:`functrace.experimental.ode`).
 
 ``shard_map.shard_map`` is JAX's older spelling of :func:`functrace.shard_map`, and
-``mesh_utils`` makes the device arrays of (virtual) meshes.
+``mesh_utils`` makes the device arrays of (virtual) meshes, and ``jet.jet`` computes
+Taylor-mode derivatives.
 """
 
 from __future__ import annotations
 
 from functrace.api._callback import io_callback
-from functrace.experimental import mesh_utils, ode, shard_map
+from functrace.experimental import jet, mesh_utils, ode, shard_map
 
-__all__ = ["io_callback", "mesh_utils", "ode", "shard_map"]
+__all__ = ["io_callback", "jet", "mesh_utils", "ode", "shard_map"]
