@@ -49,14 +49,15 @@ def _np_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = Fa
     return np.einsum("bnts,bsnh->btnh", w, v).astype(q.dtype)
 
 
-# sparse solvers: a symmetric positive definite (cg) or a general well-conditioned
+# sparse solvers: a symmetric positive definite (cg) or a general, diagonally dominant
 # (bicgstab, gmres) matrix built from the row's argument
 def _spd(m: Any) -> Any:
     return m @ m.T + 4.0 * fnp.eye(m.shape[0])
 
 
 def _general(m: Any) -> Any:
-    return m + 5.0 * fnp.eye(m.shape[0])
+    # diagonally dominant: BiCGSTAB and GMRES converge in a few steps on every draw
+    return 0.2 * m + 5.0 * fnp.eye(m.shape[0])
 
 
 def _np_solve(make: Any) -> Any:
@@ -161,7 +162,7 @@ ROWS: list[OpInfo] = [
     _row(
         "scipy.sparse.linalg.bicgstab",
         _solver(bicgstab, _general),
-        _np_solve(lambda m: m + 5.0 * np.eye(m.shape[0])),
+        _np_solve(lambda m: 0.2 * m + 5.0 * np.eye(m.shape[0])),
         (F, F),
         ("custom_linear_solve",),
         shapes=((3, 3), (3, 2)),
@@ -171,7 +172,7 @@ ROWS: list[OpInfo] = [
     _row(
         "scipy.sparse.linalg.gmres",
         _solver(gmres, _general, restart=3),
-        _np_solve(lambda m: m + 5.0 * np.eye(m.shape[0])),
+        _np_solve(lambda m: 0.2 * m + 5.0 * np.eye(m.shape[0])),
         (F, F),
         ("custom_linear_solve",),
         shapes=((3, 3), (3,)),
