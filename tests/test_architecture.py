@@ -74,6 +74,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.example_libraries",
             "functrace.example_libraries.*",
             "functrace._config",
+            "functrace._config_options",
             "functrace.debug",
             "functrace.ad_checkpoint",
             "functrace.experimental",

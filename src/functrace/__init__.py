@@ -42,6 +42,8 @@ from functrace._config import (  # noqa: F401
     enable_x64,
     log_compiles,
     numpy_dtype_promotion,
+    numpy_rank_promotion,
+    transfer_guard,
 )
 from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401

@@ -125,6 +125,8 @@ class Array(np.ndarray, metaclass=_ArrayType):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         # NumPy's ufuncs see plain arrays (a read-only view: ``out=x`` still fails).
         inputs = tuple(i.view(_nd) if type(i) is Array else i for i in inputs)
+        if _debug.flags.rank_promotion != "allow" and method == "__call__" and len(inputs) > 1:
+            _debug.check_rank_promotion(ufunc.__name__, [np.shape(i) for i in inputs], 3)
         if method == "__call__" and not kwargs:
             r = _pooled(ufunc, *inputs)
             if r is not None:
@@ -296,6 +298,7 @@ def _binary(name: str) -> Any:
     bare = name.strip("_")
     ufunc = _OPERATOR_UFUNCS.get(bare[1:] if bare.startswith("r") else bare)
     reflected = bare.startswith("r") and ufunc is not None
+    elementwise = "matmul" not in name
 
     def op(self: Array, other: Any) -> Any:
         if isinstance(other, Tracer):
@@ -303,6 +306,8 @@ def _binary(name: str) -> Any:
         if type(other) is Array:
             other = other.view(_nd)
         mine = self.view(_nd)
+        if _flags.rank_promotion != "allow" and elementwise:  # config.numpy_rank_promotion
+            _debug.check_rank_promotion(name, (mine.shape, np.shape(other)), 3)
         r = None
         if ufunc is not None:
             r = _pooled(ufunc, other, mine) if reflected else _pooled(ufunc, mine, other)

@@ -27,8 +27,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from functrace import _config_options as _opts
 from functrace import _debug
-from functrace._array import CpuDevice
 
 _FLAG_NAMES = ("debug_nans", "debug_infs", "explain_retraces", "log_compiles")
 # Switches owned by a higher floor: name -> (get, set), registered by that floor.
@@ -84,6 +84,10 @@ def _known() -> list[str]:
     return sorted((*_FLAG_NAMES, *_registered))
 
 
+def _is_option(key: str) -> bool:
+    return key in _opts.OPTIONS
+
+
 def _canonical(name: Any, where: str) -> str:
     if not isinstance(name, str):
         raise TypeError(f"{where}: expected a switch name (str), got {type(name).__name__}.")
@@ -92,11 +96,12 @@ def _canonical(name: Any, where: str) -> str:
         if key.startswith(prefix):
             key = key[len(prefix) :]
     key = _ALIASES.get(key, key)
-    if key in _FLAG_NAMES or key in _registered:
+    if key in _FLAG_NAMES or key in _registered or _is_option(key):
         return key
     raise AttributeError(
-        f"{where}: expected one of the switches {', '.join(_known())} (also spelled with "
-        f"JAX's 'jax_' prefix), got {name!r}."
+        f"{where}: expected one of the switches {', '.join(_known())} or JAX's options "
+        f"{', '.join(sorted(_opts.OPTIONS))} (also spelled with JAX's 'jax_' prefix), got "
+        f"{name!r}."
     )
 
 
@@ -138,6 +143,14 @@ class Config:
       ``FUNCTRACE_FUSED_UPDATES=0`` turns it off): the eager updates of
       ``functrace.optim``'s optimizers run as one jitted call, each parameter's
       arithmetic (a whole chain's) one fused kernel, with the same bits as op by op.
+
+    JAX's options that take values are here too (``functrace/_config_options.py``):
+    ``numpy_rank_promotion`` ("allow", "warn" or "raise") is in effect; the others are
+    validated and read back as set, and either describe what functrace always does
+    (``platform_name="cpu"``, ``threefry_partitionable=True``; another value raises) or
+    tune something functrace does not have (``default_matmul_precision``,
+    ``traceback_filtering``, the compilation cache and transfer guard options: without
+    effect).
     """
 
     __slots__ = ()
@@ -146,6 +159,8 @@ class Config:
         if name.startswith("__"):
             raise AttributeError(name)
         key = _canonical(name, "functrace.config")
+        if _is_option(key):
+            return _opts.get(key)
         if key in _registered:
             return _registered[key][0]()
         return getattr(_debug.flags, key)
@@ -154,17 +169,23 @@ class Config:
         self.update(name, value)
 
     def update(self, name: str, value: Any) -> None:
-        """Set the switch ``name`` (``"debug_nans"`` or JAX's ``"jax_debug_nans"``)."""
+        """Set the switch or option ``name`` (``"debug_nans"`` or JAX's
+        ``"jax_debug_nans"``; ``"jax_numpy_rank_promotion"`` takes a string)."""
         key = _canonical(name, "functrace.config.update")
+        if _is_option(key):
+            _opts.set_(key, value, "functrace.config.update")
+            return
         flag = _as_bool(value, key, "functrace.config.update")
         if key in _registered:
             _registered[key][1](flag)
         else:
             _debug.flags.set(key, flag)
 
-    def read(self, name: str) -> bool:
-        """The value of the switch ``name`` (also in JAX's spelling)."""
+    def read(self, name: str) -> Any:
+        """The value of the switch or option ``name`` (also in JAX's spelling)."""
         key = _canonical(name, "functrace.config.read")
+        if _is_option(key):
+            return _opts.get(key)
         return bool(getattr(self, key))
 
     @contextlib.contextmanager
@@ -172,7 +193,10 @@ class Config:
         """Set switches for the duration of the block, restoring them on exit (also on
         an exception): ``with ft.config.override(debug_nans=True): ...``."""
         keys = {_canonical(k, "functrace.config.override"): v for k, v in switches.items()}
-        values = {k: _as_bool(v, k, "functrace.config.override") for k, v in keys.items()}
+        values = {
+            k: v if _is_option(k) else _as_bool(v, k, "functrace.config.override")
+            for k, v in keys.items()
+        }
         prev = {k: self.read(k) for k in values}
         try:
             for k, v in values.items():
@@ -182,12 +206,12 @@ class Config:
             for k, v in prev.items():
                 self.update(k, v)
 
-    def values(self) -> dict[str, bool]:
-        """Every switch and its current value."""
-        return {k: self.read(k) for k in _known()}
+    def values(self) -> dict[str, Any]:
+        """Every switch and option and its current value."""
+        return {k: self.read(k) for k in (*_known(), *sorted(_opts.OPTIONS))}
 
     def __dir__(self) -> list[str]:
-        return [*_known(), "update", "read", "override", "values"]
+        return [*_known(), *sorted(_opts.OPTIONS), "update", "read", "override", "values"]
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v}" for k, v in self.values().items())
@@ -237,20 +261,8 @@ def numpy_dtype_promotion(new_val: str) -> Iterator[None]:
     (NumPy 2's rules with weak Python scalars, see ``src/functrace/README.md``), so
     ``"standard"`` changes nothing. ``"strict"`` (JAX's mode that rejects mixing dtypes)
     raises ``NotImplementedError``: functrace has no strict promotion."""
-    if new_val == "standard":
-        yield
-        return
-    if new_val == "strict":
-        raise NotImplementedError(
-            "functrace.numpy_dtype_promotion('strict'): functrace has no strict promotion "
-            "mode; it always promotes implicitly ('standard')."
-        )
-    raise ValueError(
-        f"functrace.numpy_dtype_promotion: expected 'standard' or 'strict', got {new_val!r:.60}."
-    )
-
-
-_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest")
+    _opts.check_dtype_promotion(new_val, "functrace.numpy_dtype_promotion")
+    yield
 
 
 @contextlib.contextmanager
@@ -260,17 +272,30 @@ def default_matmul_precision(new_val: str | None) -> Iterator[None]:
     in float64), whatever precision is asked for. Takes None or JAX's names
     (``"default"``, ``"high"``, ``"highest"``, ``"bfloat16"``, ``"tensorfloat32"``,
     ``"float32"``, ``"fastest"``, also with ``"ANY_"``-style algorithm names as strings)."""
-    if new_val is not None and not isinstance(new_val, str):
-        raise TypeError(
-            f"functrace.default_matmul_precision: expected None or a precision name such as "
-            f"'highest', got {type(new_val).__name__}."
-        )
-    if isinstance(new_val, str) and new_val.lower() not in _PRECISIONS and "_" not in new_val:
-        raise ValueError(
-            f"functrace.default_matmul_precision: expected one of {', '.join(_PRECISIONS)}, "
-            f"got {new_val!r:.60}."
-        )
+    _opts.check_precision(new_val, "functrace.default_matmul_precision")
     yield
+
+
+@contextlib.contextmanager
+def numpy_rank_promotion(new_val: str) -> Iterator[None]:
+    """``with ft.numpy_rank_promotion("raise"):`` set ``config.numpy_rank_promotion``
+    for a block: ``"allow"`` (the default), ``"warn"`` or ``"raise"`` when operands of
+    different ranks broadcast together in ``functrace.numpy`` (``x + b`` with ``x`` of
+    shape ``(2, 3)`` and ``b`` of shape ``(3,)``; 0-d operands always broadcast). The
+    check runs when a function is traced, so a jitted function keeps the traces it
+    made before the change (JAX traces again)."""
+    with config.override(numpy_rank_promotion=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str) -> Iterator[None]:
+    """``with ft.transfer_guard("disallow"):``: accepted and without effect (JAX's
+    values ``"allow"``, ``"log"``, ``"disallow"``, ``"log_explicit"``,
+    ``"disallow_explicit"``): functrace's one device is the host, so no transfer between
+    host and device ever happens."""
+    with config.override(transfer_guard=new_val):
+        yield
 
 
 @contextlib.contextmanager
@@ -302,17 +327,7 @@ def default_device(new_val: Any) -> Iterator[None]:
     functrace has one device, this process's CPU, where everything is computed. Takes
     None, a device from ``functrace.devices()`` or ``"cpu"``; another platform name is a
     ValueError."""
-    if isinstance(new_val, str):
-        if new_val.lower() != "cpu":
-            raise ValueError(
-                f"functrace.default_device: expected None, a device of functrace.devices() "
-                f"or 'cpu' (functrace computes on the CPU only), got {new_val!r:.60}."
-            )
-    elif new_val is not None and not isinstance(new_val, CpuDevice):
-        raise TypeError(
-            f"functrace.default_device: expected None, a device of functrace.devices() or "
-            f"'cpu', got {type(new_val).__name__}."
-        )
+    _opts.check_device(new_val, "functrace.default_device")
     yield
 
 
@@ -328,5 +343,7 @@ __all__ = [
     "enable_x64",
     "log_compiles",
     "numpy_dtype_promotion",
+    "numpy_rank_promotion",
     "register",
+    "transfer_guard",
 ]

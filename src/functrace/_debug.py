@@ -23,6 +23,7 @@ import contextlib
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -38,9 +39,19 @@ def _env_flag(name: str) -> bool:
 class Flags:
     """The process-wide debug switches (set them through ``functrace.config``)."""
 
-    __slots__ = ("debug_nans", "debug_infs", "explain_retraces", "log_compiles", "check")
+    __slots__ = (
+        "debug_nans",
+        "debug_infs",
+        "explain_retraces",
+        "log_compiles",
+        "check",
+        "rank_promotion",
+    )
 
     def __init__(self) -> None:
+        # JAX's ``numpy_rank_promotion`` (an option, not a switch: "allow", "warn" or
+        # "raise"), read by ``functrace.numpy`` where operands broadcast implicitly.
+        self.rank_promotion = "allow"
         self.debug_nans = _env_flag("FUNCTRACE_DEBUG_NANS")
         self.debug_infs = _env_flag("FUNCTRACE_DEBUG_INFS")
         self.explain_retraces = _env_flag("FUNCTRACE_EXPLAIN_RETRACES")
@@ -56,6 +67,26 @@ class Flags:
 
 flags = Flags()
 _listeners: list[Callable[[], None]] = []
+
+
+def check_rank_promotion(
+    fname: str, shapes: Sequence[tuple[int, ...]], stacklevel: int = 4
+) -> None:
+    """Warn or raise, as ``config.numpy_rank_promotion`` says, when operands of
+    different ranks broadcast together (0-d operands do not count, as in JAX)."""
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) < 2:
+        return
+    given = " and ".join(str(tuple(s)) for s in shapes)
+    mode = flags.rank_promotion
+    msg = (
+        f"{fname}: expected operands of one rank (config.numpy_rank_promotion={mode!r}), "
+        f"got shapes {given}, which broadcast by adding leading axes. Add them explicitly "
+        f"(x[None, ...], reshape or expand_dims), or set numpy_rank_promotion to 'allow'."
+    )
+    if mode == "raise":
+        raise ValueError(msg)
+    warnings.warn(msg, UserWarning, stacklevel=stacklevel)
 
 
 def on_change(fn: Callable[[], None]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core, dtypes
+from functrace import _debug, core, dtypes
 from functrace.core import Tracer
 from functrace.errors import ConcretizationError
 from functrace.lax import elementwise as lx
@@ -148,6 +148,8 @@ def promote_and_broadcast(
     nin = len(args)
     all_weak = all(a.weak_type for a in avals)
     shape = avals[0].shape if nin == 1 else broadcast_shapes(fname, *[a.shape for a in avals])
+    if nin > 1 and _debug.flags.rank_promotion != "allow":
+        _debug.check_rank_promotion(fname, [a.shape for a in avals])
     out = []
     for x, aval, dt in zip(args, avals, dts[:nin]):
         if isinstance(x, Tracer):

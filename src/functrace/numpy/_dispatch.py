@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from functrace import core
+from functrace import _debug, core
 from functrace._array import Array, _wrap
 from functrace.core import Tracer
 
@@ -129,6 +129,10 @@ def numpy_path(
                             found = True
                             break
                 if not found:
+                    promote = _debug.flags.rank_promotion != "allow"
+                    if promote and not arrays and nargs and nargs > 1:
+                        # (an Array operand is checked by Array.__array_ufunc__)
+                        _debug.check_rank_promotion(traced.__name__, [np.shape(a) for a in args], 3)
                     try:
                         out = np_fn(*args, **kwargs) if kwargs else np_fn(*args)
                     except (OverflowError, TypeError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core, dtypes
+from functrace import _debug, core, dtypes
 from functrace.core import Tracer
 from functrace.lax import elementwise as lx
 from functrace.lax import extras as lxc
@@ -273,7 +273,11 @@ def _np_clip(
     min: Any = None,
     max: Any = None,
 ) -> Any:  # noqa: A002
-    return np.clip(a, *_clip_bounds(a_min, a_max, min, max), out=out)
+    bounds = _clip_bounds(a_min, a_max, min, max)
+    if _debug.flags.rank_promotion != "allow":  # as the traced path's promotion checks
+        shapes = [np.shape(v) for v in (a, *bounds) if v is not None]
+        _debug.check_rank_promotion("clip", shapes, 4)
+    return np.clip(a, *bounds, out=out)
 
 
 @numpy_path(_np_clip)
