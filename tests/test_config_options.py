@@ -18,10 +18,11 @@ from functrace import _config_options
 
 @pytest.fixture(autouse=True)
 def _restore_options():
-    before = {k: ft.config.read(k) for k in _config_options.OPTIONS}
+    before = {k: ft.config.read(k) for k in _config_options.OPTIONS if k != "num_cpu_devices"}
     yield
     for k, v in before.items():
         ft.config.update(k, v)
+    ft.config.update("num_cpu_devices", -1)  # back to "from XLA_FLAGS, else 1"
 
 
 def test_prelude_of_jax_programs_runs() -> None:

@@ -128,7 +128,7 @@ def test_bad_specs_and_meshes_name_the_function():
         Mesh(np.array(ft.devices()), ("x", "y"))
     with pytest.raises(TypeError, match="Mesh: expected devices from functrace.devices"):
         Mesh(np.array([1]), ("x",))
-    with pytest.raises(ValueError, match="make_mesh: expected positive int axis sizes"):
+    with pytest.raises(ValueError, match="make_mesh: expected positive int mesh sizes"):
         make_mesh((0,), ("x",))
     with pytest.raises(TypeError, match="PartitionSpec: expected entries None"):
         P(3)

@@ -88,7 +88,14 @@ from functrace.errors import (  # noqa: F401
     UnexpectedTracerError,
 )
 from functrace.jit import clear_cache, disable_jit, jit, pmap  # noqa: F401,E402
-from functrace.sharding import NamedSharding, make_mesh, shard_map  # noqa: F401
+from functrace.sharding import (  # noqa: F401
+    NamedSharding,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    shard_map,
+)
 from functrace.sharding import PartitionSpec as P  # noqa: F401
 from functrace.testing import check_grads  # noqa: F401
 

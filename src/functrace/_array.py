@@ -61,18 +61,39 @@ def register_at(at: Callable[[Any], Any]) -> None:
 
 
 class CpuDevice:
-    """The one device functrace computes on (the CPU of this process)."""
+    """A device functrace computes on: this process's CPU. ``functrace.devices()`` lists
+    one, or ``config.num_cpu_devices`` virtual ones (JAX's ``jax_num_cpu_devices``) that
+    all compute on it, for programs written for several devices."""
 
+    __slots__ = ("id",)
     platform = "cpu"
     device_kind = "cpu"
-    id = 0
     process_index = 0
 
+    def __init__(self, id: int = 0) -> None:  # noqa: A002 - JAX's attribute name
+        self.id = id
+
     def __repr__(self) -> str:
-        return "CpuDevice(id=0)"
+        return f"CpuDevice(id={self.id})"
+
+    def __reduce__(self) -> Any:
+        return (cpu_devices_upto, (self.id,))
 
 
-CPU = CpuDevice()
+_DEVICES = [CpuDevice(0)]
+CPU = _DEVICES[0]
+
+
+def cpu_devices(n: int) -> list[CpuDevice]:
+    """The first ``n`` devices (one object per id, made on first use)."""
+    while len(_DEVICES) < n:
+        _DEVICES.append(CpuDevice(len(_DEVICES)))
+    return _DEVICES[:n]
+
+
+def cpu_devices_upto(i: int) -> CpuDevice:
+    """The device with id ``i`` (unpickling keeps one object per id)."""
+    return cpu_devices(i + 1)[i]
 
 
 class SingleDeviceSharding:

@@ -6,7 +6,9 @@ JAX programs set options first thing (``jax.config.update("jax_platform_name",
 the same names and values; each option is one of three kinds:
 
 * **in effect**: ``numpy_rank_promotion`` (``"allow"``, ``"warn"``, ``"raise"``: operands
-  of different ranks broadcasting implicitly in ``functrace.numpy`` warn or raise);
+  of different ranks broadcasting implicitly in ``functrace.numpy`` warn or raise) and
+  ``num_cpu_devices`` (how many virtual CPU devices ``functrace.devices()`` lists; by
+  default XLA's ``--xla_force_host_platform_device_count`` in ``XLA_FLAGS``, else 1);
 * **the only behaviour functrace has**: the value that describes what functrace always
   does is accepted, another raises ``NotImplementedError`` saying so
   (``numpy_dtype_promotion="strict"``, ``threefry_partitionable=False``,
@@ -24,8 +26,12 @@ An unknown option name stays an error naming the known ones.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from functrace import _debug
 from functrace._array import CpuDevice
@@ -125,12 +131,33 @@ def _number(value: Any, where: str) -> Any:
     raise TypeError(f"{where}: expected a number, got {value!r:.60}.")
 
 
+def _device_count(value: Any, where: str) -> Any:
+    if value is None or value == -1:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1:
+        return int(value)
+    raise ValueError(f"{where}: expected a device count >= 1 (or -1), got {value!r:.60}.")
+
+
+def num_cpu_devices() -> int:
+    """How many (virtual) CPU devices ``functrace.devices()`` lists: the option
+    ``num_cpu_devices`` if set, else XLA's ``--xla_force_host_platform_device_count=N``
+    in ``XLA_FLAGS`` (read now, as programs set it before their first device call),
+    else 1."""
+    n = _values["num_cpu_devices"]
+    if n is not None:
+        return int(n)
+    m = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
+    return max(1, int(m.group(1))) if m else 1
+
+
 # name -> (default, check). A check validates a value and returns what to store.
 OPTIONS: dict[str, tuple[Any, Callable[[Any, str], Any]]] = {
     "numpy_rank_promotion": ("allow", _choice("allow", "warn", "raise")),
     "numpy_dtype_promotion": ("standard", check_dtype_promotion),
     "default_matmul_precision": (None, check_precision),
     "default_device": (None, check_device),
+    "num_cpu_devices": (None, _device_count),
     "platform_name": ("", _platform),
     "platforms": (None, _platform),
     "default_prng_impl": (
@@ -166,6 +193,8 @@ def get(name: str) -> Any:
     """The current value of the option ``name`` (a key of :data:`OPTIONS`)."""
     if name == "numpy_rank_promotion":
         return _debug.flags.rank_promotion
+    if name == "num_cpu_devices":
+        return num_cpu_devices()
     return _values[name]
 
 
@@ -177,4 +206,12 @@ def set_(name: str, value: Any, where: str) -> None:
     _values[name] = stored
 
 
-__all__ = ["OPTIONS", "check_device", "check_dtype_promotion", "check_precision", "get", "set_"]
+__all__ = [
+    "OPTIONS",
+    "check_device",
+    "check_dtype_promotion",
+    "check_precision",
+    "get",
+    "num_cpu_devices",
+    "set_",
+]

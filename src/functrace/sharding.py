@@ -3,15 +3,19 @@
 JAX programs lay their arrays out on a ``Mesh`` of devices with ``PartitionSpec``\\ s
 and run per-shard code with ``shard_map``. functrace computes on one device, so a mesh
 here is *virtual*: any shape is allowed (``make_mesh((4, 2), ("data", "model"))``), every
-position holds this process's CPU, and placement (``NamedSharding``, ``device_put``,
-``lax.with_sharding_constraint``) changes nothing. ``shard_map`` gives JAX's values for
-the mesh's shape: it splits each argument into its shards along the dimensions its
-spec names, runs the function on every shard as nested named ``vmap``\\ s (one per mesh
-axis, in mesh order, so ``psum``, ``pmean``, ``all_gather``, ``axis_index``,
-``ppermute``... see the mesh axes), and joins the results along the dimensions their
-``out_specs`` name. A result whose spec leaves out a mesh axis must be the same on
-every shard along it (a ``psum`` over it, or a value that never depended on it): that
-is checked, as JAX's ``check_vma`` does, and that one value is returned.
+position computes on this process's CPU, and placement (``NamedSharding``,
+``device_put``, ``lax.with_sharding_constraint``) changes nothing. A mesh holds the
+devices of ``functrace.devices()`` in order when there are enough of them (set
+``config.num_cpu_devices``, JAX's ``jax_num_cpu_devices``, or XLA's
+``--xla_force_host_platform_device_count``), else device 0 at every position.
+``shard_map`` gives JAX's values for the mesh's shape: it splits each argument into
+its shards along the dimensions its spec names, runs the function on every shard as
+nested named ``vmap``\\ s (one per mesh axis, in mesh order, so ``psum``, ``pmean``,
+``all_gather``, ``axis_index``, ``ppermute``... see the mesh axes), and joins the
+results along the dimensions their ``out_specs`` name. A result whose spec leaves out
+a mesh axis must be the same on every shard along it (a ``psum`` over it, or a value
+that never depended on it): that is checked, as JAX's ``check_vma`` does, and that one
+value is returned.
 
 >>> import functrace as ft, functrace.numpy as fnp
 >>> mesh = make_mesh((4,), ("i",))
@@ -32,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
-from functrace._array import CPU, CpuDevice, SingleDeviceSharding, to_array
+from functrace import _config_options, core
+from functrace._array import CPU, CpuDevice, SingleDeviceSharding, cpu_devices, to_array
 from functrace.interpreters import batching
 from functrace.lax import shapes as _shapes
 from functrace.tree_util import tree_flatten, tree_unflatten
@@ -44,6 +48,10 @@ __all__ = [
     "NamedSharding",
     "PartitionSpec",
     "SingleDeviceSharding",
+    "device_array",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
     "make_mesh",
     "shard_map",
 ]
@@ -86,11 +94,32 @@ class PartitionSpec(tuple):  # type: ignore[type-arg]
         return (PartitionSpec, tuple(self))
 
 
+def device_array(fname: str, shape: tuple[int, ...], devices: Any = None) -> np.ndarray:
+    """The devices of a mesh of ``shape``: the first ``prod(shape)`` of ``devices``
+    (default ``functrace.devices()``) in order when there are that many, else device 0
+    at every position (a virtual mesh larger than the device list)."""
+    if not all(isinstance(s, (int, np.integer)) and s >= 1 for s in shape):
+        raise ValueError(f"{fname}: expected positive int mesh sizes, got {shape}.")
+    if devices is None:
+        devs = cpu_devices(_config_options.num_cpu_devices())
+    else:
+        devs = list(np.asarray(devices, dtype=object).flat)
+        if not all(isinstance(d, CpuDevice) for d in devs):
+            raise TypeError(f"{fname}: expected devices from functrace.devices().")
+    n = math.prod(shape)
+    arr = np.empty(n, dtype=object)
+    if n <= len(devs):
+        arr[:] = devs[:n]
+    else:
+        arr.fill(CPU)
+    return arr.reshape(shape)
+
+
 class Mesh:
     """Devices in an array whose axes have names (JAX's ``jax.sharding.Mesh``). The
-    devices must be functrace's (``functrace.devices()``); the array may have any shape:
-    every position is this process's CPU, a virtual device (see the module docstring).
-    ``with mesh:`` makes it the mesh of ``shard_map`` calls that name none."""
+    devices must be functrace's (``functrace.devices()``); the array may have any shape
+    and repeat devices: every position computes on this process's CPU (see the module
+    docstring). ``with mesh:`` makes it the mesh of ``shard_map`` calls that name none."""
 
     def __init__(self, devices: Any, axis_names: Any, axis_types: Any = None) -> None:
         names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
@@ -123,8 +152,9 @@ class Mesh:
 
     @property
     def device_ids(self) -> np.ndarray:
-        """The positions' device ids (all 0: the one CPU)."""
-        return np.zeros(self.devices.shape, np.int64)
+        """The positions' device ids."""
+        ids = [d.id for d in self.devices.flat]
+        return np.array(ids, np.int64).reshape(self.devices.shape)
 
     def __enter__(self) -> Mesh:
         _context.stack = [*getattr(_context, "stack", []), self]
@@ -158,19 +188,13 @@ def make_mesh(
     devices: Sequence[Any] | None = None,
 ) -> Mesh:
     """A mesh of the given shape and axis names (JAX's ``jax.make_mesh``). JAX needs as
-    many devices as positions; functrace's mesh is virtual (any shape: every position is
-    the CPU), so programs written for N devices compute their values here.
+    many devices as positions; functrace's mesh is virtual (any shape, see
+    :func:`device_array`), so programs written for N devices compute their values here.
 
     >>> make_mesh((2, 4), ("data", "model")).shape
     {'data': 2, 'model': 4}
     """
-    shape = tuple(axis_shapes)
-    if not all(isinstance(s, (int, np.integer)) and s >= 1 for s in shape):
-        raise ValueError(f"make_mesh: expected positive int axis sizes, got {shape}.")
-    if devices is not None and not all(isinstance(d, CpuDevice) for d in devices):
-        raise TypeError("make_mesh: expected devices from functrace.devices().")
-    arr = np.empty(shape, dtype=object)
-    arr.fill(CPU)
+    arr = device_array("make_mesh", tuple(axis_shapes), devices)
     return Mesh(arr, tuple(axis_names), axis_types)
 
 
@@ -194,8 +218,66 @@ class NamedSharding:
 
     @property
     def device_set(self) -> set[CpuDevice]:
-        """``{cpu}``."""
-        return {CPU}
+        """The mesh's devices."""
+        return set(self.mesh.devices.flat)
+
+    @property
+    def addressable_devices(self) -> set[CpuDevice]:
+        """The mesh's devices (all belong to this process)."""
+        return self.device_set
+
+    @property
+    def num_devices(self) -> int:
+        """The number of distinct devices of the mesh."""
+        return len(self.device_set)
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of each shard of an array of ``global_shape``."""
+        sizes = self.mesh.shape
+        out = []
+        for d, n in enumerate(global_shape):
+            entry = self.spec[d] if d < len(self.spec) else None
+            k = math.prod(sizes[a] for a in _names_of(entry))
+            if n % k:
+                raise ValueError(
+                    f"NamedSharding.shard_shape: expected dimension {d} of {tuple(global_shape)} "
+                    f"to be divisible by its {k} shards ({self.spec!r}), got {n}."
+                )
+            out.append(n // k)
+        return tuple(out)
+
+    def _position_indices(self, global_shape: Sequence[int]) -> list[tuple[Any, tuple[slice, ...]]]:
+        """(device, index of its shard) for every mesh position, in mesh order."""
+        shard = self.shard_shape(global_shape)
+        sizes = self.mesh.shape
+        names = self.mesh.axis_names
+        out = []
+        for pos in np.ndindex(self.mesh.devices.shape):
+            coord = dict(zip(names, pos))
+            index = []
+            for d in range(len(global_shape)):
+                entry = self.spec[d] if d < len(self.spec) else None
+                axes = _names_of(entry)
+                if not axes:
+                    index.append(slice(None))
+                    continue
+                j = 0
+                for a in axes:  # the first axis named is the major one
+                    j = j * sizes[a] + coord[a]
+                index.append(slice(j * shard[d], (j + 1) * shard[d]))
+            out.append((self.mesh.devices[pos], tuple(index)))
+        return out
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
+        """``{device: index of its shard}`` for an array of ``global_shape`` (a device
+        at several positions of a virtual mesh keeps the last one)."""
+        return dict(self._position_indices(tuple(global_shape)))
+
+    def addressable_devices_indices_map(
+        self, global_shape: Sequence[int]
+    ) -> dict[Any, tuple[slice, ...]]:
+        """The same as :meth:`devices_indices_map`: every device is this process's."""
+        return self.devices_indices_map(global_shape)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NamedSharding) and (other.mesh, other.spec) == (
@@ -428,3 +510,102 @@ def _as_specs(specs: Any, fname: str) -> Any:
             f"which functrace's one device does not record), got None."
         )
     return specs
+
+
+# ---------------------------------------------------------------------------
+# Global arrays from their shards (JAX's make_array_from_* calls)
+# ---------------------------------------------------------------------------
+
+
+def _shard_indices(fname: str, sharding: Any, shape: Any) -> list[tuple[Any, tuple[slice, ...]]]:
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: expected a shape (a tuple of ints), got {shape!r:.60}."
+        ) from None
+    if isinstance(sharding, NamedSharding):
+        return sharding._position_indices(shape)
+    if isinstance(sharding, SingleDeviceSharding):
+        return [(next(iter(sharding.device_set)), (slice(None),) * len(shape))]
+    raise TypeError(
+        f"{fname}: expected a NamedSharding or SingleDeviceSharding, got {type(sharding).__name__}."
+    )
+
+
+def _assemble(
+    fname: str, shape: tuple[int, ...], pieces: list[tuple[tuple[slice, ...], Any]]
+) -> Any:
+    out: np.ndarray | None = None
+    for index, piece in pieces:
+        data = np.asarray(piece)
+        want = tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+        if data.shape != want:
+            raise ValueError(
+                f"{fname}: expected a shard of shape {want} for index {index}, got shape "
+                f"{data.shape}."
+            )
+        if out is None:
+            out = np.empty(shape, data.dtype)
+        out[index] = data
+    assert out is not None
+    return to_array(out)
+
+
+def make_array_from_callback(
+    shape: Sequence[int], sharding: Any, data_callback: Callable[[Any], Any], dtype: Any = None
+) -> Any:
+    """The array of ``shape`` laid out by ``sharding`` whose shards are
+    ``data_callback(index)`` (JAX's ``jax.make_array_from_callback``): ``index`` is the
+    tuple of slices of a shard. The callback runs once per distinct shard (JAX: once per
+    device, so replicated shards repeat calls).
+
+    >>> mesh = make_mesh((2,), ("x",))
+    >>> make_array_from_callback((4,), NamedSharding(mesh, PartitionSpec("x")),
+    ...                          lambda idx: np.arange(4.0)[idx] * 10)
+    Array([ 0., 10., 20., 30.])
+    """
+    fname = "make_array_from_callback"
+    shape = tuple(shape)
+    pieces: dict[tuple[Any, ...], tuple[tuple[slice, ...], Any]] = {}
+    for _, index in _shard_indices(fname, sharding, shape):
+        key = tuple((s.start, s.stop) for s in index)
+        if key not in pieces:
+            pieces[key] = (index, data_callback(index))
+    out = _assemble(fname, shape, list(pieces.values()))
+    return out if dtype is None else to_array(np.asarray(out, dtype))
+
+
+def make_array_from_single_device_arrays(
+    shape: Sequence[int], sharding: Any, arrays: Sequence[Any], *, dtype: Any = None
+) -> Any:
+    """The array of ``shape`` whose shards are ``arrays``, one per mesh position in mesh
+    order: the order of ``sharding.addressable_devices_indices_map(shape)`` on a mesh of
+    distinct devices (JAX's ``jax.make_array_from_single_device_arrays``)."""
+    fname = "make_array_from_single_device_arrays"
+    shape = tuple(shape)
+    where = _shard_indices(fname, sharding, shape)
+    arrays = list(arrays)
+    if len(arrays) != len(where):
+        raise ValueError(
+            f"{fname}: expected one array per mesh position ({len(where)}), got {len(arrays)}."
+        )
+    out = _assemble(fname, shape, [(index, a) for (_, index), a in zip(where, arrays)])
+    return out if dtype is None else to_array(np.asarray(out, dtype))
+
+
+def make_array_from_process_local_data(
+    sharding: Any, local_data: Any, global_shape: Sequence[int] | None = None
+) -> Any:
+    """The global array from this process's data (JAX's
+    ``jax.make_array_from_process_local_data``). functrace runs the program in one process,
+    so its data is the whole array: ``global_shape``, if given, must be its shape."""
+    fname = "make_array_from_process_local_data"
+    data = np.asarray(local_data)
+    _shard_indices(fname, sharding, data.shape)  # checks the sharding and divisibility
+    if global_shape is not None and tuple(global_shape) != data.shape:
+        raise ValueError(
+            f"{fname}: expected global_shape equal to the local data's shape {data.shape} "
+            f"(one process holds all the data), got {tuple(global_shape)}."
+        )
+    return to_array(data)

@@ -1,6 +1,9 @@
 """JAX's device-placement calls, for programs that make them: functrace computes on the
 CPU of this process, eagerly or in compiled code, so placement is the identity and
-there is nothing to wait for."""
+there is nothing to wait for. The devices listed are that CPU, or as many virtual CPU
+devices as ``config.num_cpu_devices`` says (JAX's ``jax_num_cpu_devices``, or XLA's
+``--xla_force_host_platform_device_count`` in ``XLA_FLAGS``): programs written for
+several devices build their meshes from them, and every one computes on the CPU."""
 
 from __future__ import annotations
 
@@ -8,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
-from functrace._array import CPU as _CPU
-from functrace._array import Array, CpuDevice, _wrap
+from functrace import _config_options, core
+from functrace._array import Array, CpuDevice, _wrap, cpu_devices
 from functrace.distributed import _world
 from functrace.tree_util import tree_map
 
@@ -33,9 +35,11 @@ def _check_backend(fname: str, backend: Any) -> None:
 
 
 def devices(backend: str | None = None) -> list[CpuDevice]:
-    """``[cpu]``: functrace runs on this process's CPU (its threads, see ``jit``)."""
+    """``[CpuDevice(id=0)]``: functrace runs on this process's CPU (its threads, see
+    ``jit``); with ``config.num_cpu_devices`` (or ``XLA_FLAGS``) N, N virtual devices,
+    all computing on it."""
     _check_backend("devices", backend)
-    return [_CPU]
+    return cpu_devices(_config_options.num_cpu_devices())
 
 
 def local_devices(
@@ -53,7 +57,7 @@ def local_devices(
             f"local_devices: expected process_index 0 (functrace's devices belong to this "
             f"process), got {index!r}."
         )
-    return [_CPU]
+    return cpu_devices(_config_options.num_cpu_devices())
 
 
 def default_backend() -> str:
@@ -67,13 +71,13 @@ def default_backend() -> str:
 
 def device_count(backend: str | None = None) -> int:
     """1: functrace computes on one device, this process's CPU (its threads are not
-    devices).
+    devices); N with ``config.num_cpu_devices`` N (see :func:`devices`).
 
     >>> device_count()
     1
     """
     _check_backend("device_count", backend)
-    return 1
+    return _config_options.num_cpu_devices()
 
 
 def local_device_count(backend: str | None = None) -> int:
@@ -83,7 +87,7 @@ def local_device_count(backend: str | None = None) -> int:
     1
     """
     _check_backend("local_device_count", backend)
-    return 1
+    return _config_options.num_cpu_devices()
 
 
 def process_index(backend: str | None = None) -> int:
