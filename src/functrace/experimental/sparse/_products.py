@@ -229,9 +229,12 @@ def _negate(x: Any) -> Any:
     return -x if isinstance(x, BCOO) else fnp.negative(_operand(x, "BCOO.__sub__", "the operand"))
 
 
-def _multiply(a: Any, b: Any) -> Any:
+def _multiply(a: Any, b: Any, shared: bool = False) -> Any:
+    """``a * b`` with a BCOO operand. Two BCOO operands multiply their data when
+    ``shared`` says that they are one array's values (``sparsify`` knows it), else pair
+    their entries (``bcoo_multiply_sparse``), as JAX's operators do."""
     if isinstance(a, BCOO) and isinstance(b, BCOO):
-        if a.indices is b.indices and a.unique_indices:
+        if shared and a.indices is b.indices and a.unique_indices:
             return _like(a, fnp.multiply(a.data, b.data))
         return bcoo_multiply_sparse(a, b)
     sp, other = (a, b) if isinstance(a, BCOO) else (b, a)
@@ -239,14 +242,17 @@ def _multiply(a: Any, b: Any) -> Any:
     return _like(sp, bcoo_multiply_dense(sp, dense))
 
 
-def _add(a: Any, b: Any, fname: str) -> Any:
+def _add(a: Any, b: Any, fname: str, shared: bool = False) -> Any:
+    """``a + b`` with a BCOO operand: two BCOO arrays add their data when ``shared`` (as
+    in ``_multiply``) and their indices are one array, else concatenate their entries;
+    a dense operand of the result's shape gives a dense sum."""
     if isinstance(a, BCOO) and isinstance(b, BCOO):
         if a.shape != b.shape:
             raise NotImplementedError(
                 f"{fname}: adding sparse arrays of different shapes {a.shape} and {b.shape} "
                 f"is not supported."
             )
-        if a.indices is b.indices:
+        if shared and a.indices is b.indices:
             return _like(a, fnp.add(a.data, b.data))
         if a.n_dense != b.n_dense:
             raise NotImplementedError(

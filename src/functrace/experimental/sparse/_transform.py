@@ -30,9 +30,9 @@ from functrace.experimental.sparse._bcoo import (
 )
 from functrace.experimental.sparse._products import (
     _add,
+    _multiply,
     bcoo_dot_general,
     bcoo_multiply_dense,
-    bcoo_multiply_sparse,
 )
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import Literal, Var, dce_jaxpr
@@ -120,13 +120,13 @@ def _small_operand(x: Any, shape: tuple[int, ...]) -> Any:
 
 def _add_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
     a, b = (_dense_operand(x) for x in args)
-    return _add(a, b, "sparsify (add)")
+    return _add(a, b, "sparsify (add)", shared=True)
 
 
 def _sub_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
     a, b = (_dense_operand(x) for x in args)
     if isinstance(a, BCOO) and isinstance(b, BCOO):
-        return _add(a, -b, "sparsify (sub)")
+        return _add(a, -b, "sparsify (sub)", shared=True)
     raise NotImplementedError(
         "sparsify: subtraction between a sparse and a dense array is not supported, as in "
         "JAX; call sparse.todense() on the sparse one first."
@@ -136,9 +136,7 @@ def _sub_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
 def _mul_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
     a, b = args
     if isinstance(a, BCOO) and isinstance(b, BCOO):
-        if a.indices is b.indices and a.unique_indices:
-            return _like(a, fnp.multiply(a.data, b.data))
-        return bcoo_multiply_sparse(a, b)
+        return _multiply(a, b, shared=True)
     sp, other = (a, b) if isinstance(a, BCOO) else (b, a)
     return _like(sp, bcoo_multiply_dense(sp, _small_operand(other, sp.shape)))
 
