@@ -166,6 +166,10 @@ def test_bad_inputs_name_the_function():
         ft.vmap(lambda d: _mat(d))(DATAS)
     with pytest.raises(ValueError, match="BCOO: a transform gave data"):
         ft.vmap(lambda s: s @ X)(S)
+    with pytest.raises(NotImplementedError, match="BCOO.__sub__: subtraction between"):
+        S - M
+    with pytest.raises(NotImplementedError, match="BCOO.__add__: adding a dense array"):
+        S + 1.0
     with pytest.raises(TypeError, match="bcoo_todense: expected a BCOO array"):
         sparse.bcoo_todense(M)
     with pytest.raises(NotImplementedError, match="eye: only sparse_format='bcoo'"):

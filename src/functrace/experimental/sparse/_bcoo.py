@@ -325,10 +325,12 @@ class BCOO:
         return _ARITH["add"](other, self, "BCOO.__radd__")
 
     def __sub__(self, other: Any) -> Any:
-        return _ARITH["add"](self, _ARITH["negate"](other), "BCOO.__sub__")
+        return _ARITH["add"](self, _ARITH["negate"](other, "BCOO.__sub__"), "BCOO.__sub__")
 
     def __rsub__(self, other: Any) -> Any:
-        return _ARITH["add"](other, -self, "BCOO.__rsub__")
+        if isinstance(other, BCOO):
+            return _ARITH["add"](other, -self, "BCOO.__rsub__")
+        return _ARITH["negate"](other, "BCOO.__rsub__")  # raises: sparse and dense
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
         """The sum over ``axis`` (all axes by default): a BCOO, or a dense scalar when
@@ -389,7 +391,7 @@ def _validate(fname: str, data: Any, indices: Any, shape: tuple[int, ...]) -> No
 def _like(mat: BCOO, data: Any, **flags: bool) -> BCOO:
     """``mat`` with other data (same indices and flags)."""
     out = object.__new__(BCOO)
-    out.data, out.indices, out.shape = data, mat.indices, mat.shape
+    out.data, out.indices, out.shape = to_array(data), mat.indices, mat.shape
     out.indices_sorted = flags.get("indices_sorted", mat.indices_sorted)
     out.unique_indices = flags.get("unique_indices", mat.unique_indices)
     return out
@@ -424,7 +426,7 @@ def bcoo_todense(mat: BCOO) -> Any:
     """The dense array of ``mat``: its data added at its indices (repeats add up,
     padding is dropped); differentiable in ``mat.data``."""
     mat = _check_bcoo("bcoo_todense", mat)
-    return _todense(mat.data, mat.indices, mat.shape)
+    return to_array(_todense(mat.data, mat.indices, mat.shape))
 
 
 def todense(arr: Any) -> Any:

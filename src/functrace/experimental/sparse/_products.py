@@ -14,6 +14,7 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import lax
+from functrace._array import to_array
 from functrace.experimental.sparse._bcoo import (
     _ARITH,
     BCOO,
@@ -141,7 +142,7 @@ def bcoo_dot_general(
         )
     if preferred_element_type is not None:
         out = lax.convert_element_type(out, np.dtype(preferred_element_type))
-    return out
+    return to_array(out)
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -175,9 +176,9 @@ def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> Any:
     v = _operand(v, fname, "v")
     vshape, shape = _shape_of(v), sp_mat.shape
     if not vshape:
-        return fnp.multiply(sp_mat.data, v)
+        return to_array(fnp.multiply(sp_mat.data, v))
     if vshape == shape:
-        return fnp.multiply(sp_mat.data, _extract(sp_mat.indices, v))
+        return to_array(fnp.multiply(sp_mat.data, _extract(sp_mat.indices, v)))
     try:
         ok = np.broadcast_shapes(vshape, shape) == shape
     except ValueError:
@@ -198,7 +199,7 @@ def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> Any:
         vals = lg.gather(v, idx, tuple(range(len(axes))), mode="clip")
     else:
         vals = lax.reshape(v, (1, *vshape[ns:]))
-    return fnp.multiply(sp_mat.data, vals)
+    return to_array(fnp.multiply(sp_mat.data, vals))
 
 
 def bcoo_multiply_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
@@ -225,8 +226,15 @@ def bcoo_multiply_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
     return _new(fnp.multiply(dl, dr), fnp.maximum(il, ir), lhs.shape)
 
 
-def _negate(x: Any) -> Any:
-    return -x if isinstance(x, BCOO) else fnp.negative(_operand(x, "BCOO.__sub__", "the operand"))
+def _negate(x: Any, fname: str) -> Any:
+    """``-x`` for the other operand of a subtraction: a BCOO array only (JAX's operators
+    do not subtract between sparse and dense arrays)."""
+    if isinstance(x, BCOO):
+        return -x
+    raise NotImplementedError(
+        f"{fname}: subtraction between a sparse and a dense array is not supported, as in "
+        f"JAX; call .todense() on the sparse one first."
+    )
 
 
 def _multiply(a: Any, b: Any, shared: bool = False) -> Any:
@@ -276,7 +284,7 @@ def _add(a: Any, b: Any, fname: str, shared: bool = False) -> Any:
             f"shape {sp.shape} would broadcast the dense one; call .todense() first if a "
             f"dense result is intended."
         )
-    return fnp.add(sp.todense(), dense)
+    return to_array(fnp.add(sp.todense(), dense))
 
 
 _ARITH.update(

@@ -19,6 +19,7 @@ import numpy as np
 
 import functrace.numpy as fnp
 from functrace import core
+from functrace._array import to_array
 from functrace.api import value_and_grad as _dense_value_and_grad
 from functrace.core import ShapedArray, describe_fun
 from functrace.experimental.sparse._bcoo import (
@@ -255,7 +256,9 @@ def sparsify(f: Callable[..., Any], use_tracer: bool = False) -> Callable[..., A
         jaxpr = dce_jaxpr(closed.jaxpr)
         plain = [x if isinstance(x, BCOO) else _plain(x) for x in leaves]
         outs = _eval_sparse(jaxpr, closed.consts, plain)
-        return tree_unflatten(out_tree[-1], outs)
+        return tree_unflatten(
+            out_tree[-1], [x if isinstance(x, BCOO) else to_array(x) for x in outs]
+        )
 
     return sparsified
 
