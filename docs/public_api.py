@@ -59,6 +59,7 @@ MODULES = [
     "functrace.scipy",
     "functrace.example_libraries",
     "functrace.experimental",
+    "functrace.experimental.sparse",
     "functrace.typing",
     "functrace.image",
     "functrace.dtypes",

@@ -618,6 +618,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_scipy
     import op_rows_scipy2
     import op_rows_solvers
+    import op_rows_sparse
     import op_rows_spatial
     import op_rows_windowed
 
@@ -646,6 +647,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_fft.ROWS
         + op_rows_spatial.ROWS
         + op_rows_image.ROWS
+        + op_rows_sparse.ROWS
     )
 
 

@@ -11,11 +11,14 @@ JAX's adaptive Dormand-Prince solver, differentiable by the adjoint method
 ``shard_map.shard_map`` is JAX's older spelling of :func:`functrace.shard_map`, and
 ``mesh_utils`` makes the device arrays of (virtual) meshes, and ``jet.jet`` computes
 Taylor-mode derivatives.
+
+``sparse`` has JAX's BCOO sparse arrays and the ``sparsify`` transform
+(:mod:`functrace.experimental.sparse`).
 """
 
 from __future__ import annotations
 
 from functrace.api._callback import io_callback
-from functrace.experimental import jet, mesh_utils, ode, shard_map
+from functrace.experimental import jet, mesh_utils, ode, shard_map, sparse
 
-__all__ = ["io_callback", "jet", "mesh_utils", "ode", "shard_map"]
+__all__ = ["io_callback", "jet", "mesh_utils", "ode", "shard_map", "sparse"]

@@ -1,0 +1,69 @@
+"""``functrace.experimental.sparse``: JAX's ``jax.experimental.sparse`` BCOO arrays.
+
+A :class:`BCOO` stores the nonzero entries of an array as ``data`` (one value, or one
+dense block, per entry) and ``indices`` (one row of sparse coordinates per entry); it
+is a pytree, so ``jit``, ``grad`` and ``vmap`` take functions of it. Build one with
+``BCOO((data, indices), shape=...)``, :func:`bcoo_fromdense` (``BCOO.fromdense``),
+:func:`eye` or :func:`empty`; ``.todense()`` gives the dense array back. Products with
+dense arrays (``M @ x``, ``x @ M``, :func:`bcoo_dot_general`), ``.T``, ``.sum(axis)``,
+products with dense arrays or scalars (``M * 2``, :func:`bcoo_multiply_dense`),
+``-M``, :func:`bcoo_sum_duplicates` and :func:`bcoo_sort_indices` work as JAX's, and
+:func:`sparsify` runs a function written for dense arrays on BCOO arguments.
+
+Every operation is written with functrace's differentiable gathers, scatter-adds and
+products, so derivatives, batching and compilation come from theirs: the gradient of
+``(BCOO((d, idx), shape=s) @ x).sum()`` in ``d`` is JAX's. What differs from JAX:
+there are no batch dimensions (``n_batch`` is 0; ``vmap`` maps the data of a BCOO
+built inside the function), the BCSR, COO and CSR formats are not provided, and
+``grad`` of a function of a BCOO argument differentiates its ``data`` through
+:func:`grad` / :func:`value_and_grad` of this module, as JAX's.
+
+>>> import numpy as np
+>>> M = BCOO.fromdense(np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]]))
+>>> M
+BCOO(float64[2, 3], nse=3)
+>>> M @ np.ones(3)
+Array([1., 5.])
+"""
+
+from __future__ import annotations
+
+from functrace.experimental.sparse._bcoo import (
+    BCOO,
+    bcoo_extract,
+    bcoo_fromdense,
+    bcoo_reduce_sum,
+    bcoo_sort_indices,
+    bcoo_sum_duplicates,
+    bcoo_todense,
+    bcoo_transpose,
+    empty,
+    eye,
+    todense,
+)
+from functrace.experimental.sparse._products import (
+    bcoo_dot_general,
+    bcoo_multiply_dense,
+    bcoo_multiply_sparse,
+)
+from functrace.experimental.sparse._transform import grad, sparsify, value_and_grad
+
+__all__ = [
+    "BCOO",
+    "bcoo_dot_general",
+    "bcoo_extract",
+    "bcoo_fromdense",
+    "bcoo_multiply_dense",
+    "bcoo_multiply_sparse",
+    "bcoo_reduce_sum",
+    "bcoo_sort_indices",
+    "bcoo_sum_duplicates",
+    "bcoo_todense",
+    "bcoo_transpose",
+    "empty",
+    "eye",
+    "grad",
+    "sparsify",
+    "todense",
+    "value_and_grad",
+]
