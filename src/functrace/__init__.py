@@ -87,7 +87,7 @@ from functrace.errors import (  # noqa: F401
     ConcretizationError,
     UnexpectedTracerError,
 )
-from functrace.jit import clear_cache, disable_jit, jit, pmap  # noqa: F401,E402
+from functrace.jit import clear_cache, disable_jit, fwd_and_bwd, jit, pmap  # noqa: F401,E402
 from functrace.sharding import (  # noqa: F401
     NamedSharding,
     make_array_from_callback,

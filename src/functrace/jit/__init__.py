@@ -14,7 +14,8 @@ statements), ``random_rules`` (``threefry2x32``, ``erf_inv``), ``window_rules``
 (compiled max/min pooling), ``driver_rules`` (the
 rule table's entries for structural primitives, driver and native-loop forms),
 ``fusion`` (planning), ``lowering`` (driver generation), ``api`` (``jit``,
-``disable_jit``), ``pmap`` (``jit`` of ``vmap``). The rule table itself is
+``disable_jit``), ``pmap`` (``jit`` of ``vmap``), ``fwd_bwd`` (``fwd_and_bwd``: ``jit``
+of ``vjp``, split in two). The rule table itself is
 ``functrace.interpreters.numba_rules``.
 Numba itself is imported only when the first kernel is compiled. ``num_threads()``
 is the number of threads compiled code uses (the cores the process may use, or
@@ -32,9 +33,19 @@ from functrace.jit.api import (
     disable_jit,
     jit,
 )
+from functrace.jit.fwd_bwd import fwd_and_bwd
 from functrace.jit.parallel import num_threads
 from functrace.jit.pmap import pmap
 
 _leafmap.set_compiler(jit)  # eager optimizer updates run fused (config.fused_updates)
 
-__all__ = ["JitFunction", "Lowered", "clear_cache", "disable_jit", "jit", "num_threads", "pmap"]
+__all__ = [
+    "JitFunction",
+    "Lowered",
+    "clear_cache",
+    "disable_jit",
+    "fwd_and_bwd",
+    "jit",
+    "num_threads",
+    "pmap",
+]
