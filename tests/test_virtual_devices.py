@@ -200,3 +200,14 @@ def test_devices_are_shared_across_threads(eight) -> None:
     for t in threads:
         t.join()
     assert seen == [list(range(8))] * 4
+
+
+def test_process_names_of_jax(eight) -> None:
+    # one process: JAX's older host_* names and process_indices agree with process_*
+    assert ft.process_indices() == ft.host_ids() == [0]
+    assert ft.host_count() == ft.process_count() == 1 and ft.host_id() == 0
+    assert all(isinstance(d, ft.Device) for d in eight)
+    x = fnp.arange(3.0)
+    assert ft.copy_to_host_async(x) is x and ft.effects_barrier() is None
+    with pytest.raises(ValueError, match="process_indices: expected backend"):
+        ft.process_indices("gpu")

@@ -31,6 +31,7 @@ from functrace import (  # noqa: F401
     typing,
 )
 from functrace._array import Array  # noqa: F401
+from functrace._array import CpuDevice as Device  # noqa: F401
 from functrace._config import (  # noqa: F401
     check_tracer_leaks,
     checking_leaks,
@@ -50,16 +51,21 @@ from functrace.api import (  # noqa: F401
     ShapeDtypeStruct,
     block_until_ready,
     closure_convert,
+    copy_to_host_async,
     custom_gradient,
     default_backend,
     device_count,
     device_get,
     device_put,
     devices,
+    effects_barrier,
     ensure_compile_time_eval,
     eval_shape,
     grad,
     hessian,
+    host_count,
+    host_id,
+    host_ids,
     jacfwd,
     jacobian,
     jacrev,
@@ -73,6 +79,7 @@ from functrace.api import (  # noqa: F401
     named_scope,
     process_count,
     process_index,
+    process_indices,
     pure_callback,
     stop_gradient,
     typeof,

@@ -113,6 +113,43 @@ def process_count(backend: str | None = None) -> int:
     return _world.process_count()
 
 
+def process_indices(backend: str | None = None) -> list[int]:
+    """The indices of the program's processes: ``list(range(process_count()))``.
+
+    >>> process_indices()
+    [0]
+    """
+    _check_backend("process_indices", backend)
+    return list(range(_world.process_count()))
+
+
+def host_count(backend: str | None = None) -> int:
+    """JAX's older name of :func:`process_count`."""
+    return process_count(backend)
+
+
+def host_id(backend: str | None = None) -> int:
+    """JAX's older name of :func:`process_index`."""
+    return process_index(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """JAX's older name of :func:`process_indices`."""
+    return process_indices(backend)
+
+
+def effects_barrier() -> None:
+    """Wait until every side effect of earlier calls has run: they all have, since
+    functrace runs callbacks and prints when their call runs (JAX's
+    ``effects_barrier``)."""
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """``x`` unchanged: its arrays already live in host memory (JAX's
+    ``copy_to_host_async`` starts the copies of device arrays)."""
+    return x
+
+
 def device_put(x: Any, device: Any = None) -> Any:
     """``x`` (a pytree) with its array leaves as functrace Arrays (JAX's ``device_put``;
     there is one device). Tracers pass through."""
