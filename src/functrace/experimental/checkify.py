@@ -171,11 +171,11 @@ def _check(fname: str, pred: Any, msg: Any, debug: bool, fmt_args: Any, fmt_kwar
         )
     leaves, treedef = tree_flatten((fmt_args, fmt_kwargs))
     for x in leaves:
-        if not isinstance(x, (np.ndarray, np.generic, Tracer)):
+        if not core.is_array_like(x):  # JAX takes arrays only; Python scalars are fine here
             raise TypeError(
-                f"{fname}: expected the formatting arguments to be pytrees of arrays, got "
-                f"{x!r:.60} of type {type(x).__name__}. Pass fnp.asarray(value), or write a "
-                f"value known when tracing into the message itself."
+                f"{fname}: expected the formatting arguments to be pytrees of arrays or "
+                f"numbers, got {x!r:.60} of type {type(x).__name__}. Write a value known "
+                f"when tracing into the message itself."
             )
     info = ErrorInfo(FailedCheckError, (msg, treedef))
     err = assert_func(init_error, fnp.logical_not(pred), info, leaves)
@@ -186,11 +186,12 @@ def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
     """Record an error with ``msg`` where the scalar boolean ``pred`` is False.
 
     ``msg`` is a format string filled with ``fmt_args``/``fmt_kwargs`` (pytrees of
-    arrays, traced or not) at their runtime values, as ``str.format``; the message ends
-    with `` (`check` failed)``, as JAX's. Eagerly (and under ``grad``/``vmap``, on the
-    primal values) a False ``pred`` raises :class:`functrace.errors.JaxRuntimeError`
-    at once; inside :func:`checkify` the error is returned instead; under ``jit``
-    without ``checkify`` it is a ``ValueError`` when the function is compiled."""
+    arrays, traced or not, or numbers: JAX takes arrays only) at their runtime values,
+    as ``str.format``; the message ends with `` (`check` failed)``, as JAX's. Eagerly
+    (and under ``grad``/``vmap``, on the primal values) a False ``pred`` raises
+    :class:`functrace.errors.JaxRuntimeError` at once; inside :func:`checkify` the
+    error is returned instead; under ``jit`` without ``checkify`` it is a
+    ``ValueError`` when the function is compiled."""
     _check("checkify.check", pred, msg, False, fmt_args, fmt_kwargs)
 
 
