@@ -153,6 +153,24 @@ def _io_callback_row(x: Any) -> Any:
     return ft.experimental.io_callback(np.sin, spec, x) * 2.0
 
 
+def _checkify_row(x: Any) -> Any:
+    ck = ft.experimental.checkify
+
+    def f(v: Any) -> Any:
+        ck.check(fnp.all(fnp.isfinite(v)), "not finite: {}", v)
+        y = lax.fori_loop(0, 2, lambda i, c: c * 0.5 + fnp.sin(c), v)
+        return lax.cond(fnp.sum(y) > 0.0, lambda u: u * 2.0, fnp.cos, y)
+
+    return ck.checkify(f, errors=ck.all_checks)(x)[1]
+
+
+def _checkify_ref(x: Any) -> Any:
+    y = np.asarray(x)
+    for _ in range(2):
+        y = y * 0.5 + np.sin(y)
+    return y * 2.0 if np.sum(y) > 0.0 else np.cos(y)
+
+
 def _one(x: Any) -> Any:
     return np.ones((), x.dtype)[()]
 
@@ -574,6 +592,14 @@ ROWS: list[OpInfo] = [
         ("pure_callback",),
         shapes="same",
         grad=False,
+    ),
+    OpInfo(
+        "experimental.checkify",
+        _checkify_row,
+        _checkify_ref,
+        (F,),
+        ("check", "sin", "cond", "scan"),
+        shapes="same",
     ),
     OpInfo(
         "experimental.io_callback",

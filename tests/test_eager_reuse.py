@@ -115,6 +115,9 @@ CONCRETIZING: dict[str, tuple[bool | None, ...]] = {
     "lax.while_loop": (False, False, True),  # its derivatives count the iterations
     "lax.scatter_mul": (False, True, True),
     "take_along_axis": (False, True, True),
+    # checkify draws fresh error codes on every trace (one counter, as JAX's): they are
+    # constants of the recording, so it never verifies
+    "experimental.checkify": (False, None, None),
 }
 # Rows whose functions read their inputs' values when those are known, as NumPy's
 # would (index checks of choose/insert/put, the mask of compress/extract/piecewise,

@@ -41,6 +41,12 @@ class TracerAssignmentError(TypeError):
     """In-place assignment into a traced array."""
 
 
+class JaxRuntimeError(ValueError):
+    """A failed ``checkify.check`` (or an error ``checkify`` found) raised as an
+    exception: eagerly by ``check``, or by ``Error.throw()`` and ``check_error``. A
+    ``ValueError``, as JAX's."""
+
+
 class MissingRuleError(NotImplementedError):
     """A primitive has no rule for some interpreter."""
 
@@ -55,6 +61,7 @@ class MissingRuleError(NotImplementedError):
 __all__ = [
     "ConcretizationError",
     "ConcretizationTypeError",
+    "JaxRuntimeError",
     "MissingRuleError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",

@@ -8,6 +8,10 @@ as dead code and runs under ``jit``.
 JAX's adaptive Dormand-Prince solver, differentiable by the adjoint method
 (:mod:`functrace.experimental.ode`).
 
+``checkify`` (``from jax.experimental import checkify``) gives functional runtime
+errors: ``checkify.check`` inside ``checkify.checkify(f)``, which works under ``jit``
+(:mod:`functrace.experimental.checkify`).
+
 ``shard_map.shard_map`` is JAX's older spelling of :func:`functrace.shard_map`, and
 ``mesh_utils`` makes the device arrays of (virtual) meshes, and ``jet.jet`` computes
 Taylor-mode derivatives.
@@ -19,6 +23,6 @@ Taylor-mode derivatives.
 from __future__ import annotations
 
 from functrace.api._callback import io_callback
-from functrace.experimental import jet, mesh_utils, ode, shard_map, sparse
+from functrace.experimental import checkify, jet, mesh_utils, ode, shard_map, sparse
 
-__all__ = ["io_callback", "jet", "mesh_utils", "ode", "shard_map", "sparse"]
+__all__ = ["checkify", "io_callback", "jet", "mesh_utils", "ode", "shard_map", "sparse"]
