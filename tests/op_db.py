@@ -36,6 +36,10 @@ class Arg:
 F = Arg()
 POS = Arg(domain=(0.2, 3.0))
 UNIT = Arg(domain=(-0.9, 0.9))
+# The jumps of the step functions inside F's domain: their finite differences across one
+# are huge where the derivative is 0 (floor/ceil/trunc at integers, round/rint at halves)
+INTEGERS = (-2.0, -1.0, 0.0, 1.0, 2.0)
+HALVES = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)
 NONZERO = Arg(domain=(0.3, 3.0))  # sign is drawn separately below for "nonzero"
 INT = Arg("int", (-5, 5))
 NONNEG_INT = Arg("int", (0, 5))
@@ -245,9 +249,9 @@ LAX_OPS: list[OpInfo] = [
     ),
     _lax("abs", lax.abs, np.abs, 1, avoid=(0.0,)),
     _lax("sign", lax.sign, np.sign, 1, avoid=(0.0,)),
-    _lax("floor", lax.floor, np.floor, 1, avoid=(0.0,)),
-    _lax("ceil", lax.ceil, np.ceil, 1),
-    OpInfo("lax.round", lax.round, _np_round_away, (F,), ("round",), shapes="same"),
+    _lax("floor", lax.floor, np.floor, 1, avoid=INTEGERS),
+    _lax("ceil", lax.ceil, np.ceil, 1, avoid=INTEGERS),
+    OpInfo("lax.round", lax.round, _np_round_away, (F,), ("round",), shapes="same", avoid=HALVES),
     _lax("eq", lax.eq, np.equal, 2, grad=False),
     _lax("ne", lax.ne, np.not_equal, 2, grad=False),
     _lax("lt", lax.lt, np.less, 2, grad=False),
@@ -440,10 +444,10 @@ FNP_OPS: list[OpInfo] = [
     _elem("tan", fnp.tan, np.tan, 1, ("tan",), arg=UNIT),
     _elem("tanh", fnp.tanh, np.tanh, 1, ("tanh",)),
     _elem("sqrt", fnp.sqrt, np.sqrt, 1, ("sqrt",), arg=POS),
-    _elem("floor", fnp.floor, np.floor, 1, ("floor",)),
-    _elem("ceil", fnp.ceil, np.ceil, 1, ("ceil",)),
-    _elem("rint", fnp.rint, np.rint, 1, ("round",)),
-    _elem("trunc", fnp.trunc, np.trunc, 1, ("floor", "ceil")),
+    _elem("floor", fnp.floor, np.floor, 1, ("floor",), avoid=INTEGERS),
+    _elem("ceil", fnp.ceil, np.ceil, 1, ("ceil",), avoid=INTEGERS),
+    _elem("rint", fnp.rint, np.rint, 1, ("round",), avoid=HALVES),
+    _elem("trunc", fnp.trunc, np.trunc, 1, ("floor", "ceil"), avoid=INTEGERS),
     _elem("equal", fnp.equal, np.equal, 2, ("eq",), grad=False),
     _elem("not_equal", fnp.not_equal, np.not_equal, 2, ("ne",), grad=False),
     _elem("less", fnp.less, np.less, 2, ("lt",), grad=False),

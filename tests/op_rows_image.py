@@ -156,6 +156,10 @@ ROWS: list[OpInfo] = [
         grad_order=1,
         rtol=1e-12,
         atol=1e-12,
+        # the cubic kernel's second derivative jumps at its knots, so near one the
+        # central differences in the scale and translation are O(eps) off (float32's
+        # eps: 7e-4 seen); at eps=1e-6 they agree with the JVP to 1e-8
+        grad_tol=1e-3,
     ),
     OpInfo(
         "image.scale_and_translate[linear,2d]",

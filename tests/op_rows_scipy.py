@@ -254,8 +254,12 @@ def _const(v: float) -> Arg:
 def _family(dist: str, fns: tuple[str, ...], args: tuple[Arg, ...], **kw: Any) -> list[OpInfo]:
     rows = []
     for fn in fns:
-        a = (Q, *args[1:]) if fn in ("ppf", "isf") else args
-        rows.append(_st(f"{dist}.{fn}", a, **kw))
+        if fn in ("ppf", "isf"):
+            # Their derivatives grow as 1/q**k near 0 and 1: the order-2 check's finite
+            # differences are off by ~1e-3 relative at q = 0.95 (seen for expon.ppf).
+            rows.append(_st(f"{dist}.{fn}", (Q, *args[1:]), **{"grad_tol": 1e-4, **kw}))
+        else:
+            rows.append(_st(f"{dist}.{fn}", args, **kw))
     return rows
 
 
