@@ -144,6 +144,10 @@ def test_rank_promotion_allows_scalars_equal_ranks_and_products() -> None:
         np.testing.assert_array_equal(X * fnp.asarray(2.0), x23 * 2.0)
         np.testing.assert_array_equal(X + fnp.ones((1, 3)), x23 + 1.0)  # size-1 axes
         np.testing.assert_array_equal(X @ fnp.asarray(b3), x23 @ b3)  # not elementwise
+        np.testing.assert_array_equal(fnp.matmul(X, fnp.asarray(b3)), x23 @ b3)
+        np.testing.assert_array_equal(np.matmul(X, fnp.asarray(b3)), x23 @ b3)
+        np.testing.assert_array_equal(fnp.matmul(x23, b3), x23 @ b3)
+        np.testing.assert_array_equal(fnp.vecdot(X, fnp.asarray(b3)), x23 @ b3)
         g = ft.jit(ft.grad(lambda a: (a * a[:, :1]).sum()))(x23)
         np.testing.assert_allclose(g, ft.grad(lambda a: (a * a[:, :1]).sum())(x23))
         # plain NumPy code of the user is never checked

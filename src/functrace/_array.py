@@ -147,7 +147,8 @@ class Array(np.ndarray, metaclass=_ArrayType):
         # NumPy's ufuncs see plain arrays (a read-only view: ``out=x`` still fails).
         inputs = tuple(i.view(_nd) if type(i) is Array else i for i in inputs)
         if _debug.flags.rank_promotion != "allow" and method == "__call__" and len(inputs) > 1:
-            _debug.check_rank_promotion(ufunc.__name__, [np.shape(i) for i in inputs], 3)
+            if ufunc.signature is None:  # elementwise (matmul, vecdot... have core dims)
+                _debug.check_rank_promotion(ufunc.__name__, [np.shape(i) for i in inputs], 3)
         if method == "__call__" and not kwargs:
             r = _pooled(ufunc, *inputs)
             if r is not None:

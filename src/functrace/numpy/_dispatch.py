@@ -100,6 +100,10 @@ def numpy_path(
             # a helper of ours: argument errors name the fnp function, as on the traced path
             np_fn.__name__, np_fn.__qualname__ = traced.__name__, traced.__qualname__
 
+        # a ufunc without core dimensions (matmul and vecdot have them): its operands'
+        # ranks are checked by config.numpy_rank_promotion
+        elementwise = isinstance(np_fn, np.ufunc) and np_fn.signature is None
+
         @functools.wraps(traced)
         def f(*args: Any, **kwargs: Any) -> Any:
             if not _trace_active() and (nargs is None or (len(args) == nargs and not kwargs)):
@@ -129,7 +133,7 @@ def numpy_path(
                             found = True
                             break
                 if not found:
-                    promote = _debug.flags.rank_promotion != "allow"
+                    promote = _debug.flags.rank_promotion != "allow" and elementwise
                     if promote and not arrays and nargs and nargs > 1:
                         # (an Array operand is checked by Array.__array_ufunc__)
                         _debug.check_rank_promotion(traced.__name__, [np.shape(a) for a in args], 3)
