@@ -55,6 +55,16 @@ def test_xla_flags_give_the_default() -> None:
     assert out.split(maxsplit=1) == ["8", "[[0, 1, 2, 3], [4, 5, 6, 7]]\n"]
 
 
+def test_override_puts_back_the_xla_flags_default(monkeypatch) -> None:
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+    assert ft.device_count() == 4
+    with ft.config.override(num_cpu_devices=2):
+        assert ft.device_count() == 2
+    assert ft.device_count() == 4  # unset again, not pinned to the value read before
+    monkeypatch.setenv("XLA_FLAGS", "")
+    assert ft.device_count() == 1
+
+
 def test_bad_counts() -> None:
     for bad in (0, -3, 2.5, "8"):
         with pytest.raises(ValueError, match="expected a device count >= 1"):

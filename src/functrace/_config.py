@@ -197,7 +197,7 @@ class Config:
             k: v if _is_option(k) else _as_bool(v, k, "functrace.config.override")
             for k, v in keys.items()
         }
-        prev = {k: self.read(k) for k in values}
+        prev = {k: _opts.stored(k) if _is_option(k) else self.read(k) for k in values}
         try:
             for k, v in values.items():
                 self.update(k, v)

@@ -198,6 +198,14 @@ def get(name: str) -> Any:
     return _values[name]
 
 
+def stored(name: str) -> Any:
+    """The value set for ``name`` (``num_cpu_devices``: None while unset, where
+    :func:`get` reads ``XLA_FLAGS``), for ``config.override`` to put back."""
+    if name == "numpy_rank_promotion":
+        return _debug.flags.rank_promotion
+    return _values[name]
+
+
 def set_(name: str, value: Any, where: str) -> None:
     """Validate ``value`` for the option ``name`` and make it current."""
     stored = OPTIONS[name][1](value, f"{where}({name!r})")
@@ -214,4 +222,5 @@ __all__ = [
     "get",
     "num_cpu_devices",
     "set_",
+    "stored",
 ]
