@@ -191,8 +191,6 @@ _values: dict[str, Any] = {k: default for k, (default, _) in OPTIONS.items()}
 
 def get(name: str) -> Any:
     """The current value of the option ``name`` (a key of :data:`OPTIONS`)."""
-    if name == "numpy_rank_promotion":
-        return _debug.flags.rank_promotion
     if name == "num_cpu_devices":
         return num_cpu_devices()
     return _values[name]
@@ -201,15 +199,13 @@ def get(name: str) -> Any:
 def stored(name: str) -> Any:
     """The value set for ``name`` (``num_cpu_devices``: None while unset, where
     :func:`get` reads ``XLA_FLAGS``), for ``config.override`` to put back."""
-    if name == "numpy_rank_promotion":
-        return _debug.flags.rank_promotion
     return _values[name]
 
 
 def set_(name: str, value: Any, where: str) -> None:
     """Validate ``value`` for the option ``name`` and make it current."""
     stored = OPTIONS[name][1](value, f"{where}({name!r})")
-    if name == "numpy_rank_promotion":
+    if name == "numpy_rank_promotion":  # also where the numpy layer's hot paths read it
         _debug.flags.rank_promotion = stored
     _values[name] = stored
 
