@@ -81,3 +81,28 @@ def test_errors_name_the_function() -> None:
     fwd, _ = ft.fwd_and_bwd(layer, argnums=(0, 5))
     with pytest.raises(ValueError, match="fwd_and_bwd: expected argnums in"):
         fwd(X, W)
+
+
+def test_custom_rules_and_hooks_pass_through() -> None:
+    # a custom_vjp inside and a gradient hook closing over a traced argument: the jitted
+    # backward pass applies both, as vjp does
+    @ft.custom_vjp
+    def clip_grad_tanh(x):
+        return fnp.tanh(x)
+
+    clip_grad_tanh.defvjp(
+        lambda x: (fnp.tanh(x), x), lambda x, g: (fnp.clip(g * (1 - fnp.tanh(x) ** 2), -0.1, 0.1),)
+    )
+
+    def f(x, w, c):
+        h = ft.grad_hook(x @ w, lambda g: g * c)
+        return clip_grad_tanh(h)
+
+    fwd, bwd = ft.fwd_and_bwd(f, argnums=(0, 1))
+    c = np.float64(0.5)
+    y, res = fwd(X, W, c)
+    got = bwd(res, CT)
+    want = ft.vjp(lambda x, w: f(x, w, c), X, W)[1](CT)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(y, f(X, W, c), rtol=1e-12, atol=1e-14)
