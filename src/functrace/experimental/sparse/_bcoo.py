@@ -362,6 +362,23 @@ def _normalize_axis(fname: str, a: Any, ndim: int) -> int:
     return a % ndim if ndim else a
 
 
+def _no_batch(fname: str, n_batch: Any) -> None:
+    """Refuse batch dimensions, which functrace's BCOO does not have."""
+    if _static_int(n_batch, fname, "n_batch") != 0:
+        raise NotImplementedError(
+            f"{fname}: n_batch={n_batch} is not supported; functrace's BCOO has no batch "
+            f"dimensions (n_batch=0)."
+        )
+
+
+def _bcoo_format(fname: str, sparse_format: str) -> None:
+    """Refuse the formats other than BCOO, which functrace does not have."""
+    if sparse_format != "bcoo":
+        raise NotImplementedError(
+            f"{fname}: only sparse_format='bcoo' is supported, got {sparse_format!r}."
+        )
+
+
 def _validate(fname: str, data: Any, indices: Any, shape: tuple[int, ...]) -> None:
     ishape, dshape = _shape_of(indices), _shape_of(data)
     if _dtype_of(indices).kind not in "iu":
@@ -498,13 +515,8 @@ def bcoo_fromdense(
     fname = "bcoo_fromdense"
     m = _operand(mat, fname, "mat")
     shape = _shape_of(m)
-    n_batch = _static_int(n_batch, fname, "n_batch")
+    _no_batch(fname, n_batch)
     n_dense = _static_int(n_dense, fname, "n_dense")
-    if n_batch != 0:
-        raise NotImplementedError(
-            f"{fname}: n_batch={n_batch} is not supported; functrace's BCOO has no batch "
-            f"dimensions (n_batch=0)."
-        )
     if not 0 <= n_dense <= len(shape):
         raise ValueError(
             f"{fname}: expected n_dense in [0, {len(shape)}] for a matrix of shape {shape}, "
@@ -731,14 +743,8 @@ def empty(
     ``dtype`` defaults to float64 (functrace's default float). Only
     ``sparse_format='bcoo'`` and ``n_batch=0``."""
     fname = "empty"
-    if sparse_format != "bcoo":
-        raise NotImplementedError(
-            f"{fname}: only sparse_format='bcoo' is supported, got {sparse_format!r}."
-        )
-    if _static_int(n_batch, fname, "n_batch") != 0:
-        raise NotImplementedError(
-            f"{fname}: n_batch={n_batch} is not supported (functrace's BCOO has n_batch=0)."
-        )
+    _bcoo_format(fname, sparse_format)
+    _no_batch(fname, n_batch)
     shape_t = tuple(_static_int(s, fname, "shape entry") for s in shape)
     n_dense = _static_int(n_dense, fname, "n_dense")
     nse = _static_int(nse, fname, "nse")
@@ -766,12 +772,10 @@ def eye(
     only); ``dtype`` defaults to float64. Only ``sparse_format='bcoo'``, ``n_batch=0``
     and ``n_dense=0``."""
     fname = "eye"
-    if sparse_format != "bcoo":
-        raise NotImplementedError(
-            f"{fname}: only sparse_format='bcoo' is supported, got {sparse_format!r}."
-        )
-    if _static_int(n_batch, fname, "n_batch") != 0 or _static_int(n_dense, fname, "n_dense") != 0:
-        raise NotImplementedError(f"{fname}: only n_batch=0 and n_dense=0 are supported.")
+    _bcoo_format(fname, sparse_format)
+    _no_batch(fname, n_batch)
+    if _static_int(n_dense, fname, "n_dense") != 0:
+        raise NotImplementedError(f"{fname}: n_dense={n_dense} is not supported (only 0).")
     N = _static_int(N, fname, "N")
     M = N if M is None else _static_int(M, fname, "M")
     k = _static_int(k, fname, "k")
