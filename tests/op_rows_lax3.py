@@ -1,7 +1,7 @@
 """Op-table rows: ``lax.stack``/``unstack``, ``scatter_sub``, ``scatter_apply``, the
 fill/drop mode of ``gather`` and the scatters, ``approx_max_k``/``approx_min_k``,
 ``ragged_dot``, ``conv_general_dilated_patches``, ``all_to_all``, ``pswapaxes``,
-``pbroadcast`` and ``pshuffle``
+``pbroadcast``, ``pcast`` and ``pshuffle``
 (``functrace/lax/composite_higher.py``, ``gather_scatter.py``, ``parallel.py``).
 
 The references are NumPy loops written independently of the implementations. Index
@@ -180,6 +180,16 @@ ROWS: list[OpInfo] = [
         lambda x: np.asarray(x)[1] * np.asarray(x),
         (F,),
         ("psum",),
+        shapes=((3, 2),),
+    ),
+    OpInfo(
+        "lax.pcast (vmap axis_name)",
+        lambda x: ft.vmap(
+            lambda r, w: lax.pcast(w, "i", to="varying") * r, (0, None), axis_name="i"
+        )(x, x[1]),
+        lambda x: np.asarray(x) * np.asarray(x)[1],
+        (F,),
+        ("pvary",),
         shapes=((3, 2),),
     ),
     OpInfo(

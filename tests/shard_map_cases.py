@@ -7,7 +7,8 @@ devices: ``XLA_FLAGS=--xla_force_host_platform_device_count=4``) when
 tests/test_sharding.py: collectives over one and two mesh axes, a dimension split over
 two axes, a sharded matrix product, a ring ``ppermute``, a replicated result named in
 ``out_specs``, pytree arguments under one spec, a data-parallel gradient (``pmean`` of
-per-shard gradients), ``grad`` and ``jit`` of a ``shard_map`` and ``vmap`` around one.
+per-shard gradients), ``grad`` and ``jit`` of a ``shard_map`` and ``vmap`` around one,
+``pcast`` with ``grad`` inside and outside.
 Nothing here imports JAX.
 """
 
@@ -78,4 +79,13 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     out["jit"] = lib.jit(sm(lambda x, w: x @ w, m2, (P("a"), P(None, "b")), P("a", "b")))(X, W)
     per = sm(lambda v: lax.psum(v * v, "i"), m1, P("i"), P())
     out["vmap_of_shard_map"] = lib.vmap(per)(np.stack([V, -V, 2 * V]))
+
+    # pcast: a replicated value cast to vary; its derivative is summed over the shards,
+    # with grad inside the shard_map (the cast's transpose) and outside (the boundary)
+    def pc_loss(w, x):
+        return jnp.sum(jnp.sin(x @ lax.pcast(w, "i", to="varying")))
+
+    out["pcast_grad_inside"] = sm(lib.grad(pc_loss), m1, (P(), P("i")), P())(W, X)
+    pc_total = sm(lambda w, x: lax.psum(pc_loss(w, x), "i"), m1, (P(), P("i")), P())
+    out["pcast_grad_outside/w"], out["pcast_grad_outside/x"] = lib.grad(pc_total, (0, 1))(W, X)
     return {k: np.asarray(v) for k, v in out.items()}

@@ -631,6 +631,76 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
     return tree_map(leaf, x)
 
 
+_PCAST_TO = ("varying", "reduced", "unreduced")
+
+pvary_p = register(_Collective("pvary"), _impl("pcast"), _same_abstract("pcast"))
+
+
+def _pvary_batch(
+    vals: Sequence[Any], bdims: Sequence[int | None], *, trace: Any, axis_name: tuple[Any, ...]
+) -> tuple[Any, int | None]:
+    (x,), (d,) = vals, bdims
+    if trace.axis_name not in axis_name:  # another axis: cast below, batch dim kept
+        return pvary_p.bind(x, axis_name=axis_name), d
+    rest = tuple(n for n in axis_name if n != trace.axis_name)
+    return (pvary_p.bind(x, axis_name=rest) if rest else x), d
+
+
+def _pvary_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...]) -> list[Any]:
+    return [psum_p.bind(ct, axis_name=axis_name)]
+
+
+ad.deflinear(pvary_p, _pvary_transpose)
+batching.batching_rules[pvary_p] = _pvary_batch
+batching.rules_with_trace.add(pvary_p)
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """``x`` cast to vary over the named axes (JAX's ``pcast(x, axis_name,
+    to="varying")``): the same values, and a derivative summed over the examples.
+
+    In JAX's ``shard_map`` a value that is the same on every shard meets per-shard
+    values through this cast, whose transpose is ``psum``. functrace computes the
+    same: the values pass through unchanged, and ``grad`` inside the function sums the
+    cotangent of the cast value over the examples (outside, the ``shard_map``
+    boundary sums it, as JAX's does). functrace does not track which axes a value
+    varies over, so it does not insert the cast where JAX would by itself (a replicated
+    argument used inside a per-shard ``grad`` keeps per-shard gradients; see the
+    ``shard_map`` notes) and accepts a cast of a value that already varies (JAX
+    refuses it). ``to="reduced"``/``"unreduced"`` (JAX's reduced shardings, which
+    functrace does not have) are a ``NotImplementedError``; an unbound name is a
+    ``NameError``.
+
+    >>> import functrace as ft, numpy as np
+    >>> f = lambda w, x: ft.numpy.sum(ft.lax.pcast(w, "i", to="varying") * x)
+    >>> ft.vmap(ft.grad(f), in_axes=(None, 0), axis_name="i")(1.0, np.arange(3.0))
+    Array([3., 3., 3.])
+    """
+    fname = "pcast"
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(
+            f"{fname}: expected an axis name or a tuple of them, got a set {axis_name!r}."
+        )
+    if to not in _PCAST_TO:
+        raise ValueError(f"{fname}: expected to= one of {_PCAST_TO}, got {to!r}.")
+    if isinstance(axis_name, (tuple, list)) and not axis_name:
+        return x
+    names = _names(fname, axis_name)
+    _sizes(fname, names)
+    if to != "varying":
+        raise NotImplementedError(
+            f"{fname}: to={to!r} casts to JAX's reduced shardings, which functrace does "
+            f"not have; only to='varying' is supported."
+        )
+
+    def leaf(v: Any) -> Any:
+        v = _operand(fname, v)
+        _numeric(fname, core.get_aval(v))
+        return pvary_p.bind(v, axis_name=names)
+
+    return tree_map(leaf, x)
+
+
 # ---------------------------------------------------------------------------
 # axis_size, all_to_all, pswapaxes
 # ---------------------------------------------------------------------------
@@ -756,6 +826,8 @@ __all__ = [
     "axis_index_p",
     "axis_size",
     "pbroadcast",
+    "pcast",
+    "pvary_p",
     "pshuffle",
     "pmax",
     "pmax_p",
