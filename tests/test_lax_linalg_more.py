@@ -264,3 +264,16 @@ def test_bad_arguments_name_the_function():
     for err, msg, call in cases:
         with pytest.raises(err, match=msg):
             call()
+
+
+def test_empty_matrices_and_stacks():
+    none = np.zeros((2, 0, 0))
+    shapes = lambda out: [np.asarray(o).shape for o in ft.tree_util.tree_leaves(out)]  # noqa: E731
+    assert shapes(L.hessenberg(none)) == [(2, 0, 0), (2, 0)]
+    assert shapes(L.tridiagonal(none)) == [(2, 0, 0), (2, 0), (2, 0), (2, 0)]
+    assert shapes(L.eig(none)) == [(2, 0), (2, 0, 0), (2, 0, 0)]
+    assert shapes(L.schur(np.zeros((0, 3, 3)))) == [(0, 3, 3), (0, 3, 3)]
+    assert shapes(L.householder_product(np.zeros((3, 0)), np.zeros(0))) == [(3, 0)]
+    assert shapes(L.lu_pivots_to_permutation(np.zeros((2, 0), np.int32), 3)) == [(2, 3)]
+    assert shapes(L.qdwh(np.zeros((3, 0)))) == [(3, 0), (0, 0), (), ()]
+    _close(L.ormqr(TALL, np.zeros(0), TALL), TALL, 0)  # no reflectors: Q = I

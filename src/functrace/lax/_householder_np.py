@@ -12,6 +12,8 @@ column ``[alpha, x]`` to ``[beta, 0]`` with ``beta`` real, of the sign opposite 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -45,8 +47,10 @@ def _apply_right(c: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return c - tau[:, None, None] * cv[:, :, None] * v.conj()[:, None, :]
 
 
-def _flat(a: np.ndarray) -> np.ndarray:
-    return np.array(a.reshape((-1,) + a.shape[-2:]), copy=True)
+def _flat(a: np.ndarray, core: int = 2) -> np.ndarray:
+    """A writable copy of ``a`` with its leading axes (all but ``core``) made one."""
+    lead = a.shape[: a.ndim - core]
+    return np.array(a.reshape((math.prod(lead),) + a.shape[a.ndim - core :]), copy=True)
 
 
 def gehrd(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +133,7 @@ def orgqr(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
     ``a (..., m, n)`` and ``taus (..., k)`` (LAPACK's ``orgqr``/``ungqr``)."""
     m, n = a.shape[-2:]
     k = taus.shape[-1]
-    flat_a, flat_t = _flat(a), taus.reshape(-1, k)
+    flat_a, flat_t = _flat(a), _flat(taus, 1)
     v = _reflectors(flat_a, k)
     q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), flat_a.shape).copy()
     for j in range(k - 1, -1, -1):
@@ -143,7 +147,7 @@ def ormqr(
     """``Q c``, ``Q^H c``, ``c Q`` or ``c Q^H`` with the full ``m x m`` ``Q = H_0 ...
     H_{k-1}`` of packed ``a (..., m, n)`` and ``taus (..., k)`` (LAPACK's ``ormqr``)."""
     k = taus.shape[-1]
-    flat_a, flat_t = _flat(a), taus.reshape(-1, k)
+    flat_a, flat_t = _flat(a), _flat(taus, 1)
     out = _flat(c)
     v = _reflectors(flat_a, k)
     # Q c = H_0 (H_1 (... c)): the last reflector first; Q^H c: the first one first

@@ -34,6 +34,7 @@ driver calls (no Numba emitter). Decisions (JAX's semantics unless noted):
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -316,7 +317,7 @@ def _pivots_abstract(pivots: ShapedArray, *, permutation_size: int) -> ShapedArr
 
 def _pivots_impl(pivots: np.ndarray, *, permutation_size: int) -> np.ndarray:
     lead, k = pivots.shape[:-1], pivots.shape[-1]
-    flat = pivots.reshape(-1, k)
+    flat = pivots.reshape(math.prod(lead), k)
     perm = np.broadcast_to(
         np.arange(permutation_size, dtype=np.int32), (flat.shape[0], permutation_size)
     ).copy()
@@ -411,8 +412,8 @@ def _cholesky_update_abstract(r: ShapedArray, w: ShapedArray) -> ShapedArray:
 def _cholesky_update_impl(r: np.ndarray, w: np.ndarray) -> np.ndarray:
     # Givens rotations (LAPACK's rotg): row k of r and w rotate so that w[k] becomes 0
     lead, n = r.shape[:-2], r.shape[-1]
-    rr = np.array(r.reshape(-1, n, n), copy=True)
-    z = np.array(w.reshape(-1, n), copy=True)
+    rr = np.array(r.reshape(math.prod(lead), n, n), copy=True)
+    z = np.array(w.reshape(math.prod(lead), n), copy=True)
     for k in range(n):
         x, y = rr[:, k, k], z[:, k]
         scale = np.maximum(np.abs(x), np.abs(y))
@@ -557,7 +558,7 @@ def _schur_impl(
 ) -> list[np.ndarray]:
     def run(a: np.ndarray) -> list[np.ndarray]:
         n = a.shape[-1]
-        flat = a.reshape(-1, n, n)
+        flat = a.reshape(math.prod(a.shape[:-2]), n, n)
         pairs = [_schur_one(m) for m in flat]
         t = np.array([p[0] for p in pairs], a.dtype).reshape(a.shape)
         z = np.array([p[1] for p in pairs], a.dtype).reshape(a.shape)

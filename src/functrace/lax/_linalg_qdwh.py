@@ -15,6 +15,7 @@ Hermitian part of ``u^H x``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -107,7 +108,7 @@ def _qdwh_impl(x: np.ndarray, *, max_iterations: int, eps: float | None) -> list
     hs: list[Any] = []
     ks: list[Any] = []
     oks: list[Any] = []
-    for mat in x.reshape((-1, m, n)):
+    for mat in x.reshape((math.prod(lead), m, n)):
         if not np.isfinite(mat).all():
             res = np.full((m, n), np.nan), np.full((n, n), np.nan), 0, False
         else:
