@@ -647,6 +647,41 @@ def _scipy_complex_rows() -> list[OpInfo]:
     ]
 
 
+def _eig_invariants(xp: Any, a: Any) -> Any:
+    """Functions of the eigenvalues that do not depend on their order: the power sums
+    ``tr(a^2)``, ``tr(a^3)`` and the product ``det(a)``."""
+    if xp is np:
+        g = _gen(np, a)
+        g2 = g @ g
+        return np.stack([np.trace(g2, 0, -2, -1), np.trace(g2 @ g, 0, -2, -1), np.linalg.det(g)])
+    (w,) = lax.eig(
+        _gen(fnp, a),
+        compute_left_eigenvectors=False,
+        compute_right_eigenvectors=False,
+        enable_eigvec_derivs=True,
+    )
+    return fnp.real(fnp.stack([fnp.sum(w**2, -1), fnp.sum(w**3, -1), fnp.prod(w, -1)]))
+
+
+def _lax_linalg_rows() -> list[OpInfo]:
+    return [
+        _row(
+            "lax.linalg.eig[eigenvalues]",
+            lambda a: _eig_invariants(fnp, a),
+            lambda a: _eig_invariants(np, a),
+            (S233,),
+            ("eig", "solve"),
+        ),
+        _row(
+            "lax.linalg.qdwh",
+            lambda a: lax.linalg.qdwh(_tall(fnp, a))[0],
+            lambda a: SL.polar(_tall(np, a))[0],
+            ((4, 3),),
+            ("qdwh", "svd"),
+        ),
+    ]
+
+
 ROWS: list[OpInfo] = (
     _adjugate_rows()
     + _lstsq_rows()
@@ -656,4 +691,5 @@ ROWS: list[OpInfo] = (
     + _matrix_function_rows()
     + _complex_rows()
     + _scipy_complex_rows()
+    + _lax_linalg_rows()
 )

@@ -1,5 +1,8 @@
 """Linear-algebra primitives: cholesky, triangular_solve, solve, eigh, svd, qr, det, adjugate,
-slogdet, lu.
+slogdet, lu; and (from ``_linalg_extra`` and ``_linalg_qdwh``, with their notes there) eig,
+schur, hessenberg, tridiagonal, householder_product, ormqr, lu_pivots_to_permutation,
+symmetric_product, cholesky_update, qdwh and the enums EigImplementation,
+EighImplementation, SvdAlgorithm.
 
 Every primitive works on a matrix ``(m, n)`` or a stack of them ``(..., m, n)``
 (NumPy's ``np.linalg`` functions broadcast over the leading axes, so the impls
@@ -84,7 +87,32 @@ from functrace import core
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
+from functrace.lax._linalg_extra import (
+    EighImplementation,
+    EigImplementation,
+    SvdAlgorithm,
+    check_enum,
+    cholesky_update,
+    cholesky_update_p,
+    eig,
+    eig_p,
+    hessenberg,
+    hessenberg_p,
+    householder_product,
+    householder_product_p,
+    lu_pivots_to_permutation,
+    lu_pivots_to_permutation_p,
+    ormqr,
+    ormqr_p,
+    schur,
+    schur_p,
+    symmetric_product,
+    symmetric_product_p,
+    tridiagonal,
+    tridiagonal_p,
+)
 from functrace.lax._linalg_lu import lu, lu_p, triangular_solve, triangular_solve_p
+from functrace.lax._linalg_qdwh import qdwh, qdwh_p
 from functrace.lax._linalg_util import (
     _batch_binary,
     _batch_unary,
@@ -113,11 +141,13 @@ from functrace.lax._linalg_util import (
 )
 from functrace.lax._tridiagonal import tridiagonal_solve
 from functrace.lax.elementwise import add, convert_element_type, div, eq, mul, neg, sign, sub
-from functrace.lax.extras import imag, real
-from functrace.lax.reductions import cumprod, reduce_sum
+from functrace.lax.extras import complex as _complex
+from functrace.lax.extras import conj, imag, real
+from functrace.lax.reductions import argmax, cumprod, reduce_sum
 from functrace.lax.shapes import (
     broadcast_in_dim,
     concatenate,
+    iota,
     pad,
 )
 
@@ -233,11 +263,19 @@ def _eigh_impl(a: np.ndarray, *, lower: bool, eigvals_only: bool) -> list[np.nda
 eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl, _eigh_abstract)
 
 
-def eigh(a: Any, lower: bool = True, eigvals_only: bool = False) -> Any:
+def eigh(
+    a: Any,
+    lower: bool = True,
+    eigvals_only: bool = False,
+    *,
+    implementation: EighImplementation | None = None,
+) -> Any:
     """Eigenvalues ``w`` (ascending, real) and eigenvectors ``v`` (columns) of symmetric
     (complex: Hermitian) ``a``, reading its ``lower`` (or upper) triangle. Returns
     ``[w, v]``, or ``[w]`` with ``eigvals_only``. The derivative is that of exactly this
-    function (zero for the triangle not read, see the module notes)."""
+    function (zero for the triangle not read, see the module notes). ``implementation``
+    (an ``EighImplementation`` or None) is accepted; every choice runs LAPACK."""
+    check_enum("eigh", "implementation", implementation, EighImplementation)
     return eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
 
 
@@ -311,9 +349,11 @@ def _svd_impl(a: np.ndarray, *, compute_uv: bool) -> list[np.ndarray]:
 svd_p = _register_checked(Primitive("svd", multiple_results=True), _svd_impl, _svd_abstract)
 
 
-def svd(a: Any, compute_uv: bool = True) -> Any:
+def svd(a: Any, compute_uv: bool = True, *, algorithm: SvdAlgorithm | None = None) -> Any:
     """Reduced SVD of ``a (..., m, n)``: ``[u, s, vt]`` with ``k = min(m, n)`` singular
-    values (descending), or ``[s]`` without ``compute_uv``."""
+    values (descending), or ``[s]`` without ``compute_uv``. ``algorithm`` (an
+    ``SvdAlgorithm`` or None) is accepted; every choice runs LAPACK."""
+    check_enum("svd", "algorithm", algorithm, SvdAlgorithm)
     return svd_p.bind(a, compute_uv=bool(compute_uv))
 
 
@@ -597,27 +637,148 @@ def _slogdet_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[
 ad.jvp_rules[slogdet_p] = _slogdet_jvp
 batching.batching_rules[slogdet_p] = _batch_unary(slogdet_p)
 
+# ---------------------------------------------------------------------------
+# Derivatives of eig and qdwh (their primitives live in _linalg_extra and _linalg_qdwh;
+# the rules need solve and svd)
+# ---------------------------------------------------------------------------
+
+
+def _eig_vec_jvp(w: Any, v: Any, da: Any) -> tuple[Any, Any]:
+    # P = V^-1 dA V: dw = diag(P); dV = V (F o P) + V diag(c) with F_ij = 1 / (w_j - w_i)
+    # off the diagonal and c fixing geev's normalization: re(v_j^H dv_j) = 0 (unit norm)
+    # and im(dv_kj / v_kj) = 0 at the largest component k of v_j (it stays real).
+    shape = _shape(v)
+    n, nd = shape[-1], len(shape)
+    eye = np.eye(n)
+    gaps = sub(_cols_of(w, shape), _rows_of(w, shape))
+    f = div(_const(gaps, 1 - eye), add(gaps, _const(gaps, eye)))
+    p = _mm(solve(v, da), v)
+    dw = _diag(p)
+    u = _mm(v, mul(f, p))
+    mag = real(mul(v, conj(v)))
+    k = argmax(mag, nd - 2, np.int32)
+    rows = broadcast_in_dim(iota(np.int32, n), shape, (nd - 2,))
+    at_k = eq(rows, broadcast_in_dim(k, shape, (*range(nd - 2), nd - 1)))
+    mask = _like(convert_element_type(at_k, core.get_aval(mag).dtype), v)
+
+    def col_sum(x: Any) -> Any:
+        return reduce_sum(x, (nd - 2,))
+
+    c_re = neg(real(col_sum(mul(conj(v), u))))
+    c_im = neg(div(imag(col_sum(mul(mask, u))), real(col_sum(mul(mask, v)))))
+    c = _complex(c_re, c_im)
+    return dw, add(u, mul(v, _cols_of(c, shape)))
+
+
+def _eig_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    left, right = params["compute_left_eigenvectors"], params["compute_right_eigenvectors"]
+    if (left or right) and not params["enable_eigvec_derivs"]:
+        raise NotImplementedError(
+            "eig: derivatives of eigenvectors are only valid for distinct eigenvalues (and "
+            "a unique largest component per eigenvector), which cannot be checked; pass "
+            "enable_eigvec_derivs=True to opt in, or compute eigenvalues only "
+            "(compute_left_eigenvectors=False, compute_right_eigenvectors=False)."
+        )
+    full = eig_p.bind(a, **{**params, "compute_right_eigenvectors": True})
+    outs = full if right else full[:-1]
+    if type(da) is Zero:
+        return outs, [Zero.from_primal(o) for o in outs]
+    w, vr = full[0], full[-1]
+    dac = _like(da, vr) if not _is_complex(da) else da
+    if not (left or right):
+        nd = len(_shape(vr))
+        return outs, [reduce_sum(mul(solve(vr, dac), _mT(vr)), (nd - 1,))]
+    dw, dvr = _eig_vec_jvp(w, vr, dac)
+    tans = [dw]
+    if left:
+        tans.append(_eig_vec_jvp(conj(w), full[1], _mH(dac))[1])
+    if right:
+        tans.append(dvr)
+    return outs, tans
+
+
+ad.jvp_rules[eig_p] = _eig_jvp
+
+
+def _qdwh_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], **params: Any
+) -> tuple[list[Any], list[Any]]:
+    # The polar decomposition x = U H (x = W S V^H, U = W V^H): with dP = W^H dx V,
+    # dU = W (F o (dP - dP^H)) V^H + (I - W W^H) dx V S^-1 V^H, F_ij = 1 / (s_i + s_j)
+    # (finite for full-rank x, repeated singular values too), and dH = herm(dU^H x +
+    # U^H dx). The iteration count and the convergence flag have no tangent.
+    (x,), (dx,) = primals, tangents
+    outs = qdwh_p.bind(x, **params)
+    zeros = [Zero.from_primal(o) for o in outs]
+    if type(dx) is Zero:
+        return outs, zeros
+    u = outs[0]
+    w, s, vt = svd(x)
+    v = _mH(vt)
+    kshape = _shape(vt)[:-1] + (_shape(vt)[-2],)
+    sa = _like(s, x)
+    sums = add(_cols_of(sa, kshape), _rows_of(sa, kshape))
+    f = div(_const(sums, np.ones(kshape[-2:])), sums)
+    dxv = _mm(dx, v)
+    dp = _mm(_mH(w), dxv)
+    du = _mm(w, _mm(mul(f, sub(dp, _mH(dp))), vt))
+    m, n = _shape(x)[-2:]
+    if m > n:
+        rest = sub(dxv, _mm(w, dp))
+        du = add(du, _mm(div(rest, _cols_of(sa, _shape(rest))), vt))
+    g = add(_mm(_mH(du), x), _mm(_mH(u), dx))
+    half = np.asarray(0.5, core.get_aval(g).dtype)[()]
+    dh = mul(add(g, _mH(g)), _const(g, half))
+    return outs, [du, dh, zeros[2], zeros[3]]
+
+
+ad.jvp_rules[qdwh_p] = _qdwh_jvp
+
 
 __all__ = [
     "adjugate",
     "adjugate_p",
     "cholesky",
     "cholesky_p",
+    "cholesky_update",
+    "cholesky_update_p",
     "det",
     "det_p",
+    "eig",
+    "eig_p",
     "eigh",
     "eigh_p",
+    "EighImplementation",
+    "EigImplementation",
+    "hessenberg",
+    "hessenberg_p",
+    "householder_product",
+    "householder_product_p",
     "lu",
     "lu_p",
+    "lu_pivots_to_permutation",
+    "lu_pivots_to_permutation_p",
+    "ormqr",
+    "ormqr_p",
+    "qdwh",
+    "qdwh_p",
     "qr",
     "qr_p",
+    "schur",
+    "schur_p",
     "slogdet",
     "slogdet_p",
     "solve",
     "solve_p",
     "svd",
     "svd_p",
+    "SvdAlgorithm",
+    "symmetric_product",
+    "symmetric_product_p",
     "triangular_solve",
     "triangular_solve_p",
+    "tridiagonal",
+    "tridiagonal_p",
     "tridiagonal_solve",
 ]
