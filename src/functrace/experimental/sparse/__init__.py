@@ -14,13 +14,17 @@ with BCOO arrays (``M @ N``, a BCOO), :func:`bcoo_dot_general_sampled`, ``.T``,
 :func:`bcoo_concatenate`, :func:`bcoo_slice`, :func:`bcoo_dynamic_slice`,
 :func:`bcoo_rev`, :func:`bcoo_update_layout`) and indexing with integers and slices
 (``M[1]``, ``M[:, 1:3]``) work as JAX's, and :func:`sparsify` runs a function written
-for dense arrays on BCOO arguments.
+for dense arrays on BCOO arguments. The compressed-row :class:`BCSR` format
+(:func:`bcsr_fromdense`, :func:`bcsr_todense`, :func:`bcsr_dot_general`,
+:func:`bcsr_extract`, ``to_bcoo``/``from_bcoo``) and JAX's older :class:`COO`,
+:class:`CSR` and :class:`CSC` matrices (``coo_*``/``csr_*`` conversions and products)
+are provided too, without batch dimensions.
 
 Every operation is written with functrace's differentiable gathers, scatter-adds and
 products, so derivatives, batching and compilation come from theirs: the gradient of
 ``(BCOO((d, idx), shape=s) @ x).sum()`` in ``d`` is JAX's. What differs from JAX:
 there are no batch dimensions (``n_batch`` is 0; ``vmap`` maps the data of a BCOO
-built inside the function), the BCSR, COO and CSR formats are not provided, and
+built inside the function), :func:`eye` and :func:`empty` build BCOO arrays only, and
 ``grad`` of a function of a BCOO argument differentiates its ``data`` through
 :func:`grad` / :func:`value_and_grad` / :func:`jacfwd` / :func:`jacrev` of this module,
 as JAX's (a Jacobian of a non-scalar output is the dense array of its data's, where
@@ -49,6 +53,26 @@ from functrace.experimental.sparse._bcoo import (
     eye,
     todense,
 )
+from functrace.experimental.sparse._bcsr import (
+    BCSR,
+    bcsr_dot_general,
+    bcsr_extract,
+    bcsr_fromdense,
+    bcsr_todense,
+)
+from functrace.experimental.sparse._legacy import (
+    COO,
+    CSC,
+    CSR,
+    coo_fromdense,
+    coo_matmat,
+    coo_matvec,
+    coo_todense,
+    csr_fromdense,
+    csr_matmat,
+    csr_matvec,
+    csr_todense,
+)
 from functrace.experimental.sparse._products import (
     bcoo_dot_general,
     bcoo_multiply_dense,
@@ -76,6 +100,10 @@ from functrace.experimental.sparse._transform import (
 
 __all__ = [
     "BCOO",
+    "BCSR",
+    "COO",
+    "CSC",
+    "CSR",
     "bcoo_broadcast_in_dim",
     "bcoo_concatenate",
     "bcoo_dot_general",
@@ -95,6 +123,18 @@ __all__ = [
     "bcoo_todense",
     "bcoo_transpose",
     "bcoo_update_layout",
+    "bcsr_dot_general",
+    "bcsr_extract",
+    "bcsr_fromdense",
+    "bcsr_todense",
+    "coo_fromdense",
+    "coo_matmat",
+    "coo_matvec",
+    "coo_todense",
+    "csr_fromdense",
+    "csr_matmat",
+    "csr_matvec",
+    "csr_todense",
     "empty",
     "eye",
     "grad",

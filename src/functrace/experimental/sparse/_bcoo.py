@@ -456,8 +456,13 @@ def bcoo_todense(mat: BCOO) -> Any:
 
 
 def todense(arr: Any) -> Any:
-    """The dense array of a BCOO (or BCSR) array; any other array is returned as it is."""
-    if isinstance(arr, BCOO) or hasattr(arr, "todense") and hasattr(arr, "indptr"):
+    """The dense array of a sparse array (BCOO, BCSR, COO, CSR or CSC); any other array
+    is returned as it is."""
+    if (
+        isinstance(arr, BCOO)
+        or hasattr(arr, "todense")
+        and (hasattr(arr, "indptr") or hasattr(arr, "row"))
+    ):
         return arr.todense()
     return arr
 
