@@ -17,6 +17,7 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace.experimental.sparse import (
     BCOO,
+    BCSR,
     bcoo_concatenate,
     bcoo_dot_general_sampled,
     bcoo_rev,
@@ -75,6 +76,19 @@ def _spdot_ref(d: Any) -> Any:
 
 
 _DN = (((1,), (0,)), ((), ()))
+# a BCSR of shape (3, 4): rows 0, 0, 1, 2 and one padding entry past indptr[-1]
+_CSR_IDX = np.array([1, 3, 0, 2, 4], dtype=np.int32)
+_CSR_PTR = np.array([0, 2, 3, 4], dtype=np.int32)
+
+
+def _bcsr_ref(d: Any, x: Any) -> Any:
+    d = np.asarray(d)
+    m = np.zeros(_SHAPE, d.dtype)
+    for k, (i, j) in enumerate([(0, 1), (0, 3), (1, 0), (2, 2)]):
+        m[i, j] += d[k]
+    return (m @ np.asarray(x)).astype(d.dtype)
+
+
 # the sampled product's indices: in range (a padding entry would read as zero)
 _SIDX = np.array([[0, 1], [1, 0], [0, 1], [2, 3], [2, 2]], dtype=np.int32)
 
@@ -107,5 +121,11 @@ ROWS: list[OpInfo] = [
         lambda a, b: bcoo_dot_general_sampled(a, b, _SIDX, dimension_numbers=_DN),
         _sampled_ref,
         ((3, 2), (2, 4)),
+    ),
+    _row(
+        "BCSR.matvec",
+        lambda d, x: BCSR((d, _CSR_IDX, _CSR_PTR), shape=_SHAPE) @ x,
+        _bcsr_ref,
+        ((5,), (4,)),
     ),
 ]

@@ -8,9 +8,10 @@ recorded, ``functrace`` in tests/test_sparse2.py: ``bcoo_reshape`` (and
 ``BCOO.reshape``), ``bcoo_squeeze``, ``bcoo_broadcast_in_dim``, ``bcoo_concatenate``,
 ``bcoo_slice``, ``bcoo_dynamic_slice``, ``bcoo_rev``, ``bcoo_update_layout``,
 indexing, the same through ``sparsify``, ``bcoo_dot_general`` and ``@`` of two BCOO
-arrays, ``bcoo_dot_general_sampled``, ``random_bcoo`` and ``sparse.jacfwd``/``jacrev``
-with gradients in the data. The indices here are non-negative (functrace wraps a
-negative one before these operations, JAX does not). Nothing here imports JAX.
+arrays, ``bcoo_dot_general_sampled``, ``random_bcoo``, ``sparse.jacfwd``/``jacrev``
+with gradients in the data, the BCSR format and the legacy COO/CSR/CSC matrices. The
+indices here are non-negative (functrace wraps a negative one before these
+operations, JAX does not). Nothing here imports JAX.
 """
 
 from __future__ import annotations
@@ -163,4 +164,49 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     out["jacrev_vec"] = jac_data(sp.jacrev(lambda s, x: jnp.sin(s @ x))(S, X))
     out["jacobian_scalar"] = sp.jacobian(lambda s: jnp.sum((s @ X) ** 2))(S).data
     out["jacfwd_x"] = sp.jacfwd(lambda s, x: jnp.sin(s @ x), argnums=1)(S, X)
+
+    # BCSR (no batch dimensions)
+    def put_csr(name: str, mat: Any) -> None:
+        out[f"{name}/data"] = mat.data
+        out[f"{name}/indices"] = mat.indices
+        out[f"{name}/indptr"] = mat.indptr
+        out[f"{name}/dense"] = mat.todense()
+
+    C = sp.BCSR.fromdense(M, nse=7)
+    put_csr("bcsr_fromdense", C)
+    put_csr("bcsr_n_dense", sp.bcsr_fromdense(T3.transpose(1, 2, 0), n_dense=1))
+    put_csr("bcsr_from_bcoo", sp.BCSR.from_bcoo(B))
+    put("bcsr_to_bcoo", C.to_bcoo())
+    out["bcsr_matvec"] = C @ X
+    out["bcsr_matmat"] = C @ R
+    out["bcsr_dot_general"] = sp.bcsr_dot_general(C, R, dimension_numbers=(((1,), (0,)), ((), ())))
+    out["bcsr_extract"] = sp.bcsr_extract(C.indices, C.indptr, M + 1.0)
+    out["bcsr_todense_api"] = sp.bcsr_todense(C)
+    out["bcsr_grad"] = lib.grad(
+        lambda d: jnp.sum(jnp.sin(sp.BCSR((d, C.indices, C.indptr), shape=(3, 4)) @ X))
+    )(C.data)
+
+    # the legacy COO, CSR and CSC matrices
+    O = sp.COO.fromdense(M, nse=7)
+    out["coo/data"], out["coo/row"], out["coo/col"] = O.data, O.row, O.col
+    out["coo/dense"] = O.todense()
+    out["coo_matvec"] = O @ X
+    out["coo_matmat"] = sp.coo_matmat(O, R)
+    out["coo_T_matvec"] = O.T @ X3
+    out["coo_matvec_transpose"] = sp.coo_matvec(O, X3, transpose=True)
+    put_csr("csr", sp.CSR.fromdense(M, nse=7))
+    Cr = sp.csr_fromdense(M)
+    out["csr_matvec"] = Cr @ X
+    out["csr_matmat"] = sp.csr_matmat(Cr, R)
+    out["csr_matvec_transpose"] = sp.csr_matvec(Cr, X3, transpose=True)
+    out["csr_T_dense"] = Cr.T.todense()
+    put_csr("csc", sp.CSC.fromdense(M))
+    out["csc_matvec"] = sp.CSC.fromdense(M) @ X
+    out["coo_todense_api"] = sp.coo_todense(O)
+    out["csr_todense_api"] = sp.csr_todense(Cr)
+    out["csr_grad"] = lib.grad(
+        lambda d: jnp.sum(
+            jnp.sin(sp.csr_matvec(sp.CSR((d, Cr.indices, Cr.indptr), shape=(3, 4)), X))
+        )
+    )(Cr.data)
     return {k: np.asarray(v) for k, v in out.items()}

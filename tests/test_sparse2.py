@@ -13,7 +13,7 @@ from functrace.experimental import sparse
 from functrace.experimental.sparse import BCOO
 from functrace.test_util import check_grads
 from recorded import assert_matches_recorded
-from sparse2_cases import IDX, D, M, R, X, cases
+from sparse2_cases import IDX, X3, D, M, R, X, cases
 
 
 def _tol(k: str, v: np.ndarray) -> float:
@@ -171,6 +171,34 @@ def test_sparse_jacobians():
     np.testing.assert_allclose(np.asarray(gx), M.sum(0), rtol=1e-14)
 
 
+def test_bcsr_and_legacy_formats_compose():
+    C = sparse.BCSR.fromdense(M, nse=7)
+    Cr = sparse.CSR.fromdense(M)
+
+    def f(d, x):
+        A = sparse.BCSR((d, C.indices, C.indptr), shape=(3, 4))
+        B = sparse.CSR((d[:5], Cr.indices, Cr.indptr), shape=(3, 4))
+        O = sparse.COO((d[:5], np.array([0, 0, 1, 2, 2], np.int32), Cr.indices), shape=(3, 4))
+        return (
+            fnp.sin(A @ x)
+            + sparse.csr_matvec(B, x) * (O @ x)
+            + sparse.CSC.fromdense(A.todense(), nse=7) @ x
+        )
+
+    d = np.asarray(C.data) + 0.25
+    check_grads(f, (d, X), order=2, modes=("fwd", "rev"))
+    np.testing.assert_allclose(np.asarray(ft.jit(f)(d, X)), np.asarray(f(d, X)), rtol=1e-14)
+    ds = np.stack([d, 2 * d, -d])
+    np.testing.assert_allclose(
+        np.asarray(ft.vmap(f, in_axes=(0, None))(ds, X)),
+        np.stack([np.asarray(f(e, X)) for e in ds]),
+        rtol=1e-14,
+    )
+    out = ft.jit(lambda c: c.to_bcoo())(C)  # a BCSR argument and a BCOO result
+    np.testing.assert_array_equal(_dense(out), M)
+    np.testing.assert_array_equal(np.asarray(sparse.todense(sparse.COO.fromdense(M))), M)
+
+
 def test_bad_inputs_name_the_function():
     S = BCOO.fromdense(M)
     Sd = BCOO.fromdense(M, n_dense=1)
@@ -221,6 +249,28 @@ def test_bad_inputs_name_the_function():
          lambda: sparse.random_bcoo(ft.random.PRNGKey(0), (3, 4), nse=12)),
         (NotImplementedError, "random_bcoo: n_batch=1",
          lambda: sparse.random_bcoo(ft.random.PRNGKey(0), (3, 4), n_batch=1)),
+        (NotImplementedError, "BCSR.transpose: transposing",
+         lambda: sparse.BCSR.fromdense(M).T),
+        (NotImplementedError, "BCSR.__rmatmul__: a dense array times",
+         lambda: X3 @ sparse.BCSR.fromdense(M)),
+        (ValueError, "bcsr_fromdense: a BCSR array has 2 sparse dimensions",
+         lambda: sparse.bcsr_fromdense(np.zeros((2, 3, 4)))),
+        (NotImplementedError, "bcsr_fromdense: n_batch=1",
+         lambda: sparse.bcsr_fromdense(np.zeros((2, 3, 4)), n_batch=1)),
+        (ValueError, r"BCSR: expected indptr of shape \(4,\)",
+         lambda: sparse.BCSR((D[:2], IDX[:2, 0], np.array([0, 2])), shape=(3, 4))),
+        (NotImplementedError, "bcsr_dot_general: only a BCSR lhs",
+         lambda: sparse.bcsr_dot_general(M, M, dimension_numbers=(((1,), (0,)), ((), ())))),
+        (NotImplementedError, "COO.__matmul__: products of two sparse",
+         lambda: sparse.COO.fromdense(M) @ sparse.COO.fromdense(M).T),
+        (ValueError, "csr_matvec: expected an operand with 4 rows",
+         lambda: sparse.csr_matvec(sparse.CSR.fromdense(M), X3)),
+        (TypeError, "csr_todense: expected a CSR matrix",
+         lambda: sparse.csr_todense(sparse.COO.fromdense(M))),
+        (TypeError, "coo_fromdense: .* pass nse=",
+         lambda: ft.jit(lambda m: sparse.coo_fromdense(m).data)(M)),
+        (TypeError, "COO: expected integer row",
+         lambda: sparse.COO((D, D, D), shape=(3, 4))),
         (NotImplementedError, "sparsify: concatenate of sparse and dense",
          lambda: sparse.sparsify(lambda m: fnp.concatenate([m, fnp.ones((1, 4))]))(S)),
     ]  # fmt: skip
