@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 import functrace.numpy as fnp
-from functrace.experimental.sparse import BCOO, sparsify
+from functrace.experimental.sparse import (
+    BCOO,
+    BCSR,
+    bcoo_concatenate,
+    bcoo_dot_general_sampled,
+    bcoo_rev,
+    sparsify,
+)
 from op_db import F, OpInfo
 
 _SHAPE = (3, 4)
@@ -51,6 +58,46 @@ def _rmatmul_ref(d: Any, y: Any) -> Any:
     return (np.asarray(y) @ _dense(d)).astype(np.asarray(d).dtype)
 
 
+def _shapes_fn(d: Any) -> Any:
+    """Slices, reversal, concatenation and reshape of one BCOO, densified."""
+    S = _bcoo(d)
+    both = bcoo_concatenate([S[1:], bcoo_rev(S, (1,))], dimension=0)
+    return both.reshape(4, 5).todense()
+
+
+def _shapes_ref(d: Any) -> Any:
+    m = _dense(d)
+    return np.concatenate([m[1:], m[:, ::-1]], axis=0).reshape(4, 5)
+
+
+def _spdot_ref(d: Any) -> Any:
+    m = _dense(d)
+    return (m @ m.T).astype(m.dtype)
+
+
+_DN = (((1,), (0,)), ((), ()))
+# a BCSR of shape (3, 4): rows 0, 0, 1, 2 and one padding entry past indptr[-1]
+_CSR_IDX = np.array([1, 3, 0, 2, 4], dtype=np.int32)
+_CSR_PTR = np.array([0, 2, 3, 4], dtype=np.int32)
+
+
+def _bcsr_ref(d: Any, x: Any) -> Any:
+    d = np.asarray(d)
+    m = np.zeros(_SHAPE, d.dtype)
+    for k, (i, j) in enumerate([(0, 1), (0, 3), (1, 0), (2, 2)]):
+        m[i, j] += d[k]
+    return (m @ np.asarray(x)).astype(d.dtype)
+
+
+# the sampled product's indices: in range (a padding entry would read as zero)
+_SIDX = np.array([[0, 1], [1, 0], [0, 1], [2, 3], [2, 2]], dtype=np.int32)
+
+
+def _sampled_ref(a: Any, b: Any) -> Any:
+    full = np.asarray(a) @ np.asarray(b)
+    return full[_SIDX[:, 0], _SIDX[:, 1]].astype(np.asarray(a).dtype)
+
+
 ROWS: list[OpInfo] = [
     _row("BCOO.matmul", lambda d, x: _bcoo(d) @ x, _matmul_ref, ((6,), (4, 2))),
     _row("BCOO.matvec", lambda d, x: _bcoo(d) @ x, _matmul_ref, ((6,), (4,))),
@@ -61,5 +108,24 @@ ROWS: list[OpInfo] = [
         lambda d, x: sparsify(lambda m, v: fnp.tanh(m) @ v)(_bcoo(d), x),
         lambda d, x: (np.tanh(_dense(d)) @ np.asarray(x)).astype(np.asarray(d).dtype),
         ((6,), (4,)),
+    ),
+    _row("BCOO.slice_rev_concat_reshape", _shapes_fn, _shapes_ref, ((6,),)),
+    _row(
+        "BCOO.spdot",
+        lambda d: (_bcoo(d) @ _bcoo(d).T).todense(),
+        _spdot_ref,
+        ((6,),),
+    ),
+    _row(
+        "bcoo_dot_general_sampled",
+        lambda a, b: bcoo_dot_general_sampled(a, b, _SIDX, dimension_numbers=_DN),
+        _sampled_ref,
+        ((3, 2), (2, 4)),
+    ),
+    _row(
+        "BCSR.matvec",
+        lambda d, x: BCSR((d, _CSR_IDX, _CSR_PTR), shape=_SHAPE) @ x,
+        _bcsr_ref,
+        ((5,), (4,)),
     ),
 ]

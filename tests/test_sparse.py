@@ -147,7 +147,7 @@ def test_bad_inputs_name_the_function():
     with pytest.raises(NotImplementedError, match="bcoo_dot_general: batch dimensions"):
         sparse.bcoo_dot_general(S, M, dimension_numbers=(((0,), (0,)), ((1,), (1,))))
     with pytest.raises(NotImplementedError, match="bcoo_dot_general: products of two BCOO"):
-        S @ S.T
+        BCOO.fromdense(M, n_dense=1) @ S.T  # a sparse-sparse product with dense dimensions
     with pytest.raises(NotImplementedError, match="bcoo_fromdense: n_batch=1"):
         BCOO.fromdense(M, n_batch=1)
     with pytest.raises(TypeError, match="bcoo_fromdense: .* pass nse="):

@@ -332,6 +332,14 @@ class BCOO:
             return _ARITH["add"](other, -self, "BCOO.__rsub__")
         return _ARITH["negate"](other, "BCOO.__rsub__")  # raises: sparse and dense
 
+    def reshape(self, *shape: Any, order: str = "C") -> BCOO:
+        """The array with a new shape (``-1`` infers one size); see
+        :func:`bcoo_reshape` for how sparse and dense axes may be reshaped."""
+        return _ARITH["reshape"](self, *shape, order=order)
+
+    def __getitem__(self, idx: Any) -> Any:
+        return _ARITH["getitem"](self, idx)
+
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
         """The sum over ``axis`` (all axes by default): a BCOO, or a dense scalar when
         every axis is summed, as JAX's (``keepdims`` is not supported)."""
@@ -351,7 +359,8 @@ class BCOO:
 
 
 # The products and sums with other arrays, filled in by ``_products`` (which imports
-# this module): "matmul", "multiply", "add", "multiply_dense".
+# this module): "matmul", "multiply", "add", "multiply_dense"; and by ``_shapes``:
+# "reshape", "getitem".
 _ARITH: dict[str, Callable[..., Any]] = {}
 
 
@@ -447,8 +456,13 @@ def bcoo_todense(mat: BCOO) -> Any:
 
 
 def todense(arr: Any) -> Any:
-    """The dense array of a BCOO (or BCSR) array; any other array is returned as it is."""
-    if isinstance(arr, BCOO) or hasattr(arr, "todense") and hasattr(arr, "indptr"):
+    """The dense array of a sparse array (BCOO, BCSR, COO, CSR or CSC); any other array
+    is returned as it is."""
+    if (
+        isinstance(arr, BCOO)
+        or hasattr(arr, "todense")
+        and (hasattr(arr, "indptr") or hasattr(arr, "row"))
+    ):
         return arr.todense()
     return arr
 

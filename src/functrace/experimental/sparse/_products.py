@@ -107,11 +107,11 @@ def bcoo_dot_general(
     preferred_element_type: Any = None,
 ) -> Any:
     """``lax.dot_general`` with a BCOO operand (either one) and a dense one: a dense
-    result, as JAX's. Batch dimensions need batched BCOO arrays, which functrace does
-    not have (a NotImplementedError), and so does contracting a dense dimension of the
-    sparse operand, and a product of two BCOO arrays (JAX returns a BCOO; densify one
-    operand with ``.todense()``). The operands' dtypes are promoted; ``precision`` is
-    ignored."""
+    result, as JAX's. Two BCOO operands give a BCOO (JAX's ``bcoo_spdot_general``:
+    every pair of entries whose contracted indices agree, repeats summed; no dense
+    dimensions). Batch dimensions need batched BCOO arrays, which functrace does not
+    have (a NotImplementedError), and so does contracting a dense dimension of the
+    sparse operand. The operands' dtypes are promoted; ``precision`` is ignored."""
     fname = "bcoo_dot_general"
     del precision
     lc, rc, lb, rb = _dims(fname, dimension_numbers)
@@ -121,10 +121,7 @@ def bcoo_dot_general(
             f"array, and functrace's BCOO has none (n_batch=0)."
         )
     if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
-        raise NotImplementedError(
-            f"{fname}: products of two BCOO arrays are not supported; call .todense() on "
-            f"one of them (the result is then dense)."
-        )
+        return _ARITH["spdot"](fname, lhs, rhs, lc, rc, preferred_element_type)
     if isinstance(lhs, BCOO):
         out = _sparse_dense_dot(fname, lhs, _operand(rhs, fname, "rhs"), lc, rc)
     elif isinstance(rhs, BCOO):

@@ -20,9 +20,12 @@ import numpy as np
 import functrace.numpy as fnp
 from functrace import core
 from functrace._array import to_array
+from functrace.api import jacfwd as _dense_jacfwd
+from functrace.api import jacrev as _dense_jacrev
 from functrace.api import value_and_grad as _dense_value_and_grad
 from functrace.core import ShapedArray, describe_fun
 from functrace.experimental.sparse._bcoo import (
+    _ARITH,
     BCOO,
     _like,
     _unique,
@@ -35,11 +38,20 @@ from functrace.experimental.sparse._products import (
     bcoo_dot_general,
     bcoo_multiply_dense,
 )
+from functrace.experimental.sparse._shapes import (
+    bcoo_broadcast_in_dim,
+    bcoo_concatenate,
+    bcoo_dynamic_slice,
+    bcoo_reshape,
+    bcoo_rev,
+    bcoo_slice,
+    bcoo_squeeze,
+)
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import Literal, Var, dce_jaxpr
 from functrace.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["grad", "sparsify", "value_and_grad"]
+__all__ = ["grad", "jacfwd", "jacobian", "jacrev", "sparsify", "value_and_grad"]
 
 _is_sparse = lambda x: isinstance(x, BCOO)  # noqa: E731
 
@@ -76,7 +88,8 @@ def _sparse_rule_missing(name: str) -> NotImplementedError:
     return NotImplementedError(
         f"sparsify: the primitive '{name}' has no sparse rule (functrace's sparsify "
         f"handles products, elementwise add/sub/mul/div, zero-preserving unary "
-        f"functions, sums and transposes of BCOO arrays)."
+        f"functions, sums, transposes, reshapes, squeezes, broadcasts, concatenations, "
+        f"slices and reversals of BCOO arrays)."
     )
 
 
@@ -176,6 +189,50 @@ def _reduce_sum_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
     return out
 
 
+def _reshape_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    return bcoo_reshape(args[0], new_sizes=params["new_sizes"], dimensions=params.get("dimensions"))
+
+
+def _squeeze_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    return bcoo_squeeze(args[0], dimensions=params["dimensions"])
+
+
+def _broadcast_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    return bcoo_broadcast_in_dim(
+        args[0], shape=params["shape"], broadcast_dimensions=params["broadcast_dimensions"]
+    )
+
+
+def _concatenate_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    if not all(isinstance(a, BCOO) for a in args):
+        raise NotImplementedError(
+            "sparsify: concatenate of sparse and dense arrays has no sparse rule; convert "
+            "the dense ones with BCOO.fromdense (or the sparse ones with sparse.todense)."
+        )
+    return bcoo_concatenate(args, dimension=params["dimension"])
+
+
+def _slice_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    return bcoo_slice(
+        args[0],
+        start_indices=params["start_indices"],
+        limit_indices=params["limit_indices"],
+        strides=params.get("strides"),
+    )
+
+
+def _dynamic_slice_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    x, *starts = args
+    if any(isinstance(s, BCOO) for s in starts):
+        raise NotImplementedError("sparsify: dynamic_slice with sparse start indices.")
+    starts = [_dense_operand(s) for s in starts]
+    return bcoo_dynamic_slice(x, starts, slice_sizes=params["slice_sizes"])
+
+
+def _rev_rule(prim: Any, args: list[Any], params: dict[str, Any]) -> Any:
+    return bcoo_rev(args[0], dimensions=params["dimensions"])
+
+
 _RULES: dict[str, Callable[..., Any]] = {
     **{n: _unary(n, True) for n in _LINEAR_UNARY},
     **{n: _unary(n, False) for n in _UNARY},
@@ -187,6 +244,13 @@ _RULES: dict[str, Callable[..., Any]] = {
     "dot_general": _dot_general_rule,
     "transpose": _transpose_rule,
     "reduce_sum": _reduce_sum_rule,
+    "reshape": _reshape_rule,
+    "squeeze": _squeeze_rule,
+    "broadcast_in_dim": _broadcast_rule,
+    "concatenate": _concatenate_rule,
+    "slice": _slice_rule,
+    "dynamic_slice": _dynamic_slice_rule,
+    "rev": _rev_rule,
 }
 
 
@@ -261,6 +325,28 @@ def sparsify(f: Callable[..., Any], use_tracer: bool = False) -> Callable[..., A
         )
 
     return sparsified
+
+
+def _getitem(mat: BCOO, idx: Any) -> Any:
+    """``mat[idx]`` through ``sparsify`` of dense indexing, as JAX's: integers, slices,
+    ``None`` and ``...``; array indices are a NotImplementedError."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for it in items:
+        ok = (
+            it is None
+            or it is Ellipsis
+            or isinstance(it, slice)
+            or (isinstance(it, (int, np.integer)) and not isinstance(it, bool))
+        )
+        if not ok:
+            raise NotImplementedError(
+                f"BCOO.__getitem__: only integers, slices, None and ... index a BCOO array, "
+                f"got {type(it).__name__}."
+            )
+    return sparsify(lambda m: m[idx])(mat)
+
+
+_ARITH.update(getitem=_getitem)
 
 
 def _plain(x: Any) -> Any:
@@ -354,3 +440,72 @@ def grad(
         return gr
 
     return g
+
+
+def _sparse_jac(name: str, dense_jac: Callable[..., Any]) -> Callable[..., Any]:
+    def make(
+        fun: Callable[..., Any],
+        argnums: int | Sequence[int] = 0,
+        has_aux: bool = False,
+        **kwargs: Any,
+    ) -> Callable[..., Any]:
+        @functools.wraps(fun)
+        def jac(*args: Any, **kw: Any) -> Any:
+            nums = _nums(f"sparse.{name}", argnums, len(args))
+            new_args, rebuild, regrad = _split_sparse(args, nums)
+
+            def dense_fun(*xs: Any, **k: Any) -> Any:
+                return fun(*rebuild(*xs), **k)
+
+            out = dense_jac(dense_fun, argnums=argnums, has_aux=has_aux, **kwargs)(*new_args, **kw)
+            j, aux = out if has_aux else (out, None)
+
+            def back(i: int, g: Any) -> Any:
+                leaves, tree = tree_flatten(args[i], is_leaf=_is_sparse)
+                if any(isinstance(x, BCOO) for x in leaves) and all(
+                    core.get_aval(x).shape == _data_shape(o)
+                    for o, x in zip(leaves, tree_flatten(g)[0])
+                ):
+                    return regrad(i, g)
+                return g
+
+            if isinstance(argnums, (int, np.integer)):
+                res = back(nums[0], j)
+            else:
+                res = tuple(back(i, ji) for i, ji in zip(nums, j))
+            return (res, aux) if has_aux else res
+
+        return jac
+
+    make.__name__ = name
+    return make
+
+
+def _data_shape(x: Any) -> tuple[int, ...]:
+    return tuple(core.get_aval(x.data if isinstance(x, BCOO) else x).shape)
+
+
+_jacfwd = _sparse_jac("jacfwd", _dense_jacfwd)
+_jacrev = _sparse_jac("jacrev", _dense_jacrev)
+
+
+def jacfwd(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, **kwargs: Any
+) -> Callable[..., Any]:
+    """``functrace.jacfwd`` where a BCOO argument is differentiated in its ``data``
+    only (JAX's ``sparse.jacfwd``). For a scalar output the derivative is a BCOO with
+    the argument's indices; for other outputs it is the dense Jacobian of the data, of
+    shape ``(*out_shape, *data.shape)`` (JAX returns a BCOO with batch dimensions, whose
+    ``data`` is this array)."""
+    return _jacfwd(fun, argnums=argnums, has_aux=has_aux, **kwargs)
+
+
+def jacrev(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, **kwargs: Any
+) -> Callable[..., Any]:
+    """``functrace.jacrev`` where a BCOO argument is differentiated in its ``data``
+    only (JAX's ``sparse.jacrev``); results as :func:`jacfwd`'s."""
+    return _jacrev(fun, argnums=argnums, has_aux=has_aux, **kwargs)
+
+
+jacobian = jacrev
