@@ -491,9 +491,11 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
 def _eig_traced_error(fname: str) -> NotImplementedError:
     return NotImplementedError(
         f"{fname}: expected a NumPy array, got a traced one (inside jit, grad, vmap...). The "
-        f"eigenvalues of a non-symmetric matrix are complex in general, and functrace does "
-        f"not trace complex linear algebra. Call {fname} outside the transformed function, "
-        f"or use eigh / eigvalsh for symmetric matrices (real, differentiable)."
+        f"eigenvalues of a non-symmetric matrix are complex in general, and functrace's {fname} "
+        f"follows NumPy here (real results when every eigenvalue is real). Call {fname} "
+        f"outside the transformed function, use functrace.lax.linalg.eig (JAX's: complex "
+        f"results, traceable, eigenvalues differentiable), or eigh / eigvalsh for symmetric "
+        f"matrices (real, differentiable)."
     )
 
 
