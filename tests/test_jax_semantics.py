@@ -314,7 +314,7 @@ def test_complex_abs_derivatives_match_jax() -> None:
     ],
 )
 def test_complex_outputs_of_grad_and_inputs_of_jacfwd_are_refused(call, match) -> None:
-    # As JAX without holomorphic=True (which functrace does not support): a TypeError.
+    # As JAX without holomorphic=True: a TypeError.
     with pytest.raises(TypeError, match=match):
         call()
 

@@ -192,24 +192,29 @@ def _from_ct(ct: Any, primal: Any) -> Any:
 
 
 def _check_real(fname: str, what: str, dtype: np.dtype) -> None:
-    """JAX's rule for grad/jacrev outputs and jacfwd inputs: real-valued only (without
-    holomorphic=True, which is not supported here)."""
+    """JAX's rule for grad/jacrev outputs and jacfwd inputs without holomorphic=True:
+    real-valued only."""
     if dtype.kind == "c":
         raise TypeError(
             f"{fname}: expected real-valued {what} (a float dtype), got {dtype.name}. "
-            f"Complex differentiation (holomorphic=True) is not supported: for functions "
-            f"of complex values use vjp or jvp directly, or differentiate the real and "
-            f"imaginary parts as separate real functions."
+            f"For a holomorphic function of complex values pass holomorphic=True; otherwise "
+            f"differentiate the real and imaginary parts as separate real functions, or use "
+            f"vjp or jvp directly."
         )
 
 
-def _check_holomorphic(fname: str, holomorphic: bool) -> None:
-    if holomorphic:
-        raise NotImplementedError(
-            f"{fname}: expected holomorphic=False, got holomorphic=True. Complex "
-            f"differentiation is not supported yet: differentiate the real and imaginary "
-            f"parts as separate real functions."
+def _check_complex(fname: str, what: str, dtype: np.dtype) -> None:
+    """JAX's rule with holomorphic=True: the differentiated inputs and the outputs are
+    complex."""
+    if dtype.kind != "c":
+        raise TypeError(
+            f"{fname}: with holomorphic=True, expected {what} of a complex dtype, got {dtype.name}."
         )
+
+
+def _check_kind(fname: str, what: str, dtype: np.dtype, holomorphic: bool) -> None:
+    """``_check_complex`` with holomorphic=True, else ``_check_real``."""
+    (_check_complex if holomorphic else _check_real)(fname, what, dtype)
 
 
 def _split_args(

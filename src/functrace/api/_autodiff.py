@@ -15,8 +15,8 @@ from functrace.api import _eager_cache
 from functrace.api._args import (
     _FLAT_LEAF_TYPES,
     _check_array_leaf,
-    _check_holomorphic,
-    _check_real,
+    _check_complex,
+    _check_kind,
     _diff_mask,
     _from_ct,
     _needs_plain,
@@ -47,14 +47,15 @@ def value_and_grad(
 ) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), grad)`` with aux).
 
-    ``holomorphic=True`` (complex differentiation) raises NotImplementedError: complex
-    numbers are not supported yet.
+    With ``holomorphic=True`` the differentiated arguments and the output are complex
+    and the gradient is the complex derivative (JAX's: the pullback of 1, so ``f(z) =
+    z**2`` gives ``2 z``); without it the output must be real.
 
     >>> import functrace as ft
     >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
     (Array(9.), Array(6.))
     """
-    _check_holomorphic("grad", holomorphic)
+    holomorphic = bool(holomorphic)
     single = isinstance(argnums, int)
     nums_cache: dict[int, tuple[int, ...]] = {}
     origin: list[str] = []  # computed on first use: naming the function costs a few us
@@ -75,6 +76,9 @@ def value_and_grad(
             leaves, tree = tree_flatten(diff)
         leaves = _plain_leaves("grad", fun, leaves, diff, nums)
         mask = _diff_mask("grad", leaves, allow_int)
+        if holomorphic:
+            for x in leaves:
+                _check_complex("grad", "inputs", core.get_aval(x).dtype)
 
         def run(flat_in: list[Any], full: list[Any], kw: Any) -> tuple[Any, list[Any], Any]:
             def flat_fun(*flat: Any) -> Any:
@@ -83,7 +87,7 @@ def value_and_grad(
                     args_in[i] = v
                 res = core.call_user("grad", fun, args_in, kw)
                 out, aux = split_aux("grad", fun, res) if has_aux else (res, None)
-                _check_scalar_output(fun, out)
+                _check_scalar_output(fun, out, holomorphic)
                 return ([out], aux) if has_aux else [out]
 
             outs, lin, aux = ad.linearize_flat(
@@ -97,7 +101,14 @@ def value_and_grad(
             ans, cts, aux = run(leaves, list(args), kwargs)
         else:
             ans, cts, aux = _cached_grad(
-                fun, (nums, has_aux, allow_int, tree), run, leaves, args, nums, kwargs, origin[0]
+                fun,
+                (nums, has_aux, allow_int, holomorphic, tree),
+                run,
+                leaves,
+                args,
+                nums,
+                kwargs,
+                origin[0],
             )
         grads = [_from_ct(c, p) for c, p in zip(cts, leaves)]
         g_tree = tuple(grads) if tree is None else tree_unflatten(tree, grads)
@@ -169,7 +180,7 @@ def _cached_grad(
     return flat[0], cts, aux
 
 
-def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
+def _check_scalar_output(fun: Callable[..., Any], out: Any, holomorphic: bool = False) -> None:
     if not core.is_array_like(out):
         raise TypeError(
             f"grad: expected {describe_fun(fun)} to return a scalar array, got "
@@ -187,7 +198,7 @@ def _check_scalar_output(fun: Callable[..., Any], out: Any) -> None:
             f"grad: expected {describe_fun(fun)} to return a float scalar, got "
             f"{aval.dtype.name}. The output of an integer function has no gradient."
         )
-    _check_real("grad", f"outputs of {describe_fun(fun)}", aval.dtype)
+    _check_kind("grad", f"outputs of {describe_fun(fun)}", aval.dtype, holomorphic)
 
 
 def grad(
@@ -199,7 +210,8 @@ def grad(
 ) -> Callable[..., Any]:
     """The gradient of scalar ``fun`` with respect to the arguments ``argnums``.
 
-    ``holomorphic=True`` raises NotImplementedError (complex numbers are not supported).
+    The output must be real, or complex with ``holomorphic=True`` (complex arguments
+    too; the gradient is then the complex derivative ``f'(z)``, as JAX's).
 
     >>> import functrace as ft
     >>> ft.grad(lambda x, y: x * y + x ** 2)(2.0, 3.0)

@@ -11,8 +11,7 @@ import numpy as np
 
 from functrace import core
 from functrace.api._args import (
-    _check_holomorphic,
-    _check_real,
+    _check_kind,
     _diff_mask,
     _normalize_argnums,
     _output,
@@ -57,7 +56,7 @@ def _jacobian_transform(
     """The function ``jacfwd``/``jacrev`` return: ``fun`` linearized at its arguments
     in ``argnums``, then ``blocks(fun, in_leaves, out_leaves, lin)`` gives, per input
     leaf, its derivative blocks (one per output leaf), assembled as JAX does."""
-    _check_holomorphic(fname, holomorphic)
+    holomorphic = bool(holomorphic)
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -68,17 +67,18 @@ def _jacobian_transform(
         leaves, tree = tree_flatten(diff)
         leaves = _plain_leaves(fname, fun, leaves, diff, nums)
         mask = _diff_mask(fname, leaves, allow_int)
-        if fname == "jacfwd":
+        if fname == "jacfwd" or holomorphic:
             for x in leaves:
-                _check_real(fname, "inputs", core.get_aval(x).dtype)
+                _check_kind(fname, "inputs", core.get_aval(x).dtype, holomorphic)
         out_tree_box: list[Any] = []
         flat_fun = _jac_flat_fun(fname, fun, merge, tree, out_tree_box, has_aux)
         outs, lin, aux = ad.linearize_flat(
             flat_fun, leaves, mask, origin=f"{fname} of {describe_fun(fun)}", has_aux=has_aux
         )
-        if fname == "jacrev":
+        if fname == "jacrev" or holomorphic:
             for o in outs:
-                _check_real(fname, f"outputs of {describe_fun(fun)}", core.get_aval(o).dtype)
+                what = f"outputs of {describe_fun(fun)}"
+                _check_kind(fname, what, core.get_aval(o).dtype, holomorphic)
         per_input = blocks(fun, leaves, outs, lin)
         jac = _assemble_jacobian(per_input, tree, out_tree_box[-1], single)
         return (jac, aux) if has_aux else jac
@@ -153,7 +153,8 @@ def jacfwd(
 
     The result has shape ``out.shape + in.shape`` per (output leaf, input leaf);
     ``(jacobian, aux)`` with ``has_aux`` (``fun`` returns ``(output, aux)``).
-    ``holomorphic=True`` raises NotImplementedError (complex numbers are not supported).
+    Inputs must be real, or complex with ``holomorphic=True`` (outputs complex too: the
+    complex derivative, as JAX).
 
     >>> import functrace as ft, functrace.numpy as fnp, numpy as np
     >>> ft.jacfwd(fnp.sin)(np.zeros(2))
@@ -173,8 +174,8 @@ def jacrev(
     """The Jacobian by reverse mode: one batched VJP (``vmap``) over the output basis.
 
     ``(jacobian, aux)`` with ``has_aux``; ``allow_int`` gives float0 zeros for integer
-    inputs; ``holomorphic=True`` raises NotImplementedError (complex numbers are not
-    supported yet).
+    inputs. Outputs must be real, or complex with ``holomorphic=True`` (inputs complex
+    too: the complex derivative, as JAX).
 
     >>> import functrace as ft, functrace.numpy as fnp, numpy as np
     >>> ft.jacrev(lambda x: x * x)(np.array([1.0, 2.0]))
@@ -203,10 +204,9 @@ def hessian(
     holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The Hessian, ``jacfwd(jacrev(fun))`` (``(hessian, aux)`` with ``has_aux``)."""
-    _check_holomorphic("hessian", holomorphic)
-    if not has_aux:
-        return jacfwd(jacrev(fun, argnums), argnums)
-    return jacfwd(jacrev(fun, argnums, has_aux=True), argnums, has_aux=True)
+    return jacfwd(
+        jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic=holomorphic
+    )
 
 
 def jacobian(
