@@ -807,6 +807,77 @@ def errors_users_meet(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def tree_utilities_and_scan_training(jax: Any) -> dict[str, np.ndarray]:
+    """More of jax.tree (leaves_with_path, reduce, all, flatten with is_leaf),
+    tree_util.Partial through jit, jacrev of a dict-valued function, hessian of a
+    pytree input, and a training loop written as one lax.scan carrying the parameters."""
+    jnp = jax.numpy
+    tu = jax.tree_util
+    tree = {"a": [np.array([1.0, 2.0]), np.array(3.0)], "b": (np.ones((2, 2)), None)}
+    with_path = jax.tree.leaves_with_path(tree)
+    total = jax.tree.reduce(lambda acc, leaf: acc + jnp.sum(leaf), tree, 0.0)
+    positive = jax.tree.all(jax.tree.map(lambda leaf: bool(jnp.all(leaf > 0)), tree))
+    lists_as_leaves, _ = tu.tree_flatten(tree, is_leaf=lambda n: isinstance(n, list))
+
+    scale = tu.Partial(jnp.multiply, np.array([2.0, -1.0]))
+    applied = jax.jit(lambda f, x: f(x))(scale, np.array([3.0, 4.0]))
+
+    def stats(x):
+        return {"sum": jnp.sum(x**2), "prod": x[0] * x[1] * x[2]}
+
+    jac = jax.jacrev(stats)(np.array([1.0, 2.0, 3.0]))
+    hess = jax.hessian(lambda p: jnp.sum(p["u"] ** 2 * p["v"]))(
+        {"u": np.array([1.0, 2.0]), "v": np.array(3.0)}
+    )
+
+    rng = np.random.default_rng(19)
+    xs = rng.normal(size=(30, 2))
+    ys = xs @ np.array([0.5, -2.0]) + 1.0
+
+    def loss(p, x, y):
+        return jnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+    def train_step(p, _):
+        value, g = jax.value_and_grad(loss)(p, xs, ys)
+        return jax.tree.map(lambda a, b: a - 0.2 * b, p, g), value
+
+    params0 = {"w": jnp.zeros(2), "b": jnp.array(0.0)}
+    final, losses = jax.jit(lambda p: jax.lax.scan(train_step, p, None, length=30))(params0)
+    keys = jax.random.split(jax.random.PRNGKey(3), (2, 3))
+    return {
+        "path_count": np.asarray(len(with_path)),
+        "path_codes": _codes(",".join(tu.keystr(k) for k, _ in with_path)),
+        "total": np.asarray(total),
+        "all_positive": np.asarray(positive),
+        "num_list_leaves": np.asarray(len(lists_as_leaves)),
+        "partial_applied": np.asarray(applied),
+        "jac_sum": np.asarray(jac["sum"]),
+        "jac_prod": np.asarray(jac["prod"]),
+        "hess_uu": np.asarray(hess["u"]["u"]),
+        "hess_uv": np.asarray(hess["u"]["v"]),
+        "hess_vu": np.asarray(hess["v"]["u"]),
+        "scan_losses": np.asarray(losses),
+        "scan_w": np.asarray(final["w"]),
+        "scan_b": np.asarray(final["b"]),
+        "split_shape_keys": np.asarray(keys),
+        "more_samplers": np.asarray(
+            jnp.concatenate(
+                [
+                    jax.random.exponential(keys[0, 0], (3,)),
+                    jax.random.beta(keys[0, 1], 2.0, 3.0, (3,)),
+                    jax.random.gamma(keys[0, 2], 1.5, (3,)),
+                    jax.random.laplace(keys[1, 0], (3,)),
+                    jax.random.multivariate_normal(
+                        keys[1, 1],
+                        np.zeros(3),
+                        np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 1.5]]),
+                    ),
+                ]
+            )
+        ),
+    }
+
+
 def documented_differences(jax: Any) -> dict[str, np.ndarray]:
     """Sharp bits where functrace differs from JAX on purpose (README, "Coming from
     JAX" and "Dtypes"): an out-of-range index known eagerly, a list given to a jnp
@@ -851,6 +922,7 @@ PROGRAMS = {
         adam_over_tree,
         simple_network_training,
         errors_users_meet,
+        tree_utilities_and_scan_training,
         documented_differences,
         out_of_range_gather_gradient,
     )
