@@ -34,6 +34,14 @@ def _error_name(f: Any) -> np.ndarray:
     return np.array("no error")
 
 
+def _raises(f: Any, error: type) -> np.ndarray:
+    try:
+        f()
+    except error:
+        return np.asarray(True)
+    return np.asarray(False)
+
+
 def stateful_counter_and_regression(jax: Any) -> dict[str, np.ndarray]:
     """A counter whose state is passed in and out, and a jitted linear-regression loop
     whose parameters are the carried state."""
@@ -878,11 +886,100 @@ def tree_utilities_and_scan_training(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def tracing_errors_and_autodiff_extras(jax: Any) -> dict[str, np.ndarray]:
+    """Value-dependent shapes and loops under jit and grad (the errors, and the
+    size= and static-bound ways round them; a JAX ConcretizationTypeError caught by
+    its class, as JAX programs do), the double-where gradient, vjp with
+    has_aux, jvp of pytrees, custom_vjp with nondiff_argnums, custom_jvp.defjvps and
+    jax.checkpoint."""
+    jnp = jax.numpy
+    lax = jax.lax
+    x = np.array([-1.0, 2.0, 0.0, 3.0, -0.5])
+
+    def positives(x):
+        return x[x > 0]
+
+    def first_nonzeros(x):
+        return jnp.nonzero(x, size=3, fill_value=-1)[0]
+
+    def loop_sum(x, n):
+        return lax.fori_loop(0, n, lambda i, c: c * x + 1.0, 0.0)
+
+    def until_large(x):
+        return lax.while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0)
+
+    def safe_log_sqrt(x):
+        ok = x > 0
+        return jnp.sum(jnp.where(ok, jnp.log(jnp.sqrt(jnp.where(ok, x, 1.0))), 0.0))
+
+    def unsafe_log_sqrt(x):
+        return jnp.sum(jnp.where(x > 0, jnp.log(jnp.sqrt(x)), 0.0))
+
+    def with_aux(w):
+        y = jnp.tanh(w * np.arange(1.0, 4.0))
+        return y, {"peak": jnp.max(y)}
+
+    out, pullback, aux = jax.vjp(with_aux, 0.3, has_aux=True)
+    (cot,) = pullback(np.array([1.0, -1.0, 2.0]))
+    primal_tree, tangent_tree = jax.jvp(
+        lambda p: {"s": jnp.sum(p["a"] * p["b"]), "d": p["a"] - p["b"]},
+        ({"a": np.array([1.0, 2.0]), "b": np.array([3.0, -1.0])},),
+        ({"a": np.array([0.5, 0.0]), "b": np.array([1.0, 1.0])},),
+    )
+
+    @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def scaled_tanh(x, temperature):
+        return jnp.tanh(x / temperature)
+
+    def scaled_tanh_fwd(x, temperature):
+        y = scaled_tanh(x, temperature)
+        return y, y
+
+    def scaled_tanh_bwd(temperature, y, g):
+        return ((1.0 - y**2) / temperature * g * 0.5,)  # half the true gradient
+
+    scaled_tanh.defvjp(scaled_tanh_fwd, scaled_tanh_bwd)
+
+    @jax.custom_jvp
+    def product(a, b):
+        return a * b
+
+    product.defjvps(lambda ta, ans, a, b: ta * b, lambda tb, ans, a, b: 10.0 * tb * a)
+
+    @jax.checkpoint
+    def block(w, x):
+        return jnp.sin(jnp.sin(w * x) * w)
+
+    return {
+        "bool_mask_under_jit": _error_name(lambda: jax.jit(positives)(x)),
+        "bool_mask_eager": np.asarray(positives(x)),
+        "nonzero_under_jit": _raises(
+            lambda: jax.jit(lambda x: jnp.nonzero(x)[0])(x), jax.errors.ConcretizationTypeError
+        ),
+        "nonzero_size": np.asarray(jax.jit(first_nonzeros)(x)),
+        "fori_static_grad": np.asarray(jax.grad(loop_sum)(0.7, 4)),
+        "while_jvp": np.asarray(jax.jvp(until_large, (1.5,), (1.0,))[1]),
+        "double_where_grad": np.asarray(jax.grad(safe_log_sqrt)(x)),
+        "single_where_grad": np.asarray(jax.grad(unsafe_log_sqrt)(x)),
+        "vjp_out": np.asarray(out),
+        "vjp_cot": np.asarray(cot),
+        "vjp_aux": np.asarray(aux["peak"]),
+        "jvp_tree_s": np.asarray(tangent_tree["s"]),
+        "jvp_tree_d": np.asarray(tangent_tree["d"]),
+        "jvp_primal_d": np.asarray(primal_tree["d"]),
+        "nondiff_vjp": np.asarray(jax.grad(lambda x: jnp.sum(scaled_tanh(x, 2.0)))(x)),
+        "defjvps_grads": np.asarray(jax.grad(product, argnums=(0, 1))(2.0, 3.0)),
+        "checkpoint_grads": np.asarray(jax.grad(block, argnums=(0, 1))(0.8, 1.3)),
+        "big_int": _error_name(lambda: jnp.array(2**70)),
+    }
+
+
 def documented_differences(jax: Any) -> dict[str, np.ndarray]:
     """Sharp bits where functrace differs from JAX on purpose (README, "Coming from
     JAX" and "Dtypes"): an out-of-range index known eagerly, a list given to a jnp
-    reduction, the mean of booleans (float32 in JAX with x64 on) and the shape of an
-    array of typed keys."""
+    reduction, the mean of booleans (float32 in JAX with x64 on), the shape of an
+    array of typed keys, and reverse-mode derivatives of a while_loop and of a
+    fori_loop with traced bounds (errors in JAX, computed by functrace)."""
     jnp = jax.numpy
     x = jnp.arange(5.0)
     return {
@@ -890,6 +987,16 @@ def documented_differences(jax: Any) -> dict[str, np.ndarray]:
         "eager_out_of_range": _error_name(lambda: x[7]),
         "eager_out_of_range_value": np.asarray(x[jnp.array([0, 7, -9])]),
         "sum_of_list": _error_name(lambda: jnp.sum([1.0, 2.0])),
+        "while_grad": _error_name(
+            lambda: jax.grad(
+                lambda x: jax.lax.while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0)
+            )(1.5)
+        ),
+        "fori_traced_bounds_grad": _error_name(
+            lambda: jax.jit(
+                jax.grad(lambda x, n: jax.lax.fori_loop(0, n, lambda i, c: c * x + 1.0, 0.0))
+            )(0.7, 4)
+        ),
         "mean_of_bools": np.asarray(jnp.mean(jnp.array([True, False, True, True]))),
     }
 
@@ -923,6 +1030,7 @@ PROGRAMS = {
         simple_network_training,
         errors_users_meet,
         tree_utilities_and_scan_training,
+        tracing_errors_and_autodiff_extras,
         documented_differences,
         out_of_range_gather_gradient,
     )
