@@ -582,6 +582,7 @@ def sharp_bits(jax: Any) -> dict[str, np.ndarray]:
     scatter_clip = x.at[jnp.array([0, 9])].set(-5.0, mode="clip")
     scatter_drop = x.at[jnp.array([0, 9])].add(7.0, mode="drop")
     sliced = x.at[1:3].set(jnp.array([-1.0, -2.0]))
+    hinted = x.at[jnp.array([0, 2])].add(1.0, indices_are_sorted=True, unique_indices=True)
     mat = jnp.zeros((3, 3)).at[jnp.diag_indices(3)].set(jnp.arange(1.0, 4.0))
 
     big = jnp.array([2**31 - 1, 2**30], dtype=jnp.int32)
@@ -607,6 +608,7 @@ def sharp_bits(jax: Any) -> dict[str, np.ndarray]:
         "scatter_clip": np.asarray(scatter_clip),
         "scatter_drop": np.asarray(scatter_drop),
         "sliced": np.asarray(sliced),
+        "hinted": np.asarray(hinted),
         "diag": np.asarray(mat),
         "int32_wrapped": np.asarray(wrapped),
         "uint8_wrapped": np.asarray(uint),
