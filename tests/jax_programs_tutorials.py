@@ -808,6 +808,7 @@ def errors_users_meet(jax: Any) -> dict[str, np.ndarray]:
         "jit_python_if": _error_name(lambda: jax.jit(relu_python)(1.0)),
         "grad_python_if": np.asarray(jax.grad(relu_python)(2.0)),
         "static_loop": np.asarray(jax.jit(loop_python, static_argnums=1)(1.5, 3)),
+        "static_list": _error_name(lambda: jax.jit(loop_python, static_argnums=1)(1.5, [3])),
         "grad_non_scalar": _error_name(lambda: jax.grad(lambda x: x * 2)(np.ones(3))),
         "grad_int_input": _error_name(lambda: jax.grad(lambda x: x * 2)(3)),
         "vmap_sizes": _error_name(lambda: jax.vmap(jnp.add)(np.ones(2), np.ones(3))),
