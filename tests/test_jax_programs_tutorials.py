@@ -20,7 +20,8 @@ from jax_programs_tutorials import PROGRAMS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "jax_programs_tutorials.npz"
 
-# program name -> reason, for programs functrace does not run as JAX does yet
+# program name -> reason, for programs where functrace differs from JAX: a feature it
+# does not have yet, a documented choice, or a gradient at a broken index promise
 KNOWN_DIFFERENCES = {
     "complex_differentiation": (
         "grad, jacfwd and jacrev with holomorphic=True raise NotImplementedError: "
