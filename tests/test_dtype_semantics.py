@@ -125,6 +125,23 @@ def test_asarray_rejects_strings_and_objects(fn, name, given) -> None:
     assert f"got {given}" in msg
 
 
+def test_python_ints_beyond_int64_overflow_as_in_jax() -> None:
+    # NumPy makes them an object array, which was reported as a "Python object";
+    # JAX raises an OverflowError (jnp.array(2**70), a nested list, under jit too)
+    cases = [
+        (lambda: fnp.array(2**70), "array", "1180591620717411303424"),
+        (lambda: fnp.asarray([[1, 2], [3, -(2**63) - 1]]), "asarray", "-9223372036854775809"),
+        (lambda: ft.jit(lambda x: x + fnp.asarray([2**100]))(1.0), "asarray", "~2**100"),
+    ]
+    for fn, name, given in cases:
+        with pytest.raises(OverflowError) as info:
+            fn()
+        msg = str(info.value)
+        assert msg.startswith(f"{name}: expected Python ints within int64"), msg
+        assert f"got {given}." in msg, msg
+    assert fnp.asarray([2**63 - 1, -(2**63)]).dtype == np.int64
+
+
 def test_traced_functions_reject_object_operands() -> None:
     with pytest.raises(TypeError, match="add: expected an array of numbers or booleans"):
         ft.jit(lambda x: fnp.add(x, np.array([1.0], dtype=object)))(np.ones(1))

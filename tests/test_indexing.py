@@ -483,3 +483,33 @@ def test_take_fills_out_of_range_indices_under_jit_and_vmap_as_jax() -> None:
     np.testing.assert_array_equal(ft.jit(lambda u: fnp.take(a, u))(u), [1.0, np.nan])
     _, got = ft.lax.scan(lambda c, k: (c, fnp.take(a, k)), 0.0, i)
     np.testing.assert_array_equal(got, want)
+
+
+def test_at_methods_accept_jax_index_hints_and_reject_other_keywords() -> None:
+    # JAX's .at[] methods take indices_are_sorted/unique_indices (hints); a program
+    # passing them raised "got an unexpected keyword argument". They change nothing.
+    x = fnp.arange(5.0)
+    i = np.array([0, 2, 3])
+    hints = {"indices_are_sorted": True, "unique_indices": True}
+    calls = {
+        "get": lambda a, **k: a.at[i].get(**k),
+        "set": lambda a, **k: a.at[i].set(7.0, **k),
+        "add": lambda a, **k: a.at[i].add(2.0, **k),
+        "subtract": lambda a, **k: a.at[i].subtract(2.0, **k),
+        "mul": lambda a, **k: a.at[i].multiply(3.0, **k),
+        "min": lambda a, **k: a.at[i].min(1.5, **k),
+        "max": lambda a, **k: a.at[i].max(2.5, **k),
+        "divide": lambda a, **k: a.at[i].divide(4.0, **k),
+        "power": lambda a, **k: a.at[i].power(2.0, **k),
+        "apply": lambda a, **k: a.at[i].apply(fnp.sin, **k),
+    }
+    for name, call in calls.items():
+        want = call(x)
+        np.testing.assert_array_equal(call(x, **hints), want, err_msg=name)
+        np.testing.assert_array_equal(
+            ft.jit(lambda a, call=call: call(a, **hints))(x), want, err_msg=name
+        )
+        with pytest.raises(TypeError, match=rf"\.at\[\]\.{name}: expected the keyword .*got mod"):
+            call(x, mod="clip")
+    g = ft.grad(lambda a: a.at[i].get(unique_indices=True).sum())(x)
+    np.testing.assert_array_equal(g, [1.0, 0.0, 1.0, 1.0, 0.0])

@@ -487,7 +487,8 @@ class JitFunction:
         try:
             hash(v)
         except TypeError:
-            raise TypeError(
+            # a ValueError, as JAX's (programs catching it keep working)
+            raise ValueError(
                 f"{self._origin}: expected hashable static arguments, got an unhashable "
                 f"{type(v).__name__} for the static argument {label}. Pass a hashable value "
                 f"(a tuple instead of a list, a frozen dataclass), or make the argument "

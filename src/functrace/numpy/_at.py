@@ -308,12 +308,25 @@ def _update(op: str, x: Any, idx: Any, v: Any, mode: str | None) -> Any:
     return ls.reshape(out, aval.shape) if plan.inserted else out
 
 
+def _check_hints(method: str, hints: dict[str, bool]) -> None:
+    """JAX's ``indices_are_sorted``/``unique_indices`` hints are accepted (and have no
+    effect: every index is handled as if unsorted and repeated); anything else is a
+    TypeError naming the method."""
+    unknown = sorted(set(hints) - {"indices_are_sorted", "unique_indices"})
+    if unknown:
+        raise TypeError(
+            f".at[].{method}: expected the keyword arguments mode, indices_are_sorted or "
+            f"unique_indices, got {', '.join(unknown)}."
+        )
+
+
 class AtUpdater:
     """``x.at[idx]``: functional reads and updates at ``idx`` (JAX's ``.at`` API).
 
     Every method returns a new array; ``x`` is never modified. ``values`` are cast to
     ``x``'s dtype and broadcast to the shape of ``x[idx]``. ``mode="clip"`` clamps
-    out-of-range indices instead of raising.
+    out-of-range indices instead of raising. JAX's hints ``indices_are_sorted`` and
+    ``unique_indices`` are accepted by every method and change nothing.
 
     >>> import numpy as np
     >>> import functrace.numpy as fnp
@@ -330,58 +343,68 @@ class AtUpdater:
     def __repr__(self) -> str:
         return f"AtUpdater(idx={self.idx!r})"
 
-    def get(self, *, mode: str | None = None, fill_value: Any = None) -> Any:
+    def get(self, *, mode: str | None = None, fill_value: Any = None, **hints: bool) -> Any:
         """``x[idx]``; out-of-range positions give ``fill_value`` with ``mode="fill"``
         (or ``"drop"``)."""
+        _check_hints("get", hints)
         return _at_result(self.x, _moded("get", self.x, self.idx, None, mode, fill_value))
 
-    def set(self, values: Any, *, mode: str | None = None) -> Any:
+    def set(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``x[idx] = values`` (with repeated indices the last write wins)."""
+        _check_hints("set", hints)
         return _at_result(self.x, _moded("set", self.x, self.idx, values, mode))
 
-    def add(self, values: Any, *, mode: str | None = None) -> Any:
+    def add(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``x[idx] += values`` (repeated indices all add up)."""
+        _check_hints("add", hints)
         return _at_result(self.x, _moded("add", self.x, self.idx, values, mode))
 
-    def subtract(self, values: Any, *, mode: str | None = None) -> Any:
+    def subtract(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``x[idx] -= values``."""
+        _check_hints("subtract", hints)
         return _at_result(self.x, _moded("add", self.x, self.idx, negative(values), mode))
 
-    def mul(self, values: Any, *, mode: str | None = None) -> Any:
+    def mul(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``x[idx] *= values`` (repeated indices all multiply)."""
+        _check_hints("mul", hints)
         return _at_result(self.x, _moded("mul", self.x, self.idx, values, mode))
 
     multiply = mul
 
-    def min(self, values: Any, *, mode: str | None = None) -> Any:  # noqa: A003
+    def min(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:  # noqa: A003
         """``x`` with ``x[idx] = minimum(x[idx], values)``.
 
         NOTE: at ties the gradient goes to ``x``'s entry.
         """
+        _check_hints("min", hints)
         return _at_result(self.x, _moded("min", self.x, self.idx, values, mode))
 
-    def max(self, values: Any, *, mode: str | None = None) -> Any:  # noqa: A003
+    def max(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:  # noqa: A003
         """``x`` with ``x[idx] = maximum(x[idx], values)``.
 
         NOTE: at ties the gradient goes to ``x``'s entry.
         """
+        _check_hints("max", hints)
         return _at_result(self.x, _moded("max", self.x, self.idx, values, mode))
 
-    def divide(self, values: Any, *, mode: str | None = None) -> Any:
+    def divide(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``x[idx] /= values`` (a true division, as JAX: integer ``x`` gives
         floats; repeated indices divide repeatedly)."""
+        _check_hints("divide", hints)
         factors = _moded("mul", _ones_like(self.x), self.idx, values, mode)
         return _at_result(self.x, true_divide(self.x, factors))
 
-    def power(self, values: Any, *, mode: str | None = None) -> Any:
+    def power(self, values: Any, *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``x[idx] **= values`` (repeated indices multiply their exponents)."""
+        _check_hints("power", hints)
         exponents = _moded("mul", _ones_like(self.x), self.idx, values, mode)
         return _at_result(self.x, power(self.x, exponents))
 
-    def apply(self, func: Callable[[Any], Any], *, mode: str | None = None) -> Any:
+    def apply(self, func: Callable[[Any], Any], *, mode: str | None = None, **hints: bool) -> Any:
         """``x`` with ``func`` applied at ``idx``, once per occurrence of an index (so twice
         where an index repeats, unlike ``set(func(x[idx]))``). ``func`` maps arrays
         elementwise (``fnp.sin``, ``lambda v: v + 1``)."""
+        _check_hints("apply", hints)
         x = asarray_or_tracer(self.x, ".at[].apply")
         counts = _moded("add", np.zeros(core.get_aval(x).shape, np.int64), self.idx, 1, mode)
 

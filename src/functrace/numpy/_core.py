@@ -55,9 +55,25 @@ def asarray_or_tracer(x: Any, fname: str = "functrace.numpy") -> Any:
 _NON_NUMERIC = "OUSVMm"
 
 
-def non_numeric_error(fname: str, x: Any, dtype: np.dtype) -> TypeError:
+def _int64_overflowing(x: Any) -> int | None:
+    """The first Python int outside int64 in ``x`` (a nested list/tuple), else None."""
+    if core.int64_overflow(x):
+        return int(x)
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            big = _int64_overflowing(v)
+            if big is not None:
+                return big
+    return None
+
+
+def non_numeric_error(fname: str, x: Any, dtype: np.dtype) -> TypeError | OverflowError:
     """The TypeError for a string, bytes or object value given where an array of
-    numbers or booleans is expected (JAX rejects them too)."""
+    numbers or booleans is expected (JAX rejects them too); an OverflowError, as JAX's,
+    when the objects are Python ints too large for int64 (NumPy's object dtype)."""
+    big = _int64_overflowing(x) if dtype.kind == "O" else None
+    if big is not None:
+        return core.int64_overflow_error(fname, big, "in an array")
     what = repr(x) if isinstance(x, (str, bytes)) else type(x).__name__
     if len(what) > 60:
         what = what[:57] + "..."
