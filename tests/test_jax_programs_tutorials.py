@@ -20,13 +20,9 @@ from jax_programs_tutorials import PROGRAMS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "jax_programs_tutorials.npz"
 
-# program name -> reason, for programs where functrace differs from JAX: a feature it
-# does not have yet, a documented choice, or a gradient at a broken index promise
+# program name -> reason, for programs where functrace differs from JAX by a documented
+# choice, or a gradient at a broken index promise
 KNOWN_DIFFERENCES = {
-    "complex_differentiation": (
-        "grad, jacfwd and jacrev with holomorphic=True raise NotImplementedError: "
-        "complex differentiation is not supported yet"
-    ),
     "documented_differences": (
         "deliberate (README): an out-of-range index known eagerly raises IndexError, "
         "jnp.sum of a list is NumPy's sum, the mean of booleans is float64 (NumPy 2), "
