@@ -1,0 +1,139 @@
+"""The small JAX names: ``dtypes.result_type`` (against JAX's recorded promotions, from
+``api_small_cases.py``), ``TypePromotionError``, ``prng_key``/``extended``,
+``random.key_dtype``, the ``errors`` classes, the ``custom_derivatives`` re-exports and
+the config context managers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import functrace as ft
+import functrace.numpy as fnp
+from api_small_cases import OPERANDS, PAIRS, cases
+from functrace import dtypes, errors
+from recorded import FIXTURES
+
+
+def _is_weak(x):
+    return not isinstance(x, np.dtype) and not isinstance(x, bool)
+
+
+def _dtype(x):
+    return x if isinstance(x, np.dtype) else np.asarray(x).dtype
+
+
+def test_result_type_matches_jax_except_the_documented_differences():
+    want = np.load(FIXTURES / "api_small_jax.npz")
+    got = cases(ft)
+    assert sorted(got) == sorted(k for k in want.files if k != "__about__")
+    rows = zip(PAIRS, got["result_type/dtype"], got["result_type/weak"],
+               want["result_type/dtype"], want["result_type/weak"], strict=True)  # fmt: skip
+    n_dtype = n_weak = 0
+    for (i, j), dt, weak, jdt, jweak in rows:
+        a, b = OPERANDS[i], OPERANDS[j]
+        kinds = {_dtype(a).kind, _dtype(b).kind}
+        # functrace's weak flag: every operand weak (Python bools are not weak)
+        assert weak == (_is_weak(a) and _is_weak(b)), (a, b)
+        if dt != jdt:  # (1) an integer or bool array with an inexact one: NumPy's dtype
+            n_dtype += 1
+            assert not _is_weak(a) and not _is_weak(b) and kinds & set("biu"), (a, b)
+            assert kinds & set("fc") and dt == np.promote_types(_dtype(a), _dtype(b)).name
+        if weak != jweak:  # (2) JAX also calls some mixed results weak
+            n_weak += 1
+            assert jweak and not weak and dt == jdt and kinds & set("biu"), (a, b)
+    assert (n_dtype, n_weak) == (14, 26)  # of 171 pairs; the rest agree
+
+
+def test_result_type_takes_values_tracers_and_dtypes_and_checks_them():
+    rt = dtypes.result_type
+    x32 = np.ones(2, np.float32)
+    assert rt(x32, 2.0) == np.float32 and rt(np.int8(1), "uint8") == np.int16
+    assert rt(fnp.ones(2, dtype="int32"), 1, return_weak_type_flag=True) == (np.int32, False)
+    assert rt(True, return_weak_type_flag=True) == (np.bool_, False)
+    seen = []
+
+    def f(x):
+        seen.append(rt(x, 2.0, return_weak_type_flag=True))
+        seen.append(rt(x * 2, x32, return_weak_type_flag=True))
+        return x * 2.0
+
+    ft.grad(f)(1.0)
+    ft.jit(f)(3.0)
+    ft.vmap(f)(np.ones(3, np.float32))
+    want_weak = [(np.float64, True), (np.float32, False)]
+    assert seen == want_weak * 2 + [(np.float32, False)] * 2
+    for bad, exc, msg in [
+        ((), ValueError, "at least one"),
+        (([1],), TypeError, "got list"),
+        ((None,), TypeError, "got NoneType"),
+        (("U3", np.float32), TypeError, "numeric or boolean"),
+        ((dtypes.float0, np.float64), dtypes.TypePromotionError, "float0, float64"),
+    ]:
+        with pytest.raises(exc, match=f"result_type: .*{msg}"):
+            rt(*bad)
+    assert issubclass(dtypes.TypePromotionError, ValueError)
+    assert fnp.result_type(x32, 2.0) == rt(x32, 2.0)
+
+
+def test_prng_key_and_extended_and_key_dtype():
+    assert issubclass(dtypes.prng_key, dtypes.extended)
+    assert fnp.issubdtype(dtypes.prng_key, dtypes.extended)
+    key = ft.random.key(0)
+    for dt in (key.dtype, ft.random.key_dtype(), np.float32, np.int64, dtypes.float0):
+        assert not fnp.issubdtype(dt, dtypes.prng_key)
+        assert not fnp.issubdtype(dt, dtypes.extended)
+    assert ft.random.key_dtype("threefry2x32") == key.dtype == np.uint32
+    with pytest.raises(ValueError, match="impl=None or 'threefry2x32'.*'rbg'"):
+        ft.random.key_dtype("rbg")
+
+
+def test_error_classes_catch_what_jax_raises_as_them():
+    assert issubclass(errors.ConcretizationTypeError, errors.JAXTypeError)
+    assert issubclass(errors.TracerArrayConversionError, errors.JAXTypeError)
+    assert issubclass(errors.KeyReuseError, errors.JAXTypeError)
+    assert issubclass(errors.JaxprTypeError, TypeError)
+    assert issubclass(errors.InconclusiveDimensionOperation, Exception)
+    with pytest.raises(errors.JAXTypeError):
+        ft.jit(lambda x: 1.0 if x > 0 else 0.0)(1.0)
+    with pytest.raises(errors.JAXIndexError):
+        ft.jit(lambda x: x[x > 0])(np.arange(3.0))
+    with pytest.raises(errors.ConcretizationTypeError):  # still one, as before
+        ft.jit(lambda x: x[x > 0])(np.arange(3.0))
+    leaked = []
+    ft.jit(lambda x: leaked.append(x) or x)(1.0)
+    with pytest.raises(errors.JAXTypeError):
+        leaked[0] + 1
+
+
+def test_custom_derivatives_reexports():
+    cd = ft.custom_derivatives
+    assert cd.custom_gradient is ft.custom_gradient
+    assert cd.closure_convert is ft.closure_convert
+
+    @cd.custom_gradient
+    def f(x):
+        return x**2, lambda g: (3.0 * g,)
+
+    assert float(ft.grad(f)(2.0)) == 3.0
+
+
+def test_config_context_managers():
+    cases_ = [
+        (ft.transfer_guard_host_to_device, "transfer_guard_host_to_device", "disallow", "x"),
+        (ft.transfer_guard_device_to_host, "transfer_guard_device_to_host", "log", "x"),
+        (ft.transfer_guard_device_to_device, "transfer_guard_device_to_device", "log", "x"),
+        (ft.enable_checks, "enable_checks", True, "x"),
+        (ft.default_prng_impl, "default_prng_impl", "threefry2x32", "rbg"),
+        (ft.threefry_partitionable, "threefry_partitionable", True, False),
+        (ft.debug_key_reuse, "debug_key_reuse", False, True),
+    ]
+    for cm, name, ok, bad in cases_:
+        before = ft.config.read(name)
+        with cm(ok):
+            assert ft.config.read(name) == ok
+        assert ft.config.read(name) == before
+        with pytest.raises((TypeError, ValueError, NotImplementedError), match=name):
+            with cm(bad):
+                pass
+        assert ft.config.read(name) == before
