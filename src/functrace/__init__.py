@@ -37,14 +37,21 @@ from functrace._config import (  # noqa: F401
     checking_leaks,
     config,
     debug_infs,
+    debug_key_reuse,
     debug_nans,
     default_device,
     default_matmul_precision,
+    default_prng_impl,
+    enable_checks,
     enable_x64,
     log_compiles,
     numpy_dtype_promotion,
     numpy_rank_promotion,
+    threefry_partitionable,
     transfer_guard,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
 )
 from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
