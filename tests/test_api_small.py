@@ -1,16 +1,22 @@
-"""The small JAX names: ``dtypes.result_type`` (against JAX's recorded promotions, from
-``api_small_cases.py``), ``TypePromotionError``, ``prng_key``/``extended``,
+"""The small JAX names: ``dtypes.result_type`` and ``debug.visualize_sharding`` (against
+JAX's recorded promotions and tables, from ``api_small_cases.py``),
+``debug.inspect_array_sharding`` and ``debug.log``, ``TypePromotionError``,
+``prng_key``/``extended``,
 ``random.key_dtype``, the ``errors`` classes, the ``custom_derivatives`` re-exports and
 the config context managers."""
 
 from __future__ import annotations
+
+import contextlib
+import io
+import logging
 
 import numpy as np
 import pytest
 
 import functrace as ft
 import functrace.numpy as fnp
-from api_small_cases import OPERANDS, PAIRS, cases
+from api_small_cases import OPERANDS, PAIRS, cases, visualize_cases
 from functrace import dtypes, errors
 from recorded import FIXTURES
 
@@ -26,7 +32,7 @@ def _dtype(x):
 def test_result_type_matches_jax_except_the_documented_differences():
     want = np.load(FIXTURES / "api_small_jax.npz")
     got = cases(ft)
-    assert sorted(got) == sorted(k for k in want.files if k != "__about__")
+    assert sorted(got) == sorted(k for k in want.files if k.startswith("result_type/"))
     rows = zip(PAIRS, got["result_type/dtype"], got["result_type/weak"],
                want["result_type/dtype"], want["result_type/weak"], strict=True)  # fmt: skip
     n_dtype = n_weak = 0
@@ -137,3 +143,78 @@ def test_config_context_managers():
             with cm(bad):
                 pass
         assert ft.config.read(name) == before
+
+
+def _capture(f):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        f()
+    return buf.getvalue()
+
+
+def test_visualize_sharding_prints_jax_tables():
+    want = np.load(FIXTURES / "api_small_jax.npz")
+    with ft.config.override(num_cpu_devices=8):
+        got = visualize_cases(ft, _capture)
+    assert sorted(got) == sorted(k for k in want.files if k.startswith("visualize/"))
+    for k, v in got.items():
+        assert str(v) == str(want[k]), (k, str(v), str(want[k]))
+    vs = ft.debug.visualize_sharding
+    one = ft.devices()[0].id
+    s = ft.sharding.SingleDeviceSharding(ft.devices()[0])
+    assert f"CPU {one}" in _capture(lambda: vs((2, 3), s, use_color=False, color_map=None))
+    for args, exc, msg in [
+        (((2, 3, 4), s), ValueError, "1 or 2 nonzero dimensions"),
+        (((0,), s), ValueError, "1 or 2 nonzero dimensions"),
+        ((("a",), s), TypeError, "shape of integers"),
+        (((4,), "P('x')"), TypeError, "expected a sharding"),
+    ]:
+        with pytest.raises(exc, match=f"debug.visualize_sharding: .*{msg}"):
+            vs(*args)
+
+
+def test_inspect_array_sharding_eager_and_under_transforms():
+    seen = []
+
+    def f(x):
+        ft.debug.inspect_array_sharding({"a": x, "b": x * 2}, callback=seen.append)
+        return (x**2).sum()
+
+    x = np.arange(3.0)
+    f(x)
+    ft.grad(f)(x)
+    jf = ft.jit(f)
+    jf(x)
+    jf(x)  # cached: no new call, as JAX's compile-time call
+    ft.vmap(f)(np.ones((2, 3)))
+    assert len(seen) == 8
+    assert all(s == ft.sharding.SingleDeviceSharding(ft.devices()[0]) for s in seen)
+    printed = _capture(lambda: ft.jit(lambda v: ft.debug.visualize_array_sharding(v) or v)(x))
+    assert "CPU 0" in printed and printed.startswith("\u250c")
+    with pytest.raises(TypeError, match="inspect_array_sharding: expected a callable"):
+        ft.debug.inspect_array_sharding(x, callback=None)
+
+
+def test_log_goes_through_logging_under_transforms(caplog):
+    def f(x):
+        ft.debug.log("x = {x}", x=x)
+        ft.debug.log("plain", x)
+        ft.debug.log(ordered=True)("two-call {}", x)
+        return x * 2.0
+
+    with caplog.at_level(logging.INFO, logger="functrace.debug"):
+        f(1.0)
+        ft.jit(f)(2.0)
+        ft.grad(f)(3.0)
+        ft.vmap(f)(np.array([4.0, 5.0]))
+    msgs = [r.getMessage() for r in caplog.records if r.name == "functrace.debug"]
+    want = []
+    for v in ("1.0", "2.0", "3.0", "4.0", "5.0"):
+        want += [f"x = {v}", f"plain {v}", f"two-call {v}"]
+    assert msgs[:9] == want[:9] and sorted(msgs[9:]) == sorted(want[9:])
+    rec = caplog.records[0]
+    assert rec.levelno == logging.INFO and rec.pathname == __file__
+    with pytest.raises(TypeError, match="debug.log: expected a format string"):
+        ft.debug.log(3)
+    with pytest.raises(TypeError, match="debug.log: expected the format string"):
+        ft.debug.log(None, 1.0)

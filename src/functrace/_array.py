@@ -114,6 +114,10 @@ class SingleDeviceSharding:
         """The devices holding the array: ``{cpu}``."""
         return {self._device}
 
+    def devices_indices_map(self, global_shape: Any) -> dict[CpuDevice, tuple[slice, ...]]:
+        """``{device: index}``: the whole array (``slice(None)`` per dimension)."""
+        return {self._device: (slice(None),) * len(tuple(global_shape))}
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SingleDeviceSharding) and other._device is self._device
 
