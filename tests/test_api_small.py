@@ -218,3 +218,70 @@ def test_log_goes_through_logging_under_transforms(caplog):
         ft.debug.log(3)
     with pytest.raises(TypeError, match="debug.log: expected the format string"):
         ft.debug.log(None, 1.0)
+
+
+def test_sharding_base_class_meshes_in_context_and_reshard():
+    sh = ft.sharding
+    with ft.config.override(num_cpu_devices=8):
+        mesh = ft.make_mesh((4, 2), ("a", "b"))
+    named = sh.NamedSharding(mesh, sh.PartitionSpec("a"))
+    single = sh.make_single_device_sharding(ft.devices()[0])
+    assert all(isinstance(s, sh.Sharding) for s in (named, single, fnp.ones(2).sharding))
+    assert single == sh.SingleDeviceSharding(ft.devices()[0])
+    assert sh.get_mesh().empty and sh.get_abstract_mesh().empty
+    x = np.arange(8.0)
+    with ft.set_mesh(mesh):
+        assert sh.get_mesh() is mesh
+        assert sh.get_abstract_mesh() == sh.AbstractMesh((4, 2), ("a", "b"))
+        with sh.use_abstract_mesh(sh.AbstractMesh((8,), ("z",))):
+            assert sh.get_abstract_mesh().shape == {"z": 8}
+        with pytest.raises(ValueError, match="use_abstract_mesh: expected a mesh of the size"):
+            with sh.use_abstract_mesh(sh.AbstractMesh((2,), ("z",))):
+                pass
+        assert sh.get_abstract_mesh().axis_names == ("a", "b")
+        y = ft.reshard(x, sh.PartitionSpec("a"))
+        assert type(y) is ft.Array and np.array_equal(y, x)
+        tree = {"u": x, "w": (x, x[:4])}
+        spec = {"u": sh.PartitionSpec(("a", "b")), "w": named}
+        got = ft.jit(lambda t: sh.reshard(t, spec))(tree)
+        assert np.array_equal(got["w"][1], x[:4])
+        g = ft.grad(lambda v: (sh.reshard(v, named) ** 2).sum())(x)
+        assert np.array_equal(g, 2 * x)
+        assert np.array_equal(
+            ft.vmap(lambda v: sh.reshard(v, named))(np.ones((3, 8))), np.ones((3, 8))
+        )
+        twice = sh.auto_axes(lambda v: v * 2, out_sharding=sh.PartitionSpec("a"))
+        assert np.array_equal(twice(x), 2 * x)
+        plus = sh.explicit_axes(axes="b")(lambda v: v + 1)
+        assert np.array_equal(plus(x, in_sharding=sh.PartitionSpec("b")), x + 1)
+        with pytest.raises(
+            TypeError, match="auto_axes: expected the keyword argument 'out_sharding'"
+        ):
+            sh.auto_axes(lambda v: v)(x)
+        with pytest.raises(ValueError, match="auto_axes: expected axes of the mesh"):
+            sh.auto_axes(lambda v: v, axes="q", out_sharding=sh.PartitionSpec())(x)
+        psum = ft.shard_map(lambda v: ft.lax.psum(v.sum(), "a"), in_specs=sh.PartitionSpec("a"),
+                            out_specs=sh.PartitionSpec())  # fmt: skip
+        assert float(psum(x)) == 28.0  # shard_map takes set_mesh's mesh
+        for bad, exc, msg in [
+            (sh.PartitionSpec("a", "b"), ValueError, "at most 1 entries"),
+            (sh.PartitionSpec("a", "a"), ValueError, "at most once"),
+            ("a", TypeError, "NamedShardings or PartitionSpecs"),
+        ]:
+            with pytest.raises(exc, match=f"reshard: expected .*{msg}"):
+                sh.reshard(x, bad)
+    assert sh.get_mesh().empty and sh.get_abstract_mesh().empty
+    with pytest.raises(ValueError, match="reshard: .*PartitionSpec inside set_mesh"):
+        sh.reshard(x, sh.PartitionSpec("a"))
+    with pytest.raises(ValueError, match="explicit_axes: expected a mesh set with set_mesh"):
+        sh.explicit_axes(lambda v: v)(x, in_sharding=sh.PartitionSpec())
+    ft.set_mesh(mesh)  # the setter form
+    try:
+        assert sh.get_mesh() is mesh
+    finally:
+        ft.set_mesh(None)
+    assert sh.get_mesh().empty
+    with pytest.raises(ValueError, match="set_mesh: expected a Mesh or None"):
+        ft.set_mesh("mesh")
+    with pytest.raises(ValueError, match="make_single_device_sharding: expected memory_kind"):
+        sh.make_single_device_sharding(ft.devices()[0], memory_kind="device")

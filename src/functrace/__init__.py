@@ -108,6 +108,8 @@ from functrace.sharding import (  # noqa: F401
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
     make_mesh,
+    reshard,
+    set_mesh,
     shard_map,
 )
 from functrace.sharding import PartitionSpec as P  # noqa: F401

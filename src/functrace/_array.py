@@ -96,7 +96,15 @@ def cpu_devices_upto(i: int) -> CpuDevice:
     return cpu_devices(i + 1)[i]
 
 
-class SingleDeviceSharding:
+class Sharding:
+    """The base class of functrace's shardings (JAX's ``jax.sharding.Sharding``):
+    ``isinstance(s, Sharding)`` holds for ``SingleDeviceSharding`` and
+    ``NamedSharding``."""
+
+    __slots__ = ()
+
+
+class SingleDeviceSharding(Sharding):
     """Where an Array lives: wholly on one device (JAX's ``SingleDeviceSharding``)."""
 
     __slots__ = ("_device",)
