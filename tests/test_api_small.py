@@ -285,3 +285,40 @@ def test_sharding_base_class_meshes_in_context_and_reshard():
         ft.set_mesh("mesh")
     with pytest.raises(ValueError, match="make_single_device_sharding: expected memory_kind"):
         sh.make_single_device_sharding(ft.devices()[0], memory_kind="device")
+
+
+def test_multihost_utils_with_one_process():
+    from functrace.experimental import multihost_utils as mh
+
+    sh = ft.sharding
+    x, s = np.arange(6.0).reshape(2, 3), np.float32(2.5)
+    tree = {"x": x, "s": s}
+    stacked = mh.process_allgather(tree)
+    assert stacked["x"].shape == (1, 2, 3) and stacked["s"].shape == (1,)
+    assert type(stacked["x"]) is np.ndarray and np.array_equal(stacked["x"][0], x)
+    tiled = mh.process_allgather(tree, tiled=True)
+    assert tiled["x"].shape == (2, 3) and tiled["s"].shape == () and tiled["s"].dtype == np.float32
+    got = mh.broadcast_one_to_all(tree, is_source=True)
+    assert np.array_equal(got["x"], x) and type(got["x"]) is np.ndarray
+    assert mh.sync_global_devices("step") is None
+    with ft.config.override(num_cpu_devices=8):
+        mesh = ft.make_mesh((2, 4), ("a", "b"))
+    spec = sh.PartitionSpec("a")
+    g = mh.host_local_array_to_global_array(tree, mesh, {"x": spec, "s": None})
+    assert type(g["x"]) is ft.Array and np.array_equal(g["x"], x)
+    back = mh.global_array_to_host_local_array(g, mesh, sh.PartitionSpec())
+    assert np.array_equal(back["x"], x) and back["s"] == s
+    jitted = ft.jit(lambda v: mh.host_local_array_to_global_array(v, mesh, spec) * 2)
+    assert np.array_equal(jitted(x), 2 * x)
+    for call, exc, msg in [
+        (lambda: mh.host_local_array_to_global_array(x, mesh, sh.PartitionSpec("b")), ValueError,
+         "to divide into the 4 shards"),
+        (lambda: mh.host_local_array_to_global_array(x, mesh, sh.PartitionSpec("q")), ValueError,
+         "mesh axes"),
+        (lambda: mh.global_array_to_host_local_array(x, "m", spec), TypeError, "expected a Mesh"),
+        (lambda: mh.process_allgather(x, tiled=1), TypeError, "tiled to be a bool"),
+        (lambda: ft.jit(mh.process_allgather)(x), TypeError, "concrete arrays"),
+        (lambda: mh.sync_global_devices(3), TypeError, "name string"),
+    ]:  # fmt: skip
+        with pytest.raises(exc, match=msg):
+            call()
