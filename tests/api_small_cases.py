@@ -76,3 +76,73 @@ def visualize_cases(lib: Any, capture: Any) -> dict[str, np.ndarray]:
     x = lib.numpy.ones((3, 5))
     out["visualize/array"] = np.array(capture(lambda: lib.debug.visualize_array_sharding(x)))
     return out
+
+
+_rng = np.random.default_rng(7)
+# (lhs shape, rhs shape, strides, padding, filter_shape, lhs_dilation, rhs_dilation, layouts)
+LOCAL_CONVS: list[tuple[Any, ...]] = [
+    ((2, 3, 5, 6), (4, 18, 4, 4), (1, 1), "VALID", (2, 3), None, None, None),
+    ((2, 5, 6, 3), (3, 6, 18, 4), (2, 1), "SAME", (3, 2), None, (1, 2),
+     ("NHWC", "HWIO", "NHWC")),
+    ((2, 6, 5, 3), (11, 12, 4, 3), (1, 2), ((1, 0), (0, 2)), (2, 2), (2, 1), None,
+     ("NWHC", "WIOH", "HNCW")),
+    ((1, 2, 7), (3, 6, 3), (2,), "VALID", (3,), None, None, None),
+]  # fmt: skip
+LOCAL_ARGS = [(_rng.standard_normal(c[0]), _rng.standard_normal(c[1])) for c in LOCAL_CONVS]
+# (lhs shape, rhs shape, group sizes, ((contracting), (batch)), ragged dim, group dims,
+# gradients: JAX 0.10.2 differentiates the ragged-free-dimension mode only)
+RAGGED: list[tuple[Any, ...]] = [
+    ((5, 3), (3, 3, 2), [1, 0, 3], (((1,), (1,)), ((), ())), (0,), (0,), True),
+    ((2, 5), (5, 3), [2, 1, 1], (((1,), (0,)), ((), ())), (1,), (), False),
+    ((2, 4, 3), (2, 3, 3, 2), [1, 2, 1], (((2,), (2,)), ((0,), (0,))), (1,), (1,), True),
+    ((3, 4, 2), (3, 2, 5), [1, 2], (((2,), (1,)), ((0,), (0,))), (0,), (), False),
+    ((6, 2), (2, 3, 4), [2, 3, 1, 0], (((1,), (0,)), ((), ())), (0,), (2,), True),
+]
+RAGGED_ARGS = [(_rng.standard_normal(c[0]), _rng.standard_normal(c[1])) for c in RAGGED]
+
+
+def lax_cases(lib: Any) -> dict[str, np.ndarray]:
+    """``lax.conv_general_dilated_local`` and ``lax.ragged_dot_general`` values and the
+    gradients of ``sum(out * cos(out))`` in both operands (where JAX has them), in
+    float64 and float32, and
+    ``conv_transpose_shape_tuple``/``reduce_window_shape_tuple`` for a few shapes."""
+    lax, out = lib.lax, {}
+
+    def record(name: str, f: Any, a: np.ndarray, b: np.ndarray, grads: bool = True) -> None:
+        for dt in (np.float64, np.float32):
+            a_, b_ = a.astype(dt), b.astype(dt)
+            tag = f"lax/{name}/{np.dtype(dt).name}"
+            out[f"{tag}/value"] = np.asarray(f(a_, b_))
+            if not grads:
+                continue
+            loss = lambda u, v: (f(u, v) * lib.numpy.cos(f(u, v))).sum()  # noqa: E731
+            ga, gb = lib.grad(loss, argnums=(0, 1))(a_, b_)
+            out[f"{tag}/grad_lhs"], out[f"{tag}/grad_rhs"] = np.asarray(ga), np.asarray(gb)
+
+    for k, (case, (a, b)) in enumerate(zip(LOCAL_CONVS, LOCAL_ARGS)):
+        _, _, st, pad, fs, ld, rd, dn = case
+        f = lambda u, v, st=st, pad=pad, fs=fs, ld=ld, rd=rd, dn=dn: (  # noqa: E731
+            lax.conv_general_dilated_local(u, v, st, pad, fs, ld, rd, dn)
+        )
+        record(f"local{k}", f, a, b)
+    for k, (case, (a, b)) in enumerate(zip(RAGGED, RAGGED_ARGS)):
+        _, _, sizes, dims, ragged, group, grads = case
+        rdn = lax.RaggedDotDimensionNumbers(dims, ragged, group)
+        gs = np.array(sizes, np.int32)
+        f = lambda u, v, rdn=rdn, gs=gs: lax.ragged_dot_general(u, v, gs, rdn)  # noqa: E731
+        record(f"ragged{k}", f, a, b, grads)
+    shapes = [
+        lax.conv_transpose_shape_tuple((1, 4, 3), (2, 3, 5), (2,), "SAME", ("NHC", "HIO", "NHC")),
+        lax.conv_transpose_shape_tuple(
+            (1, 7, 9, 3), (3, 3, 3, 5), (2, 3), "VALID", ("NHWC", "HWIO", "NHWC")
+        ),
+        lax.conv_transpose_shape_tuple(
+            (1, 3, 7, 9), (5, 3, 2, 4), (3, 2), ((1, 2), (0, 1)), ("NCHW", "OIHW", "NHWC")
+        ),
+        lax.reduce_window_shape_tuple((5, 6), (2, 3), (1, 2), ((0, 0), (1, 1))),
+        lax.reduce_window_shape_tuple((5, 6), (2, 3), (1, 2), ((0, 0), (1, 1)), (2, 1), (1, 2)),
+        lax.reduce_window_shape_tuple((4,), (9,), (1,), ((0, 0),)),
+    ]
+    for k, s in enumerate(shapes):
+        out[f"lax/shape{k}"] = np.array([int(d) for d in s], np.int64)
+    return out

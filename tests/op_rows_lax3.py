@@ -1,8 +1,11 @@
 """Op-table rows: ``lax.stack``/``unstack``, ``scatter_sub``, ``scatter_apply``, the
 fill/drop mode of ``gather`` and the scatters, ``approx_max_k``/``approx_min_k``,
-``ragged_dot``, ``conv_general_dilated_patches``, ``all_to_all``, ``pswapaxes``,
+``ragged_dot``, ``conv_general_dilated_patches``, ``conv_general_dilated_local``,
+``ragged_dot_general`` (ragged contracting dimension; lhs rows past the groups are
+left out), ``all_to_all``, ``pswapaxes``,
 ``pbroadcast`` and ``pshuffle``
-(``functrace/lax/composite_higher.py``, ``gather_scatter.py``, ``parallel.py``).
+(``functrace/lax/composite_higher.py``, ``composite_more.py``, ``gather_scatter.py``,
+``parallel.py``).
 
 The references are NumPy loops written independently of the implementations. Index
 arrays, group sizes and static parameters are baked into the lambdas.
@@ -59,6 +62,29 @@ def _np_patches(x: np.ndarray) -> np.ndarray:
         for i in range(2):
             out[:, ch * 2 + i] = x[:, ch, i : i + w - 1]
     return out
+
+
+def _np_local(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    # NCW, filter 2, stride 1, VALID, a filter per output position:
+    # out[n, o, p] = sum_{c, i} x[n, c, p + i] * w[o, c * 2 + i, p]
+    x, w = np.asarray(x), np.asarray(w)
+    n, c, width = x.shape
+    out = np.zeros((n, w.shape[0], width - 1), x.dtype)
+    for p in range(width - 1):
+        for ch in range(c):
+            for i in range(2):
+                out[:, :, p] += np.outer(x[:, ch, p + i], w[:, ch * 2 + i, p])
+    return out
+
+
+_GROUPS = np.array([2, 1])
+
+
+def _np_ragged_contract(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # lhs (2, 4) ragged in its contracted dimension: one product per group
+    a, b = np.asarray(a), np.asarray(b)
+    ends = np.cumsum(_GROUPS)
+    return np.stack([a[:, e - g : e] @ b[e - g : e] for g, e in zip(_GROUPS, ends)])
 
 
 def _np_all_to_all(x: np.ndarray) -> np.ndarray:
@@ -149,6 +175,24 @@ ROWS: list[OpInfo] = [
         (F,),
         ("conv_general_dilated",),
         shapes=((2, 2, 4),),
+    ),
+    OpInfo(
+        "lax.conv_general_dilated_local",
+        lambda x, w: lax.conv_general_dilated_local(x, w, (1,), "VALID", (2,)),
+        _np_local,
+        (F, F),
+        ("conv_general_dilated", "dot_general"),
+        shapes=((2, 2, 4), (3, 4, 3)),
+    ),
+    OpInfo(
+        "lax.ragged_dot_general contracting",
+        lambda a, b: lax.ragged_dot_general(
+            a, b, _GROUPS, lax.RaggedDotDimensionNumbers((((1,), (0,)), ((), ())), (1,), ())
+        ),
+        _np_ragged_contract,
+        (F, F),
+        ("dot_general",),
+        shapes=((2, 4), (4, 3)),
     ),
     OpInfo(
         "lax.all_to_all (vmap axis_name)",

@@ -1,5 +1,7 @@
-"""The small JAX names: ``dtypes.result_type`` and ``debug.visualize_sharding`` (against
-JAX's recorded promotions and tables, from ``api_small_cases.py``),
+"""The small JAX names: ``dtypes.result_type``, ``debug.visualize_sharding``,
+``lax.conv_general_dilated_local``, ``lax.ragged_dot_general`` and the lax shape
+helpers (against JAX's recorded values, from ``api_small_cases.py``), the sharding
+context names, ``experimental.multihost_utils``,
 ``debug.inspect_array_sharding`` and ``debug.log``, ``TypePromotionError``,
 ``prng_key``/``extended``,
 ``random.key_dtype``, the ``errors`` classes, the ``custom_derivatives`` re-exports and
@@ -16,8 +18,19 @@ import pytest
 
 import functrace as ft
 import functrace.numpy as fnp
-from api_small_cases import OPERANDS, PAIRS, cases, visualize_cases
+from api_small_cases import (
+    LOCAL_ARGS,
+    LOCAL_CONVS,
+    OPERANDS,
+    PAIRS,
+    RAGGED,
+    RAGGED_ARGS,
+    cases,
+    lax_cases,
+    visualize_cases,
+)
 from functrace import dtypes, errors
+from functrace.test_util import check_grads
 from recorded import FIXTURES
 
 
@@ -322,3 +335,78 @@ def test_multihost_utils_with_one_process():
     ]:  # fmt: skip
         with pytest.raises(exc, match=msg):
             call()
+
+
+def test_lax_local_conv_and_ragged_dot_match_jax():
+    want = np.load(FIXTURES / "api_small_jax.npz")
+    got = lax_cases(ft)
+    assert sorted(got) == sorted(k for k in want.files if k.startswith("lax/"))
+    for k, v in got.items():
+        assert v.shape == want[k].shape and v.dtype == want[k].dtype, k
+        tol = 2e-4 if v.dtype == np.float32 else 1e-11
+        np.testing.assert_allclose(v, want[k], rtol=tol, atol=tol, err_msg=k)
+
+
+def _local(k):
+    _, _, st, pad, fs, ld, rd, dn = LOCAL_CONVS[k]
+    return lambda u, v: ft.lax.conv_general_dilated_local(u, v, st, pad, fs, ld, rd, dn)
+
+
+def _ragged(k):
+    _, _, sizes, dims, ragged, group, _ = RAGGED[k]
+    rdn = ft.lax.RaggedDotDimensionNumbers(dims, ragged, group)
+    return lambda u, v: ft.lax.ragged_dot_general(u, v, np.array(sizes), rdn)
+
+
+def test_local_conv_and_ragged_dot_compose():
+    # the modes JAX does not differentiate (ragged contracting and batch dimensions) too
+    for f, (a, b) in [(_ragged(1), RAGGED_ARGS[1]), (_ragged(3), RAGGED_ARGS[3]),
+                      (_local(3), LOCAL_ARGS[3])]:  # fmt: skip
+        check_grads(f, (a, b), order=2, modes=("fwd", "rev"))
+    for f, (a, b) in [(_local(2), LOCAL_ARGS[2]), (_ragged(4), RAGGED_ARGS[4])]:
+        np.testing.assert_allclose(ft.jit(f)(a, b), f(a, b), rtol=1e-12, atol=1e-12)
+        bs = np.stack([b, 2 * b, -b])
+        loop = np.stack([f(a, w) for w in bs])
+        np.testing.assert_allclose(ft.vmap(f, (None, 0))(a, bs), loop, rtol=1e-12, atol=1e-12)
+        loss = lambda u, v, f=f: (f(u, v) ** 2).sum()  # noqa: E731
+        g_loop = np.stack([ft.grad(loss)(a, w) for w in bs])
+        np.testing.assert_allclose(ft.vmap(ft.grad(loss), (None, 0))(a, bs), g_loop, rtol=1e-10)
+        total = ft.grad(lambda u, bs=bs, loss=loss: ft.vmap(lambda row: loss(u, row))(bs).sum())(a)
+        np.testing.assert_allclose(total, g_loop.sum(0), rtol=1e-10, atol=1e-10)
+
+
+def test_local_conv_and_ragged_dot_errors():
+    x, w = LOCAL_ARGS[0]
+    local = ft.lax.conv_general_dilated_local
+    with pytest.raises(ValueError, match="conv_general_dilated_local: expected rhs with"):
+        local(x, w[:, :, :3], (1, 1), "VALID", (2, 3))
+    with pytest.raises(ValueError, match="conv_general_dilated_local: expected rhs of the rank"):
+        local(x, w[0], (1, 1), "VALID", (2, 3))
+    with pytest.raises(TypeError, match="conv_general_dilated_local: expected lhs and rhs of one"):
+        local(x, w.astype(np.float32), (1, 1), "VALID", (2, 3))
+    a, b = RAGGED_ARGS[0]
+    rdn = ft.lax.RaggedDotDimensionNumbers
+    dims = (((1,), (1,)), ((), ()))
+    rd = ft.lax.ragged_dot_general
+    for args, exc, msg in [
+        (
+            (a, b, np.array([1, 2]), rdn(dims, (0,), (0,))),
+            ValueError,
+            r"group_sizes of shape \(3,\)",
+        ),
+        ((a, b, np.array([1.0, 2, 2]), rdn(dims, (0,), (0,))), TypeError, "integer group_sizes"),
+        ((a, b, np.array([1, 2, 2]), rdn(dims, (0,), ())), ValueError, "expected an rhs group"),
+        ((a, b, np.array([1, 2, 2]), rdn(dims, (0, 1), (0,))), ValueError, "one lhs ragged"),
+        ((a, b, np.array([1, 2, 2]), dims), TypeError, "RaggedDotDimensionNumbers"),
+    ]:
+        with pytest.raises(exc, match=f"ragged_dot_general: .*{msg}"):
+            rd(*args)
+    with pytest.raises(TypeError, match="RaggedDotDimensionNumbers: expected"):
+        rdn(3, (0,), ())
+    assert rdn(dims, [0], [0]) == rdn(dims, (0,), (0,))
+    with pytest.raises(ValueError, match="reduce_window_shape_tuple: expected"):
+        ft.lax.reduce_window_shape_tuple((4, 4), (2,), (1, 1), ((0, 0), (0, 0)))
+    with pytest.raises(ValueError, match="conv_transpose_shape_tuple: expected padding"):
+        ft.lax.conv_transpose_shape_tuple((1, 4, 3), (2, 3, 5), (2,), "FULL", ("NHC", "HIO", "NHC"))
+    gdn = ft.lax.GatherDimensionNumbers((1,), (0,), (0,))
+    assert gdn.operand_batching_dims == () and ft.lax.ScatterDimensionNumbers((1,), (0,), (0,))
