@@ -337,12 +337,15 @@ def test_multihost_utils_with_one_process():
             call()
 
 
-def test_lax_local_conv_and_ragged_dot_match_jax():
+def test_lax_local_conv_ragged_dot_and_bit_generator_match_jax():
     want = np.load(FIXTURES / "api_small_jax.npz")
     got = lax_cases(ft)
     assert sorted(got) == sorted(k for k in want.files if k.startswith("lax/"))
     for k, v in got.items():
         assert v.shape == want[k].shape and v.dtype == want[k].dtype, k
+        if v.dtype.kind in "iu":  # shapes, keys and bits: exactly
+            np.testing.assert_array_equal(v, want[k], err_msg=k)
+            continue
         tol = 2e-4 if v.dtype == np.float32 else 1e-11
         np.testing.assert_allclose(v, want[k], rtol=tol, atol=tol, err_msg=k)
 
@@ -410,3 +413,27 @@ def test_local_conv_and_ragged_dot_errors():
         ft.lax.conv_transpose_shape_tuple((1, 4, 3), (2, 3, 5), (2,), "FULL", ("NHC", "HIO", "NHC"))
     gdn = ft.lax.GatherDimensionNumbers((1,), (0,), (0,))
     assert gdn.operand_batching_dims == () and ft.lax.ScatterDimensionNumbers((1,), (0,), (0,))
+
+
+def test_rng_bit_generator_transforms_and_errors():
+    rbg, alg = ft.lax.rng_bit_generator, ft.lax.RandomAlgorithm
+    key = np.array([3, 1, 4, 1], np.uint32)
+    new, bits = rbg(key, (3, 4), np.uint32, alg.RNG_THREE_FRY)
+    assert np.array_equal(rbg(key, (3, 4))[1], bits)  # RNG_DEFAULT: the same Threefry bits
+    jitted = ft.jit(lambda k: rbg(k, (3, 4), np.uint32, alg.RNG_THREE_FRY))(key)
+    assert np.array_equal(jitted[0], new) and np.array_equal(jitted[1], bits)
+    keys = np.stack([key, key + 1, key + 2])
+    loop = np.stack([rbg(k, (5,), np.uint16)[1] for k in keys])
+    assert np.array_equal(ft.vmap(lambda k: rbg(k, (5,), np.uint16)[1])(keys), loop)
+    assert str(alg.RNG_PHILOX) == "RNG_PHILOX" and int(alg.RNG_THREE_FRY) == 1
+    for args, kw, exc, msg in [
+        ((key, (2,)), {"algorithm": alg.RNG_PHILOX}, NotImplementedError, "RNG_PHILOX"),
+        ((key, (2,)), {"algorithm": 7}, ValueError, "RandomAlgorithm"),
+        ((key, (2,), np.int32), {}, TypeError, "uint8, uint16, uint32 or uint64"),
+        ((key[:3], (2,)), {}, TypeError, r"uint32\[4\] or uint64\[2\] key"),
+        ((key.astype(np.int32), (2,)), {}, TypeError, r"uint32\[4\] or uint64\[2\] key"),
+        ((key, (-1,)), {}, ValueError, "nonnegative"),
+        ((key, "ab"), {}, TypeError, "shape of ints"),
+    ]:
+        with pytest.raises(exc, match=f"rng_bit_generator: .*{msg}"):
+            rbg(*args, **kw)
