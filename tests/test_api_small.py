@@ -437,3 +437,16 @@ def test_rng_bit_generator_transforms_and_errors():
     ]:
         with pytest.raises(exc, match=f"rng_bit_generator: .*{msg}"):
             rbg(*args, **kw)
+
+
+def test_live_arrays():
+    x = fnp.arange(3.0)
+    y = x * 2
+    live = ft.live_arrays()
+    assert all(type(a) is ft.Array for a in live)
+    assert any(a is x for a in live) and any(a is y for a in ft.live_arrays("cpu"))
+    before = len(live)
+    del y, live
+    assert len(ft.live_arrays()) == before - 1  # freed, no longer listed
+    with pytest.raises(ValueError, match="live_arrays: expected platform None or 'cpu'"):
+        ft.live_arrays("gpu")

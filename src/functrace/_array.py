@@ -21,6 +21,7 @@ NumPy scalars, as NumPy does for any array-like.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -277,6 +278,19 @@ def scalar_array(x: np.generic) -> Array:
     a = np.array(x).view(Array)
     a.setflags(write=False)
     return a
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """Every eager ``Array`` still alive (``jax.live_arrays``), found by a scan of the
+    objects Python's garbage collector tracks when called (nothing is recorded while
+    arrays are made, so the cost is here, not on every operation); includes views of
+    other Arrays. ``platform`` may be None or ``"cpu"``."""
+    if platform is not None and platform != "cpu":
+        raise ValueError(
+            f"live_arrays: expected platform None or 'cpu' (functrace computes on the CPU "
+            f"only), got {platform!r:.40}."
+        )
+    return [o for o in gc.get_objects() if type(o) is Array]
 
 
 def _wrap(x: Any) -> Any:
