@@ -105,8 +105,9 @@ def lax_cases(lib: Any) -> dict[str, np.ndarray]:
     """``lax.conv_general_dilated_local`` and ``lax.ragged_dot_general`` values and the
     gradients of ``sum(out * cos(out))`` in both operands (where JAX has them), in
     float64 and float32, ``conv_transpose_shape_tuple``/``reduce_window_shape_tuple``
-    for a few shapes, and ``rng_bit_generator`` with ``RNG_THREE_FRY`` (new key and
-    bits) for each of ``RNG_KEYS`` and ``RNG_SHAPES`` in every unsigned dtype."""
+    for a few shapes, and ``rng_bit_generator`` (new key and bits) for each of
+    ``RNG_KEYS`` and ``RNG_SHAPES``, with ``RNG_THREE_FRY`` and ``RNG_PHILOX`` in every
+    unsigned dtype and with ``RNG_DEFAULT`` in uint32."""
     lax, out = lib.lax, {}
 
     def record(name: str, f: Any, a: np.ndarray, b: np.ndarray, grads: bool = True) -> None:
@@ -146,21 +147,25 @@ def lax_cases(lib: Any) -> dict[str, np.ndarray]:
     ]
     for k, s in enumerate(shapes):
         out[f"lax/shape{k}"] = np.array([int(d) for d in s], np.int64)
-    three_fry = lax.RandomAlgorithm.RNG_THREE_FRY
-    for k, key in enumerate(RNG_KEYS):
-        for shape in RNG_SHAPES:
-            for dt in ("uint8", "uint16", "uint32", "uint64"):
-                new, bits = lax.rng_bit_generator(key, shape, np.dtype(dt), three_fry)
-                tag = f"lax/rng{k}/{'x'.join(map(str, shape)) or 'scalar'}/{dt}"
-                out[f"{tag}/key"], out[f"{tag}/bits"] = np.asarray(new), np.asarray(bits)
+    for alg in ("RNG_THREE_FRY", "RNG_PHILOX", "RNG_DEFAULT"):
+        dts = ("uint32",) if alg == "RNG_DEFAULT" else ("uint8", "uint16", "uint32", "uint64")
+        for k, key in enumerate(RNG_KEYS):
+            for shape in RNG_SHAPES:
+                for dt in dts:
+                    new, bits = lax.rng_bit_generator(
+                        key, shape, np.dtype(dt), getattr(lax.RandomAlgorithm, alg)
+                    )
+                    tag = f"lax/{alg}/{k}/{'x'.join(map(str, shape)) or 'scalar'}/{dt}"
+                    out[f"{tag}/key"], out[f"{tag}/bits"] = np.asarray(new), np.asarray(bits)
     return out
 
 
 # rng_bit_generator keys (uint32[4] with a state about to carry into its high word,
-# and uint64[2]) and shapes (each split case of the layout: an even first dimension,
-# a later one, none, a scalar, an empty array)
+# one about to pass 2**64, and uint64[2]) and shapes (each split case of Threefry's
+# layout: an even first dimension, a later one, none, a scalar, an empty array)
 RNG_KEYS = [
     np.array([1, 2, 0xFFFFFFFE, 4], np.uint32),
+    np.array([7, 9, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32),
     np.array([5, 2**63 + 3], np.uint64),
 ]
 RNG_SHAPES = [(8,), (3,), (4, 3), (3, 4), (3, 3), (2, 2, 2), (), (0,)]

@@ -418,16 +418,16 @@ def test_local_conv_and_ragged_dot_errors():
 def test_rng_bit_generator_transforms_and_errors():
     rbg, alg = ft.lax.rng_bit_generator, ft.lax.RandomAlgorithm
     key = np.array([3, 1, 4, 1], np.uint32)
-    new, bits = rbg(key, (3, 4), np.uint32, alg.RNG_THREE_FRY)
-    assert np.array_equal(rbg(key, (3, 4))[1], bits)  # RNG_DEFAULT: the same Threefry bits
-    jitted = ft.jit(lambda k: rbg(k, (3, 4), np.uint32, alg.RNG_THREE_FRY))(key)
-    assert np.array_equal(jitted[0], new) and np.array_equal(jitted[1], bits)
+    assert np.array_equal(rbg(key, (3, 4))[1], rbg(key, (3, 4), np.uint32, alg.RNG_PHILOX)[1])
     keys = np.stack([key, key + 1, key + 2])
-    loop = np.stack([rbg(k, (5,), np.uint16)[1] for k in keys])
-    assert np.array_equal(ft.vmap(lambda k: rbg(k, (5,), np.uint16)[1])(keys), loop)
+    for a in (alg.RNG_THREE_FRY, alg.RNG_PHILOX):
+        new, bits = rbg(key, (3, 4), np.uint32, a)
+        jitted = ft.jit(lambda k, a=a: rbg(k, (3, 4), np.uint32, a))(key)
+        assert np.array_equal(jitted[0], new) and np.array_equal(jitted[1], bits)
+        loop = np.stack([rbg(k, (5,), np.uint16, a)[1] for k in keys])
+        assert np.array_equal(ft.vmap(lambda k, a=a: rbg(k, (5,), np.uint16, a)[1])(keys), loop)
     assert str(alg.RNG_PHILOX) == "RNG_PHILOX" and int(alg.RNG_THREE_FRY) == 1
     for args, kw, exc, msg in [
-        ((key, (2,)), {"algorithm": alg.RNG_PHILOX}, NotImplementedError, "RNG_PHILOX"),
         ((key, (2,)), {"algorithm": 7}, ValueError, "RandomAlgorithm"),
         ((key, (2,), np.int32), {}, TypeError, "uint8, uint16, uint32 or uint64"),
         ((key[:3], (2,)), {}, TypeError, r"uint32\[4\] or uint64\[2\] key"),

@@ -1,19 +1,22 @@
 """``lax.rng_bit_generator`` and ``RandomAlgorithm``: XLA's stateless bit generator.
 
-JAX hands the call to XLA, whose bits are the backend's. For ``RNG_THREE_FRY`` on CPU
-they are Threefry-2x32 (the ``threefry2x32`` primitive) of the key's first 64 bits over
-a 64-bit counter starting at the state (the key's last 64 bits): counter ``i`` gives
-the pair ``(a_i, b_i)``. The output shape is split in two along its first dimension of
-even size (dimension 0 padded by one when there is none), and the halves alternate
-along it: ``a`` blocks at even positions, ``b`` blocks at odd ones. 8- and 16-bit
-results keep the low bits of the 32-bit ones; 64-bit results are ``a | b << 32``, one
-counter each, in order. The new key is the old one with the state advanced by the
-counters used. This is XLA's layout, measured against JAX 0.10.2 on CPU and recorded in
-``tests/fixtures/api_small_jax.npz``.
+JAX hands the call to XLA, whose bits are the backend's; these are XLA's CPU ones,
+measured against JAX 0.10.2 and recorded in ``tests/fixtures/api_small_jax.npz``. A
+key is uint32[4] (or uint64[2]): its first 64 bits are the generator's key ``(k0,
+k1)``, its last 64 a counter state ``s``; the new key has the state advanced by the
+counters used, ``s + i`` for ``i = 0, 1, ...``.
 
-``RNG_DEFAULT`` is XLA's Philox-4x32 on CPU; functrace has no Philox, so it draws the
-Threefry bits above (other bits than JAX's, as JAX allows: the default algorithm is the
-platform's), and ``RNG_PHILOX`` raises ``NotImplementedError``.
+* ``RNG_THREE_FRY``: Threefry-2x32 (the ``threefry2x32`` primitive) of ``(k0, k1)``
+  over the words of ``s + i`` gives the pair ``(a_i, b_i)``. The output shape is split
+  in two along its first dimension of even size (dimension 0 padded by one when there
+  is none), the ``a`` and ``b`` blocks alternating along it. 64-bit results are
+  ``a | b << 32``, one counter each, in order.
+* ``RNG_PHILOX`` and ``RNG_DEFAULT`` (XLA's CPU default): Philox-4x32 with 10 rounds of
+  ``(k0, k1)`` over the 128-bit counter ``(k0, k1, s) + i`` (the state's words low, the
+  key's high, so a state passing 2**64 carries into them), four 32-bit words per
+  counter (two 64-bit ones), in order.
+
+8- and 16-bit results keep the low bits of the 32-bit ones.
 """
 
 from __future__ import annotations
@@ -62,6 +65,25 @@ def _words(x: Any) -> tuple[Any, Any]:
     return lo, convert_element_type(shift_right_logical(x, np.uint64(32)), _U32)
 
 
+_PHILOX_M = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
+_PHILOX_W = (np.uint32(0x9E3779B9), np.uint32(0xBB67AE85))
+
+
+def _philox(k0: Any, k1: Any, c: list[Any]) -> list[Any]:
+    """Philox-4x32-10 of the key words over the four counter words (uint32 arrays)."""
+    for _ in range(10):
+        lo0, hi0 = _words(ew.mul(convert_element_type(c[0], _U64), _PHILOX_M[0]))
+        lo1, hi1 = _words(ew.mul(convert_element_type(c[2], _U64), _PHILOX_M[1]))
+        c = [
+            ew.bitwise_xor(ew.bitwise_xor(hi1, c[1]), k0),
+            lo1,
+            ew.bitwise_xor(ew.bitwise_xor(hi0, c[3]), k1),
+            lo0,
+        ]
+        k0, k1 = ew.add(k0, _PHILOX_W[0]), ew.add(k1, _PHILOX_W[1])
+    return c
+
+
 def _index(x: Any, i: int) -> Any:
     return reshape(lax_slice(x, (i,), (i + 1,)), ())
 
@@ -76,10 +98,9 @@ def rng_bit_generator(
 ) -> tuple[Any, Any]:
     """``(new_key, bits)``: uniformly random unsigned integers of ``shape`` and
     ``dtype`` (uint8, 16, 32 or 64) from ``key`` (uint32[4], or uint64[2]), as JAX's
-    ``lax.rng_bit_generator``. ``RNG_THREE_FRY`` gives JAX's CPU bits; ``RNG_DEFAULT``
-    gives the same Threefry bits, where JAX's CPU uses Philox (other bits; the
-    default algorithm is the platform's in JAX too); ``RNG_PHILOX`` is not
-    implemented. See the module docstring for the layout.
+    ``lax.rng_bit_generator``, with JAX's CPU bits for every algorithm
+    (``RNG_DEFAULT`` is Philox there, as here; other JAX backends may differ). See the
+    module docstring for the layout.
 
     >>> import numpy as np
     >>> new, bits = rng_bit_generator(np.array([1, 2, 3, 4], np.uint32), (2,),
@@ -92,11 +113,6 @@ def rng_bit_generator(
         alg = RandomAlgorithm(algorithm)
     except ValueError:
         raise ValueError(f"{fname}: expected a RandomAlgorithm, got {algorithm!r:.40}.") from None
-    if alg == RandomAlgorithm.RNG_PHILOX:
-        raise NotImplementedError(
-            f"{fname}: RNG_PHILOX is not implemented (functrace has Threefry only); use "
-            f"RNG_THREE_FRY, whose bits are JAX's on CPU."
-        )
     if out_sharding is not None:
         raise ValueError(f"{fname}: expected out_sharding=None, got {out_sharding!r:.60}.")
     try:
@@ -127,6 +143,24 @@ def rng_bit_generator(
     size = math.prod(out_shape)
     if size == 0:
         return key, broadcast_in_dim(np.zeros((), dt)[()], out_shape, ())
+    if alg != RandomAlgorithm.RNG_THREE_FRY:  # Philox: 4 words (2 for uint64) a counter
+        per = 2 if dt == _U64 else 4
+        count = -(-size // per)
+        counters = ew.add(broadcast_in_dim(state, (count,), ()), iota(_U64, count))
+        lo, hi = _words(counters)
+        # the counter is 128 bits, the key's 64 above the state's: carries go up into them
+        carry = convert_element_type(ew.lt(counters, state), _U64)
+        up0, up1 = _words(ew.add(broadcast_in_dim(_u64(k0, k1), (count,), ()), carry))
+        kb0, kb1 = broadcast_in_dim(k0, (count,), ()), broadcast_in_dim(k1, (count,), ())
+        w = _philox(kb0, kb1, [lo, hi, up0, up1])
+        if dt == _U64:
+            w = [_u64(w[0], w[1]), _u64(w[2], w[3])]
+        flat = concatenate([reshape(v, (count, 1)) for v in w], 1)
+        flat = lax_slice(reshape(flat, (count * per,)), (0,), (size,))
+        bits = reshape(flat, out_shape)
+        if dt not in (_U32, _U64):
+            bits = convert_element_type(bits, dt)
+        return _new_key(key, ka.dtype, state, count), bits
     # the layout's shape: a first even dimension (dimension 0 padded when there is none)
     padded = out_shape or (1,)
     split = next((d for d, n in enumerate(padded) if n % 2 == 0), None)
@@ -151,13 +185,15 @@ def rng_bit_generator(
         bits = reshape(bits, out_shape)
         if dt != _U32:
             bits = convert_element_type(bits, dt)
+    return _new_key(key, ka.dtype, state, count), bits
+
+
+def _new_key(key: Any, dtype: np.dtype, state: Any, count: int) -> Any:
     new_state = ew.add(state, np.uint64(count))
-    if ka.dtype == _U64:
-        new_key = concatenate([reshape(_index(key, 0), (1,)), reshape(new_state, (1,))], 0)
-    else:
-        lo, hi = _words(new_state)
-        new_key = concatenate([lax_slice(key, (0,), (2,)), reshape(lo, (1,)), reshape(hi, (1,))], 0)
-    return new_key, bits
+    if dtype == _U64:
+        return concatenate([reshape(_index(key, 0), (1,)), reshape(new_state, (1,))], 0)
+    lo, hi = _words(new_state)
+    return concatenate([lax_slice(key, (0,), (2,)), reshape(lo, (1,)), reshape(hi, (1,))], 0)
 
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator"]
