@@ -1,11 +1,8 @@
 """Op-table rows: ``lax.stack``/``unstack``, ``scatter_sub``, ``scatter_apply``, the
 fill/drop mode of ``gather`` and the scatters, ``approx_max_k``/``approx_min_k``,
-``ragged_dot``, ``conv_general_dilated_patches``, ``conv_general_dilated_local``,
-``ragged_dot_general`` (ragged contracting dimension; lhs rows past the groups are
-left out), ``all_to_all``, ``pswapaxes``,
+``ragged_dot``, ``conv_general_dilated_patches``, ``all_to_all``, ``pswapaxes``,
 ``pbroadcast`` and ``pshuffle``
-(``functrace/lax/composite_higher.py``, ``composite_more.py``, ``gather_scatter.py``,
-``parallel.py``).
+(``functrace/lax/composite_higher.py``, ``gather_scatter.py``, ``parallel.py``).
 
 The references are NumPy loops written independently of the implementations. Index
 arrays, group sizes and static parameters are baked into the lambdas.
@@ -62,6 +59,9 @@ def _np_patches(x: np.ndarray) -> np.ndarray:
         for i in range(2):
             out[:, ch * 2 + i] = x[:, ch, i : i + w - 1]
     return out
+
+
+# lax.conv_general_dilated_local and lax.ragged_dot_general (functrace/lax/composite_more.py)
 
 
 def _np_local(x: np.ndarray, w: np.ndarray) -> np.ndarray:
