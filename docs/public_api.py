@@ -60,6 +60,7 @@ MODULES = [
     "functrace.example_libraries",
     "functrace.experimental",
     "functrace.experimental.sparse",
+    "functrace.experimental.multihost_utils",
     "functrace.typing",
     "functrace.image",
     "functrace.dtypes",

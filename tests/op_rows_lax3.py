@@ -61,6 +61,32 @@ def _np_patches(x: np.ndarray) -> np.ndarray:
     return out
 
 
+# lax.conv_general_dilated_local and lax.ragged_dot_general (functrace/lax/composite_more.py)
+
+
+def _np_local(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    # NCW, filter 2, stride 1, VALID, a filter per output position:
+    # out[n, o, p] = sum_{c, i} x[n, c, p + i] * w[o, c * 2 + i, p]
+    x, w = np.asarray(x), np.asarray(w)
+    n, c, width = x.shape
+    out = np.zeros((n, w.shape[0], width - 1), x.dtype)
+    for p in range(width - 1):
+        for ch in range(c):
+            for i in range(2):
+                out[:, :, p] += np.outer(x[:, ch, p + i], w[:, ch * 2 + i, p])
+    return out
+
+
+_GROUPS = np.array([2, 1])
+
+
+def _np_ragged_contract(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # lhs (2, 4) ragged in its contracted dimension: one product per group
+    a, b = np.asarray(a), np.asarray(b)
+    ends = np.cumsum(_GROUPS)
+    return np.stack([a[:, e - g : e] @ b[e - g : e] for g, e in zip(_GROUPS, ends)])
+
+
 def _np_all_to_all(x: np.ndarray) -> np.ndarray:
     # split axis 0 of each example's (3, 2), stacked at axis 1: out[k][:, j] = x[j][k]
     x = np.asarray(x)
@@ -149,6 +175,24 @@ ROWS: list[OpInfo] = [
         (F,),
         ("conv_general_dilated",),
         shapes=((2, 2, 4),),
+    ),
+    OpInfo(
+        "lax.conv_general_dilated_local",
+        lambda x, w: lax.conv_general_dilated_local(x, w, (1,), "VALID", (2,)),
+        _np_local,
+        (F, F),
+        ("conv_general_dilated", "dot_general"),
+        shapes=((2, 2, 4), (3, 4, 3)),
+    ),
+    OpInfo(
+        "lax.ragged_dot_general contracting",
+        lambda a, b: lax.ragged_dot_general(
+            a, b, _GROUPS, lax.RaggedDotDimensionNumbers((((1,), (0,)), ((), ())), (1,), ())
+        ),
+        _np_ragged_contract,
+        (F, F),
+        ("dot_general",),
+        shapes=((2, 4), (4, 3)),
     ),
     OpInfo(
         "lax.all_to_all (vmap axis_name)",

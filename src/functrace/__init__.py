@@ -30,21 +30,28 @@ from functrace import (  # noqa: F401
     tree_util,
     typing,
 )
-from functrace._array import Array  # noqa: F401
+from functrace._array import Array, live_arrays  # noqa: F401
 from functrace._array import CpuDevice as Device  # noqa: F401
 from functrace._config import (  # noqa: F401
     check_tracer_leaks,
     checking_leaks,
     config,
     debug_infs,
+    debug_key_reuse,
     debug_nans,
     default_device,
     default_matmul_precision,
+    default_prng_impl,
+    enable_checks,
     enable_x64,
     log_compiles,
     numpy_dtype_promotion,
     numpy_rank_promotion,
+    threefry_partitionable,
     transfer_guard,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
 )
 from functrace.ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from functrace.api import (  # noqa: F401
@@ -101,6 +108,8 @@ from functrace.sharding import (  # noqa: F401
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
     make_mesh,
+    reshard,
+    set_mesh,
     shard_map,
 )
 from functrace.sharding import PartitionSpec as P  # noqa: F401

@@ -21,6 +21,7 @@ NumPy scalars, as NumPy does for any array-like.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -96,7 +97,15 @@ def cpu_devices_upto(i: int) -> CpuDevice:
     return cpu_devices(i + 1)[i]
 
 
-class SingleDeviceSharding:
+class Sharding:
+    """The base class of functrace's shardings (JAX's ``jax.sharding.Sharding``):
+    ``isinstance(s, Sharding)`` holds for ``SingleDeviceSharding`` and
+    ``NamedSharding``."""
+
+    __slots__ = ()
+
+
+class SingleDeviceSharding(Sharding):
     """Where an Array lives: wholly on one device (JAX's ``SingleDeviceSharding``)."""
 
     __slots__ = ("_device",)
@@ -113,6 +122,10 @@ class SingleDeviceSharding:
     def device_set(self) -> set[CpuDevice]:
         """The devices holding the array: ``{cpu}``."""
         return {self._device}
+
+    def devices_indices_map(self, global_shape: Any) -> dict[CpuDevice, tuple[slice, ...]]:
+        """``{device: index}``: the whole array (``slice(None)`` per dimension)."""
+        return {self._device: (slice(None),) * len(tuple(global_shape))}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SingleDeviceSharding) and other._device is self._device
@@ -265,6 +278,19 @@ def scalar_array(x: np.generic) -> Array:
     a = np.array(x).view(Array)
     a.setflags(write=False)
     return a
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """Every eager ``Array`` still alive (``jax.live_arrays``), found by a scan of the
+    objects Python's garbage collector tracks when called (nothing is recorded while
+    arrays are made, so the cost is here, not on every operation); includes views of
+    other Arrays. ``platform`` may be None or ``"cpu"``."""
+    if platform is not None and platform != "cpu":
+        raise ValueError(
+            f"live_arrays: expected platform None or 'cpu' (functrace computes on the CPU "
+            f"only), got {platform!r:.40}."
+        )
+    return [o for o in gc.get_objects() if type(o) is Array]
 
 
 def _wrap(x: Any) -> Any:

@@ -299,6 +299,66 @@ def transfer_guard(new_val: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def transfer_guard_host_to_device(new_val: str) -> Iterator[None]:
+    """``with ft.transfer_guard_host_to_device("disallow"):``: sets the option for the
+    block; without effect, as :func:`transfer_guard` (the one device is the host)."""
+    with config.override(transfer_guard_host_to_device=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def transfer_guard_device_to_host(new_val: str) -> Iterator[None]:
+    """``with ft.transfer_guard_device_to_host("disallow"):``: sets the option for the
+    block; without effect, as :func:`transfer_guard` (the one device is the host)."""
+    with config.override(transfer_guard_device_to_host=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def transfer_guard_device_to_device(new_val: str) -> Iterator[None]:
+    """``with ft.transfer_guard_device_to_device("disallow"):``: sets the option for the
+    block; without effect, as :func:`transfer_guard` (there are no transfers between
+    functrace's virtual devices: they share the host's memory)."""
+    with config.override(transfer_guard_device_to_device=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def default_prng_impl(new_val: str) -> Iterator[None]:
+    """``with ft.default_prng_impl("threefry2x32"):``: the generator ``functrace.random``
+    always uses, so nothing changes; another of JAX's generators (``"rbg"``,
+    ``"unsafe_rbg"``) raises ``NotImplementedError``."""
+    with config.override(default_prng_impl=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def threefry_partitionable(new_val: bool) -> Iterator[None]:
+    """``with ft.threefry_partitionable(True):``: the Threefry bit layout
+    ``functrace.random`` always draws (JAX's default), so nothing changes; ``False``
+    (JAX's older layout) raises ``NotImplementedError``."""
+    with config.override(threefry_partitionable=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def debug_key_reuse(new_val: bool) -> Iterator[None]:
+    """``with ft.debug_key_reuse(False):``: functrace has no key-reuse checker, so
+    ``False`` changes nothing and ``True`` raises ``NotImplementedError``."""
+    with config.override(debug_key_reuse=new_val):
+        yield
+
+
+@contextlib.contextmanager
+def enable_checks(new_val: bool) -> Iterator[None]:
+    """``with ft.enable_checks(True):``: sets ``config.enable_checks`` for the block,
+    without effect: JAX's extra internal type checks of jaxprs have no counterpart
+    (functrace's tracers check each equation as it is built)."""
+    with config.override(enable_checks=new_val):
+        yield
+
+
+@contextlib.contextmanager
 def check_tracer_leaks(new_val: bool) -> Iterator[None]:
     """``with ft.check_tracer_leaks(True):``: accepted and without effect: functrace
     always detects traced values that outlive their transform (using one raises
@@ -337,6 +397,9 @@ __all__ = [
     "checking_leaks",
     "config",
     "debug_infs",
+    "debug_key_reuse",
+    "default_prng_impl",
+    "enable_checks",
     "debug_nans",
     "default_device",
     "default_matmul_precision",
@@ -345,5 +408,9 @@ __all__ = [
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
     "register",
+    "threefry_partitionable",
     "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
 ]

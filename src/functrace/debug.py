@@ -16,19 +16,28 @@ never drops it, even though nothing uses its result. Its rules:
   a callback runs in Python around its compiled body), only the branch a ``cond`` takes.
 
 Its single result is a 0-d bool token that no one reads (a zero-result equation would
-need special cases in every interpreter).
+need special cases in every interpreter). ``log`` is ``print`` through ``logging``.
+
+``inspect_array_sharding`` and the two ``visualize_*`` functions are plain Python run
+when reached or traced: functrace's arrays live on one device, and a sharding's blocks
+are drawn as JAX's uncoloured ``rich`` table, in plain text.
 """
 
 from __future__ import annotations
 
+import builtins
+import logging
+import operator
 import pdb
+import string
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from functrace import _debug, core, ir
-from functrace._array import to_array
+from functrace._array import CPU, Array, SingleDeviceSharding, to_array
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.tree_util import tree_flatten, tree_unflatten
@@ -207,6 +216,190 @@ def print(  # noqa: A001 - jax.debug.print's name
     callback(_print, *args, ordered=ordered, per_example=per_example, **kwargs)
 
 
+def log(
+    fmt: str | None = None,
+    *args: Any,
+    ordered: bool = False,
+    per_example: bool = True,
+    **kwargs: Any,
+) -> Callable[..., None] | None:
+    """Log ``fmt.format(*args, **kwargs)`` with the values the program computes, as
+    ``jax.debug.log``: like :func:`print` (same timing under every transform), but as
+    an INFO record of the ``functrace.debug`` logger (JAX's: ``jax._src.debugging``)
+    whose file and line are the caller's. A ``fmt`` without placeholders is followed by
+    the arguments, separated by spaces (as JAX). ``log(ordered=...)`` without ``fmt``
+    returns the function to call with it (JAX's two-call form).
+
+    >>> import logging, functrace as ft
+    >>> ft.debug.log("x = {}", 2.0)  # an INFO record on the 'functrace.debug' logger
+    """
+    _check_bool("debug.log", "ordered", ordered)
+    _check_bool("debug.log", "per_example", per_example)
+    if fmt is None:
+        if args or kwargs:
+            raise TypeError(
+                "debug.log: expected the format string and its arguments in the second "
+                "call of the two-call form (log(ordered=...)(fmt, ...)), got arguments "
+                "without a format string."
+            )
+
+        def _second(fmt: str, *a: Any, **k: Any) -> None:
+            _log(fmt, a, k, ordered, per_example, sys._getframe(1))
+
+        return _second
+    _log(fmt, args, kwargs, ordered, per_example, sys._getframe(1))
+    return None
+
+
+def _log(fmt: Any, args: Any, kwargs: Any, ordered: bool, per_example: bool, frame: Any) -> None:
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.log: expected a format string, got {type(fmt).__name__}.")
+    has_fields = any(field is not None for _, field, _, _ in string.Formatter().parse(fmt))
+    if not has_fields and kwargs:
+        raise TypeError(
+            f"debug.log: expected placeholders in the format string for the keyword "
+            f"arguments {sorted(kwargs)}, got {fmt!r:.60}."
+        )
+    file, line = frame.f_code.co_filename, frame.f_lineno
+
+    def _emit(*a: Any, **k: Any) -> None:
+        msg = fmt.format(*a, **k) if has_fields else " ".join([fmt, *map(str, a)])
+        record = _logger.makeRecord(_logger.name, logging.INFO, file, line, msg, (), None)
+        _logger.handle(record)
+
+    _emit.__name__ = "debug_log"
+    callback(_emit, *args, ordered=ordered, per_example=per_example, **kwargs)
+
+
+_logger = logging.getLogger("functrace.debug")
+
+
+def inspect_array_sharding(value: Any, *, callback: Callable[[Any], Any]) -> None:
+    """Call ``callback(sharding)`` for each array of the pytree ``value``, as
+    ``jax.debug.inspect_array_sharding``: once, when the call is reached (eagerly) or
+    traced (under ``jit``, ``vmap``, ``grad``: once per trace, as JAX's compile-time
+    call). functrace's arrays, traced ones included, live wholly on one device, so the
+    sharding is always ``SingleDeviceSharding(CpuDevice(id=0))`` (``device_put`` with a
+    ``NamedSharding`` does not move data)."""
+    if not callable(callback):
+        raise TypeError(
+            f"debug.inspect_array_sharding: expected a callable callback, got "
+            f"{type(callback).__name__}."
+        )
+    for leaf in tree_flatten(value)[0]:
+        sharding = getattr(leaf, "sharding", None) if type(leaf) is Array else None
+        callback(sharding if sharding is not None else SingleDeviceSharding(CPU))
+
+
+def visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
+    """Print which device holds which block of ``arr`` (``jax.debug.
+    visualize_array_sharding``), through :func:`inspect_array_sharding` and
+    :func:`visualize_sharding` (``kwargs`` are the latter's): in functrace one block on
+    ``CPU 0``."""
+    shape = np.shape(arr) if not isinstance(arr, core.Tracer) else arr.aval.shape
+    inspect_array_sharding(arr, callback=lambda s: visualize_sharding(shape, s, **kwargs))
+
+
+def visualize_sharding(
+    shape: Sequence[int],
+    sharding: Any,
+    *,
+    use_color: bool = True,
+    scale: float = 1.0,
+    min_width: int = 9,
+    max_width: int = 80,
+    color_map: Any = None,
+) -> None:
+    """Print the blocks of an array of ``shape`` (1 or 2 dimensions) under ``sharding``
+    (a ``NamedSharding``, ``SingleDeviceSharding``...) as a table of boxes naming the
+    devices holding each block, sized as ``jax.debug.visualize_sharding`` sizes them
+    (``scale``, ``min_width``, ``max_width``). Always plain text with box-drawing
+    characters, JAX's output without colours: ``use_color`` and ``color_map`` are
+    accepted and ignored, and ``rich`` is not needed."""
+    print_lines = _sharding_table(shape, sharding, scale, min_width, max_width)
+    builtins.print("\n".join(print_lines))
+
+
+def _chunk(n: int, s: Any) -> tuple[int, int]:
+    """(position of the block, its length) of a shard's index ``s`` along a dimension
+    of length ``n``."""
+    if isinstance(s, int):
+        return s, 1
+    start, stop, _ = s.indices(n)
+    size = stop - start
+    return (start // size if size else 0), size
+
+
+def _sharding_table(
+    shape: Sequence[int], sharding: Any, scale: float, min_width: int, max_width: int
+) -> list[str]:
+    fname = "debug.visualize_sharding"
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{fname}: expected a shape of integers, got {shape!r:.60}.") from None
+    if len(shape) not in (1, 2) or 0 in shape:
+        raise ValueError(f"{fname}: expected a shape of 1 or 2 nonzero dimensions, got {shape}.")
+    if not callable(getattr(sharding, "devices_indices_map", None)):
+        raise TypeError(
+            f"{fname}: expected a sharding (NamedSharding, SingleDeviceSharding), got "
+            f"{type(sharding).__name__}."
+        )
+    base_h = int(10 * scale)
+    base_w = int(base_h * (shape[1] if len(shape) == 2 else 1) / shape[0])
+    devs: dict[tuple[int, int], set[int]] = {}
+    size: dict[tuple[int, int], tuple[int, int]] = {}  # (width, height) in characters
+    kind = "CPU"
+    for dev, index in sharding.devices_indices_map(shape).items():
+        kind = str(getattr(dev, "platform", "cpu")).upper()
+        parts = [_chunk(n, s) for n, s in zip(shape, index)]
+        if len(shape) == 1:
+            pos, w, h = (0, parts[0][0]), parts[0][1] / shape[0], None
+        else:
+            pos, w, h = (parts[0][0], parts[1][0]), parts[1][1] / shape[1], parts[0][1] / shape[0]
+        devs.setdefault(pos, set()).add(dev.id)
+        width = min(max(int(w * base_w * 2.5), min_width), max_width)
+        size[pos] = (width, 1 if h is None else int(h * base_h))
+    rows = max(p[0] for p in devs) + 1
+    cols = max(p[1] for p in devs) + 1
+    # each cell: its text and (left, right, top, bottom) padding, as JAX computes them
+    cells: dict[tuple[int, int], tuple[str, int, int, int, int]] = {}
+    for pos, ids in devs.items():
+        entry = f"{kind} " + ",".join(str(i) for i in sorted(ids))
+        width, height = size[pos]
+        left, extra = divmod(width - len(entry) - 2, 2)
+        top, extra_h = divmod(height - 2, 2)
+        pads = (max(left, 0), max(left + extra, 0), max(top, 0), max(top + extra_h, 0))
+        cells[pos] = (entry, *pads)
+    grid = [(r, c) for r in range(rows) for c in range(cols)]
+    if any(p not in cells for p in grid):
+        raise ValueError(f"{fname}: expected shards that tile the array, got {sharding!r:.80}.")
+    col_w = [max(len(cells[r, c][0]) + cells[r, c][1] + cells[r, c][2] for r in range(rows))
+             for c in range(cols)]  # fmt: skip
+    row_h = [max(cells[r, c][3] + 1 + cells[r, c][4] for c in range(cols)) for r in range(rows)]
+
+    def rule(a: str, b: str, m: str) -> str:
+        return a + m.join("\u2500" * w for w in col_w) + b
+
+    out = [rule("\u250c", "\u2510", "\u252c")]
+    for r in range(rows):
+        for k in range(row_h[r]):
+            line = []
+            for c in range(cols):
+                entry, left, right, top, _ = cells[r, c]
+                if k != top:
+                    line.append(" " * col_w[c])
+                    continue
+                inner = col_w[c] - left - right  # the text centred between the paddings
+                lead = left + (inner - len(entry)) // 2
+                line.append(" " * lead + entry + " " * (col_w[c] - lead - len(entry)))
+            out.append("\u2502" + "\u2502".join(line) + "\u2502")
+        if r + 1 < rows:
+            out.append(rule("\u251c", "\u2524", "\u253c"))
+    out.append(rule("\u2514", "\u2518", "\u2534"))
+    return out
+
+
 def _break() -> None:
     pdb.set_trace()
 
@@ -220,4 +413,13 @@ def breakpoint() -> None:  # noqa: A001 - jax.debug.breakpoint's name
     callback(_break)
 
 
-__all__ = ["breakpoint", "callback", "debug_callback_p", "print"]
+__all__ = [
+    "breakpoint",
+    "callback",
+    "debug_callback_p",
+    "inspect_array_sharding",
+    "log",
+    "print",
+    "visualize_array_sharding",
+    "visualize_sharding",
+]

@@ -207,6 +207,84 @@ def itemsize_bits(dtype: object) -> int:
     return canonicalize_dtype(dtype).itemsize * 8
 
 
+class TypePromotionError(ValueError):
+    """Dtypes that have no common dtype were combined (``jax.dtypes.TypePromotionError``,
+    a ``ValueError`` as in JAX). functrace has no strict promotion mode, so only
+    :func:`result_type` raises it, for dtypes NumPy cannot combine either."""
+
+
+class extended(np.generic):  # noqa: N801 - JAX's name
+    """The abstract scalar class of JAX's extended dtypes, for ``issubdtype(dt,
+    dtypes.extended)``; never instantiated. functrace has no extended dtypes (its keys
+    are raw ``uint32`` arrays), so no functrace dtype is a subdtype of it."""
+
+
+class prng_key(extended):  # noqa: N801 - JAX's name
+    """The abstract scalar class of JAX's typed-key dtypes, for ``issubdtype(dt,
+    dtypes.prng_key)``. functrace's keys (``random.key``, ``random.PRNGKey``) are raw
+    ``uint32[..., 2]`` arrays, so the test is False for them: code that branches on it
+    takes its raw-key path, which is the right one here."""
+
+
+def _promotion_operand(x: object) -> tuple[np.dtype, bool]:
+    """``(dtype, weak)`` of one argument of :func:`result_type`."""
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        py = python_scalar_dtype(x)
+        return py, py.kind != "b"  # Python bools are not weak (as in JAX)
+    aval = getattr(x, "aval", None)  # a tracer
+    if aval is not None and isinstance(getattr(aval, "dtype", None), np.dtype):
+        return aval.dtype, bool(getattr(aval, "weak_type", False))
+    dt = getattr(x, "dtype", None)  # an array or a NumPy scalar
+    if isinstance(dt, np.dtype) and not isinstance(x, type):
+        return dt, False
+    try:
+        if x is None or isinstance(x, (list, tuple, dict)):
+            raise TypeError  # np.dtype(None) is float64; sequences are not dtypes
+        return np.dtype(x), False  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(
+            f"result_type: expected arrays, scalars or dtypes, got {type(x).__name__} ({x!r:.60})."
+        ) from None
+
+
+def result_type(*args: object, return_weak_type_flag: bool = False) -> object:
+    """The dtype functrace's operations give when they combine ``args`` (arrays,
+    tracers, Python or NumPy scalars, dtypes), as ``jax.dtypes.result_type``; with
+    ``return_weak_type_flag=True``, ``(dtype, weak)``.
+
+    The rules are functrace's own (NumPy 2 promotion, Python scalars and values
+    computed only from them being weak: see the module docstring), not JAX's lattice.
+    They agree except that (1) a non-weak integer or bool array with a float or complex
+    one gives the dtype that holds both (``int32`` with ``float32``: float64; JAX:
+    float32, ``int64`` with ``float16``: float64; JAX: float16), and (2) the result is
+    weak only when every argument is (JAX also calls the result weak when a Python
+    float or complex meets an integer or bool array, or ``int64`` meets ``uint64``).
+    Dtypes without a common dtype raise :class:`TypePromotionError`.
+
+    >>> result_type(np.float32, 2.0), result_type(np.int8, np.uint8)
+    (dtype('float32'), dtype('int16'))
+    >>> result_type(2, 3.0, return_weak_type_flag=True)
+    (dtype('float64'), True)
+    """
+    if not args:
+        raise ValueError("result_type: expected at least one array, scalar or dtype, got none.")
+    keys = [_promotion_operand(x) for x in args]
+    for d, _ in keys:
+        if d.kind not in "biufc" and d != float0:
+            raise TypeError(
+                f"result_type: expected numeric or boolean dtypes, got {d}. functrace, "
+                f"like JAX, does not compute with strings, bytes or objects."
+            )
+    try:
+        dt, weak = promote(*keys)
+    except TypeError:
+        given = ", ".join("float0" if d == float0 else d.name for d, _ in keys)
+        raise TypePromotionError(
+            f"result_type: expected dtypes that promote to a common dtype, got {given}."
+        ) from None
+    return (dt, weak) if return_weak_type_flag else dt
+
+
 def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
     low, high, lo_int, hi_int = float_to_int_limits(dt)
     if a.dtype.itemsize < 4:
@@ -227,7 +305,9 @@ def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 __all__ = [
     "canonicalize_dtype",
+    "TypePromotionError",
     "convert",
+    "extended",
     "float0",
     "float_to_int_limits",
     "finfo",
@@ -240,7 +320,9 @@ __all__ = [
     "is_inexact",
     "is_integer",
     "promote",
+    "prng_key",
     "python_scalar_dtype",
+    "result_type",
     "scalar_type_of",
     "short_name",
     "tangent_dtype",

@@ -8,7 +8,37 @@ keeps working for users who do not know about functrace.
 from __future__ import annotations
 
 
-class ConcretizationError(TypeError):
+class JAXTypeError(TypeError):
+    """The base of functrace's errors that JAX raises as ``jax.errors.JAXTypeError``
+    (the concretization errors, ``TracerArrayConversionError``,
+    ``UnexpectedTracerError``), so ``except JAXTypeError`` catches the same ones."""
+
+
+class JAXIndexError(IndexError):
+    """The base JAX gives its indexing errors (``jax.errors.JAXIndexError``);
+    ``NonConcreteBooleanIndexError`` is one (and also a ``ConcretizationError``)."""
+
+
+class KeyReuseError(JAXTypeError):
+    """JAX's error for a PRNG key used twice under its key-reuse checker
+    (``jax.errors.KeyReuseError``). functrace has no such checker
+    (``config.debug_key_reuse`` accepts only False), so nothing raises it; it exists
+    for ``except`` clauses."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr that does not type-check (``jax.errors.JaxprTypeError``). functrace's
+    jaxprs are built by its tracers, which report such problems as they occur, so
+    nothing raises it; it exists for ``except`` clauses."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """JAX's error for a comparison of symbolic dimensions with no definite answer
+    (``jax.errors.InconclusiveDimensionOperation``). functrace's shapes are always
+    concrete integers, so nothing raises it; it exists for ``except`` clauses."""
+
+
+class ConcretizationError(JAXTypeError):
     """A Python bool/int/float was needed from an abstract (jit-traced) value."""
 
 
@@ -25,15 +55,15 @@ class TracerIntegerConversionError(ConcretizationError):
     integer (a shape, an index into a Python or NumPy sequence)."""
 
 
-class NonConcreteBooleanIndexError(ConcretizationError):
+class NonConcreteBooleanIndexError(ConcretizationError, JAXIndexError):
     """Indexing with a boolean mask whose values are not known while tracing."""
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the transform that created it and was used afterwards."""
 
 
-class TracerArrayConversionError(TypeError):
+class TracerArrayConversionError(JAXTypeError):
     """A tracer was converted to a NumPy array (``np.asarray(tracer)``)."""
 
 
@@ -61,7 +91,12 @@ class MissingRuleError(NotImplementedError):
 __all__ = [
     "ConcretizationError",
     "ConcretizationTypeError",
+    "InconclusiveDimensionOperation",
+    "JAXIndexError",
+    "JAXTypeError",
     "JaxRuntimeError",
+    "JaxprTypeError",
+    "KeyReuseError",
     "MissingRuleError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",

@@ -37,23 +37,40 @@ from typing import Any
 import numpy as np
 
 from functrace import _config_options, core
-from functrace._array import CPU, CpuDevice, SingleDeviceSharding, cpu_devices, to_array
+from functrace._array import (
+    CPU,
+    CpuDevice,
+    Sharding,
+    SingleDeviceSharding,
+    cpu_devices,
+    to_array,
+)
 from functrace.interpreters import batching
 from functrace.lax import shapes as _shapes
 from functrace.tree_util import tree_flatten, tree_unflatten
 
 __all__ = [
+    "AbstractMesh",
     "AxisType",
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
+    "Sharding",
     "SingleDeviceSharding",
+    "auto_axes",
     "device_array",
+    "explicit_axes",
+    "get_abstract_mesh",
+    "get_mesh",
     "make_array_from_callback",
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
     "make_mesh",
+    "make_single_device_sharding",
+    "reshard",
+    "set_mesh",
     "shard_map",
+    "use_abstract_mesh",
 ]
 
 
@@ -131,7 +148,7 @@ class Mesh:
             )
         if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
             raise ValueError(f"Mesh: expected distinct string axis names, got {names}.")
-        if not all(isinstance(d, CpuDevice) for d in arr.flat):
+        if names and not all(isinstance(d, CpuDevice) for d in arr.flat):
             raise TypeError(
                 "Mesh: expected devices from functrace.devices() (functrace computes on "
                 "this process's CPU), got other objects."
@@ -149,6 +166,21 @@ class Mesh:
     def size(self) -> int:
         """The number of (virtual) devices."""
         return int(self.devices.size)
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        """The axes' sizes, in mesh order."""
+        return tuple(self.devices.shape)
+
+    @property
+    def empty(self) -> bool:
+        """Whether the mesh has no axes (``get_mesh()`` outside ``set_mesh``)."""
+        return not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh's axis sizes, names and types without its devices."""
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
     def device_ids(self) -> np.ndarray:
@@ -180,6 +212,247 @@ class Mesh:
 _context = threading.local()
 
 
+class AbstractMesh:
+    """A mesh's axis sizes, names and types without devices (JAX's ``AbstractMesh``),
+    as ``get_abstract_mesh()`` returns it and ``use_abstract_mesh`` takes it."""
+
+    def __init__(
+        self, axis_sizes: Sequence[int], axis_names: Sequence[str], axis_types: Any = None
+    ) -> None:
+        sizes, names = tuple(axis_sizes), tuple(axis_names)
+        if len(sizes) != len(names) or len(set(names)) != len(names):
+            raise ValueError(
+                f"AbstractMesh: expected as many distinct axis names as sizes, got sizes "
+                f"{sizes} and names {names}."
+            )
+        if not all(isinstance(n, (int, np.integer)) and n >= 1 for n in sizes):
+            raise ValueError(f"AbstractMesh: expected positive int axis sizes, got {sizes}.")
+        self.axis_sizes = tuple(int(n) for n in sizes)
+        self.axis_names = names
+        self.axis_types = axis_types
+
+    @property
+    def shape(self) -> dict[str, int]:
+        """``{axis name: size}``, in mesh order."""
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        """The number of positions."""
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        """Whether the mesh has no axes (``get_abstract_mesh()`` outside any mesh)."""
+        return not self.axis_names
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbstractMesh) and (other.axis_sizes, other.axis_names) == (
+            self.axis_sizes,
+            self.axis_names,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.axis_sizes, self.axis_names))
+
+    def __repr__(self) -> str:
+        return f"AbstractMesh({self.shape!r})"
+
+
+_EMPTY_MESH = Mesh(np.empty((), dtype=object), ())
+_EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
+
+
+def get_mesh() -> Mesh:
+    """The mesh ``set_mesh`` set for this thread (``jax.sharding.get_mesh``); an empty
+    mesh (``.empty``) when there is none."""
+    mesh = getattr(_context, "mesh", None)
+    return _EMPTY_MESH if mesh is None else mesh
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh in effect (``jax.sharding.get_abstract_mesh``): the one of
+    ``use_abstract_mesh``, else that of ``set_mesh``'s mesh, else an empty one."""
+    mesh = getattr(_context, "abstract_mesh", None)
+    return _EMPTY_ABSTRACT_MESH if mesh is None else mesh
+
+
+class set_mesh:  # noqa: N801 - JAX's name
+    """Set this thread's mesh (JAX's ``jax.set_mesh``), both as a setter
+    (``set_mesh(mesh)``: from now on) and as a context manager (``with set_mesh(mesh):``
+    puts the previous one back at the end); ``None`` unsets it. ``reshard`` and
+    ``auto_axes``/``explicit_axes`` read it, and ``shard_map`` calls that name no mesh
+    use it. Unlike JAX, it may also be called under ``jit`` (functrace's meshes change
+    no compiled code)."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"set_mesh: expected a Mesh or None, got {type(mesh).__name__}.")
+        self._previous = (getattr(_context, "mesh", None), getattr(_context, "abstract_mesh", None))
+        _context.mesh = mesh
+        _context.abstract_mesh = None if mesh is None else mesh.abstract_mesh
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        _context.mesh, _context.abstract_mesh = self._previous
+
+
+class use_abstract_mesh:  # noqa: N801 - JAX's name
+    """``with use_abstract_mesh(m):`` makes ``m`` (an :class:`AbstractMesh` of the same
+    size as the one in effect, if any) the abstract mesh of the block
+    (``jax.sharding.use_abstract_mesh``); the concrete mesh is unchanged."""
+
+    __slots__ = ("_mesh", "_previous")
+
+    def __init__(self, mesh: AbstractMesh) -> None:
+        if not isinstance(mesh, AbstractMesh):
+            raise ValueError(
+                f"use_abstract_mesh: expected an AbstractMesh, got {type(mesh).__name__}."
+            )
+        self._mesh = mesh
+        self._previous: AbstractMesh | None = None
+
+    def __enter__(self) -> AbstractMesh:
+        prev = get_abstract_mesh()
+        if not prev.empty and not self._mesh.empty and prev.size != self._mesh.size:
+            raise ValueError(
+                f"use_abstract_mesh: expected a mesh of the size of the one in effect "
+                f"({prev.size}, {prev!r}), got {self._mesh!r} of size {self._mesh.size}."
+            )
+        self._previous = getattr(_context, "abstract_mesh", None)
+        _context.abstract_mesh = self._mesh
+        return self._mesh
+
+    def __exit__(self, *exc: Any) -> None:
+        _context.abstract_mesh = self._previous
+
+
+def make_single_device_sharding(device: Any, *, memory_kind: Any = None) -> SingleDeviceSharding:
+    """``SingleDeviceSharding(device)`` (``jax.sharding.make_single_device_sharding``);
+    ``memory_kind`` may only be None (functrace has one memory kind)."""
+    if not isinstance(device, CpuDevice):
+        raise TypeError(
+            f"make_single_device_sharding: expected a device of functrace.devices(), got "
+            f"{type(device).__name__}."
+        )
+    if memory_kind is not None:
+        raise ValueError(
+            f"make_single_device_sharding: expected memory_kind=None, got {memory_kind!r:.40}."
+        )
+    return SingleDeviceSharding(device)
+
+
+def _check_reshard_target(fname: str, s: Any, ndim: int) -> None:
+    if isinstance(s, PartitionSpec):
+        mesh = get_abstract_mesh()
+        if mesh.empty:
+            raise ValueError(
+                f"{fname}: expected a NamedSharding, or a PartitionSpec inside set_mesh "
+                f"(a mesh to read its axis names from), got {s!r} with no mesh set."
+            )
+        spec, names = s, mesh.axis_names
+    elif isinstance(s, NamedSharding):
+        spec, names = s.spec, s.mesh.axis_names
+    else:
+        raise TypeError(
+            f"{fname}: expected NamedShardings or PartitionSpecs, got {type(s).__name__}."
+        )
+    used = [n for e in spec for n in _names_of(e)]
+    bad = [n for n in used if n not in names]
+    if bad or len(set(used)) != len(used):
+        raise ValueError(
+            f"{fname}: expected each of the mesh axes {names} at most once, got {spec!r}."
+        )
+    if len(spec) > ndim:
+        raise ValueError(
+            f"{fname}: expected a spec of at most {ndim} entries for an array of rank "
+            f"{ndim}, got {spec!r}."
+        )
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``xs`` (a pytree of arrays) laid out by ``out_shardings`` (a ``NamedSharding`` or,
+    inside ``set_mesh``, a ``PartitionSpec``; one, or a pytree prefix of ``xs``), as
+    ``jax.sharding.reshard``. The specs are checked against the mesh and the ranks, and
+    the values are returned unchanged: functrace's arrays live on one device, so their
+    ``.sharding`` stays ``SingleDeviceSharding`` (JAX's reports the new layout).
+    Differentiable (the identity) and usable under every transform."""
+    leaves, tree = tree_flatten(xs)
+    is_target = lambda s: s is None or isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
+    targets, target_tree = tree_flatten(out_shardings, is_leaf=is_target)
+    try:
+        subtrees = target_tree.flatten_up_to(xs)
+    except ValueError as e:
+        raise ValueError(
+            f"reshard: expected out_shardings to be a pytree prefix of xs: {e}"
+        ) from None
+    for s, sub in zip(targets, subtrees):
+        if s is None:
+            raise ValueError("reshard: expected a sharding for every array, got None.")
+        for x in tree_flatten(sub)[0]:
+            _check_reshard_target("reshard", s, len(core.get_aval(x).shape))
+    out = [x if isinstance(x, core.Tracer) else to_array(np.asarray(x)) for x in leaves]
+    return tree_unflatten(tree, out)
+
+
+def _axes_mode(fname: str, f: Any, axes: Any, key: str, given: Any) -> Any:
+    if not callable(f):
+        raise TypeError(f"{fname}: expected a callable, got {type(f).__name__}.")
+
+    @functools.wraps(f)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        target = given
+        if target is None:
+            if key not in kwargs:
+                raise TypeError(f"{fname}: expected the keyword argument {key!r}, got none.")
+            target = kwargs.pop(key)
+        mesh = get_abstract_mesh()
+        if mesh.empty:
+            if fname == "explicit_axes":
+                raise ValueError(f"{fname}: expected a mesh set with set_mesh, got none.")
+            return f(*args, **kwargs)
+        names = (
+            (axes,) if isinstance(axes, str) else tuple(mesh.axis_names if axes is None else axes)
+        )
+        bad = [n for n in names if n not in mesh.axis_names]
+        if bad:
+            raise ValueError(f"{fname}: expected axes of the mesh {mesh.axis_names}, got {bad}.")
+        if fname == "explicit_axes":
+            args = reshard(args, target)
+            return f(*args, **kwargs)
+        return reshard(f(*args, **kwargs), target)
+
+    return wrapped
+
+
+def auto_axes(
+    f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None
+) -> Any:
+    """``f`` run with the mesh ``axes`` (default all) switched to automatic sharding,
+    its results resharded to ``out_sharding`` (given here or as a keyword of the call),
+    as ``jax.sharding.auto_axes``. Axis types change no values here: ``f``'s results
+    are returned after :func:`reshard`'s checks."""
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+    return _axes_mode("auto_axes", f, axes, "out_sharding", out_sharding)
+
+
+def explicit_axes(
+    f: Callable[..., Any] | None = None, /, *, axes: Any = None, in_sharding: Any = None
+) -> Any:
+    """``f`` run with the mesh ``axes`` (default all) switched to explicit sharding,
+    its arguments resharded to ``in_sharding`` (given here or as a keyword of the
+    call), as ``jax.sharding.explicit_axes``; needs ``set_mesh``. Axis types change no
+    values here: the arguments pass :func:`reshard`'s checks unchanged."""
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+    return _axes_mode("explicit_axes", f, axes, "in_sharding", in_sharding)
+
+
 def make_mesh(
     axis_shapes: Sequence[int],
     axis_names: Sequence[str],
@@ -198,7 +471,7 @@ def make_mesh(
     return Mesh(arr, tuple(axis_names), axis_types)
 
 
-class NamedSharding:
+class NamedSharding(Sharding):
     """An array laid out on ``mesh`` by ``spec`` (JAX's ``NamedSharding``): accepted by
     ``device_put`` and ``lax.with_sharding_constraint``, which change nothing (one
     device holds everything)."""
@@ -421,6 +694,8 @@ def shard_map(
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
         m = mesh if mesh is not None else (getattr(_context, "stack", None) or [None])[-1]
+        if m is None and not get_mesh().empty:
+            m = get_mesh()  # the mesh of set_mesh
         if not isinstance(m, Mesh):
             raise ValueError(
                 f"{fname}: expected a mesh (mesh=, or inside `with mesh:`), got {m!r}."

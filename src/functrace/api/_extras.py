@@ -32,7 +32,8 @@ from functrace.api._autodiff import jvp, stop_gradient
 from functrace.api._shapes import ShapeDtypeStruct
 from functrace.api._shapes import eval_shape as _eval_shape_avals
 from functrace.core import ShapedArray, Tracer, describe_fun
-from functrace.custom_derivatives import custom_jvp, custom_vjp
+from functrace.custom_derivatives._jvp import custom_jvp
+from functrace.custom_derivatives._vjp import custom_vjp
 from functrace.errors import MissingRuleError
 from functrace.interpreters import ad
 from functrace.interpreters.staging import trace_to_jaxpr

@@ -20,6 +20,11 @@ the same vmap), so ``grad(vmap(f))`` and ``jvp(vmap(f))`` use the rules too. A
 cotangent. Under nested derivatives a hook belongs to the innermost backward pass that
 differentiates its value; outer transforms differentiate through that pass.
 
+``custom_gradient`` and ``closure_convert`` live in ``functrace.api`` and are
+re-exported here. JAX's ``linear_call``, ``SymbolicZero``, ``zero_from_primal`` and
+``CustomVJPPrimal`` are not provided: they belong to ``symbolic_zeros=True``, which
+functrace's rules do not implement.
+
 The modules: ``_common`` (tracing the function, its arguments, batching a custom
 call), ``_jvp`` (``custom_jvp``), ``_vjp`` (``custom_vjp``) and ``_hooks``
 (``grad_hook``).
@@ -36,4 +41,9 @@ from functrace.custom_derivatives._vjp import custom_lin_p as custom_lin_p
 from functrace.custom_derivatives._vjp import custom_vjp
 from functrace.custom_derivatives._vjp import custom_vjp_call_p as custom_vjp_call_p
 
-__all__ = ["custom_jvp", "custom_vjp", "grad_hook"]
+# Defined with the other function transforms (they need ``jvp``), re-exported here as
+# in ``jax.custom_derivatives``; that module imports the rules' modules, not this one.
+# isort: split
+from functrace.api._extras import closure_convert, custom_gradient
+
+__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp", "grad_hook"]

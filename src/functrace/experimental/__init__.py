@@ -16,6 +16,9 @@ errors: ``checkify.check`` inside ``checkify.checkify(f)``, which works under ``
 ``mesh_utils`` makes the device arrays of (virtual) meshes, and ``jet.jet`` computes
 Taylor-mode derivatives.
 
+``multihost_utils`` has JAX's helpers for several processes, with the values JAX
+gives for one process (functrace's case).
+
 ``sparse`` has JAX's BCOO sparse arrays and the ``sparsify`` transform
 (:mod:`functrace.experimental.sparse`).
 """
@@ -23,6 +26,23 @@ Taylor-mode derivatives.
 from __future__ import annotations
 
 from functrace.api._callback import io_callback
-from functrace.experimental import checkify, jet, mesh_utils, ode, shard_map, sparse
+from functrace.experimental import (
+    checkify,
+    jet,
+    mesh_utils,
+    multihost_utils,
+    ode,
+    shard_map,
+    sparse,
+)
 
-__all__ = ["checkify", "io_callback", "jet", "mesh_utils", "ode", "shard_map", "sparse"]
+__all__ = [
+    "checkify",
+    "io_callback",
+    "jet",
+    "mesh_utils",
+    "multihost_utils",
+    "ode",
+    "shard_map",
+    "sparse",
+]

@@ -143,6 +143,20 @@ def key_impl(keys: Any) -> str:
     return "threefry2x32"
 
 
+def key_dtype(impl: Any = None) -> np.dtype:
+    """The dtype of keys of generator ``impl`` (None or ``'threefry2x32'``, the only
+    one): ``uint32``, as functrace's keys are raw ``uint32[..., 2]`` arrays. JAX returns
+    its typed-key dtype (``key<fry>``), which no functrace array has; so
+    ``issubdtype(key_dtype(), dtypes.prng_key)`` is False here.
+
+    >>> import functrace.random as random
+    >>> random.key_dtype()
+    dtype('uint32')
+    """
+    _check_impl(impl)
+    return _U32
+
+
 def _words(key: Any) -> tuple[Any, Any]:
     return key[0], key[1]
 
