@@ -1,8 +1,9 @@
 """Op-table rows: ``lax.stack``/``unstack``, ``scatter_sub``, ``scatter_apply``, the
 fill/drop mode of ``gather`` and the scatters, ``approx_max_k``/``approx_min_k``,
-``ragged_dot``, ``conv_general_dilated_patches``, ``all_to_all``, ``pswapaxes``,
-``pbroadcast``, ``pcast`` and ``pshuffle``
-(``functrace/lax/composite_higher.py``, ``gather_scatter.py``, ``parallel.py``).
+``ragged_dot``, ``conv_general_dilated_patches``, ``conv_general_dilated_local``,
+``ragged_dot_general``, ``all_to_all``, ``pswapaxes``, ``pbroadcast``, ``pcast`` and
+``pshuffle`` (``functrace/lax/composite_higher.py``, ``composite_more.py``,
+``gather_scatter.py``, ``parallel.py``).
 
 The references are NumPy loops written independently of the implementations. Index
 arrays, group sizes and static parameters are baked into the lambdas.
