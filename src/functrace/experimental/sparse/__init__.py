@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from functrace.experimental.sparse._bcoo import (
     BCOO,
+    JAXSparse,
     bcoo_extract,
     bcoo_fromdense,
     bcoo_reduce_sum,
@@ -104,6 +105,7 @@ __all__ = [
     "COO",
     "CSC",
     "CSR",
+    "JAXSparse",
     "bcoo_broadcast_in_dim",
     "bcoo_concatenate",
     "bcoo_dot_general",

@@ -27,6 +27,7 @@ from functrace.tree_util import register_pytree_node_class
 
 __all__ = [
     "BCOO",
+    "JAXSparse",
     "bcoo_extract",
     "bcoo_fromdense",
     "bcoo_reduce_sum",
@@ -99,8 +100,40 @@ def _zeros(shape: tuple[int, ...], dtype: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
+class JAXSparse:
+    """The base of functrace's sparse arrays (JAX's ``sparse.JAXSparse``): what
+    ``BCOO``, ``BCSR`` and the legacy ``COO``/``CSR``/``CSC`` share. NumPy's operators
+    defer to their reflected methods, they are not hashable, and ``dtype``, ``ndim``
+    and ``size`` come from ``data`` and ``shape``."""
+
+    __array_ufunc__ = None  # NumPy operators defer to the array's reflected methods
+    __hash__ = None  # type: ignore[assignment]
+
+    data: Any
+    shape: tuple[int, ...]
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of ``data``."""
+        return _dtype_of(self.data)
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements of the dense array."""
+        return math.prod(self.shape)
+
+    def block_until_ready(self) -> Any:
+        """``self`` (computations are never asynchronous in functrace)."""
+        return self
+
+
 @register_pytree_node_class
-class BCOO:
+class BCOO(JAXSparse):
     """A sparse array in JAX's batched-coordinate format: ``BCOO((data, indices),
     shape=...)``, ``data`` of shape ``(nse, *dense_shape)`` and ``indices`` of shape
     ``(nse, n_sparse)``. A pytree (``data`` and ``indices`` are its leaves, the shape is
@@ -108,9 +141,6 @@ class BCOO:
     up and out-of-range ones are padding. Unlike JAX's, ``indices`` has no batch
     dimensions (``n_batch`` is always 0), and ``vmap`` maps the data of a BCOO built
     inside the function, not a BCOO argument's batch axis."""
-
-    __array_ufunc__ = None  # NumPy operators defer to the BCOO's reflected methods
-    __hash__ = None  # type: ignore[assignment]
 
     data: Any
     indices: Any
@@ -149,24 +179,9 @@ class BCOO:
     # -- attributes ------------------------------------------------------------
 
     @property
-    def dtype(self) -> np.dtype:
-        """The dtype of ``data``."""
-        return _dtype_of(self.data)
-
-    @property
     def nse(self) -> int:
         """The number of stored entries (padding included)."""
         return _shape_of(self.indices)[-2]
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        """The number of elements of the dense array."""
-        return math.prod(self.shape)
 
     @property
     def n_batch(self) -> int:
@@ -230,10 +245,6 @@ class BCOO:
                     f"function (return dense results, e.g. .todense() or .data)."
                 )
         return obj
-
-    def block_until_ready(self) -> BCOO:
-        """``self`` (computations are never asynchronous in functrace)."""
-        return self
 
     # -- conversions ------------------------------------------------------------
 

@@ -10,7 +10,6 @@ the data, batching over it and ``jit`` are theirs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from functrace import core, lax
 from functrace._array import to_array
 from functrace.experimental.sparse._bcoo import (
     BCOO,
+    JAXSparse,
     _dtype_of,
     _extract,
     _new,
@@ -78,14 +78,11 @@ def _validate(fname: str, data: Any, indices: Any, indptr: Any, shape: tuple[int
 
 
 @register_pytree_node_class
-class BCSR:
+class BCSR(JAXSparse):
     """A sparse array in JAX's compressed-row format: ``BCSR((data, indices, indptr),
     shape=...)`` with 2 sparse dimensions (rows and columns) followed by dense ones. A
     pytree (``data``, ``indices`` and ``indptr`` are its leaves). Unlike JAX's, there are
     no batch dimensions (``n_batch`` is always 0)."""
-
-    __array_ufunc__ = None
-    __hash__ = None  # type: ignore[assignment]
 
     data: Any
     indices: Any
@@ -120,24 +117,9 @@ class BCSR:
         self.unique_indices = bool(unique_indices)
 
     @property
-    def dtype(self) -> np.dtype:
-        """The dtype of ``data``."""
-        return _dtype_of(self.data)
-
-    @property
     def nse(self) -> int:
         """The number of stored entries (padding included)."""
         return _shape_of(self.indices)[-1]
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        """The number of elements of the dense array."""
-        return math.prod(self.shape)
 
     @property
     def n_batch(self) -> int:
@@ -232,10 +214,6 @@ class BCSR:
     def T(self) -> Any:
         """Not implemented, as in JAX (a NotImplementedError)."""
         return self.transpose()
-
-    def block_until_ready(self) -> BCSR:
-        """``self`` (computations are never asynchronous in functrace)."""
-        return self
 
     def __matmul__(self, other: Any) -> Any:
         fname = "BCSR.__matmul__"

@@ -19,6 +19,7 @@ import functrace.numpy as fnp
 from functrace import core, lax
 from functrace._array import to_array
 from functrace.experimental.sparse._bcoo import (
+    JAXSparse,
     _dtype_of,
     _new,
     _operand,
@@ -69,38 +70,21 @@ def _vectors(fname: str, args: Any, names: tuple[str, str, str]) -> list[Any]:
     return out
 
 
-class _Legacy:
+class _Legacy(JAXSparse):
     """What the three formats share."""
 
-    __array_ufunc__ = None
-    __hash__ = None  # type: ignore[assignment]
-    data: Any
     shape: tuple[int, int]
-
-    @property
-    def dtype(self) -> np.dtype:
-        """The dtype of ``data``."""
-        return _dtype_of(self.data)
 
     @property
     def nse(self) -> int:
         """The number of stored entries (padding included)."""
         return _shape_of(self.data)[0]
 
-    @property
-    def ndim(self) -> int:
-        """Always 2."""
-        return 2
-
     def __repr__(self) -> str:
         text = f"{type(self).__name__}({self.dtype}{list(self.shape)}, nse={self.nse})"
         if isinstance(self.data, core.Tracer):
             return f"{self.data.describe()} in {text}"
         return text
-
-    def block_until_ready(self) -> Any:
-        """``self`` (computations are never asynchronous in functrace)."""
-        return self
 
     def _indices(self) -> Any:  # (nse, 2) BCOO indices of the matrix
         raise NotImplementedError
@@ -333,6 +317,17 @@ def _check(fname: str, mat: Any, cls: type) -> Any:
     return mat
 
 
+def _legacy_product(fname: str, cls: type, mat: Any, x: Any, name: str, transpose: Any) -> Any:
+    """``mat @ x`` (``mat.T @ x`` with ``transpose``) for a dense vector (``name`` "v")
+    or matrix ("B") ``x``, ``mat`` of format ``cls``."""
+    mat = _check(fname, mat, cls)
+    x = _operand(x, fname, name)
+    nd, word = (1, "vector") if name == "v" else (2, "matrix")
+    if len(_shape_of(x)) != nd:
+        raise ValueError(f"{fname}: expected a {word}, got shape {_shape_of(x)}.")
+    return _product(fname, mat.data, mat._indices(), mat.shape, x, bool(transpose))
+
+
 def coo_todense(mat: COO) -> Any:
     """The dense matrix of a COO one (repeated entries added)."""
     mat = _check("coo_todense", mat, COO)
@@ -341,22 +336,12 @@ def coo_todense(mat: COO) -> Any:
 
 def coo_matvec(mat: COO, v: Any, transpose: bool = False) -> Any:
     """``mat @ v`` (``mat.T @ v`` with ``transpose``) for a dense vector ``v``."""
-    fname = "coo_matvec"
-    mat = _check(fname, mat, COO)
-    v = _operand(v, fname, "v")
-    if len(_shape_of(v)) != 1:
-        raise ValueError(f"{fname}: expected a vector, got shape {_shape_of(v)}.")
-    return _product(fname, mat.data, mat._indices(), mat.shape, v, bool(transpose))
+    return _legacy_product("coo_matvec", COO, mat, v, "v", transpose)
 
 
 def coo_matmat(mat: COO, B: Any, *, transpose: bool = False) -> Any:
     """``mat @ B`` (``mat.T @ B`` with ``transpose``) for a dense matrix ``B``."""
-    fname = "coo_matmat"
-    mat = _check(fname, mat, COO)
-    B = _operand(B, fname, "B")
-    if len(_shape_of(B)) != 2:
-        raise ValueError(f"{fname}: expected a matrix, got shape {_shape_of(B)}.")
-    return _product(fname, mat.data, mat._indices(), mat.shape, B, bool(transpose))
+    return _legacy_product("coo_matmat", COO, mat, B, "B", transpose)
 
 
 def csr_fromdense(mat: Any, *, nse: int | None = None, index_dtype: Any = np.int32) -> CSR:
@@ -379,19 +364,9 @@ def csr_todense(mat: CSR) -> Any:
 
 def csr_matvec(mat: CSR, v: Any, transpose: bool = False) -> Any:
     """``mat @ v`` (``mat.T @ v`` with ``transpose``) for a dense vector ``v``."""
-    fname = "csr_matvec"
-    mat = _check(fname, mat, CSR)
-    v = _operand(v, fname, "v")
-    if len(_shape_of(v)) != 1:
-        raise ValueError(f"{fname}: expected a vector, got shape {_shape_of(v)}.")
-    return _product(fname, mat.data, mat._indices(), mat.shape, v, bool(transpose))
+    return _legacy_product("csr_matvec", CSR, mat, v, "v", transpose)
 
 
 def csr_matmat(mat: CSR, B: Any, *, transpose: bool = False) -> Any:
     """``mat @ B`` (``mat.T @ B`` with ``transpose``) for a dense matrix ``B``."""
-    fname = "csr_matmat"
-    mat = _check(fname, mat, CSR)
-    B = _operand(B, fname, "B")
-    if len(_shape_of(B)) != 2:
-        raise ValueError(f"{fname}: expected a matrix, got shape {_shape_of(B)}.")
-    return _product(fname, mat.data, mat._indices(), mat.shape, B, bool(transpose))
+    return _legacy_product("csr_matmat", CSR, mat, B, "B", transpose)
