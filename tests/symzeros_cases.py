@@ -195,6 +195,7 @@ def _linear_cases(lib: Any, out: dict[str, Any]) -> None:
     out["lin/grad"] = lib.grad(loss, argnums=(0, 1))(X, 1.5)
     out["lin/jit_grad"] = lib.jit(lib.grad(loss, argnums=(0, 1)))(X, 1.5)
     out["lin/grad_jit"] = lib.grad(lib.jit(loss), argnums=(0, 1))(X, 1.5)
+
     def one(a):
         return cd.linear_call(lambda r, x: x / r, lambda r, c: 2.0 * c / r, R, a)
 

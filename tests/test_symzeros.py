@@ -94,6 +94,28 @@ def test_compositions_of_the_rules():
         np.testing.assert_allclose(ft.jit(ft.vmap(f, (0, None)))(XB, Y), np.sin(XB) * Y)
 
 
+def test_symbolic_zero_outputs_of_a_batched_rule():
+    seen = []
+
+    @ft.custom_jvp
+    def m(x, y):
+        return x * y, fnp.round(y)
+
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((type(tx) is SymbolicZero, type(ty) is SymbolicZero))
+        tx = tx.instantiate() if type(tx) is SymbolicZero else tx
+        return m(x, y), (tx * y, SymbolicZero.from_primal_value(y))
+
+    m.defjvp(rule, symbolic_zeros=True)
+    outs, touts = ft.jvp(lambda x: ft.vmap(m, (0, None))(x, Y), (XB,), (XB,))
+    np.testing.assert_allclose(touts[0], XB * Y)
+    np.testing.assert_array_equal(touts[1], np.zeros((2, 3)))
+    assert set(seen) == {(False, True)} and outs[1].shape == (2, 3)
+    g = ft.grad(lambda y: fnp.sum(ft.vmap(m, (0, None))(XB, y)[1]))(Y)
+    np.testing.assert_array_equal(g, np.zeros(3))
+
+
 def _scale(r, x):
     return linear_call(lambda r, v: v * r, lambda r, c: 3.0 * c * r, r, x)
 

@@ -246,15 +246,11 @@ def linear_call(
                 )
         return g_leaves
 
-    memo: list[tuple[ClosedJaxpr, list[Any]]] = []
-
     def transpose() -> tuple[ClosedJaxpr, list[Any]]:
-        if not memo:
-            out_avals = [ad.tangent_aval(a) for a in call_jaxpr.out_avals]
-            memo.append(
-                _trace(flat_transpose, [*res_avals, *out_avals], f"linear_call of {t_name}")
-            )
-        return memo[0]
+        # traced when reverse mode needs it (each time: it is cheap, and a closure
+        # without state lets eager reuse compare two recordings)
+        out_avals = [ad.tangent_aval(a) for a in call_jaxpr.out_avals]
+        return _trace(flat_transpose, [*res_avals, *out_avals], f"linear_call of {t_name}")
 
     outs = linear_call_p.bind(
         *consts,
