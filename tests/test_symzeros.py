@@ -28,7 +28,7 @@ def test_flags_and_values_match_jax():
 def test_the_helper_types():
     z = SymbolicZero.from_primal_value(np.ones((2, 3), np.float32))
     assert (z.shape, z.dtype, z.ndim, z.size, repr(z)) == ((2, 3), np.float32, 2, 6, "SymbolicZero")
-    assert z.aval.shape == (2, 3)
+    assert z.aval.shape == (2, 3) and z.str_short() == "f32[2,3]" and not z.weak_type
     np.testing.assert_array_equal(z.instantiate(), np.zeros((2, 3), np.float32))
     assert SymbolicZero.from_primal_value(np.arange(3)).dtype == ft.dtypes.float0
     tree = zero_from_primal({"a": 1.0, "b": (np.ones(2),)})

@@ -20,9 +20,9 @@ from functrace.tree_util import tree_map
 class SymbolicZero:
     """A tangent or cotangent known to be zero, given to (and accepted from) custom rules
     registered with ``symbolic_zeros=True``. It is not an array: read its type from
-    ``.aval``, ``.shape``, ``.dtype``, ``.ndim``, ``.size``, or make the zeros with
-    ``.instantiate()`` (a functrace addition; JAX's user-facing class forwards only the
-    attributes of its abstract value)."""
+    ``.aval``, ``.shape``, ``.dtype``, ``.ndim``, ``.size`` (other attributes are the
+    abstract value's, as in JAX), or make the zeros with ``.instantiate()`` (a functrace
+    addition; JAX's user-facing class has only its abstract value's attributes)."""
 
     __slots__ = ("aval",)
 
@@ -53,6 +53,12 @@ class SymbolicZero:
     def from_primal_value(val: Any) -> SymbolicZero:
         """The symbolic zero tangent of the primal value ``val``."""
         return SymbolicZero(ad.tangent_aval(core.get_aval(val)))
+
+    def __getattr__(self, name: str) -> Any:
+        # the other attributes of the abstract value (weak_type, str_short...), as in JAX
+        if name.startswith("__") or name == "aval":
+            raise AttributeError(name)
+        return getattr(self.aval, name)
 
     def instantiate(self) -> np.ndarray:
         """An array of zeros of this type."""
