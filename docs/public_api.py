@@ -51,6 +51,7 @@ MODULES = [
     "functrace.debug",
     "functrace.ad_checkpoint",
     "functrace.custom_batching",
+    "functrace.custom_derivatives",
     "functrace.sharding",
     "functrace.profiler",
     "functrace.distributed",

@@ -1,7 +1,8 @@
 """Op-table rows: the ``jax.lax`` names added with ``functrace/lax/extras.py``,
 ``special_extra.py``, ``assoc_scan.py``, ``solves.py`` and the composites
 (``lax.cbrt``, ``lax.population_count``, ``lax.associative_scan``,
-``lax.custom_linear_solve``...), ``lax.custom_root``, ``pure_callback`` and ``io_callback``.
+``lax.custom_linear_solve``...), ``lax.custom_root``, ``custom_derivatives.linear_call``,
+``pure_callback`` and ``io_callback``.
 
 The references are NumPy/SciPy computations written independently of the impls
 (Python integers for the bit operations, per-element ``math.frexp`` for
@@ -129,6 +130,12 @@ def _solve_row(m: Any, b: Any) -> Any:
 
 def _np_solve_row(m: Any, b: Any) -> Any:
     return np.linalg.solve(np.asarray(m) + 4.0 * np.eye(3), b).astype(np.asarray(b).dtype)
+
+
+def _linear_call_row(x: Any) -> Any:
+    from functrace.custom_derivatives import linear_call
+
+    return fnp.sin(linear_call(lambda r, v: v * r, lambda r, c: c * r, 2.5, x))
 
 
 def _root_row(a: Any) -> Any:
@@ -565,6 +572,14 @@ ROWS: list[OpInfo] = [
         shapes=((3, 3), (3,)),
         dtypes=(np.float64,),
         rtol=1e-5,
+    ),
+    OpInfo(
+        "custom_derivatives.linear_call",
+        _linear_call_row,
+        lambda x: np.sin(np.asarray(x) * 2.5),
+        (F,),
+        ("linear_call", "sin"),
+        shapes="same",
     ),
     OpInfo(
         "lax.custom_root",

@@ -21,13 +21,25 @@ cotangent. Under nested derivatives a hook belongs to the innermost backward pas
 differentiates its value; outer transforms differentiate through that pass.
 
 ``custom_gradient`` and ``closure_convert`` live in ``functrace.api`` and are
-re-exported here. JAX's ``linear_call``, ``SymbolicZero``, ``zero_from_primal`` and
-``CustomVJPPrimal`` are not provided: they belong to ``symbolic_zeros=True``, which
-functrace's rules do not implement.
+re-exported here.
+
+Rules registered with ``symbolic_zeros=True`` see JAX's wrappers: a ``custom_jvp`` rule
+gets a :class:`SymbolicZero` for the tangent of each argument that is not differentiated
+(the rule is not called when none is); a ``custom_vjp`` fwd gets each argument leaf as a
+:class:`CustomVJPPrimal` ``(value, perturbed)`` and bwd a ``SymbolicZero`` for each
+output cotangent that is zero. Rules may return ``SymbolicZero``s (bwd also ``None``).
+Which tangents are zero is decided while tracing, as in JAX, so the flags are the same
+under ``jit``, ``vmap`` and nested derivatives; a tangent that is a concrete array of
+zeros counts as zero too (functrace's linear maps treat it so), where JAX would call it
+perturbed.
+
+``linear_call(fun, fun_transpose, residual_args, linear_args)`` is a call of a linear
+function whose transpose the user gives (one ``linear_call`` primitive).
 
 The modules: ``_common`` (tracing the function, its arguments, batching a custom
 call), ``_jvp`` (``custom_jvp``), ``_vjp`` (``custom_vjp``) and ``_hooks``
-(``grad_hook``).
+(``grad_hook``), ``_symbolic`` (``SymbolicZero``, ``CustomVJPPrimal``) and ``_linear``
+(``linear_call``).
 """
 
 from __future__ import annotations
@@ -37,6 +49,14 @@ from functrace.custom_derivatives._hooks import grad_hook_p as grad_hook_p
 from functrace.custom_derivatives._hooks import hook_call_p as hook_call_p
 from functrace.custom_derivatives._jvp import custom_jvp
 from functrace.custom_derivatives._jvp import custom_jvp_call_p as custom_jvp_call_p
+from functrace.custom_derivatives._linear import linear_call
+from functrace.custom_derivatives._linear import linear_call_p as linear_call_p
+from functrace.custom_derivatives._symbolic import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
+)
 from functrace.custom_derivatives._vjp import custom_lin_p as custom_lin_p
 from functrace.custom_derivatives._vjp import custom_vjp
 from functrace.custom_derivatives._vjp import custom_vjp_call_p as custom_vjp_call_p
@@ -46,4 +66,15 @@ from functrace.custom_derivatives._vjp import custom_vjp_call_p as custom_vjp_ca
 # isort: split
 from functrace.api._extras import closure_convert, custom_gradient
 
-__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp", "grad_hook"]
+__all__ = [
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "closure_convert",
+    "custom_gradient",
+    "custom_jvp",
+    "custom_vjp",
+    "custom_vjp_primal_tree_values",
+    "grad_hook",
+    "linear_call",
+    "zero_from_primal",
+]

@@ -174,6 +174,10 @@ def _close_over_consts(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def _skip_consts(flat_rule: Callable[..., Any], n: int) -> Callable[..., Any]:
+    """A JVP rule of the arguments after the ``n`` constants the function closes over
+    (whose tangents must be zero). Zero tangents stay symbolic: the user's rule
+    instantiates them unless it takes symbolic zeros."""
+
     def rule(primals: list[Any], tangents: list[Any]) -> Any:
         for t in tangents[:n]:
             if type(t) is not Zero:
@@ -182,7 +186,7 @@ def _skip_consts(flat_rule: Callable[..., Any], n: int) -> Callable[..., Any]:
                     "being differentiated, got a closure over a traced value. Pass that "
                     "value as an argument instead."
                 )
-        return flat_rule(primals[n:], [ad.instantiate(t) for t in tangents[n:]])
+        return flat_rule(primals[n:], list(tangents[n:]))
 
     return rule
 
@@ -346,15 +350,3 @@ def _check_rule_flag(where: str, name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{where}: expected {name} to be a bool, got {type(value).__name__}.")
     return value
-
-
-def _no_symbolic_zeros(where: str, symbolic_zeros: Any) -> None:
-    """``symbolic_zeros=`` of ``defvjp``/``defjvp``: False (JAX's default) is what functrace
-    does; True is not supported."""
-    if _check_rule_flag(where, "symbolic_zeros", symbolic_zeros):
-        raise NotImplementedError(
-            f"{where}: symbolic_zeros=True is not supported: the rules get plain values "
-            f"(no CustomVJPPrimal/SymbolicZero wrappers), and zero tangents or cotangents "
-            f"reach them as arrays of zeros. Register the rule with symbolic_zeros=False "
-            f"(the default) and read the values directly."
-        )

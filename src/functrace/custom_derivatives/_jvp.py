@@ -15,10 +15,10 @@ from functrace.custom_derivatives._common import (
     _batch_custom_call,
     _Callable,
     _check_primal_types,
+    _check_rule_flag,
     _check_tangent_types,
     _close_over_consts,
     _differentiated_directly,
-    _no_symbolic_zeros,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -29,6 +29,7 @@ from functrace.custom_derivatives._common import (
     _trace_flat,
     forward_attr,
 )
+from functrace.custom_derivatives._symbolic import from_user, to_user
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
 from functrace.ir import ClosedJaxpr, Jaxpr
@@ -74,14 +75,21 @@ class custom_jvp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self._sig = _signature(fun)
         self.jvp: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     __getattr__ = forward_attr  # the wrapped function's attributes (a custom_vmap's def_vmap)
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``.
-        ``symbolic_zeros=True`` (JAX's symbolic-zero tangents) is a NotImplementedError:
-        zero tangents reach the rule as arrays of zeros."""
-        _no_symbolic_zeros("custom_jvp.defjvp", symbolic_zeros)
+
+        With ``symbolic_zeros=True`` the tangent of an argument that is not being
+        differentiated reaches the rule as a :class:`SymbolicZero` (else as an array of
+        zeros), and the rule may return ``SymbolicZero``s for output tangents (as in JAX;
+        they are accepted either way). The rule is not called when no argument is
+        differentiated."""
+        self.symbolic_zeros = _check_rule_flag(
+            "custom_jvp.defjvp", "symbolic_zeros", symbolic_zeros
+        )
         self.jvp = jvp
         core.rules_changed()  # eager programs recorded with the old rule are stale
         return jvp
@@ -150,6 +158,7 @@ class custom_jvp:
             return self.fun(*args)
         name = describe_fun(self.fun)
         user_jvp = self.jvp
+        symbolic = self.symbolic_zeros
         # (output tree, output avals) the rule must match: the traced function's, or
         # (differentiating eagerly, where the function is not traced) the rule's own.
         expect: list[Any] = []
@@ -157,7 +166,7 @@ class custom_jvp:
 
         def flat_jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
             p_tree = tree_unflatten(in_tree, primals)
-            t_tree = tree_unflatten(in_tree, tangents)
+            t_tree = tree_unflatten(in_tree, [to_user(t, symbolic) for t in tangents])
             nd = [nondiff[i] for i in sorted(nondiff)]
             res = (
                 user_jvp(*nd, tuple(p_tree), tuple(t_tree))
@@ -172,6 +181,7 @@ class custom_jvp:
             out, t_out = res
             o_leaves, o_tree = tree_flatten(out)
             t_leaves, t_tree_out = tree_flatten(t_out)
+            t_leaves = [from_user(t) for t in t_leaves]
             rule_tree[:] = [o_tree]
             if expect:
                 out_tree, out_avals = expect
@@ -193,7 +203,7 @@ class custom_jvp:
             # the JVP of the custom call would, without tracing the function. Primals
             # stay concrete under eager jvp/grad, so the function and the rule may use
             # Python control flow on them (as in JAX).
-            return self._jvp_direct(top, leaves, flat_jvp, rule_tree, name)
+            return self._jvp_direct(top, args, leaves, in_tree, flat_jvp, rule_tree, name)
 
         def flat_fun(*flat: Any) -> Any:
             return self.fun(*full(tree_unflatten(in_tree, flat)))
@@ -217,7 +227,9 @@ class custom_jvp:
     def _jvp_direct(
         self,
         top: ad.JVPTrace,
+        args: tuple[Any, ...],
         leaves: list[Any],
+        in_tree: Any,
         flat_jvp: Callable[..., Any],
         rule_tree: list[Any],
         name: str,
@@ -225,11 +237,14 @@ class custom_jvp:
         mine = [isinstance(x, Tracer) and x._trace is top for x in leaves]
         primals = [x.primal if m else x for x, m in zip(leaves, mine)]
         tangents = [
-            ad.instantiate(x.tangent)
-            if m
-            else ad.instantiate(Zero(ad.tangent_aval(core.get_aval(x))))
+            x.tangent if m else Zero(ad.tangent_aval(core.get_aval(x)))
             for x, m in zip(leaves, mine)
         ]
+        if self.symbolic_zeros and all(type(t) is Zero for t in tangents):
+            # Nothing is differentiated: as in JAX, the function runs, not the rule.
+            diff = iter(tree_unflatten(in_tree, primals))
+            nd = set(self.nondiff_argnums)
+            return self(*(a if i in nd else next(diff) for i, a in enumerate(args)))
         outs, t_outs = top.call_jvp_rule(flat_jvp, primals, tangents)
         for v in [*outs, *t_outs]:
             if isinstance(v, Tracer) and v._trace.level >= top.level:
@@ -258,11 +273,14 @@ def _batched_jvp(
         for t, m, d in zip(tangents, live, dims)
     ]
 
+    out_zero: list[list[bool]] = []  # which tangents the rule gave as symbolic zeros
+
     def one(*xs: Any) -> list[Any]:
         it = iter(xs[n:])
         ts = [next(it) if m else z for m, z in zip(live, zeros)]
         outs, t_outs = jvp(list(xs[:n]), ts)
-        return [*outs, *t_outs]
+        out_zero.append([type(t) is Zero for t in t_outs])
+        return [*outs, *(t for t in t_outs if type(t) is not Zero)]
 
     vals, vdims = _per_example(
         trace,
@@ -271,10 +289,16 @@ def _batched_jvp(
         [*dims, *(d for d, m in zip(dims, live) if m)],
         f"vmap of the JVP rule of {state.name}",
     )
-    od, td = vdims[:num_out], vdims[num_out:]
+    od = vdims[:num_out]
+    nz_vals, nz_dims = iter(vals[num_out:]), iter(vdims[num_out:])
+    t_vals = [None if z else next(nz_vals) for z in out_zero[-1]]
+    td = [None if z else next(nz_dims) for z in out_zero[-1]]
     batched = state.widen([a is not None or b is not None for a, b in zip(od, td)], "JVP rule")
     outs = [_at_front(o, d, b, size) for o, d, b in zip(vals[:num_out], od, batched)]
-    t_outs = [_at_front(t, d, b, size) for t, d, b in zip(vals[num_out:], td, batched)]
+    t_outs = [
+        Zero(ad.tangent_aval(core.get_aval(o))) if t is None else _at_front(t, d, b, size)
+        for o, t, d, b in zip(outs, t_vals, td, batched)
+    ]
     return outs, t_outs
 
 

@@ -21,7 +21,6 @@ from functrace.custom_derivatives._common import (
     _close_over_consts,
     _differentiated_directly,
     _level,
-    _no_symbolic_zeros,
     _OutBatch,
     _per_example,
     _register_custom_call,
@@ -33,6 +32,7 @@ from functrace.custom_derivatives._common import (
     _trace_flat,
     forward_attr,
 )
+from functrace.custom_derivatives._symbolic import CustomVJPPrimal, SymbolicZero, to_user
 from functrace.errors import UnexpectedTracerError
 from functrace.interpreters import ad, batching
 from functrace.interpreters.ad import Zero
@@ -114,9 +114,10 @@ def _symbolic_zeros(primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any
 
 def _fwd_lin(fwd: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The JVP of a custom_vjp call given its differentiable operands: ``fwd`` gives the
-    outputs, the residuals and the bwd that reads them; the tangents of the outputs are
-    a linear ``custom_lin`` of the input tangents, whose transpose is that bwd."""
-    outs, res, bwd = fwd(list(primals))
+    outputs, the residuals and the bwd that reads them (told which operands are
+    perturbed: those whose tangent is not a symbolic zero); the tangents of the outputs
+    are a linear ``custom_lin`` of the input tangents, whose transpose is that bwd."""
+    outs, res, bwd = fwd(list(primals), [type(t) is not Zero for t in tangents])
     lin_tangents = [ad.instantiate(t) for t in tangents]
     out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
     t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals)
@@ -135,8 +136,7 @@ def _custom_lin_transpose(
     cts: Sequence[Any], *args: Any, num_res: int, bwd: Any, out_avals: Any
 ) -> list[Any]:
     res = args[:num_res]
-    cts = [ad.instantiate(c) for c in cts]
-    cts_in = bwd(list(res), cts)
+    cts_in = bwd(list(res), list(cts))  # zero cotangents stay symbolic (bwd decides)
     return [None] * num_res + list(cts_in)
 
 
@@ -161,14 +161,38 @@ def _lin_batched_bwd(
     bwd: Any, size: int, res_dims: list[int | None], _nd: list[Any], res: list[Any], cts: list[Any]
 ) -> list[Any]:
     n = len(res)
+    live, zeros = _split_zero_cts(cts, [True] * len(cts))
+
+    def one(*xs: Any) -> list[Any]:
+        got = bwd(list(xs[:n]), _join_zero_cts(xs[n:], zeros))
+        return [ad.instantiate(g) for g in got]
+
     outs, dims = batching.vmap_flat(
-        lambda *xs: [ad.instantiate(g) for g in bwd(list(xs[:n]), list(xs[n:]))],
+        one,
         size,
-        [*res, *cts],
-        [*res_dims, *([0] * len(cts))],
+        [*res, *live],
+        [*res_dims, *([0] * len(live))],
         origin=f"vmap of {bwd.__name__}",
     )
     return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
+
+
+def _split_zero_cts(cts: Sequence[Any], batched: Sequence[bool]) -> tuple[list[Any], list[Any]]:
+    """The cotangents that are arrays, and for each cotangent None or (a symbolic zero)
+    the Zero of one example (``batched``: the cotangent has the batch axis at 0)."""
+    live = [c for c in cts if type(c) is not Zero]
+    zeros = [
+        None
+        if type(c) is not Zero
+        else Zero(c.aval.update(shape=c.aval.shape[1:]) if b else c.aval)
+        for c, b in zip(cts, batched)
+    ]
+    return live, zeros
+
+
+def _join_zero_cts(live: Sequence[Any], zeros: Sequence[Any]) -> list[Any]:
+    it = iter(live)
+    return [next(it) if z is None else z for z in zeros]
 
 
 def _batched_fwd(
@@ -177,6 +201,7 @@ def _batched_fwd(
     dims: list[int | None],
     state: _OutBatch,
     primals: list[Any],
+    perturbed: list[bool],
 ) -> tuple[list[Any], list[Any], Any]:
     """The fwd rule of a batched custom_vjp call: the user's fwd per example, with the
     residuals batched along axis 0 (those that are the same for every example stay
@@ -185,7 +210,7 @@ def _batched_fwd(
     box: list[tuple[int, _Bwd, list[int]]] = []
 
     def one(*xs: Any) -> list[Any]:
-        outs, res, bwd = fwd(list(xs))
+        outs, res, bwd = fwd(list(xs), perturbed)
         # Traced non-differentiable arguments reach bwd as residuals, per example.
         nd_pos = [i for i, v in enumerate(bwd.nd) if isinstance(v, Tracer)]
         box.append((len(res), bwd, nd_pos))
@@ -223,12 +248,13 @@ def _batched_bwd(
     """The user's bwd per example. The cotangent of an input that is the same for every
     example is the sum of the examples' cotangents."""
     zero_box: list[list[bool]] = []
+    live, zeros = _split_zero_cts(cts, out_batched)
 
     def one(*xs: Any) -> list[Any]:
         nd = list(bwd.nd)
         for i, v in zip(nd_pos, xs[n_res : len(res)]):
             nd[i] = v
-        got = bwd.with_nd(nd)(list(xs[:n_res]), list(xs[len(res) :]))
+        got = bwd.with_nd(nd)(list(xs[:n_res]), _join_zero_cts(xs[len(res) :], zeros))
         zero_box.append([type(g) is Zero for g in got])
         return [g for g in got if type(g) is not Zero]
 
@@ -236,8 +262,11 @@ def _batched_bwd(
         vals, vdims = batching.vmap_flat(
             one,
             size,
-            [*res, *cts],
-            [*res_dims, *(0 if b else None for b in out_batched)],
+            [*res, *live],
+            [
+                *res_dims,
+                *(0 if b else None for c, b in zip(cts, out_batched) if type(c) is not Zero),
+            ],
             origin=f"vmap of {bwd.__name__}",
         )
     except UnexpectedTracerError as e:
@@ -357,6 +386,7 @@ class custom_vjp:
         self._sig = _signature(fun)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     __getattr__ = forward_attr  # the wrapped function's attributes (a custom_vmap's def_vmap)
 
@@ -370,11 +400,20 @@ class custom_vjp:
         """Register ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, ct) -> cts``
         (one cotangent per differentiable argument; ``None`` for zeros).
 
-        ``symbolic_zeros=True`` (JAX's wrapped primals and symbolic-zero cotangents) is a
-        NotImplementedError; ``optimize_remat`` (a memory optimisation of JAX's) is
-        accepted and has no effect on the results."""
-        _no_symbolic_zeros("custom_vjp.defvjp", symbolic_zeros)
-        _check_rule_flag("custom_vjp.defvjp", "optimize_remat", optimize_remat)
+        With ``symbolic_zeros=True``, as in JAX, each leaf of fwd's differentiable
+        arguments is a :class:`CustomVJPPrimal` ``(value, perturbed)``, the cotangent of
+        an output that gets none reaches bwd as a :class:`SymbolicZero`, and bwd may
+        return ``None`` or a ``SymbolicZero`` for a cotangent (``SymbolicZero`` is
+        accepted without the flag too). ``optimize_remat`` (a memory optimisation of
+        JAX's) is accepted and has no effect on the results; with ``symbolic_zeros`` it
+        is a NotImplementedError, as in JAX."""
+        sz = _check_rule_flag("custom_vjp.defvjp", "symbolic_zeros", symbolic_zeros)
+        if _check_rule_flag("custom_vjp.defvjp", "optimize_remat", optimize_remat) and sz:
+            raise NotImplementedError(
+                "custom_vjp.defvjp: expected at most one of symbolic_zeros and "
+                "optimize_remat, got both True (JAX does not support the combination)."
+            )
+        self.symbolic_zeros = sz
         self.fwd = fwd
         self.bwd = bwd
         core.rules_changed()  # eager programs recorded with the old rules are stale
@@ -400,6 +439,7 @@ class custom_vjp:
 
         name = describe_fun(self.fun)
         user_fwd, user_bwd = self.fwd, self.bwd
+        symbolic = self.symbolic_zeros
         # The output tree fwd must give: the traced function's, or (differentiating
         # eagerly, where the function is not traced) fwd's own.
         expect: list[Any] = []
@@ -409,7 +449,9 @@ class custom_vjp:
         in_avals = [ad.tangent_aval(core.get_aval(x)) for x in leaves]
         in_paths = [p for p, _ in tree_flatten_with_path(diff_args)[0]]
 
-        def flat_fwd(primals: list[Any]) -> tuple[list[Any], list[Any], Any]:
+        def flat_fwd(primals: list[Any], perturbed: list[bool]) -> tuple[list[Any], list[Any], Any]:
+            if symbolic:
+                primals = [CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed)]
             res = user_fwd(*full(tree_unflatten(in_tree, primals)))
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
                 raise TypeError(
@@ -434,7 +476,7 @@ class custom_vjp:
         ) -> list[Any]:
             nd_vals = tree_unflatten(nd_tree, nd)
             residuals = tree_unflatten(r_tree, res)
-            ct = tree_unflatten(o_tree, cts)
+            ct = tree_unflatten(o_tree, [to_user(c, symbolic) for c in cts])
             got = user_bwd(*nd_vals, residuals, ct)
             if not isinstance(got, (tuple, list)):
                 raise TypeError(
@@ -456,6 +498,16 @@ class custom_vjp:
             out = []
             for g, a, p in zip(g_leaves, in_avals, in_paths):
                 if g is None:
+                    out.append(Zero(a))
+                    continue
+                if type(g) is SymbolicZero:
+                    if g.shape != a.shape or g.dtype != a.dtype:
+                        raise ValueError(
+                            f"custom_vjp: expected bwd of {name} to return a SymbolicZero "
+                            f"of type {a.str_short()} for argument {keystr(p)} (the tangent "
+                            f"type of that argument), got one of type "
+                            f"{g.aval.str_short()}. Return None for a zero cotangent."
+                        )
                     out.append(Zero(a))
                     continue
                 ga = core.get_aval(g)
@@ -509,8 +561,8 @@ class custom_vjp:
             for x, m in zip(leaves, mine)
         ]
 
-        def fwd(ps: list[Any]) -> tuple[list[Any], list[Any], Any]:
-            outs, res, bwd = flat_fwd(ps)
+        def fwd(ps: list[Any], perturbed: list[bool]) -> tuple[list[Any], list[Any], Any]:
+            outs, res, bwd = flat_fwd(ps, perturbed)
             if any(_level(v) >= top.level for v in [*outs, *res]):
                 raise NotImplementedError(
                     f"custom_vjp: expected fwd of {name} to close over no value being "

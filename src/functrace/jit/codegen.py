@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from functrace.custom_batching import custom_vmap_call_p
-from functrace.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from functrace.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, linear_call_p
 from functrace.dtypes import short_name
 from functrace.interpreters.numba_rules import (
     DriverRule,
@@ -86,14 +86,14 @@ def short(dtype: np.dtype) -> str:
     return short_name(dtype)
 
 
-_CALLS = (custom_jvp_call_p, custom_vjp_call_p, custom_vmap_call_p)
+_CALLS = (custom_jvp_call_p, custom_vjp_call_p, custom_vmap_call_p, linear_call_p)
 
 
 def inline_calls(jaxpr: Jaxpr, consts: list[Any], remat: bool = False) -> tuple[Jaxpr, list[Any]]:
-    """Replace ``custom_*_call`` equations (custom_jvp, custom_vjp, custom_vmap) by the
-    equations of their ``call_jaxpr``; with ``remat``, also ``checkpoint`` equations by
-    those of their ``jaxpr`` (native loops: there the values of one iteration live in
-    the loop's locals either way)."""
+    """Replace ``custom_*_call`` equations (custom_jvp, custom_vjp, custom_vmap) and
+    ``linear_call`` ones by the equations of their ``call_jaxpr``; with ``remat``, also
+    ``checkpoint`` equations by those of their ``jaxpr`` (native loops: there the values
+    of one iteration live in the loop's locals either way)."""
     calls = (*_CALLS, remat_p) if remat else _CALLS
     if not any(e.primitive in calls for e in jaxpr.eqns):
         return jaxpr, list(consts)
