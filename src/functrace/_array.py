@@ -33,6 +33,7 @@ from functrace.core import Tracer
 
 _nd = np.ndarray
 _flags = _debug.flags  # config.debug_nans / debug_infs also check Array operators
+_promotion = dtypes.promotion  # config.numpy_dtype_promotion: checked when "strict"
 _getitem = np.ndarray.__getitem__
 
 
@@ -162,6 +163,9 @@ class Array(np.ndarray, metaclass=_ArrayType):
         if _debug.flags.rank_promotion != "allow" and method == "__call__" and len(inputs) > 1:
             if ufunc.signature is None:  # elementwise (matmul, vecdot... have core dims)
                 _debug.check_rank_promotion(ufunc.__name__, [np.shape(i) for i in inputs], 3)
+        if _promotion.maybe_strict and method == "__call__" and len(inputs) > 1:
+            # numpy_dtype_promotion="strict", for calls of the user's code
+            dtypes.check_operand_promotion(ufunc.__name__, inputs, ufunc, dtypes.from_user(1))
         if method == "__call__" and not kwargs:
             r = _pooled(ufunc, *inputs)
             if r is not None:
@@ -356,6 +360,8 @@ def _binary(name: str) -> Any:
         mine = self.view(_nd)
         if _flags.rank_promotion != "allow" and elementwise:  # config.numpy_rank_promotion
             _debug.check_rank_promotion(name, (mine.shape, np.shape(other)), 3)
+        if _promotion.maybe_strict:  # config.numpy_dtype_promotion, the user's calls
+            dtypes.check_operand_promotion(name, (mine, other), ufunc, dtypes.from_user(1))
         r = None
         if ufunc is not None:
             r = _pooled(ufunc, other, mine) if reflected else _pooled(ufunc, mine, other)

@@ -280,7 +280,7 @@ def _np_clip(
     return np.clip(a, *bounds, out=out)
 
 
-@numpy_path(_np_clip)
+@numpy_path(_np_clip, promotes=True)
 def clip(
     a: Any,
     a_min: Any = None,
