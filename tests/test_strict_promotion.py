@@ -133,3 +133,17 @@ def test_the_context_manager_is_per_thread_and_config_update_process_wide():
     with pytest.raises(RuntimeError), ft.numpy_dtype_promotion("strict"):
         raise RuntimeError  # the block's mode is restored on an exception too
     assert not ft.dtypes.promotion.maybe_strict
+
+
+def test_jit_traces_again_under_strict_and_keeps_its_standard_traces():
+    f = ft.jit(lambda x, y: x * y)
+    assert f(F32, F64).dtype == np.float64  # standard: traced and cached
+    with ft.numpy_dtype_promotion("strict"):
+        with pytest.raises(TypePromotionError, match="multiply: .*float32 and float64"):
+            f(F32, F64)  # a signature of its own under strict: traced again, refused
+        assert f(F32, F32).dtype == np.float32
+    assert f(F32, F64).dtype == np.float64 and f.trace_count == 2  # (the refused one: none)
+    g = ft.grad(lambda x: fnp.sum(x * F64))  # eager derivative programs: the same
+    assert g(F32).dtype == np.float32 and g(F32).dtype == np.float32
+    with ft.numpy_dtype_promotion("strict"), pytest.raises(TypePromotionError):
+        g(F32)

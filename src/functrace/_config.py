@@ -265,8 +265,8 @@ def numpy_dtype_promotion(new_val: str) -> Iterator[None]:
     ``src/functrace/README.md``) or ``"strict"``, where combining operands of different
     dtypes raises ``functrace.dtypes.TypePromotionError`` naming the function and the
     dtypes (weak Python scalars of a kind the array holds still combine: ``f32 * 2.0``).
-    The check runs when a function is traced, so a jitted function keeps the traces it
-    made before the change (JAX traces again)."""
+    The check runs when a function is traced; a jitted function traces its signatures
+    again under strict, as JAX does."""
     mode = _opts.check_dtype_promotion(new_val, "functrace.numpy_dtype_promotion")
     with dtypes.thread_promotion_mode(mode):
         yield

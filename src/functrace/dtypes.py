@@ -18,7 +18,7 @@ import contextlib
 import sys
 import threading
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -231,17 +231,24 @@ class TypePromotionError(ValueError):
 class _Promotion:
     """The state of ``config.numpy_dtype_promotion``: ``mode``, the process-wide value;
     ``blocks``, how many strict thread blocks are open; ``maybe_strict``, whether any
-    thread may promote strictly (the flag the promoting functions read)."""
+    thread may promote strictly (the flag the promoting functions read); ``listeners``,
+    called when ``maybe_strict`` changes."""
 
-    __slots__ = ("maybe_strict", "mode", "blocks")
+    __slots__ = ("maybe_strict", "mode", "blocks", "listeners")
 
     def __init__(self) -> None:
         self.maybe_strict = False
         self.mode = "standard"  # the process-wide mode (config.update)
         self.blocks = 0  # thread blocks of "strict" open in any thread
+        # called when maybe_strict changes (``functrace.jit`` switches its call path)
+        self.listeners: list[Callable[[], None]] = []
 
     def refresh(self) -> None:
+        was = self.maybe_strict
         self.maybe_strict = self.mode == "strict" or self.blocks > 0
+        if self.maybe_strict != was:
+            for fn in self.listeners:
+                fn()
 
 
 promotion = _Promotion()
