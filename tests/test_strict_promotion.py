@@ -82,8 +82,10 @@ def test_allowed_promotions_and_transforms_compute_as_standard():
         assert (fnp.asarray(F32.astype(np.complex64)) * (1 + 2j)).dtype == np.complex64
         assert ft.dtypes.result_type(2, 2.5, return_weak_type_flag=True) == (np.float64, True)
         assert fnp.concatenate([F32, F64], dtype=np.float64).dtype == np.float64
-        # the user's own NumPy arithmetic is NumPy's
+        # the user's own NumPy arithmetic is NumPy's, also on Arrays (JAX converts them)
         assert (F32 + F64).dtype == np.float64
+        assert np.add(fnp.asarray(F32), F64).dtype == np.float64
+        np.testing.assert_allclose(fnp.asarray(F32), F64)
         # functrace's own functions mix dtypes inside (quantile's int64 positions): only
         # the user's calls are checked, also when a transform calls a fnp function itself
         m = np.stack([F32, F32[::-1]])

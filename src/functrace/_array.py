@@ -163,9 +163,6 @@ class Array(np.ndarray, metaclass=_ArrayType):
         if _debug.flags.rank_promotion != "allow" and method == "__call__" and len(inputs) > 1:
             if ufunc.signature is None:  # elementwise (matmul, vecdot... have core dims)
                 _debug.check_rank_promotion(ufunc.__name__, [np.shape(i) for i in inputs], 3)
-        if _promotion.maybe_strict and method == "__call__" and len(inputs) > 1:
-            # numpy_dtype_promotion="strict", for calls of the user's code
-            dtypes.check_operand_promotion(ufunc.__name__, inputs, ufunc, dtypes.from_user(1))
         if method == "__call__" and not kwargs:
             r = _pooled(ufunc, *inputs)
             if r is not None:

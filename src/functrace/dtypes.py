@@ -278,18 +278,22 @@ _PASS_THROUGH = frozenset(
 )
 
 
+_NOT_USER = frozenset(("functrace", "numpy"))
+
+
 def from_user(up: int = 1) -> bool:
     """Whether the function ``up`` frames above the caller of this one was called by
-    the user's code, not by functrace's own (frames of the operator and dispatch modules
-    pass the question on to their callers; a transform calling the user's function,
-    ``core.call_user``, counts as the user's code: ``vmap(fnp.maximum)``)."""
+    the user's code, not by functrace's own or NumPy's (``numpy.testing`` subtracting
+    Arrays: JAX's arrays are converted to NumPy's there). Frames of the operator and
+    dispatch modules pass the question on to their callers; a transform calling the
+    user's function (``core.call_user``) counts as the user's code: ``vmap(fnp.maximum)``."""
     frame: types.FrameType | None = sys._getframe(up + 1)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if name not in _PASS_THROUGH:
             if name == "functrace.core" and frame.f_code.co_name == "call_user":
                 return True
-            return not (name == "functrace" or name.startswith("functrace."))
+            return not name.startswith(("functrace.", "numpy.")) and name not in _NOT_USER
         frame = frame.f_back
     return True
 

@@ -148,8 +148,9 @@ def numpy_path(
                     if promote and not arrays and nargs and nargs > 1:
                         # (an Array operand is checked by Array.__array_ufunc__)
                         _debug.check_rank_promotion(traced.__name__, [np.shape(a) for a in args], 3)
-                    if ufunc_promotes and _promotion.maybe_strict and not arrays:
-                        # config.numpy_dtype_promotion="strict" (Arrays: __array_ufunc__)
+                    if ufunc_promotes and _promotion.maybe_strict:
+                        # config.numpy_dtype_promotion="strict" (NumPy's own ufuncs are not
+                        # checked on Arrays: JAX's arrays become NumPy's there)
                         user = dtypes.from_user(1)
                         dtypes.check_operand_promotion(traced.__name__, args, np_fn, user)
                     try:
