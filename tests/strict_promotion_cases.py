@@ -8,7 +8,8 @@ arrays of eleven dtypes and the four kinds of Python scalar it records, per func
 the result dtype's name or ``"TypePromotionError"`` (the name of the exception raised):
 ``add`` and ``where`` called with the operands, the ``*`` operator, ``dtypes.result_type``,
 ``*`` traced (``eval_shape``), ``vmap`` of ``+``, ``concatenate`` and ``matmul`` of
-arrays and ``grad`` through ``x * y``; and for a few pairs the numbers of ``jit``. Entries
+arrays and ``grad`` through ``x * y``; the outcome of thirty more functions of two
+operands (``functions``); and for a few pairs the numbers of ``jit``. Entries
 that do not apply are ``"-"``. Nothing here imports JAX.
 """
 
@@ -83,6 +84,7 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
             lambda x, y: lib.grad(lambda a: fnp.sum(fnp.real(a * y)))(x),
             lambda i, j: i in floats,
         )
+        out["functions"] = np.array([_outcome(c) for c in _functions(fnp).values()])
         jit_mul = lib.jit(lambda a, b: a * b)
         x32 = operand(DTYPES.index("float32"))
         out["jit_f32_times_py_float"] = jit_mul(x32, 2.5)
@@ -96,3 +98,42 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
 def _as_array(lib: Any, x: Any) -> Any:
     """The library's array of ``x`` (Python scalars stay as they are)."""
     return x if type(x) in (bool, int, float, complex) else lib.numpy.asarray(x)
+
+
+def _functions(fnp: Any) -> dict[str, Callable[[], Any]]:
+    """More functions of two operands, with float32 and float64 (or int32) operands, or
+    a float32 one and a weak scalar."""
+    f32, f64, i32 = operand(7) + 1, operand(8) + 1, operand(3)
+    m32 = np.eye(3, dtype=np.float32) * 2
+    return {
+        "outer": lambda: fnp.outer(f32, f64),
+        "kron": lambda: fnp.kron(f32, f64),
+        "cross": lambda: fnp.cross(f32, f64),
+        "isclose": lambda: fnp.isclose(f32, f64),
+        "allclose": lambda: fnp.allclose(f32, f64),
+        "array_equal": lambda: fnp.array_equal(f32, f64),
+        "solve": lambda: fnp.linalg.solve(m32, f64),
+        "searchsorted": lambda: fnp.searchsorted(f32, f64),
+        "interp": lambda: fnp.interp(f32, f64, f64),
+        "polyval": lambda: fnp.polyval(f64, f32),
+        "vstack": lambda: fnp.vstack([f32, f64]),
+        "append": lambda: fnp.append(f32, f64),
+        "column_stack": lambda: fnp.column_stack([f32, f64]),
+        "clip_int_by_floats": lambda: fnp.clip(i32, 0.5, 2.5),
+        "clip_by_ints": lambda: fnp.clip(f32, 1, 2),
+        "heaviside": lambda: fnp.heaviside(f32, f64),
+        "ldexp": lambda: fnp.ldexp(f32, i32),
+        "power_by_int32": lambda: fnp.power(f32, i32),
+        "power_by_py_float": lambda: fnp.power(f32, 2.5),
+        "inner": lambda: fnp.inner(f32, f64),
+        "vdot": lambda: fnp.vdot(f32, f64),
+        "tensordot": lambda: fnp.tensordot(f32, f64, 1),
+        "select_py_float": lambda: fnp.select([f32 > 1], [f32], 0.5),
+        "where_py_scalars": lambda: fnp.where(f32 > 1, 1, 2.5),
+        "copysign": lambda: fnp.copysign(f32, f64),
+        "bitwise_and_int64": lambda: fnp.bitwise_and(i32, np.int64(1)),
+        "minimum_py_float": lambda: fnp.minimum(i32, 1.5),
+        "arctan2_int_float": lambda: fnp.arctan2(i32, f32),
+        "matmul_bool": lambda: fnp.matmul(f32 > 1, f32 > 2),
+        "stack_equal": lambda: fnp.stack([f32, f32]),
+    }

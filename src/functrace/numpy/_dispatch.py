@@ -85,6 +85,7 @@ def numpy_path(
     on_error: Callable[..., None] | None = None,
     nargs: int | None = None,
     promotes: bool = False,
+    promote_args: tuple[int, ...] = (),
 ) -> Callable[[_F], _F]:
     """Decorate the traced path of an fnp function: plain calls (see :func:`is_traced`,
     keyword arguments included) go to ``np_fn``, which takes the same arguments.
@@ -98,6 +99,8 @@ def numpy_path(
     ``promotes``: the function combines operands of several dtypes; under
     ``numpy_dtype_promotion("strict")`` plain calls take the traced path, whose
     promotion raises (a NumPy ufunc of several operands is checked here instead).
+    ``promote_args``: the positions of operands combined in one dtype, checked here
+    under ``"strict"`` (for functions whose traced path uses functrace's own functions).
     ``f.traced`` is the undecorated function and ``f.numpy`` is ``np_fn``.
     """
 
@@ -113,6 +116,9 @@ def numpy_path(
 
         @functools.wraps(traced)
         def f(*args: Any, **kwargs: Any) -> Any:
+            if promote_args and _promotion.maybe_strict:  # numpy_dtype_promotion="strict"
+                ops = [args[i] for i in promote_args if i < len(args)]
+                dtypes.check_operand_promotion(traced.__name__, ops, None, dtypes.from_user(1))
             if (
                 not _trace_active()
                 and (nargs is None or (len(args) == nargs and not kwargs))

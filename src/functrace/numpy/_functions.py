@@ -311,7 +311,7 @@ def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> 
     return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
 
 
-@numpy_path(_np_searchsorted)
+@numpy_path(_np_searchsorted, promote_args=(0, 1))
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Indices where the elements of ``v`` would be inserted into the sorted 1-d ``a``
     to keep it sorted: before equal elements (``side="left"``) or after them.

@@ -187,7 +187,7 @@ def vdot(a: Any, b: Any, /) -> Any:
     return _finish(_dot(ls.reshape(a, (na,)), ls.reshape(b, (nb,)), ((0,), (0,))), is_bool)
 
 
-@numpy_path(lambda a, b, out=None: np.outer(a, b, out))
+@numpy_path(lambda a, b, out=None: np.outer(a, b, out), promote_args=(0, 1))
 def outer(a: Any, b: Any, out: Any = None) -> Any:
     """``a.ravel()[:, None] * b.ravel()[None, :]``.
 
