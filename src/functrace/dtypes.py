@@ -493,7 +493,9 @@ def result_type(*args: object, return_weak_type_flag: bool = False) -> object:
     float32, ``int64`` with ``float16``: float64; JAX: float16), and (2) the result is
     weak only when every argument is (JAX also calls the result weak when a Python
     float or complex meets an integer or bool array, or ``int64`` meets ``uint64``).
-    Dtypes without a common dtype raise :class:`TypePromotionError`.
+    Dtypes without a common dtype raise :class:`TypePromotionError`, as do different
+    dtypes under ``numpy_dtype_promotion("strict")`` (:func:`check_promotion`; dtype
+    arguments are strong there, so ``result_type(np.float32, float)`` raises).
 
     >>> result_type(np.float32, 2.0), result_type(np.int8, np.uint8)
     (dtype('float32'), dtype('int16'))
