@@ -355,9 +355,9 @@ def test_enable_x64() -> None:
 def test_numpy_dtype_promotion() -> None:
     with ft.numpy_dtype_promotion("standard"):
         assert (ft.numpy.ones(2, np.float32) + ft.numpy.ones(2)).dtype == np.float64
-    with pytest.raises(NotImplementedError, match="numpy_dtype_promotion\\('strict'\\)"):
-        with ft.numpy_dtype_promotion("strict"):
-            pass
+    with ft.numpy_dtype_promotion("strict"):  # (tests/test_strict_promotion.py)
+        with pytest.raises(ft.dtypes.TypePromotionError, match="add: expected operands of one"):
+            ft.numpy.add(ft.numpy.ones(2, np.float32), ft.numpy.ones(2))
     with pytest.raises(ValueError, match="expected 'standard' or 'strict', got 'loose'"):
         with ft.numpy_dtype_promotion("loose"):
             pass

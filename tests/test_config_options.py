@@ -54,7 +54,7 @@ def test_prelude_of_jax_programs_runs() -> None:
         ("jax_platform_name", "gpu", ValueError, "expected 'cpu'"),
         ("jax_platforms", "cuda,tpu", ValueError, "expected 'cpu'"),
         ("jax_numpy_rank_promotion", "sometimes", ValueError, "allow, warn, raise"),
-        ("jax_numpy_dtype_promotion", "strict", NotImplementedError, "no strict promotion"),
+        ("jax_numpy_dtype_promotion", "loose", ValueError, "'standard' or 'strict'"),
         ("jax_threefry_partitionable", False, NotImplementedError, "partitionable"),
         ("jax_default_prng_impl", "rbg", NotImplementedError, "Threefry"),
         ("jax_debug_key_reuse", True, NotImplementedError, "key-reuse"),

@@ -33,6 +33,7 @@ from functrace.core import Tracer
 
 _nd = np.ndarray
 _flags = _debug.flags  # config.debug_nans / debug_infs also check Array operators
+_promotion = dtypes.promotion  # config.numpy_dtype_promotion: checked when "strict"
 _getitem = np.ndarray.__getitem__
 
 
@@ -356,6 +357,8 @@ def _binary(name: str) -> Any:
         mine = self.view(_nd)
         if _flags.rank_promotion != "allow" and elementwise:  # config.numpy_rank_promotion
             _debug.check_rank_promotion(name, (mine.shape, np.shape(other)), 3)
+        if _promotion.maybe_strict:  # config.numpy_dtype_promotion, the user's calls
+            dtypes.check_operand_promotion(name, (mine, other), ufunc, dtypes.from_user(1))
         r = None
         if ufunc is not None:
             r = _pooled(ufunc, other, mine) if reflected else _pooled(ufunc, mine, other)

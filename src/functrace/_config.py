@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from functrace import _config_options as _opts
-from functrace import _debug
+from functrace import _debug, dtypes
 
 _FLAG_NAMES = ("debug_nans", "debug_infs", "explain_retraces", "log_compiles")
 # Switches owned by a higher floor: name -> (get, set), registered by that floor.
@@ -145,7 +145,9 @@ class Config:
       arithmetic (a whole chain's) one fused kernel, with the same bits as op by op.
 
     JAX's options that take values are here too (``functrace/_config_options.py``):
-    ``numpy_rank_promotion`` ("allow", "warn" or "raise") is in effect; the others are
+    ``numpy_rank_promotion`` ("allow", "warn" or "raise") and ``numpy_dtype_promotion``
+    ("standard" or "strict", process-wide here; the context manager
+    :func:`numpy_dtype_promotion` sets one thread's) are in effect; the others are
     validated and read back as set, and either describe what functrace always does
     (``platform_name="cpu"``, ``threefry_partitionable=True``; another value raises) or
     tune something functrace does not have (``default_matmul_precision``,
@@ -257,12 +259,17 @@ def enable_x64(new_val: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def numpy_dtype_promotion(new_val: str) -> Iterator[None]:
-    """``with ft.numpy_dtype_promotion("standard"):``: implicit promotion as always
-    (NumPy 2's rules with weak Python scalars, see ``src/functrace/README.md``), so
-    ``"standard"`` changes nothing. ``"strict"`` (JAX's mode that rejects mixing dtypes)
-    raises ``NotImplementedError``: functrace has no strict promotion."""
-    _opts.check_dtype_promotion(new_val, "functrace.numpy_dtype_promotion")
-    yield
+    """``with ft.numpy_dtype_promotion("strict"):`` set the calling thread's
+    ``config.numpy_dtype_promotion`` for a block (other threads keep theirs, as in JAX):
+    ``"standard"`` (implicit promotion, NumPy 2's rules with weak Python scalars, see
+    ``src/functrace/README.md``) or ``"strict"``, where combining operands of different
+    dtypes raises ``functrace.dtypes.TypePromotionError`` naming the function and the
+    dtypes (weak Python scalars of a kind the array holds still combine: ``f32 * 2.0``).
+    The check runs when a function is traced; a jitted function traces its signatures
+    again under strict, as JAX does."""
+    mode = _opts.check_dtype_promotion(new_val, "functrace.numpy_dtype_promotion")
+    with dtypes.thread_promotion_mode(mode):
+        yield
 
 
 @contextlib.contextmanager

@@ -6,12 +6,15 @@ JAX programs set options first thing (``jax.config.update("jax_platform_name",
 the same names and values; each option is one of three kinds:
 
 * **in effect**: ``numpy_rank_promotion`` (``"allow"``, ``"warn"``, ``"raise"``: operands
-  of different ranks broadcasting implicitly in ``functrace.numpy`` warn or raise) and
+  of different ranks broadcasting implicitly in ``functrace.numpy`` warn or raise),
+  ``numpy_dtype_promotion`` (``"standard"`` or ``"strict"``: operands of different
+  dtypes promoted implicitly raise ``TypePromotionError``, see
+  ``functrace.dtypes.check_promotion``) and
   ``num_cpu_devices`` (how many virtual CPU devices ``functrace.devices()`` lists; by
   default XLA's ``--xla_force_host_platform_device_count`` in ``XLA_FLAGS``, else 1);
 * **the only behaviour functrace has**: the value that describes what functrace always
   does is accepted, another raises ``NotImplementedError`` saying so
-  (``numpy_dtype_promotion="strict"``, ``threefry_partitionable=False``,
+  (``threefry_partitionable=False``,
   ``default_prng_impl="rbg"``, ``debug_key_reuse=True``, ``dynamic_shapes=True``) or
   ``ValueError`` for a platform functrace does not compute on;
 * **accepted without effect**, because what the option tunes does not exist here
@@ -33,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import _debug
+from functrace import _debug, dtypes
 from functrace._array import CpuDevice
 
 _PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest")
@@ -54,14 +57,9 @@ def check_precision(value: Any, where: str) -> Any:
 
 
 def check_dtype_promotion(value: Any, where: str) -> str:
-    """``"standard"``; ``"strict"`` is not implemented."""
-    if value == "standard":
-        return value
-    if value == "strict":
-        raise NotImplementedError(
-            f"{where}('strict'): functrace has no strict promotion mode; it always "
-            f"promotes implicitly ('standard')."
-        )
+    """``value`` if it is ``"standard"`` or ``"strict"``."""
+    if value in ("standard", "strict"):
+        return str(value)
     raise ValueError(f"{where}: expected 'standard' or 'strict', got {value!r:.60}.")
 
 
@@ -193,6 +191,8 @@ def get(name: str) -> Any:
     """The current value of the option ``name`` (a key of :data:`OPTIONS`)."""
     if name == "num_cpu_devices":
         return num_cpu_devices()
+    if name == "numpy_dtype_promotion":  # the calling thread's (a block may set it)
+        return dtypes.promotion_mode()
     return _values[name]
 
 
@@ -207,6 +207,8 @@ def set_(name: str, value: Any, where: str) -> None:
     stored = OPTIONS[name][1](value, f"{where}({name!r})")
     if name == "numpy_rank_promotion":  # also where the numpy layer's hot paths read it
         _debug.flags.rank_promotion = stored
+    elif name == "numpy_dtype_promotion":  # read by every promoting function
+        dtypes.set_promotion_mode(stored)
     _values[name] = stored
 
 

@@ -14,6 +14,11 @@ compute the same bits from :func:`float_to_int_limits` (both kernel compilers).
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -209,8 +214,189 @@ def itemsize_bits(dtype: object) -> int:
 
 class TypePromotionError(ValueError):
     """Dtypes that have no common dtype were combined (``jax.dtypes.TypePromotionError``,
-    a ``ValueError`` as in JAX). functrace has no strict promotion mode, so only
-    :func:`result_type` raises it, for dtypes NumPy cannot combine either."""
+    a ``ValueError`` as in JAX): raised by :func:`result_type` for dtypes NumPy cannot
+    combine either, and under ``numpy_dtype_promotion("strict")`` wherever operands of
+    different dtypes would be promoted implicitly (see :func:`check_promotion`)."""
+
+
+# -- config.numpy_dtype_promotion ---------------------------------------------------
+#
+# As in JAX, ``config.update`` sets the process-wide mode and the context manager
+# ``functrace.numpy_dtype_promotion`` sets the calling thread's mode for a block.
+# ``promotion.maybe_strict`` is True while any of them says "strict": it is the one
+# attribute the promoting functions read on their hot paths; only then do they call
+# :func:`check_promotion`, which looks at the calling thread's own mode.
+
+
+class _Promotion:
+    """The state of ``config.numpy_dtype_promotion``: ``mode``, the process-wide value;
+    ``blocks``, how many strict thread blocks are open; ``maybe_strict``, whether any
+    thread may promote strictly (the flag the promoting functions read); ``listeners``,
+    called when ``maybe_strict`` changes."""
+
+    __slots__ = ("maybe_strict", "mode", "blocks", "listeners")
+
+    def __init__(self) -> None:
+        self.maybe_strict = False
+        self.mode = "standard"  # the process-wide mode (config.update)
+        self.blocks = 0  # thread blocks of "strict" open in any thread
+        # called when maybe_strict changes (``functrace.jit`` switches its call path)
+        self.listeners: list[Callable[[], None]] = []
+
+    def refresh(self) -> None:
+        was = self.maybe_strict
+        self.maybe_strict = self.mode == "strict" or self.blocks > 0
+        if self.maybe_strict != was:
+            for fn in self.listeners:
+                fn()
+
+
+promotion = _Promotion()
+"""The state of ``config.numpy_dtype_promotion`` (set it through ``functrace.config``
+or ``functrace.numpy_dtype_promotion``)."""
+
+
+class _ThreadMode(threading.local):
+    mode: str | None = None  # the calling thread's block, if any
+    # whether the running promoting function was called by the user's code: functrace's
+    # own functions combine dtypes internally (on purpose), which strict mode allows
+    user: bool = True
+
+
+_thread = _ThreadMode()
+
+# Modules that only pass a call on (operators and methods of tracers and Arrays, the
+# NumPy dispatch, the joining functions built on ``concatenate``): whose call it is is
+# decided by the frame that called them.
+_PASS_THROUGH = frozenset(
+    (
+        "functrace.numpy._dispatch",
+        "functrace.numpy._tracer_methods",
+        "functrace.numpy._joining",
+        "functrace._array",
+    )
+)
+
+
+_NOT_USER = frozenset(("functrace", "numpy"))
+
+
+def from_user(up: int = 1) -> bool:
+    """Whether the function ``up`` frames above the caller of this one was called by
+    the user's code, not by functrace's own or NumPy's (``numpy.testing`` subtracting
+    Arrays: JAX's arrays are converted to NumPy's there). Frames of the operator and
+    dispatch modules pass the question on to their callers; a transform calling the
+    user's function (``core.call_user``) counts as the user's code: ``vmap(fnp.maximum)``."""
+    frame: types.FrameType | None = sys._getframe(up + 1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name not in _PASS_THROUGH:
+            if name == "functrace.core" and frame.f_code.co_name == "call_user":
+                return True
+            return not name.startswith(("functrace.", "numpy.")) and name not in _NOT_USER
+        frame = frame.f_back
+    return True
+
+
+def enter_call(up: int = 1) -> bool:
+    """Note, for :func:`check_promotion`, whether the promoting function ``up`` frames
+    above the caller was called by the user's code; returns the previous note, for
+    :func:`exit_call`. Called only while ``promotion.maybe_strict``."""
+    prev = _thread.user
+    _thread.user = from_user(up + 1)
+    return prev
+
+
+def exit_call(prev: bool) -> None:
+    """Restore the note :func:`enter_call` replaced."""
+    _thread.user = prev
+
+
+def promotion_mode() -> str:
+    """The calling thread's ``numpy_dtype_promotion``: ``"standard"`` or ``"strict"``
+    (its innermost ``numpy_dtype_promotion`` block, else the process-wide value)."""
+    return _thread.mode or promotion.mode
+
+
+def set_promotion_mode(mode: str) -> None:
+    """Set the process-wide ``numpy_dtype_promotion`` (``config.update``): ``mode`` is
+    ``"standard"`` or ``"strict"``, already validated."""
+    promotion.mode = mode
+    promotion.refresh()
+
+
+@contextlib.contextmanager
+def thread_promotion_mode(mode: str) -> Iterator[None]:
+    """The calling thread's ``numpy_dtype_promotion`` is ``mode`` for the block (other
+    threads keep theirs), restored on exit."""
+    prev = _thread.mode
+    strict = mode == "strict"
+    _thread.mode = mode
+    if strict:
+        promotion.blocks += 1  # (under the GIL; a lost update only costs a check)
+        promotion.refresh()
+    try:
+        yield
+    finally:
+        _thread.mode = prev
+        if strict:
+            promotion.blocks -= 1
+            promotion.refresh()
+
+
+_STRICT_RANK = {"i": 0, "u": 0, "f": 1, "c": 2}  # weak int <= weak float <= weak complex
+_KIND_NAME = {"i": "int", "u": "int", "f": "float", "c": "complex"}
+
+
+def _strict_node(d: np.dtype, weak: bool) -> object:
+    """The node of JAX's strict lattice for ``(d, weak)``: a weak kind or a dtype."""
+    return _KIND_NAME[d.kind] if weak and d.kind in _STRICT_RANK else d
+
+
+@lru_cache(maxsize=1024)
+def _strict_allows(keys: tuple[tuple[np.dtype, bool], ...]) -> bool:
+    strong = {d for d, w in keys if not (w and d.kind in _STRICT_RANK)}
+    if len(strong) > 1:
+        return False
+    weak_kinds = [d.kind for d, w in keys if w and d.kind in _STRICT_RANK]
+    if not strong or not weak_kinds:
+        return True  # one dtype, or weak values only (the widest weak kind)
+    (d,) = strong
+    if d.kind not in _STRICT_RANK:
+        return False  # bool takes no weak scalar
+    # a weak int fits any number dtype, a weak float a float or complex one, a weak
+    # complex a complex one
+    return max(_STRICT_RANK[k] for k in weak_kinds) <= _STRICT_RANK[d.kind]
+
+
+def check_promotion(
+    fname: str, keys: Sequence[tuple[np.dtype, bool]], user: bool | None = None
+) -> None:
+    """Under ``numpy_dtype_promotion("strict")`` (this thread's mode), raise
+    :class:`TypePromotionError` naming ``fname`` when combining the operands of
+    ``(dtype, weak)`` pairs ``keys`` needs an implicit promotion JAX's strict mode
+    refuses: operands of different dtypes, a weak Python float with an integer array, a
+    weak complex with a real one, a weak number with a bool array. A weak Python scalar
+    of a kind the array's dtype holds (``int`` with any number, ``float`` with floats
+    and complexes) is allowed, as operands of one dtype are. Only promotions of a
+    function the user's code called are checked (``user``; by default as noted by
+    :func:`enter_call`): functrace's own functions mix dtypes internally on purpose."""
+    if len(keys) < 2 or promotion_mode() != "strict" or _strict_allows(tuple(keys)):
+        return
+    if not (_thread.user if user is None else user):
+        return
+    names = []
+    for d, w in keys:
+        node = _strict_node(d, w)
+        name = f"weak {node}" if isinstance(node, str) else d.name
+        if name not in names:
+            names.append(name)
+    given = " and ".join(names) if len(names) == 2 else ", ".join(names)
+    raise TypePromotionError(
+        f"{fname}: expected operands of one dtype (numpy_dtype_promotion='strict'), got "
+        f"{given}, which would be promoted implicitly. Cast explicitly with "
+        f".astype(...), or use numpy_dtype_promotion('standard')."
+    )
 
 
 class extended(np.generic):  # noqa: N801 - JAX's name
@@ -224,6 +410,54 @@ class prng_key(extended):  # noqa: N801 - JAX's name
     dtypes.prng_key)``. functrace's keys (``random.key``, ``random.PRNGKey``) are raw
     ``uint32[..., 2]`` arrays, so the test is False for them: code that branches on it
     takes its raw-key path, which is the right one here."""
+
+
+_WEAK_PY: dict[str, type] = {"i": int, "u": int, "f": float, "c": complex}
+
+
+def _value_key(x: object) -> tuple[np.dtype, bool] | None:
+    """``(dtype, weak)`` of an operand (None: not a numeric value, left to the function)."""
+    t = type(x)
+    if t is bool:
+        return np.dtype(bool), False
+    if t is int or t is float or t is complex:
+        return python_scalar_dtype(x), True
+    aval = getattr(x, "aval", None)  # a tracer
+    if aval is not None and isinstance(getattr(aval, "dtype", None), np.dtype):
+        return aval.dtype, bool(getattr(aval, "weak_type", False))
+    dt = getattr(x, "dtype", None)
+    if not isinstance(dt, np.dtype) and isinstance(x, (list, tuple)):
+        try:
+            dt = np.asarray(x).dtype
+        except (TypeError, ValueError):
+            return None
+    if isinstance(dt, np.dtype) and dt.kind in "biufc":
+        return dt, False
+    return None
+
+
+def check_operand_promotion(
+    fname: str, operands: Sequence[object], ufunc: object = None, user: bool | None = None
+) -> None:
+    """:func:`check_promotion` for the operands themselves (NumPy values and scalars,
+    Python scalars, tracers, lists). With a NumPy ``ufunc``, operands its loop takes
+    as different dtypes (``ldexp``'s float and int) are not a promotion."""
+    if promotion_mode() != "strict":
+        return
+    keys = [k for k in map(_value_key, operands) if k is not None]
+    if len(keys) < 2 or _strict_allows(tuple(keys)):
+        return
+    if isinstance(ufunc, np.ufunc) and len(keys) == ufunc.nin:
+        try:
+            loop = ufunc.resolve_dtypes(
+                tuple(_WEAK_PY[d.kind] if w and d.kind in _WEAK_PY else d for d, w in keys)
+                + (None,) * ufunc.nout
+            )
+        except TypeError:
+            return  # NumPy's own error follows
+        if len(set(loop[: ufunc.nin])) > 1:
+            return
+    check_promotion(fname, keys, user)
 
 
 def _promotion_operand(x: object) -> tuple[np.dtype, bool]:
@@ -259,7 +493,9 @@ def result_type(*args: object, return_weak_type_flag: bool = False) -> object:
     float32, ``int64`` with ``float16``: float64; JAX: float16), and (2) the result is
     weak only when every argument is (JAX also calls the result weak when a Python
     float or complex meets an integer or bool array, or ``int64`` meets ``uint64``).
-    Dtypes without a common dtype raise :class:`TypePromotionError`.
+    Dtypes without a common dtype raise :class:`TypePromotionError`, as do different
+    dtypes under ``numpy_dtype_promotion("strict")`` (:func:`check_promotion`; dtype
+    arguments are strong there, so ``result_type(np.float32, float)`` raises).
 
     >>> result_type(np.float32, 2.0), result_type(np.int8, np.uint8)
     (dtype('float32'), dtype('int16'))
@@ -269,6 +505,8 @@ def result_type(*args: object, return_weak_type_flag: bool = False) -> object:
     if not args:
         raise ValueError("result_type: expected at least one array, scalar or dtype, got none.")
     keys = [_promotion_operand(x) for x in args]
+    if promotion.maybe_strict:
+        check_promotion("result_type", keys, from_user(1))
     for d, _ in keys:
         if d.kind not in "biufc" and d != float0:
             raise TypeError(
@@ -306,10 +544,15 @@ def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
 __all__ = [
     "canonicalize_dtype",
     "TypePromotionError",
+    "check_operand_promotion",
+    "check_promotion",
     "convert",
+    "enter_call",
+    "exit_call",
     "extended",
     "float0",
     "float_to_int_limits",
+    "from_user",
     "finfo",
     "iinfo",
     "issubdtype",
@@ -320,11 +563,15 @@ __all__ = [
     "is_inexact",
     "is_integer",
     "promote",
+    "promotion",
+    "promotion_mode",
     "prng_key",
     "python_scalar_dtype",
     "result_type",
     "scalar_type_of",
+    "set_promotion_mode",
     "short_name",
     "tangent_dtype",
+    "thread_promotion_mode",
     "to_inexact",
 ]

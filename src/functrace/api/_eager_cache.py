@@ -21,7 +21,8 @@ A recording is never reused when its function turned a traced value into a Pytho
 NumPy value (``bool``/``if``, ``float``, ``int``, ``.item()``, ``numpy.asarray``: its
 result may depend on the values), when a ``grad_hook`` function ran (hooks run on
 every call), or when ``config.debug_nans``/``debug_infs`` is on (the checks name the
-primitives of a fresh run). Such a signature is remembered, and later calls run
+primitives of a fresh run) or ``numpy_dtype_promotion`` is "strict" in any thread (its
+checks run when a function is traced). Such a signature is remembered, and later calls run
 eagerly without recording. Reuse is also skipped under any active transformation
 (inside ``jit``, ``vmap`` or another ``grad``), where the call is part of the outer one.
 
@@ -53,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import _config, _debug, core
+from functrace import _config, _debug, core, dtypes
 from functrace._buffers import BufferPool, poolable
 from functrace.interpreters import recording
 from functrace.interpreters.recording import RecordingTrace, RecordingTracer
@@ -165,8 +166,14 @@ def _aval_key(x: Any) -> tuple[Any, ...]:
 
 def usable() -> bool:
     """Whether an eager transform called now may record or reuse: the switch is on, no
-    debug check is, and no transformation is active in this thread."""
-    return _switch.on and not _debug.flags.check and len(core.trace_stack()) == 1
+    debug check is, no thread promotes strictly (``numpy_dtype_promotion``, checked
+    when a function is traced) and no transformation is active in this thread."""
+    return (
+        _switch.on
+        and not _debug.flags.check
+        and not dtypes.promotion.maybe_strict
+        and len(core.trace_stack()) == 1
+    )
 
 
 _COPY_LIMIT = 1 << 20  # bytes: a larger constant is remembered by a checksum, not a copy

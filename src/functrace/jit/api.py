@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from functrace import _config, _debug, core, tree_util
+from functrace import _config, _debug, core, dtypes, tree_util
 from functrace._array import to_array
 from functrace.api._extras import stand_in
 from functrace.core import ShapedArray, Tracer, describe_fun
@@ -86,6 +86,8 @@ class _JitState(threading.local):
 
 _jit_state = _JitState()
 _flags = _debug.flags  # config.debug_nans / debug_infs / explain_retraces
+_promotion = dtypes.promotion  # config.numpy_dtype_promotion ("strict": traced apart)
+_STRICT_KEY = ("config.numpy_dtype_promotion", str, "strict")  # in a signature's key
 _trace_state = core._state  # the per-thread trace state (the object is shared)
 
 
@@ -267,8 +269,9 @@ class JitFunction:
         return self._call_general(args, kwargs)
 
     def _call_checked(self, *args: Any, **kwargs: Any) -> Any:
-        """``__call__`` while ``config.debug_nans``/``debug_infs`` is on: every call takes
-        the general path, which checks the outputs."""
+        """``__call__`` while ``config.debug_nans``/``debug_infs`` is on (every call takes
+        the general path, which checks the outputs) or some thread promotes strictly (the
+        general path keys strict signatures apart)."""
         return self._call_general(args, kwargs)
 
     def _touch(self, key: Any) -> None:
@@ -530,6 +533,9 @@ class JitFunction:
             tuple((i, type(a), a) for i, a in static_pos),
             tuple(sorted((k, type(v), v) for k, v in static_kw.items())),
         )
+        if _promotion.maybe_strict and dtypes.promotion_mode() == "strict":
+            # numpy_dtype_promotion="strict": traced apart, so that its checks run
+            static_key = (static_key[0], (*static_key[1], _STRICT_KEY))
         key = (in_tree, tuple(avals), static_key, tuple(py_bools))
         entry = self._cache.get(key)
         if entry is None:
@@ -867,10 +873,13 @@ _fast_call = JitFunction.__call__
 
 
 def _on_flags() -> None:
-    """Switch every jitted function's call path when the debug checks go on or off."""
-    JitFunction.__call__ = JitFunction._call_checked if _flags.check else _fast_call  # type: ignore[method-assign]
+    """Switch every jitted function's call path when the debug checks go on or off, or
+    strict dtype promotion (whose signatures are traced apart) in some thread."""
+    checked = _flags.check or _promotion.maybe_strict
+    JitFunction.__call__ = JitFunction._call_checked if checked else _fast_call  # type: ignore[method-assign]
 
 
 _debug.on_change(_on_flags)
+_promotion.listeners.append(_on_flags)
 
 __all__ = ["JitFunction", "Lowered", "Traced", "clear_cache", "disable_jit", "jit"]

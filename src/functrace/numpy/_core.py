@@ -26,6 +26,7 @@ from functrace.lax import shapes as ls
 from functrace.numpy._dispatch import contains_tracer, is_traced, numpy_path
 
 _PY_SCALARS = (bool, int, float, complex)
+_promotion = dtypes.promotion  # config.numpy_dtype_promotion: checked when "strict"
 _WEAK_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
@@ -166,6 +167,9 @@ def promote_and_broadcast(
     shape = avals[0].shape if nin == 1 else broadcast_shapes(fname, *[a.shape for a in avals])
     if nin > 1 and _debug.flags.rank_promotion != "allow":
         _debug.check_rank_promotion(fname, [a.shape for a in avals])
+    if nin > 1 and _promotion.maybe_strict and len(set(dts[:nin])) == 1:
+        # config.numpy_dtype_promotion="strict" (a loop of mixed types promotes nothing)
+        dtypes.check_promotion(fname, [(a.dtype, a.weak_type) for a in avals])
     out = []
     for x, aval, dt in zip(args, avals, dts[:nin]):
         if isinstance(x, Tracer):

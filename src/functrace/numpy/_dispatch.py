@@ -18,9 +18,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from functrace import _debug, core
+from functrace import _debug, core, dtypes
 from functrace._array import Array, _wrap
 from functrace.core import Tracer
+
+_promotion = dtypes.promotion  # config.numpy_dtype_promotion: checked when "strict"
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _trace_active = core.traced_path_needed  # a jit trace, or debug checks on
@@ -82,6 +84,8 @@ def numpy_path(
     np_fn: Callable[..., Any],
     on_error: Callable[..., None] | None = None,
     nargs: int | None = None,
+    promotes: bool = False,
+    promote_args: tuple[int, ...] = (),
 ) -> Callable[[_F], _F]:
     """Decorate the traced path of an fnp function: plain calls (see :func:`is_traced`,
     keyword arguments included) go to ``np_fn``, which takes the same arguments.
@@ -92,6 +96,11 @@ def numpy_path(
     (for a NumPy ufunc, which also takes ``out``, ``where``...), only calls with exactly
     ``nargs`` positional arguments and no keywords go to ``np_fn``: the traced
     function's signature rejects the others.
+    ``promotes``: the function combines operands of several dtypes; under
+    ``numpy_dtype_promotion("strict")`` plain calls take the traced path, whose
+    promotion raises (a NumPy ufunc of several operands is checked here instead).
+    ``promote_args``: the positions of operands combined in one dtype, checked here
+    under ``"strict"`` (for functions whose traced path uses functrace's own functions).
     ``f.traced`` is the undecorated function and ``f.numpy`` is ``np_fn``.
     """
 
@@ -103,10 +112,18 @@ def numpy_path(
         # a ufunc without core dimensions (matmul and vecdot have them): its operands'
         # ranks are checked by config.numpy_rank_promotion
         elementwise = isinstance(np_fn, np.ufunc) and np_fn.signature is None
+        ufunc_promotes = isinstance(np_fn, np.ufunc) and np_fn.nin > 1
 
         @functools.wraps(traced)
         def f(*args: Any, **kwargs: Any) -> Any:
-            if not _trace_active() and (nargs is None or (len(args) == nargs and not kwargs)):
+            if promote_args and _promotion.maybe_strict:  # numpy_dtype_promotion="strict"
+                ops = [args[i] for i in promote_args if i < len(args)]
+                dtypes.check_operand_promotion(traced.__name__, ops, None, dtypes.from_user(1))
+            if (
+                not _trace_active()
+                and (nargs is None or (len(args) == nargs and not kwargs))
+                and not (promotes and _promotion.maybe_strict)
+            ):
                 arrays = found = False
                 for a in args:
                     t = type(a)
@@ -137,6 +154,11 @@ def numpy_path(
                     if promote and not arrays and nargs and nargs > 1:
                         # (an Array operand is checked by Array.__array_ufunc__)
                         _debug.check_rank_promotion(traced.__name__, [np.shape(a) for a in args], 3)
+                    if ufunc_promotes and _promotion.maybe_strict:
+                        # config.numpy_dtype_promotion="strict" (NumPy's own ufuncs are not
+                        # checked on Arrays: JAX's arrays become NumPy's there)
+                        user = dtypes.from_user(1)
+                        dtypes.check_operand_promotion(traced.__name__, args, np_fn, user)
                     try:
                         out = np_fn(*args, **kwargs) if kwargs else np_fn(*args)
                     except (OverflowError, TypeError):
@@ -144,7 +166,14 @@ def numpy_path(
                             on_error(*args)
                         raise
                     return _array_results(out) if arrays else out
-            out = traced(*args, **kwargs)
+            if _promotion.maybe_strict:  # note whether the user's code called
+                prev = dtypes.enter_call(1)
+                try:
+                    out = traced(*args, **kwargs)
+                finally:
+                    dtypes.exit_call(prev)
+            else:
+                out = traced(*args, **kwargs)
             return _array_results(out) if _has_array(args) else out
 
         f.traced = traced  # type: ignore[attr-defined]

@@ -198,7 +198,10 @@ def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:
 # ---------------------------------------------------------------------------
 
 
-@numpy_path(lambda condlist, choicelist, default=0: np.select(condlist, choicelist, default))
+@numpy_path(
+    lambda condlist, choicelist, default=0: np.select(condlist, choicelist, default),
+    promotes=True,
+)
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
     """``choicelist[i]`` where ``condlist[i]`` is the first true condition, else
     ``default`` (NumPy's ``select``; everything broadcasts together).
@@ -224,7 +227,10 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
             )
     choices = [asarray_or_tracer(c, "select") for c in (*choicelist, default)]
     avals = [core.get_aval(c) for c in choices]
-    dt, weak = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
+    keys = [(a.dtype, a.weak_type) for a in avals]
+    if dtypes.promotion.maybe_strict:  # config.numpy_dtype_promotion="strict"
+        dtypes.check_promotion("select", keys)
+    dt, weak = dtypes.promote(*keys)
     shape = broadcast_shapes("select", *[_shape(c) for c in conds + choices])
     out = broadcast_to_shape(cast(choices[-1], dt, weak), shape)
     for c, v in zip(reversed(conds), reversed(choices[:-1])):
@@ -305,7 +311,7 @@ def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> 
     return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
 
 
-@numpy_path(_np_searchsorted)
+@numpy_path(_np_searchsorted, promote_args=(0, 1))
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Indices where the elements of ``v`` would be inserted into the sorted 1-d ``a``
     to keep it sorted: before equal elements (``side="left"``) or after them.

@@ -773,7 +773,7 @@ def _np_interp(
     return _numpy_first(np.interp, "interp")(x, xp, fp, left, right, period)
 
 
-@numpy_path(_np_interp)
+@numpy_path(_np_interp, promote_args=(0, 1, 2))
 def interp(
     x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None
 ) -> Any:

@@ -622,7 +622,7 @@ def _np_where(
     return np.where(condition, x, y)
 
 
-@numpy_path(_np_where)
+@numpy_path(_np_where, promotes=True)
 def where(
     condition: Any,
     x: Any = None,

@@ -26,16 +26,20 @@ from functrace.numpy._shape import atleast_1d, atleast_2d, atleast_3d, ravel
 # ---------------------------------------------------------------------------
 
 
-def _join_dtype(avals: Sequence[core.ShapedArray], dtype: Any) -> tuple[np.dtype, bool]:
+def _join_dtype(fname: str, avals: Sequence[core.ShapedArray], dtype: Any) -> tuple[np.dtype, bool]:
     if dtype is not None:
         return np.dtype(dtype), False
-    return dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
+    keys = [(a.dtype, a.weak_type) for a in avals]
+    if dtypes.promotion.maybe_strict:  # config.numpy_dtype_promotion="strict"
+        dtypes.check_promotion(fname, keys)
+    return dtypes.promote(*keys)
 
 
 @numpy_path(
     lambda arrays, axis=0, out=None, dtype=None, casting="same_kind": np.concatenate(
         arrays, axis=axis, out=out, dtype=dtype, casting=casting
-    )
+    ),
+    promotes=True,
 )
 def concatenate(
     arrays: Sequence[Any],
@@ -76,13 +80,14 @@ def concatenate(
                 f"concatenate: expected shapes equal except along axis {axis}, "
                 f"got {shapes}. Reshape or broadcast the arrays first."
             )
-    dt, weak = _join_dtype(avals, dtype)
+    dt, weak = _join_dtype("concatenate", avals, dtype)
     xs = [cast(x, dt, weak) for x in xs]
     return xs[0] if len(xs) == 1 else ls.concatenate(xs, ax)
 
 
 @numpy_path(
-    lambda arrays, axis=0, out=None, dtype=None: np.stack(arrays, axis=axis, out=out, dtype=dtype)
+    lambda arrays, axis=0, out=None, dtype=None: np.stack(arrays, axis=axis, out=out, dtype=dtype),
+    promotes=True,
 )
 def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = None) -> Any:
     """Join equally shaped arrays along a new ``axis``.
@@ -101,31 +106,33 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = No
             f"Broadcast or reshape them to a common shape first."
         )
     (shp,) = shapes
+    if dtype is None and dtypes.promotion.maybe_strict:  # numpy_dtype_promotion="strict"
+        dtypes.check_promotion("stack", [(a.dtype, a.weak_type) for a in map(core.get_aval, xs)])
     ax = normalize_axis("stack", axis, len(shp) + 1)
     new = shp[:ax] + (1,) + shp[ax:]
     return concatenate([ls.reshape(x, new) for x in xs], ax, out=out, dtype=dtype)
 
 
-@numpy_path(lambda tup, *, dtype=None: np.hstack(tup, dtype=dtype))
+@numpy_path(lambda tup, *, dtype=None: np.hstack(tup, dtype=dtype), promotes=True)
 def hstack(tup: Sequence[Any], *, dtype: Any = None) -> Any:
     """Join along the second axis (the first for 1-d arrays)."""
     xs = [atleast_1d(x) for x in tup]
     return concatenate(xs, 0 if xs and core.get_aval(xs[0]).ndim == 1 else 1, dtype=dtype)
 
 
-@numpy_path(lambda tup, *, dtype=None: np.vstack(tup, dtype=dtype))
+@numpy_path(lambda tup, *, dtype=None: np.vstack(tup, dtype=dtype), promotes=True)
 def vstack(tup: Sequence[Any], *, dtype: Any = None) -> Any:
     """Join along the first axis, after making 1-d arrays rows (shape (1, n))."""
     return concatenate([atleast_2d(x) for x in tup], 0, dtype=dtype)
 
 
-@numpy_path(lambda tup: np.dstack(tup))
+@numpy_path(lambda tup: np.dstack(tup), promotes=True)
 def dstack(tup: Sequence[Any]) -> Any:
     """Join along the third axis, after making every input at least 3-d."""
     return concatenate([atleast_3d(x) for x in tup], 2)
 
 
-@numpy_path(lambda tup: np.column_stack(tup))
+@numpy_path(lambda tup: np.column_stack(tup), promotes=True)
 def column_stack(tup: Sequence[Any]) -> Any:
     """Join 1-d arrays as columns (2-d arrays are joined as they are)."""
     xs = []
@@ -220,7 +227,7 @@ def _split_min_dims(fname: str, ary: Any, ios: Any, axis: int, min_dims: int) ->
     return _split(fname, x, ios, axis, equal=True)
 
 
-@numpy_path(lambda arr, values, axis=None: np.append(arr, values, axis))
+@numpy_path(lambda arr, values, axis=None: np.append(arr, values, axis), promotes=True)
 def append(arr: Any, values: Any, axis: Any = None) -> Any:
     """``values`` joined to the end of ``arr`` (both flattened if ``axis`` is None).
 

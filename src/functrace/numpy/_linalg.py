@@ -46,11 +46,14 @@ _PY_SCALARS = (bool, int, float, complex)
 def _promote(fname: str, *xs: Any, dtype: Any = None) -> tuple[list[Any], np.dtype, bool]:
     """Operands cast to their common dtype; bools become int64 (``is_bool`` says so)."""
     # Python scalars are strong here: NumPy's products convert them to arrays first.
-    xs = tuple(asarray_or_tracer(x, fname) for x in _strong(*xs))
+    given = [asarray_or_tracer(x, fname) for x in xs]
+    xs = tuple(_strong(*given))
     avals = [core.get_aval(x) for x in xs]
     if dtype is not None:
         dt, weak = np.dtype(dtype), False
     else:
+        if dtypes.promotion.maybe_strict:  # config.numpy_dtype_promotion="strict"
+            dtypes.check_operand_promotion(fname, given)  # (Python scalars weak, as in JAX)
         dt, weak = dtypes.promote(*[(a.dtype, a.weak_type) for a in avals])
     is_bool = dt.kind == "b"
     work = _INT64 if is_bool else dt
@@ -163,7 +166,7 @@ def _dot_np(a: Any, b: Any, out: Any = None) -> Any:
     return _finish(_dot(a, b, ((ca,), (cb,))), is_bool)
 
 
-@numpy_path(lambda a, b, /: np.vdot(a, b))
+@numpy_path(lambda a, b, /: np.vdot(a, b), promotes=True)
 def vdot(a: Any, b: Any, /) -> Any:
     """Dot product of the flattened arrays (the first one conjugated).
 
@@ -184,7 +187,7 @@ def vdot(a: Any, b: Any, /) -> Any:
     return _finish(_dot(ls.reshape(a, (na,)), ls.reshape(b, (nb,)), ((0,), (0,))), is_bool)
 
 
-@numpy_path(lambda a, b, out=None: np.outer(a, b, out))
+@numpy_path(lambda a, b, out=None: np.outer(a, b, out), promote_args=(0, 1))
 def outer(a: Any, b: Any, out: Any = None) -> Any:
     """``a.ravel()[:, None] * b.ravel()[None, :]``.
 
@@ -198,7 +201,7 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     return multiply(ls.reshape(a, (na, 1)), ls.reshape(b, (1, nb)))
 
 
-@numpy_path(lambda a, b, /: np.inner(a, b))
+@numpy_path(lambda a, b, /: np.inner(a, b), promotes=True)
 def inner(a: Any, b: Any, /) -> Any:
     """Sum over the last axes of both (a product if either is 0-d).
 
@@ -251,7 +254,7 @@ def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
     )
 
 
-@numpy_path(lambda a, b, axes=2: np.tensordot(a, b, axes))
+@numpy_path(lambda a, b, axes=2: np.tensordot(a, b, axes), promotes=True)
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """Contract the last ``axes`` axes of ``a`` with the first of ``b`` (or the listed pairs).
 
@@ -584,7 +587,7 @@ def _np_matmul(
     return _finish_pet(_np_matmul(a, b), post)
 
 
-@numpy_path(_np_matmul)
+@numpy_path(_np_matmul, promotes=True)
 def matmul(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's rules: batch axes broadcast; a 1-d operand is a
     vector (its axis is contracted and does not appear in the result).
@@ -618,7 +621,7 @@ def _np_dot(
     return _finish_pet(_np_dot(a, b, out), post)
 
 
-@numpy_path(_np_dot)
+@numpy_path(_np_dot, promotes=True)
 def dot(
     a: Any, b: Any, out: Any = None, *, precision: Any = None, preferred_element_type: Any = None
 ) -> Any:
@@ -664,7 +667,7 @@ def _np_einsum(
     return _finish_pet(res, post)
 
 
-@numpy_path(_np_einsum)
+@numpy_path(_np_einsum, promotes=True)
 def einsum(
     subscripts: Any,
     *operands: Any,

@@ -207,7 +207,7 @@ def _np_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return np.cross(x1, x2, axis=axis)
 
 
-@numpy_path(_np_cross)
+@numpy_path(_np_cross, promote_args=(0, 1))
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """The cross product of 3-component vectors along ``axis``, broadcast over the
     other axes (the array API's ``cross``: 2-component vectors are an error).
@@ -265,7 +265,7 @@ def _np_outer(x1: Any, x2: Any, /) -> Any:
     return np.outer(x1, x2)
 
 
-@numpy_path(_np_outer)
+@numpy_path(_np_outer, promote_args=(0, 1))
 def outer(x1: Any, x2: Any, /) -> Any:
     """The outer product ``x1[:, None] * x2[None, :]`` of two vectors.
 

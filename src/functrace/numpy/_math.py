@@ -214,6 +214,8 @@ mod = remainder
 
 def power(x: Any, y: Any, /, *, _op: bool = False) -> Any:
     """NumPy's ``power``; a Python int exponent becomes ``integer_pow`` (exact, cheap)."""
+    if dtypes.promotion.maybe_strict:  # numpy_dtype_promotion="strict"
+        dtypes.check_operand_promotion("power", (x, y), np.power, dtypes.from_user(1))
     if type(y) is int and isinstance(x, Tracer):
         aval = x.aval
         if aval.dtype.kind in "iufc" and (y >= 0 or aval.dtype.kind in "fc"):
@@ -280,7 +282,7 @@ def _np_clip(
     return np.clip(a, *bounds, out=out)
 
 
-@numpy_path(_np_clip)
+@numpy_path(_np_clip, promotes=True)
 def clip(
     a: Any,
     a_min: Any = None,
@@ -519,7 +521,8 @@ def nan_to_num(
 @numpy_path(
     lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: np.isclose(
         a, b, rtol=rtol, atol=atol, equal_nan=equal_nan
-    )
+    ),
+    promote_args=(0, 1),
 )
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` for finite ``b``, or ``a == b``
@@ -547,7 +550,8 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
 @numpy_path(
     lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: np.allclose(
         a, b, rtol=rtol, atol=atol, equal_nan=equal_nan
-    )
+    ),
+    promote_args=(0, 1),
 )
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     """Whether ``isclose(a, b, rtol, atol, equal_nan)`` holds everywhere.

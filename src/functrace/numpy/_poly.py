@@ -120,7 +120,7 @@ def _zero_rows(n: int, like: Any) -> Any:
 _UNROLLED = 64  # longer coefficient arrays are evaluated by a scan
 
 
-@numpy_path(lambda p, x, *, unroll=16: np.polyval(p, x))
+@numpy_path(lambda p, x, *, unroll=16: np.polyval(p, x), promote_args=(0, 1))
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's
     rule: ``p[0] * x**(n-1) + ... + p[n-1]``. ``unroll`` (JAX's keyword) is accepted and

@@ -711,7 +711,10 @@ nanargmin = _make_nanarg(
 # ---------------------------------------------------------------------------
 
 
-@numpy_path(lambda a1, a2, equal_nan=False: np.array_equal(a1, a2, equal_nan=equal_nan))
+@numpy_path(
+    lambda a1, a2, equal_nan=False: np.array_equal(a1, a2, equal_nan=equal_nan),
+    promote_args=(0, 1),
+)
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     """Whether ``a1`` and ``a2`` have the same shape and elements (NaNs equal to each
     other if ``equal_nan``).

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from functrace import dtypes
 from functrace.core import Tracer, is_python_scalar
 from functrace.lax.elementwise import convert_element_type
 from functrace.numpy import _math as m
@@ -55,9 +56,22 @@ def _py_arith(x: Any) -> Any:
 def _defer(f: Any, arith: bool = False) -> Any:
     # Return NotImplemented for operands we do not understand, so Python tries the other side.
     def g(self: Any, other: Any) -> Any:
-        if not isinstance(
-            other, (Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
-        ):
+        if _promotion.maybe_strict:  # numpy_dtype_promotion="strict": note whose call
+            prev = dtypes.enter_call(1)
+            try:
+                return plain(self, other)
+            finally:
+                dtypes.exit_call(prev)
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        if _is_py(self) and _is_py(other):
+            if arith:
+                self, other = _py_arith(self), _py_arith(other)
+            return _mark_py(f(self, other))
+        return f(self, other)
+
+    def plain(self: Any, other: Any) -> Any:  # g's own work
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         if _is_py(self) and _is_py(other):
             if arith:
@@ -66,6 +80,10 @@ def _defer(f: Any, arith: bool = False) -> Any:
         return f(self, other)
 
     return g
+
+
+_OPERANDS = (Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
+_promotion = dtypes.promotion
 
 
 def _unary(f: Any) -> Any:

@@ -175,7 +175,7 @@ def _strong(x: Any) -> Any:
     return np.asarray(x) if type(x) in _PY_SCALARS else asarray_or_tracer(x)
 
 
-@numpy_path(lambda a, b: np.kron(a, b))
+@numpy_path(lambda a, b: np.kron(a, b), promote_args=(0, 1))
 def kron(a: Any, b: Any) -> Any:
     """The Kronecker product: blocks ``a[i, j] * b`` (NumPy's ``kron``, any ranks).
 
@@ -199,7 +199,8 @@ def _component(x: Any, i: int) -> Any:
 
 
 @numpy_path(
-    lambda a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: np.cross(a, b, axisa, axisb, axisc, axis)
+    lambda a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: np.cross(a, b, axisa, axisb, axisc, axis),
+    promote_args=(0, 1),
 )
 def cross(
     a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None

@@ -19,7 +19,9 @@ Decisions (where JAX and NumPy differ, functrace follows its own promotion, NumP
   in (NumPy 2 rules, Python scalars and weak traced values weak): ``int64`` with
   ``float32`` is ``float64``, where JAX says ``float32``. Dtype arguments are strong, as
   in NumPy: ``result_type(float, float32)`` is ``float64`` (JAX treats the type
-  ``float`` as weak).
+  ``float`` as weak). Under ``numpy_dtype_promotion("strict")`` both raise
+  ``TypePromotionError`` for different dtypes, so ``result_type(float, float32)`` raises
+  there (JAX allows it, ``float`` being weak).
 * ``isscalar`` follows JAX: 0-d arrays and 0-d tracers are scalars too (NumPy says no).
 * ``fill_diagonal`` is JAX's functional form: it returns a new array and needs
   ``inplace=False`` (the default ``inplace=True`` raises, as in JAX). ``wrap=True``
@@ -118,6 +120,8 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     if not arrays_and_dtypes:
         raise ValueError("result_type: expected at least one array, scalar or dtype, got none.")
     keys = [_promotion_key("result_type", x) for x in arrays_and_dtypes]
+    if dtypes.promotion.maybe_strict:  # config.numpy_dtype_promotion="strict"
+        dtypes.check_promotion("result_type", keys, dtypes.from_user(1))
     try:
         return dtypes.promote(*keys)[0]
     except TypeError:
@@ -136,6 +140,11 @@ def promote_types(type1: Any, type2: Any) -> np.dtype:
     >>> fnp.promote_types(fnp.int8, fnp.uint8)
     dtype('int16')
     """
+    if dtypes.promotion.maybe_strict:  # config.numpy_dtype_promotion="strict"
+        d1, d2 = _dtype_or_none(type1), _dtype_or_none(type2)  # (dtype arguments are strong)
+        if d1 is not None and d2 is not None:
+            keys = [(d1, False), (d2, False)]
+            dtypes.check_promotion("promote_types", keys, dtypes.from_user(1))
     try:
         return np.promote_types(type1, type2)
     except TypeError:

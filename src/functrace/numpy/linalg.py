@@ -144,7 +144,7 @@ def _uplo(UPLO: Any) -> Literal["L", "U"]:
 # ---------------------------------------------------------------------------
 
 
-@numpy_path(lambda a, b: np.linalg.solve(a, b))
+@numpy_path(lambda a, b: np.linalg.solve(a, b), promote_args=(0, 1))
 def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for ``x``.
 
