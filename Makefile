@@ -48,8 +48,11 @@ mpi: $(MPI_STAMP)
 # One pytest worker per core the process may use (pytest-xdist), each single-threaded.
 # The MPI step never fails the build: without MPI its tests skip with the reason.
 # Cases marked slow_compile (many seconds of Numba compiling each) run in make fuzz.
+# Idle workers take queued tests from busy ones (worksteal: no long tail on one worker),
+# and the slowest tests are listed at the end, to watch the 12-minute budget.
 test: $(STAMP) $(MPI_STAMP)
-	$(BIN)/python -m pytest -n auto -m "not slow_compile" --nbmake tests $(wildcard notebooks)
+	$(BIN)/python -m pytest -n auto --dist worksteal --durations=25 -m "not slow_compile" \
+	  --nbmake tests $(wildcard notebooks)
 
 # The long profile: FUZZ_SECONDS of fresh random programs from the composition fuzzer
 # (default 20 min), then every slow property test (marked long_profile, tests/profiles.py)

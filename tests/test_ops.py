@@ -108,7 +108,7 @@ _GRAD_ROWS = [op for op in ALL_OPS if op.grad]
 @pytest.mark.parametrize(
     "op", [pytest.param(op, id=op.name) for op in _GRAD_ROWS if op.name not in SLOW_GRAD_CHECKS]
 )
-@settings(max_examples=examples(10, 100))
+@settings(max_examples=examples(5, 100))
 @given(data=st.data())
 def test_check_grads(op: OpInfo, data) -> None:
     _check_grads(op, data)
