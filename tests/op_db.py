@@ -749,10 +749,10 @@ SLOW_COMPILE_JIT: frozenset[str] = frozenset(
 # Rows whose order-2 gradient check is slow per example (fewer examples in make test)
 # ---------------------------------------------------------------------------
 
-# test_ops.py::test_check_grads draws 5 examples per row in ``make test`` (10 until the
+# test_ops.py::test_check_grads draws 3 examples per row in ``make test`` (10 until the
 # op table grew past 1100 differentiable rows: test_check_grads then took 271 of the
 # suite's ~1330 worker-seconds on the 2-core AMD Zen 4 VM) and 100 in ``make fuzz``;
-# these rows draw 3 in ``make test`` (still 100 in ``make fuzz``). Each
+# these rows draw 2 in ``make test`` (still 100 in ``make fuzz``). Each
 # example evaluates the function and its first two derivatives in both modes, and these
 # functions are long chains of primitives (series, continued fractions, erfc/log_ndtr
 # compositions). Seconds of the whole row (10 examples) in one ``make test`` run (2

@@ -119,7 +119,7 @@ def test_op_table_jit_matches_eager(op: OpInfo, dtype) -> None:
     # parametrized @settings-decorated test and fails after ~950 cases.)
     f = jit(op.fn)
 
-    @settings(max_examples=2, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=1, suppress_health_check=list(HealthCheck))
     @given(data=st.data())
     def check(data) -> None:
         args = data.draw(op_args(op, dtype))

@@ -366,7 +366,7 @@ def test_while_loop_value_and_grad_is_native_both_ways(dtype) -> None:
 
 
 @long_profile
-@settings(max_examples=examples(3, 40))  # every new shape is a new Numba compile (~1 s)
+@settings(max_examples=examples(2, 40))  # every new shape is a new Numba compile (~1 s)
 @given(
     data=st.data(),
     dtype=st.sampled_from(FLOATS),

@@ -64,7 +64,7 @@ def test_eager_matches_numpy(op: OpInfo, dtype, data) -> None:
 
 @long_profile
 @pytest.mark.parametrize("op,dtype", _params())
-@settings(max_examples=examples(5, 40))  # tracing rarely depends on the values drawn
+@settings(max_examples=examples(2, 40))  # tracing rarely depends on the values drawn
 @given(data=st.data())
 def test_jaxpr_roundtrip(op: OpInfo, dtype, data) -> None:
     args = data.draw(op_args(op, dtype))
@@ -108,7 +108,7 @@ _GRAD_ROWS = [op for op in ALL_OPS if op.grad]
 @pytest.mark.parametrize(
     "op", [pytest.param(op, id=op.name) for op in _GRAD_ROWS if op.name not in SLOW_GRAD_CHECKS]
 )
-@settings(max_examples=examples(5, 100))
+@settings(max_examples=examples(3, 100))
 @given(data=st.data())
 def test_check_grads(op: OpInfo, data) -> None:
     _check_grads(op, data)
@@ -118,7 +118,7 @@ def test_check_grads(op: OpInfo, data) -> None:
 @pytest.mark.parametrize(
     "op", [pytest.param(op, id=op.name) for op in _GRAD_ROWS if op.name in SLOW_GRAD_CHECKS]
 )
-@settings(max_examples=examples(3, 100))
+@settings(max_examples=examples(2, 100))
 @given(data=st.data())
 def test_check_grads_of_slow_rows(op: OpInfo, data) -> None:
     _check_grads(op, data)

@@ -30,7 +30,7 @@ from op_db import ALL_OPS, OpInfo, op_args, shapes_for
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 B = 3  # examples per batch
-FEW = settings(max_examples=5)
+FEW = settings(max_examples=3)
 
 # Rows whose ``const`` arrays must stay unbatched (e.g. they decide an output shape).
 # name -> reason. Other const ndarrays are batched in some drawn examples.
