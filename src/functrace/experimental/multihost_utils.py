@@ -18,7 +18,7 @@ import numpy as np
 
 from functrace import core
 from functrace._array import to_array
-from functrace.sharding import Mesh, PartitionSpec
+from functrace.sharding import Mesh, _broadcast_specs, _names_of
 from functrace.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -75,39 +75,26 @@ def _convert(fname: str, tree: Any, mesh: Any, pspecs: Any) -> Any:
     if not isinstance(mesh, Mesh):
         raise TypeError(f"{fname}: expected a Mesh, got {type(mesh).__name__}.")
     leaves, treedef = tree_flatten(tree)
-    is_spec = lambda s: s is None or isinstance(s, PartitionSpec)  # noqa: E731
-    specs, spec_tree = tree_flatten(pspecs, is_leaf=is_spec)
-    if not all(is_spec(s) for s in specs):
-        bad = next(s for s in specs if not is_spec(s))
-        raise TypeError(f"{fname}: expected PartitionSpecs, got {type(bad).__name__}.")
-    try:
-        subtrees = spec_tree.flatten_up_to(tree)
-    except ValueError as err:
-        raise ValueError(
-            f"{fname}: expected pspecs to be a pytree prefix of the inputs: {err}"
-        ) from None
-    for spec, sub in zip(specs, subtrees):
-        spec = PartitionSpec() if spec is None else spec
-        for x in tree_flatten(sub)[0]:
-            shape = core.get_aval(x).shape
-            used = [n for e in spec for n in ((e,) if isinstance(e, str) else e or ())]
-            if any(n not in mesh.axis_names for n in used) or len(set(used)) != len(used):
+    for spec, x in zip(_broadcast_specs(fname, "pspecs", pspecs, tree), leaves):
+        shape = core.get_aval(x).shape
+        used = [n for e in spec for n in _names_of(e)]
+        if any(n not in mesh.axis_names for n in used) or len(set(used)) != len(used):
+            raise ValueError(
+                f"{fname}: expected each of the mesh axes {mesh.axis_names} at most once, "
+                f"got {spec!r}."
+            )
+        if len(spec) > len(shape):
+            raise ValueError(
+                f"{fname}: expected a spec of at most {len(shape)} entries for an array "
+                f"of shape {shape}, got {spec!r}."
+            )
+        for d, e in enumerate(spec):
+            k = int(np.prod([mesh.shape[n] for n in _names_of(e)]))
+            if shape[d] % k:
                 raise ValueError(
-                    f"{fname}: expected each of the mesh axes {mesh.axis_names} at most once, "
-                    f"got {spec!r}."
+                    f"{fname}: expected dimension {d} of {shape} to divide into the "
+                    f"{k} shards {spec!r} makes, got {shape[d]}."
                 )
-            if len(spec) > len(shape):
-                raise ValueError(
-                    f"{fname}: expected a spec of at most {len(shape)} entries for an array "
-                    f"of shape {shape}, got {spec!r}."
-                )
-            for d, e in enumerate(spec):
-                k = int(np.prod([mesh.shape[n] for n in ((e,) if isinstance(e, str) else e or ())]))
-                if shape[d] % k:
-                    raise ValueError(
-                        f"{fname}: expected dimension {d} of {shape} to divide into the "
-                        f"{k} shards {spec!r} makes, got {shape[d]}."
-                    )
     out = [x if isinstance(x, core.Tracer) else to_array(np.asarray(x)) for x in leaves]
     return tree_unflatten(treedef, out)
 
