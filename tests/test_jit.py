@@ -31,7 +31,7 @@ from functrace.jit import clear_cache, disable_jit, jit
 from functrace.jit import codegen as jit_codegen
 from functrace.jit import lowering as jit_lowering
 from op_db import ALL_OPS, SLOW_COMPILE_JIT, OpInfo, op_args
-from profiles import slow_compile
+from profiles import examples, slow_compile
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::RuntimeWarning"),
@@ -119,7 +119,7 @@ def test_op_table_jit_matches_eager(op: OpInfo, dtype) -> None:
     # parametrized @settings-decorated test and fails after ~950 cases.)
     f = jit(op.fn)
 
-    @settings(max_examples=1, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(1, 2), suppress_health_check=list(HealthCheck))
     @given(data=st.data())
     def check(data) -> None:
         args = data.draw(op_args(op, dtype))

@@ -26,11 +26,12 @@ import functrace.numpy as fnp
 from functrace.errors import ConcretizationError
 from functrace.ir import eval_jaxpr
 from op_db import ALL_OPS, OpInfo, op_args, shapes_for
+from profiles import examples
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 B = 3  # examples per batch
-FEW = settings(max_examples=3)
+FEW = settings(max_examples=examples(3, 5))
 
 # Rows whose ``const`` arrays must stay unbatched (e.g. they decide an output shape).
 # name -> reason. Other const ndarrays are batched in some drawn examples.
