@@ -14,7 +14,32 @@ import numpy as np
 import functrace as ft
 import functrace.lax as lax
 import functrace.numpy as fnp
+from functrace.sharding import PartitionSpec as P
 from op_db import F, OpInfo
+
+_MESH = ft.make_mesh((2,), ("i",))
+
+
+def _sharded_grad(w, x, *, mean: bool):  # type: ignore[no-untyped-def]
+    """The gradient of sum(tanh(x @ w)) taken inside a shard_map body over the rows of
+    x, w replicated: JAX's check_vma types sum it over the shards (pmean: a mean)."""
+
+    def body(w, xs):  # type: ignore[no-untyped-def]
+        def loss(w):  # type: ignore[no-untyped-def]
+            s = fnp.sum(fnp.tanh(xs @ w))
+            return lax.pmean(s, "i") if mean else s
+
+        return ft.grad(loss)(w)
+
+    return ft.shard_map(body, mesh=_MESH, in_specs=(P(), P("i")), out_specs=P())(w, x)
+
+
+def _sharded_grad_ref(w, x, *, mean: bool):  # type: ignore[no-untyped-def]
+    w, x = np.asarray(w), np.asarray(x)
+    total = np.zeros_like(w)
+    for xs in np.split(x, 2):
+        total = total + xs.T @ (1.0 - np.tanh(xs @ w) ** 2)
+    return total / 2 if mean else total
 
 
 def _named(f, **kw):  # type: ignore[no-untyped-def]
@@ -122,6 +147,22 @@ ROWS: list[OpInfo] = [
         (F,),
         ("all_gather",),
         shapes=((3, 2, 2),),
+    ),
+    OpInfo(
+        "shard_map grad of a pmean (check_vma)",
+        lambda w, x: _sharded_grad(w, x, mean=True),
+        lambda w, x: _sharded_grad_ref(w, x, mean=True),
+        (F, F),
+        ("psum",),
+        shapes=((3,), (4, 3)),
+    ),
+    OpInfo(
+        "shard_map grad summed over shards (check_vma)",
+        lambda w, x: _sharded_grad(w, x, mean=False),
+        lambda w, x: _sharded_grad_ref(w, x, mean=False),
+        (F, F),
+        ("psum",),
+        shapes=((3,), (4, 3)),
     ),
     OpInfo(
         "lax.axis_index",

@@ -27,6 +27,12 @@ def test_values_match_jax_on_four_devices():
     assert_matches_recorded(cases(ft), "shard_map_jax.npz", lambda k, v: 1e-12)
 
 
+def test_reverse_mode_inside_bodies_matches_jax_check_vma():
+    from shard_map_vma_cases import cases as vma_cases
+
+    assert_matches_recorded(vma_cases(ft), "shard_map_vma_jax.npz", lambda k, v: 1e-12)
+
+
 def test_gradients_jit_and_vmap_equal_the_unsharded_program():
     def body(x, w):
         return lax.psum(fnp.sum(fnp.tanh(x @ w) ** 2), "a")
@@ -115,11 +121,12 @@ def test_bad_specs_and_meshes_name_the_function():
         f(lambda v: v, out_specs=P("i"))(V)
     with pytest.raises(ValueError, match="pytree prefix"):
         f(lambda v, w: v, in_specs=(P("i"), P(), P()), out_specs=P("i"))(V, V)
-    with pytest.raises(ValueError, match="varies along it .* pmean the per-shard gradients"):
-        # JAX's default check_vma sums a replicated value's gradient over the axis;
-        # here it is each shard's own, and leaving it out of out_specs is an error
-        f(lambda w, x: ft.grad(lambda w: fnp.sum(x @ w))(w), in_specs=(P(), P("i")),
+    with pytest.raises(ValueError, match="varies along it .* check_vma=False the first"):
+        f(lambda x: x * 2.0, in_specs=P("i"), out_specs=P())(X)
+    # JAX's default check_vma: a replicated value's gradient is summed over the axis
+    g = f(lambda w, x: ft.grad(lambda w: fnp.sum(x @ w))(w), in_specs=(P(), P("i")),
           out_specs=P())(W, X)  # fmt: skip
+    np.testing.assert_allclose(g, ft.grad(lambda w: fnp.sum(X @ w))(W), rtol=1e-12)
     first = f(lambda v: v, in_specs=P("i"), out_specs=P(), check_vma=False)(V)
     np.testing.assert_array_equal(first, V[:2])
     with pytest.raises(ValueError, match="each mesh axis once"):

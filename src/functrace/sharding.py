@@ -15,7 +15,11 @@ nested named ``vmap``\\ s (one per mesh axis, in mesh order, so ``psum``, ``pmea
 results along the dimensions their ``out_specs`` name. A result whose spec leaves out
 a mesh axis must be the same on every shard along it (a ``psum`` over it, or a value
 that never depended on it): that is checked, as JAX's ``check_vma`` does, and that one
-value is returned.
+value is returned. With ``check_vma=True`` (the default), reverse mode taken inside the
+body follows JAX's types, where a value the same on every shard is one variable: its
+gradient sums over the shards, and ``psum``'s cotangent passes through (see
+``interpreters/spmd.py``); with ``check_vma=False`` each shard's gradient
+is its own, as in JAX.
 
 >>> import functrace as ft, functrace.numpy as fnp
 >>> mesh = make_mesh((4,), ("i",))
@@ -721,7 +725,7 @@ def shard_map(
             rest = [[n for n in h if n != a] for h in have]
             outs, out_dims = batching.vmap_flat(
                 lambda *v: run(level + 1, list(v), rest), sizes[a], xs, dims,
-                origin=f"{fname} over {a!r}", axis_name=a,
+                origin=f"{fname} over {a!r}", axis_name=a, vma=check_vma,
             )  # fmt: skip
             box.append((a, out_dims))
             return [batching.bdim_at(o, d, sizes[a], 0) if d is not None else o
@@ -743,11 +747,8 @@ def shard_map(
                         f"{fname}: expected output {i}, whose out_specs {s!r} leaves out "
                         f"mesh axis {a!r}, to be the same on every shard along it, got a "
                         f"value that varies along it (psum it over {a!r}, or name {a!r} "
-                        f"in its out_specs). A gradient taken inside shard_map with respect "
-                        f"to a value replicated over {a!r} is each shard's own here, as in "
-                        f"JAX with check_vma=False (JAX's default types values as varying "
-                        f"or not and sums such gradients itself): write the body for "
-                        f"check_vma=False, e.g. pmean the per-shard gradients over {a!r}."
+                        f"in its out_specs; with check_vma=False the first shard's value "
+                        f"is returned)."
                     )
             for a in reversed(varied):  # drop the unnamed ones, keep the named
                 if a not in named:

@@ -91,7 +91,7 @@ def value_and_grad(
                 return ([out], aux) if has_aux else [out]
 
             outs, lin, aux = ad.linearize_flat(
-                flat_fun, flat_in, mask, origin=origin[0], has_aux=has_aux
+                flat_fun, flat_in, mask, origin=origin[0], has_aux=has_aux, spmd=True
             )
             ans = outs[0]
             cts = lin.transpose([_one(core.get_aval(ans).dtype)])
@@ -329,15 +329,22 @@ def _linear_flatten(f: Any) -> tuple[list[Any], Any]:
         f.in_tree,
         f.out_tree,
         f.in_avals,
+        lin.spmd,
     )
     return list(lin.consts), static
 
 
 def _linear_unflatten(cls: type) -> Callable[[Any, Any], Any]:
     def unflatten(static: Any, consts: Any) -> Any:
-        jaxpr, in_avals, out_avals, out_zero, in_mask, in_tree, out_tree, p_avals = static
+        jaxpr, in_avals, out_avals, out_zero, in_mask, in_tree, out_tree, p_avals, spmd = static
         lin = ad.LinearFunction(
-            jaxpr, list(consts), list(in_avals), list(out_avals), list(out_zero), list(in_mask)
+            jaxpr,
+            list(consts),
+            list(in_avals),
+            list(out_avals),
+            list(out_zero),
+            list(in_mask),
+            spmd,
         )
         return cls(lin, in_tree, out_tree, p_avals)
 
@@ -405,7 +412,9 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     def run(flat_in: list[Any]) -> tuple[list[Any], ad.LinearFunction, Any, Any]:
         out_tree_box: list[Any] = []
         flat_fun = _flat_outputs("vjp", fun, in_tree, has_aux, out_tree_box)
-        outs, lin, aux = ad.linearize_flat(flat_fun, flat_in, mask, origin=origin, has_aux=has_aux)
+        outs, lin, aux = ad.linearize_flat(
+            flat_fun, flat_in, mask, origin=origin, has_aux=has_aux, spmd=True
+        )
         return outs, lin, aux, out_tree_box[-1]
 
     if _eager_cache.usable():

@@ -73,7 +73,12 @@ def _jacobian_transform(
         out_tree_box: list[Any] = []
         flat_fun = _jac_flat_fun(fname, fun, merge, tree, out_tree_box, has_aux)
         outs, lin, aux = ad.linearize_flat(
-            flat_fun, leaves, mask, origin=f"{fname} of {describe_fun(fun)}", has_aux=has_aux
+            flat_fun,
+            leaves,
+            mask,
+            origin=f"{fname} of {describe_fun(fun)}",
+            has_aux=has_aux,
+            spmd=fname == "jacrev",
         )
         if fname == "jacrev" or holomorphic:
             for o in outs:

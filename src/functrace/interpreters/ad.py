@@ -30,6 +30,7 @@ from functrace import _debug, core, dtypes
 from functrace.core import Primitive, ShapedArray, Trace, Tracer
 from functrace.errors import MissingRuleError
 from functrace.interpreters import batching
+from functrace.interpreters import spmd as spmd_mod
 from functrace.interpreters.staging import JaxprBuilder, StagingTrace, StagingTracer
 from functrace.ir import Jaxpr, Literal, Var
 
@@ -504,10 +505,12 @@ class LinearFunction:
     """The linear map recorded by :func:`linearize_flat`: a tangent jaxpr plus constants.
 
     ``in_avals``: tangent types of the inputs (entries None for inputs that were not
-    differentiated); ``out_zero``: outputs whose tangent is identically zero.
+    differentiated); ``out_zero``: outputs whose tangent is identically zero;
+    ``spmd``: the :class:`~functrace.interpreters.spmd.SpmdPlan` its transpose applies,
+    or None.
     """
 
-    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals", "out_zero", "in_mask")
+    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals", "out_zero", "in_mask", "spmd")
 
     def __init__(
         self,
@@ -517,6 +520,7 @@ class LinearFunction:
         out_avals: list[ShapedArray],
         out_zero: list[bool],
         in_mask: list[bool],
+        spmd: spmd_mod.SpmdPlan | None = None,
     ):
         self.jaxpr = jaxpr
         self.consts = consts
@@ -524,13 +528,28 @@ class LinearFunction:
         self.out_avals = out_avals
         self.out_zero = out_zero
         self.in_mask = in_mask
+        self.spmd = spmd
 
     def transpose(self, cts_out: Sequence[Any]) -> list[Any]:
         """Cotangents of the inputs (Zero for undifferentiated or unreached ones)."""
+        plan = self.spmd
+        if plan is not None:
+            scale = spmd_mod.ops["scale"]
+            cts_out = [
+                ct if f == 1.0 or type(ct) is Zero else scale(ct, f)
+                for ct, f in zip(cts_out, plan.out_scale)
+            ]
         live_cts = [ct for ct, z in zip(cts_out, self.out_zero) if not z]
         cts_in = backward_pass(self.jaxpr, self.consts, live_cts)
         it = iter(cts_in)
-        return [next(it) if m else Zero(a) for m, a in zip(self.in_mask, self.in_avals)]
+        cts = [next(it) if m else Zero(a) for m, a in zip(self.in_mask, self.in_avals)]
+        if plan is not None:
+            psum = spmd_mod.ops["psum"]
+            cts = [
+                ct if not names or type(ct) is Zero else psum(ct, names)
+                for ct, names in zip(cts, plan.in_axes)
+            ]
+        return cts
 
     def forward(self, tangents_in: Sequence[Any]) -> list[Any]:
         """Apply the linear map to input tangents (for ``linearize``)."""
@@ -583,11 +602,14 @@ def linearize_flat(
     *,
     origin: str = "linearize",
     has_aux: bool = False,
+    spmd: bool = False,
 ) -> tuple[list[Any], LinearFunction, Any]:
     """Run ``fun`` on ``primals`` and record its linearization.
 
     Returns ``(primals_out, linear_function, aux)``. With ``has_aux``, ``fun`` returns
     ``(outs, aux)`` and aux comes back with this trace's tracers replaced by primals.
+    With ``spmd`` (the user's reverse mode: ``grad``, ``vjp``, ``jacrev``), its transpose
+    follows JAX's varying types inside ``shard_map`` bodies (``spmd.SpmdPlan``).
     """
     builder = JaxprBuilder()
     avals = [core.get_aval(p) for p in primals]
@@ -629,6 +651,7 @@ def linearize_flat(
         [tangent_aval(core.get_aval(p)) for p in primals_out],
         out_zero,
         mask,
+        spmd_mod.plan(primals, mask, primals_out) if spmd else None,
     )
     return primals_out, lin, aux
 

@@ -63,7 +63,7 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    __slots__ = ("axis_size", "axis_name", "axis_from_rule")
+    __slots__ = ("axis_size", "axis_name", "axis_from_rule", "vma")
 
     def __init__(self, level: int, axis_size: int, axis_name: Any = None) -> None:
         super().__init__(level)
@@ -72,6 +72,9 @@ class BatchTrace(Trace):
         self.axis_name = axis_name
         # Whether the name came from the rule of an enclosing trace (a batched body).
         self.axis_from_rule = False
+        # Whether this is a mesh axis of ``shard_map(check_vma=True)``: reverse mode
+        # taken inside then follows JAX's varying-value types (``interpreters/spmd.py``).
+        self.vma = False
 
     def pure(self, val: Any) -> BatchTracer:
         return BatchTracer(self, val, not_mapped)
@@ -91,7 +94,7 @@ class BatchTrace(Trace):
         # runs the rule of such a primitive on a batched first operand instead of
         # evaluating it below (where the body could not reach this trace).
         prev = _axes.rule
-        _axes.rule = None if self.axis_name is None else (self.axis_name, self.axis_size)
+        _axes.rule = None if self.axis_name is None else (self.axis_name, self.axis_size, self.vma)
         try:
             if (
                 self.axis_name is not None
@@ -147,11 +150,11 @@ def _has_body(params: dict) -> bool:
 
 class _AxisState(threading.local):
     """Per thread: the named batch axes in scope, innermost last, and the name a batching
-    rule being run gives to the ``vmap_flat`` it calls (``(name, size)`` or None)."""
+    rule being run gives to the ``vmap_flat`` it calls (``(name, size, vma)`` or None)."""
 
     def __init__(self) -> None:
         self.env: list[tuple[Any, BatchTrace]] = []
-        self.rule: tuple[Any, int] | None = None
+        self.rule: tuple[Any, int, bool] | None = None
 
 
 _axes = _AxisState()
@@ -171,6 +174,19 @@ def bound_axis_names() -> list[Any]:
     return [n for n, _ in _axes.env]
 
 
+def rule_axis_name(axis_size: int) -> Any:
+    """The name of the axis a batching rule being run batches over (of ``axis_size``),
+    or None: the name its ``vmap_flat`` inherits."""
+    rule = _axes.rule
+    return rule[0] if rule is not None and rule[1] == axis_size else None
+
+
+def vma_traces() -> list[BatchTrace]:
+    """The traces of the ``shard_map(check_vma=True)`` mesh axes in scope in this
+    thread, outermost first (empty almost always: one list walk)."""
+    return [t for _, t in _axes.env if t.vma] if _axes.env else []
+
+
 def vmap_flat(
     fun: Callable[..., Sequence[Any]],
     axis_size: int,
@@ -179,18 +195,22 @@ def vmap_flat(
     *,
     origin: str = "vmap",
     axis_name: Any = _INHERIT,
+    vma: bool = False,
 ) -> tuple[list[Any], list[int | None]]:
     """Batch flat ``fun``: returns outputs and their batch dims.
 
     ``axis_name`` names the batch axis for collectives (``None``: unnamed). Left out,
     a call made by a batching rule of a named trace batches over that trace's axis
-    (a loop or branch body) and takes its name; any other call is unnamed."""
+    (a loop or branch body) and takes its name (and its ``vma``); any other call is
+    unnamed. ``vma``: the axis is a mesh axis of ``shard_map(check_vma=True)``."""
     inherited = axis_name is _INHERIT
     if inherited:
         rule = _axes.rule
         axis_name = rule[0] if rule is not None and rule[1] == axis_size else None
+        vma = axis_name is not None and rule is not None and rule[2]
     trace = core.push_trace(BatchTrace, axis_size, axis_name, origin=origin)
     trace.axis_from_rule = inherited and axis_name is not None
+    trace.vma = vma
     prev_rule = _axes.rule
     _axes.rule = None
     env = _axes.env

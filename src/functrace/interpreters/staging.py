@@ -35,7 +35,7 @@ _dstate = _debug.state  # record_sources: so does saved_residuals
 class JaxprBuilder:
     """Collects equations, constants and argument names while tracing."""
 
-    __slots__ = ("eqns", "consts", "arg_names", "invars")
+    __slots__ = ("eqns", "consts", "arg_names", "invars", "arg_values")
 
     def __init__(self) -> None:
         self.eqns: list[JaxprEqn] = []
@@ -43,6 +43,9 @@ class JaxprBuilder:
         self.consts: dict[int, tuple[StagingTracer, Any]] = {}
         self.arg_names: dict[Var, str] = {}
         self.invars: list[Var] = []
+        # The values a loop body's or branch's arguments stand for (inside shard_map
+        # bodies only: which mesh axes they vary over, see interpreters/spmd.py), else None.
+        self.arg_values: dict[Var, Any] | None = None
 
     def build(
         self, in_tracers: Sequence[StagingTracer], out_tracers: Sequence[StagingTracer]
@@ -185,16 +188,20 @@ def trace_to_jaxpr(
     *,
     origin: str,
     arg_names: Sequence[str] | None = None,
+    arg_values: Sequence[Any] | None = None,
 ) -> tuple[ClosedJaxpr, int]:
     """Trace flat ``fun(*tracers) -> list`` to a type-checked closed jaxpr.
 
     Returns the jaxpr and the number of outputs. ``origin`` names the transform and
-    function for error messages (``"jit of 'f' (x.py:3)"``).
+    function for error messages (``"jit of 'f' (x.py:3)"``). ``arg_values``: the values
+    the arguments stand for (a body's operands), kept on the builder while tracing.
     """
     builder = JaxprBuilder()
     with core.new_trace(StagingTrace, builder, origin=origin, dynamic=True) as trace:
         names = arg_names or [""] * len(in_avals)
         tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+        if arg_values is not None:
+            builder.arg_values = {t.atom: v for t, v in zip(tracers_in, arg_values)}  # type: ignore[misc]
         outs = fun(*tracers_in)
         tracers_out = [trace.full_raise(o) for o in outs]
         jaxpr, consts = builder.build(tracers_in, tracers_out)

@@ -37,6 +37,7 @@ from functrace import _config, _debug, core, dtypes, tree_util
 from functrace._array import to_array
 from functrace.api._extras import stand_in
 from functrace.core import ShapedArray, Tracer, describe_fun
+from functrace.interpreters import batching
 from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
@@ -371,7 +372,11 @@ class JitFunction:
         """A call under another transform (grad, vmap, jvp, an enclosing jit): the
         function's jaxpr for this signature (traced once, cached) is evaluated on the
         arguments, so the enclosing transform applies to it and the Python function is
-        not run again on every call."""
+        not run again on every call. Inside ``shard_map(check_vma=True)`` bodies the
+        function is run on the arguments instead: reverse mode inside it reads which
+        mesh axes its values vary over, which a cached jaxpr does not record."""
+        if batching.vma_traces():
+            return self._fun(*args, **kwargs)
         static_pos, dyn_args, static_kw, dyn_kw = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
         avals = []

@@ -23,6 +23,9 @@ Decisions:
   or the same for every example, so ``vmap(grad(f))`` equals the gradient of the sum
   over the examples of ``f``'s outputs (``grad(lambda x: vmap(f)(x).sum())``), and
   ``vmap(grad(lambda x: psum(x, "i")), axis_name="i")`` is the axis size everywhere.
+  Inside ``shard_map(check_vma=True)`` bodies the same per-example rule runs, and the
+  ends of reverse mode give JAX's typed answers there (``interpreters/spmd.py``), where the
+  cotangent of a ``psum`` passes through to each shard.
 * ``pmax``/``pmin`` split the tangent evenly among the examples that tie for the
   extremum (as ``reduce_max``), so they differentiate (JAX has no rule for them).
 * ``pmean`` is ``psum`` divided by the product of the axis sizes; integer and boolean
@@ -42,7 +45,7 @@ import numpy as np
 
 from functrace import core
 from functrace.core import Primitive, ShapedArray, Tracer
-from functrace.interpreters import ad, batching
+from functrace.interpreters import ad, batching, spmd
 from functrace.interpreters.ad import Zero
 from functrace.lax import base
 from functrace.lax import elementwise as ew
@@ -202,6 +205,11 @@ def _psum_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...]) -> list[Any]
 ad.deflinear(psum_p, _psum_transpose)
 batching.batching_rules[psum_p] = _psum_batch
 batching.rules_with_trace.add(psum_p)
+spmd.register_ops(
+    psum=lambda x, names: psum_p.bind(x, axis_name=names),
+    scale=lambda x, f: base.mul(x, base.full_like(x, f)),
+)
+spmd.collectives[psum_p] = False
 
 
 def pmean(x: Any, axis_name: Any) -> Any:
@@ -267,6 +275,7 @@ def _extremum(name: str, reduce: Any) -> Primitive:
 
 pmax_p = _extremum("pmax", reduce_max)
 pmin_p = _extremum("pmin", reduce_min)
+spmd.collectives.update({pmax_p: False, pmin_p: False})
 
 
 def _extremum_fn(fname: str, p: Primitive) -> Any:
@@ -335,6 +344,7 @@ def _axis_index_batch(
 batching.batching_rules[axis_index_p] = _axis_index_batch
 batching.rules_with_trace.add(axis_index_p)
 ad.defjvp_zero(axis_index_p)
+spmd.collectives[axis_index_p] = True
 
 
 def axis_index(axis_name: Any) -> Any:
@@ -408,7 +418,10 @@ def _all_gather_batch(
             x, axis_name=axis_name, axis=axis + 1, tiled=tiled, axis_size=axis_size
         )
         return out, 0
-    return _gathered(x, d, trace.axis_size, axis, tiled), None
+    out = _gathered(x, d, trace.axis_size, axis, tiled)
+    if trace.vma:  # JAX types the result as varying in shard_map bodies (check_vma)
+        return batching.broadcast_batch(out, trace.axis_size, 0), 0
+    return out, None
 
 
 def _own_part(total: Any, axis_name: tuple[Any, ...], axis: int, tiled: bool, size: int) -> Any:
@@ -437,6 +450,7 @@ def _all_gather_transpose(
 
 
 ad.deflinear(all_gather_p, _all_gather_transpose)
+spmd.collectives[all_gather_p] = True
 batching.batching_rules[all_gather_p] = _all_gather_batch
 batching.rules_with_trace.add(all_gather_p)
 
@@ -647,10 +661,20 @@ def _pvary_batch(
 
 
 def _pvary_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...]) -> list[Any]:
-    return [psum_p.bind(ct, axis_name=axis_name)]
+    # Over a shard_map(check_vma=True) mesh axis the cotangent passes through: the
+    # sum over the shards is made where reverse mode ends (interpreters/spmd.py), for every
+    # value the same on every shard, cast or not.
+    names = tuple(n for n in axis_name if not _vma_axis(n))
+    return [psum_p.bind(ct, axis_name=names) if names else ct]
+
+
+def _vma_axis(name: Any) -> bool:
+    t = batching.axis_trace(name)
+    return t is not None and t.vma
 
 
 ad.deflinear(pvary_p, _pvary_transpose)
+spmd.collectives[pvary_p] = True
 batching.batching_rules[pvary_p] = _pvary_batch
 batching.rules_with_trace.add(pvary_p)
 
@@ -660,16 +684,15 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     to="varying")``): the same values, and a derivative summed over the examples.
 
     In JAX's ``shard_map`` a value that is the same on every shard meets per-shard
-    values through this cast, whose transpose is ``psum``. functrace computes the
-    same: the values pass through unchanged, and ``grad`` inside the function sums the
-    cotangent of the cast value over the examples (outside, the ``shard_map``
-    boundary sums it, as JAX's does). functrace does not track which axes a value
-    varies over, so it does not insert the cast where JAX would by itself (a replicated
-    argument used inside a per-shard ``grad`` keeps per-shard gradients; see the
-    ``shard_map`` notes) and accepts a cast of a value that already varies (JAX
-    refuses it). ``to="reduced"``/``"unreduced"`` (JAX's reduced shardings, which
-    functrace does not have) are a ``NotImplementedError``; an unbound name is a
-    ``NameError``.
+    values through this cast, whose transpose is ``psum``; JAX inserts it by itself
+    where such values meet. functrace computes the same: the values pass through
+    unchanged, and ``grad`` inside the function sums the cotangent of the cast value
+    over the examples (under a named ``vmap`` the cast's transpose is ``psum``; in a
+    ``shard_map(check_vma=True)`` body reverse mode sums every replicated value's
+    cotangent where it ends, cast or not: see the ``shard_map`` notes). A cast of a
+    value that already varies is accepted (JAX refuses it). ``to="reduced"``/
+    ``"unreduced"`` (JAX's reduced shardings, which functrace does not have) are a
+    ``NotImplementedError``; an unbound name is a ``NameError``.
 
     >>> import functrace as ft, numpy as np
     >>> f = lambda w, x: ft.numpy.sum(ft.lax.pcast(w, "i", to="varying") * x)

@@ -11,6 +11,7 @@ import numpy as np
 
 from functrace import core, dtypes
 from functrace.core import ShapedArray, Tracer
+from functrace.interpreters import batching, spmd
 from functrace.interpreters.ad import Zero
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import Jaxpr, Var, eval_jaxpr
@@ -33,10 +34,17 @@ def _trace_carry(
 
 
 def _trace(
-    fun: Callable[..., Sequence[Any]], avals: Sequence[ShapedArray], origin: str
+    fun: Callable[..., Sequence[Any]],
+    avals: Sequence[ShapedArray],
+    origin: str,
+    operands: Sequence[Any] | None = None,
 ) -> tuple[Jaxpr, list[Any]]:
-    """Trace flat ``fun`` to a jaxpr whose captured constants are leading inputs."""
-    closed, _ = trace_to_jaxpr(fun, [a.update() for a in avals], origin=origin)
+    """Trace flat ``fun`` to a jaxpr whose captured constants are leading inputs.
+    ``operands``: the values the user's body or branch runs on, read inside
+    ``shard_map`` bodies by reverse mode (which mesh axes each varies over)."""
+    if operands is not None and not batching.vma_traces():
+        operands = None
+    closed, _ = trace_to_jaxpr(fun, [a.update() for a in avals], origin=origin, arg_values=operands)
     j = closed.jaxpr
     return Jaxpr((), (*j.constvars, *j.invars), j.eqns, j.outvars), list(closed.consts)
 
@@ -106,11 +114,23 @@ def _type_diff(
             )
 
 
-def _dependent_outputs(jaxpr: Jaxpr, dep_in: Sequence[bool]) -> list[bool]:
-    """Which outputs may depend on the marked inputs (a conservative dependency analysis)."""
+def _dependent_outputs(jaxpr: Jaxpr, dep_in: Sequence[bool], axis_name: Any = None) -> list[bool]:
+    """Which outputs may depend on the marked inputs (a conservative dependency analysis).
+
+    With ``axis_name`` (the batch axis of a named trace: which outputs are batched),
+    a collective over it ends the dependency when it reduces over the axis (``psum``,
+    ``pmax``...: the same for every example) and starts one when its result differs
+    between examples (``axis_index``...)."""
     live: set[Var] = {v for v, dep in zip(jaxpr.invars, dep_in) if dep}
     for eqn in jaxpr.eqns:
-        if any(isinstance(x, Var) and x in live for x in eqn.inputs):
+        kind = None
+        if axis_name is not None:
+            kind = spmd.collectives.get(eqn.primitive)
+            if kind is not None and axis_name not in eqn.params["axis_name"]:
+                kind = None
+        if kind is True or (
+            kind is None and any(isinstance(x, Var) and x in live for x in eqn.inputs)
+        ):
             live.update(eqn.out_binders)
     return [isinstance(v, Var) and v in live for v in jaxpr.outvars]
 

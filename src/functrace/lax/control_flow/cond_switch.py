@@ -134,11 +134,14 @@ ad.jvp_rules[cond_p] = _cond_jvp
 
 
 def _trace_branches(
-    funs: Sequence[Callable[..., list[Any]]], avals: Sequence[ShapedArray], origin: str
+    funs: Sequence[Callable[..., list[Any]]],
+    avals: Sequence[ShapedArray],
+    origin: str,
+    operands: Sequence[Any] | None = None,
 ) -> tuple[tuple[Jaxpr, ...], list[Any]]:
     """Trace branches on the same operand types; their constants become one shared list
     of leading operands (each branch ignores the others')."""
-    traced = [_trace(f, avals, f"{origin}, branch {i}") for i, f in enumerate(funs)]
+    traced = [_trace(f, avals, f"{origin}, branch {i}", operands) for i, f in enumerate(funs)]
     all_consts = [c for _, cs in traced for c in cs]
     out = []
     offset = 0
@@ -627,7 +630,9 @@ def _staged(
 
         return f
 
-    jaxprs, consts = _trace_branches([flat(k) for k in range(len(branches))], avals, fname)
+    jaxprs, consts = _trace_branches(
+        [flat(k) for k in range(len(branches))], avals, fname, op_leaves
+    )
     for k in range(1, len(branches)):
         _check_types(
             fname,

@@ -442,9 +442,10 @@ def _scan_batch(
     # carries are batched (at 0) if their init or the body makes them batched: fixed point;
     # an output of any dtype is batched if it depends on a batched input
     b_carry = [b is not None for b in bcarry]
+    name = batching.rule_axis_name(size)
     while True:
         out = _dependent_outputs(
-            jaxpr, [b is not None for b in bc] + b_carry + [b is not None for b in bx]
+            jaxpr, [b is not None for b in bc] + b_carry + [b is not None for b in bx], name
         )
         new = [a or b for a, b in zip(b_carry, out[:num_carry])]
         if new == b_carry:
@@ -569,7 +570,7 @@ def scan(
 
     def trace(avals: list[ShapedArray], weak_now: list[bool]) -> tuple[Jaxpr, list[Any]]:
         traced_with[:] = [avals, weak_now]
-        return _trace(flat_body, avals + x_avals, f"scan of {name}")
+        return _trace(flat_body, avals + x_avals, f"scan of {name}", [*init_leaves, *x_leaves])
 
     (jaxpr, consts), carry_avals = _trace_carry(trace, carry_avals, weak)
     init_cast = [_cast_to(x, a) for x, a in zip(init_leaves, carry_avals)]

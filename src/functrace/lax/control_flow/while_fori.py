@@ -343,16 +343,16 @@ def while_loop(
 
     def trace(avals_now: list[ShapedArray], weak_now: list[bool]) -> tuple[Jaxpr, list[Any]]:
         traced_with[:] = [avals_now, weak_now]
-        return _trace(flat_body, avals_now, f"while_loop body {bname}")
+        return _trace(flat_body, avals_now, f"while_loop body {bname}", init)
 
     # The predicate first, as JAX traces them: checkify's error codes follow the order
     # of tracing (a failed check in cond_fun is the first error, as in JAX). It is traced
     # again only if the body promoted a weakly typed carry.
     first = list(avals)
-    cj, cconsts = _trace(flat_cond, first, f"while_loop cond {cname}")
+    cj, cconsts = _trace(flat_cond, first, f"while_loop cond {cname}", init)
     (bj, bconsts), avals = _trace_carry(trace, avals, traced_with[1])
     if any(a is not b for a, b in zip(avals, first)):
-        cj, cconsts = _trace(flat_cond, avals, f"while_loop cond {cname}")
+        cj, cconsts = _trace(flat_cond, avals, f"while_loop cond {cname}", init)
     ops = [_cast_to(x, a) for x, a in zip(init, avals)]
     p = WhileParams(
         cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(cconsts), body_nconsts=len(bconsts)
