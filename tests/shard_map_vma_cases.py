@@ -11,7 +11,7 @@ per-shard loss and of its ``pmean``/``psum``, ``pmean`` of per-shard gradients (
 in JAX, since each shard's gradient is already the total), ``grad`` of ``psum`` of a
 varying and of a replicated value, ``vjp`` with given cotangents, ``jacrev``,
 ``hessian``, ``value_and_grad``, ``jit`` inside and around the body, training steps in
-``lax.scan`` and ``fori_loop`` inside the body, ``all_gather``/``ppermute``/
+``lax.scan``, ``while_loop`` and ``fori_loop`` inside the body, ``all_gather``/``ppermute``/
 ``axis_index``/``pcast`` under ``grad``, two-axis meshes with arguments replicated over
 one axis or both, and the same programs with ``check_vma=False`` (each shard's own
 gradient). Nothing here imports JAX.
@@ -106,6 +106,16 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     out["fori_training"] = sm(
         lambda w, xb, yb: lax.fori_loop(0, 3, lambda i, w: step(w, xb, yb), w), s3, P()
     )(W, X, Y)
+    out["while_training"] = sm(
+        lambda w, xb, yb: lax.while_loop(
+            lambda c: c[0] < 3, lambda c: (c[0] + 1, step(c[1], xb, yb)), (0, w)
+        )[1],
+        s3, P(),
+    )(W, X, Y)  # fmt: skip
+    out["fori_traced_bounds_training"] = sm(
+        lambda w, xb, yb, n: lax.fori_loop(0, n, lambda i, w: step(w, xb, yb), w),
+        (*s3, P()), P(),
+    )(W, X, Y, 3)  # fmt: skip
     out["cond_grad"] = sm(
         lambda w, xb, yb: lax.cond(
             jnp.sum(w) > 0, lambda w: grad(loss)(w, xb, yb), lambda w: -w, w

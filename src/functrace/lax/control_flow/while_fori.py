@@ -18,6 +18,7 @@ from functrace.interpreters.ad import Zero
 from functrace.ir import Jaxpr
 from functrace.lax.control_flow.common import (
     _cast_to,
+    _dependent_outputs,
     _fill,
     _inst,
     _nonzero_outputs,
@@ -289,9 +290,85 @@ def _batch_while_parts(
 def _while_batch(
     vals: Sequence[Any], bdims: Sequence[int | None], *, p: WhileParams
 ) -> tuple[list[Any], list[Any]]:
+    kept = _while_batch_replicated(vals, bdims, p)
+    if kept is not None:
+        return kept
     cond_ops, body_ops, carry, new_p, _ = _batch_while_parts(vals, bdims, p)
     outs = new_p.bind(while_p, *cond_ops, *body_ops, *carry)
     return outs, [0] * len(outs)
+
+
+class _Varies(Exception):
+    """A value the dependency analysis called replicated came out batched."""
+
+
+def _while_batch_replicated(
+    vals: Sequence[Any], bdims: Sequence[int | None], p: WhileParams
+) -> tuple[list[Any], list[Any]] | None:
+    """Over a ``shard_map(check_vma=True)`` mesh axis, the loop with the carries that
+    stay the same on every shard left unbatched (JAX's types: a carry made replicated
+    by ``psum`` stays so), when the predicate is the same on every shard too; None
+    otherwise (the general rule batches every carry)."""
+    size = batching.batch_size(vals, bdims)
+    name = batching.rule_axis_name(size)
+    trace = batching.axis_trace(name) if name is not None else None
+    if trace is None or not trace.vma:
+        return None
+    cc, bc, carry = _split(vals, p.cond_nconsts, p.body_nconsts)
+    dcc, dbc, dcarry = _split(bdims, p.cond_nconsts, p.body_nconsts)
+    on = [d is not None for d in dcarry]
+    while True:
+        if _dependent_outputs(p.cond_jaxpr, [d is not None for d in dcc] + on, name)[0]:
+            return None
+        out = _dependent_outputs(p.body_jaxpr, [d is not None for d in dbc] + on, name)
+        new = [a or b for a, b in zip(on, out)]
+        if new == on:
+            break
+        on = new
+    if all(on):
+        return None
+
+    def at0(xs: Sequence[Any], ds: Sequence[int | None]) -> list[Any]:
+        return [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(xs, ds)]
+
+    cc, bc = at0(cc, dcc), at0(bc, dbc)
+    carry = [batching.bdim_at(c, d, size, 0) if m else c for c, d, m in zip(carry, dcarry, on)]
+    dcc0, dbc0 = [None if d is None else 0 for d in dcc], [None if d is None else 0 for d in dbc]
+    dcarry0 = [0 if m else None for m in on]
+
+    def cond_fn(*args: Any) -> list[Any]:
+        outs, dims = batching.vmap_flat(
+            lambda *a: _run(p.cond_jaxpr, a), size, list(args), dcc0 + dcarry0
+        )
+        if dims[0] is not None:
+            raise _Varies
+        return outs
+
+    def body_fn(*args: Any) -> list[Any]:
+        outs, dims = batching.vmap_flat(
+            lambda *a: _run(p.body_jaxpr, a), size, list(args), dbc0 + dcarry0
+        )
+        if any(d is not None and not m for d, m in zip(dims, on)):
+            raise _Varies
+        return [batching.bdim_at(o, d, size, 0) if m else o for o, d, m in zip(outs, dims, on)]
+
+    carry_avals = [core.get_aval(c) for c in carry]
+    try:
+        new_cond, c_h = _trace(
+            cond_fn, [core.get_aval(c) for c in cc] + carry_avals, "while_loop (vmap cond)"
+        )
+        new_body, b_h = _trace(
+            body_fn, [core.get_aval(b) for b in bc] + carry_avals, "while_loop (vmap body)"
+        )
+    except _Varies:
+        return None
+    new_p = p.replace(
+        cond_jaxpr=new_cond,
+        body_jaxpr=new_body,
+        cond_nconsts=len(c_h) + len(cc),
+        body_nconsts=len(b_h) + len(bc),
+    )
+    return new_p.bind(while_p, *c_h, *cc, *b_h, *bc, *carry), dcarry0
 
 
 ad.jvp_rules[while_p] = _while_jvp
