@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._prng import is_key_array
 from functrace.api import _eager_cache
 from functrace.api._args import _output, _plain_leaves
 from functrace.core import describe_fun
@@ -52,6 +53,12 @@ def _axes_for(fname: str, prefix: Any, tree: Any, where: str) -> list[int | None
         f"tuple/list/dict prefix of the argument, got {prefix!r} for a "
         f"{type(tree).__name__} argument."
     )
+
+
+def _key_flags(tree: Any) -> list[bool]:
+    """For each leaf of ``tree``: whether it is the data of a typed key array (whose
+    axes count over the key shape, without the data's trailing 2)."""
+    return [is_key_array(x) for x in tree_leaves(tree, is_leaf=is_key_array)]
 
 
 def vmap(
@@ -175,6 +182,7 @@ def mapped(
             for i, (_, x) in enumerate(kw_paths)
         ]
         leaves_paths += kw_paths
+        is_key = _key_flags(args) + _key_flags(kwargs)
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
         for k, ((_path, x), ax) in enumerate(zip(leaves_paths, axes)):
@@ -189,11 +197,14 @@ def mapped(
                     f"{fname}: expected an array at {where} mapped over "
                     f"axis {ax}, got {type(x).__name__}."
                 )
-            nd = core.get_aval(x).ndim
+            shape = core.get_aval(x).shape
+            if is_key[k]:  # a key array: its axes, not the data's
+                shape = shape[:-1]
+            nd = len(shape)
             if not -nd <= ax < nd:
                 raise ValueError(
                     f"{fname}: expected in_axes in [{-nd}, {nd}) for {where} of shape "
-                    f"{core.get_aval(x).shape}, got {ax}"
+                    f"{shape}{' (a key array)' if is_key[k] else ''}, got {ax}"
                     + (" (keyword arguments are mapped over axis 0)." if k >= n_pos else ".")
                 )
             ax %= nd
@@ -239,13 +250,14 @@ def mapped(
                 axis_name=axis_name,
             )
             out_tree = out_tree_box[-1]
+            out_key = _key_flags(tree_unflatten(out_tree, [0] * len(outs)))
             out_ax = (
                 _axes_for(fname, out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
                 if not isinstance(out_axes, (int, type(None)))
                 else [out_axes] * len(outs)
             )
             final = []
-            for o, d, ax in zip(outs, out_dims, out_ax):
+            for o, d, ax, o_key in zip(outs, out_dims, out_ax, out_key):
                 if ax is None:
                     if d is not None and fname == "pmap":  # the first example's
                         o, d = batching.bdim_at(o, d, size, 0)[0], None
@@ -257,7 +269,7 @@ def mapped(
                         )
                     final.append(o)
                     continue
-                nd = core.get_aval(o).ndim + (d is None)
+                nd = core.get_aval(o).ndim + (d is None) - o_key
                 if not -nd <= ax < nd:
                     raise ValueError(
                         f"{fname}: expected out_axes in [{-nd}, {nd}) for an output of "
