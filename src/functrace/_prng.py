@@ -274,7 +274,7 @@ class PRNGKeyArray:
 
     def __repr__(self) -> str:
         d = self._base
-        if isinstance(d, Tracer):
+        if not isinstance(d, np.ndarray):  # a tracer, an abstract value (eval_shape)
             return f"PRNGKeyArray({self.shape}, dtype=key<fry>) overlaying {d!r}"
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(d)}"
 
