@@ -24,7 +24,7 @@ from functrace._tree_keys import GetAttrKey
 from functrace._tree_nodes import register_pytree_with_keys
 from functrace.core import Tracer
 
-__all__ = ["PRNGKeyArray", "is_key_array"]
+__all__ = ["KEY_DATA", "PRNGKeyArray", "is_key_array"]
 
 
 def _shape_of(data: Any) -> tuple[int, ...]:
@@ -286,9 +286,12 @@ def is_key_array(x: Any) -> bool:
     return type(x) is PRNGKeyArray
 
 
+KEY_DATA = GetAttrKey("_base")
+"""The path entry of a key array's data (``path[-1] is KEY_DATA`` marks key leaves)."""
+
 register_pytree_with_keys(
     PRNGKeyArray,
-    lambda k: ([(GetAttrKey("_base"), k._base)], None),
+    lambda k: ([(KEY_DATA, k._base)], None),
     lambda _aux, children: _unflatten(*children),
     lambda k: ((k._base,), None),
 )

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
-from functrace._prng import is_key_array
+from functrace._prng import KEY_DATA, PRNGKeyArray
 from functrace.api import _eager_cache
 from functrace.api._args import _output, _plain_leaves
 from functrace.core import describe_fun
@@ -55,10 +55,17 @@ def _axes_for(fname: str, prefix: Any, tree: Any, where: str) -> list[int | None
     )
 
 
-def _key_flags(tree: Any) -> list[bool]:
-    """For each leaf of ``tree``: whether it is the data of a typed key array (whose
-    axes count over the key shape, without the data's trailing 2)."""
-    return [is_key_array(x) for x in tree_leaves(tree, is_leaf=is_key_array)]
+@functools.lru_cache(maxsize=512)
+def _key_flags(treedef: Any) -> tuple[bool, ...]:
+    """For each leaf of ``treedef``: whether it is the data of a typed key array (whose
+    axes count over the key shape, without the data's trailing 2). Cached per
+    structure: a call pays one dict lookup."""
+    node = treedef.node_data()
+    if node is None:
+        return (False,) if treedef.num_leaves else ()
+    if node[0] is PRNGKeyArray:
+        return (True,)
+    return tuple(f for c in treedef.children() for f in _key_flags(c))
 
 
 def vmap(
@@ -182,7 +189,7 @@ def mapped(
             for i, (_, x) in enumerate(kw_paths)
         ]
         leaves_paths += kw_paths
-        is_key = _key_flags(args) + _key_flags(kwargs)
+        is_key = [bool(p) and p[-1] is KEY_DATA for p, _ in leaves_paths]
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
         for k, ((_path, x), ax) in enumerate(zip(leaves_paths, axes)):
@@ -250,11 +257,17 @@ def mapped(
                 axis_name=axis_name,
             )
             out_tree = out_tree_box[-1]
-            out_key = _key_flags(tree_unflatten(out_tree, [0] * len(outs)))
             out_ax = (
                 _axes_for(fname, out_axes, tree_unflatten(out_tree, [0] * len(outs)), "the output")
                 if not isinstance(out_axes, (int, type(None)))
                 else [out_axes] * len(outs)
+            )
+            # typed key outputs count axes over the key shape: only axes other than 0
+            # and None depend on it
+            out_key = (
+                _key_flags(out_tree)
+                if any(ax is not None and ax != 0 for ax in out_ax)
+                else (False,) * len(outs)
             )
             final = []
             for o, d, ax, o_key in zip(outs, out_dims, out_ax, out_key):

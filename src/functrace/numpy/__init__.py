@@ -20,8 +20,8 @@ updates), ``_apply`` (``vectorize``, ``apply_along_axis``, ``piecewise``, window
 ``_scalar_types`` (``float32``, ``int32``...: JAX's scalar types, which convert),
 ``_linalg_util``, ``_linalg_norms`` and ``_linalg_more`` (parts of ``linalg``),
 ``_tracer_methods`` (operators and methods of tracers), ``_keys`` (the shape and
-selection functions on typed key arrays, wrapping their namesakes), ``linalg`` and
-``fft``.
+selection functions on typed key arrays, tried when their namesakes refuse keys),
+``linalg`` and ``fft``.
 """
 
 import numpy as _np
@@ -56,7 +56,8 @@ dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo
 ndarray = _np.ndarray
 
-from functrace.numpy import fft, linalg  # noqa: E402,F401
-
-# the functions that also take typed key arrays: after the ones they wrap
-from functrace.numpy._keys import *  # noqa: E402,F401,F403
+from functrace.numpy import (  # noqa: E402,F401
+    _keys,  # noqa: E402,F401  (registers the key versions)
+    fft,
+    linalg,
+)

@@ -1,51 +1,25 @@
 """The ``functrace.numpy`` functions that JAX allows on typed key arrays
-(``random.key``): shape and selection functions, which move whole keys. Each wraps the
-function of the same name; a call with a key array among its array arguments works on
-the keys' uint32 data (axes counted over the key shape) and returns a key array, any
-other call is the wrapped function's. Arithmetic, reductions and other numeric
+(``random.key``): shape and selection functions, which move whole keys. Each is
+registered in ``_dispatch.key_functions`` for the function of the same name: a call
+with a key array among its arguments, which NumPy and the traced path refuse, is
+retried here, on the keys' uint32 data (axes counted over the key shape), and returns
+a key array; other calls never come here. Arithmetic, reductions and other numeric
 functions on keys stay ``TypeError``s (the key array refuses ``np.asarray``).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 from functrace._prng import PRNGKeyArray, _axis
 from functrace.numpy import _creation, _indexing, _joining, _shape
+from functrace.numpy._dispatch import key_functions
 
-__all__ = [
-    "array",
-    "asarray",
-    "broadcast_to",
-    "concatenate",
-    "copy",
-    "expand_dims",
-    "flip",
-    "moveaxis",
-    "ravel",
-    "reshape",
-    "squeeze",
-    "stack",
-    "swapaxes",
-    "take",
-    "transpose",
-    "where",
-]
+__all__: list[str] = []
 
 
 def _is_key(x: Any) -> bool:
     return type(x) is PRNGKeyArray
-
-
-def _has_key(x: Any) -> bool:
-    t = type(x)
-    if t is PRNGKeyArray:
-        return True
-    if t is list or t is tuple:
-        return any(type(e) is PRNGKeyArray for e in x)
-    return False
 
 
 def _all_keys(name: str, xs: Any) -> list[PRNGKeyArray]:
@@ -58,16 +32,6 @@ def _all_keys(name: str, xs: Any) -> list[PRNGKeyArray]:
                 f"Wrap raw keys with random.wrap_key_data first."
             )
     return xs
-
-
-def _keyed(orig: Callable[..., Any], on_keys: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(orig)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if any(_has_key(a) for a in args) or any(_has_key(v) for v in kwargs.values()):
-            return on_keys(*args, **kwargs)
-        return orig(*args, **kwargs)
-
-    return wrapped
 
 
 def _stack(arrays: Any, axis: int = 0, out: Any = None, dtype: Any = None) -> Any:
@@ -179,19 +143,21 @@ def _copy(a: Any, order: str = "K", subok: bool = False) -> Any:
     return a.copy()
 
 
-stack = _keyed(_joining.stack, _stack)
-concatenate = _keyed(_joining.concatenate, _concatenate)
-where = _keyed(_indexing.where, _where)
-reshape = _keyed(_shape.reshape, _reshape)
-ravel = _keyed(_shape.ravel, _ravel)
-squeeze = _keyed(_shape.squeeze, _squeeze)
-transpose = _keyed(_shape.transpose, _transpose)
-swapaxes = _keyed(_shape.swapaxes, _swapaxes)
-moveaxis = _keyed(_shape.moveaxis, _moveaxis)
-expand_dims = _keyed(_shape.expand_dims, _expand_dims)
-flip = _keyed(_shape.flip, _flip)
-broadcast_to = _keyed(_shape.broadcast_to, _broadcast_to)
-take = _keyed(_indexing.take, _take)
-asarray = _keyed(_creation.asarray, _asarray)
-array = _keyed(_creation.array, _asarray)
-copy = _keyed(_creation.copy, _copy)
+for _fn, _on_keys in (
+    (_joining.stack, _stack),
+    (_joining.concatenate, _concatenate),
+    (_indexing.where, _where),
+    (_shape.reshape, _reshape),
+    (_shape.ravel, _ravel),
+    (_shape.squeeze, _squeeze),
+    (_shape.transpose, _transpose),
+    (_shape.swapaxes, _swapaxes),
+    (_shape.moveaxis, _moveaxis),
+    (_shape.expand_dims, _expand_dims),
+    (_shape.flip, _flip),
+    (_shape.broadcast_to, _broadcast_to),
+    (_indexing.take, _take),
+    (_creation.copy, _copy),
+):
+    key_functions[_fn.traced] = _on_keys  # type: ignore[attr-defined]
+key_functions[_creation.asarray] = _asarray
