@@ -623,8 +623,9 @@ def sharp_bits(jax: Any) -> dict[str, np.ndarray]:
 
 
 def typed_keys_and_samplers(jax: Any) -> dict[str, np.ndarray]:
-    """Keys from random.key next to raw PRNGKey arrays, split into many, fold_in,
-    key_data and wrap_key_data, and samplers with shapes, dtypes and bounds."""
+    """Keys from random.key next to raw PRNGKey arrays, split into many (an array of 5
+    typed keys has shape (5,), of raw ones (5, 2)), fold_in, key_data and wrap_key_data,
+    and samplers with shapes, dtypes and bounds."""
     jnp = jax.numpy
     random = jax.random
 
@@ -639,6 +640,8 @@ def typed_keys_and_samplers(jax: Any) -> dict[str, np.ndarray]:
     k1, k2, k3, k4, k5 = random.split(folded, 5)
     return {
         "key_data": np.asarray(data),
+        "typed_keys_shape": np.asarray(keys.shape),
+        "raw_keys_shape": np.asarray(raw_keys.shape),
         "raw_key": np.asarray(raw),
         "same_stream": np.asarray(same_stream),
         "rewrapped": np.asarray(random.uniform(rewrapped, (3,))),
@@ -980,13 +983,12 @@ def tracing_errors_and_autodiff_extras(jax: Any) -> dict[str, np.ndarray]:
 def documented_differences(jax: Any) -> dict[str, np.ndarray]:
     """Sharp bits where functrace differs from JAX on purpose (README, "Coming from
     JAX" and "Dtypes"): an out-of-range index known eagerly, a list given to a jnp
-    reduction, the mean of booleans (float32 in JAX with x64 on), the shape of an
-    array of typed keys, and reverse-mode derivatives of a while_loop and of a
-    fori_loop with traced bounds (errors in JAX, computed by functrace)."""
+    reduction, the mean of booleans (float32 in JAX with x64 on), and reverse-mode
+    derivatives of a while_loop and of a fori_loop with traced bounds (errors in JAX,
+    computed by functrace)."""
     jnp = jax.numpy
     x = jnp.arange(5.0)
     return {
-        "typed_keys_shape": np.asarray(jax.random.split(jax.random.key(0), 5).shape),
         "eager_out_of_range": _error_name(lambda: x[7]),
         "eager_out_of_range_value": np.asarray(x[jnp.array([0, 7, -9])]),
         "sum_of_list": _error_name(lambda: jnp.sum([1.0, 2.0])),

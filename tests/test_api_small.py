@@ -98,11 +98,15 @@ def test_result_type_takes_values_tracers_and_dtypes_and_checks_them():
 def test_prng_key_and_extended_and_key_dtype():
     assert issubclass(dtypes.prng_key, dtypes.extended)
     assert fnp.issubdtype(dtypes.prng_key, dtypes.extended)
-    key = ft.random.key(0)
-    for dt in (key.dtype, ft.random.key_dtype(), np.float32, np.int64, dtypes.float0):
+    key = ft.random.key(0)  # a typed key, as JAX's: its dtype is key<fry>
+    for dt in (key.dtype, ft.random.key_dtype()):
+        assert fnp.issubdtype(dt, dtypes.prng_key) and dtypes.issubdtype(dt, dtypes.extended)
+        assert not fnp.issubdtype(dt, np.integer) and str(dt) == "key<fry>"
+    raw = ft.random.PRNGKey(0)
+    for dt in (raw.dtype, np.float32, np.int64, dtypes.float0):
         assert not fnp.issubdtype(dt, dtypes.prng_key)
         assert not fnp.issubdtype(dt, dtypes.extended)
-    assert ft.random.key_dtype("threefry2x32") == key.dtype == np.uint32
+    assert ft.random.key_dtype("threefry2x32") == key.dtype != np.uint32
     with pytest.raises(ValueError, match="impl=None or 'threefry2x32'.*'rbg'"):
         ft.random.key_dtype("rbg")
 

@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("functrace.core",)),
     ("ir", ("functrace.ir",)),
     ("interpreters", ("functrace.interpreters", "functrace.interpreters.*")),
-    ("array", ("functrace._array",)),
+    ("array", ("functrace._array", "functrace._prng")),
     ("lax", ("functrace.lax", "functrace.lax.*")),
     ("numpy", ("functrace.numpy", "functrace.numpy.*")),
     (

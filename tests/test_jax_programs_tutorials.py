@@ -26,8 +26,8 @@ KNOWN_DIFFERENCES = {
     "documented_differences": (
         "deliberate (README): an out-of-range index known eagerly raises IndexError, "
         "jnp.sum of a list is NumPy's sum, the mean of booleans is float64 (NumPy 2), "
-        "keys are raw uint32[2] arrays (an array of 5 keys has shape (5, 2)), and grad "
-        "of a while_loop (or a fori_loop with traced bounds) is computed, not a ValueError"
+        "and grad of a while_loop (or a fori_loop with traced bounds) is computed, not a "
+        "ValueError"
     ),
     "out_of_range_gather_gradient": (
         "x[i] with a traced out-of-range i reads the clamped element in both, but "

@@ -294,7 +294,9 @@ def test_item1_bad_input_errors_name_the_function() -> None:
 
 def test_item1_key_data_roundtrip_and_namespace() -> None:
     keys = random.split(random.PRNGKey(5), 3)
-    np.testing.assert_array_equal(random.wrap_key_data(random.key_data(keys)), keys)
+    wrapped = random.wrap_key_data(random.key_data(keys))  # typed keys, as JAX
+    assert wrapped.shape == (3,) and str(wrapped.dtype) == "key<fry>"
+    np.testing.assert_array_equal(random.key_data(wrapped), keys)
     assert random.key_impl(keys) == "threefry2x32"
     assert ft.random is random
 

@@ -161,7 +161,18 @@ def convert(x: object, dtype: object) -> object:
 
 finfo = np.finfo
 iinfo = np.iinfo
-issubdtype = np.issubdtype
+
+
+def issubdtype(arg1: object, arg2: object) -> bool:
+    """``numpy.issubdtype``, also for the typed-key dtype (``random.key(0).dtype``,
+    ``key<fry>``): it is a subdtype of :class:`prng_key`, :class:`extended` and of
+    itself, and of nothing numeric, as in JAX."""
+    k1, k2 = isinstance(arg1, KeyDtype), isinstance(arg2, KeyDtype)
+    if k1 or k2:
+        if k2:
+            return k1
+        return isinstance(arg2, type) and issubclass(prng_key, arg2)
+    return bool(np.issubdtype(arg1, arg2))  # type: ignore[arg-type]
 
 
 def canonicalize_dtype(dtype: object, allow_extended_dtype: bool = False) -> np.dtype:
@@ -401,15 +412,43 @@ def check_promotion(
 
 class extended(np.generic):  # noqa: N801 - JAX's name
     """The abstract scalar class of JAX's extended dtypes, for ``issubdtype(dt,
-    dtypes.extended)``; never instantiated. functrace has no extended dtypes (its keys
-    are raw ``uint32`` arrays), so no functrace dtype is a subdtype of it."""
+    dtypes.extended)``; never instantiated. The only extended dtype functrace has is
+    the typed-key dtype (:class:`KeyDtype`, ``key<fry>``)."""
 
 
 class prng_key(extended):  # noqa: N801 - JAX's name
-    """The abstract scalar class of JAX's typed-key dtypes, for ``issubdtype(dt,
-    dtypes.prng_key)``. functrace's keys (``random.key``, ``random.PRNGKey``) are raw
-    ``uint32[..., 2]`` arrays, so the test is False for them: code that branches on it
-    takes its raw-key path, which is the right one here."""
+    """The abstract scalar class of typed-key dtypes, for ``issubdtype(dt,
+    dtypes.prng_key)``: True for the dtype of ``random.key(0)`` (``key<fry>``), False
+    for the raw ``uint32[..., 2]`` keys of ``random.PRNGKey``, as in JAX."""
+
+
+class KeyDtype:
+    """The dtype of typed key arrays (``random.key(0).dtype``, JAX's ``KeyTy``): its
+    str is ``key<fry>`` (Threefry, the only generator), its ``type`` is
+    :class:`prng_key`. It is not a NumPy dtype: ``np.dtype(k.dtype)`` fails, as in
+    JAX; use :func:`issubdtype` to test for it."""
+
+    __slots__ = ()
+    name = "key<fry>"
+    type = prng_key
+    itemsize = 8
+    kind = "V"
+    impl = "threefry2x32"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyDtype)
+
+    def __hash__(self) -> int:
+        return hash("key<fry>")
+
+
+KEY_FRY = KeyDtype()
+"""The one typed-key dtype (Threefry keys)."""
 
 
 _WEAK_PY: dict[str, type] = {"i": int, "u": int, "f": float, "c": complex}
@@ -550,6 +589,7 @@ __all__ = [
     "enter_call",
     "exit_call",
     "extended",
+    "KeyDtype",
     "float0",
     "float_to_int_limits",
     "from_user",

@@ -172,10 +172,18 @@ def _diff_mask(fname: str, leaves: Sequence[Any], allow_int: bool) -> list[bool]
         elif allow_int:
             mask.append(False)
         else:
+            shape = core.get_aval(x).shape
+            key = dt == np.uint32 and shape[-1:] == (2,)
             raise TypeError(
                 f"{fname}: expected differentiable inputs of a float or complex dtype, got "
                 f"{dt.name}. Cast the input to float, pass allow_int=True (its gradient is a "
                 f"float0 zero), or use vjp for integer inputs."
+                + (
+                    " If it is a PRNG key (random.key or PRNGKey), leave it out of argnums: "
+                    "keys are not differentiable."
+                    if key
+                    else ""
+                )
             )
     return mask
 

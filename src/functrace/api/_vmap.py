@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._prng import KEY_DATA, PRNGKeyArray
 from functrace.api import _eager_cache
 from functrace.api._args import _output, _plain_leaves
 from functrace.core import describe_fun
@@ -52,6 +53,19 @@ def _axes_for(fname: str, prefix: Any, tree: Any, where: str) -> list[int | None
         f"tuple/list/dict prefix of the argument, got {prefix!r} for a "
         f"{type(tree).__name__} argument."
     )
+
+
+@functools.lru_cache(maxsize=512)
+def _key_flags(treedef: Any) -> tuple[bool, ...]:
+    """For each leaf of ``treedef``: whether it is the data of a typed key array (whose
+    axes count over the key shape, without the data's trailing 2). Cached per
+    structure: a call pays one dict lookup."""
+    node = treedef.node_data()
+    if node is None:
+        return (False,) if treedef.num_leaves else ()
+    if node[0] is PRNGKeyArray:
+        return (True,)
+    return tuple(f for c in treedef.children() for f in _key_flags(c))
 
 
 def vmap(
@@ -175,6 +189,7 @@ def mapped(
             for i, (_, x) in enumerate(kw_paths)
         ]
         leaves_paths += kw_paths
+        is_key = [bool(p) and p[-1] is KEY_DATA for p, _ in leaves_paths]
         sizes: dict[str, int] = {}
         dims: list[int | None] = []
         for k, ((_path, x), ax) in enumerate(zip(leaves_paths, axes)):
@@ -189,11 +204,14 @@ def mapped(
                     f"{fname}: expected an array at {where} mapped over "
                     f"axis {ax}, got {type(x).__name__}."
                 )
-            nd = core.get_aval(x).ndim
+            shape = core.get_aval(x).shape
+            if is_key[k]:  # a key array: its axes, not the data's
+                shape = shape[:-1]
+            nd = len(shape)
             if not -nd <= ax < nd:
                 raise ValueError(
                     f"{fname}: expected in_axes in [{-nd}, {nd}) for {where} of shape "
-                    f"{core.get_aval(x).shape}, got {ax}"
+                    f"{shape}{' (a key array)' if is_key[k] else ''}, got {ax}"
                     + (" (keyword arguments are mapped over axis 0)." if k >= n_pos else ".")
                 )
             ax %= nd
@@ -244,8 +262,15 @@ def mapped(
                 if not isinstance(out_axes, (int, type(None)))
                 else [out_axes] * len(outs)
             )
+            # typed key outputs count axes over the key shape: only axes other than 0
+            # and None depend on it
+            out_key = (
+                _key_flags(out_tree)
+                if any(ax is not None and ax != 0 for ax in out_ax)
+                else (False,) * len(outs)
+            )
             final = []
-            for o, d, ax in zip(outs, out_dims, out_ax):
+            for o, d, ax, o_key in zip(outs, out_dims, out_ax, out_key):
                 if ax is None:
                     if d is not None and fname == "pmap":  # the first example's
                         o, d = batching.bdim_at(o, d, size, 0)[0], None
@@ -257,7 +282,7 @@ def mapped(
                         )
                     final.append(o)
                     continue
-                nd = core.get_aval(o).ndim + (d is None)
+                nd = core.get_aval(o).ndim + (d is None) - o_key
                 if not -nd <= ax < nd:
                     raise ValueError(
                         f"{fname}: expected out_axes in [{-nd}, {nd}) for an output of "

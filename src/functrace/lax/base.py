@@ -22,6 +22,7 @@ import numpy as np
 
 from functrace import core, dtypes
 from functrace._buffers import ufunc_call
+from functrace._prng import PRNGKeyArray
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.interpreters import numba_rules as _nr
@@ -389,8 +390,27 @@ def select_n(which: Any, *cases: Any) -> Any:
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
-    """``on_true`` where the bool ``pred`` is True, else ``on_false`` (elementwise)."""
+    """``on_true`` where the bool ``pred`` is True, else ``on_false`` (elementwise); also
+    on two typed key arrays (``random.key``) of one shape, ``pred`` of that shape."""
+    if type(on_true) is PRNGKeyArray or type(on_false) is PRNGKeyArray:
+        return _select_keys(pred, on_true, on_false)
     return select_n(pred, on_false, on_true)
+
+
+def _select_keys(pred: Any, on_true: Any, on_false: Any) -> PRNGKeyArray:
+    if type(on_true) is not PRNGKeyArray or type(on_false) is not PRNGKeyArray:
+        raise TypeError("select: expected two key arrays or none, got one key array.")
+    if on_true.shape != on_false.shape:
+        raise TypeError(
+            f"select: expected key arrays of one shape, got {on_true.shape} and {on_false.shape}."
+        )
+    shape = on_true._base.shape
+    pshape = tuple(getattr(pred, "shape", ()))
+    if pshape not in ((), shape[:-1]):
+        raise TypeError(f"select: expected a predicate of shape () or {shape[:-1]}, got {pshape}.")
+    if pshape:
+        pred = broadcast_in_dim(pred, tuple(shape), tuple(range(len(pshape))))
+    return PRNGKeyArray(select_n(pred, on_false._base, on_true._base))
 
 
 def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:

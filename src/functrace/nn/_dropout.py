@@ -9,6 +9,7 @@ import numpy as np
 
 from functrace import core, random
 from functrace import numpy as fnp
+from functrace._prng import PRNGKeyArray
 from functrace.nn._layer_util import as_array, dtype_of, float_input, shape_of
 from functrace.nn._module import Module, field
 
@@ -33,11 +34,18 @@ def dropout(x: Any, p: float = 0.5, *, key: Any, training: bool = True) -> Any:
 
 
 def _check_key(name: str, key: Any) -> None:
+    if isinstance(key, PRNGKeyArray):  # a typed key (functrace.random.key)
+        if key.shape != ():
+            raise TypeError(
+                f"{name}: expected key as a single PRNG key, got a key array of shape {key.shape}."
+            )
+        return
     aval = core.get_aval(as_array(key))
     if tuple(aval.shape) != (2,) or aval.dtype != np.uint32:
         raise TypeError(
-            f"{name}: expected key as a single PRNG key (a uint32 array of shape (2,), from "
-            f"functrace.random.key or split), got {aval.str_short()}."
+            f"{name}: expected key as a single PRNG key (a uint32 array of shape (2,) from "
+            f"PRNGKey or split, or a typed key from functrace.random.key), got "
+            f"{aval.str_short()}."
         )
 
 

@@ -19,7 +19,9 @@ updates), ``_apply`` (``vectorize``, ``apply_along_axis``, ``piecewise``, window
 ``mgrid``, files, printing), ``_utils`` (dtype names, index helpers),
 ``_scalar_types`` (``float32``, ``int32``...: JAX's scalar types, which convert),
 ``_linalg_util``, ``_linalg_norms`` and ``_linalg_more`` (parts of ``linalg``),
-``_tracer_methods`` (operators and methods of tracers), ``linalg`` and ``fft``.
+``_tracer_methods`` (operators and methods of tracers), ``_keys`` (the shape and
+selection functions on typed key arrays, tried when their namesakes refuse keys),
+``linalg`` and ``fft``.
 """
 
 import numpy as _np
@@ -54,4 +56,8 @@ dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo
 ndarray = _np.ndarray
 
-from functrace.numpy import fft, linalg  # noqa: E402,F401
+from functrace.numpy import (  # noqa: E402,F401
+    _keys,  # noqa: E402,F401  (registers the key versions)
+    fft,
+    linalg,
+)

@@ -39,7 +39,7 @@ from functrace.numpy._core import (
     dtype_arg,
     shape_tuple,
 )
-from functrace.numpy._dispatch import numpy_path
+from functrace.numpy._dispatch import has_key_array, key_functions, numpy_path
 from functrace.numpy._shape import broadcast_arrays, moveaxis
 
 _FLOAT64 = np.dtype(np.float64)
@@ -73,7 +73,12 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
 
 
 def _array(fname: str, obj: Any, dtype: Any, copy: bool = True) -> Any:
-    out = array_any(obj, dtype, copy, fname)
+    try:
+        out = array_any(obj, dtype, copy, fname)
+    except Exception:
+        if has_key_array((obj,), {}):  # typed keys: numpy/_keys.py
+            return key_functions[asarray](obj, dtype)
+        raise
     return out if isinstance(out, Tracer) else to_array(out)
 
 

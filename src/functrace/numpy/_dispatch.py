@@ -20,6 +20,7 @@ import numpy as np
 
 from functrace import _debug, core, dtypes
 from functrace._array import Array, _wrap
+from functrace._prng import PRNGKeyArray
 from functrace.core import Tracer
 
 _promotion = dtypes.promotion  # config.numpy_dtype_promotion: checked when "strict"
@@ -78,6 +79,23 @@ def _array_results(out: Any) -> Any:
     if type(out) is tuple or type(out) is list:
         return type(out)(_wrap(o) for o in out)
     return _wrap(out)
+
+
+# The functions that also move typed key arrays (``numpy/_keys.py``): their traced
+# function -> the version for keys, called when a call with a key array among its
+# arguments fails (NumPy and the traced path refuse keys), so other calls pay nothing.
+key_functions: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def has_key_array(args: Any, kwargs: Any) -> bool:
+    """Whether a typed key array is among ``args``/``kwargs`` (or in a list or tuple)."""
+    for a in (*args, *kwargs.values()):
+        t = type(a)
+        if t is PRNGKeyArray:
+            return True
+        if (t is list or t is tuple) and any(type(e) is PRNGKeyArray for e in a):
+            return True
+    return False
 
 
 def numpy_path(
@@ -162,18 +180,27 @@ def numpy_path(
                     try:
                         out = np_fn(*args, **kwargs) if kwargs else np_fn(*args)
                     except (OverflowError, TypeError):
+                        on_keys = key_functions.get(traced)
+                        if on_keys is not None and has_key_array(args, kwargs):
+                            return on_keys(*args, **kwargs)
                         if on_error is not None:
                             on_error(*args)
                         raise
                     return _array_results(out) if arrays else out
-            if _promotion.maybe_strict:  # note whether the user's code called
-                prev = dtypes.enter_call(1)
-                try:
+            try:
+                if _promotion.maybe_strict:  # note whether the user's code called
+                    prev = dtypes.enter_call(1)
+                    try:
+                        out = traced(*args, **kwargs)
+                    finally:
+                        dtypes.exit_call(prev)
+                else:
                     out = traced(*args, **kwargs)
-                finally:
-                    dtypes.exit_call(prev)
-            else:
-                out = traced(*args, **kwargs)
+            except Exception:
+                on_keys = key_functions.get(traced)
+                if on_keys is not None and has_key_array(args, kwargs):
+                    return on_keys(*args, **kwargs)
+                raise
             return _array_results(out) if _has_array(args) else out
 
         f.traced = traced  # type: ignore[attr-defined]

@@ -80,7 +80,7 @@ def _arr(x: Any) -> Any:
 # Dtypes and promotion
 # ---------------------------------------------------------------------------
 
-issubdtype = np.issubdtype
+issubdtype = dtypes.issubdtype
 isdtype = np.isdtype
 
 

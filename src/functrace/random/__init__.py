@@ -16,11 +16,20 @@ Decisions (see also ``functrace/README.md``):
   (negative seeds as in x64 mode). Where JAX's samples depend on the flag beyond the
   dtype arguments they are x64's: ``rademacher`` (and ``generalized_normal``, ``ball``,
   ``double_sided_maxwell``, which use it) draws a float64 uniform whatever its dtype.
-* **One key representation.** Every key is a ``uint32`` array whose last axis has
-  length 2 (JAX's "raw" keys); ``key``, ``PRNGKey``, ``split``, ``fold_in`` and
-  ``wrap_key_data`` all return such arrays, and ``key_data`` returns them unchanged.
-  Keys are ordinary arrays: they batch under ``vmap`` (``vmap(f)(random.split(k, 4))``
-  equals the loop), pass through ``jit`` and pytrees, and never carry tangents.
+* **Typed and raw keys, as JAX.** ``key(seed)`` returns a typed key array (shape
+  ``()``, dtype ``key<fry>``, for which ``dtypes.issubdtype(k.dtype, dtypes.prng_key)``
+  holds); ``PRNGKey(seed)`` the raw ``uint32[2]`` array with the same words.
+  ``split``, ``fold_in`` and ``clone`` return the kind they are given, with JAX's
+  shapes (``split(key(0), 5).shape == (5,)``, ``(5, 2)`` for a raw key); ``key_data``
+  gives the words (``uint32[*shape, 2]``; raw keys unchanged), ``wrap_key_data`` makes
+  typed keys of words, and every sampler takes either kind with the same bits. A
+  batch of typed keys where one key is expected is a ``ValueError`` (JAX's), of raw
+  keys a ``TypeError``; both say to ``vmap``. Key arrays index and reshape over
+  their key shape, pass through ``jit``, ``vmap`` (axes counted over the key shape),
+  ``scan``, ``cond``, the loops and ``grad`` (never differentiated), and refuse
+  arithmetic and ``np.asarray`` (``TypeError``s naming ``key_data``). One difference
+  from JAX: a key array is a pytree node around its data, so ``tree_leaves(key(0))``
+  is ``[key_data(key(0))]`` (JAX: ``[key]``).
 * Samplers are built from primitives, so they run under ``jit`` (the cipher compiles
   to one native loop), ``vmap`` and ``grad``; reparameterised samplers pass gradients
   to their parameters (``uniform``'s bounds, ``truncated_normal``'s bounds,

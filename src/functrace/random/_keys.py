@@ -11,13 +11,23 @@ from typing import Any
 import numpy as np
 
 import functrace.numpy as fnp
-from functrace import core, lax
+from functrace import core, dtypes, lax
+from functrace._prng import PRNGKeyArray
 from functrace.core import Tracer
 from functrace.random._args import _U32, _U64, _UINTS, _canonical_shape, _check_sharding, _full
 
 
 def _check_key(name: str, key: Any) -> Any:
-    """``key`` as a uint32[2] array (or tracer); a clear error otherwise."""
+    """``key`` (a typed key of shape ``()`` or a raw uint32[2] key) as its uint32[2]
+    data (an array or tracer); a clear error otherwise."""
+    if type(key) is PRNGKeyArray:
+        if key.shape != ():
+            raise ValueError(
+                f"random.{name}: expected a single PRNG key (a key array of shape ()), got "
+                f"a key array of shape {key.shape}. A batch of {key.shape} keys: map over "
+                f"it with vmap (ft.vmap(lambda k: random.{name}(k, ...))(keys))."
+            )
+        return key._base
     if not isinstance(key, Tracer):
         key = np.asarray(key)
     aval = core.get_aval(key)
@@ -39,6 +49,11 @@ def _check_key(name: str, key: Any) -> Any:
 def _seed_words(seed: Any) -> tuple[Any, Any]:
     """The two uint32 words of a key made from an integer seed (64-bit seeds bit-cast,
     32-bit and narrower seeds zero-extended, as JAX)."""
+    if type(seed) is PRNGKeyArray:
+        raise TypeError(
+            "random.PRNGKey: expected a scalar integer seed, got a key array (keys are "
+            "made from seeds; use random.split or random.fold_in for new keys)."
+        )
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
         s = int(seed)
         bits = 64 if isinstance(seed, int) else np.dtype(type(seed)).itemsize * 8
@@ -81,15 +96,16 @@ def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802  (JAX's name)
     return _stack_words(k0, k1)
 
 
-def key(seed: Any, *, impl: Any = None) -> Any:
-    """A key from an integer seed, as ``jax.random.key``; functrace represents it as the
-    same uint32[2] array as :func:`PRNGKey` (see the module docstring).
+def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
+    """A typed key (a key array of shape ``()``, dtype ``key<fry>``) from an integer
+    seed, as ``jax.random.key``: the same words as :func:`PRNGKey` of the seed.
 
     >>> import functrace.random as random
-    >>> random.key_data(random.key(1))
-    array([0, 1], dtype=uint32)
+    >>> random.key(1)
+    Array((), dtype=key<fry>) overlaying:
+    [0 1]
     """
-    return PRNGKey(seed, impl=impl)
+    return PRNGKeyArray(PRNGKey(seed, impl=impl))
 
 
 def _check_impl(impl: Any) -> None:
@@ -101,31 +117,46 @@ def _check_impl(impl: Any) -> None:
 
 
 def key_data(keys: Any) -> Any:
-    """The uint32 words of ``keys`` (shape ``(..., 2)``): the keys themselves in functrace."""
+    """The uint32 words of ``keys`` (shape ``(*keys.shape, 2)`` for typed keys); raw keys
+    (uint32 with a last axis of length 2) are returned unchanged, as JAX.
+
+    >>> import functrace.random as random
+    >>> random.key_data(random.split(random.key(0), 2)).shape
+    (2, 2)
+    """
+    if type(keys) is PRNGKeyArray:
+        return keys._base
     return _check_keys("key_data", keys)
 
 
 def _check_keys(name: str, keys: Any) -> Any:
-    """``keys`` (any batch shape) as an array or tracer; a clear error otherwise."""
+    """Raw ``keys`` (any batch shape) as an array or tracer; a clear error otherwise."""
     if not isinstance(keys, Tracer):
         keys = np.asarray(keys)
     aval = core.get_aval(keys)
     if aval.dtype != _U32 or aval.shape[-1:] != (2,):
         raise TypeError(
-            f"random.{name}: expected PRNG keys (uint32 with a last axis of length 2), "
-            f"got {aval.dtype.name}{list(aval.shape)}."
+            f"random.{name}: expected PRNG keys (typed keys, or uint32 with a last axis of "
+            f"length 2), got {aval.dtype.name}{list(aval.shape)}."
         )
     return keys
 
 
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Any:
-    """Keys from their uint32 words (shape ``(..., 2)``), as ``jax.random.wrap_key_data``.
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
+    """Typed keys from their uint32 words (shape ``(..., 2)``; the keys have shape
+    ``(...)``), as ``jax.random.wrap_key_data``.
 
     >>> import numpy as np, functrace.random as random
     >>> random.wrap_key_data(np.array([0, 7], np.uint32))
-    array([0, 7], dtype=uint32)
+    Array((), dtype=key<fry>) overlaying:
+    [0 7]
     """
     _check_impl(impl)
+    if type(key_bits_array) is PRNGKeyArray:
+        raise TypeError(
+            "random.wrap_key_data: expected uint32 key data, got a key array (already "
+            "typed keys: use them as they are, or random.key_data(k) for their words)."
+        )
     if not isinstance(key_bits_array, Tracer):
         key_bits_array = np.asarray(key_bits_array)
     aval = core.get_aval(key_bits_array)
@@ -134,27 +165,25 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Any:
             f"random.wrap_key_data: expected a uint32 array whose last axis has length 2, "
             f"got {aval.dtype.name}{list(aval.shape)}."
         )
-    return key_bits_array
+    return PRNGKeyArray(key_bits_array)
 
 
 def key_impl(keys: Any) -> str:
-    """The generator's name: always ``'threefry2x32'``."""
+    """The generator's name, of typed or raw keys: always ``'threefry2x32'``."""
     key_data(keys)
     return "threefry2x32"
 
 
-def key_dtype(impl: Any = None) -> np.dtype:
-    """The dtype of keys of generator ``impl`` (None or ``'threefry2x32'``, the only
-    one): ``uint32``, as functrace's keys are raw ``uint32[..., 2]`` arrays. JAX returns
-    its typed-key dtype (``key<fry>``), which no functrace array has; so
-    ``issubdtype(key_dtype(), dtypes.prng_key)`` is False here.
+def key_dtype(impl: Any = None) -> dtypes.KeyDtype:
+    """The dtype of typed keys of generator ``impl`` (None or ``'threefry2x32'``, the
+    only one): ``key<fry>``, as JAX; ``issubdtype(key_dtype(), dtypes.prng_key)``.
 
     >>> import functrace.random as random
     >>> random.key_dtype()
-    dtype('uint32')
+    key<fry>
     """
     _check_impl(impl)
-    return _U32
+    return dtypes.KEY_FRY
 
 
 def _words(key: Any) -> tuple[Any, Any]:
@@ -181,26 +210,33 @@ def _hash(key: Any, shape: tuple[int, ...]) -> list[Any]:
 
 
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
-    """``num`` new keys (shape ``(num, 2)``, or ``(*num, 2)`` for a tuple), as JAX.
+    """``num`` new keys, as JAX: a key array of shape ``(num,)`` (``num`` for a tuple)
+    from a typed key, raw ``uint32[num, 2]`` (``(*num, 2)``) from a raw key.
 
     >>> import functrace.random as random
     >>> random.split(random.PRNGKey(0))
     array([[1797259609, 2579123966],
            [ 928981903, 3453687069]], dtype=uint32)
+    >>> random.split(random.key(0), (2, 3)).shape
+    (2, 3)
     """
+    typed = type(key) is PRNGKeyArray
     key = _check_key("split", key)
     shape = _canonical_shape("split", num)
     y0, y1 = _hash(key, shape)
-    return _stack_words(y0, y1)
+    out = _stack_words(y0, y1)
+    return PRNGKeyArray(out) if typed else out
 
 
 def fold_in(key: Any, data: Any) -> Any:
-    """A new key from ``key`` and a 32-bit integer ``data`` (a scalar), as JAX.
+    """A new key from ``key`` and a 32-bit integer ``data`` (a scalar), as JAX (typed
+    for a typed ``key``, raw for a raw one).
 
     >>> import functrace.random as random
     >>> random.fold_in(random.PRNGKey(0), 7)
     array([2716826189,  292468403], dtype=uint32)
     """
+    typed = type(key) is PRNGKeyArray
     key = _check_key("fold_in", key)
     if isinstance(data, Tracer):
         if data.aval.shape != () or data.aval.dtype.kind not in "iub":
@@ -219,7 +255,8 @@ def fold_in(key: Any, data: Any) -> Any:
         d = np.uint32(int(arr) % 2**32)
     k0, k1 = _words(key)
     y0, y1 = lax.threefry2x32(k0, k1, np.uint32(0), d)
-    return _stack_words(y0, y1)
+    out = _stack_words(y0, y1)
+    return PRNGKeyArray(out) if typed else out
 
 
 def _random_bits(key: Any, width: int, shape: tuple[int, ...]) -> Any:
@@ -249,11 +286,13 @@ def bits(
 
 
 def clone(key: Any) -> Any:
-    """The key itself, as ``jax.random.clone`` outside JAX's key-reuse checker (functrace
-    has no such checker: keys are plain arrays and may be reused freely).
+    """The key itself (typed or raw), as ``jax.random.clone`` outside JAX's key-reuse
+    checker (functrace has no such checker: keys may be reused freely).
 
     >>> import functrace.random as random
     >>> random.clone(random.PRNGKey(3))
     array([0, 3], dtype=uint32)
     """
+    if type(key) is PRNGKeyArray:
+        return key
     return _check_keys("clone", key)
