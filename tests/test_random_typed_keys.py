@@ -86,6 +86,19 @@ def test_transforms_carry_typed_keys():
     got = ft.jit(lambda c, a, b: lax.select(c, a, b))(c, ks, ks[::-1])
     np.testing.assert_array_equal(random.key_data(got), want)
     assert ft.tree_util.tree_leaves(random.key(0))[0].shape == (2,)  # the data (JAX: the key)
+    # tree_map over keys: a sample per key, keys first or second (JAX's keys are leaves)
+    k1, k2 = random.split(random.key(3))
+    params = {"a": np.zeros(2), "b": [np.ones(3)]}
+    keys = {"a": k1, "b": [k2]}
+    want = {"a": random.normal(k1, (2,)), "b": [1.0 + random.normal(k2, (3,))]}
+    for got in (
+        ft.tree.map(lambda p, k: p + random.normal(k, p.shape), params, keys),
+        ft.tree.map(lambda k, p: p + random.normal(k, p.shape), keys, params),
+    ):
+        for a, b in zip(ft.tree.leaves(got), ft.tree.leaves(want)):
+            np.testing.assert_array_equal(a, b)
+    new_keys = ft.tree.map(lambda k: random.split(k)[0], keys)  # keys map to keys
+    assert type(new_keys["a"]) is type(k1) and new_keys["a"].shape == ()
 
 
 def test_key_array_errors_name_what_to_use():

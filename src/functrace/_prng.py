@@ -20,6 +20,7 @@ import numpy as np
 
 from functrace import dtypes
 from functrace._array import to_array
+from functrace._tree_core import array_like_nodes
 from functrace._tree_keys import GetAttrKey
 from functrace._tree_nodes import register_pytree_with_keys
 from functrace.core import Tracer
@@ -286,6 +287,7 @@ def is_key_array(x: Any) -> bool:
     return type(x) is PRNGKeyArray
 
 
+array_like_nodes.add(PRNGKeyArray)
 KEY_DATA = GetAttrKey("_base")
 """The path entry of a key array's data (``path[-1] is KEY_DATA`` marks key leaves)."""
 
@@ -297,9 +299,15 @@ register_pytree_with_keys(
 )
 
 
-def _unflatten(data: Any) -> PRNGKeyArray:
+def _unflatten(data: Any) -> Any:
+    """A key array around ``data``: a transform's result (key data: uint32 with a last
+    axis of 2, an array or tracer) or a placeholder of tree code (None, an int axis),
+    kept as it is. Anything else is returned itself: ``tree_map(f, keys)`` gives ``f``'s
+    results where ``f`` maps keys to other values (a sample per key, as in JAX)."""
+    if data is not None and type(data) is not int:
+        shape, dtype = getattr(data, "shape", None), getattr(data, "dtype", None)
+        if dtype != np.uint32 or not shape or shape[-1] != 2:
+            return data
     k = object.__new__(PRNGKeyArray)
-    # A transform's result (an array or tracer) or a placeholder of tree code (None,
-    # 0, an axis number): kept as it is, never checked here.
     k._base = to_array(data) if isinstance(data, np.ndarray) else data
     return k

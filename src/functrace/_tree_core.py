@@ -472,6 +472,12 @@ def tree_map_with_path(
 # ---------------------------------------------------------------------------
 
 
+# Node types that stand for one array (typed PRNG key arrays, registered by
+# ``_prng.py``): where the first tree of ``tree_map`` has one, another tree may have
+# any leaf (JAX's key arrays are leaves), which then meets the node's one child.
+array_like_nodes: set[type] = set()
+
+
 def _flatten_up_to(td: PyTreeDef, x: Any, out: list[Any]) -> bool:
     """Append subtrees of ``x`` at ``td``'s leaf positions; False on any mismatch."""
     nd = td._node
@@ -480,6 +486,9 @@ def _flatten_up_to(td: PyTreeDef, x: Any, out: list[Any]) -> bool:
         return True
     children: Sequence[Any] = x
     if type(x) is not nd.type or lookup(nd.type) is not nd:
+        if nd.type in array_like_nodes and td._num_leaves == 1:
+            out.append(x)
+            return True
         return False
     if not nd.self_children:
         children, aux = nd.flatten(x)

@@ -29,7 +29,8 @@ Decisions (see also ``functrace/README.md``):
   ``scan``, ``cond``, the loops and ``grad`` (never differentiated), and refuse
   arithmetic and ``np.asarray`` (``TypeError``s naming ``key_data``). One difference
   from JAX: a key array is a pytree node around its data, so ``tree_leaves(key(0))``
-  is ``[key_data(key(0))]`` (JAX: ``[key]``).
+  is ``[key_data(key(0))]`` (JAX: ``[key]``) and ``tree_map`` hands its function raw
+  keys (samples per key come out as in JAX; keys mapped to keys stay typed).
 * Samplers are built from primitives, so they run under ``jit`` (the cipher compiles
   to one native loop), ``vmap`` and ``grad``; reparameterised samplers pass gradients
   to their parameters (``uniform``'s bounds, ``truncated_normal``'s bounds,
