@@ -9,9 +9,9 @@ sets do not: quasi-Newton minimisation, ODE solves and their adjoints, implicit
 differentiation, parallel prefix scans, rematerialisation in loops, convolutional
 networks, attention and the ``nn`` helpers, spectral methods, batched linear algebra,
 sorting and selection, host callbacks and staging, image and signal resampling,
-contractions and polynomials, a Hamiltonian Monte Carlo chain and a small molecular
-dynamics run. Strings are returned only as the names of error types. Nothing here
-imports JAX.
+contractions and polynomials, a Hamiltonian Monte Carlo chain, a small molecular
+dynamics run, robust statistics, SciPy's linear algebra and PDE solvers. Strings are
+returned only as the names of error types. Nothing here imports JAX.
 """
 
 from __future__ import annotations
@@ -794,6 +794,172 @@ def special_functions_and_quadrature(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def robust_statistics(jax: Any) -> dict[str, np.ndarray]:
+    """Quantiles (every interpolation method), percentile and median with their
+    gradients, nan-aware reductions, weighted averages, cov/corrcoef, masked means
+    with where=, lax.cummax/cummin and lax.sort of several operands with num_keys."""
+    jnp = jax.numpy
+    lax = jax.lax
+    rng = _rng(37)
+    x = rng.normal(size=(4, 7))
+    xn = x.copy()
+    xn[1, 2] = np.nan
+    xn[3, 0] = np.nan
+    w = rng.uniform(0.5, 2.0, size=7)
+    keep = rng.uniform(size=(4, 7)) > 0.3
+    keep[:, 0] = True
+    out = {}
+    for method in ("linear", "lower", "higher", "midpoint", "nearest"):
+        out[f"quantile_{method}"] = np.asarray(
+            jnp.quantile(x, jnp.array([0.1, 0.5, 0.93]), axis=1, method=method)
+        )
+    keys = jnp.array([2, 0, 2, 1, 0, 1, 2])
+    vals = jnp.arange(7.0)
+    sk, sv = lax.sort((keys, -vals), num_keys=1)
+    out.update(
+        {
+            "percentile": np.asarray(jnp.percentile(x, 37.5, axis=0)),
+            "median": np.asarray(jnp.median(x, axis=1, keepdims=True)),
+            "quantile_grad": np.asarray(
+                jax.grad(lambda v: jnp.sum(jnp.quantile(v, jnp.array([0.25, 0.8]), axis=1)))(x)
+            ),
+            "median_grad": np.asarray(
+                jax.jit(jax.grad(lambda v: jnp.sum(jnp.median(v, axis=0))))(x)
+            ),
+            "nanmean": np.asarray(jnp.nanmean(xn, axis=1)),
+            "nanstd": np.asarray(jnp.nanstd(xn, axis=0, ddof=1)),
+            "nanmax": np.asarray(jnp.nanmax(xn, axis=1)),
+            "nanmedian": np.asarray(jnp.nanmedian(xn, axis=1)),
+            "nansum_grad": np.asarray(jax.grad(lambda v: jnp.nansum(jnp.sin(v)))(xn)),
+            "average": np.asarray(jnp.average(x, axis=1, weights=w)),
+            "average_returned": np.asarray(jnp.average(x, axis=1, weights=w, returned=True)[1]),
+            "average_grad": np.asarray(
+                jax.grad(lambda w: jnp.sum(jnp.average(x, axis=1, weights=w) ** 2))(w)
+            ),
+            "cov": np.asarray(jnp.cov(x)),
+            "cov_weighted": np.asarray(jnp.cov(x, aweights=w, ddof=0)),
+            "corrcoef": np.asarray(jnp.corrcoef(x[0], x[1])),
+            "mean_where": np.asarray(jnp.mean(x, axis=1, where=keep)),
+            "var_where": np.asarray(jnp.var(x, axis=1, where=keep)),
+            "cummax": np.asarray(lax.cummax(x, axis=1)),
+            "cummin_reverse": np.asarray(lax.cummin(x, axis=0, reverse=True)),
+            "cummax_grad": np.asarray(
+                jax.grad(lambda v: jnp.sum(lax.cummax(v, axis=1) * jnp.arange(7.0)))(x)
+            ),
+            "sort_keys": np.asarray(sk),
+            "sort_values": np.asarray(sv),
+            "lexsort": np.asarray(jnp.lexsort((vals, keys))),
+        }
+    )
+    return out
+
+
+def scipy_linalg_pipeline(jax: Any) -> dict[str, np.ndarray]:
+    """jax.scipy.linalg: lu_factor/lu_solve, cho_factor/cho_solve, solve_triangular,
+    expm and its gradient, block_diag; jnp.linalg's multi_dot, tensorsolve,
+    matrix_rank, cond, vector_norm/matrix_norm, svd without full matrices and
+    qr(mode="r"), on float64 and a float32 stack."""
+    jnp = jax.numpy
+    sl = jax.scipy.linalg
+    la = jnp.linalg
+    rng = _rng(41)
+    a = rng.normal(size=(4, 4)) + 2.0 * np.eye(4)
+    spd = a @ a.T + np.eye(4)
+    b = rng.normal(size=(4, 2))
+    tall = rng.normal(size=(5, 3))
+    low = np.tril(a) + 3.0 * np.eye(4)
+    lu_piv = sl.lu_factor(a)
+    cho = sl.cho_factor(spd, lower=True)
+    u, s, vt = la.svd(tall, full_matrices=False)
+    f32 = (rng.normal(size=(2, 3, 3)) + 3.0 * np.eye(3)).astype(np.float32)
+
+    def expm_loss(m):
+        return jnp.sum(sl.expm(0.3 * m) * jnp.arange(16.0).reshape(4, 4))
+
+    return {
+        "lu_solve": np.asarray(sl.lu_solve(lu_piv, b)),
+        "lu_solve_trans": np.asarray(sl.lu_solve(lu_piv, b, trans=1)),
+        "cho_solve": np.asarray(sl.cho_solve(cho, b)),
+        "solve_triangular": np.asarray(sl.solve_triangular(low, b, lower=True)),
+        "solve_triangular_t": np.asarray(sl.solve_triangular(low, b, lower=True, trans="T")),
+        "expm": np.asarray(sl.expm(0.3 * a)),
+        "expm_grad": np.asarray(jax.grad(expm_loss)(a)),
+        "block_diag": np.asarray(sl.block_diag(a[:2, :2], jnp.ones((1, 3)), 5.0)),
+        "multi_dot": np.asarray(la.multi_dot([tall.T, tall, a[:3, :3], tall.T])),
+        "tensorsolve": np.asarray(la.tensorsolve(spd.reshape(4, 2, 2), b[:, 0])),
+        "matrix_rank": np.asarray(la.matrix_rank(tall @ tall.T)),
+        "cond": np.asarray([la.cond(a), la.cond(a, "fro"), la.cond(a, 1)]),
+        "vector_norm": np.asarray(la.vector_norm(tall, ord=3, axis=0)),
+        "matrix_norm": np.asarray([la.matrix_norm(a, ord=1), la.matrix_norm(a, ord=-np.inf)]),
+        "svd_reconstruct": np.asarray((u * s) @ vt),
+        "svd_shapes": np.asarray([u.shape, vt.shape]),
+        "qr_r_abs": np.asarray(jnp.abs(la.qr(tall, mode="r"))),
+        "f32_inv": np.asarray(la.inv(f32)),
+        "f32_det": np.asarray(la.det(f32)),
+        "f32_solve_grad": np.asarray(
+            jax.grad(lambda m: jnp.sum(la.solve(m, jnp.ones((2, 3), jnp.float32)[..., None])))(f32)
+        ),
+    }
+
+
+def pde_solvers(jax: Any) -> dict[str, np.ndarray]:
+    """The heat equation three ways: explicit steps with jnp.roll in a lax.scan,
+    Crank-Nicolson with lax.linalg.tridiagonal_solve (and the gradient of the final
+    state in the diffusivity), a periodic Poisson solve with fft2; jnp.pad's modes
+    and a two-dimensional jnp.gradient with spacings."""
+    jnp = jax.numpy
+    lax = jax.lax
+    n = 12
+    xs = jnp.linspace(0.0, 1.0, n, endpoint=False)
+    u0 = jnp.exp(-40.0 * (xs - 0.4) ** 2)
+    dx = 1.0 / n
+
+    def explicit(kappa, u):
+        r = kappa * 1e-3 / dx**2
+
+        def step(u, _):
+            u = u + r * (jnp.roll(u, 1) - 2.0 * u + jnp.roll(u, -1))
+            return u, jnp.sum(u**2)
+
+        return lax.scan(step, u, None, length=15)
+
+    def crank_nicolson(kappa, u):
+        r = kappa * 2e-3 / dx**2
+        ones = jnp.ones(n)
+        dl = (-0.5 * r * ones).at[0].set(0.0)
+        du = (-0.5 * r * ones).at[-1].set(0.0)
+        d = (1.0 + r) * ones
+
+        def step(u, _):
+            rhs = u + 0.5 * r * (jnp.pad(u[:-1], (1, 0)) - 2.0 * u + jnp.pad(u[1:], (0, 1)))
+            return lax.linalg.tridiagonal_solve(dl, d, du, rhs[:, None])[:, 0], None
+
+        return lax.scan(step, u, None, length=6)[0]
+
+    k = 2.0 * np.pi * jnp.fft.fftfreq(n, d=dx)
+    kx, ky = jnp.meshgrid(k, k, indexing="ij")
+    src = jnp.sin(2.0 * np.pi * xs)[:, None] * jnp.cos(4.0 * np.pi * xs)[None, :]
+    k2 = kx**2 + ky**2
+    phi_hat = jnp.where(k2 > 0, -jnp.fft.fft2(src) / jnp.where(k2 > 0, k2, 1.0), 0.0)
+    img = jnp.arange(12.0).reshape(3, 4) ** 1.5
+    final, energies = explicit(0.8, u0)
+    return {
+        "explicit_final": np.asarray(final),
+        "explicit_energy": np.asarray(energies),
+        "explicit_grad": np.asarray(jax.grad(lambda k: explicit(k, u0)[0][3])(0.8)),
+        "cn_final": np.asarray(crank_nicolson(0.8, u0)),
+        "cn_grad": np.asarray(jax.grad(lambda k: jnp.sum(crank_nicolson(k, u0) ** 3))(0.8)),
+        "cn_grad_u0": np.asarray(jax.jit(jax.grad(lambda u: crank_nicolson(0.8, u)[5]))(u0)),
+        "poisson": np.asarray(jnp.real(jnp.fft.ifft2(phi_hat))),
+        "pad_reflect": np.asarray(jnp.pad(img, ((1, 2), (2, 1)), mode="reflect")),
+        "pad_symmetric": np.asarray(jnp.pad(img, 2, mode="symmetric")),
+        "pad_edge_wrap": np.asarray(jnp.pad(jnp.pad(img, (0, 2), mode="edge"), 1, mode="wrap")),
+        "pad_linear_ramp": np.asarray(jnp.pad(img, 2, mode="linear_ramp", end_values=-1.0)),
+        "gradient_2d": np.asarray(jnp.stack(jnp.gradient(img, 0.5, 2.0))),
+        "gradient_axis1": np.asarray(jnp.gradient(img, jnp.array([0.0, 1.0, 3.0, 3.5]), axis=1)),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -814,5 +980,8 @@ PROGRAMS = {
         hmc_sampler,
         lennard_jones_dynamics,
         special_functions_and_quadrature,
+        robust_statistics,
+        scipy_linalg_pipeline,
+        pde_solvers,
     )
 }
