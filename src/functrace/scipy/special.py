@@ -180,7 +180,7 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 def gammainc(a: Any, x: Any) -> Any:
     """The regularized lower incomplete gamma function ``P(a, x)``.
 
-    Differentiable in ``x`` (any order); the derivative in ``a`` is not implemented.
+    Differentiable in ``x`` (any order) and once in ``a`` (``lax.igamma_grad_a``).
 
     >>> round(float(gammainc(1.0, 2.0)), 12) == round(1 - math.exp(-2.0), 12)
     True
