@@ -10,8 +10,9 @@ differentiation, parallel prefix scans, rematerialisation in loops, convolutiona
 networks, attention and the ``nn`` helpers, spectral methods, batched linear algebra,
 sorting and selection, host callbacks and staging, image and signal resampling,
 contractions and polynomials, a Hamiltonian Monte Carlo chain, a small molecular
-dynamics run, robust statistics, SciPy's linear algebra and PDE solvers. Strings are
-returned only as the names of error types. Nothing here imports JAX.
+dynamics run, robust statistics, SciPy's linear algebra, PDE solvers and solvers under
+transformations. Strings are returned only as the names of error types. Nothing here
+imports JAX.
 """
 
 from __future__ import annotations
@@ -960,6 +961,122 @@ def pde_solvers(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def transformed_solvers(jax: Any) -> dict[str, np.ndarray]:
+    """Solvers under transformations: vmap of minimize, odeint differentiated in the
+    end time, jacrev in the initial state and vmap-ed over a rate, custom_root around
+    a while_loop under jacfwd of vmap and hessian, lax.map with batch_size, scan with
+    unroll and reverse, batched while_loop/switch/cond, and gradients of linear
+    algebra (svd, qr, lstsq, pinv, the 2-norm, cond, matrix_power), of the incomplete
+    gamma function in its shape and of jnp.gradient with coordinates."""
+    jnp = jax.numpy
+    lax = jax.lax
+    odeint = jax.experimental.ode.odeint
+
+    def quad(x, c):
+        return jnp.sum((x - c) ** 2 * jnp.arange(1.0, 4.0)) + jnp.sum(x**4)
+
+    cs = jnp.array([[1.0, -2.0, 0.5], [0.3, 0.3, -1.0]])
+    res = jax.vmap(lambda c: jax.scipy.optimize.minimize(quad, jnp.zeros(3), (c,), method="BFGS"))(
+        cs
+    )
+
+    def decay(y, t, a):
+        return -a * y * t
+
+    def pendulum(y, t):
+        return jnp.stack([y[1], -jnp.sin(y[0])])
+
+    def cube_root(a):
+        def solve(g, x0):
+            return lax.while_loop(
+                lambda x: jnp.abs(g(x)) > 1e-13, lambda x: x - g(x) / jax.grad(g)(x), x0
+            )
+
+        return lax.custom_root(lambda x: x**3 - a, 1.0, solve, lambda g, y: y / g(1.0))
+
+    def until(x):
+        return lax.while_loop(lambda c: c[0] < x, lambda c: (c[0] + 1.0, c[1] * 1.5), (0.0, 1.0))[1]
+
+    m2 = jnp.array([[1.0, 0.2], [0.3, 2.0]])
+    m3 = jnp.array([[1.0, 0.2], [0.3, 2.0], [0.5, -1.0]])
+    sq3 = jnp.array([[1.0, 0.2, 0.0], [0.3, 2.0, 1.0], [0.0, 0.5, 3.0]])
+    coords = jnp.array([0.0, 0.4, 1.5, 1.7, 3.0])
+    return {
+        "vmap_minimize_x": np.asarray(res.x),
+        "vmap_minimize_nit": np.asarray(res.nit),
+        "ode_grad_end_time": np.asarray(
+            jax.grad(lambda t: odeint(decay, 1.0, jnp.array([0.0, t]), 0.7)[-1])(1.3)
+        ),
+        "ode_jacrev_y0": np.asarray(
+            jax.jacrev(lambda y0: odeint(pendulum, y0, jnp.linspace(0.0, 2.0, 4)))(
+                jnp.array([0.5, 0.1])
+            )
+        ),
+        "ode_vmap": np.asarray(
+            jax.vmap(lambda a: odeint(decay, 1.0, jnp.linspace(0.0, 1.0, 3), a))(
+                jnp.array([0.2, 1.5])
+            )
+        ),
+        "cube_root_jacfwd": np.asarray(jax.jacfwd(jax.vmap(cube_root))(jnp.array([2.0, 27.0]))),
+        "cube_root_hessian": np.asarray(jax.hessian(cube_root)(5.0)),
+        "map_batch_size": np.asarray(
+            lax.map(lambda x: jnp.sin(x) * x, jnp.arange(7.0), batch_size=3)
+        ),
+        "scan_unroll_reverse": np.asarray(
+            lax.scan(lambda c, x: (c * 0.9 + x, c), 0.0, jnp.arange(5.0), unroll=2, reverse=True)[1]
+        ),
+        "vmap_while": np.asarray(jax.vmap(until)(jnp.array([1.0, 3.0, 4.5]))),
+        "vmap_switch": np.asarray(
+            jax.vmap(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, lambda t: t**2], x))(
+                jnp.array([0, 2, 5, -1]), jnp.arange(4.0)
+            )
+        ),
+        "vmap_cond": np.asarray(
+            jax.vmap(lambda p, x: lax.cond(p > 0, lambda t: t * 2, lambda t: -t, x))(
+                jnp.array([1.0, -1.0]), jnp.array([3.0, 4.0])
+            )
+        ),
+        "hessian_scan": np.asarray(
+            jax.hessian(
+                lambda x: lax.scan(lambda c, _: (jnp.sin(c) * x, None), x, None, length=4)[0]
+            )(0.8)
+        ),
+        "grad_svd_u": np.asarray(
+            jax.grad(lambda a: jnp.sum(jnp.abs(jnp.linalg.svd(a)[0][:, 0])))(sq3)
+        ),
+        "grad_qr": np.asarray(
+            jax.grad(
+                lambda a: (
+                    jnp.sum(jnp.linalg.qr(a)[1] ** 2) + jnp.sum(jnp.linalg.qr(a)[0][:, 0] ** 3)
+                )
+            )(m3)
+        ),
+        "grad_lstsq": np.asarray(
+            jax.grad(lambda a: jnp.sum(jnp.linalg.lstsq(a, jnp.array([1.0, 2.0, 0.5]))[0] ** 2))(m3)
+        ),
+        "grad_pinv_wide": np.asarray(jax.grad(lambda a: jnp.sum(jnp.linalg.pinv(a) ** 2))(m3.T)),
+        "grad_norm2_cond": np.asarray(
+            jax.grad(lambda a: jnp.linalg.norm(a, ord=2) + jnp.linalg.cond(a))(m2)
+        ),
+        "grad_matrix_power": np.asarray(
+            jax.grad(lambda a: jnp.sum(jnp.linalg.matrix_power(a, -3)))(m2)
+        ),
+        "gamma_cdf_grad_shape": np.asarray(
+            jax.vmap(jax.grad(lambda k, x: jax.scipy.stats.gamma.cdf(x, k, scale=1.3)))(
+                jnp.array([0.6, 1.7, 4.0]), jnp.array([0.3, 2.0, 5.5])
+            )
+        ),
+        "gammaincc_grad_shape": np.asarray(
+            jax.jit(jax.grad(lambda a: jnp.sum(jax.scipy.special.gammaincc(a, 2.0))))(
+                jnp.array([0.5, 2.5])
+            )
+        ),
+        "gradient_coords_grad": np.asarray(
+            jax.grad(lambda f: jnp.sum(jnp.gradient(f, coords) ** 2))(jnp.sin(coords))
+        ),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -983,5 +1100,6 @@ PROGRAMS = {
         robust_statistics,
         scipy_linalg_pipeline,
         pde_solvers,
+        transformed_solvers,
     )
 }
