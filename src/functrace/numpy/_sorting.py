@@ -9,6 +9,9 @@ Decisions:
 * Sorting is always stable, whatever ``kind=`` says (every kind NumPy accepts is
   accepted): a stable order is a valid result of each kind, and it makes eager, jit
   and vmap agree on ties. NaNs sort last, as in NumPy.
+* ``descending=True`` (JAX's keyword) is JAX's stable descending order: largest first,
+  ties in their original order, NaNs first. Also with ``stable=False``, where JAX's
+  order of ties happens to be reversed (any order is allowed there).
 * ``argsort``/``argpartition`` return int64 indices, which carry no derivative.
 * ``partition``/``argpartition`` return the fully sorted array (resp. the stable
   argsort), also on plain NumPy inputs. NumPy leaves the order within the two sides
