@@ -450,3 +450,13 @@ def test_sort_and_argsort_descending_as_jax() -> None:
     ft.check_grads(lambda v: fnp.sort(v, descending=True) * fnp.arange(5.0), (xf,), order=2)
     with pytest.raises(TypeError, match="argsort: expected descending=True or False"):
         fnp.argsort(x, descending="yes")
+
+
+def test_eager_array_argsort_is_stable_as_under_jit() -> None:
+    # Array.argsort on eager values was NumPy's default (unstable) quicksort: ties in
+    # another order than fnp.argsort, jit and JAX for arrays longer than 16
+    x = fnp.asarray(RNG.integers(0, 3, size=(3, 200)).astype(np.float64))
+    for kw in ({}, {"axis": 0}, {"axis": None}, {"kind": "quicksort"}, {"descending": True}):
+        want = np.asarray(fnp.argsort(x, **kw))
+        _eq(x.argsort(**kw), want)
+        _eq(jit(lambda v, kw=kw: v.argsort(**kw))(x), want)
