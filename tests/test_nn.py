@@ -81,6 +81,42 @@ def test_activations() -> None:
     ft.check_grads(lambda x: nn.log_softmax(x).sum() + nn.gelu(x).sum(), (x + 0.1,), order=2)
 
 
+def test_softmax_log_softmax_logsumexp_where_as_jax() -> None:
+    # JAX's where=: unselected entries are left out (softmax 0, log_softmax -inf)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(3, 5))
+    keep = np.array([[1, 0, 1, 1, 0], [1, 1, 1, 1, 1], [0, 0, 1, 0, 0]], bool)
+    e = np.where(keep, np.exp(x), 0.0)
+    want = e / e.sum(axis=1, keepdims=True)
+    lse = np.log(e.sum(axis=1))
+    for f in (lambda v: nn.softmax(v, where=keep), ft.jit(lambda v: nn.softmax(v, where=keep))):
+        np.testing.assert_allclose(f(x), want, rtol=1e-13)
+    log_sm = nn.log_softmax(x, where=keep)
+    np.testing.assert_allclose(log_sm[keep], np.log(want[keep]), rtol=1e-13)
+    assert np.all(np.asarray(log_sm)[~keep] == -np.inf)
+    np.testing.assert_allclose(nn.logsumexp(x, axis=1, where=keep), lse, rtol=1e-13)
+    np.testing.assert_allclose(
+        ft.jit(lambda v: fnp.logsumexp(v, axis=1, where=keep))(x), lse, rtol=1e-13
+    )
+    np.testing.assert_allclose(
+        ft.vmap(lambda v, k: nn.softmax(v, where=k))(x, keep), want, rtol=1e-13
+    )
+    # the mask broadcasts, and the gradients leave the unselected entries alone
+    np.testing.assert_allclose(
+        nn.softmax(x, axis=0, where=keep[1]), np.exp(x) / np.exp(x).sum(axis=0), rtol=1e-13
+    )
+    g = ft.grad(lambda v: fnp.sum(nn.logsumexp(v, axis=1, where=keep)))(x)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    ft.check_grads(
+        lambda v: nn.softmax(v, where=keep) * v + fnp.where(keep, nn.log_softmax(v, where=keep), 0),
+        (x,),
+        order=2,
+        modes=("fwd", "rev"),
+    )
+    with pytest.raises(TypeError, match="logsumexp: expected a boolean where="):
+        nn.logsumexp(x, where=np.ones((3, 5)))
+
+
 def test_losses_match_numpy() -> None:
     rng = np.random.default_rng(0)
     logits, labels = rng.standard_normal((6, 4)), rng.integers(0, 4, 6)

@@ -626,21 +626,29 @@ def test_item2_qr_pivoting_derivatives() -> None:
     _close(ft.jit(ft.grad(f))(a), ft.grad(f)(a))
 
 
-def test_item2_incomplete_gamma_edges_and_shape_derivative_error() -> None:
+def test_item2_incomplete_gamma_edges_and_shape_derivative() -> None:
     a = np.array([0.0, 0.0, 1.0, 1.0, 1.0, -1.0, 2.0, 1e3, 0.5])
     x = np.array([1.0, 0.0, 0.0, np.inf, -1.0, 1.0, np.nan, 1.1e3, 1e-10])
     with np.errstate(all="ignore"):
         _close(fsp.gammainc(a, x), ss.gammainc(a, x))
         _close(fsp.gammaincc(a, x), ss.gammaincc(a, x))
     assert fsp.gammainc(np.float32(2.0), np.float32(1.0)).dtype == np.float32
-    with pytest.raises(
-        NotImplementedError, match="igamma: the derivative with respect to the shape"
-    ):
-        ft.grad(lambda a: fsp.gammainc(a, 2.0))(1.5)
-    with pytest.raises(NotImplementedError, match="igamma: the derivative"):
-        ft.grad(lambda a: fst.gamma.cdf(1.0, a))(1.5)
-    with pytest.raises(NotImplementedError, match="igammac: the derivative"):
-        ft.grad(lambda m: fsp.gammaincc(m, 2.0))(1.5)
+    # the derivative in the shape parameter is lax.igamma_grad_a (as JAX's)
+    sa = np.array([0.7, 1.5, 2.5, 8.0])
+    sx = np.array([0.3, 2.0, 1.0, 9.5])
+    h = 1e-6
+    want = (ss.gammainc(sa + h, sx) - ss.gammainc(sa - h, sx)) / (2 * h)
+    got = ft.vmap(ft.grad(fsp.gammainc))(sa, sx)
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+    np.testing.assert_allclose(ft.jit(ft.vmap(ft.grad(fsp.gammaincc)))(sa, sx), -want, rtol=1e-7)
+    np.testing.assert_allclose(
+        ft.grad(lambda k: fst.gamma.cdf(1.0, k))(1.5),
+        (ss.gammainc(1.5 + h, 1.0) - ss.gammainc(1.5 - h, 1.0)) / (2 * h),
+        rtol=1e-7,
+    )
+    ft.check_grads(lambda m, t: fsp.gammainc(m, t), (sa, sx), order=1, modes=("fwd", "rev"))
+    with pytest.raises(NotImplementedError, match="igamma_grad_a: the derivative"):
+        ft.grad(ft.grad(lambda m: fsp.gammainc(m, 2.0)))(1.5)
 
 
 def test_item2_incomplete_beta_edges_and_shape_derivative_error() -> None:

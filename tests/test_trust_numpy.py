@@ -430,3 +430,33 @@ def test_item9_isfinite_isinf_of_integers_and_python_scalars_under_trace() -> No
             _eq(jit(f)(v), f(v))
         for s in (2.0, 3, True, np.inf):
             _eq(jit(lambda x, f=f, s=s: f(s) & (x == x))(xi), np.broadcast_to(f(s), xi.shape))
+
+
+def test_sort_and_argsort_descending_as_jax() -> None:
+    # JAX's order: largest first, ties in their original order, NaNs first
+    x = np.array([3.0, 1.0, 4.0, 1.0, np.nan, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0])
+    want = np.array([4, 6, 8, 5, 9, 2, 0, 10, 7, 1, 3])
+    for f in (fnp.argsort, jit(lambda v: fnp.argsort(v, descending=True))):
+        _eq(f(x, descending=True) if f is fnp.argsort else f(x), want)
+    _eq(jit(lambda v: fnp.sort(v, descending=True))(x), x[want])
+    _eq(fnp.sort(x, descending=True), x[want])
+    m = np.array([[3, 1, 3, 0], [2, 2, 0, 2], [3, 2, 2, 1]])
+    by_rows = np.stack([np.lexsort((np.arange(4), -r)) for r in m])
+    _eq(ft.vmap(lambda r: fnp.argsort(r, descending=True))(m), by_rows)
+    _eq(jit(lambda v: fnp.argsort(v, axis=0, descending=True))(m),
+        np.stack([np.lexsort((np.arange(3), -c)) for c in m.T], axis=1))  # fmt: skip
+    _eq(fnp.argsort(m, axis=None, descending=True), np.lexsort((np.arange(12), -m.ravel())))
+    xf = RNG.normal(size=5)
+    ft.check_grads(lambda v: fnp.sort(v, descending=True) * fnp.arange(5.0), (xf,), order=2)
+    with pytest.raises(TypeError, match="argsort: expected descending=True or False"):
+        fnp.argsort(x, descending="yes")
+
+
+def test_eager_array_argsort_is_stable_as_under_jit() -> None:
+    # Array.argsort on eager values was NumPy's default (unstable) quicksort: ties in
+    # another order than fnp.argsort, jit and JAX for arrays longer than 16
+    x = fnp.asarray(RNG.integers(0, 3, size=(3, 200)).astype(np.float64))
+    for kw in ({}, {"axis": 0}, {"axis": None}, {"kind": "quicksort"}, {"descending": True}):
+        want = np.asarray(fnp.argsort(x, **kw))
+        _eq(x.argsort(**kw), want)
+        _eq(jit(lambda v, kw=kw: v.argsort(**kw))(x), want)

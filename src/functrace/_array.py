@@ -456,12 +456,32 @@ def _astype_base(x: np.ndarray, dtype: Any, *args: Any, **kwargs: Any) -> Any:
     return _nd_astype(x, dtype, *args, **kwargs)
 
 
+def _argsort_base(
+    x: np.ndarray,
+    axis: Any = -1,
+    kind: Any = None,
+    order: Any = None,
+    *,
+    stable: Any = None,
+    descending: bool = False,
+) -> Any:
+    # functrace.numpy.argsort's order (and JAX's): stable whatever the kind, and
+    # JAX's descending order (ties in their original order)
+    if order is not None or stable not in (None, True, False) or descending not in (True, False):
+        return _nd.argsort(x, axis, kind, order, stable=stable)  # NumPy's own errors
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    if not descending:
+        return _nd.argsort(x, axis, kind="stable")
+    n = x.shape[axis]
+    return n - 1 - np.flip(np.flip(x, axis).argsort(axis, kind="stable"), axis)
+
+
 for _name in (
     "all",
     "any",
     "argmax",
     "argmin",
-    "argsort",
     "clip",
     "conj",
     "conjugate",
@@ -489,6 +509,16 @@ for _name in (
     "var",
 ):
     setattr(Array, _name, _method(_name))
+Array.argsort = _method("argsort", _argsort_base)  # type: ignore[method-assign]
+Array.argsort.__doc__ = """Indices that sort the Array along ``axis`` (``ndarray.argsort``'s
+arguments and JAX's ``stable``/``descending``): always a stable sort, as
+``functrace.numpy.argsort`` and JAX's; ``descending=True`` keeps ties in their
+original order.
+
+>>> import functrace.numpy as fnp
+>>> fnp.array([2.0, 1.0, 2.0]).argsort(descending=True)
+Array([0, 2, 1])
+"""
 Array.astype = _method("astype", _astype_base)  # type: ignore[method-assign]
 Array.astype.__doc__ = """The Array converted to ``dtype`` (``ndarray.astype``'s arguments), with
 JAX's conversions where they differ from NumPy's: floats to integers saturate at the

@@ -334,7 +334,7 @@ numba_emitters[polygamma_p] = _no_kernel  # the driver calls the vectorised impl
 # Series for x < a + 1, Lentz's continued fraction otherwise (in float64, to
 # convergence); SciPy's values at the edges: NaN for a < 0, x < 0 or NaN operands,
 # P(0, x > 0) = 1, P(a, 0) = 0, P(a, inf) = 1. The derivative in x is the gamma
-# density; the derivative in a is not implemented (a clear error).
+# density; the one in a is igamma_grad_a (lax.special_extra).
 
 
 def _log_gamma_density_f64(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -406,25 +406,14 @@ def _igamma_density(x: Any, a: Any) -> Any:
     return exp(sub(sub(mul(sub(a, full_like(a, 1)), log(x)), x), lgamma(a)))
 
 
-def _igamma_grad_a(name: str) -> Callable[..., Any]:
-    def rule(g: Any, a: Any, x: Any) -> Any:
-        raise NotImplementedError(
-            f"{name}: the derivative with respect to the shape parameter a is not "
-            f"implemented (only the derivative in x); hold a constant "
-            f"(functrace.lax.stop_gradient) or differentiate with respect to x only."
-        )
-
-    return rule
-
-
 igamma_p = binop("igamma", _igamma_impl, "f", "a real floating-point")
 igamma = _bind2(igamma_p)
-ad.defjvp(igamma_p, _igamma_grad_a("igamma"), lambda g, a, x: mul(g, _igamma_density(x, a)))
+# the derivative rules of igamma and igammac are registered in lax.special_extra,
+# with igamma_grad_a (their derivative in a)
 numba_emitters[igamma_p] = _no_kernel  # the driver calls the vectorised impl
 
 igammac_p = binop("igammac", _igammac_impl, "f", "a real floating-point")
 igammac = _bind2(igammac_p)
-ad.defjvp(igammac_p, _igamma_grad_a("igammac"), lambda g, a, x: neg(mul(g, _igamma_density(x, a))))
 numba_emitters[igammac_p] = _no_kernel  # the driver calls the vectorised impl
 
 

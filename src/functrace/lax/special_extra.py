@@ -47,10 +47,13 @@ from functrace.lax.elementwise import eq, sign
 from functrace.lax.extras import checked_bind
 from functrace.lax.special import (
     _digamma_f64,
+    _igamma_density,
     _log_gamma_density_f64,
     _no_kernel,
     _zeta_f64,
     digamma,
+    igamma_p,
+    igammac_p,
     lgamma,
 )
 
@@ -367,6 +370,19 @@ ad.defjvp(
     ),
 )
 numba_emitters[igamma_grad_a_p] = _no_kernel
+
+# igamma and igammac (lax.special) in both arguments: their derivative in a is
+# igamma_grad_a, defined here, so their rules are registered here
+ad.defjvp(
+    igamma_p,
+    lambda g, a, x: mul(g, igamma_grad_a(a, x)),
+    lambda g, a, x: mul(g, _igamma_density(x, a)),
+)
+ad.defjvp(
+    igammac_p,
+    lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
+    lambda g, a, x: neg(mul(g, _igamma_density(x, a))),
+)
 
 random_gamma_grad_p = binop(
     "random_gamma_grad", _random_gamma_grad_impl, "f", "a real floating-point"

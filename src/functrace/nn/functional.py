@@ -69,17 +69,31 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return 0.5 * x * _lax.erfc(x * (-1.0 / math.sqrt(2.0)))  # erfc: no cancellation at x << 0
 
 
-def log_softmax(x: Any, axis: int = -1) -> Any:
-    """``x - logsumexp(x)`` along ``axis``, computed stably."""
-    shifted = x - _lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True))
-    return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
+def _masked_shift(x: Any, axis: Any, where: Any) -> tuple[Any, Any]:
+    """``x`` minus its (gradient-free) maximum along ``axis`` over the entries ``where``
+    selects (all when None), with the others ``-inf``; and the mask as an array."""
+    if where is None:
+        return x - _lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True)), None
+    mask = fnp.broadcast_to(fnp.asarray(where, dtype=bool), fnp.shape(x))
+    x = fnp.where(mask, x, -np.inf)
+    return x - _lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True)), mask
 
 
-def softmax(x: Any, axis: int = -1) -> Any:
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably."""
-    shifted = x - _lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True))
+def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
+    """``x - logsumexp(x)`` along ``axis``, computed stably; with ``where``, over the
+    selected entries only, the others ``-inf`` (as JAX)."""
+    shifted, mask = _masked_shift(_float_arr(x), axis, where)
+    out = shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
+    return out if mask is None else fnp.where(mask, out, -np.inf)
+
+
+def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where``, over
+    the selected entries only, the others 0 (as JAX)."""
+    shifted, mask = _masked_shift(_float_arr(x), axis, where)
     e = fnp.exp(shifted)
-    return e / fnp.sum(e, axis=axis, keepdims=True)
+    out = e / fnp.sum(e, axis=axis, keepdims=True)
+    return out if mask is None else fnp.where(mask, out, 0.0)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -265,10 +279,17 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
 
 
 def logsumexp(
-    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+    a: Any,
+    axis: Any = None,
+    b: Any = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: Any = None,
 ) -> Any:
     """``log(sum(b * exp(a)))``, as :func:`functrace.scipy.special.logsumexp`."""
-    return _special.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    return _special.logsumexp(
+        a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, where=where
+    )
 
 
 # ---------------------------------------------------------------------------

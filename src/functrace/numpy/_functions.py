@@ -44,7 +44,7 @@ from functrace.numpy._core import (
 from functrace.numpy._dispatch import contains_tracer, numpy_path
 from functrace.numpy._indexing import take
 from functrace.numpy._joining import concatenate
-from functrace.numpy._math import true_divide
+from functrace.numpy._math import add, multiply, subtract, true_divide
 from functrace.numpy._shape import ravel, reshape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -122,8 +122,8 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     axis (NumPy's ``gradient``): one array for one axis, a tuple for several.
 
     ``varargs`` are the sample spacings: none (1), one scalar for every axis, or one
-    scalar per axis; they may be traced. On tracers ``edge_order`` must be 1 and the
-    spacings scalars (coordinate arrays work on plain NumPy inputs).
+    scalar or 1-d array of coordinates per axis (NumPy's second-order formula for
+    uneven spacing); they may be traced. On tracers ``edge_order`` must be 1.
 
     >>> import functrace.numpy as fnp
     >>> fnp.gradient([1.0, 2.0, 4.0, 7.0])
@@ -162,14 +162,52 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         x = cast(x, dt)
     outs = []
     for ax, h in zip(axes, spacings):
-        if (_shape(h) if isinstance(h, Tracer) else np.shape(h)) != ():
-            raise NotImplementedError(
-                "gradient: expected scalar spacings on a traced array, "
-                "got an array of coordinates. Pass plain NumPy inputs "
-                "for coordinate spacings."
+        h_shape = _shape(h) if isinstance(h, Tracer) else np.shape(h)
+        if h_shape == ():
+            outs.append(_gradient_axis(x, ax, h, dt))
+        elif h_shape == (shape[ax],):
+            outs.append(_gradient_coords(x, ax, h, dt))
+        else:
+            raise ValueError(
+                f"gradient: expected a scalar spacing or {shape[ax]} coordinates for "
+                f"axis {ax}, got shape {h_shape}."
             )
-        outs.append(_gradient_axis(x, ax, h, dt))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _gradient_coords(x: Any, ax: int, coords: Any, dt: np.dtype) -> Any:
+    """The gradient along ``ax`` at the 1-d ``coords`` (uneven spacing): NumPy's
+    second-order weights of the two neighbours in the interior, one-sided ends."""
+    n = _shape(x)[ax]
+    if n < 2:
+        raise ValueError(
+            f"gradient: expected at least 2 elements along axis {ax}, got shape {_shape(x)}."
+        )
+    c = cast(coords, dt) if isinstance(coords, Tracer) else np.asarray(coords, dt)
+    dx = subtract(c[1:], c[:-1])
+    along = [1] * len(_shape(x))
+
+    def weight(w: Any, m: int) -> Any:  # a 1-d weight laid along ax
+        along[ax] = m
+        return reshape(w, tuple(along))
+
+    def part(lo: int, hi: int) -> Any:
+        return slice_along(x, lo, hi, ax)
+
+    first = true_divide(subtract(part(1, 2), part(0, 1)), weight(dx[:1], 1))
+    last = true_divide(subtract(part(n - 1, n), part(n - 2, n - 1)), weight(dx[-1:], 1))
+    if n == 2:
+        return concatenate([first, last], ax)
+    d1, d2 = dx[:-1], dx[1:]
+    total = add(d1, d2)
+    w_lo = weight(true_divide(-d2, multiply(d1, total)), n - 2)
+    w_mid = weight(true_divide(subtract(d2, d1), multiply(d1, d2)), n - 2)
+    w_hi = weight(true_divide(d1, multiply(d2, total)), n - 2)
+    inner = add(
+        add(multiply(w_lo, part(0, n - 2)), multiply(w_mid, part(1, n - 1))),
+        multiply(w_hi, part(2, n)),
+    )
+    return concatenate([first, inner, last], ax)
 
 
 def _gradient_axis(x: Any, ax: int, h: Any, dt: np.dtype) -> Any:

@@ -12,8 +12,9 @@ Decisions:
 * ``var``/``std``/``mean`` of complex tracers are not supported (lax has no
   complex conjugate yet); plain NumPy inputs work.
 * ``logsumexp`` follows ``scipy.special.logsumexp(a, axis, b, keepdims,
-  return_sign)``; it subtracts the stopped-gradient maximum (0 where that is not
-  finite), so all ``-inf`` gives ``-inf`` and an ``inf`` gives ``inf``, no NaN.
+  return_sign)`` and JAX's ``where`` (unselected entries count as ``-inf``); it
+  subtracts the stopped-gradient maximum (0 where that is not finite), so all ``-inf``
+  gives ``-inf`` and an ``inf`` gives ``inf``, no NaN.
 """
 
 from __future__ import annotations
@@ -540,14 +541,32 @@ all = _make_truth_reduction(  # noqa: A001
 # ---------------------------------------------------------------------------
 
 
+def _check_where_mask(mask: Any) -> None:
+    dtype = core.get_aval(mask).dtype
+    if dtype != np.bool_:
+        raise TypeError(f"logsumexp: expected a boolean where=, got dtype {dtype}.")
+
+
 def _logsumexp_numpy(
-    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+    a: Any,
+    axis: Any = None,
+    b: Any = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: Any = None,
 ) -> Any:
     a = np.asarray(a)
     if a.dtype.kind not in "fc":
         a = a.astype(np.float64)
     if b is not None:
         a, b = np.broadcast_arrays(a, b)
+    if where is not None:
+        mask = np.asarray(where)
+        _check_where_mask(mask)
+        a, mask = np.broadcast_arrays(a, mask)
+        if b is not None:
+            a, b = np.broadcast_arrays(a, b)
+        a = np.where(mask, a, -np.inf).astype(a.dtype)
     axes = normalize_axes("logsumexp", axis, a.ndim)
     if a.size:
         m = np.max(a, axis=axes, keepdims=True)
@@ -568,12 +587,19 @@ def _logsumexp_numpy(
 
 @numpy_path(_logsumexp_numpy)
 def logsumexp(
-    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+    a: Any,
+    axis: Any = None,
+    b: Any = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: Any = None,
 ) -> Any:
     """``log(sum(b * exp(a)))`` over ``axis``, computed without overflow.
 
     Like ``scipy.special.logsumexp``. The maximum (through ``stop_gradient``) is
     subtracted before exponentiating; its derivative is the softmax of ``a``.
+    ``where`` (a boolean mask broadcasting with ``a``, as JAX's) leaves the entries it
+    does not select out of the sum (``-inf`` where it selects none).
 
     >>> import functrace.numpy as fnp
     >>> float(fnp.logsumexp([1000.0, 1000.0]))
@@ -587,6 +613,13 @@ def logsumexp(
         a = cast(a, np.dtype(np.float64), aval.weak_type)
     if b is not None:
         a, b = broadcast_arrays(a, asarray_or_tracer(b, "logsumexp"))
+    if where is not None:
+        mask = asarray_or_tracer(where, "logsumexp")
+        _check_where_mask(mask)
+        a, mask = broadcast_arrays(a, mask)
+        if b is not None:
+            a, b = broadcast_arrays(a, b)
+        a = lx.select_n(mask, _full_as(-np.inf, a), a)
     aval = core.get_aval(a)
     axes = normalize_axes("logsumexp", axis, aval.ndim)
     kept = tuple(i for i in range(aval.ndim) if i not in axes)

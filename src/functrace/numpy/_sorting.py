@@ -9,6 +9,9 @@ Decisions:
 * Sorting is always stable, whatever ``kind=`` says (every kind NumPy accepts is
   accepted): a stable order is a valid result of each kind, and it makes eager, jit
   and vmap agree on ties. NaNs sort last, as in NumPy.
+* ``descending=True`` (JAX's keyword) is JAX's stable descending order: largest first,
+  ties in their original order, NaNs first. Also with ``stable=False``, where JAX's
+  order of ties happens to be reversed (any order is allowed there).
 * ``argsort``/``argpartition`` return int64 indices, which carry no derivative.
 * ``partition``/``argpartition`` return the fully sorted array (resp. the stable
   argsort), also on plain NumPy inputs. NumPy leaves the order within the two sides
@@ -27,7 +30,7 @@ from functrace import core
 from functrace.lax import shapes as ls
 from functrace.numpy._core import asarray_or_tracer, normalize_axis
 from functrace.numpy._dispatch import numpy_path
-from functrace.numpy._shape import ravel
+from functrace.numpy._shape import flip, ravel, shape
 
 
 def _check_kind(fname: str, kind: Any, stable: Any = None) -> None:
@@ -65,23 +68,61 @@ def _prepare(fname: str, a: Any, axis: Any) -> tuple[Any, int]:
 
 
 def _numpy_sort(name: str, np_fn: Any) -> Any:
-    """NumPy's ``sort``/``argsort``, stable unless ``order`` is given."""
+    """NumPy's ``sort``/``argsort``, stable unless ``order`` is given; ``descending``
+    as in :func:`_descending`."""
 
     def call(
-        a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
+        a: Any,
+        axis: Any = -1,
+        kind: Any = None,
+        order: Any = None,
+        *,
+        stable: Any = None,
+        descending: Any = False,
     ) -> Any:
         _check_kind(name, kind, stable)
+        _check_descending(name, descending)
         if order is not None:
+            if descending:
+                raise ValueError(f"{name}: expected order=None with descending=True.")
             return np_fn(a, axis, kind, order)
+        if descending:
+            a = np.asarray(a)
+            if axis is None:
+                a, axis = a.reshape(-1), 0
+            return _descending(name, lambda v, ax: np_fn(v, ax, kind="stable"), a, axis)
         return np_fn(a, axis, kind="stable")
 
     return call
 
 
+def _check_descending(fname: str, descending: Any) -> None:
+    if descending not in (True, False):
+        raise TypeError(f"{fname}: expected descending=True or False, got {descending!r}.")
+
+
+def _descending(name: str, ascending: Any, x: Any, axis: int) -> Any:
+    """``ascending(x, axis)`` (a sort or a stable argsort) turned into a descending
+    one whose ties keep their original order (NaNs first), as JAX: sort the reversed
+    array, then reverse the result (indices mapped back to the original positions)."""
+    n = shape(x)[axis]
+    out = flip(ascending(flip(x, axis), axis), axis)
+    return n - 1 - out if name == "argsort" else out
+
+
 @numpy_path(_numpy_sort("sort", np.sort))
-def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
+def sort(
+    a: Any,
+    axis: Any = -1,
+    kind: Any = None,
+    order: Any = None,
+    *,
+    stable: Any = None,
+    descending: Any = False,
+) -> Any:
     """A sorted copy of ``a`` along ``axis`` (flattened first for ``axis=None``);
-    NaNs last, ties in their original order.
+    NaNs last, ties in their original order (``descending=True``: largest first, NaNs
+    first, as JAX's).
 
     The derivative moves each tangent element with its value.
 
@@ -90,26 +131,35 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable:
     array([ 1.,  2.,  3., nan])
     """
     _check_kind("sort", kind, stable)
+    _check_descending("sort", descending)
     _check_order("sort", order)
     x, ax = _prepare("sort", a, axis)
-    return ls.sort(x, ax)
+    return _descending("sort", ls.sort, x, ax) if descending else ls.sort(x, ax)
 
 
 @numpy_path(_numpy_sort("argsort", np.argsort))
 def argsort(
-    a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
+    a: Any,
+    axis: Any = -1,
+    kind: Any = None,
+    order: Any = None,
+    *,
+    stable: Any = None,
+    descending: Any = False,
 ) -> Any:
     """int64 indices that sort ``a`` along ``axis`` (of the flattened array for
-    ``axis=None``); always stable, NaNs last. Integer output: no derivative.
+    ``axis=None``); always stable, NaNs last (``descending=True``: largest first, ties
+    in their original order, NaNs first, as JAX's). Integer output: no derivative.
 
     >>> import functrace.numpy as fnp
     >>> fnp.argsort([3.0, 1.0, 2.0, 1.0])
     array([1, 3, 2, 0])
     """
     _check_kind("argsort", kind, stable)
+    _check_descending("argsort", descending)
     _check_order("argsort", order)
     x, ax = _prepare("argsort", a, axis)
-    return ls.argsort(x, ax)
+    return _descending("argsort", ls.argsort, x, ax) if descending else ls.argsort(x, ax)
 
 
 def _check_kth(fname: str, kth: Any, shape: tuple[int, ...], axis: Any) -> None:

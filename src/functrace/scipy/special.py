@@ -180,7 +180,7 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 def gammainc(a: Any, x: Any) -> Any:
     """The regularized lower incomplete gamma function ``P(a, x)``.
 
-    Differentiable in ``x`` (any order); the derivative in ``a`` is not implemented.
+    Differentiable in ``x`` (any order) and once in ``a`` (``lax.igamma_grad_a``).
 
     >>> round(float(gammainc(1.0, 2.0)), 12) == round(1 - math.exp(-2.0), 12)
     True
@@ -429,7 +429,12 @@ def entr(x: Any) -> Any:
 
 
 def logsumexp(
-    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
+    a: Any,
+    axis: Any = None,
+    b: Any = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: Any = None,
 ) -> Any:
     """``log(sum(b * exp(a), axis))`` without overflow (SciPy's ``logsumexp``).
 
@@ -440,7 +445,7 @@ def logsumexp(
     >>> float(out), float(sign)
     (0.0, -1.0)
     """
-    return fnp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    return fnp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, where=where)
 
 
 def softmax(x: Any, axis: Any = None) -> Any:

@@ -55,7 +55,7 @@ def _cdf_sf(fname: str, x: Any, df: Any, loc: Any, scale: Any, upper: bool) -> A
 
 
 def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """``P(X <= x) = gammainc(df/2, y/2)``; not differentiable in ``df``.
+    """``P(X <= x) = gammainc(df/2, y/2)``; differentiable once in ``df``.
 
     >>> float(cdf(-1.0, df=3.0))
     0.0

@@ -42,7 +42,7 @@ def pdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def cdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """``P(X <= x) = gammainc(a, y)`` (0 for ``y <= 0``); not differentiable in ``a``.
+    """``P(X <= x) = gammainc(a, y)`` (0 for ``y <= 0``); differentiable once in ``a``.
 
     >>> round(float(cdf(1.0, a=1.0)), 12)  # 1 - exp(-1)
     0.632120558829
@@ -65,7 +65,7 @@ def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """``P(X > x) = gammaincc(a, y)`` (1 for ``y <= 0``), accurate in the upper tail;
-    not differentiable in ``a``.
+    differentiable once in ``a``.
 
     >>> round(float(sf(1.0, a=1.0)), 12)  # exp(-1)
     0.367879441171

@@ -43,7 +43,7 @@ def pdf(x: Any, beta: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def cdf(x: Any, beta: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """``(1 + sign(z) gammainc(1/beta, |z|^beta)) / 2``; not differentiable in ``beta``.
+    """``(1 + sign(z) gammainc(1/beta, |z|^beta)) / 2``; differentiable once in ``beta``.
 
     >>> import math
     >>> round(float(cdf(1.0, beta=1.0)), 12) == round(1 - math.exp(-1) / 2, 12)
