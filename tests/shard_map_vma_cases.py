@@ -122,6 +122,15 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
         ),
         s3, P(),
     )(W, X, Y)  # fmt: skip
+    out["cond_traced_predicate"] = lib.jit(  # a staged cond: its result stays replicated
+        sm(
+            lambda w, xb, yb: lax.cond(
+                jnp.sum(w) > 0, lambda w: grad(loss)(w, xb, yb), lambda w: -w, w
+            ),
+            s3,
+            P(),
+        )  # fmt: skip
+    )(W, X, Y)
     out["all_gather_grad"] = sm(
         lambda v: grad(lambda v: jnp.sum(lax.all_gather(v, "d") ** 2))(v), P("d"), P("d")
     )(V)

@@ -190,8 +190,13 @@ def test_programs_written_for_eight_devices(eight) -> None:
     def step(w, xb):
         return ft.lax.psum(ft.grad(loss)(w, xb), "batch")
 
-    dp = ft.jit(ft.shard_map(step, mesh=mesh, in_specs=(P(), P("batch")), out_specs=P()))
-    np.testing.assert_allclose(dp(w, x), ft.grad(loss)(w, x), rtol=1e-13)
+    # JAX's default check_vma: the gradient of the replicated w is summed by itself
+    whole = ft.grad(loss)(w, x)
+    specs = {"mesh": mesh, "in_specs": (P(), P("batch")), "out_specs": P()}
+    dp = ft.jit(ft.shard_map(lambda w, xb: ft.grad(loss)(w, xb), **specs))
+    np.testing.assert_allclose(dp(w, x), whole, rtol=1e-13)
+    dp = ft.jit(ft.shard_map(step, **specs, check_vma=False))  # each shard's own, summed
+    np.testing.assert_allclose(dp(w, x), whole, rtol=1e-13)
     per_device = ft.pmap(lambda xb: fnp.sum(xb))(x.reshape(ft.local_device_count(), 2, 2))
     np.testing.assert_allclose(per_device, x.reshape(8, 4).sum(1))
     y = ft.device_put(x, NamedSharding(mesh, P("batch")))

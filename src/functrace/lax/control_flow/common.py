@@ -135,6 +135,20 @@ def _dependent_outputs(jaxpr: Jaxpr, dep_in: Sequence[bool], axis_name: Any = No
     return [isinstance(v, Var) and v in live for v in jaxpr.outvars]
 
 
+class _Varies(Exception):
+    """Raised while tracing a batched body: a value the dependency analysis called the
+    same for every example came out batched (the rule then batches every output)."""
+
+
+def _vma_axis_name(size: int) -> Any:
+    """The name of the ``shard_map(check_vma=True)`` mesh axis (of ``size``) a batching
+    rule being run batches over, or None: there, outputs that stay the same on every
+    shard are left unbatched, as JAX types them."""
+    name = batching.rule_axis_name(size)
+    trace = batching.axis_trace(name) if name is not None else None
+    return name if trace is not None and trace.vma else None
+
+
 def _nonzero_outputs(jaxpr: Jaxpr, nz_in: Sequence[bool]) -> list[bool]:
     """Which outputs may have a nonzero tangent: integer and boolean values never do."""
     dep = _dependent_outputs(jaxpr, nz_in)

@@ -26,12 +26,15 @@ from functrace.interpreters.staging import trace_abstractly
 from functrace.ir import Jaxpr, eval_jaxpr
 from functrace.lax.control_flow.common import (
     _cast_to,
+    _dependent_outputs,
     _fill,
     _inst,
     _nonzero_outputs,
     _run,
     _run_args,
     _trace,
+    _Varies,
+    _vma_axis_name,
     _zeros,
     run_cond,
 )
@@ -325,22 +328,38 @@ def _cond_batch(
         def run(k: int) -> Callable[..., list[Any]]:
             return lambda *a: _run(branches[k], a)
 
-        # every branch must agree on the output batch dims: all move to 0
-        def branch_fn(k: int) -> Callable[..., list[Any]]:
+        # every branch must agree on the output batch dims: all move to 0, but over a
+        # shard_map(check_vma=True) mesh axis, outputs no branch makes vary stay unbatched
+        batched = _batched_outputs(branches, bops, size)
+
+        def branch_fn(k: int, on: list[bool] | None) -> Callable[..., list[Any]]:
             def f(*a: Any) -> list[Any]:
                 outs, dims = batching.vmap_flat(run(k), size, a, bops)
-                return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
+                if on is None:
+                    return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
+                if any(d is not None and not m for d, m in zip(dims, on)):
+                    raise _Varies
+                return [batching.bdim_at(o, d, size, 0) if m else o
+                        for o, d, m in zip(outs, dims, on)]  # fmt: skip
 
             return f
 
         avals = [core.get_aval(o) for o in ops]
-        new_branches, consts = _trace_branches(
-            [branch_fn(k) for k in range(len(branches))], avals, "cond (vmap)"
-        )
+        try:
+            new_branches, consts = _trace_branches(
+                [branch_fn(k, batched) for k in range(len(branches))], avals, "cond (vmap)"
+            )
+        except _Varies:
+            batched = None
+            new_branches, consts = _trace_branches(
+                [branch_fn(k, None) for k in range(len(branches))], avals, "cond (vmap)"
+            )
         prim = cond_p if "num_known" not in params else cond_lin_p
         extra = {} if prim is cond_p else {"num_known": params["num_known"] + len(consts)}
         outs = prim.bind(index, *consts, *ops, branches=new_branches, **extra)
-        return outs, [0] * len(outs)
+        if batched is None:
+            return outs, [0] * len(outs)
+        return outs, [0 if m else None for m in batched]
     # A batched index: run every branch on the whole batch and select per example.
     idx = branch_index(batching.moveaxis(index, bi, 0), len(branches))
 
@@ -375,6 +394,20 @@ def _cond_batch(
             which = convert_element_type(which, np.bool_)
         outs.append(select_n(which, *cases))
     return outs, [0] * len(outs)
+
+
+def _batched_outputs(
+    branches: Sequence[Jaxpr], bops: Sequence[int | None], size: int
+) -> list[bool] | None:
+    """Over a ``shard_map(check_vma=True)`` mesh axis: which outputs of the branches
+    (run on operands batched as ``bops``) may vary along it; None elsewhere, or when
+    all may (every output is then batched)."""
+    name = _vma_axis_name(size)
+    if name is None:
+        return None
+    dep = [d is not None for d in bops]
+    on = [any(col) for col in zip(*(_dependent_outputs(b, dep, name) for b in branches))]
+    return None if all(on) else on
 
 
 batching.batching_rules[cond_p] = _cond_batch

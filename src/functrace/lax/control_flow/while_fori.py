@@ -28,6 +28,8 @@ from functrace.lax.control_flow.common import (
     _trace,
     _trace_carry,
     _type_diff,
+    _Varies,
+    _vma_axis_name,
     run_while,
 )
 from functrace.lax.control_flow.scan_map import check_unroll, scan
@@ -298,10 +300,6 @@ def _while_batch(
     return outs, [0] * len(outs)
 
 
-class _Varies(Exception):
-    """A value the dependency analysis called replicated came out batched."""
-
-
 def _while_batch_replicated(
     vals: Sequence[Any], bdims: Sequence[int | None], p: WhileParams
 ) -> tuple[list[Any], list[Any]] | None:
@@ -310,9 +308,8 @@ def _while_batch_replicated(
     by ``psum`` stays so), when the predicate is the same on every shard too; None
     otherwise (the general rule batches every carry)."""
     size = batching.batch_size(vals, bdims)
-    name = batching.rule_axis_name(size)
-    trace = batching.axis_trace(name) if name is not None else None
-    if trace is None or not trace.vma:
+    name = _vma_axis_name(size)
+    if name is None:
         return None
     cc, bc, carry = _split(vals, p.cond_nconsts, p.body_nconsts)
     dcc, dbc, dcarry = _split(bdims, p.cond_nconsts, p.body_nconsts)
