@@ -12,9 +12,10 @@ in JAX, since each shard's gradient is already the total), ``grad`` of ``psum`` 
 varying and of a replicated value, ``vjp`` with given cotangents, ``jacrev``,
 ``hessian``, ``value_and_grad``, ``jit`` inside and around the body, training steps in
 ``lax.scan``, ``while_loop`` and ``fori_loop`` inside the body, ``all_gather``/``ppermute``/
-``axis_index``/``pcast`` under ``grad``, two-axis meshes with arguments replicated over
-one axis or both, and the same programs with ``check_vma=False`` (each shard's own
-gradient). Nothing here imports JAX.
+``axis_index``/``pcast`` under ``grad``, collectives in loop and branch bodies (a
+``ppermute`` ring in ``fori_loop``/``scan``, ``axis_index`` in ``cond``), two-axis
+meshes with arguments replicated over one axis or both, and the same programs with
+``check_vma=False`` (each shard's own gradient). Nothing here imports JAX.
 """
 
 from __future__ import annotations
@@ -139,6 +140,36 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
         lambda w, v: grad(lambda w: jnp.sum(lax.ppermute(w * v, "d", ring) * v))(w),
         (P(), P("d")), P(),
     )(1.5, V)  # fmt: skip
+    # collectives in loop and branch bodies: a ring in fori_loop (static and traced
+    # bounds) and scan, axis_index in a cond, a ring all-reduce differentiated inside
+    # the body and outside
+    ring_step = lambda v: lambda i, acc: lax.ppermute(acc, "d", ring) + v  # noqa: E731
+    out["ring_fori"] = sm(lambda v: lax.fori_loop(0, 3, ring_step(v), v), P("d"), P("d"))(V)
+    out["ring_fori_traced_bounds"] = sm(
+        lambda v, n: lax.fori_loop(0, n, ring_step(v), v), (P("d"), P()), P("d")
+    )(V, 3)
+    out["ring_scan"] = sm(
+        lambda v: lax.scan(lambda c, _: (ring_step(v)(0, c), None), v, None, length=3)[0],
+        P("d"), P("d"),
+    )(V)  # fmt: skip
+    out["axis_index_in_cond"] = sm(
+        lambda v: lax.cond(jnp.sum(v) > 3, lambda v: v * lax.axis_index("d"), lambda v: -v, v),
+        P("d"), P("d"),
+    )(V)  # fmt: skip
+
+    def ring_sum(v):
+        def step(i, c):
+            moved = lax.ppermute(c[0], "d", ring)
+            return moved, c[1] + moved
+
+        return lax.fori_loop(0, 3, step, (v, v))[1]
+
+    out["ring_allreduce_grad_inside"] = sm(
+        lambda v: grad(lambda v: jnp.sum(ring_sum(v) ** 2))(v), P("d"), P("d")
+    )(V)
+    out["ring_allreduce_grad_outside"] = grad(
+        lambda v: jnp.sum(sm(ring_sum, P("d"), P("d"))(v) ** 2)
+    )(V)
     out["axis_index_grad"] = sm(lambda w: grad(lambda w: w * lax.axis_index("d") * w)(w), P(), P())(
         1.5
     )

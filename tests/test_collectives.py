@@ -155,14 +155,30 @@ def test_collectives_in_loop_and_branch_bodies() -> None:
     )
 
 
-def test_axis_index_in_a_loop_body_is_a_clear_error() -> None:
-    # a body batched by the loop's rule (xs is batched) cannot make its carry batched
+def test_axis_index_in_loop_and_branch_bodies() -> None:
+    # a body batched by the loop's rule makes its carry batched through the index
     f = named(lambda r: lax.scan(lambda c, y: (c + lax.axis_index("i") * y, None), 0.0, r)[0])
-    with pytest.raises(NotImplementedError, match=r"axis_index.*outside it and pass i in"):
-        f(np.ones((4, 2)))
+    np.testing.assert_array_equal(f(np.ones((4, 2))), [0.0, 2.0, 4.0, 6.0])
+
+    def step(r):  # type: ignore[no-untyped-def]
+        return lambda c: (c[0] + 1, c[1] + lax.axis_index("i") * r)
+
+    w = named(lambda r: lax.while_loop(lambda c: c[0] < 2, step(r), (0, 0.0))[1])
+    np.testing.assert_array_equal(w(X), 2.0 * np.arange(4.0) * X)
+    c = named(lambda r: lax.cond(r > -100, lambda r: r * lax.axis_index("i"), lambda r: r, r))
+    np.testing.assert_array_equal(c(X), X * np.arange(4.0))
     # a loop that nothing of the vmap flows into runs its body in the vmap's function
     g = named(lambda r: lax.fori_loop(0, 2, lambda k, v: v + lax.axis_index("i"), 0))
     np.testing.assert_array_equal(g(X), [0, 2, 4, 6])
+
+    # inside a custom rule's function (batched by its own rule): a clear error
+    @ft.custom_jvp
+    def scaled(r):  # type: ignore[no-untyped-def]
+        return r * lax.axis_index("i")
+
+    scaled.defjvp(lambda p, t: (scaled(p[0]), t[0]))
+    with pytest.raises(NotImplementedError, match=r"axis_index.*outside it and pass i in"):
+        named(lambda r: scaled(r * 2.0))(X)
 
 
 def test_custom_jvp_with_a_collective() -> None:

@@ -63,7 +63,7 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    __slots__ = ("axis_size", "axis_name", "axis_from_rule", "vma")
+    __slots__ = ("axis_size", "axis_name", "axis_from_rule", "vma", "indexed")
 
     def __init__(self, level: int, axis_size: int, axis_name: Any = None) -> None:
         super().__init__(level)
@@ -75,6 +75,9 @@ class BatchTrace(Trace):
         # Whether this is a mesh axis of ``shard_map(check_vma=True)``: reverse mode
         # taken inside then follows JAX's varying-value types (``interpreters/spmd.py``).
         self.vma = False
+        # Whether the rule batching a body here takes the batch dims the body's outputs
+        # come out with (axis_index may then be called inside the body).
+        self.indexed = False
 
     def pure(self, val: Any) -> BatchTracer:
         return BatchTracer(self, val, not_mapped)
@@ -196,13 +199,16 @@ def vmap_flat(
     origin: str = "vmap",
     axis_name: Any = _INHERIT,
     vma: bool = False,
+    indexed: bool = False,
 ) -> tuple[list[Any], list[int | None]]:
     """Batch flat ``fun``: returns outputs and their batch dims.
 
     ``axis_name`` names the batch axis for collectives (``None``: unnamed). Left out,
     a call made by a batching rule of a named trace batches over that trace's axis
     (a loop or branch body) and takes its name (and its ``vma``); any other call is
-    unnamed. ``vma``: the axis is a mesh axis of ``shard_map(check_vma=True)``."""
+    unnamed. ``vma``: the axis is a mesh axis of ``shard_map(check_vma=True)``.
+    ``indexed``: the calling rule takes the output batch dims ``fun``'s results come out
+    with, so ``fun`` may make values differ between examples (``axis_index``)."""
     inherited = axis_name is _INHERIT
     if inherited:
         rule = _axes.rule
@@ -211,6 +217,7 @@ def vmap_flat(
     trace = core.push_trace(BatchTrace, axis_size, axis_name, origin=origin)
     trace.axis_from_rule = inherited and axis_name is not None
     trace.vma = vma
+    trace.indexed = indexed
     prev_rule = _axes.rule
     _axes.rule = None
     env = _axes.env

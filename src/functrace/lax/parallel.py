@@ -329,13 +329,14 @@ def _axis_index_batch(
 ) -> tuple[Any, int | None]:
     if trace.axis_name != axis_name[0]:
         return axis_index_p.bind(axis_name=axis_name), None
-    if trace.axis_from_rule:
-        # The rules of loops and branches decide which body outputs are batched from
-        # the body's batched inputs; an index made inside the body is not one of them.
+    if trace.axis_from_rule and not trace.indexed:
+        # A rule that decides which body outputs are batched from the body's batched
+        # inputs only (custom rules, checkpoints): an index made inside the body is not
+        # one of them. scan, while_loop and cond take it into account.
         raise NotImplementedError(
             f"axis_index: expected to be called directly in the function of "
-            f"vmap(..., axis_name={axis_name[0]!r}), got a call inside the body of a "
-            f"loop, a branch or a custom rule under that vmap, which is not supported. "
+            f"vmap(..., axis_name={axis_name[0]!r}) or in a loop or branch there, got a "
+            f"call inside a custom rule or checkpoint under that vmap, which is not supported. "
             f"Compute i = lax.axis_index({axis_name[0]!r}) outside it and pass i in."
         )
     return iota(_INDEX_DTYPE, trace.axis_size), 0

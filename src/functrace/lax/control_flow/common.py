@@ -128,11 +128,30 @@ def _dependent_outputs(jaxpr: Jaxpr, dep_in: Sequence[bool], axis_name: Any = No
             kind = spmd.collectives.get(eqn.primitive)
             if kind is not None and axis_name not in eqn.params["axis_name"]:
                 kind = None
+            elif kind is None and _indexes(eqn.params, axis_name):
+                kind = True  # a body inside (a loop, a branch) makes values differ
         if kind is True or (
             kind is None and any(isinstance(x, Var) and x in live for x in eqn.inputs)
         ):
             live.update(eqn.out_binders)
     return [isinstance(v, Var) and v in live for v in jaxpr.outvars]
+
+
+def _indexes(params: dict[str, Any], axis_name: Any) -> bool:
+    """Whether a jaxpr among ``params`` (at any depth) holds a collective over
+    ``axis_name`` whose result differs between examples (``axis_index``...)."""
+    for v in params.values():
+        for j in v if isinstance(v, tuple) else (v,):
+            j = getattr(j, "jaxpr", j)  # a ClosedJaxpr's jaxpr
+            if not isinstance(j, Jaxpr):
+                continue
+            for e in j.eqns:
+                kind = spmd.collectives.get(e.primitive)
+                if kind is True and axis_name in e.params["axis_name"]:
+                    return True
+                if kind is None and _indexes(e.params, axis_name):
+                    return True
+    return False
 
 
 class _Varies(Exception):

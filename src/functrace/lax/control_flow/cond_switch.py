@@ -334,7 +334,7 @@ def _cond_batch(
 
         def branch_fn(k: int, on: list[bool] | None) -> Callable[..., list[Any]]:
             def f(*a: Any) -> list[Any]:
-                outs, dims = batching.vmap_flat(run(k), size, a, bops)
+                outs, dims = batching.vmap_flat(run(k), size, a, bops, indexed=True)
                 if on is None:
                     return [batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)]
                 if any(d is not None and not m for d, m in zip(dims, on)):
@@ -383,7 +383,9 @@ def _cond_batch(
                 continue
             off = zeros_like(o) if i >= n_known else stop_gradient(o)
             masked.append(select_n(per_example(taken, aval.shape), off, o))
-        outs, dims = batching.vmap_flat(lambda *a, b=b: _run(b, a), size, masked, [0] * len(ops))
+        outs, dims = batching.vmap_flat(
+            lambda *a, b=b: _run(b, a), size, masked, [0] * len(ops), indexed=True
+        )
         results.append([batching.bdim_at(o, d, size, 0) for o, d in zip(outs, dims)])
     outs = []
     for k in range(len(results[0])):

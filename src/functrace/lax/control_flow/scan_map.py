@@ -32,6 +32,7 @@ from functrace.lax.control_flow.common import (
     _trace,
     _trace_carry,
     _type_diff,
+    _Varies,
     _zeros,
     run_scan,
 )
@@ -453,8 +454,39 @@ def _scan_batch(
         b_carry = new
     b_y = out[num_carry:]
     consts = [c if b is None else batching.moveaxis(c, b, 0) for c, b in zip(consts, bc)]
-    carry = [batching.bdim_at(c, b, size, 0) if m else c for c, b, m in zip(carry, bcarry, b_carry)]
     xs = [x if b is None else batching.moveaxis(x, b, 1) for x, b in zip(xs, bx)]
+
+    def run(b_carry: list[bool], b_y: list[bool]) -> tuple[list[Any], list[int | None]]:
+        return _scan_batched(
+            consts, carry, xs, bc, bcarry, bx, b_carry, b_y, size, jaxpr,
+            length=length, reverse=reverse, linear=linear,
+        )  # fmt: skip
+
+    try:
+        return run(b_carry, b_y)
+    except _Varies:  # batch every carry and output
+        return run([True] * num_carry, [True] * len(b_y))
+
+
+def _scan_batched(
+    consts: list[Any],
+    carry: list[Any],
+    xs: list[Any],
+    bc: list[int | None],
+    bcarry: list[int | None],
+    bx: list[int | None],
+    b_carry: list[bool],
+    b_y: list[bool],
+    size: int,
+    jaxpr: Jaxpr,
+    *,
+    length: int,
+    reverse: bool,
+    linear: tuple[bool, ...],
+) -> tuple[list[Any], list[int | None]]:
+    """The scan over a batch with the carries ``b_carry`` and outputs ``b_y`` batched
+    (at 0 and 1), the consts and xs already moved to axes 0 and 1."""
+    carry = [batching.bdim_at(c, b, size, 0) if m else c for c, b, m in zip(carry, bcarry, b_carry)]
     in_dims = (
         [None if b is None else 0 for b in bc]
         + [0 if m else None for m in b_carry]
@@ -462,22 +494,20 @@ def _scan_batch(
     )
 
     def body(*args: Any) -> list[Any]:
-        outs, out_dims = batching.vmap_flat(lambda *a: _run(jaxpr, a), size, args, in_dims)
+        outs, out_dims = batching.vmap_flat(
+            lambda *a: _run(jaxpr, a), size, args, in_dims, indexed=True
+        )
+        if any(d is not None and not m for d, m in zip(out_dims, b_carry + b_y)):
+            raise _Varies  # (the dependency analysis is meant to see every such output)
         return [
             batching.bdim_at(o, d, size, 0) if m else o
             for o, d, m in zip(outs, out_dims, b_carry + b_y)
         ]
 
-    def aval_of(v: Any, d: int | None, per_iter: bool) -> ShapedArray:
-        a = core.get_aval(v)
-        if per_iter:
-            a = _strip_batch(a)
-        return a
-
     avals = (
-        [aval_of(c, None, False) for c in consts]
-        + [aval_of(c, None, False) for c in carry]
-        + [aval_of(x, None, True) for x in xs]
+        [core.get_aval(c) for c in consts]
+        + [core.get_aval(c) for c in carry]
+        + [_strip_batch(core.get_aval(x)) for x in xs]
     )
     new_body, hoisted = _trace(body, avals, "scan (vmap of the body)")
     outs = _bind_scan(

@@ -248,7 +248,11 @@ def _batch_while_parts(
 
     def preds(c_consts: Sequence[Any], cr: Sequence[Any]) -> Any:
         outs, dims = batching.vmap_flat(
-            lambda *a: _run(cond_jaxpr, a), size, list(c_consts) + list(cr), dcc0 + [0] * len(cr)
+            lambda *a: _run(cond_jaxpr, a),
+            size,
+            list(c_consts) + list(cr),
+            dcc0 + [0] * len(cr),
+            indexed=True,
         )
         return batching.bdim_at(outs[0], dims[0], size, 0)
 
@@ -263,7 +267,7 @@ def _batch_while_parts(
         c, b, cr = _split(args, len(cc), len(bc))
         active = preds(c, cr)
         outs, dims = batching.vmap_flat(
-            lambda *a: _run(body_jaxpr, a), size, b + cr, dbc0 + [0] * len(cr)
+            lambda *a: _run(body_jaxpr, a), size, b + cr, dbc0 + [0] * len(cr), indexed=True
         )
         result = []
         for o, d, old in zip(outs, dims, cr):
@@ -335,7 +339,7 @@ def _while_batch_replicated(
 
     def cond_fn(*args: Any) -> list[Any]:
         outs, dims = batching.vmap_flat(
-            lambda *a: _run(p.cond_jaxpr, a), size, list(args), dcc0 + dcarry0
+            lambda *a: _run(p.cond_jaxpr, a), size, list(args), dcc0 + dcarry0, indexed=True
         )
         if dims[0] is not None:
             raise _Varies
@@ -343,7 +347,7 @@ def _while_batch_replicated(
 
     def body_fn(*args: Any) -> list[Any]:
         outs, dims = batching.vmap_flat(
-            lambda *a: _run(p.body_jaxpr, a), size, list(args), dbc0 + dcarry0
+            lambda *a: _run(p.body_jaxpr, a), size, list(args), dbc0 + dcarry0, indexed=True
         )
         if any(d is not None and not m for d, m in zip(dims, on)):
             raise _Varies
