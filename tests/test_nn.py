@@ -168,3 +168,18 @@ def test_fnp_used_in_modules_is_traceable() -> None:
     model = nn.MLP([2, 3, 1], rng=0)
     closed = ft.make_jaxpr(lambda m, x: fnp.sum(m(x)))(model, np.ones((4, 2), np.float32))
     assert "dot_general" in str(closed)
+
+
+def test_layers_take_prng_keys_as_rng():
+    # a typed or raw key seeds the NumPy generator with its two words
+    from functrace import random
+
+    typed = nn.Linear(3, 2, rng=random.key(5))
+    raw = nn.Linear(3, 2, rng=random.PRNGKey(5))
+    seeded = nn.Linear(3, 2, rng=np.random.default_rng([0, 5]))
+    np.testing.assert_array_equal(typed.weight, raw.weight)
+    np.testing.assert_array_equal(typed.weight, seeded.weight)
+    with pytest.raises(TypeError, match="single PRNG key, got a key array of shape"):
+        nn.Linear(3, 2, rng=random.split(random.key(0), 2))
+    with pytest.raises(TypeError, match="expected rng as an int seed"):
+        nn.Linear(3, 2, rng=1.5)

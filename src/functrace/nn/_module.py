@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._prng import PRNGKeyArray
 from functrace.tree_util import register_dataclass
 
 
@@ -107,10 +108,25 @@ def _short(v: Any) -> str:
 
 
 def _rng(rng: Any) -> np.random.Generator:
+    """The NumPy generator layers draw their initial values from: ``rng`` itself, one
+    seeded with an int, or with the two words of a PRNG key (``random.key`` or
+    ``PRNGKey``, so JAX-style code passing keys works; the values are functrace's
+    PyTorch-style inits, not Equinox's)."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if isinstance(rng, (int, np.integer)):
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         return np.random.default_rng(int(rng))
+    if type(rng) is PRNGKeyArray:
+        if rng.shape != ():
+            raise TypeError(
+                f"nn: expected rng as a single PRNG key, got a key array of shape {rng.shape}."
+            )
+        rng = rng._base
+    if isinstance(rng, np.ndarray) and rng.shape == (2,):
+        words = np.asarray(rng)
+        if words.dtype == np.uint32:
+            return np.random.default_rng([int(w) for w in words])
     raise TypeError(
-        f"nn: expected rng as an int seed or a numpy.random.Generator, got {type(rng).__name__}."
+        f"nn: expected rng as an int seed, a numpy.random.Generator or a single PRNG key, "
+        f"got {core.describe_value(rng)}."
     )
