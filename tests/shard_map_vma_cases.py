@@ -13,9 +13,9 @@ varying and of a replicated value, ``vjp`` with given cotangents, ``jacrev``,
 ``hessian``, ``value_and_grad``, ``jit`` inside and around the body, training steps in
 ``lax.scan``, ``while_loop`` and ``fori_loop`` inside the body, ``all_gather``/``ppermute``/
 ``axis_index``/``pcast`` under ``grad``, collectives in loop and branch bodies (a
-``ppermute`` ring in ``fori_loop``/``scan``, ``axis_index`` in ``cond``), two-axis
-meshes with arguments replicated over one axis or both, and the same programs with
-``check_vma=False`` (each shard's own gradient). Nothing here imports JAX.
+``ppermute`` ring in ``fori_loop``/``scan``, ``axis_index`` in ``cond``), a clipping
+``custom_vjp``, two-axis meshes with arguments replicated over one axis or both, and
+the same programs with ``check_vma=False`` (each shard's own gradient). Nothing here imports JAX.
 """
 
 from __future__ import annotations
@@ -170,6 +170,20 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     out["ring_allreduce_grad_outside"] = grad(
         lambda v: jnp.sum(sm(ring_sum, P("d"), P("d"))(v) ** 2)
     )(V)
+
+    # a custom_vjp bwd that is not linear (clipping) sees JAX's cotangent: the parts of
+    # the shards summed before it runs
+    @lib.custom_vjp
+    def clip_ct(x):
+        return x
+
+    clip_ct.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
+    out["custom_vjp_clipping"] = sm(
+        lambda w, v: grad(lambda w: jnp.sum(clip_ct(w) * v))(w), (P(), P("d")), P()
+    )(1.5, V + 3.0)
+    out["custom_vjp_clipping_varying"] = sm(
+        lambda w, v: grad(lambda w: jnp.sum(clip_ct(w * v)))(w), (P(), P("d")), P()
+    )(1.5, V + 3.0)
     out["axis_index_grad"] = sm(lambda w: grad(lambda w: w * lax.axis_index("d") * w)(w), P(), P())(
         1.5
     )

@@ -34,7 +34,7 @@ from functrace.custom_derivatives._common import (
 )
 from functrace.custom_derivatives._symbolic import CustomVJPPrimal, SymbolicZero, to_user
 from functrace.errors import UnexpectedTracerError
-from functrace.interpreters import ad, batching
+from functrace.interpreters import ad, batching, spmd
 from functrace.interpreters.ad import Zero
 from functrace.ir import ClosedJaxpr
 from functrace.lax.reductions import reduce_sum
@@ -118,10 +118,38 @@ def _fwd_lin(fwd: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     perturbed: those whose tangent is not a symbolic zero); the tangents of the outputs
     are a linear ``custom_lin`` of the input tangents, whose transpose is that bwd."""
     outs, res, bwd = fwd(list(primals), [type(t) is not Zero for t in tangents])
+    out_axes = spmd.replicated_axes(outs)
+    in_axes = spmd.replicated_axes(primals) if out_axes is not None else None
+    if out_axes is not None and in_axes is not None and any(n for n, _ in out_axes + in_axes):
+        bwd = _Bwd(functools.partial(_spmd_bwd, bwd, out_axes, in_axes), (), bwd.__name__)
     lin_tangents = [ad.instantiate(t) for t in tangents]
     out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
     t_outs = custom_lin_p.bind(*res, *lin_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals)
     return outs, t_outs
+
+
+def _spmd_bwd(
+    bwd: Any,
+    out_axes: list[tuple[tuple[Any, ...], int]],
+    in_axes: list[tuple[tuple[Any, ...], int]],
+    _nd: list[Any],
+    res: list[Any],
+    cts: list[Any],
+) -> list[Any]:
+    """``bwd`` inside a ``shard_map(check_vma=True)`` body, where reverse mode carries
+    per-shard parts of the cotangents of replicated values (``interpreters/spmd.py``):
+    it is handed JAX's cotangents (those parts summed over the shards), as a nonlinear
+    rule (clipping) needs, and its cotangents of replicated inputs become parts again
+    (divided by the number of shards)."""
+    cts = [
+        ct if not names or type(ct) is Zero else spmd.ops["psum"](ct, names)
+        for ct, (names, _) in zip(cts, out_axes)
+    ]
+    got = list(bwd(res, cts))
+    return [
+        g if k == 1 or g is None or type(g) is Zero else spmd.ops["scale"](g, 1.0 / k)
+        for g, (_, k) in zip(got, in_axes)
+    ]
 
 
 def _custom_lin_impl(*args: Any, num_res: int, bwd: Any, out_avals: Any) -> Any:

@@ -5,7 +5,10 @@ JAX types each value of a ``shard_map`` body as varying over some mesh axes or n
 runs the body once per shard (``sharding.shard_map``: a named batch axis per mesh
 axis, marked ``vma``), where a value varies along an axis when it is batched along it.
 :class:`SpmdPlan` says how the per-shard transpose becomes JAX's; :func:`plan` reads
-it off the values a linearization starts and ends with (``ad.linearize_flat``).
+it off the values a linearization starts and ends with (``ad.linearize_flat``). A
+user's bwd rule (``custom_vjp``), which may be nonlinear in its cotangents (clipping),
+is handed JAX's cotangents instead (``custom_derivatives/_vjp.py``, with
+:func:`replicated_axes`).
 """
 
 from __future__ import annotations
@@ -128,39 +131,43 @@ def _staged_varies(builder: JaxprBuilder, atom: Any, trace: batching.BatchTrace)
     return memo[atom]
 
 
+def replicated_axes(values: Sequence[Any]) -> list[tuple[tuple[Any, ...], int]] | None:
+    """Per value: the ``shard_map(check_vma=True)`` mesh axes in scope it does not vary
+    along, and the product of their sizes; None when no such axis is in scope or a
+    value's axes cannot be read."""
+    traces = batching.vma_traces()
+    if not traces:
+        return None
+    out = []
+    for x in values:
+        names: tuple[Any, ...] = ()
+        k = 1
+        for t in traces:
+            v = _varies(x, t)
+            if v is None:
+                return None
+            if not v:
+                names += (t.axis_name,)
+                k *= t.axis_size
+        out.append((names, k))
+    return out
+
+
 def plan(
     primals_in: Sequence[Any], mask: Sequence[bool], primals_out: Sequence[Any]
 ) -> SpmdPlan | None:
     """The :class:`SpmdPlan` of a linearization inside ``shard_map(check_vma=True)``
     bodies, or None (no such axis in scope, nothing to change, or a value whose
     varying axes cannot be read: functrace's per-shard rule then applies)."""
-    traces = batching.vma_traces()
-    if not traces:
+    outs = replicated_axes(primals_out)
+    ins = replicated_axes(primals_in) if outs is not None else None
+    if outs is None or ins is None:
         return None
-    scales = []
-    for y in primals_out:
-        k = 1
-        for t in traces:
-            v = _varies(y, t)
-            if v is None:
-                return None
-            if not v:
-                k *= t.axis_size
-        scales.append(1.0 / k)
-    axes = []
-    for x, m in zip(primals_in, mask):
-        names: tuple[Any, ...] = ()
-        if m:
-            for t in traces:
-                v = _varies(x, t)
-                if v is None:
-                    return None
-                if not v:
-                    names += (t.axis_name,)
-        axes.append(names)
+    scales = tuple(1.0 / k for _, k in outs)
+    axes = tuple(names if m else () for (names, _), m in zip(ins, mask))
     if all(s == 1.0 for s in scales) and not any(axes):
         return None
-    return SpmdPlan(tuple(scales), tuple(axes))
+    return SpmdPlan(scales, axes)
 
 
-__all__ = ["SpmdPlan", "collectives", "ops", "plan", "register_ops"]
+__all__ = ["SpmdPlan", "collectives", "ops", "plan", "register_ops", "replicated_axes"]
