@@ -35,6 +35,14 @@ def _mesh(jax: Any, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
     return jax.make_mesh(shape, names, axis_types=(auto,) * len(names))
 
 
+def _error_name(f: Any) -> np.ndarray:
+    try:
+        f()
+    except Exception as e:  # the type's name is the result
+        return np.array(type(e).__name__)
+    return np.array("no error")
+
+
 def typed_keys_tour(jax: Any) -> dict[str, np.ndarray]:
     """random.key, split unpacked and indexed, split into a (2, 3) array of keys,
     key_data/wrap_key_data round trips, jnp.stack and jnp.where on keys, vmap over a key
@@ -1055,6 +1063,68 @@ def remat_and_custom_variants(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def key_buffers_in_loops(jax: Any) -> dict[str, np.ndarray]:
+    """Key arrays in lax's slicing and selection: dynamic_slice, dynamic_update_slice
+    (also as a buffer of keys rewritten in a jitted fori_loop), select_n, jnp.where
+    under vmap, a key array scanned in reverse, fori_loop with traced bounds over a
+    key, and the errors of grad with respect to a key."""
+    jnp, lax, random = jax.numpy, jax.lax, jax.random
+    keys = random.split(random.key(7), 4)
+    upd = jnp.where(jnp.arange(4) == 1, random.key(8), keys)
+    window = lax.dynamic_slice(keys, (jnp.int32(2),), (2,))
+    written = lax.dynamic_update_slice(keys, random.split(random.key(9), 2), (jnp.int32(1),))
+    selected = lax.select_n(jnp.array([True, False, True, False]), keys, upd)
+
+    def body(i, buf):
+        return lax.dynamic_update_slice(buf, random.fold_in(buf[i], i)[None], (i,))
+
+    rewritten = jax.jit(lambda ks: lax.fori_loop(0, 4, body, ks))(keys)
+    rev = lax.scan(lambda c, k: (c, random.normal(k)), 0.0, keys, reverse=True)[1]
+    mixed = jax.vmap(lambda c, a, b: jnp.where(c, a, b))(
+        jnp.array([True, False, True, False]), keys, upd
+    )
+    traced = lax.fori_loop(0, jnp.int32(3), lambda i, k: random.split(k)[0], random.key(2))
+
+    def data(k):
+        return np.asarray(random.key_data(k))
+
+    return {
+        "where_scalar_key": data(upd),
+        "dynamic_slice": data(window),
+        "dynamic_update_slice": data(written),
+        "select_n": data(selected),
+        "rewritten": data(rewritten),
+        "reverse_scan": np.asarray(rev),
+        "vmap_where": data(mixed),
+        "traced_bounds": data(traced),
+        "empty_split_shape": np.asarray(random.split(random.key(1), 0).shape),
+        "grad_of_key": _error_name(
+            lambda: jax.grad(lambda k: jnp.sum(random.normal(k, (2,))))(random.key(1))
+        ),
+        "value_and_grad_key_argnum": _error_name(
+            lambda: jax.value_and_grad(lambda x, k: x * random.normal(k), argnums=(0, 1))(
+                1.0, random.key(1)
+            )
+        ),
+    }
+
+
+def key_array_at_update(jax: Any) -> dict[str, np.ndarray]:
+    """keys.at[i].set(key) on a key array, eagerly and in a jitted fori_loop."""
+    random, lax = jax.random, jax.lax
+    keys = random.split(random.key(7), 4)
+    eager = keys.at[1].set(random.key(8))
+
+    def body(i, buf):
+        return buf.at[i].set(random.fold_in(buf[i], i))
+
+    looped = jax.jit(lambda ks: lax.fori_loop(0, 4, body, ks))(keys)
+    return {
+        "eager": np.asarray(random.key_data(eager)),
+        "looped": np.asarray(random.key_data(looped)),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -1079,5 +1149,7 @@ PROGRAMS = {
         jit_with_shardings,
         dataclass_fields_and_paths,
         remat_and_custom_variants,
+        key_buffers_in_loops,
+        key_array_at_update,
     )
 }

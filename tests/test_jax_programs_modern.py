@@ -28,6 +28,10 @@ KNOWN_DIFFERENCES = {
         "axis_index inside loop bodies the named vmap batches), so the ring all-reduce "
         "and the all-gather matmul of JAX's shard_map docs do not run"
     ),
+    "key_array_at_update": (
+        "a typed key array has no .at (AttributeError: 'PRNGKeyArray' object has no "
+        "attribute 'at'), where JAX's keys.at[i].set(key) works eagerly and under jit"
+    ),
     "jit_with_shardings": (
         "functrace's jit has no in_shardings/out_shardings keywords: TypeError "
         "(unexpected keyword argument), where JAX accepts them"
