@@ -1125,6 +1125,194 @@ def key_array_at_update(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def shard_map_training_loops(jax: Any) -> dict[str, np.ndarray]:
+    """More data-parallel training in jax.shard_map (check_vma=True): per-step
+    minibatches split on their second axis and scanned inside the body, the gradient and
+    a forward-over-reverse product of a loss of the trained weights taken outside the
+    shard_map, a while_loop whose condition is a psum, cond on a varying predicate,
+    pmax for a global statistic, psum(1) and axis_size, and vmap over a shard_map
+    drawing per-device noise from a key (also a key cast to varying with pcast)."""
+    jnp, lax, random, P = jax.numpy, jax.lax, jax.random, jax.sharding.PartitionSpec
+    mesh = _mesh(jax, (4,), ("b",))
+    rng = np.random.default_rng(3)
+    xs, ys = rng.standard_normal((3, 8, 3)), rng.standard_normal((3, 8))
+
+    def loss(w, xb, yb):
+        return jnp.mean((jnp.sin(xb @ w) - yb) ** 2)
+
+    def train(w, xs, ys):
+        def step(w, batch):
+            xb, yb = batch
+            value, g = jax.value_and_grad(lambda w: lax.pmean(loss(w, xb, yb), "b"))(w)
+            return w - 0.3 * g, value
+
+        return lax.scan(step, w, (xs, ys))
+
+    run = jax.shard_map(
+        train, mesh=mesh, in_specs=(P(), P(None, "b"), P(None, "b")), out_specs=(P(), P())
+    )
+    w, losses = run(jnp.ones(3), xs, ys)
+
+    def outer(w):
+        return jnp.sum(run(w, xs, ys)[0] ** 2)
+
+    g_outer = jax.grad(outer)(jnp.ones(3))
+    hvp = jax.jvp(jax.grad(outer), (jnp.ones(3),), (jnp.array([1.0, 0.0, -1.0]),))[1]
+
+    def halve_until_small(x):
+        def cond(s):
+            return lax.psum(jnp.sum(s[0] ** 2), "b") > 1e-3
+
+        return lax.while_loop(cond, lambda s: (s[0] * 0.5, s[1] + 1), (x, 0))
+
+    halved, n_halvings = jax.shard_map(
+        halve_until_small, mesh=mesh, in_specs=P("b"), out_specs=(P("b"), P())
+    )(jnp.asarray(Y[:8]))
+    branched = jax.shard_map(
+        lambda x: lax.cond(jnp.sum(x) > 0, lambda x: x * 2.0, lambda x: -x, x),
+        mesh=mesh, in_specs=P("b"), out_specs=P("b"),
+    )(jnp.asarray(Y[:8]))  # fmt: skip
+
+    def stats(x):
+        n = lax.psum(1, "b")
+        return x / n, lax.axis_size("b") * jnp.ones(()), lax.pmax(jnp.max(x), "b")
+
+    scaled, size, top = jax.shard_map(
+        stats, mesh=mesh, in_specs=P("b"), out_specs=(P("b"), P(), P())
+    )(jnp.asarray(Y[:8]))
+
+    def noisy(key, x):
+        key = random.fold_in(key, lax.axis_index("b"))
+        return x + random.normal(key, x.shape)
+
+    per_example = jax.vmap(
+        lambda k: jax.shard_map(noisy, mesh=mesh, in_specs=(P(), P("b")), out_specs=P("b"))(
+            k, jnp.zeros(8)
+        )
+    )(random.split(random.key(0), 2))
+    cast_key = jax.shard_map(
+        lambda k, x: x + random.uniform(lax.pcast(k, ("b",), to="varying"), x.shape),
+        mesh=mesh, in_specs=(P(), P("b")), out_specs=P("b"),
+    )(random.key(3), jnp.zeros(8))  # fmt: skip
+    return {
+        "w": np.asarray(w),
+        "losses": np.asarray(losses),
+        "grad_outside": np.asarray(g_outer),
+        "hvp_outside": np.asarray(hvp),
+        "halved": np.asarray(halved),
+        "n_halvings": np.asarray(n_halvings),
+        "branched": np.asarray(branched),
+        "scaled": np.asarray(scaled),
+        "axis_size": np.asarray(size),
+        "pmax": np.asarray(top),
+        "vmap_of_shard_map": np.asarray(per_example),
+        "pcast_key": np.asarray(cast_key),
+    }
+
+
+def keys_in_custom_rules_and_remat(jax: Any) -> dict[str, np.ndarray]:
+    """Keys as arguments of custom_vjp (bwd returns None for the key) and custom_jvp
+    rules under grad, vmap over keys and jit, and a dropout mask drawn inside a
+    checkpointed block (the rematerialized mask must be the same one), debug callbacks
+    in both branches of a vmapped cond and in a while_loop, and a pure_callback
+    returning a pytree inside a vmapped scan."""
+    jnp, lax, random = jax.numpy, jax.lax, jax.random
+
+    @jax.custom_vjp
+    def noisy(x, key):
+        return x + 0.1 * random.normal(key, x.shape)
+
+    noisy.defvjp(lambda x, key: (noisy(x, key), None), lambda _, g: (g * 2.0, None))
+
+    @jax.custom_jvp
+    def shifted_sin(x, key):
+        return jnp.sin(x) + random.uniform(key, x.shape)
+
+    @shifted_sin.defjvp
+    def shifted_sin_jvp(primals, tangents):
+        x, key = primals
+        return shifted_sin(x, key), 3.0 * tangents[0]
+
+    x = jnp.arange(3.0)
+    ks = random.split(random.key(4), 2)
+
+    def block(w, x, key):
+        keep = random.bernoulli(key, 0.5, x.shape)
+        return jnp.sum(jnp.tanh(jnp.where(keep, x * w, 0.0)) ** 2)
+
+    policy = jax.checkpoint_policies.nothing_saveable
+    calls: list[tuple[str, float]] = []
+
+    def branchy(x):
+        def big(x):
+            jax.debug.callback(lambda v: calls.append(("t", float(np.sum(v)))), x)
+            return x * 2
+
+        def small(x):
+            jax.debug.callback(lambda v: calls.append(("f", float(np.sum(v)))), x)
+            return -x
+
+        return lax.cond(x > 1.0, big, small, x)
+
+    jax.vmap(branchy)(jnp.array([0.5, 1.5, 2.5]))
+    jax.effects_barrier()
+    n_vmap = len(calls)
+
+    def doubling(x):
+        def body(s):
+            jax.debug.callback(lambda v: calls.append(("w", float(v))), s)
+            return s * 2
+
+        return lax.while_loop(lambda s: s < 10.0, body, x)
+
+    jax.jit(doubling)(1.0)
+    jax.effects_barrier()
+
+    def sin_cos(v):
+        out = jax.ShapeDtypeStruct(v.shape, v.dtype)
+        return jax.pure_callback(
+            lambda v: {"s": np.sin(v), "c": np.cos(v)},
+            {"s": out, "c": out},
+            v,
+            vmap_method="sequential",
+        )
+
+    def scan_pc(xs):
+        return lax.scan(lambda c, x: (c + sin_cos(x)["s"], sin_cos(x)["c"]), 0.0, xs)
+
+    total, cosines = jax.vmap(scan_pc)(jnp.arange(6.0).reshape(2, 3))
+    return {
+        "custom_vjp_value": np.asarray(noisy(x, ks[0])),
+        "custom_vjp_grad": np.asarray(jax.grad(lambda x: jnp.sum(noisy(x, ks[0]) ** 2))(x)),
+        "custom_vjp_vmap": np.asarray(
+            jax.vmap(jax.grad(lambda x, k: jnp.sum(noisy(x, k))), in_axes=(None, 0))(x, ks)
+        ),
+        "custom_jvp_grad": np.asarray(
+            jax.grad(lambda x: jnp.sum(shifted_sin(x, random.key(5))))(x)
+        ),
+        "custom_jvp_vmap_jit": np.asarray(
+            jax.jit(
+                jax.vmap(
+                    lambda x, k: jax.jvp(lambda x: shifted_sin(x, k), (x,), (x,))[1],
+                    in_axes=(None, 0),
+                )
+            )(x, ks)
+        ),
+        "remat_dropout_grad": np.asarray(
+            jax.grad(jax.checkpoint(block))(1.3, jnp.asarray(X), ks[1])
+        ),
+        "plain_dropout_grad": np.asarray(jax.grad(block)(1.3, jnp.asarray(X), ks[1])),
+        "remat_policy_jit_grad": np.asarray(
+            jax.jit(jax.grad(jax.checkpoint(block, policy=policy)))(1.3, jnp.asarray(X), ks[1])
+        ),
+        "callback_calls_vmap_cond": np.asarray(n_vmap),
+        "callback_kinds": np.array([ord(k) for k, _ in calls], dtype=np.int64),
+        "callback_values": np.array([v for _, v in calls]),
+        "pure_callback_total": np.asarray(total),
+        "pure_callback_cosines": np.asarray(cosines),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -1151,5 +1339,7 @@ PROGRAMS = {
         remat_and_custom_variants,
         key_buffers_in_loops,
         key_array_at_update,
+        shard_map_training_loops,
+        keys_in_custom_rules_and_remat,
     )
 }
