@@ -25,12 +25,14 @@ KNOWN_DIFFERENCES = {
     "ring_collectives": (
         "lax.ppermute (written with axis_index) inside a fori_loop body under "
         "shard_map/named vmap raises NotImplementedError (the documented limitation of "
-        "axis_index inside loop bodies the named vmap batches), so the ring all-reduce "
-        "and the all-gather matmul of JAX's shard_map docs do not run"
+        "axis_index inside loop bodies the named vmap batches; the message names "
+        "axis_index, not ppermute), so the ring all-reduce and the all-gather matmul "
+        "of JAX's shard_map docs do not run"
     ),
     "key_array_at_update": (
         "a typed key array has no .at (AttributeError: 'PRNGKeyArray' object has no "
-        "attribute 'at'), where JAX's keys.at[i].set(key) works eagerly and under jit"
+        "attribute 'at'; documented as not yet supported), where JAX's "
+        "keys.at[i].set(key) works eagerly and under jit"
     ),
     "jit_with_shardings": (
         "functrace's jit has no in_shardings/out_shardings keywords: TypeError "
