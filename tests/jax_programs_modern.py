@@ -814,7 +814,8 @@ def shard_map_keys_per_device(jax: Any) -> dict[str, np.ndarray]:
 def callbacks_more(jax: Any) -> dict[str, np.ndarray]:
     """pure_callback with vmap_method "broadcast_all" and "expand_dims" (the shapes the
     host function saw), io_callback-free debug.callback under grad and in scan, and
-    debug.print with a format spec and keyword arguments inside lax.scan."""
+    debug.print with a format spec and keyword arguments inside lax.scan, and of a
+    float32 array under jit (the printed text)."""
     jnp, lax = jax.numpy, jax.lax
     shapes: list[tuple[int, ...]] = []
 
@@ -863,6 +864,7 @@ def callbacks_more(jax: Any) -> dict[str, np.ndarray]:
             return lax.scan(step, 1.0, xs)[0]
 
         final = run(jnp.arange(3.0))
+        jax.jit(lambda v: jax.debug.print("f32 {}", v.astype(jnp.float32) * 0.3))(jnp.arange(3.0))
         jax.effects_barrier()
     text = out.getvalue()
     return {
