@@ -211,6 +211,10 @@ def test_item4_numpy_interop_zero_copy() -> None:
     m[0] = 0.0  # np.array copies into a mutable NumPy array
     assert x[0] != 0.0
     assert repr(fnp.asarray([1.0, 2.0])) == "Array([1., 2.])"
+    # str (and so debug.print's text) is NumPy's, float32 digits for float32 entries
+    f32 = fnp.asarray([1.0, 2.5], dtype=fnp.float32) / 3
+    assert str(f32) == str(np.asarray(f32)) == "[0.33333334 0.8333333 ]"
+    assert str(fnp.asarray(2.5, dtype=fnp.float32) / 3) == "0.8333333"
 
 
 def test_item4_pickle_and_copy() -> None:

@@ -131,3 +131,48 @@ def test_key_array_errors_name_what_to_use():
         lax.select(True, k, random.PRNGKey(0))
     same = ft.nn.dropout(np.ones(4), 0.5, key=random.key_data(k))
     np.testing.assert_array_equal(ft.nn.dropout(np.ones(4), 0.5, key=k), same)
+
+
+def test_dynamic_slices_and_select_n_move_whole_keys():
+    # JAX's lax.dynamic_slice/dynamic_update_slice (and their in_dim forms) and select_n
+    # take key arrays; here they once refused them as non-arrays
+    ks, new = random.split(random.key(7), 4), random.split(random.key(9), 2)
+    d, dn = np.asarray(random.key_data(ks)), np.asarray(random.key_data(new))
+
+    def data(k):
+        return np.asarray(random.key_data(k))
+
+    np.testing.assert_array_equal(data(lax.dynamic_slice(ks, (2,), (2,))), d[2:])
+    np.testing.assert_array_equal(data(lax.dynamic_slice(ks, (-1,), (2,))), d[2:])  # clamped
+    want = d.copy()
+    want[1:3] = dn
+    np.testing.assert_array_equal(data(lax.dynamic_update_slice(ks, new, (1,))), want)
+    np.testing.assert_array_equal(data(lax.dynamic_slice_in_dim(ks, 1, 2)), d[1:3])
+    np.testing.assert_array_equal(data(lax.dynamic_index_in_dim(ks, 3, keepdims=False)), d[3])
+    want = d.copy()
+    want[0] = dn[1]
+    np.testing.assert_array_equal(data(lax.dynamic_update_index_in_dim(ks, new[1], 0, 0)), want)
+    which = np.array([1, 0, 1, 0], dtype=np.int32)
+    np.testing.assert_array_equal(
+        data(lax.select_n(which, ks, ks[::-1])), np.where(which[:, None] == 1, d[::-1], d)
+    )
+    # traced starts under jit and per-example starts under vmap; a key buffer in a loop
+    got = ft.jit(lambda k, i: lax.dynamic_slice(k, (i,), (2,)))(ks, 1)
+    np.testing.assert_array_equal(data(got), d[1:3])
+    got = ft.vmap(lambda i: lax.dynamic_slice(ks, (i,), (2,)))(np.array([0, 2, 3]))
+    np.testing.assert_array_equal(data(got), np.stack([d[0:2], d[2:4], d[2:4]]))
+    got = ft.vmap(lambda c, a, b: lax.select_n(c, a, b))(which.astype(bool), ks, ks[::-1])
+    np.testing.assert_array_equal(data(got), np.where(which[:, None] == 1, d[::-1], d))
+
+    def body(i, buf):
+        return lax.dynamic_update_slice(buf, random.fold_in(buf[i], i)[None], (i,))
+
+    got = ft.jit(lambda k: lax.fori_loop(0, 4, body, k))(ks)
+    want = np.stack([data(random.fold_in(ks[i], i)) for i in range(4)])
+    np.testing.assert_array_equal(data(got), want)
+    with pytest.raises(TypeError, match=r"select_n: expected cases that are all key arrays"):
+        lax.select_n(True, ks, d)
+    with pytest.raises(TypeError, match=r"dynamic_update_slice: expected an operand and an"):
+        lax.dynamic_update_slice(ks, d[:1], (0,))
+    with pytest.raises(TypeError, match=r"select_n: expected a selector of shape \(\) or"):
+        lax.select_n(np.ones(3, bool), ks, ks)

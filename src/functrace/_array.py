@@ -193,6 +193,11 @@ class Array(np.ndarray, metaclass=_ArrayType):
         body = repr(self.view(_nd))
         return "Array" + body[len("array") :] if body.startswith("array") else body
 
+    def __str__(self) -> str:
+        # NumPy's text of the data, as JAX's str gives (NumPy's formatting of this
+        # subclass printed float32 entries with float64 digits: 0.83333331)
+        return str(self.view(_nd))
+
     # -- JAX's array API ---------------------------------------------------
     @property
     def at(self) -> Any:

@@ -382,7 +382,10 @@ select_n_p = register(Primitive("select_n"), _select_n_impl, _select_n_abstract)
 
 def select_n(which: Any, *cases: Any) -> Any:
     """``cases[which]`` elementwise (a bool ``which`` picks cases[1] where True); the
-    cases have one shape, and a 0-d ``which`` picks for all of them, as in JAX."""
+    cases have one shape, and a 0-d ``which`` picks for all of them, as in JAX. The
+    cases may be typed key arrays (all of them), ``which`` of their key shape."""
+    if any(type(c) is PRNGKeyArray for c in cases):
+        return _select_n_keys(which, cases)
     shape = getattr(cases[0], "shape", ()) if cases else ()
     if shape and not getattr(which, "shape", ()):
         which = broadcast_in_dim(which, tuple(shape), ())
@@ -411,6 +414,20 @@ def _select_keys(pred: Any, on_true: Any, on_false: Any) -> PRNGKeyArray:
     if pshape:
         pred = broadcast_in_dim(pred, tuple(shape), tuple(range(len(pshape))))
     return PRNGKeyArray(select_n(pred, on_false._base, on_true._base))
+
+
+def _select_n_keys(which: Any, cases: Sequence[Any]) -> PRNGKeyArray:
+    if not all(type(c) is PRNGKeyArray for c in cases):
+        raise TypeError("select_n: expected cases that are all key arrays or none, got a mix.")
+    shapes = {c.shape for c in cases}
+    if len(shapes) != 1:
+        raise TypeError(f"select_n: expected key arrays of one shape, got {sorted(shapes)}.")
+    shape = cases[0]._base.shape
+    wshape = tuple(getattr(which, "shape", ()))
+    if wshape not in ((), shape[:-1]):
+        raise TypeError(f"select_n: expected a selector of shape () or {shape[:-1]}, got {wshape}.")
+    which = broadcast_in_dim(which, tuple(shape), tuple(range(len(wshape))))
+    return PRNGKeyArray(select_n_p.bind(which, *(c._base for c in cases)))
 
 
 def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._prng import PRNGKeyArray
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.lax import gather_scatter
@@ -160,10 +161,28 @@ def dynamic_slice(
     """The window of ``slice_sizes`` at ``start_indices``. As in JAX, a negative start
     counts from the end once (``-1`` is the last position; per axis with a sequence of
     bools, an error for a known negative start with ``allow_negative_indices=False``),
-    then the window is clamped to stay in bounds."""
+    then the window is clamped to stay in bounds. Also on typed key arrays (whole keys
+    move), as in JAX."""
     sizes = tuple(int(n) for n in slice_sizes)
+    if type(operand) is PRNGKeyArray:  # slice the keys' data, the words whole
+        starts, allow = _key_starts(start_indices, allow_negative_indices)
+        out = dynamic_slice(operand._base, starts, (*sizes, 2), allow_negative_indices=allow)
+        return PRNGKeyArray(out)
     starts = _start_operands("dynamic_slice", operand, start_indices, allow_negative_indices)
     return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    """The shape of an array, or of a typed key array (counted in keys)."""
+    return x.shape if type(x) is PRNGKeyArray else core.get_aval(x).shape
+
+
+def _key_starts(
+    start_indices: Sequence[Any], allow: bool | Sequence[bool]
+) -> tuple[list[Any], bool | list[bool]]:
+    """The starts and flags for a key array's data: a 0 for the trailing axis of words."""
+    starts = [*start_indices, 0]
+    return starts, allow if isinstance(allow, bool) else [*(bool(a) for a in allow), True]
 
 
 def _start_operands(
@@ -275,7 +294,19 @@ def dynamic_update_slice(
 ) -> Any:
     """``operand`` with ``update`` written at ``start_indices``: negative starts count
     from the end once, then the window is clamped to stay in bounds (as
-    :func:`dynamic_slice`)."""
+    :func:`dynamic_slice`). Also on typed key arrays (``update`` keys too), as in JAX."""
+    if type(operand) is PRNGKeyArray or type(update) is PRNGKeyArray:
+        if type(operand) is not PRNGKeyArray or type(update) is not PRNGKeyArray:
+            raise TypeError(
+                "dynamic_update_slice: expected an operand and an update that are both "
+                f"key arrays or neither, got {getattr(operand, 'dtype', type(operand))} "
+                f"and {getattr(update, 'dtype', type(update))}."
+            )
+        starts, allow = _key_starts(start_indices, allow_negative_indices)
+        out = dynamic_update_slice(
+            operand._base, update._base, starts, allow_negative_indices=allow
+        )
+        return PRNGKeyArray(out)
     starts = _start_operands("dynamic_update_slice", operand, start_indices, allow_negative_indices)
     return dynamic_update_slice_p.bind(operand, update, *starts)
 
@@ -350,7 +381,7 @@ def dynamic_slice_in_dim(
     """``dynamic_slice`` along one ``axis``; the other axes are kept whole. A negative
     ``start_index`` counts from the end (unless ``allow_negative_indices=False``); the
     window is clamped to stay in bounds."""
-    shape = core.get_aval(operand).shape
+    shape = _shape(operand)
     axis = normalize_axis("dynamic_slice_in_dim", axis, len(shape))
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
     sizes = [int(slice_size) if k == axis else d for k, d in enumerate(shape)]
@@ -367,7 +398,7 @@ def dynamic_update_slice_in_dim(
     allow_negative_indices: bool = True,
 ) -> Any:
     """``dynamic_update_slice`` along one ``axis`` (the update spans the other axes)."""
-    shape = core.get_aval(operand).shape
+    shape = _shape(operand)
     axis = normalize_axis("dynamic_update_slice_in_dim", axis, len(shape))
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
     allow = [allow_negative_indices and k == axis for k in range(len(shape))]
@@ -384,12 +415,16 @@ def dynamic_index_in_dim(
 ) -> Any:
     """The entry at a (traced) ``index`` along ``axis``; ``keepdims=False`` drops that
     axis. Negative indices count from the end; out-of-range ones are clamped."""
-    ndim = core.get_aval(operand).ndim
+    ndim = len(_shape(operand))
     axis = normalize_axis("dynamic_index_in_dim", axis, ndim)
     out = dynamic_slice_in_dim(
         operand, index, 1, axis, allow_negative_indices=allow_negative_indices
     )
-    return out if keepdims else squeeze(out, (axis,))
+    if keepdims:
+        return out
+    if type(out) is PRNGKeyArray:
+        return PRNGKeyArray(squeeze(out._base, (axis,)))
+    return squeeze(out, (axis,))
 
 
 def dynamic_update_index_in_dim(
@@ -402,10 +437,13 @@ def dynamic_update_index_in_dim(
 ) -> Any:
     """``operand`` with ``update`` written at a (traced) ``index`` along ``axis``;
     ``update`` has operand's shape with that axis of size 1, or without that axis."""
-    shape = core.get_aval(operand).shape
+    shape = _shape(operand)
     axis = normalize_axis("dynamic_update_index_in_dim", axis, len(shape))
-    if core.get_aval(update).ndim == len(shape) - 1:
-        update = expand_dims(update, (axis,))
+    if len(_shape(update)) == len(shape) - 1:
+        if type(update) is PRNGKeyArray:
+            update = PRNGKeyArray(expand_dims(update._base, (axis,)))
+        else:
+            update = expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(
         operand, update, index, axis, allow_negative_indices=allow_negative_indices
     )
