@@ -1003,3 +1003,14 @@ def test_diagflat_sort_complex_dft_broadcast_shapes_as_jax():
     assert lax.broadcast_shapes((2, 1), (3,), ()) == (2, 3)
     with pytest.raises(ValueError, match="broadcast_shapes: expected shapes that broadcast"):
         lax.broadcast_shapes((2,), (3,))
+
+
+def test_jit_takes_shardings_and_places_nothing():
+    from functrace.sharding import NamedSharding, PartitionSpec
+
+    mesh = ft.make_mesh((4,), ("i",))
+    s = NamedSharding(mesh, PartitionSpec("i"))
+    f = ft.jit(lambda x, y: x * y, in_shardings=(s, None), out_shardings=PartitionSpec("i"))
+    np.testing.assert_array_equal(f(np.arange(4.0), 2.0), np.arange(4.0) * 2.0)
+    with pytest.raises(TypeError, match="jit: expected in_shardings to hold shardings"):
+        ft.jit(lambda x: x, in_shardings=(s, 3))

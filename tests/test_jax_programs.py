@@ -9,21 +9,17 @@ only the arithmetic, must be JAX's) and call ``jax.scipy``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import functrace
 from jax_programs import PROGRAMS
-
-FIXTURE = Path(__file__).parent / "fixtures" / "jax_programs.npz"
+from recorded import assert_program_matches, load_programs_reference
 
 
 @pytest.fixture(scope="module")
 def reference() -> dict[str, np.ndarray]:
-    with np.load(FIXTURE) as f:
-        return {k: f[k] for k in f.files}
+    return load_programs_reference("jax_programs.npz")
 
 
 def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) -> None:
@@ -34,12 +30,4 @@ def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) ->
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_matches_jax(name: str, reference: dict[str, np.ndarray]) -> None:
     jax = functrace  # the only change a JAX program needs
-    got = PROGRAMS[name](jax)
-    expected = {k.split("/", 1)[1]: v for k, v in reference.items() if k.startswith(name + "/")}
-    assert set(got) == set(expected), (
-        f"{name}: outputs {sorted(got)} vs recorded {sorted(expected)}"
-    )
-    for key, want in expected.items():
-        have = np.asarray(got[key])
-        assert have.shape == want.shape, f"{name}/{key}: shape {have.shape}, JAX {want.shape}"
-        np.testing.assert_allclose(have, want, rtol=1e-9, atol=1e-12, err_msg=f"{name}/{key}")
+    assert_program_matches(name, PROGRAMS[name](jax), reference, check_dtypes=False)

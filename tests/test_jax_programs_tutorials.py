@@ -10,15 +10,12 @@ too, as a JAX program would see them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import functrace
 from jax_programs_tutorials import PROGRAMS
-
-FIXTURE = Path(__file__).parent / "fixtures" / "jax_programs_tutorials.npz"
+from recorded import assert_program_matches, load_programs_reference, program_params
 
 # program name -> reason, for programs where functrace differs from JAX by a documented
 # choice, or a gradient at a broken index promise
@@ -38,8 +35,7 @@ KNOWN_DIFFERENCES = {
 
 @pytest.fixture(scope="module")
 def reference() -> dict[str, np.ndarray]:
-    with np.load(FIXTURE) as f:
-        return {k: f[k] for k in f.files if k != "__about__"}
+    return load_programs_reference("jax_programs_tutorials.npz")
 
 
 def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) -> None:
@@ -47,29 +43,7 @@ def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) ->
     assert recorded == set(PROGRAMS)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[n]))
-        if n in KNOWN_DIFFERENCES
-        else n
-        for n in sorted(PROGRAMS)
-    ],
-)
+@pytest.mark.parametrize("name", program_params(PROGRAMS, KNOWN_DIFFERENCES))
 def test_program_matches_jax(name: str, reference: dict[str, np.ndarray]) -> None:
     jax = functrace  # the only change a JAX program needs
-    got = PROGRAMS[name](jax)
-    expected = {k.split("/", 1)[1]: v for k, v in reference.items() if k.startswith(name + "/")}
-    assert set(got) == set(expected), (
-        f"{name}: outputs {sorted(got)} vs recorded {sorted(expected)}"
-    )
-    for key, want in expected.items():
-        have = np.asarray(got[key])
-        assert have.shape == want.shape, f"{name}/{key}: shape {have.shape}, JAX {want.shape}"
-        assert have.dtype == want.dtype, f"{name}/{key}: dtype {have.dtype}, JAX {want.dtype}"
-        if want.dtype.kind == "U":  # an error type's name: exactly
-            np.testing.assert_array_equal(have, want, err_msg=f"{name}/{key}")
-            continue
-        # float32 samplers and kernels may round differently from XLA's in the last bits
-        tol = 1e-6 if want.dtype in (np.float32, np.complex64) else 1e-9
-        np.testing.assert_allclose(have, want, rtol=tol, atol=tol * 1e-3, err_msg=f"{name}/{key}")
+    assert_program_matches(name, PROGRAMS[name](jax), reference, float32_tol=(1e-06, 1e-09))

@@ -176,3 +176,18 @@ def test_dynamic_slices_and_select_n_move_whole_keys():
         lax.dynamic_update_slice(ks, d[:1], (0,))
     with pytest.raises(TypeError, match=r"select_n: expected a selector of shape \(\) or"):
         lax.select_n(np.ones(3, bool), ks, ks)
+
+
+def test_key_arrays_update_whole_keys_with_at():
+    ks = random.split(random.key(0), 3)
+    k = random.key(7)
+    want = np.array(random.key_data(ks))
+    want[1] = random.key_data(k)
+    np.testing.assert_array_equal(random.key_data(ks.at[1].set(k)), want)
+    got = ft.jit(lambda ks, k, i: ks.at[i].set(k))(ks, k, 1)
+    np.testing.assert_array_equal(random.key_data(got), want)
+    np.testing.assert_array_equal(random.key_data(ks.at[2].get()), random.key_data(ks[2]))
+    with pytest.raises(TypeError, match="keys have no arithmetic"):
+        ks.at[0].add(k)
+    with pytest.raises(TypeError, match="expected keys"):
+        ks.at[0].set(random.key_data(k))

@@ -217,6 +217,12 @@ class PRNGKeyArray:
     def __deepcopy__(self, memo: Any) -> PRNGKeyArray:
         return self.copy()
 
+    @property
+    def at(self) -> _KeyAt:
+        """JAX's functional updates of whole keys: ``keys.at[i].set(key)`` (and
+        ``.get()``); the other updates (``add``...) are numeric, so not on keys."""
+        return _KeyAt(self)
+
     def block_until_ready(self) -> PRNGKeyArray:
         """Return ``self``: eager results are computed when they are returned."""
         return self
@@ -280,6 +286,53 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(d)}"
 
     __str__ = __repr__
+
+
+class _KeyAt:
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: PRNGKeyArray) -> None:
+        self.keys = keys
+
+    def __getitem__(self, idx: Any) -> _KeyAtIndex:
+        return _KeyAtIndex(self.keys, idx)
+
+
+class _KeyAtIndex:
+    """``keys.at[idx]``: ``set`` writes whole keys (the index counts keys)."""
+
+    __slots__ = ("keys", "idx")
+
+    def __init__(self, keys: PRNGKeyArray, idx: Any) -> None:
+        self.keys, self.idx = keys, idx
+
+    def _words(self) -> tuple[Any, ...]:
+        tup = self.idx if type(self.idx) is tuple else (self.idx,)
+        if any(type(i) is PRNGKeyArray for i in tup):
+            raise TypeError("PRNGKeyArray.at: expected integer indices, got a key array.")
+        return (*tup, slice(None))
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        """The keys at the index (as ``keys[idx]``)."""
+        return PRNGKeyArray(self.keys._base.at[self._words()].get(**kwargs))
+
+    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
+        """The key array with ``values`` (keys) written at the index."""
+        if type(values) is not PRNGKeyArray:
+            got = getattr(values, "dtype", type(values).__name__)
+            raise TypeError(
+                f"PRNGKeyArray.at[...].set: expected keys (a key array), got {got}; "
+                f"wrap raw keys with random.wrap_key_data."
+            )
+        return PRNGKeyArray(self.keys._base.at[self._words()].set(values._base, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("add", "multiply", "mul", "divide", "power", "min", "max", "apply"):
+            raise TypeError(
+                f"PRNGKeyArray.at[...].{name}: keys have no arithmetic; use .set with "
+                f"new keys (random.split, random.fold_in)."
+            )
+        raise AttributeError(name)
 
 
 def is_key_array(x: Any) -> bool:

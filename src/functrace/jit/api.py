@@ -42,7 +42,7 @@ from functrace.interpreters.ad import ad_timer
 from functrace.interpreters.staging import trace_to_jaxpr
 from functrace.ir import ClosedJaxpr, eval_jaxpr
 from functrace.jit import diagnostics, kernels, tiered
-from functrace.jit.argnums import resolve_argnums
+from functrace.jit.argnums import check_shardings, resolve_argnums
 from functrace.jit.keys import NOT_SIMPLE, fast_entry_call, fast_key, tree_key
 from functrace.jit.shared import Entry, Shared, counter, lowering_settings, shared_state
 from functrace.jit.stages import Lowered, Traced
@@ -820,8 +820,10 @@ def jit(
     donate_argnames: str | Sequence[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Any:
-    """Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
+    r"""Compile ``fun``: traced once per argument signature, lowered to Numba kernels.
 
     Array arguments follow the rule of ``core.plain_array``: ``numpy.matrix`` and masked
     arrays are rejected (TypeError), other ndarray subclasses are viewed as ndarray,
@@ -841,6 +843,9 @@ def jit(
     without donation (functrace/README.md, "JAX options ..."). ``keep_unused`` and
     ``inline`` (JAX's booleans) are accepted and change nothing: unused arguments are
     still checked on each call, and a jit called under another jit is inlined anyway.
+    ``in_shardings``/``out_shardings`` (pytrees of ``Sharding``\ s, ``PartitionSpec``\ s
+    or None, as JAX's) are checked and place nothing: functrace computes on one device,
+    where every placement is the identity (``sharding.py``).
 
     ``compile``: ``"tiered"`` (the default, or ``$FUNCTRACE_JIT_COMPILE``) returns the
     first calls of a signature whose kernels are not in the disk cache yet without
@@ -860,6 +865,8 @@ def jit(
     for name, flag in (("keep_unused", keep_unused), ("inline", inline)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"jit: expected {name} to be a bool, got {flag!r:.40}.")
+    for name, given in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        check_shardings(name, given)
     if fun is None:
         return functools.partial(
             jit,

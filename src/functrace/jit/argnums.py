@@ -10,7 +10,8 @@ of positional-only or ``*args`` parameters are a ``ValueError``, as is a paramet
 static and donated. A function without a signature (some built-ins) is not checked.
 
 Donation is accepted and has no effect (see ``functrace/README.md``): a donated
-argument stays valid and unchanged, and the results are those without donation.
+argument stays valid and unchanged, and the results are those without donation. So are
+``in_shardings``/``out_shardings`` (:func:`check_shardings`): one device places nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import inspect
 import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from functrace.tree_util import tree_leaves
 
 _P = inspect.Parameter
 _POSITIONAL = (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
@@ -152,3 +155,19 @@ def resolve_argnums(
             f"both (an argument is either static or donated)."
         )
     return Argnums(s_nums, s_names, d_nums, d_names)
+
+
+def check_shardings(name: str, given: Any) -> None:
+    """``jit``'s ``in_shardings``/``out_shardings``: a pytree whose leaves are shardings,
+    partition specs or None (a clear TypeError otherwise)."""
+    from functrace.sharding import PartitionSpec, Sharding
+
+    def ok(x: Any) -> bool:
+        return isinstance(x, (Sharding, PartitionSpec))
+
+    for leaf in tree_leaves(given, is_leaf=ok):
+        if not ok(leaf):
+            raise TypeError(
+                f"jit: expected {name} to hold shardings (NamedSharding, "
+                f"SingleDeviceSharding...), PartitionSpecs or None, got {leaf!r:.60}."
+            )

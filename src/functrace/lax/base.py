@@ -384,7 +384,7 @@ def select_n(which: Any, *cases: Any) -> Any:
     """``cases[which]`` elementwise (a bool ``which`` picks cases[1] where True); the
     cases have one shape, and a 0-d ``which`` picks for all of them, as in JAX. The
     cases may be typed key arrays (all of them), ``which`` of their key shape."""
-    if any(type(c) is PRNGKeyArray for c in cases):
+    if cases and type(cases[0]) is PRNGKeyArray:  # (one check: select_n is everywhere)
         return _select_n_keys(which, cases)
     shape = getattr(cases[0], "shape", ()) if cases else ()
     if shape and not getattr(which, "shape", ()):
