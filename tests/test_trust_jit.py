@@ -437,3 +437,18 @@ def test_item0_repeated_broadcast_dimensions_are_rejected_when_traced() -> None:
     x = np.arange(4.0).reshape(2, 2)
     with pytest.raises(ValueError, match="strictly increasing broadcast_dimensions"):
         jit(lambda x: lax.broadcast_in_dim(x, (2, 3), (0, 0)) + 1.0)(x)
+
+
+def test_complex_division_by_zero_matches_numpy_in_compiled_code():
+    # Numba's complex division raises ZeroDivisionError; NumPy's (and eager) gives inf/nan
+    a = np.array([1 + 1j, 2.0, 0j, np.nan, 3 - 4j])
+    b = np.array([0j, 1.0, 0j, 1.0, 1 + 2j])
+    with np.errstate(all="ignore"):
+        want = a / b
+        np.testing.assert_array_equal(ft.jit(lambda a, b: a / b)(a, b), want)
+        np.testing.assert_array_equal(
+            ft.jit(lambda a, b: fnp.sin(a) / b + 1.0)(a, b), np.sin(a) / b + 1.0
+        )
+        np.testing.assert_array_equal(ft.jit(lambda a, b: a / b)(a[0], b[0]), want[0])  # 0-d
+        f32 = ft.jit(lambda a, b: a / b)(a.astype(np.complex64), b.astype(np.complex64))
+        np.testing.assert_array_equal(f32, (a.astype(np.complex64) / b.astype(np.complex64)))

@@ -321,6 +321,12 @@ def _div_emit(ctx: _nr.EmitContext) -> str:
         return f"(-{x} if {y} == -1 else ({q} + 1 if {up} else {q}))"
     if ctx.out_dtype.kind in "ub":
         return f"np.floor_divide({x}, {y})"
+    if ctx.out_dtype.kind == "c":  # Numba raises on a complex zero divisor; NumPy: inf/nan
+        zero = "np.float64(0.0)"
+        return (
+            f"(({x}) / ({y}) if ({y}).real != 0.0 or ({y}).imag != 0.0 "
+            f"else np.complex128(complex(({x}).real / {zero}, ({x}).imag / {zero})))"
+        )
     return f"({x} / {y})"
 
 
