@@ -452,3 +452,6 @@ def test_complex_division_by_zero_matches_numpy_in_compiled_code():
         np.testing.assert_array_equal(ft.jit(lambda a, b: a / b)(a[0], b[0]), want[0])  # 0-d
         f32 = ft.jit(lambda a, b: a / b)(a.astype(np.complex64), b.astype(np.complex64))
         np.testing.assert_array_equal(f32, (a.astype(np.complex64) / b.astype(np.complex64)))
+        for y in (-1, -2, -3):  # integer_pow: the impl's nan at 0
+            got = ft.jit(lambda a, y=y: lax.integer_pow(a, y))(a)
+            np.testing.assert_array_equal(got, lax.integer_pow(a, y))

@@ -211,7 +211,11 @@ def _integer_pow_emit(ctx: _nr.EmitContext) -> str | None:
     if n > 16:
         return None  # rare: the impl (np.power) is exact enough and simpler
     prod = "(" + " * ".join([x] * n) + ")"
-    return prod if y > 0 else f"({one} / {prod})"
+    if y > 0:
+        return prod
+    if ctx.out_dtype.kind == "c":  # Numba raises on a complex zero divisor; the impl: nan
+        return f"({one} / {prod} if {prod} != 0 else np.complex128(complex(np.nan, np.nan)))"
+    return f"({one} / {prod})"
 
 
 numba_emitters[integer_pow_p] = _integer_pow_emit
