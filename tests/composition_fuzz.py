@@ -302,6 +302,8 @@ def programs(draw: Any, diff: bool) -> Program:
             shape = np.shape(args[i])
             choices: list[tuple[Any, ...]] = [("in", 1.0)]
             for j, s in enumerate(out_shapes):
+                if s == (-2,):
+                    continue
                 choices.append(("node", j, "sum", float(rng.uniform(-1, 1))))
                 try:
                     if np.broadcast_shapes(s, shape) == shape:
@@ -320,7 +322,10 @@ def programs(draw: Any, diff: bool) -> Program:
         node = Node(op, args, links, wrap, shaper, cond_threshold=float(rng.uniform(-0.5, 0.5)))
         nodes.append(node)
         first = np.asarray(out[0])
-        out_shapes.append(first.shape if first.dtype.kind == "f" else (-1,))  # -1: no link
+        # -1: no direct link (not a real float); -2: no link at all (complex: its sum
+        # would make the float argument it perturbs complex)
+        kind = first.dtype.kind
+        out_shapes.append(first.shape if kind == "f" else (-2,) if kind == "c" else (-1,))
     return Program(nodes, x_shape, y_shape, cx, cy, diff)
 
 
