@@ -25,7 +25,7 @@ from functrace._tree_keys import GetAttrKey
 from functrace._tree_nodes import register_pytree_with_keys
 from functrace.core import Tracer
 
-__all__ = ["KEY_DATA", "PRNGKeyArray", "is_key_array"]
+__all__ = ["KEY_DATA", "PRNGKeyArray"]
 
 
 def _shape_of(data: Any) -> tuple[int, ...]:
@@ -333,11 +333,6 @@ class _KeyAtIndex:
                 f"new keys (random.split, random.fold_in)."
             )
         raise AttributeError(name)
-
-
-def is_key_array(x: Any) -> bool:
-    """Whether ``x`` is a typed key array."""
-    return type(x) is PRNGKeyArray
 
 
 array_like_nodes.add(PRNGKeyArray)
