@@ -699,9 +699,10 @@ def op_args(draw: Any, op: OpInfo, dtype: Any) -> tuple[Any, ...]:
             a = rng.uniform(lo, hi, shape)
             size = int(np.prod(shape, dtype=np.int64))
             if op.avoid_ties and size > 1:
-                # distinct values within an argument: a shuffled grid over the domain, spaced
-                # far wider than the finite-difference step
-                grid = np.linspace(lo, hi, size) + rng.uniform(0, 0.1, size) * (hi - lo) / size
+                # distinct values within an argument: a shuffled grid inside the domain,
+                # spaced far wider than the finite-difference step
+                jitter = rng.uniform(0, 0.1, size) / size
+                grid = lo + (hi - lo) * (np.linspace(0, 1, size) * (1 - 0.1 / size) + jitter)
                 a = rng.permutation(grid).reshape(shape)
             if arg is NONZERO:
                 a = a * np.where(rng.random(shape) < 0.5, -1.0, 1.0)
