@@ -113,8 +113,12 @@ def test_key_array_errors_name_what_to_use():
         random.normal(random.key_data(ks))  # raw batches: the TypeError as before
     with pytest.raises(TypeError, match=r"equal: expected two key arrays.*uint32"):
         k == random.PRNGKey(0)  # noqa: B015
-    with pytest.raises(TypeError, match=r"concatenate: expected key arrays only"):
+    with pytest.raises(ValueError, match=r"concatenate: expected key arrays only"):
         fnp.concatenate([ks, random.split(random.PRNGKey(0))])
+    with pytest.raises(ValueError, match=r"hstack: expected key arrays only.*uint32"):
+        fnp.hstack([ks, random.key_data(ks)])
+    with pytest.raises(ValueError, match=r"full_like: expected key arrays only.*int"):
+        fnp.full_like(ks, 3)
     with pytest.raises(TypeError, match=r"random.wrap_key_data: expected uint32 key data"):
         random.wrap_key_data(k)
     with pytest.raises(TypeError, match=r"random.PRNGKey: expected a scalar integer seed"):

@@ -107,6 +107,55 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     out["np/swapaxes"] = data(fnp.swapaxes(k23, 0, 1))
     out["np/flip"] = data(fnp.flip(k23, axis=1))
     out["np/asarray"] = data(fnp.asarray(ks))
+    # the functions that repeat, drop or fill (with the zero key) whole keys
+    mask = np.array([True, False, True, True])
+    for name, f in (
+        ("tile", lambda: fnp.tile(ks, (2, 1))),
+        ("repeat", lambda: fnp.repeat(k23, 2, axis=1)),
+        ("roll", lambda: fnp.roll(k23, 1, axis=1)),
+        ("rot90", lambda: fnp.rot90(k23)),
+        ("fliplr", lambda: fnp.fliplr(k23)),
+        ("flipud", lambda: fnp.flipud(ks)),
+        ("rollaxis", lambda: fnp.rollaxis(k23, 1)),
+        ("atleast_1d", lambda: fnp.atleast_1d(k)),
+        ("atleast_2d", lambda: fnp.atleast_2d(ks)),
+        ("atleast_3d", lambda: fnp.atleast_3d(ks)),
+        ("broadcast_arrays", lambda: fnp.broadcast_arrays(k, ks)[0]),
+        ("hstack", lambda: fnp.hstack([ks, ks[:1]])),
+        ("vstack", lambda: fnp.vstack([ks, ks])),
+        ("dstack", lambda: fnp.dstack([ks, ks])),
+        ("column_stack", lambda: fnp.column_stack([ks, ks])),
+        ("block", lambda: fnp.block([[k23, k23[:, :1]]])),
+        ("append", lambda: fnp.append(ks, k)),
+        ("insert", lambda: fnp.insert(ks, 1, k)),
+        ("delete", lambda: fnp.delete(ks, np.array([0, 2]))),
+        ("resize", lambda: fnp.resize(ks, (3, 3))),
+        ("zeros_like", lambda: fnp.zeros_like(ks)),
+        ("full_like", lambda: fnp.full_like(k23, ks[2])),
+        ("tril", lambda: fnp.tril(k23)),
+        ("triu", lambda: fnp.triu(k23, 1)),
+        ("diagonal", lambda: fnp.diagonal(k23)),
+        ("take_along_axis", lambda: fnp.take_along_axis(k23, np.array([[2], [0]]), 1)),
+        ("choose", lambda: fnp.choose(np.array([1, 0, 1]), [k23[0], k23[1]])),
+        ("compress", lambda: fnp.compress(mask, ks)),
+        ("extract", lambda: fnp.extract(mask, ks)),
+        ("matrix_transpose", lambda: fnp.matrix_transpose(k23)),
+        ("jit_roll", lambda: lib.jit(lambda a, s: fnp.roll(a, s))(ks, 3)),
+        ("jit_tril", lambda: lib.jit(fnp.tril)(k23)),
+        ("vmap_roll", lambda: lib.vmap(lambda a: fnp.roll(a, 1))(k23)),
+        ("vmap_hstack", lambda: lib.vmap(lambda a: fnp.hstack([a, a[::-1]]))(k23)),
+    ):
+        out[f"np/{name}"] = data(f())
+    out["np/split"] = np.stack([data(a) for a in fnp.split(ks, 2)])
+    out["np/array_split"] = np.concatenate([data(a) for a in fnp.array_split(ks, 3)])
+    out["np/unstack"] = np.stack([data(a) for a in fnp.unstack(k23, axis=1)])
+    out["np/zeros_like_dtype"] = fnp.zeros_like(ks, dtype=np.float32)
+    out["np/full_like_dtype"] = fnp.full_like(k23, 3.0, dtype=np.float64)
+    out["np/isin"] = fnp.isin(ks, ks[1:3])
+    out["np/isin_invert"] = fnp.isin(k23, ks, invert=True)
+    out["jit/take_out_of_bounds"] = data(lib.jit(fnp.take)(ks, np.array([1, 9, -2])))
+    out["jit/isin"] = lib.jit(fnp.isin)(ks, ks[::2])
+    out["err/hstack_raw"] = _error(lambda: fnp.hstack([ks, data(ks)]))
 
     # samplers: typed and raw keys give the same bits
     for name, f in (

@@ -87,13 +87,14 @@ def _array_results(out: Any) -> Any:
 key_functions: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
-def has_key_array(args: Any, kwargs: Any) -> bool:
-    """Whether a typed key array is among ``args``/``kwargs`` (or in a list or tuple)."""
-    for a in (*args, *kwargs.values()):
+def has_key_array(args: Any, kwargs: Any = None) -> bool:
+    """Whether a typed key array is among ``args``/``kwargs`` (or in nested lists and
+    tuples there, as ``block`` takes)."""
+    for a in (*args, *(kwargs or {}).values()):
         t = type(a)
         if t is PRNGKeyArray:
             return True
-        if (t is list or t is tuple) and any(type(e) is PRNGKeyArray for e in a):
+        if (t is list or t is tuple) and has_key_array(a):
             return True
     return False
 

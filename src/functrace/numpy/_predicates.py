@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
+from functrace._prng import PRNGKeyArray
 from functrace.core import Tracer
 from functrace.lax import shapes as ls
 from functrace.numpy._core import (
@@ -368,7 +369,10 @@ def matrix_transpose(x: Any, /) -> Any:
     >>> fnp.matrix_transpose(fnp.zeros((5, 2, 3))).shape
     (5, 3, 2)
     """
-    nd = len(_shape(asarray_or_tracer(x, "matrix_transpose")))
+    if type(x) is PRNGKeyArray:  # swapaxes moves whole keys
+        nd = x.ndim
+    else:
+        nd = len(_shape(asarray_or_tracer(x, "matrix_transpose")))
     if nd < 2:
         raise ValueError(
             f"matrix_transpose: expected an array with at least 2 dimensions, got {nd}."
