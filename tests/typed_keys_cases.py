@@ -153,6 +153,26 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     out["np/full_like_dtype"] = fnp.full_like(k23, 3.0, dtype=np.float64)
     out["np/isin"] = fnp.isin(ks, ks[1:3])
     out["np/isin_invert"] = fnp.isin(k23, ks, invert=True)
+    # lax's structural functions move whole keys too
+    for name, f in (
+        ("concatenate", lambda: lax.concatenate([k23, k23], 1)),
+        ("rev", lambda: lax.rev(k23, (1,))),
+        ("broadcast_in_dim", lambda: lax.broadcast_in_dim(k23, (4, 2, 3), (1, 2))),
+        ("broadcast", lambda: lax.broadcast(ks, (2,))),
+        ("reshape", lambda: lax.reshape(k23, (3, 2))),
+        ("transpose", lambda: lax.transpose(k23, (1, 0))),
+        ("squeeze", lambda: lax.squeeze(k23[None], (0,))),
+        ("expand_dims", lambda: lax.expand_dims(k23, (-1,))),
+        ("slice", lambda: lax.slice(k23, (0, 1), (2, 3), (1, 2))),
+        ("slice_in_dim", lambda: lax.slice_in_dim(k23, 0, 2, axis=-1)),
+        ("index_in_dim", lambda: lax.index_in_dim(k23, 1, axis=1, keepdims=False)),
+        ("collapse", lambda: lax.collapse(k23, 0)),
+        ("full_like", lambda: lax.full_like(k23, ks[1])),
+        ("jit_concatenate", lambda: lib.jit(lambda a: lax.concatenate([a, a[::-1]], 0))(ks)),
+        ("vmap_rev", lambda: lib.vmap(lambda a: lax.rev(a, (0,)))(k23)),
+        ("vmap_transpose", lambda: lib.vmap(lambda a: lax.transpose(a, (1, 0)))(k23[None])),
+    ):
+        out[f"lax/{name}"] = data(f())
     out["jit/take_out_of_bounds"] = data(lib.jit(fnp.take)(ks, np.array([1, 9, -2])))
     out["jit/isin"] = lib.jit(fnp.isin)(ks, ks[::2])
     out["err/hstack_raw"] = _error(lambda: fnp.hstack([ks, data(ks)]))

@@ -173,6 +173,11 @@ def _bind2(p: Primitive) -> Callable[[Any, Any], Any]:
     return f
 
 
+def operand_shape(x: Any) -> tuple[int, ...]:
+    """The shape of an operand, or of a typed key array (counted in keys)."""
+    return x.shape if type(x) is PRNGKeyArray else core.get_aval(x).shape
+
+
 def full_like(
     x: Any,
     fill_value: Any,
@@ -187,8 +192,13 @@ def full_like(
     is differentiable in it). As in JAX, the result is weakly typed when ``x`` is and no
     ``dtype`` is given, and a non-scalar ``fill_value`` is a ``TypeError``. ``sharding``
     is accepted and ignored (one device). Eagerly the result is a broadcast scalar (no
-    copy).
+    copy). With a typed key array ``x`` (and no ``dtype``), ``fill_value`` is a key.
     """
+    if type(x) is PRNGKeyArray and dtype is None:
+        if type(fill_value) is not PRNGKeyArray or fill_value.shape:
+            raise TypeError("full_like: expected a single key as fill_value for key arrays.")
+        keys = x.shape if shape is None else _shape_arg("full_like", shape)
+        return PRNGKeyArray(broadcast_in_dim(fill_value._base, (*keys, 2), (len(keys),)))
     aval = _like_aval(x)
     dt = aval.dtype if dtype is None else np.dtype(dtype)
     out_shape = aval.shape if shape is None else _shape_arg("full_like", shape)
@@ -610,6 +620,9 @@ def broadcast_in_dim(x: Any, shape: tuple[int, ...], broadcast_dimensions: tuple
     ``broadcast_dimensions[i]`` (where its size must be 1 or equal)."""
     shape = tuple(int(d) for d in shape)
     bdims = tuple(int(d) for d in broadcast_dimensions)
+    if type(x) is PRNGKeyArray:  # typed keys: their data, the two words a last axis
+        out = broadcast_in_dim(x._base, (*shape, 2), (*bdims, len(shape)))
+        return PRNGKeyArray(out)
     aval = core.get_aval(x)
     if aval.shape == shape and bdims == tuple(range(len(shape))):
         return x
@@ -676,6 +689,8 @@ reshape_p = register(Primitive("reshape"), _reshape_impl, _reshape_abstract)
 def reshape(x: Any, new_sizes: tuple[int, ...]) -> Any:
     """Row-major reshape to ``new_sizes`` (no -1: use functrace.numpy.reshape for that)."""
     new_sizes = tuple(int(d) for d in new_sizes)
+    if type(x) is PRNGKeyArray:  # typed keys: their data, the two words a last axis
+        return PRNGKeyArray(reshape(x._base, (*new_sizes, 2)))
     if core.get_aval(x).shape == new_sizes:
         return x
     return reshape_p.bind(x, new_sizes=new_sizes)
@@ -719,6 +734,8 @@ transpose_p = register_checked(Primitive("transpose"), _transpose_impl, _transpo
 def transpose(x: Any, permutation: tuple[int, ...]) -> Any:
     """Permute axes: output axis ``i`` is operand axis ``permutation[i]``."""
     perm = as_index_tuple("transpose", permutation)
+    if type(x) is PRNGKeyArray:  # typed keys: their data, the two words a last axis
+        return PRNGKeyArray(transpose(x._base, (*perm, len(perm))))
     if perm == tuple(range(core.get_aval(x).ndim)):
         return x
     return transpose_p.bind(x, permutation=perm)

@@ -18,7 +18,7 @@ from functrace import core
 from functrace._array import to_array
 from functrace.lax import elementwise as lx
 from functrace.lax._util import as_index_tuple, normalize_axis
-from functrace.lax.base import broadcast_operands
+from functrace.lax.base import broadcast_operands, operand_shape
 from functrace.lax.contraction import dot_general
 from functrace.lax.indexing import slice_in_dim
 from functrace.lax.shapes import broadcast_in_dim, iota, reshape
@@ -177,7 +177,7 @@ def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
     >>> broadcast(np.arange(3.0), (2,)).shape
     (2, 3)
     """
-    shape = core.get_aval(operand).shape
+    shape = operand_shape(operand)
     new = _shape("broadcast", tuple(sizes))
     if not new:
         return operand
@@ -239,7 +239,7 @@ def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = No
     >>> collapse(np.ones((2, 3, 4)), 1).shape
     (2, 12)
     """
-    shape = core.get_aval(operand).shape
+    shape = operand_shape(operand)
     nd = len(shape)
     lo = int(start_dimension) + (nd if int(start_dimension) < 0 else 0)
     hi = nd if stop_dimension is None else int(stop_dimension)

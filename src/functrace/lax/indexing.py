@@ -38,6 +38,7 @@ from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.lax import gather_scatter
 from functrace.lax._util import normalize_axis, register
+from functrace.lax.base import operand_shape
 from functrace.lax.elementwise import (
     add,
     clamp,
@@ -170,11 +171,6 @@ def dynamic_slice(
         return PRNGKeyArray(out)
     starts = _start_operands("dynamic_slice", operand, start_indices, allow_negative_indices)
     return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes)
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    """The shape of an array, or of a typed key array (counted in keys)."""
-    return x.shape if type(x) is PRNGKeyArray else core.get_aval(x).shape
 
 
 def _key_starts(
@@ -381,7 +377,7 @@ def dynamic_slice_in_dim(
     """``dynamic_slice`` along one ``axis``; the other axes are kept whole. A negative
     ``start_index`` counts from the end (unless ``allow_negative_indices=False``); the
     window is clamped to stay in bounds."""
-    shape = _shape(operand)
+    shape = operand_shape(operand)
     axis = normalize_axis("dynamic_slice_in_dim", axis, len(shape))
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
     sizes = [int(slice_size) if k == axis else d for k, d in enumerate(shape)]
@@ -398,7 +394,7 @@ def dynamic_update_slice_in_dim(
     allow_negative_indices: bool = True,
 ) -> Any:
     """``dynamic_update_slice`` along one ``axis`` (the update spans the other axes)."""
-    shape = _shape(operand)
+    shape = operand_shape(operand)
     axis = normalize_axis("dynamic_update_slice_in_dim", axis, len(shape))
     starts = [start_index if k == axis else 0 for k in range(len(shape))]
     allow = [allow_negative_indices and k == axis for k in range(len(shape))]
@@ -415,7 +411,7 @@ def dynamic_index_in_dim(
 ) -> Any:
     """The entry at a (traced) ``index`` along ``axis``; ``keepdims=False`` drops that
     axis. Negative indices count from the end; out-of-range ones are clamped."""
-    ndim = len(_shape(operand))
+    ndim = len(operand_shape(operand))
     axis = normalize_axis("dynamic_index_in_dim", axis, ndim)
     out = dynamic_slice_in_dim(
         operand, index, 1, axis, allow_negative_indices=allow_negative_indices
@@ -437,9 +433,9 @@ def dynamic_update_index_in_dim(
 ) -> Any:
     """``operand`` with ``update`` written at a (traced) ``index`` along ``axis``;
     ``update`` has operand's shape with that axis of size 1, or without that axis."""
-    shape = _shape(operand)
+    shape = operand_shape(operand)
     axis = normalize_axis("dynamic_update_index_in_dim", axis, len(shape))
-    if len(_shape(update)) == len(shape) - 1:
+    if len(operand_shape(update)) == len(shape) - 1:
         if type(update) is PRNGKeyArray:
             update = PRNGKeyArray(expand_dims(update._base, (axis,)))
         else:
@@ -458,7 +454,7 @@ def slice_in_dim(
 ) -> Any:
     """``operand[start:limit:stride]`` along ``axis`` (static bounds, negative ones
     counting from the end, None for the ends)."""
-    shape = core.get_aval(operand).shape
+    shape = operand_shape(operand)
     axis = normalize_axis("slice_in_dim", axis, len(shape))
     n = shape[axis]
     start, limit, _ = builtins_slice(start_index, limit_index).indices(n)
@@ -473,7 +469,7 @@ def slice_in_dim(
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
     """The entry at static ``index`` along ``axis`` (negative counts from the end);
     ``keepdims=False`` drops that axis."""
-    shape = core.get_aval(operand).shape
+    shape = operand_shape(operand)
     axis = normalize_axis("index_in_dim", axis, len(shape))
     i = int(index)
     if not -shape[axis] <= i < shape[axis]:

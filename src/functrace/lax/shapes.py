@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core, dtypes
+from functrace._prng import PRNGKeyArray
 from functrace.core import Primitive, ShapedArray
 from functrace.interpreters import ad, batching
 from functrace.lax._util import (
@@ -43,6 +44,7 @@ from functrace.lax.base import (
     broadcast_in_dim,
     broadcast_in_dim_p,
     neg,
+    operand_shape,
     reduce_sum,
     reshape,
     reshape_p,
@@ -108,9 +110,11 @@ squeeze_p = register_checked(Primitive("squeeze"), _squeeze_impl, _squeeze_abstr
 
 def squeeze(x: Any, dimensions: tuple[int, ...]) -> Any:
     """Remove the size-1 axes ``dimensions`` (negative axes count from the end)."""
-    dims = tuple(sorted(_canonical_axes("squeeze", dimensions, core.get_aval(x).shape)))
+    dims = tuple(sorted(_canonical_axes("squeeze", dimensions, operand_shape(x))))
     if not dims:
         return x
+    if type(x) is PRNGKeyArray:  # typed keys: squeeze their data, the words whole
+        return PRNGKeyArray(squeeze(x._base, dims))
     return squeeze_p.bind(x, dimensions=dims)
 
 
@@ -132,7 +136,7 @@ batching.batching_rules[squeeze_p] = _squeeze_batch
 
 def expand_dims(x: Any, dimensions: tuple[int, ...]) -> Any:
     """Insert size-1 axes at output positions ``dimensions`` (a reshape; negative allowed)."""
-    shape = core.get_aval(x).shape
+    shape = operand_shape(x)
     out_ndim = len(shape) + len(tuple(dimensions))
     dims = _canonical_axes("expand_dims", dimensions, shape, out_ndim)
     if len(set(dims)) != len(dims):
@@ -187,6 +191,11 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     """Join ``operands`` (equal shapes except along ``dimension``) along ``dimension``."""
     operands = list(operands)
     dim = int(operator_index(dimension))
+    if operands and type(operands[0]) is PRNGKeyArray:  # typed keys: join their data
+        if not all(type(o) is PRNGKeyArray for o in operands):
+            raise ValueError("concatenate: expected key arrays only, got keys with other arrays.")
+        dim += operands[0].ndim if dim < 0 else 0
+        return PRNGKeyArray(concatenate([o._base for o in operands], dim))
     if operands and dim < 0:
         dim += core.get_aval(operands[0]).ndim
     return concatenate_p.bind(*operands, dimension=dim)
@@ -284,6 +293,9 @@ def slice(
     starts = as_index_tuple("slice", start_indices)
     limits = as_index_tuple("slice", limit_indices)
     steps = None if strides is None else as_index_tuple("slice", strides)
+    if type(x) is PRNGKeyArray:  # typed keys: slice their data, the words whole
+        steps_k = None if steps is None else (*steps, 1)
+        return PRNGKeyArray(slice(x._base, (*starts, 0), (*limits, 2), steps_k))
     shape = core.get_aval(x).shape
     if (
         limits == shape
@@ -484,9 +496,11 @@ rev_p = register_checked(Primitive("rev"), _rev_impl, _rev_abstract)
 
 def rev(x: Any, dimensions: tuple[int, ...]) -> Any:
     """Reverse the order of elements along ``dimensions``."""
-    dims = tuple(sorted(_canonical_axes("rev", dimensions, core.get_aval(x).shape)))
+    dims = tuple(sorted(_canonical_axes("rev", dimensions, operand_shape(x))))
     if not dims:
         return x
+    if type(x) is PRNGKeyArray:  # typed keys: reverse their data, the words whole
+        return PRNGKeyArray(rev(x._base, dims))
     return rev_p.bind(x, dimensions=dims)
 
 
