@@ -173,6 +173,12 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
         ("vmap_transpose", lambda: lib.vmap(lambda a: lax.transpose(a, (1, 0)))(k23[None])),
     ):
         out[f"lax/{name}"] = data(f())
+    es = lib.eval_shape(lambda a: (R.split(a[0], 3), R.normal(a[1], (2,)), a), ks)
+    out["eval_shape/shapes"] = np.array([list(e.shape) + [0] * (2 - e.ndim) for e in es])
+    out["eval_shape/dtypes"] = np.array([str(e.dtype) for e in es])
+    spec = lib.ShapeDtypeStruct((2, 3), k.dtype)
+    es2 = lib.eval_shape(lambda a: (a.T, R.uniform(a[0, 0])), spec)
+    out["eval_shape/spec"] = np.array([str(e.dtype) + str(e.shape) for e in es2])
     out["jit/take_out_of_bounds"] = data(lib.jit(fnp.take)(ks, np.array([1, 9, -2])))
     out["jit/isin"] = lib.jit(fnp.isin)(ks, ks[::2])
     out["err/hstack_raw"] = _error(lambda: fnp.hstack([ks, data(ks)]))

@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from functrace import core
+from functrace import core, dtypes
 from functrace._array import to_array
+from functrace._prng import PRNGKeyArray
 from functrace.api._autodiff import jvp, stop_gradient
 from functrace.api._shapes import ShapeDtypeStruct
 from functrace.api._shapes import eval_shape as _eval_shape_avals
@@ -64,8 +65,10 @@ def stand_in(x: Any) -> Any:
     leaves unchanged."""
     if not _is_shape_like(x):
         return x
-    dt = np.dtype(x.dtype)
     shape = tuple(int(d) for d in x.shape)
+    if isinstance(x.dtype, dtypes.KeyDtype):  # typed keys: zero keys of the shape
+        return PRNGKeyArray(np.broadcast_to(np.zeros((), np.uint32), (*shape, 2)))
+    dt = np.dtype(x.dtype)
     if getattr(x, "weak_type", False) and not shape and dt in _PY_WEAK:
         return _PY_WEAK[dt]
     return np.broadcast_to(np.zeros((), dt), shape)
@@ -108,7 +111,9 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if kwargs:
         functools.update_wrapper(target, fun)
     out = _eval_shape_avals(target, *args)
-    return tree_map(ShapeDtypeStruct.like, out, is_leaf=lambda a: isinstance(a, ShapedArray))
+    return tree_map(
+        ShapeDtypeStruct.like, out, is_leaf=lambda a: isinstance(a, (ShapedArray, PRNGKeyArray))
+    )
 
 
 def typeof(x: Any) -> ShapedArray:

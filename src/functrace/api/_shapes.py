@@ -12,7 +12,8 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from functrace import core
+from functrace import core, dtypes
+from functrace._prng import PRNGKeyArray
 from functrace.api._args import _normalize_argnums, _plain_leaves
 from functrace.core import describe_fun
 from functrace.interpreters.staging import trace_to_jaxpr
@@ -45,7 +46,8 @@ class ShapeDtypeStruct:
                 f"ShapeDtypeStruct: expected a shape as a sequence of ints, got {shape!r}."
             ) from None
         self.shape: tuple[int, ...] = dims
-        self.dtype = np.dtype(dtype)
+        # a typed key array's dtype (key<fry>) is not a NumPy one
+        self.dtype = dtype if isinstance(dtype, dtypes.KeyDtype) else np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = bool(weak_type)
 
@@ -55,6 +57,8 @@ class ShapeDtypeStruct:
         or another ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``."""
         if isinstance(x, ShapeDtypeStruct):
             return cls(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
+        if type(x) is PRNGKeyArray:
+            return cls(x.shape, dtypes.KEY_FRY)
         try:
             a = x if isinstance(x, core.ShapedArray) else core.get_aval(x)
         except TypeError:
