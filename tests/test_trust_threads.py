@@ -162,6 +162,19 @@ def vjp_case() -> Any:
     return out, pullback(np.float64(1.0))
 
 
+def shard_map_loss(w: Any, x: Any) -> Any:
+    """A data-parallel loss: JAX's check_vma rules scale and sum cotangents at the ends
+    of reverse mode, from state that is per thread."""
+    from functrace.sharding import PartitionSpec as P
+
+    mesh = ft.make_mesh((2,), ("d",))
+
+    def body(w: Any, xb: Any) -> Any:
+        return lax.pmean(fnp.sum(fnp.tanh(xb @ w) ** 2), "d")
+
+    return ft.shard_map(body, mesh=mesh, in_specs=(P(), P("d")), out_specs=P())(w, x)
+
+
 CASES: dict[str, Callable[[], Any]] = {
     "grad": lambda: ft.grad(loss)(W, X),
     "value_and_grad": lambda: ft.value_and_grad(loss, argnums=(0, 1))(W, X),
@@ -183,6 +196,10 @@ CASES: dict[str, Callable[[], Any]] = {
     "cond": lambda: (ft.grad(lambda x: fnp.sum(cond_f(x)))(V), ft.jit(cond_f)(V)),
     "while_loop": lambda: (ft.jvp(while_f, (V,), (np.ones_like(V),)), ft.jit(while_f)(V)),
     "scan": lambda: (ft.grad(scan_f)(X), ft.jit(scan_f)(X), ft.vmap(scan_f)(X[None] * 1.5)),
+    "shard_map(grad)": lambda: (
+        ft.grad(shard_map_loss)(W, X[:4]),
+        ft.jit(ft.grad(shard_map_loss))(W, X[:4]),
+    ),
 }
 
 
