@@ -30,6 +30,7 @@ from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
 from functrace.numpy._core import (
     asarray_or_tracer,
+    broadcast_to_shape,
     cast,
     dtype_arg,
     keepdims_shape,
@@ -46,13 +47,30 @@ def _finish(out: Any, in_shape: tuple[int, ...], axes: tuple[int, ...], keepdims
     return ls.reshape(out, keepdims_shape(in_shape, axes)) if keepdims else out
 
 
-def _no_where(fname: str, where: Any) -> None:
-    if where is not None and where is not True:
-        raise NotImplementedError(
-            f"{fname}: expected where=None on a traced array, got a mask. Masked reductions "
-            f"are not supported on tracers: select first, e.g. "
-            f"fnp.{fname}(fnp.where(mask, x, 0)), or use fnp.nan{fname} with NaNs."
-        )
+def where_mask(fname: str, where: Any, shape: tuple[int, ...]) -> Any:
+    """A reduction's ``where=`` as a boolean mask of ``shape`` (it broadcasts, as in
+    NumPy and JAX), or None when every element counts."""
+    if where is None or where is True:
+        return None
+    m = asarray_or_tracer(where, fname)
+    mshape = core.get_aval(m).shape
+    try:
+        np.broadcast_shapes(mshape, shape)
+        if len(mshape) > len(shape) or np.broadcast_shapes(mshape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{fname}: expected a where= mask that broadcasts to the array's shape "
+            f"{shape}, got shape {mshape}."
+        ) from None
+    if core.get_aval(m).dtype != np.bool_:
+        m = lx.ne(m, lx.zeros_like(m))
+    return broadcast_to_shape(m, shape)
+
+
+def masked(a: Any, mask: Any, value: Any) -> Any:
+    """``a`` with ``value`` where ``mask`` is False (no derivative flows there)."""
+    return a if mask is None else lx.select_n(mask, lx.full_like(a, value), a)
 
 
 def _where_kw(where: Any, initial: Any = None) -> dict[str, Any]:
@@ -106,9 +124,14 @@ def _no_complex(fname: str, aval: core.ShapedArray) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _make_sum_like(name: str, reduce: Any, combine: Any, doc: str) -> Any:
+def _kept_integer(dt: np.dtype) -> Any:
+    """JAX's ``promote_integers=False``: integers keep their dtype (None otherwise)."""
+    return dt if dt.kind in "iu" else None
+
+
+def _make_sum_like(name: str, reduce: Any, combine: Any, identity: int, doc: str) -> Any:
     """``sum`` or ``prod``: NumPy's on plain inputs, ``reduce`` (then ``combine`` with
-    ``initial``) on tracers."""
+    ``initial``) on tracers, masked elements replaced by ``identity``."""
     np_fn, method = getattr(np, name), getattr(np.ndarray, name)
 
     def call(
@@ -119,7 +142,10 @@ def _make_sum_like(name: str, reduce: Any, combine: Any, doc: str) -> Any:
         keepdims: bool = False,
         initial: Any = None,
         where: Any = None,
+        promote_integers: bool = True,
     ) -> Any:
+        if not promote_integers and dtype is None:
+            dtype = _kept_integer(np.result_type(a))
         if initial is None and where is None:
             if type(a) is np.ndarray:  # the method skips np.sum's dispatch, same result
                 return method(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
@@ -135,10 +161,13 @@ def _make_sum_like(name: str, reduce: Any, combine: Any, doc: str) -> Any:
         keepdims: bool = False,
         initial: Any = None,
         where: Any = None,
+        promote_integers: bool = True,
     ) -> Any:
         no_out(name, out)
-        _no_where(name, where)
         a, aval, axes = _prepare(name, a, axis)
+        if not promote_integers and dtype is None:
+            dtype = _kept_integer(aval.dtype)
+        a = masked(a, where_mask(name, where, aval.shape), identity)
         dt = dtype_arg(dtype) or _sum_dtype(aval.dtype)
         r = reduce(cast(a, dt, aval.weak_type), axes)
         if initial is not None:
@@ -154,7 +183,11 @@ sum = _make_sum_like(  # noqa: A001
     "sum",
     lr.reduce_sum,
     lx.add,
+    0,
     """Sum over ``axis`` (NumPy semantics, including the result dtype).
+
+    ``where=`` (a mask broadcast to ``a``) leaves elements out, traced or not, as in
+    JAX; ``promote_integers=False`` keeps an integer input's dtype (JAX's keyword).
 
     >>> import functrace.numpy as fnp
     >>> fnp.sum([[1, 2], [3, 4]], axis=0)
@@ -165,6 +198,7 @@ prod = _make_sum_like(
     "prod",
     lr.reduce_prod,
     lx.mul,
+    1,
     """Product over ``axis`` (integers and bools multiply in int64, as in NumPy).
 
     >>> import functrace.numpy as fnp
@@ -175,11 +209,19 @@ prod = _make_sum_like(
 
 
 def _mean_traced(
-    fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...], dt: np.dtype
+    fname: str,
+    a: Any,
+    aval: core.ShapedArray,
+    axes: tuple[int, ...],
+    dt: np.dtype,
+    mask: Any = None,
 ) -> Any:
+    """The mean over ``axes`` in ``dt``, of the elements where ``mask`` (if given)."""
     _no_complex(fname, aval)
-    s = lr.reduce_sum(cast(a, dt, aval.weak_type), axes)
-    return lx.div(s, _full_as(_count(aval.shape, axes), s))
+    s = lr.reduce_sum(cast(masked(a, mask, 0), dt, aval.weak_type), axes)
+    if mask is None:
+        return lx.div(s, _full_as(_count(aval.shape, axes), s))
+    return lx.div(s, lr.reduce_sum(cast(mask, dt), axes))
 
 
 def _np_mean(
@@ -206,17 +248,18 @@ def mean(
     *,
     where: Any = None,
 ) -> Any:
-    """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy).
+    """Arithmetic mean over ``axis`` (integers average in float64, as in NumPy), of the
+    elements where ``where=`` is true if given (NaN where none is).
 
     >>> import functrace.numpy as fnp
     >>> fnp.mean([1, 2, 3, 4])
     np.float64(2.5)
     """
     no_out("mean", out)
-    _no_where("mean", where)
     a, aval, axes = _prepare("mean", a, axis)
     dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
-    return _finish(_mean_traced("mean", a, aval, axes, dt), aval.shape, axes, keepdims)
+    mask = where_mask("mean", where, aval.shape)
+    return _finish(_mean_traced("mean", a, aval, axes, dt, mask), aval.shape, axes, keepdims)
 
 
 def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
@@ -239,17 +282,26 @@ def _no_mean(fname: str, mean: Any) -> None:
 
 
 def _var_traced(
-    fname: str, a: Any, aval: core.ShapedArray, axes: tuple[int, ...], dtype: Any, ddof: Any
+    fname: str,
+    a: Any,
+    aval: core.ShapedArray,
+    axes: tuple[int, ...],
+    dtype: Any,
+    ddof: Any,
+    mask: Any = None,
 ) -> Any:
     _no_complex(fname, aval)
     dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
     x = cast(a, dt, aval.weak_type)
     kept = tuple(i for i in range(aval.ndim) if i not in axes)
-    m = _mean_traced(fname, x, core.get_aval(x), axes, dt)
-    d = lx.sub(x, ls.broadcast_in_dim(m, aval.shape, kept))
+    m = _mean_traced(fname, x, core.get_aval(x), axes, dt, mask)
+    d = masked(lx.sub(x, ls.broadcast_in_dim(m, aval.shape, kept)), mask, 0)
     s = lr.reduce_sum(lx.integer_pow(d, 2), axes)
     # NOTE: N - ddof <= 0 divides by zero (inf or nan), as NumPy does (it also warns).
-    return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
+    if mask is None:
+        return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
+    n = lx.sub(lr.reduce_sum(cast(mask, dt), axes), _full_as(ddof, s))
+    return lx.div(s, lx.max(n, lx.zeros_like(n)))
 
 
 def _safe_sqrt(v: Any) -> Any:
@@ -295,14 +347,12 @@ def _make_var_std(name: str, post: Any, doc: str, traced: Any = None) -> Any:
         correction: Any = None,
     ) -> Any:
         no_out(name, out)
-        if traced is None:
-            _no_where(name, where)
         _no_mean(name, mean)
         ddof = _ddof(name, ddof, correction)
         if traced is not None:
             return traced(a, axis, dtype, ddof, keepdims, where)
         a, aval, axes = _prepare(name, a, axis)
-        v = _var_traced(name, a, aval, axes, dtype, ddof)
+        v = _var_traced(name, a, aval, axes, dtype, ddof, where_mask(name, where, aval.shape))
         return _finish(post(v), aval.shape, axes, keepdims)
 
     var_std.__name__ = var_std.__qualname__ = name
@@ -345,9 +395,24 @@ std = _make_var_std(
 
 
 def _extremum(
-    fname: str, reduce: Any, combine: Any, a: Any, axis: Any, keepdims: bool, initial: Any
+    fname: str,
+    reduce: Any,
+    combine: Any,
+    a: Any,
+    axis: Any,
+    keepdims: bool,
+    initial: Any,
+    where: Any = None,
 ) -> Any:
     a, aval, axes = _prepare(fname, a, axis)
+    mask = where_mask(fname, where, aval.shape)
+    if mask is not None:
+        if initial is None:
+            raise ValueError(
+                f"{fname}: expected initial= with a where= mask (a maximum or minimum "
+                f"has no identity to give the left-out elements), got none."
+            )
+        a = masked(a, mask, initial)
     if initial is None and builtins.any(aval.shape[i] == 0 for i in axes):
         raise ValueError(
             f"{fname}: expected a non-empty array along the reduced axes, got "
@@ -386,8 +451,7 @@ def _make_extremum(name: str, reduce: Any, combine: Any, example: str) -> Any:
         where: Any = None,
     ) -> Any:
         no_out(name, out)
-        _no_where(name, where)
-        return _extremum(name, reduce, combine, a, axis, keepdims, initial)
+        return _extremum(name, reduce, combine, a, axis, keepdims, initial, where)
 
     extremum.__name__ = extremum.__qualname__ = name
     extremum.__doc__ = (
@@ -505,9 +569,9 @@ def _make_truth_reduction(name: str, reduce: Any, doc: str) -> Any:
         where: Any = None,
     ) -> Any:
         no_out(name, out)
-        _no_where(name, where)
         a, aval, axes = _prepare(name, a, axis)
-        return _finish(reduce(_truth(a), axes), aval.shape, axes, keepdims)
+        t = masked(_truth(a), where_mask(name, where, aval.shape), name == "all")
+        return _finish(reduce(t, axes), aval.shape, axes, keepdims)
 
     truth_reduction.__name__ = truth_reduction.__qualname__ = name
     truth_reduction.__doc__ = doc
@@ -697,13 +761,30 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
 # ---------------------------------------------------------------------------
 
 
-def _numpy_nan_reduction(np_fn: Any) -> Any:
-    def call(
-        a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
-    ) -> Any:
-        return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+def _np_nansum(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
+    kw = _where_kw(where, initial)
+    return np.nansum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
-    return call
+
+def _np_nanmean(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+) -> Any:
+    kw = _where_kw(where)
+    return np.nanmean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 
 def _zero_nans(a: Any) -> tuple[Any, Any]:
@@ -712,11 +793,17 @@ def _zero_nans(a: Any) -> tuple[Any, Any]:
     return lx.select_n(ok, lx.zeros_like(a), a), ok
 
 
-@numpy_path(_numpy_nan_reduction(np.nansum))
+@numpy_path(_np_nansum)
 def nansum(
-    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
 ) -> Any:
-    """``sum`` that treats NaNs as zero.
+    """``sum`` that treats NaNs as zero (``initial`` and ``where`` as in ``sum``).
 
     >>> import functrace.numpy as fnp
     >>> fnp.nansum([1.0, fnp.nan, 2.0])
@@ -726,14 +813,21 @@ def nansum(
     a = asarray_or_tracer(a, "nansum")
     if core.get_aval(a).dtype.kind in "fc":
         a = _zero_nans(a)[0]
-    return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-@numpy_path(_numpy_nan_reduction(np.nanmean))
+@numpy_path(_np_nanmean)
 def nanmean(
-    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
 ) -> Any:
-    """``mean`` over the non-NaN elements (NaN where there are none, as in NumPy).
+    """``mean`` over the non-NaN elements (and where ``where`` is true): NaN where
+    there are none, as in NumPy.
 
     >>> import functrace.numpy as fnp
     >>> fnp.nanmean([1.0, fnp.nan, 2.0])
@@ -742,13 +836,14 @@ def nanmean(
     no_out("nanmean", out)
     a, aval, axes = _prepare("nanmean", a, axis)
     if aval.dtype.kind not in "fc":
-        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     _no_complex("nanmean", aval)
     dt = dtype_arg(dtype) or aval.dtype
-    filled, ok = _zero_nans(a)
-    s = lr.reduce_sum(cast(filled, dt, aval.weak_type), axes)
-    n = lr.reduce_sum(cast(ok, dt), axes)
-    return _finish(lx.div(s, n), aval.shape, axes, keepdims)
+    ok = lx.eq(a, a)
+    mask = where_mask("nanmean", where, aval.shape)
+    if mask is not None:
+        ok = lx.bitwise_and(ok, mask)
+    return _finish(_mean_traced("nanmean", a, aval, axes, dt, ok), aval.shape, axes, keepdims)
 
 
 __all__ = [

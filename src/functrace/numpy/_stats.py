@@ -90,7 +90,6 @@ from functrace.numpy._reductions import (
     _finish,
     _mean_dtype,
     _no_complex,
-    _no_where,
     _prepare,
     _truth,
     _where_kw,
@@ -247,13 +246,12 @@ def _make_nan_extremum(name: str, reduce: Any, combine: Any, fill: float, exampl
         where: Any = None,
     ) -> Any:
         no_out(name, out)
-        _no_where(name, where)
         a, aval, axes = _prepare(name, a, axis)
         if aval.dtype.kind != "f":
-            return _extremum(name, reduce, combine, a, axis, keepdims, initial)
+            return _extremum(name, reduce, combine, a, axis, keepdims, initial, where)
         ok = lx.eq(a, a)
         filled = lx.select_n(ok, lx.full_like(a, fill), a)
-        r = _extremum(name, reduce, combine, filled, axis, False, initial)
+        r = _extremum(name, reduce, combine, filled, axis, False, initial, where)
         if initial is None:  # NaN where every element is NaN
             r = lx.select_n(lr.reduce_max(ok, axes), lx.full_like(r, np.nan), r)
         return _finish(r, aval.shape, axes, keepdims)

@@ -42,7 +42,6 @@ from functrace.lax.control_flow import while_loop
 from functrace.lax.special_extra import bessel_i0e
 from functrace.numpy._core import (
     asarray_or_tracer,
-    broadcast_to_shape,
     cast,
     dtype_arg,
     elementwise,
@@ -80,7 +79,6 @@ from functrace.numpy._reductions import (
     _make_var_std,
     _mean_dtype,
     _no_complex,
-    _no_where,
     _prepare,
     _safe_sqrt,
     _where_kw,
@@ -91,6 +89,7 @@ from functrace.numpy._reductions import (
     std,
     sum,
     var,
+    where_mask,
 )
 from functrace.numpy._shape import atleast_2d, ravel, reshape, squeeze, transpose
 from functrace.numpy._special import log2
@@ -112,9 +111,9 @@ def _nanvar(
     dt = dtype_arg(dtype) or _mean_dtype(aval.dtype)
     x = cast(a, dt, aval.weak_type)
     ok = lx.eq(x, x)  # not NaN
-    if where_ is not None and where_ is not True:
-        mask = broadcast_to_shape(asarray_or_tracer(where_, fname), aval.shape)
-        ok = lx.bitwise_and(ok, cast(mask, np.dtype(bool)))
+    mask = where_mask(fname, where_, aval.shape)
+    if mask is not None:
+        ok = lx.bitwise_and(ok, mask)
     zero = lx.zeros_like(x)
     count = lr.reduce_sum(cast(ok, dt), axes)
     kept = tuple(i for i in range(aval.ndim) if i not in axes)
@@ -232,9 +231,8 @@ def nanprod(
     array([ 2., 12.])
     """
     no_out("nanprod", out)
-    _no_where("nanprod", where)
     x = _nan_to(asarray_or_tracer(a, "nanprod"), 1)
-    return prod(x, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+    return prod(x, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 # ---------------------------------------------------------------------------
