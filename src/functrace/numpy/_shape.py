@@ -18,6 +18,7 @@ Decisions:
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 import numpy as np
@@ -448,15 +449,58 @@ def tile(A: Any, reps: Any) -> Any:
     return ls.reshape(b, tuple(r * d for r, d in zip(reps, shp)))
 
 
-@numpy_path(lambda a, repeats, axis=None: np.repeat(a, repeats, axis))
-def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
+def _np_repeat(
+    a: Any,
+    repeats: Any,
+    axis: Any = None,
+    *,
+    total_repeat_length: Any = None,
+    out_sharding: Any = None,
+) -> Any:
+    if total_repeat_length is None:
+        return np.repeat(a, repeats, axis)
+    x = np.asarray(a)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    ax = normalize_axis("repeat", axis, x.ndim)
+    return np.take(x, _repeat_positions(np, x.shape[ax], repeats, total_repeat_length), ax)
+
+
+def _repeat_positions(xp: Any, n: int, repeats: Any, total: Any) -> Any:
+    """The element each of the ``total`` output positions repeats (JAX's rule: past the
+    counts' sum, the last element again; counts beyond ``total`` are cut off)."""
+    length = int(operator.index(total))
+    if length < 0 or (n == 0 and length):
+        raise ValueError(
+            f"repeat: expected total_repeat_length >= 0 (0 for an empty axis), got {total}."
+        )
+    ends = xp.cumsum(xp.broadcast_to(xp.asarray(repeats), (n,)))
+    at = xp.searchsorted(ends, xp.arange(length), side="right")
+    return xp.minimum(at, builtins.max(n - 1, 0))
+
+
+@numpy_path(_np_repeat)
+def repeat(
+    a: Any,
+    repeats: Any,
+    axis: Any = None,
+    *,
+    total_repeat_length: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     """Repeat each element ``repeats`` times along ``axis`` (of the flattened array if None).
 
-    ``repeats`` is an int or an array with one count per element; array counts must be
-    known while tracing (not abstract under jit).
+    ``repeats`` is an int or an array with one count per element. Without
+    ``total_repeat_length`` the counts must be known while tracing (the output's
+    length depends on them); with it, as in JAX, they may be traced (under ``jit``) and
+    the output has that length: past the counts' sum the last element repeats, and
+    counts beyond it are cut off. ``out_sharding`` is accepted and ignored (one
+    device).
 
     >>> import functrace.numpy as fnp
     >>> fnp.repeat([1, 2], [1, 3])
+    array([1, 2, 2, 2])
+    >>> fnp.repeat([1, 2], [1, 1], total_repeat_length=4)
     array([1, 2, 2, 2])
     """
     x = asarray_or_tracer(a, "repeat")
@@ -466,6 +510,12 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
     shp = core.get_aval(x).shape
     ax = normalize_axis("repeat", axis, len(shp))
     n = shp[ax]
+    if total_repeat_length is not None:
+        import functrace.numpy as fnp  # (the package: its searchsorted sits above)
+
+        idx = _repeat_positions(fnp, n, repeats, total_repeat_length)
+        taken = li.index_take(x, idx, ax, "clip")  # (the positions are in range)
+        return moveaxis(taken, 0, ax) if ax else taken
     if isinstance(repeats, (int, np.integer)):
         reps = np.asarray(int(repeats))
     else:
