@@ -57,7 +57,16 @@ def _eager_array(f: _F) -> _F:
     return g  # type: ignore[return-value]
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
+def array(
+    obj: Any,
+    dtype: Any = None,
+    copy: bool = True,
+    order: Any = None,
+    ndmin: int = 0,
+    *,
+    device: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     """``numpy.array`` that also accepts (nested) lists of traced values.
 
     On concrete input the result is an immutable :class:`functrace.Array` (as JAX's
@@ -69,7 +78,9 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     >>> fnp.array([1.0, 2.0], dtype=fnp.float32)
     Array([1., 2.], dtype=float32)
     """
-    return _array("array", obj, dtype, copy)
+    out = _array("array", obj, dtype, copy)
+    nd = len(out.shape)
+    return out if nd >= ndmin else out.reshape((1,) * (ndmin - nd) + tuple(out.shape))
 
 
 def _array(fname: str, obj: Any, dtype: Any, copy: bool = True) -> Any:
@@ -82,13 +93,22 @@ def _array(fname: str, obj: Any, dtype: Any, copy: bool = True) -> Any:
     return out if isinstance(out, Tracer) else to_array(out)
 
 
-def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+def asarray(
+    obj: Any,
+    dtype: Any = None,
+    copy: bool | None = None,
+    order: Any = None,
+    *,
+    device: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     """``numpy.asarray`` that also accepts (nested) lists of traced values; see
     :func:`array`. An ``Array`` of the requested dtype is returned as it is.
 
     As in JAX, strings, bytes and Python objects (also NumPy object arrays) raise a
     ``TypeError``; a string with a numeric ``dtype`` is parsed (``asarray("1.5",
-    float32)``)."""
+    float32)``). ``device``/``out_sharding`` (and ``array``'s) are accepted and
+    ignored (one device), as are ``order`` values."""
     if type(obj) is Array and (dtype is None or np.dtype(dtype) == obj.dtype) and not copy:
         return obj
     return _array("asarray", obj, dtype)
@@ -129,8 +149,8 @@ def _fill(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype | None
 
 
 @_eager_array
-@numpy_path(lambda shape, dtype=None: np.zeros(shape, dtype))
-def zeros(shape: Any, dtype: Any = None) -> Any:
+@numpy_path(lambda shape, dtype=None, *, device=None, out_sharding=None: np.zeros(shape, dtype))
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of zeros (float64 by default).
 
     >>> import functrace.numpy as fnp
@@ -142,8 +162,8 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
 
 
 @_eager_array
-@numpy_path(lambda shape, dtype=None: np.ones(shape, dtype))
-def ones(shape: Any, dtype: Any = None) -> Any:
+@numpy_path(lambda shape, dtype=None, *, device=None, out_sharding=None: np.ones(shape, dtype))
+def ones(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of ones (float64 by default).
 
     >>> import functrace.numpy as fnp
@@ -154,15 +174,21 @@ def ones(shape: Any, dtype: Any = None) -> Any:
 
 
 @_eager_array
-@numpy_path(lambda shape, dtype=None: np.zeros(shape, dtype))
-def empty(shape: Any, dtype: Any = None) -> Any:
+@numpy_path(lambda shape, dtype=None, *, device=None, out_sharding=None: np.zeros(shape, dtype))
+def empty(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """Like ``zeros`` (functrace arrays are never uninitialized)."""
     return _fill("empty", shape_tuple("empty", shape), 0, dtype_arg(dtype) or _FLOAT64)
 
 
 @_eager_array
-@numpy_path(lambda shape, fill_value, dtype=None: np.full(shape, fill_value, dtype))
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+@numpy_path(
+    lambda shape, fill_value, dtype=None, *, device=None, out_sharding=None: np.full(
+        shape, fill_value, dtype
+    )
+)
+def full(
+    shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (which may be traced or an array
     that broadcasts to ``shape``); the dtype is the fill value's unless given.
 
@@ -180,8 +206,14 @@ def _like(fname: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], 
 
 
 @_eager_array
-@numpy_path(lambda a, dtype=None, shape=None: np.zeros_like(a, dtype=dtype, shape=shape))
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+@numpy_path(
+    lambda a, dtype=None, shape=None, *, device=None, out_sharding=None: np.zeros_like(
+        a, dtype=dtype, shape=shape
+    )
+)
+def zeros_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """Zeros with the shape and dtype of ``a`` (unless given).
 
     >>> import functrace.numpy as fnp
@@ -193,16 +225,28 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 
 @_eager_array
-@numpy_path(lambda a, dtype=None, shape=None: np.ones_like(a, dtype=dtype, shape=shape))
-def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+@numpy_path(
+    lambda a, dtype=None, shape=None, *, device=None, out_sharding=None: np.ones_like(
+        a, dtype=dtype, shape=shape
+    )
+)
+def ones_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """Ones with the shape and dtype of ``a`` (unless given)."""
     shp, dt = _like("ones_like", a, dtype, shape)
     return _fill("ones_like", shp, 1, dt)
 
 
 @_eager_array
-@numpy_path(lambda a, dtype=None, shape=None: np.zeros_like(a, dtype=dtype, shape=shape))
-def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+@numpy_path(
+    lambda a, dtype=None, shape=None, *, device=None, out_sharding=None: np.zeros_like(
+        a, dtype=dtype, shape=shape
+    )
+)
+def empty_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """Like ``zeros_like`` (functrace arrays are never uninitialized)."""
     shp, dt = _like("empty_like", a, dtype, shape)
     return _fill("empty_like", shp, 0, dt)
@@ -210,11 +254,19 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 @_eager_array
 @numpy_path(
-    lambda a, fill_value, dtype=None, shape=None: np.full_like(
+    lambda a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None: np.full_like(
         a, fill_value, dtype=dtype, shape=shape
     )
 )
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+def full_like(
+    a: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    *,
+    device: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     """``fill_value`` (possibly traced) in the shape and dtype of ``a`` (unless given).
 
     >>> import functrace.numpy as fnp
@@ -232,7 +284,15 @@ def _concrete_scalar(fname: str, x: Any, what: str) -> Any:
 
 
 @_eager_array
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> np.ndarray:
+def arange(
+    start: Any,
+    stop: Any = None,
+    step: Any = None,
+    dtype: Any = None,
+    *,
+    device: Any = None,
+    out_sharding: Any = None,
+) -> np.ndarray:
     """Evenly spaced values in ``[start, stop)``; the bounds must be concrete.
 
     >>> import functrace.numpy as fnp
@@ -252,8 +312,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
 
 @_eager_array
 @numpy_path(
-    lambda start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: np.linspace(
-        start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis
+    lambda start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None: (
+        np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
     )
 )
 def linspace(
@@ -264,6 +324,8 @@ def linspace(
     retstep: bool = False,
     dtype: Any = None,
     axis: int = 0,
+    *,
+    device: Any = None,
 ) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
 
@@ -309,7 +371,9 @@ def linspace(
 
 
 @_eager_array
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:
+def eye(
+    N: int, M: int | None = None, k: int = 0, dtype: Any = float, *, device: Any = None
+) -> np.ndarray:
     """A 2-d array with ones on the ``k``-th diagonal (concrete sizes only).
 
     >>> import functrace.numpy as fnp
