@@ -166,14 +166,21 @@ def _dot_np(a: Any, b: Any, out: Any = None) -> Any:
     return _finish(_dot(a, b, ((ca,), (cb,))), is_bool)
 
 
-@numpy_path(lambda a, b, /: np.vdot(a, b), promotes=True)
-def vdot(a: Any, b: Any, /) -> Any:
+@numpy_path(
+    lambda a, b, /, *, precision=None, preferred_element_type=None: _with_options(
+        "vdot", np.vdot, a, b, precision, preferred_element_type
+    ),
+    promotes=True,
+)
+def vdot(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Dot product of the flattened arrays (the first one conjugated).
 
     >>> import functrace.numpy as fnp
     >>> fnp.vdot([[1, 2], [3, 4]], [[1, 1], [1, 1]])
     np.int64(10)
     """
+    if precision is not None or preferred_element_type is not None:
+        return _with_options("vdot", vdot, a, b, precision, preferred_element_type)
     (a, b), dt, is_bool = _promote("vdot", a, b)
     if dt.kind == "c":
         a = conj(a)
@@ -201,14 +208,21 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     return multiply(ls.reshape(a, (na, 1)), ls.reshape(b, (1, nb)))
 
 
-@numpy_path(lambda a, b, /: np.inner(a, b), promotes=True)
-def inner(a: Any, b: Any, /) -> Any:
+@numpy_path(
+    lambda a, b, /, *, precision=None, preferred_element_type=None: _with_options(
+        "inner", np.inner, a, b, precision, preferred_element_type
+    ),
+    promotes=True,
+)
+def inner(a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Sum over the last axes of both (a product if either is 0-d).
 
     >>> import functrace.numpy as fnp
     >>> fnp.inner(fnp.ones((2, 3)), fnp.ones((4, 3))).shape
     (2, 4)
     """
+    if precision is not None or preferred_element_type is not None:
+        return _with_options("inner", inner, a, b, precision, preferred_element_type)
     if (
         not core.get_aval(asarray_or_tracer(a)).shape
         or not core.get_aval(asarray_or_tracer(b)).shape
@@ -254,14 +268,23 @@ def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
     )
 
 
-@numpy_path(lambda a, b, axes=2: np.tensordot(a, b, axes), promotes=True)
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+@numpy_path(
+    lambda a, b, axes=2, *, precision=None, preferred_element_type=None: _with_options(
+        "tensordot", np.tensordot, a, b, precision, preferred_element_type, axes
+    ),
+    promotes=True,
+)
+def tensordot(
+    a: Any, b: Any, axes: Any = 2, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     """Contract the last ``axes`` axes of ``a`` with the first of ``b`` (or the listed pairs).
 
     >>> import functrace.numpy as fnp
     >>> fnp.tensordot(fnp.ones((2, 3, 4)), fnp.ones((3, 4, 5)), axes=2).shape
     (2, 5)
     """
+    if precision is not None or preferred_element_type is not None:
+        return _with_options("tensordot", tensordot, a, b, precision, preferred_element_type, axes)
     (a, b), _, is_bool = _promote("tensordot", a, b)
     sa, sb = _shapes(a, b)
     xa, xb = _tensordot_axes(axes, len(sa), len(sb))
@@ -572,6 +595,18 @@ def _finish_pet(result: Any, post: Any) -> Any:
         return result
     r = asarray_or_tracer(result)
     return r.astype(post) if isinstance(r, np.ndarray) else cast(r, post)
+
+
+def _with_options(
+    fname: str, product: Any, a: Any, b: Any, precision: Any, pet: Any, *rest: Any
+) -> Any:
+    """``product(a, b, *rest)`` with JAX's ``precision`` (checked, then ignored: see
+    ``lax.Precision``) and ``preferred_element_type`` (the result's dtype)."""
+    ls.check_precision(fname, precision)
+    if pet is None:
+        return product(a, b, *rest)
+    (a, b), post = _with_pet(fname, (a, b), pet)
+    return _finish_pet(product(a, b, *rest), post)
 
 
 def _np_matmul(

@@ -437,13 +437,33 @@ def _vec_operands(fname: str, x1: Any, x2: Any, axis: int) -> tuple[Any, Any, np
     return x1, x2, dt
 
 
-def _np_vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+def _np_vecdot(
+    x1: Any,
+    x2: Any,
+    /,
+    *,
+    axis: int = -1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    if precision is not None or preferred_element_type is not None:
+        return vecdot.traced(  # type: ignore[attr-defined]
+            x1, x2, axis=axis, precision=precision, preferred_element_type=preferred_element_type
+        )
     _vec_operands("vecdot", x1, x2, axis)
     return np.vecdot(x1, x2, axis=axis)  # type: ignore[call-overload]
 
 
 @numpy_path(_np_vecdot)
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+def vecdot(
+    x1: Any,
+    x2: Any,
+    /,
+    *,
+    axis: int = -1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
     """The dot products ``sum(conj(x1) * x2)`` of the vectors along ``axis`` of each
     operand, broadcast over the other axes (NumPy's ``vecdot``; ``axis`` counts in each
     operand's own dimensions, as in JAX).
@@ -452,6 +472,17 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     >>> fnp.vecdot([[1.0, 2.0], [3.0, 4.0]], [1.0, 1.0])
     array([3., 7.])
     """
+    if precision is not None or preferred_element_type is not None:
+        from functrace.numpy._linalg import _with_options  # (a module above this one)
+
+        return _with_options(
+            "vecdot",
+            lambda a, b: vecdot(a, b, axis=axis),
+            x1,
+            x2,
+            precision,
+            preferred_element_type,
+        )
     x1, x2, dt = _vec_operands("vecdot", x1, x2, axis)
     if _dtype(x1).kind == "c":
         x1 = conjugate(x1)
