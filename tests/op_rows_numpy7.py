@@ -444,4 +444,69 @@ UFUNC = [
          shapes=((5,), (4,))),
 ]  # fmt: skip
 
-ROWS: list[OpInfo] = MANIP + APPLY + UFUNC
+# where= masks: every row and every column keeps at least one element (two per row, for
+# var), so means and variances are finite; a (4,) mask broadcasts over the rows
+_MASK = np.array([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1]], bool)
+_ROW_MASK = np.array([1, 0, 1, 1], bool)
+_M = const(_MASK)
+MASKED = [
+    _row("sum_where", lambda x, m: fnp.sum(x, axis=1, where=m),
+         lambda x, m: np.sum(x, axis=1, where=m), (F, _M), ("select_n", "reduce_sum"),
+         shapes=((3, 4), None)),
+    _row("sum_where_broadcast", lambda x: fnp.sum(x, where=_ROW_MASK),
+         lambda x: np.sum(x, where=_ROW_MASK), prims=("select_n", "reduce_sum"),
+         shapes=((3, 4),)),
+    _row("prod_where", lambda x, m: fnp.prod(x, axis=0, where=m),
+         lambda x, m: np.prod(x, axis=0, where=m), (Arg(domain=(-1.5, 1.5)), _M),
+         ("select_n", "reduce_prod"), shapes=((3, 4), None)),
+    _row("mean_where", lambda x, m: fnp.mean(x, axis=1, where=m),
+         lambda x, m: np.mean(x, axis=1, where=m), (F, _M), ("select_n", "reduce_sum", "div"),
+         shapes=((3, 4), None)),
+    _row("var_where", lambda x, m: fnp.var(x, axis=1, where=m),
+         lambda x, m: np.var(x, axis=1, where=m), (F, _M), ("select_n", "reduce_sum"),
+         shapes=((3, 4), None)),
+    _row("std_where_ddof", lambda x: fnp.std(x, axis=1, ddof=1, where=_ROW_MASK),
+         lambda x: np.std(x, axis=1, ddof=1, where=_ROW_MASK),
+         prims=("select_n", "sqrt"), shapes=((3, 4),)),
+    _row("max_where", lambda x, m: fnp.max(x, axis=1, where=m, initial=-5.0),
+         lambda x, m: np.max(x, axis=1, where=m, initial=-5.0), (F, _M),
+         ("select_n", "reduce_max"), shapes=((3, 4), None), avoid_ties=True),
+    _row("min_where_keepdims", lambda x: fnp.min(x, axis=0, where=_MASK, initial=5.0,
+                                                 keepdims=True),
+         lambda x: np.min(x, axis=0, where=_MASK, initial=5.0, keepdims=True),
+         prims=("select_n", "reduce_min"), shapes=((3, 4),), avoid_ties=True),
+    _row("all_where", lambda x, m: fnp.all(x > 0, axis=1, where=m),
+         lambda x, m: np.all(x > 0, axis=1, where=m), (F, _M), ("select_n",),
+         shapes=((3, 4), None), grad=False, avoid=(0.0,)),
+    _row("any_where", lambda x, m: fnp.any(x > 0, axis=0, where=m),
+         lambda x, m: np.any(x > 0, axis=0, where=m), (F, _M), ("select_n",),
+         shapes=((3, 4), None), grad=False, avoid=(0.0,)),
+    _row("nansum_where", lambda x: fnp.nansum(fnp.where(x > 1.0, np.nan, x), 1, where=_MASK),
+         lambda x: np.nansum(np.where(x > 1.0, np.nan, x), 1, where=_MASK),
+         prims=("select_n", "reduce_sum"), shapes=((3, 4),), avoid=(1.0,)),
+    _row("nanmean_where", lambda x: fnp.nanmean(fnp.where(x > 2.5, np.nan, x), 1, where=_MASK),
+         lambda x: np.nanmean(np.where(x > 2.5, np.nan, x), 1, where=_MASK),
+         prims=("select_n", "reduce_sum", "div"), shapes=((3, 4),), avoid=(2.5,)),
+    _row("sum_int_promote_integers_false",
+         lambda x: fnp.sum(fnp.astype(x, np.int8), axis=0, promote_integers=False),
+         lambda x: np.sum(np.asarray(x).astype(np.int8), axis=0, dtype=np.int8),
+         (Arg("int", (-3, 3)),), ("reduce_sum",), shapes=((4, 3),), grad=False),
+]  # fmt: skip
+
+
+def _np_repeat_total(x, r, total):
+    """JAX's ``repeat(..., total_repeat_length=)``: the counts' repeats, cut to ``total``
+    or padded with the last element."""
+    out = np.repeat(x, r)[:total]
+    return np.concatenate([out, np.full(total - out.size, x[-1], x.dtype)])
+
+
+_COUNTS = np.array([0, 2, 1, 3])
+MASKED.append(
+    _row("repeat_total_repeat_length",
+         lambda x, r: fnp.repeat(x, r, total_repeat_length=8),
+         lambda x, r: _np_repeat_total(x, r, 8), (F, const(_COUNTS)), ("gather",),
+         shapes=((4,), None)),
+)  # fmt: skip
+
+ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED

@@ -467,10 +467,15 @@ def test_reduction_methods_accept_numpys_keywords() -> None:
     ft.make_jaxpr(lambda x: x.std(axis=1, dtype=None, out=None, ddof=1, keepdims=False))(x)
     ft.make_jaxpr(lambda x: x.max(axis=None, out=None, keepdims=False, initial=None))(x)
     ft.make_jaxpr(lambda x: x.mean(axis=(0, 1), dtype="float32", out=None))(x)
-    with pytest.raises(NotImplementedError, match="where="):
-        ft.grad(lambda x: np.sum(x, where=np.array([True, False, True])))(np.ones(3))
-    with pytest.raises(NotImplementedError, match="where="):
-        ft.make_jaxpr(lambda x: fnp.mean(x, where=x > 0))(np.ones(3))
+    # where= masks traced reductions too (JAX's); left-out elements get no gradient
+    g = ft.grad(lambda x: np.sum(x**2, where=np.array([True, False, True])))(np.ones(3))
+    np.testing.assert_array_equal(g, [2.0, 0.0, 2.0])
+    x3 = np.array([1.0, -2.0, 3.0])
+    assert ft.jit(lambda x: fnp.mean(x, where=x > 0))(x3) == 2.0
+    with pytest.raises(ValueError, match=r"max: expected initial= with a where= mask"):
+        ft.jit(lambda x: fnp.max(x, where=x > 0))(x3)
+    with pytest.raises(ValueError, match=r"sum: expected a where= mask that broadcasts"):
+        ft.jit(lambda x: fnp.sum(x, where=np.ones(2, bool)))(x3)
     with pytest.raises(TypeError, match="out=None"):
         ft.make_jaxpr(lambda x: fnp.sum(x, out=np.empty(())))(np.ones(3))
     # plain NumPy inputs still take every NumPy keyword
@@ -556,3 +561,28 @@ def test_clip_keywords() -> None:
 def test_errors_name_the_function_and_the_fix(call, error, match) -> None:
     with pytest.raises(error, match=match):
         ft.make_jaxpr(call)(np.array([0.1, 0.2, 0.3]))
+
+
+def test_jax_keywords_of_creation_and_products() -> None:
+    # placement keywords are accepted and place nothing (one device)
+    assert fnp.zeros(3, device=None, out_sharding=None).shape == (3,)
+    assert fnp.full_like(np.ones(2), 3.0, device=None).tolist() == [3.0, 3.0]
+    assert fnp.arange(3, device=None).tolist() == [0, 1, 2]
+    assert fnp.linspace(0.0, 1.0, 3, device=None).tolist() == [0.0, 0.5, 1.0]
+    assert fnp.eye(2, device=None).shape == (2, 2)
+    assert fnp.array([1.0], ndmin=3).shape == (1, 1, 1)
+    with pytest.raises(TypeError, match="dtyp"):
+        fnp.zeros(3, dtyp=float)
+    # precision= is checked and preferred_element_type= sets the result dtype, as in dot
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    for f in (
+        lambda x, y: fnp.tensordot(x, y.T, 1, precision="highest", preferred_element_type=float),
+        lambda x, y: fnp.inner(x, y, preferred_element_type=np.float64),
+        lambda x, y: fnp.vecdot(x, y, preferred_element_type=np.float64)[:, None],
+    ):
+        eager, jitted = f(a, a), ft.jit(f)(a, a)
+        assert eager.dtype == jitted.dtype == np.float64
+        np.testing.assert_array_equal(eager, jitted)
+    assert fnp.vdot(a, a, preferred_element_type=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="precision"):
+        fnp.inner(a, a, precision="bogus")
