@@ -57,6 +57,12 @@ def cases(jax: Any) -> dict[str, np.ndarray]:
         w = np.arange(np.size(f(X2))).reshape(np.shape(f(X2)))
         out[f"{n}/grad"] = np.asarray(jax.grad(lambda x, f=f, w=w: (f(x) * w).sum())(X2))
     out["standardize_axis0/value"] = np.asarray(nn.standardize(X2, axis=0))
+    mask = np.arange(np.size(X2)).reshape(np.shape(X2)) % 3 != 1
+    out["standardize_where/value"] = np.asarray(nn.standardize(X2, where=mask))
+    out["standardize_where/grad"] = np.asarray(
+        jax.grad(lambda x: (nn.standardize(x, where=mask) ** 3).sum())(X2)
+    )
+    out["standardize_stable/value"] = np.asarray(nn.standardize(X2, axis=0, algorithm="stable"))
     out["logsumexp/value"] = np.asarray(nn.logsumexp(X2, axis=1))
     out["logsumexp/grad"] = np.asarray(jax.grad(lambda x: nn.logsumexp(x, axis=1).sum())(X2))
     labels = np.array([0, 2, 1, 3, -1])

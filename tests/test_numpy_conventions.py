@@ -586,3 +586,13 @@ def test_jax_keywords_of_creation_and_products() -> None:
     assert fnp.vdot(a, a, preferred_element_type=np.float32).dtype == np.float32
     with pytest.raises(ValueError, match="precision"):
         fnp.inner(a, a, precision="bogus")
+    # algorithm choices and hints of JAX's that change nothing here
+    ss = fnp.searchsorted(np.arange(5.0), np.array([1.5, 3.0]), method="compare_all")
+    assert ss.tolist() == [2, 3]
+    with pytest.raises(ValueError, match="searchsorted: expected method"):
+        fnp.searchsorted(np.arange(5.0), 1.0, method="bisect")
+    t = ft.jit(
+        lambda x: fnp.take(x, np.array([2, 0]), unique_indices=True, indices_are_sorted=False)
+    )
+    assert t(np.arange(3.0)).tolist() == [2.0, 0.0]
+    assert fnp.reshape(np.arange(6), (2, 3), copy=True).shape == (2, 3)

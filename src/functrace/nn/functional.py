@@ -253,14 +253,25 @@ def standardize(
     mean: Any = None,
     variance: Any = None,
     epsilon: Any = 1e-5,
+    where: Any = None,
+    *,
+    algorithm: str = "fast",
 ) -> Any:
-    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics of ``x`` by default;
-    the variance as ``mean(x**2) - mean**2``, as JAX's default algorithm)."""
+    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics of ``x`` by
+    default, over the elements where ``where`` is true if given). The variance is
+    ``mean(x**2) - mean**2`` with ``algorithm="fast"`` (JAX's default) and
+    ``mean((x - mean)**2)`` with ``"stable"``."""
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"standardize: expected algorithm 'fast' or 'stable', got {algorithm!r}.")
     x = _float_arr(x)
     if mean is None:
-        mean = fnp.mean(x, axis=axis, keepdims=True)
+        mean = fnp.mean(x, axis=axis, keepdims=True, where=where)
     if variance is None:
-        variance = fnp.mean(fnp.square(x), axis=axis, keepdims=True) - fnp.square(mean)
+        if algorithm == "stable":
+            variance = fnp.mean(fnp.square(x - mean), axis=axis, keepdims=True, where=where)
+        else:
+            sq = fnp.mean(fnp.square(x), axis=axis, keepdims=True, where=where)
+            variance = sq - fnp.square(mean)
     return (x - mean) / fnp.sqrt(variance + epsilon)
 
 

@@ -344,15 +344,29 @@ def _check_side(side: str) -> None:
         raise ValueError(f"searchsorted: expected side 'left' or 'right', got {side!r}.")
 
 
-def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+_SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+
+
+def _check_method(method: Any) -> None:
+    if method not in _SEARCH_METHODS:
+        raise ValueError(f"searchsorted: expected method in {_SEARCH_METHODS}, got {method!r}.")
+
+
+def _np_searchsorted(
+    a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan"
+) -> Any:
+    _check_method(method)
     _check_side(side)
     return np.searchsorted(a, v, side, sorter)  # type: ignore[call-overload]
 
 
 @numpy_path(_np_searchsorted, promote_args=(0, 1))
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+def searchsorted(
+    a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan"
+) -> Any:
     """Indices where the elements of ``v`` would be inserted into the sorted 1-d ``a``
     to keep it sorted: before equal elements (``side="left"``) or after them.
+    ``method`` (JAX's choice of algorithm: the results are the same) is checked.
 
     The result is int64 and carries no derivative.
 
@@ -361,6 +375,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     array([3, 3])
     """
     _check_side(side)
+    _check_method(method)
     a = asarray_or_tracer(a, "searchsorted")
     if len(_shape(a)) != 1:
         raise ValueError(f"searchsorted: expected a 1-d sorted array a, got shape {_shape(a)}.")

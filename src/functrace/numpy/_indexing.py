@@ -471,6 +471,9 @@ def _np_take(
     axis: int | None = None,
     mode: str | None = None,
     fill_value: Any = None,
+    *,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
 ) -> Any:
     _check_take_mode("take", mode)
     if mode == "fill":
@@ -485,6 +488,9 @@ def take(
     axis: int | None = None,
     mode: str | None = None,
     fill_value: Any = None,
+    *,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
 ) -> Any:
     """NumPy's ``take``: elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
 
@@ -494,7 +500,8 @@ def take(
     ``fill_value``: by default NaN, the most negative signed or the largest unsigned
     integer, or True), ``"raise"`` (NumPy's), ``"wrap"`` (indices modulo the size) or
     ``"clip"`` (clamped into ``[0, size - 1]``; as in NumPy, negative indices clip to 0
-    rather than wrap).
+    rather than wrap). JAX's hints ``unique_indices``/``indices_are_sorted`` are
+    accepted and change nothing.
 
     >>> import functrace.numpy as fnp
     >>> fnp.take([[1, 2], [3, 4]], [1, 0], axis=1)

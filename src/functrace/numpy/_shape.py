@@ -50,12 +50,16 @@ def _check_order(fname: str, order: Any) -> None:
         )
 
 
-def _np_reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
+def _np_reshape(
+    a: Any, shape: Any, /, order: str = "C", *, copy: Any = None, out_sharding: Any = None
+) -> Any:
     return np.reshape(a, shape, order=order)  # type: ignore[call-overload]
 
 
 @numpy_path(_np_reshape)
-def reshape(a: Any, shape: Any, /, order: str = "C") -> Any:
+def reshape(
+    a: Any, shape: Any, /, order: str = "C", *, copy: Any = None, out_sharding: Any = None
+) -> Any:
     """``numpy.reshape`` (one -1 allowed); ``order="F"`` reads and writes the elements
     with the first index changing fastest (on tracers: a reshape between two reversals
     of the axes).
