@@ -242,6 +242,19 @@ def test_static_argnums_kwargs_and_pytrees():
     assert ft.remat is ft.checkpoint
     assert ft.ad_checkpoint.checkpoint is ft.checkpoint
 
+    # static_argnames: by keyword or by position, a Python value driving control flow
+    def h(p, n, *, mode="sin"):
+        out = p["a"]
+        for _ in range(n):
+            out = fnp.sin(out) if mode == "sin" else fnp.cos(out)
+        return fnp.sum(out)
+
+    ch = ft.checkpoint(h, static_argnames=("n", "mode"))
+    for args, kw in (((p, 2), {"mode": "cos"}), ((p,), {"n": 3}), ((p, 1), {})):
+        _same(ft.grad(ch)(*args, **kw), ft.grad(h)(*args, **kw))
+    with pytest.raises(TypeError, match="checkpoint: expected static_argnames as strings"):
+        ft.checkpoint(h, static_argnames=(1,))
+
 
 def test_checkpoint_name_is_the_identity_everywhere():
     f = lambda x: checkpoint_name(x * 2.0, "y") + 1.0  # noqa: E731

@@ -79,13 +79,15 @@ def checkpoint(
     prevent_cse: bool = True,
     policy: Callable[..., bool] | None = None,
     static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> Callable[..., Any]:
     """``fun`` rematerialised: reverse mode keeps only what ``policy`` saves and
     recomputes the rest during the backward pass (JAX's ``jax.checkpoint``).
 
     ``policy``: one of ``functrace.checkpoint_policies`` (``None``: nothing saveable,
     only the arguments are kept). ``static_argnums``: positional arguments that are
-    Python values (they may drive Python control flow inside ``fun``), not traced.
+    Python values (they may drive Python control flow inside ``fun``), not traced;
+    ``static_argnames``: the same by parameter name (given by keyword or by position).
     ``prevent_cse`` is accepted for JAX compatibility: functrace's ``jit`` does not
     merge equal computations, so the recomputation is never merged with the forward
     pass. Values, gradients and every transform are those of ``fun``: only the memory
@@ -104,6 +106,10 @@ def checkpoint(
             f"checkpoint: expected prevent_cse to be a bool, got {type(prevent_cse).__name__}."
         )
     statics = _static_argnums("checkpoint", static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"checkpoint: expected static_argnames as strings, got {names!r}.")
+    named = _positions_of(fun, names)  # static by name, given by position
     what = f"checkpoint of {core.describe_fun(fun)}"
 
     @functools.wraps(fun)
@@ -117,7 +123,10 @@ def checkpoint(
                     f"argument{'s' if n != 1 else ''}."
                 )
             nums.add(i % n)
+        nums.update(i for i in named if i < n)  # (a named one given by keyword: below)
         dyn = [a for i, a in enumerate(args) if i not in nums]
+        static_kw = {k: v for k, v in kwargs.items() if k in names}
+        kwargs = {k: v for k, v in kwargs.items() if k not in names}
         leaves, tree = tree_flatten((dyn, kwargs))
         vals = []
         for x in leaves:
@@ -136,7 +145,7 @@ def checkpoint(
             d, kw = tree_unflatten(tree, list(xs))
             it = iter(d)
             full = [args[i] if i in nums else next(it) for i in range(n)]
-            out = core.call_user("checkpoint", fun, full, kw)
+            out = core.call_user("checkpoint", fun, full, {**kw, **static_kw})
             out_leaves, box["tree"] = tree_flatten(out)
             return out_leaves
 
@@ -152,6 +161,18 @@ def checkpoint(
         return tree_map(to_array, tree_unflatten(box["tree"], outs))
 
     return wrapped
+
+
+def _positions_of(fun: Callable[..., Any], names: tuple[str, ...]) -> list[int]:
+    """The positions of ``fun``'s positional parameters named in ``names``."""
+    if not names:
+        return []
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [i for i, p in enumerate(params) if p.kind in positional and p.name in names]
 
 
 remat = checkpoint

@@ -686,9 +686,18 @@ def _reshape_impl(x: Any, *, new_sizes: tuple[int, ...]) -> Any:
 reshape_p = register(Primitive("reshape"), _reshape_impl, _reshape_abstract)
 
 
-def reshape(x: Any, new_sizes: tuple[int, ...]) -> Any:
-    """Row-major reshape to ``new_sizes`` (no -1: use functrace.numpy.reshape for that)."""
+def reshape(
+    x: Any,
+    new_sizes: tuple[int, ...],
+    dimensions: tuple[int, ...] | None = None,
+    out_sharding: Any = None,
+) -> Any:
+    """Row-major reshape to ``new_sizes`` (no -1: use functrace.numpy.reshape for that),
+    of ``x`` transposed by ``dimensions`` first if given (JAX's). ``out_sharding`` is
+    accepted and ignored (one device)."""
     new_sizes = tuple(int(d) for d in new_sizes)
+    if dimensions is not None:
+        x = transpose(x, tuple(dimensions))
     if type(x) is PRNGKeyArray:  # typed keys: their data, the two words a last axis
         return PRNGKeyArray(reshape(x._base, (*new_sizes, 2)))
     if core.get_aval(x).shape == new_sizes:
