@@ -122,4 +122,30 @@ def cases(lib: Any) -> dict[str, np.ndarray]:
     dx = np.cos(np.arange(24.0)).reshape(6, 4)
     _, (du, dh) = lib.jvp(lambda x: L.qdwh(x)[:2], (TALL,), (dx,))
     out["qdwh/jvp/du"], out["qdwh/jvp/dh"] = du, dh
+    # the first set under JAX's signatures and defaults: eigh returns (v, w) and
+    # symmetrizes its input, svd and qr give complete factors, cholesky symmetrizes
+    # (subset_by_index is not in JAX on CPU: the op table checks it against NumPy)
+    nonsym = SPD + np.triu(A5, 1)
+    v, w = L.eigh(nonsym)
+    out["eigh/default/w"], out["eigh/default/|v|"] = w, np.abs(v)
+    out["eigh/lower_only/w"] = L.eigh(nonsym, symmetrize_input=False)[1]
+    out["eigh/upper_only/w"] = L.eigh(nonsym, lower=False, symmetrize_input=False)[1]
+    out["eigh/grad_w"] = lib.grad(lambda a: lib.numpy.sum(L.eigh(a)[1] * W5))(nonsym)
+    out["cholesky/default"] = L.cholesky(nonsym)
+    out["cholesky/lower_only"] = L.cholesky(nonsym, symmetrize_input=False)
+    out["cholesky/grad"] = lib.grad(lambda a: lib.numpy.sum(L.cholesky(a) ** 2))(nonsym)
+    for name, x in (("tall", TALL), ("wide", TALL.T), ("batched", A3B)):
+        u, sv, vt = L.svd(x)
+        out[f"svd/{name}/shapes"] = np.array([*u.shape[-2:], *vt.shape[-2:]])
+        out[f"svd/{name}/s"], out[f"svd/{name}/|vt|"] = sv, np.abs(vt)
+        ur, _, vtr = L.svd(x, full_matrices=False)
+        out[f"svd/{name}/reduced_shapes"] = np.array([*ur.shape[-2:], *vtr.shape[-2:]])
+        out[f"svd/{name}/s_only"] = L.svd(x, compute_uv=False)
+        q, r = L.qr(x)
+        out[f"qr/{name}/shapes"] = np.array([*q.shape[-2:], *r.shape[-2:]])
+        out[f"qr/{name}/|r|"] = np.abs(r)
+        out[f"qr/{name}/reduced_|r|"] = np.abs(L.qr(x, full_matrices=False)[1])
+    out["svd/grad_s"] = lib.grad(
+        lambda x: lib.numpy.sum(L.svd(x, full_matrices=False)[1] * W5[:4])
+    )(TALL)
     return {k: np.asarray(v) for k, v in out.items()}

@@ -175,14 +175,14 @@ LAX_ROWS: list[OpInfo] = [
     ),
     _row(
         "lax.linalg.eigh[w]",
-        lambda a: lax.eigh(_sym(fnp, a))[0],
+        lambda a: lax.eigh(_sym(fnp, a))[1],
         lambda a: np.linalg.eigh(_sym(np, a))[0],
         (S33,),
         ("eigh",),
     ),
     _row(
         "lax.linalg.eigh[v]",
-        lambda a: _fix_cols(fnp, lax.eigh(_sym(fnp, a))[1]),
+        lambda a: _fix_cols(fnp, lax.eigh(_sym(fnp, a))[0]),
         lambda a: _fix_cols(np, np.linalg.eigh(_sym(np, a))[1]),
         (S233,),
         ("eigh",),
@@ -190,28 +190,28 @@ LAX_ROWS: list[OpInfo] = [
     ),
     _row(
         "lax.linalg.eigh[upper]",
-        lambda a: lax.eigh(_sym(fnp, a), lower=False)[0],
+        lambda a: lax.eigh(_sym(fnp, a), lower=False, symmetrize_input=False)[1],
         lambda a: np.linalg.eigh(_sym(np, a), UPLO="U")[0],
         (S33,),
         ("eigh",),
     ),
     _row(
         "lax.linalg.eigh[eigvals_only]",
-        lambda a: lax.eigh(_sym(fnp, a), eigvals_only=True)[0],
+        lambda a: lax.eigh(_sym(fnp, a), eigvals_only=True),
         lambda a: np.linalg.eigvalsh(_sym(np, a)),
         (S233,),
         ("eigh",),
     ),
     _row(
         "lax.linalg.svd[s]",
-        lambda a: lax.svd(_tall(fnp, a))[1],
+        lambda a: lax.svd(_tall(fnp, a), full_matrices=False)[1],
         lambda a: np.linalg.svd(_tall(np, a))[1],
         ((4, 3),),
         ("svd",),
     ),
     _row(
         "lax.linalg.svd[u]",
-        lambda a: _fix_cols(fnp, lax.svd(_tall(fnp, a))[0]),
+        lambda a: _fix_cols(fnp, lax.svd(_tall(fnp, a), full_matrices=False)[0]),
         lambda a: _fix_cols(np, np.linalg.svd(_tall(np, a), full_matrices=False)[0]),
         ((4, 3),),
         ("svd",),
@@ -219,7 +219,7 @@ LAX_ROWS: list[OpInfo] = [
     ),
     _row(
         "lax.linalg.svd[vt,wide]",
-        lambda a: _fix_rows(fnp, lax.svd(_wide(fnp, a))[2]),
+        lambda a: _fix_rows(fnp, lax.svd(_wide(fnp, a), full_matrices=False)[2]),
         lambda a: _fix_rows(np, np.linalg.svd(_wide(np, a), full_matrices=False)[2]),
         ((2, 3, 4),),
         ("svd",),
@@ -227,14 +227,14 @@ LAX_ROWS: list[OpInfo] = [
     ),
     _row(
         "lax.linalg.svd[compute_uv=False]",
-        lambda a: lax.svd(_wide(fnp, a), compute_uv=False)[0],
+        lambda a: lax.svd(_wide(fnp, a), compute_uv=False),
         lambda a: np.linalg.svd(_wide(np, a), compute_uv=False),
         ((3, 4),),
         ("svd",),
     ),
     _row(
         "lax.linalg.qr[q]",
-        lambda a: lax.qr(_tall(fnp, a))[0],
+        lambda a: lax.qr(_tall(fnp, a), full_matrices=False)[0],
         lambda a: np.linalg.qr(_tall(np, a))[0],
         ((4, 3),),
         ("qr",),
@@ -242,7 +242,7 @@ LAX_ROWS: list[OpInfo] = [
     ),
     _row(
         "lax.linalg.qr[r]",
-        lambda a: lax.qr(_tall(fnp, a))[1],
+        lambda a: lax.qr(_tall(fnp, a), full_matrices=False)[1],
         lambda a: np.linalg.qr(_tall(np, a))[1],
         ((2, 4, 3),),
         ("qr",),
@@ -255,6 +255,52 @@ LAX_ROWS: list[OpInfo] = [
         ((3, 5),),
         ("qr",),
         grad_order=1,
+    ),
+    # JAX's defaults: symmetrized input, complete factors, subsets of the spectrum
+    _row(
+        "lax.linalg.cholesky[symmetrize_input]",
+        lambda a: lax.cholesky(_spd(fnp, a) + fnp.triu(a, 1)),
+        lambda a: np.linalg.cholesky(_spd(np, a) + 0.5 * (np.triu(a, 1) + np.triu(a, 1).T)),
+        (S33,),
+        ("cholesky",),
+    ),
+    _row(
+        "lax.linalg.eigh[symmetrize_input,subset]",
+        lambda a: lax.eigh(_sym(fnp, a) + fnp.triu(a, 1), subset_by_index=(1, 3))[1],
+        lambda a: np.linalg.eigvalsh(_sym(np, a) + 0.5 * (np.triu(a, 1) + np.triu(a, 1).T))[1:3],
+        (S33,),
+        ("eigh",),
+    ),
+    _row(
+        "lax.linalg.svd[full_matrices,s]",
+        lambda a: lax.svd(_tall(fnp, a))[1],
+        lambda a: np.linalg.svd(_tall(np, a))[1],
+        ((4, 3),),
+        ("svd",),
+        grad=False,  # full U: no derivative (as JAX)
+    ),
+    _row(
+        "lax.linalg.svd[full_matrices,|vt|]",  # the null-space row too: unique up to sign
+        lambda a: fnp.abs(lax.svd(_wide(fnp, a))[2]),
+        lambda a: np.abs(np.linalg.svd(_wide(np, a))[2]),
+        ((3, 4),),
+        ("svd",),
+        grad=False,
+    ),
+    _row(
+        "lax.linalg.svd[subset]",
+        lambda a: lax.svd(_tall(fnp, a), full_matrices=False, subset_by_index=(0, 2))[1],
+        lambda a: np.linalg.svd(_tall(np, a))[1][..., :2],
+        ((2, 4, 3),),
+        ("svd",),
+    ),
+    _row(
+        "lax.linalg.qr[full_matrices]",
+        lambda a: fnp.abs(lax.qr(_tall(fnp, a))[1]),
+        lambda a: np.abs(np.linalg.qr(_tall(np, a), mode="complete")[1]),
+        ((4, 3),),
+        ("qr",),
+        grad=False,  # complete Q: no derivative (as JAX)
     ),
     _row(
         "lax.linalg.det",

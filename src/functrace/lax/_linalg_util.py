@@ -204,6 +204,12 @@ def _cols(x: Any, start: int, stop: int) -> Any:
     return slice(x, (0,) * (len(shape) - 1) + (start,), (*shape[:-1], stop))
 
 
+def _rows(x: Any, start: int, stop: int) -> Any:
+    """Rows ``start:stop`` of each matrix."""
+    shape = _shape(x)
+    return slice(x, (0,) * (len(shape) - 2) + (start, 0), (*shape[:-2], stop, shape[-1]))
+
+
 def _batch_unary(p: Primitive) -> Callable[..., Any]:
     # The operand is already a stack: the vmapped axis just becomes one more leading axis.
     def rule(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> Any:

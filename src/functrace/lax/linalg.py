@@ -17,8 +17,13 @@ The ``triangular_solve`` and ``lu`` blocks live in ``_linalg_lu`` (re-exported h
 
 Decisions (JAX's semantics unless noted):
 
-* ``cholesky`` and ``eigh`` read only one triangle of ``a`` (the lower one for
-  cholesky; ``lower`` chooses for eigh), exactly as LAPACK and NumPy do, so their
+* The public functions have JAX's signatures and defaults: ``eigh`` returns ``(v, w)``,
+  ``svd`` and ``qr`` give complete factors (``full_matrices=True``; a non-square one has
+  no derivative, as in JAX), ``cholesky`` and ``eigh`` read ``(x + x^H) / 2``
+  (``symmetrize_input=True``). ``functrace.numpy.linalg`` calls them with NumPy's
+  choices (reduced factors where NumPy's are, one triangle read).
+* The ``cholesky`` and ``eigh`` primitives read only one triangle of ``a`` (the lower
+  one for cholesky; ``lower`` chooses for eigh), exactly as LAPACK and NumPy do, so their
   values are NumPy's for any input, and their derivatives are the exact
   derivatives of that function: the symmetric matrix the decomposition sees is
   ``S = T + T^T - diag(T)`` with ``T`` the triangle read, so the tangent is
@@ -45,10 +50,11 @@ Decisions (JAX's semantics unless noted):
   finite at repeated eigenvalues/singular values. The vector derivatives assume
   distinct eigenvalues (eigh) and distinct non-zero singular values (svd); they
   are infinite otherwise, as in every autodiff system.
-* ``svd`` is the reduced ("economy") decomposition: ``u (..., m, k)``,
-  ``s (..., k)``, ``vt (..., k, n)`` with ``k = min(m, n)``; ``qr`` is reduced too
-  (``q (..., m, k)``, ``r (..., k, n)``); its JVP assumes the leading ``k x k``
-  block of ``a`` is non-singular.
+* The ``svd`` primitive's derivative is that of the reduced ("economy") decomposition:
+  ``u (..., m, k)``, ``s (..., k)``, ``vt (..., k, n)`` with ``k = min(m, n)``; ``qr``'s
+  too (``q (..., m, k)``, ``r (..., k, n)``; its JVP assumes the leading ``k x k``
+  block of ``a`` is non-singular). Their ``full_matrices`` forms compute the complete
+  factors (LAPACK's) and raise ``NotImplementedError`` under ``jvp``/``grad``.
 * Complex ``eigh`` reads the Hermitian matrix of the triangle chosen (real diagonal, as
   complex ``cholesky``) and gives real eigenvalues; complex ``svd`` gives real singular
   values. Eigenvectors and singular vectors are unique up to a phase per column; their
@@ -133,6 +139,7 @@ from functrace.lax._linalg_util import (
     _mT,
     _nan_where_singular,
     _register_checked,
+    _rows,
     _rows_of,
     _shape,
     _trace,
@@ -216,11 +223,18 @@ def _cholesky_impl(a: np.ndarray) -> np.ndarray:
 cholesky_p = _register_checked(Primitive("cholesky"), _cholesky_impl, _cholesky_abstract)
 
 
-def cholesky(a: Any) -> Any:
-    """The lower Cholesky factor ``L`` of ``a = L @ L.T`` (only the lower triangle of
-    ``a`` is read, and the derivative is that of exactly this function: zero for the
-    upper triangle, see the module notes)."""
-    return cholesky_p.bind(a)
+def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
+    """The lower Cholesky factor ``L`` of ``x = L @ L^H`` (JAX's ``lax.linalg.cholesky``):
+    of ``(x + x^H) / 2`` with ``symmetrize_input`` (the default, as JAX), else of the
+    lower triangle of ``x`` alone (NumPy's reading; the derivative is then that of
+    exactly this function: zero for the upper triangle, see the module notes)."""
+    return cholesky_p.bind(_symmetrized("cholesky", x) if symmetrize_input else x)
+
+
+def _symmetrized(fname: str, x: Any) -> Any:
+    """``(x + x^H) / 2``: the Hermitian part JAX's decompositions read by default."""
+    _check_square(fname, core.get_aval(x), complex_ok=True)
+    return mul(add(x, _mH(x)), _const(x, np.array(0.5)))
 
 
 def _cholesky_jvp(g: Any, L: Any, a: Any) -> Any:
@@ -264,19 +278,47 @@ eigh_p = _register_checked(Primitive("eigh", multiple_results=True), _eigh_impl,
 
 
 def eigh(
-    a: Any,
-    lower: bool = True,
-    eigvals_only: bool = False,
+    x: Any,
     *,
+    lower: bool = True,
+    symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True,
+    subset_by_index: tuple[int, int] | None = None,
     implementation: EighImplementation | None = None,
+    eigvals_only: bool = False,
 ) -> Any:
-    """Eigenvalues ``w`` (ascending, real) and eigenvectors ``v`` (columns) of symmetric
-    (complex: Hermitian) ``a``, reading its ``lower`` (or upper) triangle. Returns
-    ``[w, v]``, or ``[w]`` with ``eigvals_only``. The derivative is that of exactly this
-    function (zero for the triangle not read, see the module notes). ``implementation``
-    (an ``EighImplementation`` or None) is accepted; every choice runs LAPACK."""
+    """JAX's ``lax.linalg.eigh``: ``(v, w)``, the eigenvectors ``v`` (columns) and the
+    eigenvalues ``w`` (ascending, real) of symmetric (complex: Hermitian) ``x``: of
+    ``(x + x^H) / 2`` with ``symmetrize_input`` (the default), else of the matrix its
+    ``lower`` (or upper) triangle stands for (the derivative is then that of exactly
+    this function: zero for the triangle not read, see the module notes).
+    ``subset_by_index=(lo, hi)`` keeps eigenvalues ``lo`` to ``hi - 1``. The eigenvalues
+    come sorted whatever ``sort_eigenvalues`` says (JAX allows either).
+    ``implementation`` (an ``EighImplementation`` or None) is accepted; every choice
+    runs LAPACK. ``eigvals_only=True`` (functrace's) returns ``w`` alone, whose
+    derivative needs no eigenvectors."""
     check_enum("eigh", "implementation", implementation, EighImplementation)
-    return eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
+    a = _symmetrized("eigh", x) if symmetrize_input else x
+    outs = eigh_p.bind(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
+    if subset_by_index is not None:
+        lo, hi = _subset("eigh", subset_by_index, _shape(a)[-1])
+        outs = [_cols(o, lo, hi) for o in outs]
+    return outs[0] if eigvals_only else (outs[1], outs[0])
+
+
+def _subset(fname: str, subset: Any, k: int) -> tuple[int, int]:
+    """A ``subset_by_index=(lo, hi)`` checked against ``k`` eigen/singular values."""
+    try:
+        lo, hi = (int(i) for i in subset)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{fname}: expected subset_by_index as a pair of ints (lo, hi), got {subset!r}."
+        ) from None
+    if not 0 <= lo < hi <= k:
+        raise ValueError(
+            f"{fname}: expected subset_by_index with 0 <= lo < hi <= {k}, got {subset!r}."
+        )
+    return lo, hi
 
 
 def _eigh_jvp(
@@ -286,7 +328,7 @@ def _eigh_jvp(
     # w_i) off the diagonal, so diag(V^H dV) = 0 (JAX's phases for complex eigenvectors).
     # dA is built from the triangle read: see the module notes.
     (a,), (g,) = primals, tangents
-    w, v = eigh(a, lower, eigvals_only=False)
+    w, v = eigh_p.bind(a, lower=lower, eigvals_only=False)
     outs = [w] if eigvals_only else [w, v]
     if type(g) is Zero:
         return outs, [Zero.from_primal(o) for o in outs]
@@ -305,14 +347,17 @@ batching.batching_rules[eigh_p] = _batch_unary(eigh_p)
 # ---------------------------------------------------------------------------
 
 
-def _svd_abstract(a: ShapedArray, *, compute_uv: bool) -> list[ShapedArray]:
+def _svd_abstract(
+    a: ShapedArray, *, compute_uv: bool, full_matrices: bool = False
+) -> list[ShapedArray]:
     _check_matrix("svd", a, complex_ok=True)
     *lead, m, n = a.shape
     k = min(m, n)
     s = ShapedArray((*lead, k), _real_dtype(a.dtype))
     if not compute_uv:
         return [s]
-    return [ShapedArray((*lead, m, k), a.dtype), s, ShapedArray((*lead, k, n), a.dtype)]
+    ku, kv = (m, n) if full_matrices else (k, k)
+    return [ShapedArray((*lead, m, ku), a.dtype), s, ShapedArray((*lead, kv, n), a.dtype)]
 
 
 def _real_dtype(dt: np.dtype) -> np.dtype:
@@ -336,11 +381,11 @@ def _nan_where_nonfinite(fn: Callable[[np.ndarray], list[np.ndarray]], a: np.nda
     return [np.where(bad.reshape(bad.shape + (1,) * (o.ndim - lead)), np.nan, o) for o in outs]
 
 
-def _svd_impl(a: np.ndarray, *, compute_uv: bool) -> list[np.ndarray]:
+def _svd_impl(a: np.ndarray, *, compute_uv: bool, full_matrices: bool = False) -> list[np.ndarray]:
     def run(a: np.ndarray) -> list[np.ndarray]:
         if not compute_uv:
             return [np.linalg.svd(a, compute_uv=False)]
-        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
         return [u, s, vt]
 
     return _nan_where_nonfinite(run, a)
@@ -349,16 +394,37 @@ def _svd_impl(a: np.ndarray, *, compute_uv: bool) -> list[np.ndarray]:
 svd_p = _register_checked(Primitive("svd", multiple_results=True), _svd_impl, _svd_abstract)
 
 
-def svd(a: Any, compute_uv: bool = True, *, algorithm: SvdAlgorithm | None = None) -> Any:
-    """Reduced SVD of ``a (..., m, n)``: ``[u, s, vt]`` with ``k = min(m, n)`` singular
-    values (descending), or ``[s]`` without ``compute_uv``. ``algorithm`` (an
-    ``SvdAlgorithm`` or None) is accepted; every choice runs LAPACK."""
+def svd(
+    x: Any,
+    *,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    subset_by_index: tuple[int, int] | None = None,
+    algorithm: SvdAlgorithm | None = None,
+) -> Any:
+    """JAX's ``lax.linalg.svd`` of ``x (..., m, n)``: ``(u, s, vt)`` with the
+    ``k = min(m, n)`` singular values ``s`` descending, or ``s`` alone without
+    ``compute_uv``. ``full_matrices`` (the default, as JAX) gives square ``u (m, m)``
+    and ``vt (n, n)``, whose extra columns are not unique, so a non-square one has no
+    derivative (JAX's ``NotImplementedError``); ``full_matrices=False`` the reduced
+    ``u (m, k)``, ``vt (k, n)``. ``subset_by_index=(lo, hi)`` keeps singular values
+    ``lo`` to ``hi - 1`` (reduced only). ``algorithm`` (an ``SvdAlgorithm`` or None)
+    is accepted; every choice runs LAPACK."""
     check_enum("svd", "algorithm", algorithm, SvdAlgorithm)
-    return svd_p.bind(a, compute_uv=bool(compute_uv))
+    _check_matrix("svd", core.get_aval(x), complex_ok=True)
+    m, n = _shape(x)[-2:]
+    full = bool(full_matrices) and bool(compute_uv) and m != n
+    if full and subset_by_index is not None:
+        raise ValueError("svd: expected full_matrices=False with subset_by_index, got True.")
+    outs = svd_p.bind(x, compute_uv=bool(compute_uv), full_matrices=full)
+    if subset_by_index is not None:
+        lo, hi = _subset("svd", subset_by_index, min(m, n))
+        outs = [_cols(o, lo, hi) for o in outs[:2]] + [_rows(o, lo, hi) for o in outs[2:]]
+    return tuple(outs) if compute_uv else outs[0]
 
 
 def _svd_jvp(
-    primals: Sequence[Any], tangents: Sequence[Any], *, compute_uv: bool
+    primals: Sequence[Any], tangents: Sequence[Any], *, compute_uv: bool, full_matrices: bool
 ) -> tuple[list[Any], list[Any]]:
     # dP = U^H dA V, ds = re(diag(dP)), F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
     # dU = U (F o (dP S + S dP^H) + D) + (I - U U^H) dA V S^-1   (the last term: m > n)
@@ -367,7 +433,13 @@ def _svd_jvp(
     # JAX's choice of phases for complex a: all of it in U, diag(V^H dV) = 0; a zero s_i
     # gets 0 there, as in JAX.
     (a,), (g,) = primals, tangents
-    u, s, vt = svd(a, compute_uv=True)
+    if full_matrices:
+        raise NotImplementedError(
+            f"svd: expected full_matrices=False to differentiate the SVD of a non-square "
+            f"matrix, got full_matrices=True for shape {_shape(a)}: the extra columns of "
+            f"the square U or Vt are not unique, so they have no derivative."
+        )
+    u, s, vt = svd_p.bind(a, compute_uv=True, full_matrices=False)
     outs = [u, s, vt] if compute_uv else [s]
     if type(g) is Zero:
         return outs, [Zero.from_primal(o) for o in outs]
@@ -412,25 +484,38 @@ batching.batching_rules[svd_p] = _batch_unary(svd_p)
 # ---------------------------------------------------------------------------
 
 
-def _qr_abstract(a: ShapedArray) -> list[ShapedArray]:
+def _qr_abstract(a: ShapedArray, *, full_matrices: bool = False) -> list[ShapedArray]:
     _check_matrix("qr", a, complex_ok=True)
     *lead, m, n = a.shape
-    k = min(m, n)
+    k = m if full_matrices else min(m, n)
     return [ShapedArray((*lead, m, k), a.dtype), ShapedArray((*lead, k, n), a.dtype)]
 
 
-def _qr_impl(a: np.ndarray) -> list[np.ndarray]:
-    q, r = np.linalg.qr(a, mode="reduced")
+def _qr_impl(a: np.ndarray, *, full_matrices: bool = False) -> list[np.ndarray]:
+    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
     return [q, r]
 
 
 qr_p = _register_checked(Primitive("qr", multiple_results=True), _qr_impl, _qr_abstract)
 
 
-def qr(a: Any) -> Any:
-    """Reduced QR decomposition ``[q, r]`` of ``a (..., m, n)`` (Householder, as NumPy;
-    for complex ``a``, ``r`` has a real diagonal, as LAPACK's)."""
-    return qr_p.bind(a)
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True, use_magma: Any = None) -> Any:
+    """JAX's ``lax.linalg.qr``: ``(q, r)`` of ``x (..., m, n)`` (Householder, as NumPy;
+    for complex ``x``, ``r`` has a real diagonal, as LAPACK's). ``full_matrices`` (the
+    default, as JAX) gives a square ``q (m, m)``, whose extra columns (``m > n``) are
+    not unique, so that one has no derivative (JAX's ``NotImplementedError``);
+    ``full_matrices=False`` the reduced ``q (m, k)``, ``r (k, n)``, ``k = min(m, n)``.
+    Column pivoting is ``functrace.scipy.linalg.qr(a, pivoting=True)``; ``use_magma``
+    (a GPU choice) is accepted."""
+    if pivoting:
+        raise NotImplementedError(
+            "lax.linalg.qr: expected pivoting=False, got True. Column pivoting (LAPACK's "
+            "geqp3) is functrace.scipy.linalg.qr(a, pivoting=True)."
+        )
+    _check_matrix("qr", core.get_aval(x), complex_ok=True)
+    m, n = _shape(x)[-2:]
+    q, r = qr_p.bind(x, full_matrices=bool(full_matrices) and m > n)
+    return q, r
 
 
 def _qr_jvp_tall(q: Any, r: Any, g: Any) -> tuple[Any, Any]:
@@ -447,9 +532,17 @@ def _qr_jvp_tall(q: Any, r: Any, g: Any) -> tuple[Any, Any]:
     return add(_mm(q, sub(omega, c)), z), _mm(sub(c, omega), r)
 
 
-def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+def _qr_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: bool
+) -> tuple[list[Any], list[Any]]:
     (a,), (g,) = primals, tangents
-    q, r = qr(a)
+    if full_matrices:
+        raise NotImplementedError(
+            f"qr: expected full_matrices=False to differentiate the QR decomposition of a "
+            f"tall matrix, got full_matrices=True for shape {_shape(a)}: the extra columns "
+            f"of the square Q are not unique, so they have no derivative."
+        )
+    q, r = qr_p.bind(a, full_matrices=False)
     if type(g) is Zero:
         return [q, r], [Zero.from_primal(q), Zero.from_primal(r)]
     m, n = _shape(a)[-2:]
@@ -580,7 +673,7 @@ def _adjugate_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any,
         return out, Zero.from_primal(out)
     # Complex A = U diag(s) V^H: the same with ^H for ^T and sigma = det(U) det(V^H), a
     # unit complex number; the map stays complex-linear in dA (F = U^H dA V).
-    u, s, vt = svd(a)
+    u, s, vt = svd_p.bind(a, compute_uv=True, full_matrices=False)
     v = _mH(vt)
     shape = _shape(a)
     sigma = sign(mul(det(u), det(vt)))
@@ -714,7 +807,7 @@ def _qdwh_jvp(
     if type(dx) is Zero:
         return outs, zeros
     u = outs[0]
-    w, s, vt = svd(x)
+    w, s, vt = svd_p.bind(x, compute_uv=True, full_matrices=False)
     v = _mH(vt)
     kshape = _shape(vt)[:-1] + (_shape(vt)[-2],)
     sa = _like(s, x)

@@ -110,7 +110,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = True) -> Any
         s = cast(np.zeros((0,), real_dt), real_dt)
         rank = cast(np.zeros((), np.int32), np.dtype(np.int32))
     else:
-        s = ll.svd(a, compute_uv=False)[0]
+        s = ll.svd(a, compute_uv=False)
         keep = s > asarray_or_tracer(rcond) * s[0]
         rank = _sum(astype(keep, np.int32), dtype=np.int32)
         x = _lstsq_solution(a, b2, keep, rank == k)
@@ -151,10 +151,10 @@ def _lstsq_solution(a: Any, b: Any, keep: Any, full: Any) -> Any:
     else:
         return _svd_solution(a, b, keep)
     if m >= n:
-        q, r = ll.qr(a_qr)
+        q, r = ll.qr(a_qr, full_matrices=False)
         x_qr = ll.triangular_solve(r, matmul(_mH(q), b), lower=False)
     else:  # the minimum-norm solution q r^-H b from a^H = q r
-        q, r = ll.qr(_mH(a_qr))
+        q, r = ll.qr(_mH(a_qr), full_matrices=False)
         x_qr = matmul(q, ll.triangular_solve(conjugate(r), b, lower=False, transpose_a=True))
     x_full = stop_gradient(x_value if known is None else x_svd) + (x_qr - stop_gradient(x_qr))
     return x_full if known is not None else where(full, x_full, x_svd)
@@ -162,7 +162,7 @@ def _lstsq_solution(a: Any, b: Any, keep: Any, full: Any) -> Any:
 
 def _svd_solution(a: Any, b: Any, keep: Any) -> Any:
     """``V diag(1 / s) U^H b`` over the singular values kept (the pseudo-inverse's)."""
-    u, s, vt = ll.svd(a)
+    u, s, vt = ll.svd(a, full_matrices=False)
     s_inv = where(keep, 1 / where(keep, s, 1), 0)
     return matmul(_mH(vt), reshape(s_inv, (-1, 1)) * matmul(_mH(u), b))
 

@@ -39,7 +39,7 @@ def _safe_root(s: Any, p: float) -> Any:
 
 def _svd_norm(x: Any, row: int, col: int, reduce: Any) -> Any:
     y = moveaxis(x, (row, col), (-2, -1))
-    return reduce(ll.svd(y, compute_uv=False)[0], axis=-1)
+    return reduce(ll.svd(y, compute_uv=False), axis=-1)
 
 
 def _axis_tuple(axis: Any, nd: int) -> tuple[int, ...]:
@@ -302,7 +302,7 @@ def cond(x: Any, p: Any = None) -> Any:
     _check_cond(x, p)
     x = cast(x, _float_dtype("cond", core.get_aval(x).dtype, complex_ok=True))
     if p in _SVD_ORDS:
-        s = ll.svd(x, compute_uv=False)[0]
+        s = ll.svd(x, compute_uv=False)
         big, small = s[..., 0], s[..., -1]
         r = small / big if p == -2 else big / small
     else:
@@ -346,7 +346,7 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
         return astype(_sum(astype(A != 0, np.int64)) > 0, np.int64)
     if 0 in aval.shape[-2:]:
         return cast(np.zeros(aval.shape[:-2], np.int64), np.dtype(np.int64))
-    s = ll.svd(A, compute_uv=False)[0]
+    s = ll.svd(A, compute_uv=False)
     if tol is None:
         if rtol is None:
             rtol = max(aval.shape[-2:]) * np.finfo(core.get_aval(A).dtype).eps
@@ -387,4 +387,4 @@ def svdvals(x: Any, /) -> Any:
             f"shape {shape}."
         )
     x = cast(x, _float_dtype("svdvals", core.get_aval(x).dtype, complex_ok=True))
-    return ll.svd(x, compute_uv=False)[0]
+    return ll.svd(x, compute_uv=False)

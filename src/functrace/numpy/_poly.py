@@ -484,7 +484,7 @@ def polyfit(
         rhs = multiply(rhs, w if len(ys) == 1 else reshape(w, (npts, 1)))
     scale = sqrt(_sum(multiply(lhs, lhs), axis=0))
     lhs = true_divide(lhs, scale)
-    u, s, vt = ll.svd(lhs, compute_uv=True)
+    u, s, vt = ll.svd(lhs, full_matrices=False)
     large = greater(s, multiply(rcond, _max(s)))
     # NOTE: the double where keeps the gradient finite where singular values are dropped
     s_inv = where(large, true_divide(1.0, where(large, s, 1.0)), 0.0)

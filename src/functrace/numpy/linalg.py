@@ -227,7 +227,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
             rcond = rtol
     elif rtol is not _NOVALUE:
         raise ValueError("pinv: expected rcond or rtol, got both. Pass only rtol.")
-    u, s, vt = ll.svd(a, compute_uv=True)
+    u, s, vt = ll.svd(a, full_matrices=False)
     cutoff = expand_dims(asarray_or_tracer(rcond), -1) * _max(s, axis=-1, keepdims=True)
     large = s > cutoff
     # NOTE: the double where keeps the gradient finite where singular values are cut off.
@@ -420,8 +420,8 @@ def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = False) 
     """
     a = _symmetrized("cholesky", a) if symmetrize_input else _matrix("cholesky", a, complex_ok=True)
     if upper:  # the upper triangle of a is the lower one of a^H; U = L^H
-        return _mH(ll.cholesky(_mH(a)))
-    return ll.cholesky(a)
+        return _mH(ll.cholesky(_mH(a), symmetrize_input=False))
+    return ll.cholesky(a, symmetrize_input=False)
 
 
 @numpy_path(
@@ -450,23 +450,31 @@ def eigh(a: Any, UPLO: str = "L", symmetrize_input: bool = False) -> EighResult:
     """
     uplo = _uplo(UPLO)
     a = _symmetrized("eigh", a) if symmetrize_input else _matrix("eigh", a, complex_ok=True)
-    w, v = ll.eigh(a, lower=uplo == "L")
+    v, w = ll.eigh(a, lower=uplo == "L", symmetrize_input=False)
     return EighResult(w, v)
 
 
-@numpy_path(lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO=_uplo(UPLO)))
-def eigvalsh(a: Any, UPLO: str = "L") -> Any:
+@numpy_path(
+    lambda a, UPLO="L", *, symmetrize_input=False: np.linalg.eigvalsh(
+        _np_symmetrized(a) if symmetrize_input else a, UPLO=_uplo(UPLO)
+    )
+)
+def eigvalsh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = False) -> Any:
     """Eigenvalues (ascending, real) of symmetric (complex: Hermitian) ``a``, reading the
     ``UPLO`` triangle; the derivative is that of exactly this function (zero for the
-    triangle not read, see ``eigh``).
+    triangle not read, see ``eigh``). ``symmetrize_input=True`` (JAX's keyword and
+    default) reads ``(a + a^H) / 2`` instead.
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> fnp.linalg.eigvalsh(np.array([[2.0, 0.0], [0.0, 1.0]]))
     array([1., 2.])
     """
     uplo = _uplo(UPLO)
-    a = _matrix("eigvalsh", a, complex_ok=True)
-    return ll.eigh(a, lower=uplo == "L", eigvals_only=True)[0]
+    if symmetrize_input:
+        a = _symmetrized("eigvalsh", a)
+    else:
+        a = _matrix("eigvalsh", a, complex_ok=True)
+    return ll.eigh(a, lower=uplo == "L", symmetrize_input=False, eigvals_only=True)
 
 
 @numpy_path(
@@ -480,9 +488,11 @@ def svd(
     """Singular value decomposition ``SVDResult(U, S, Vh)`` with ``a = U * S @ Vh``
     (``S`` descending), or ``S`` alone with ``compute_uv=False``.
 
-    On traced inputs only the reduced SVD exists: pass ``full_matrices=False``
-    (square matrices work either way). ``S`` is real for complex ``a`` too. NOTE: the
-    derivatives of ``U`` and ``Vh`` assume distinct, non-zero singular values; for
+    With ``full_matrices`` (the default) a non-square ``a`` gets square ``U`` and
+    ``Vh``, whose extra columns are not unique: they have no derivative (a
+    ``NotImplementedError`` under ``grad``/``jvp``, as in JAX; pass
+    ``full_matrices=False`` for the reduced SVD). ``S`` is real for complex ``a`` too.
+    NOTE: the derivatives of ``U`` and ``Vh`` assume distinct, non-zero singular values; for
     complex ``a`` they take JAX's phases, so differentiate functions invariant under
     ``U -> U D``, ``Vh -> D^H Vh`` for diagonal unitary ``D`` (``U @ diag(c) @ Vh``).
 
@@ -491,26 +501,21 @@ def svd(
     array([4., 3.])
     """
     a = _matrix("svd", a, square=False, complex_ok=True)
-    m, n = _shape(a)[-2:]
     if not compute_uv:
-        return ll.svd(a, compute_uv=False)[0]
-    if full_matrices and m != n:
-        raise NotImplementedError(
-            f"svd: full_matrices=True is not supported on traced inputs of non-square shape "
-            f"{_shape(a)}: the extra columns of the complete U or Vh are not unique, so they "
-            f"have no derivative. Pass full_matrices=False for the reduced SVD (U of shape "
-            f"(..., {m}, {min(m, n)}), Vh of shape (..., {min(m, n)}, {n}))."
-        )
-    u, s, vt = ll.svd(a, compute_uv=True)
+        return ll.svd(a, compute_uv=False)
+    u, s, vt = ll.svd(a, full_matrices=bool(full_matrices))
     return SVDResult(u, s, vt)
 
 
 @numpy_path(lambda a, mode="reduced": np.linalg.qr(a, mode=mode))
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """QR decomposition ``QRResult(Q, R)`` (``mode='reduced'``) or ``R`` (``mode='r'``).
+    """QR decomposition ``QRResult(Q, R)`` (``mode='reduced'``; ``'complete'``: a square
+    ``Q``) or ``R`` (``mode='r'``).
 
     For complex ``a``, ``R`` has a real diagonal (LAPACK's Householder QR) and the
-    derivatives keep it real, so ``Q`` and ``R`` themselves differentiate.
+    derivatives keep it real, so ``Q`` and ``R`` themselves differentiate. The extra
+    columns of a complete ``Q`` (tall ``a``) are not unique: they have no derivative (a
+    ``NotImplementedError`` under ``grad``/``jvp``, as in JAX).
 
     >>> import numpy as np, functrace.numpy as fnp
     >>> q, r = fnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
@@ -520,13 +525,12 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"qr: expected mode 'reduced', 'complete', 'r' or 'raw', got {mode!r}.")
     a = _matrix("qr", a, square=False, complex_ok=True)
-    m, n = _shape(a)[-2:]
-    if mode == "raw" or (mode == "complete" and m > n):
+    if mode == "raw":
         raise NotImplementedError(
-            f"qr: mode={mode!r} is not supported on traced inputs of shape {_shape(a)}. Use "
-            f"mode='reduced' (or 'r'); the extra columns of a complete Q are not unique."
+            f"qr: mode='raw' (LAPACK's Householder vectors) is not supported on traced "
+            f"inputs of shape {_shape(a)}. Use mode='reduced', 'complete' or 'r'."
         )
-    q, r = ll.qr(a)
+    q, r = ll.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
 

@@ -55,7 +55,7 @@ def _polar_tall(a: Any) -> tuple[Any, Any]:
     """Right polar factors of ``a (..., m, n)``, ``m >= n``: ``u`` (orthonormal columns)
     and ``p`` (Hermitian positive semi-definite) with ``a = u @ p``. (The SVD primitive
     directly: its values are all this needs, for complex ``a`` too.)"""
-    w, s, vh = ll.svd(a)
+    w, s, vh = ll.svd(a, full_matrices=False)
     return fnp.matmul(w, vh), fnp.matmul(_mH(vh) * _as(s, a, -2), vh)
 
 
@@ -72,7 +72,7 @@ def _polar_tall_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
     # Only s_i + s_j > 0 is needed: repeated singular values are fine (the SVD's vector
     # derivatives are not used).
     (a,), (da,) = primals, tangents
-    w, s, vh = ll.svd(a)
+    w, s, vh = ll.svd(a, full_matrices=False)
     v = _mH(vh)
     u = fnp.matmul(w, vh)
     p = fnp.matmul(v * _as(s, a, -2), vh)
