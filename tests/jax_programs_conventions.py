@@ -51,9 +51,11 @@ def _leaves(jax: Any, tree: Any) -> dict[str, np.ndarray]:
 
 
 def kinks_elementwise(jax: Any) -> dict[str, np.ndarray]:
-    """Derivatives of sqrt, relu, relu6, leaky_relu, sign, round, floor, ceil at and
-    around 0 (first and second order), per element through vmap(grad), eagerly and under
-    jit (abs at 0 is in documented_kinks)."""
+    """Derivatives of sqrt, relu, relu6, leaky_relu, hard_tanh, sign, round, floor, ceil
+    at and around 0 (first and second order), of the smooth activations (softplus,
+    log_sigmoid, silu, gelu, elu, selu, mish...) to second order at 0 and far out, per
+    element through vmap(grad), eagerly and under jit (abs at 0 is in
+    documented_kinks)."""
     jnp = jax.numpy
     xs = jnp.array([-1.5, -0.0, 0.0, 0.5, 2.0])
     out: dict[str, np.ndarray] = {}
@@ -66,11 +68,30 @@ def kinks_elementwise(jax: Any) -> dict[str, np.ndarray]:
         "floor": jnp.floor,
         "ceil": jnp.ceil,
         "leaky": lambda x: jax.nn.leaky_relu(x, 0.1),
+        "hard_tanh": jax.nn.hard_tanh,
     }
     for name, f in fns.items():
         _eager_jit(jax, out, name, jax.vmap(jax.grad(f)), xs)
     _eager_jit(jax, out, "abs_2nd", jax.vmap(jax.grad(jax.grad(jnp.abs))), xs)
     _eager_jit(jax, out, "relu_2nd", jax.vmap(jax.grad(jax.grad(jax.nn.relu))), xs)
+    smooth = jnp.array([-40.0, -1.0, -0.0, 0.0, 1.0, 6.0, 40.0])
+    for name in (
+        "softplus",
+        "log_sigmoid",
+        "sigmoid",
+        "silu",
+        "gelu",
+        "elu",
+        "celu",
+        "selu",
+        "mish",
+    ):
+        f = getattr(jax.nn, name)
+        _eager_jit(jax, out, "nn_" + name, jax.vmap(jax.grad(f)), smooth)
+        _eager_jit(jax, out, "nn_" + name + "_2nd", jax.vmap(jax.grad(jax.grad(f))), smooth)
+    _eager_jit(
+        jax, out, "relu6_bounds", jax.vmap(jax.grad(jax.nn.relu6)), jnp.array([6.0, 0.0, 7.0])
+    )
     out["sqrt_zero_times_zero"] = np.asarray(jax.grad(lambda x: 0.0 * jnp.sqrt(x))(0.0))
     return out
 
@@ -236,6 +257,8 @@ def powers_at_zero(jax: Any) -> dict[str, np.ndarray]:
     )
     _eager_jit(jax, out, "lax_pow", jax.grad(lambda x, y: jax.lax.pow(x, y), (0, 1)), 0.0, 1.0)
     _eager_jit(jax, out, "lax_integer_pow", jax.grad(lambda x: jax.lax.integer_pow(x, 0)), 0.0)
+    _eager_jit(jax, out, "neg_int_pow", jax.grad(lambda x: x**-2), 0.0)
+    _eager_jit(jax, out, "neg_int_pow_value", lambda x: jax.lax.integer_pow(x, -3), 0.0)
     _eager_jit(jax, out, "float_power", jax.grad(lambda x: jnp.float_power(x, 2)), 0.0)
     return out
 
@@ -1046,7 +1069,8 @@ def control_flow_grads(jax: Any) -> dict[str, np.ndarray]:
 
 def documented_kinks(jax: Any) -> dict[str, np.ndarray]:
     """The kinks where functrace's convention differs from JAX's: abs at 0 (and the
-    vector and matrix norms built on it), clip and clamp at their bounds, hypot at
+    vector and matrix norms built on it, and soft_sign's second derivative), clip and
+    clamp at their bounds, fmax/fmin at ties (JAX: all to the second), hypot at
     (0, 0), cummax/cummin with ties, x ** y at x = 0 with y = 0 and second derivatives
     in x there, and xlogy/xlog1py at x = 0 with y at or beyond the edge of its domain."""
     jnp, lax = jax.numpy, jax.lax
@@ -1082,6 +1106,17 @@ def documented_kinks(jax: Any) -> dict[str, np.ndarray]:
     )
     _eager_jit(jax, out, "clamp", jax.grad(lambda v, a: jnp.sum(lax.clamp(a, v, 1.0))), x, -0.5)
     _eager_jit(jax, out, "hypot", jax.grad(jnp.hypot, (0, 1)), 0.0, 0.0)
+    fa, fb = jnp.array([1.0, jnp.nan, 2.0, 3.0]), jnp.array([1.0, 1.0, jnp.nan, 3.0])
+    _eager_jit(jax, out, "fmax", jax.vmap(jax.grad(jnp.fmax, (0, 1))), fa, fb)
+    _eager_jit(jax, out, "fmin", jax.vmap(jax.grad(jnp.fmin, (0, 1))), fa, fb)
+    _eager_jit(jax, out, "soft_sign_2nd", jax.vmap(jax.grad(jax.grad(jax.nn.soft_sign))), xs)
+    _eager_jit(
+        jax,
+        out,
+        "clip_max_only",
+        jax.grad(lambda v: jnp.sum(jnp.clip(v, max=1.0))),
+        jnp.array([1.0, 2.0, 0.0]),
+    )
     xs, ys = jnp.array([0.0, 0.0, 0.0]), jnp.array([0.0, -1.0, -2.0])
     _eager_jit(jax, out, "xlogy", jax.vmap(jax.grad(jax.scipy.special.xlogy, (0, 1))), xs, ys)
     _eager_jit(jax, out, "xlog1py", jax.vmap(jax.grad(jax.scipy.special.xlog1py, (0, 1))), xs, ys)
@@ -1131,10 +1166,10 @@ def documented_safe_sqrt(jax: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def eigh_gradient_symmetry(jax: Any) -> dict[str, np.ndarray]:
-    """jax.grad through jnp.linalg.eigh of a symmetric matrix (eigenvalues and a
-    phase-free function of the eigenvectors), eagerly and under jit: JAX symmetrizes the
-    input by default, so its gradient is symmetric."""
+def triangle_reading_gradients(jax: Any) -> dict[str, np.ndarray]:
+    """jax.grad through jnp.linalg.eigh, eigvalsh and cholesky of a symmetric matrix
+    (eigenvalues, a phase-free function of the eigenvectors, the factor), eagerly and
+    under jit: JAX symmetrizes the input by default, so its gradient is symmetric."""
     jnp = jax.numpy
     la = jnp.linalg
     s = jnp.array([[2.0, 0.5, 0.1], [0.5, 1.0, -0.3], [0.1, -0.3, -1.0]])
@@ -1150,6 +1185,14 @@ def eigh_gradient_symmetry(jax: Any) -> dict[str, np.ndarray]:
         s,
     )
     _eager_jit(jax, out, "eigvalsh", jax.grad(lambda a: la.eigvalsh(a)[-1]), s)
+    spd = jnp.array([[4.0, 1.0, 0.5], [1.0, 3.0, -0.2], [0.5, -0.2, 2.0]])
+    _eager_jit(
+        jax,
+        out,
+        "cholesky",
+        jax.grad(lambda a: jnp.sum(la.cholesky(a) * jnp.arange(9.0).reshape(3, 3))),
+        spd,
+    )
     return out
 
 
@@ -1170,6 +1213,117 @@ def jax_implementation_artifacts(jax: Any) -> dict[str, np.ndarray]:
         "sinc": np.asarray(jax.vmap(jax.grad(jnp.sinc))(t)),
         "sinc_2nd": np.asarray(jax.vmap(jax.grad(jax.grad(jnp.sinc)))(t)),
     }
+
+
+def scatter_and_window_ties(jax: Any) -> dict[str, np.ndarray]:
+    """Gradients and JVPs of .at[].max/.at[].min with repeated indices where the operand
+    and updates tie, reduce_window max pooling with tied windows and segment-style
+    maxima written with .at[].max, eagerly, under jit and vmap."""
+    jnp, lax = jax.numpy, jax.lax
+    out: dict[str, np.ndarray] = {}
+    idx = jnp.array([0, 1, 1, 2, 0])
+    x = jnp.array([1.0, 5.0, 2.0])
+    u = jnp.array([1.0, 7.0, 7.0, 0.0, 1.0])
+    w = jnp.array([1.0, 2.0, 3.0])
+
+    def g_max(a, b):
+        return jnp.sum(a.at[idx].max(b) * w)
+
+    def g_min(a, b):
+        return jnp.sum(a.at[idx].min(b) * w)
+
+    _eager_jit(jax, out, "max", lambda a, b: jnp.concatenate(jax.grad(g_max, (0, 1))(a, b)), x, u)
+    _eager_jit(jax, out, "min", lambda a, b: jnp.concatenate(jax.grad(g_min, (0, 1))(a, b)), x, u)
+    tx, tu = jnp.array([1.0, 10.0, 100.0]), jnp.array([1e3, 1e4, 1e5, 1e6, 1e7])
+    _eager_jit(
+        jax,
+        out,
+        "max_jvp",
+        lambda a, b: jax.jvp(lambda p, q: p.at[idx].max(q), (a, b), (tx, tu))[1],
+        x,
+        u,
+    )
+    xs, us = jnp.stack([x, x + 1.0]), jnp.stack([u, u])
+    _eager_jit(
+        jax,
+        out,
+        "max_vmap",
+        lambda a, b: jnp.concatenate(jax.vmap(jax.grad(g_max, (0, 1)))(a, b), axis=1),
+        xs,
+        us,
+    )
+    seg = jnp.array([0, 0, 1, 1, 1])
+    vals = jnp.array([2.0, 2.0, 1.0, 3.0, 3.0])
+    _eager_jit(
+        jax,
+        out,
+        "segment_max",
+        jax.grad(lambda v: jnp.sum(jnp.full(2, -jnp.inf).at[seg].max(v) * jnp.array([1.0, 10.0]))),
+        vals,
+    )
+    pool = jnp.array([[1.0, 3.0, 3.0, 0.0], [3.0, 2.0, 3.0, 3.0]])
+    _eager_jit(
+        jax,
+        out,
+        "max_pool",
+        jax.grad(
+            lambda a: jnp.sum(
+                lax.reduce_window(a, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID")
+                * jnp.arange(1.0, 4.0)
+            )
+        ),
+        pool,
+    )
+    return out
+
+
+def reductions_and_domain_edges(jax: Any) -> dict[str, np.ndarray]:
+    """Gradients of quantile-style reductions with ties (median of an even count,
+    nanmedian, percentile methods, ptp, argmax gathers, max with initial), and of
+    elementwise functions at the edges of their domains (arcsin/arccos/arctanh at 1,
+    cbrt and log at 0, logaddexp2 at -inf, heaviside, copysign, fmod/remainder)."""
+    jnp = jax.numpy
+    out: dict[str, np.ndarray] = {}
+    t = jnp.array([1.0, 2.0, 2.0, 3.0])
+    _eager_jit(jax, out, "median_even", jax.grad(jnp.median), t)
+    _eager_jit(
+        jax, out, "nanmedian", jax.grad(jnp.nanmedian), jnp.array([1.0, jnp.nan, 2.0, 2.0, 3.0])
+    )
+    for method in ("linear", "nearest", "midpoint", "lower", "higher"):
+        _eager_jit(
+            jax,
+            out,
+            "pct_" + method,
+            jax.grad(lambda v, m=method: jnp.percentile(v, 40.0, method=m)),
+            t,
+        )
+    _eager_jit(jax, out, "ptp", jax.grad(jnp.ptp), jnp.array([1.0, 3.0, 3.0, 1.0]))
+    _eager_jit(
+        jax, out, "argmax_take", jax.grad(lambda v: v[jnp.argmax(v)]), jnp.array([1.0, 3.0, 3.0])
+    )
+    _eager_jit(
+        jax,
+        out,
+        "max_initial",
+        jax.grad(lambda v: jnp.max(v, initial=3.0)),
+        jnp.array([1.0, 3.0, 2.0]),
+    )
+    for name in ("arcsin", "arccos", "arctanh", "cbrt", "log", "log2", "log10"):
+        f = getattr(jnp, name)
+        _eager_jit(jax, out, name, jax.vmap(jax.grad(f)), jnp.array([0.0, 1.0, 0.5]))
+    _eager_jit(jax, out, "logaddexp2", jax.grad(jnp.logaddexp2, (0, 1)), -jnp.inf, -jnp.inf)
+    _eager_jit(
+        jax,
+        out,
+        "heaviside",
+        jax.grad(lambda v: jnp.sum(jnp.heaviside(v, 0.5))),
+        jnp.array([-1.0, 0.0, 1.0]),
+    )
+    a, b = jnp.array([5.0, -5.0, 4.0, 0.0]), jnp.array([3.0, 3.0, 2.0, -1.0])
+    for name in ("copysign", "fmod", "remainder", "floor_divide"):
+        f = getattr(jnp, name)
+        _eager_jit(jax, out, name, jax.vmap(jax.grad(f, (0, 1))), a, b)
+    return out
 
 
 PROGRAMS = {
@@ -1200,9 +1354,11 @@ PROGRAMS = {
         checkpoint_and_closure_convert,
         jit_options_and_closures,
         control_flow_grads,
+        scatter_and_window_ties,
+        reductions_and_domain_edges,
         documented_kinks,
         documented_safe_sqrt,
-        eigh_gradient_symmetry,
+        triangle_reading_gradients,
         jax_implementation_artifacts,
     )
 }

@@ -22,20 +22,23 @@ from recorded import assert_program_matches, load_programs_reference, program_pa
 KNOWN_DIFFERENCES: dict[str, str] = {
     "documented_kinks": (
         "functrace's kink conventions (src/functrace/README.md, Differentiation: Kinks "
-        "and Powers at 0; scipy.special's docstring for xlogy/xlog1py): abs'(0) = 0 "
-        "(JAX: 1), clip/clamp pass the gradient on the closed interval (JAX: 0.5 at "
-        "jnp.clip's bounds, 0 at lax.clamp's), hypot'(0, 0) = (0, 0) (JAX: 0.5 each), "
-        "cummax ties to the latest position (JAX: fractions from its scan), finite "
-        "derivatives of x**y at x = 0 (JAX: NaN), xlogy's x-derivative 0 where y <= 0"
+        "and Powers at 0; the NOTEs of fmax/fmin and scipy.special's docstring for "
+        "xlogy/xlog1py): abs'(0) = 0 (JAX: 1; also in the norms and soft_sign'' built on "
+        "it), clip/clamp pass the gradient on the closed interval (JAX: 0.5 at "
+        "jnp.clip's bounds, 0 at lax.clamp's), fmax/fmin split ties (JAX: all to the "
+        "second), hypot'(0, 0) = (0, 0) (JAX: 0.5 each), cummax ties to the latest "
+        "position (JAX: fractions from its scan), finite derivatives of x**y at x = 0 "
+        "(JAX: NaN), xlogy's x-derivative 0 where y <= 0"
     ),
     "documented_safe_sqrt": (
         "norm and std at zero have gradient 0, a subgradient (the NOTEs in "
         "functrace.numpy.linalg.norm's and functrace.numpy.std's docstrings); JAX: NaN"
     ),
-    "eigh_gradient_symmetry": (
-        "functrace.numpy.linalg.eigh/eigvalsh read one triangle (symmetrize_input=False "
-        "by default, documented in eigh's docstring and src/functrace/README.md, Complex "
-        "numbers), so the gradient is lower-triangular; JAX symmetrizes by default"
+    "triangle_reading_gradients": (
+        "functrace.numpy.linalg.eigh/eigvalsh/cholesky read one triangle "
+        "(symmetrize_input=False by default, documented in their docstrings and "
+        "src/functrace/README.md, Complex numbers), so the gradient is lower-triangular; "
+        "JAX symmetrizes by default"
     ),
     "jax_implementation_artifacts": (
         "JAX 0.10.2 artifacts: jacrev(allow_int=True) gives int64 zeros for an integer "
