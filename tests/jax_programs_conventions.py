@@ -1069,7 +1069,8 @@ def control_flow_grads(jax: Any) -> dict[str, np.ndarray]:
 
 def documented_kinks(jax: Any) -> dict[str, np.ndarray]:
     """The kinks where functrace's convention differs from JAX's: abs at 0 (and the
-    vector and matrix norms built on it, and soft_sign's second derivative), clip and
+    vector and matrix norms built on it, soft_sign's and |x|**2's second derivatives),
+    jnp.max with NaN entries, clip and
     clamp at their bounds, fmax/fmin at ties (JAX: all to the second), hypot at
     (0, 0), cummax/cummin with ties, x ** y at x = 0 with y = 0 and second derivatives
     in x there, and xlogy/xlog1py at x = 0 with y at or beyond the edge of its domain."""
@@ -1110,6 +1111,8 @@ def documented_kinks(jax: Any) -> dict[str, np.ndarray]:
     _eager_jit(jax, out, "fmax", jax.vmap(jax.grad(jnp.fmax, (0, 1))), fa, fb)
     _eager_jit(jax, out, "fmin", jax.vmap(jax.grad(jnp.fmin, (0, 1))), fa, fb)
     _eager_jit(jax, out, "soft_sign_2nd", jax.vmap(jax.grad(jax.grad(jax.nn.soft_sign))), xs)
+    _eager_jit(jax, out, "abs_squared_2nd", jax.grad(jax.grad(lambda a: jnp.abs(a) ** 2)), 0.0)
+    _eager_jit(jax, out, "max_nan_ties", jax.grad(jnp.max), jnp.array([jnp.nan, 1.0, jnp.nan]))
     _eager_jit(
         jax,
         out,
@@ -1200,7 +1203,8 @@ def jax_implementation_artifacts(jax: Any) -> dict[str, np.ndarray]:
     """Results of JAX 0.10.2 that are artifacts of its implementation: jacrev with
     allow_int gives int64 zeros for an integer input (not float0), linear_transpose of a
     nonlinear function fails with a bare AssertionError, and the derivatives of sinc
-    at 1e-9 lose every digit (its series is used only at exactly 0)."""
+    at 1e-9 lose every digit (its series is used only at exactly 0), and
+    scipy.special.i0/i1 take abs'(0) = 1 into their derivatives at 0 (i0'(0) = 1, not 0)."""
     jnp = jax.numpy
     tree = {"w": jnp.array([0.5, -1.0]), "count": jnp.array(3)}
     jr = jax.jacrev(lambda t: t["w"] * t["count"], allow_int=True)(tree)
@@ -1212,6 +1216,8 @@ def jax_implementation_artifacts(jax: Any) -> dict[str, np.ndarray]:
         ),
         "sinc": np.asarray(jax.vmap(jax.grad(jnp.sinc))(t)),
         "sinc_2nd": np.asarray(jax.vmap(jax.grad(jax.grad(jnp.sinc)))(t)),
+        "i0": np.asarray(jax.grad(jax.scipy.special.i0)(0.0)),
+        "i1_2nd": np.asarray(jax.grad(jax.grad(jax.scipy.special.i1))(0.0)),
     }
 
 

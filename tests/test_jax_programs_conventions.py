@@ -23,8 +23,9 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "documented_kinks": (
         "functrace's kink conventions (src/functrace/README.md, Differentiation: Kinks "
         "and Powers at 0; the NOTEs of fmax/fmin and scipy.special's docstring for "
-        "xlogy/xlog1py): abs'(0) = 0 (JAX: 1; also in the norms and soft_sign'' built on "
-        "it), clip/clamp pass the gradient on the closed interval (JAX: 0.5 at "
+        "xlogy/xlog1py): abs'(0) = 0 (JAX: 1; also in the norms, soft_sign'' and "
+        "(|x|**2)'' built on it), max's gradient among NaN entries (JAX: NaN), "
+        "clip/clamp pass the gradient on the closed interval (JAX: 0.5 at "
         "jnp.clip's bounds, 0 at lax.clamp's), fmax/fmin split ties (JAX: all to the "
         "second), hypot'(0, 0) = (0, 0) (JAX: 0.5 each), cummax ties to the latest "
         "position (JAX: fractions from its scan), finite derivatives of x**y at x = 0 "
@@ -44,7 +45,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "JAX 0.10.2 artifacts: jacrev(allow_int=True) gives int64 zeros for an integer "
         "input (functrace: float0, as grad), linear_transpose of a nonlinear function "
         "is a bare AssertionError (functrace: a TypeError naming the function), sinc's "
-        "derivatives at 1e-9 lose every digit (functrace's are accurate)"
+        "derivatives at 1e-9 lose every digit (functrace's are accurate), "
+        "scipy.special.i0'(0) = 1 and i1''(0) = 1 from abs'(0) = 1 (both 0 in fact)"
     ),
 }
 
