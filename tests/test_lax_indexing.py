@@ -534,19 +534,19 @@ def test_scatter_clip_mode() -> None:
     )
 
 
-def test_scatter_minmax_ties_go_to_operand() -> None:
+def test_scatter_minmax_ties_share_the_tangent() -> None:
     x = np.array([1.0, 5.0, 2.0])
     u = np.array([1.0, 7.0, 7.0, 0.0])
     idx = np.array([0, 1, 1, 2])
     f = lambda x, u: ix.scatter_max(x, u, [idx], (0,))
     assert_same(f(x, u), np.array([1.0, 7.0, 2.0]))
     tx, tu = np.array([1.0, 10.0, 100.0]), np.array([1000.0, 1e4, 1e5, 1e6])
-    # Position 0: operand ties the update -> operand's tangent; position 1: two updates
-    # tie -> the last one; position 2: the operand wins outright.
-    assert_same(_jvp(f, [x, u], [tx, tu]), np.array([1.0, 1e5, 100.0]))
+    # As JAX: the mean of the tied values' tangents. Position 0: the operand ties the
+    # update; position 1: two updates tie; position 2: the operand wins outright.
+    assert_same(_jvp(f, [x, u], [tx, tu]), np.array([500.5, 55000.0, 100.0]))
     g = lambda x, u: ix.scatter_min(x, u, [idx], (0,))
     assert_same(g(x, u), np.array([1.0, 5.0, 0.0]))
-    assert_same(_jvp(g, [x, u], [tx, tu]), np.array([1.0, 10.0, 1e6]))
+    assert_same(_jvp(g, [x, u], [tx, tu]), np.array([500.5, 10.0, 1e6]))
 
 
 def test_scatter_mul_repeated_indices_with_zeros() -> None:

@@ -24,12 +24,24 @@ from functrace.interpreters import ad
 from functrace.tree_util import keystr, tree_flatten_with_path, tree_leaves, tree_map_with_path
 
 
-def _normalize_argnums(fname: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
+def _normalize_argnums(
+    fname: str, argnums: int | Sequence[int], nargs: int, too_few_args: bool = False
+) -> tuple[int, ...]:
+    """``argnums`` as non-negative positions among ``nargs`` arguments. Errors as JAX's:
+    a ``ValueError`` for an empty tuple or a position out of range, except a position
+    ``>= nargs`` with ``too_few_args`` (``grad``/``value_and_grad``): a ``TypeError``."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{fname}: expected at least one position in argnums, got {argnums!r}.")
     out = []
     for a in nums:
         if not isinstance(a, (int, np.integer)):
             raise TypeError(f"{fname}: expected argnums of ints, got {argnums!r}.")
+        if too_few_args and a >= nargs:
+            raise TypeError(
+                f"{fname}: differentiating with respect to argnums={argnums!r} needs at "
+                f"least {a + 1} positional arguments, got {nargs}."
+            )
         if not -nargs <= a < nargs:
             raise ValueError(
                 f"{fname}: expected argnums in [{-nargs}, {nargs}) for a call "

@@ -49,7 +49,9 @@ def value_and_grad(
 
     With ``holomorphic=True`` the differentiated arguments and the output are complex
     and the gradient is the complex derivative (JAX's: the pullback of 1, so ``f(z) =
-    z**2`` gives ``2 z``); without it the output must be real.
+    z**2`` gives ``2 z``); without it the output must be real. As in JAX, ``argnums``
+    naming a position past the arguments given is a ``TypeError`` when called, and an
+    empty tuple or a negative position out of range a ``ValueError``.
 
     >>> import functrace as ft
     >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
@@ -64,7 +66,7 @@ def value_and_grad(
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         nums = nums_cache.get(len(args))
         if nums is None:
-            nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args))
+            nums = nums_cache[len(args)] = _normalize_argnums("grad", argnums, len(args), True)
             origin.append(f"grad of {describe_fun(fun)}")
         args = _plain_args("grad", fun, args, skip=nums)  # those: as leaves below
         if kwargs:

@@ -177,7 +177,10 @@ def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
 def _integer_pow_impl(x: Any, *, y: int) -> Any:
     if y == 2:
         return np.multiply(x, x)
-    return np.power(x, y) if y >= 0 else np.power(x, float(y)).astype(x.dtype)
+    if y >= 0:
+        return np.power(x, y)
+    x = np.asarray(x)  # (a Python scalar operand has no dtype)
+    return np.power(x, float(y)).astype(x.dtype)
 
 
 integer_pow_p = register(Primitive("integer_pow"), _integer_pow_impl, _integer_pow_abstract)

@@ -699,10 +699,11 @@ scatter_max = _scatter_wrapper(
 
 
 def _scatter_extremum_jvp(p: Primitive) -> Any:
-    # d out[p] = d(the value that won at p): dx[p] if the operand won, else du_j of the
-    # winning update. NOTE: at ties the operand wins; among tied updates the last one
-    # (in C order of the index shape, as for scatter) wins. Each tangent is routed with
-    # masks computed from the primals, so the rule is linear in (dx, du).
+    # d out[p] = the mean of the tangents of the values tied for the extremum at p (the
+    # operand's and every update's equal to the output there), as JAX: at a tie each of
+    # the k tied values gets 1/k of the derivative. The masks and counts come from the
+    # primals, so the rule is linear in (dx, du); a position no value equals (a NaN
+    # output) gets 0.
     bind = _scatter_wrapper(p, "")
 
     def rule(
@@ -714,21 +715,27 @@ def _scatter_extremum_jvp(p: Primitive) -> Any:
         if type(d_operand) is Zero and type(d_updates) is Zero:
             return out, Zero.from_primal(out)
         op_aval, upd_aval = core.get_aval(operand), core.get_aval(updates)
+        zero_op, zero_upd = _zeros(op_aval), _zeros(upd_aval)
+        one_op = _full(op_aval.shape, 1, op_aval.dtype)
         operand_won = eq(operand, out)
-        # Which update wins each position: the last one equal to the output there.
         hits = eq(updates, gather(out, indices, axes, mode))
-        ids = _update_ids(core.get_aval(indices[0]).shape, upd_aval.shape)
-        candidates = select_n(hits, _full(upd_aval.shape, -1, np.int64), ids)
-        best = scatter_max(_full(op_aval.shape, -1, np.int64), candidates, indices, axes, mode)
-        update_won = eq(gather(best, indices, axes, mode), ids)
-        from_updates = scatter_add(
-            _zeros(op_aval),
-            select_n(update_won, _zeros(upd_aval), ad.instantiate(d_updates)),
-            indices,
-            axes,
-            mode,
+        count = add(
+            select_n(operand_won, zero_op, one_op),
+            scatter_add(
+                zero_op,
+                select_n(hits, zero_upd, _full(upd_aval.shape, 1, upd_aval.dtype)),
+                indices,
+                axes,
+                mode,
+            ),
         )
-        return out, select_n(operand_won, from_updates, ad.instantiate(d_operand))
+        total = add(
+            select_n(operand_won, zero_op, ad.instantiate(d_operand)),
+            scatter_add(
+                zero_op, select_n(hits, zero_upd, ad.instantiate(d_updates)), indices, axes, mode
+            ),
+        )
+        return out, div(total, select_n(eq(count, zero_op), count, one_op))
 
     return rule
 

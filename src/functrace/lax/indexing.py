@@ -21,7 +21,8 @@ Index semantics, decided here for the whole library:
   with ``mode="clip"`` it is clamped into ``[0, dim - 1]`` after wrapping.
 * Repeated indices: ``scatter_add`` / ``scatter_mul`` / ``scatter_min`` /
   ``scatter_max`` combine every update; ``scatter`` keeps the last write, like
-  NumPy assignment.
+  NumPy assignment. The derivative of ``scatter_min``/``scatter_max`` at a tie is
+  the mean of the tied values' tangents (the operand's and the updates'), as JAX's.
 """
 
 from __future__ import annotations

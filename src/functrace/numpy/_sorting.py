@@ -103,11 +103,14 @@ def _check_descending(fname: str, descending: Any) -> None:
 
 def _descending(name: str, ascending: Any, x: Any, axis: int) -> Any:
     """``ascending(x, axis)`` (a sort or a stable argsort) turned into a descending
-    one whose ties keep their original order (NaNs first), as JAX: sort the reversed
-    array, then reverse the result (indices mapped back to the original positions)."""
+    one, NaNs first, as JAX's: ``sort`` reverses the ascending sort, so tied elements
+    come in reverse order (which decides where each one's derivative goes); ``argsort``
+    keeps ties in their original order (it sorts the reversed array, reverses the result
+    and maps the indices back to the original positions)."""
+    if name == "sort":
+        return flip(ascending(x, axis), axis)
     n = shape(x)[axis]
-    out = flip(ascending(flip(x, axis), axis), axis)
-    return n - 1 - out if name == "argsort" else out
+    return n - 1 - flip(ascending(flip(x, axis), axis), axis)
 
 
 @numpy_path(_numpy_sort("sort", np.sort))
@@ -122,9 +125,10 @@ def sort(
 ) -> Any:
     """A sorted copy of ``a`` along ``axis`` (flattened first for ``axis=None``);
     NaNs last, ties in their original order (``descending=True``: largest first, NaNs
-    first, as JAX's).
+    first, ties in reverse order, as JAX's: the ascending sort reversed).
 
-    The derivative moves each tangent element with its value.
+    The derivative moves each tangent element with its value (so the order of ties
+    decides which position's derivative each tied element gets).
 
     >>> import functrace.numpy as fnp
     >>> fnp.sort([3.0, float("nan"), 1.0, 2.0])

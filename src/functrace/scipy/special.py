@@ -415,17 +415,30 @@ def xlog1py(x: Any, y: Any) -> Any:
 def entr(x: Any) -> Any:
     """Elementwise entropy ``-x log(x)`` for ``x > 0``, 0 at 0, ``-inf`` for ``x < 0``.
 
+    The derivative is JAX's ``-(log(x) + 1)``: ``inf`` at 0, NaN for ``x < 0``.
+
     >>> float(entr(1.0)), float(entr(0.0))
     (-0.0, 0.0)
     """
     (x,) = floats("entr", x)
+    return scalar_result(_entr(x))
+
+
+@custom_jvp
+def _entr(x: Any) -> Any:
     pos = x > 0
     safe = fnp.where(pos, x, fnp.ones_like(x))
     val = lx.neg(lx.mul(safe, lx.log(safe)))
     other = fnp.where(
         x == 0, fnp.zeros_like(x), fnp.where(fnp.isnan(x), x, fnp.full_like(x, -np.inf))
     )
-    return scalar_result(fnp.where(pos, val, other))
+    return fnp.where(pos, val, other)
+
+
+@_entr.defjvp
+def _entr_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    return _entr(x), lx.mul(t, lx.neg(lx.add(lx.log(x), fnp.ones_like(x))))
 
 
 def logsumexp(
