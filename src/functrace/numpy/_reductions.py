@@ -20,6 +20,7 @@ Decisions:
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -248,8 +249,9 @@ def _var_traced(
     m = _mean_traced(fname, x, core.get_aval(x), axes, dt)
     d = lx.sub(x, ls.broadcast_in_dim(m, aval.shape, kept))
     s = lr.reduce_sum(lx.integer_pow(d, 2), axes)
-    # NOTE: N - ddof <= 0 divides by zero (inf or nan), as NumPy does (it also warns).
-    return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
+    # N - ddof <= 0 gives NaN, as in JAX (NumPy divides by zero: inf or nan)
+    n = _count(aval.shape, axes) - ddof
+    return lx.div(s, _full_as(n if n > 0 else np.nan, s))
 
 
 def _safe_sqrt(v: Any) -> Any:
@@ -279,8 +281,16 @@ def _make_var_std(name: str, post: Any, doc: str, traced: Any = None) -> Any:
         # ndarray takes the method (if any), the cheapest call
         kw = {k: v for k, v in newer.items() if v is not None}
         if not kw and method is not None and type(a) is np.ndarray:
-            return method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+            r = method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        else:
+            r = np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+        d = kw.get("correction", ddof)
+        if isinstance(d, int) and d > 0 and "where" not in kw and out is None:
+            axes = range(np.ndim(a)) if axis is None else np.atleast_1d(axis)
+            shape = np.shape(a)
+            if math.prod(shape[int(i)] for i in axes) - d <= 0:
+                r = r * np.nan  # no degrees of freedom left: NaN, as in JAX
+        return r
 
     def var_std(
         a: Any,
@@ -313,7 +323,8 @@ def _make_var_std(name: str, post: Any, doc: str, traced: Any = None) -> Any:
 var = _make_var_std(
     "var",
     lambda v: v,
-    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
+    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics;
+    with ``ddof >= N`` it is NaN, as in JAX, where NumPy divides by zero; ``std`` too).
 
     >>> import functrace.numpy as fnp
     >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)
