@@ -564,6 +564,7 @@ def result_type(*args: object, return_weak_type_flag: bool = False) -> object:
 
 def _float_to_int(a: np.ndarray, dt: np.dtype) -> np.ndarray:
     low, high, lo_int, hi_int = float_to_int_limits(dt)
+    a = a.view(np.ndarray)  # an eager Array's astype and copy are read-only Arrays
     if a.dtype.itemsize < 4:
         a = a.astype(np.float32)  # float16 cannot hold the limits of wide integers
     with np.errstate(invalid="ignore", over="ignore"):

@@ -348,7 +348,15 @@ numba_emitters[div_p] = _div_emit
 exp_p = unop("exp", np.exp)
 exp = _bind1(exp_p)
 ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))  # d exp = exp dx
-numba_emitters[exp_p] = "np.exp({0})"
+
+
+def _exp_emit(ctx: _nr.EmitContext) -> str | None:
+    # Numba's complex exp overflows to inf + inf*j where exp(re) alone overflows but
+    # exp(re) * cos(im) does not (exp(710 + 1j)); complex operands stay with the impl
+    return None if ctx.in_dtypes[0].kind == "c" else f"np.exp({ctx.args[0]})"
+
+
+numba_emitters[exp_p] = _exp_emit
 
 log_p = unop("log", np.log)
 log = _bind1(log_p)
@@ -540,10 +548,10 @@ ad.linear_primitives.add(convert_element_type_p)
 def _convert_element_type_emit(ctx: _nr.EmitContext) -> str:
     (x,), (src,) = ctx.args, ctx.in_dtypes
     dst = ctx.out_dtype
+    if src.kind == "c" and dst.kind != "c":
+        x = f"({x}).real"  # also to bool: the real part's truth, as the impl and JAX
     if dst.kind == "b":
         return f"({x} != 0)"
-    if src.kind == "c" and dst.kind != "c":
-        x = f"({x}).real"
     if src.kind in "fc" and dst.kind in "iu":
         # saturating, as dtypes.convert (the eager impl): NaN -> 0, out of range -> the
         # nearest limit; the cast of x itself only runs where it is in range

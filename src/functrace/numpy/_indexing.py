@@ -551,7 +551,8 @@ def take_along_axis(
 ) -> Any:
     """NumPy's ``take_along_axis``: ``arr`` indexed by ``indices`` along ``axis``, matched
     (broadcast) along the other axes; ``axis=None`` works on the flattened array.
-    ``mode`` and ``fill_value`` as in :func:`take` (JAX's).
+    ``mode`` and ``fill_value`` as in :func:`take` (JAX's), except that ``"clip"``
+    counts negative indices from the end before clamping (as JAX's take_along_axis).
 
     >>> import numpy as np
     >>> import functrace.numpy as fnp
@@ -589,7 +590,10 @@ def take_along_axis(
     if fills:
         at = _in_range(idx, dim)
     elif mode in ("wrap", "clip") and dim > 0:
-        at = remainder(idx, dim) if mode == "wrap" else clip(idx, 0, dim - 1)
+        if mode == "wrap":
+            at = remainder(idx, dim)
+        else:  # negative indices count from the end first, then clamp (JAX's clip here)
+            at = clip(where(idx < 0, idx + dim, idx), 0, dim - 1)
     full = tuple(
         at if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - d - 1))
         for d, n in enumerate(shape)

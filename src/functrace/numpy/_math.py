@@ -312,9 +312,14 @@ def clip(
 
 
 def _clip_side(x: Any, bound: Any, beyond: Any) -> Any:
-    # the bound only where x is beyond it: NaN stays NaN (as np.clip)
+    # the bound where x is beyond it or the bound is NaN: NaN in x or in a bound gives
+    # NaN (as np.clip and JAX's clip), eagerly and traced alike
     (x, b), _ = promote_and_broadcast("clip", np.add, [x, asarray_or_tracer(bound, "clip")])
-    return lx.select_n(beyond(x, b), x, b)
+    pick = beyond(x, b)
+    known_number = isinstance(bound, (int, float)) and bound == bound
+    if core.get_aval(b).dtype.kind in "fc" and not known_number:
+        pick = lx.bitwise_or(pick, lx.ne(b, b))
+    return lx.select_n(pick, x, b)
 
 
 @numpy_path(lambda x, /: np.isfinite(x))

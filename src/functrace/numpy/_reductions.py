@@ -20,6 +20,7 @@ Decisions:
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -297,11 +298,14 @@ def _var_traced(
     m = _mean_traced(fname, x, core.get_aval(x), axes, dt, mask)
     d = masked(lx.sub(x, ls.broadcast_in_dim(m, aval.shape, kept)), mask, 0)
     s = lr.reduce_sum(lx.integer_pow(d, 2), axes)
-    # NOTE: N - ddof <= 0 divides by zero (inf or nan), as NumPy does (it also warns).
+    # N - ddof <= 0 gives NaN, as in JAX (NumPy divides by zero: inf or nan)
     if mask is None:
-        return lx.div(s, _full_as(builtins.max(_count(aval.shape, axes) - ddof, 0), s))
-    n = lx.sub(lr.reduce_sum(cast(mask, dt), axes), _full_as(ddof, s))
-    return lx.div(s, lx.max(n, lx.zeros_like(n)))
+        n = _count(aval.shape, axes) - ddof
+        return lx.div(s, _full_as(n if n > 0 else np.nan, s))
+    dof = lx.sub(lr.reduce_sum(cast(mask, dt), axes), _full_as(ddof, s))
+    left = lx.gt(dof, lx.zeros_like(dof))
+    v = lx.div(s, lx.select_n(left, lx.full_like(dof, 1), dof))
+    return lx.select_n(left, lx.full_like(v, np.nan), v)
 
 
 def _safe_sqrt(v: Any) -> Any:
@@ -331,8 +335,21 @@ def _make_var_std(name: str, post: Any, doc: str, traced: Any = None) -> Any:
         # ndarray takes the method (if any), the cheapest call
         kw = {k: v for k, v in newer.items() if v is not None}
         if not kw and method is not None and type(a) is np.ndarray:
-            return method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-        return np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+            r = method(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        else:
+            r = np_fn(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+        d = kw.get("correction", ddof)
+        if "where" in kw and out is None and isinstance(d, (int, np.integer)):
+            # the kept elements of each slice, as the traced path counts them
+            kept = np.broadcast_to(kw["where"], np.shape(a))
+            n = np.sum(kept, axis=axis, keepdims=keepdims)
+            return np.where(n - d <= 0, np.nan, r) if np.any(n - d <= 0) else r
+        if isinstance(d, int) and d > 0 and "where" not in kw and out is None:
+            axes = range(np.ndim(a)) if axis is None else np.atleast_1d(axis)
+            shape = np.shape(a)
+            if math.prod(shape[int(i)] for i in axes) - d <= 0:
+                r = r * np.nan  # no degrees of freedom left: NaN, as in JAX
+        return r
 
     def var_std(
         a: Any,
@@ -363,7 +380,8 @@ def _make_var_std(name: str, post: Any, doc: str, traced: Any = None) -> Any:
 var = _make_var_std(
     "var",
     lambda v: v,
-    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics).
+    """Variance ``sum((a - mean(a))**2) / (N - ddof)`` over ``axis`` (NumPy semantics;
+    with ``ddof >= N`` it is NaN, as in JAX, where NumPy divides by zero; ``std`` too).
 
     >>> import functrace.numpy as fnp
     >>> fnp.var([1.0, 2.0, 3.0, 4.0], ddof=1)

@@ -19,6 +19,7 @@ import numpy as np
 from functrace import core
 from functrace.lax import composite as lcomp
 from functrace.lax import elementwise as lx
+from functrace.lax import extras as lxc
 from functrace.numpy._core import asarray_or_tracer, cast, elementwise, promote_and_broadcast
 from functrace.numpy._dispatch import numpy_path
 from functrace.numpy._indexing import where
@@ -152,11 +153,10 @@ def _cbrt(x: Any) -> Any:
 def _signbit(x: Any) -> Any:
     if core.get_aval(x).dtype.kind not in "f":
         return lx.lt(x, lx.zeros_like(x))
-    # x < 0, or x is -0.0 (1 / -0.0 == -inf)
-    zero = _k(x, 0)
-    is_zero = lx.eq(x, zero)
-    inv = lx.div(_k(x, 1), _where(is_zero, x, _k(x, 1)))
-    return lx.bitwise_or(lx.lt(x, zero), lx.bitwise_and(is_zero, lx.lt(inv, zero)))
+    # the sign bit itself, so -0.0 and a NaN with its sign bit set count (as in NumPy)
+    bits = np.dtype(f"int{8 * core.get_aval(x).dtype.itemsize}")
+    as_int = lxc.bitcast_convert_type(x, bits)
+    return lx.lt(as_int, lx.zeros_like(as_int))
 
 
 def _copysign(x: Any, y: Any) -> Any:

@@ -1,0 +1,89 @@
+"""JAX programs on the edge cases of jax.numpy and jax.lax numerics run unchanged under
+functrace, eagerly, under jit and under vmap.
+
+The programs live in tests/jax_programs_semantics.py; each takes the library
+namespace, and the same code was run under JAX 0.10.2 with float64 enabled to record
+tests/fixtures/jax_programs_semantics.npz. Here ``jax`` is simply ``functrace`` (JAX
+is not needed to run these tests). Besides numbers, a program may return the name of
+an error type (a unicode array), which must be the same exactly; dtypes must match
+too, as a JAX program would see them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import functrace
+from jax_programs_semantics import PROGRAMS
+from recorded import assert_program_matches, load_programs_reference, program_params
+
+# program name -> reason, for programs where functrace differs from JAX
+KNOWN_DIFFERENCES = {
+    "integer_zero_divisors": (
+        "integer division by zero: JAX returns XLA's implementation-defined values (x // 0 "
+        "== -2 after flooring -1, x % 0 == x); functrace computes NumPy's 0 eagerly, under "
+        "jit and under vmap"
+    ),
+    "arithmetic_shift_of_unsigned": (
+        "lax.shift_right_arithmetic of an unsigned integer: JAX fills in the top bit "
+        "(uint8(255) >> 1 == 255); functrace's primitive is NumPy's right_shift, which "
+        "fills unsigned integers with zeros"
+    ),
+    "integer_negative_powers": (
+        "JAX 0.10.2 returns wrong values for integers to negative powers (3 ** -2 == "
+        "703701817, 5 ** -1 == 1501274061); functrace raises NumPy's ValueError (README, "
+        "'Powers at 0')"
+    ),
+    "signed_zero_order": (
+        "JAX orders -0.0 below +0.0 in maximum/minimum/lax.max/clip/relu and keeps "
+        "sign(-0.0) == -0.0; functrace follows NumPy, which returns either zero"
+    ),
+    "searchsorted_dtype": (
+        "jnp.searchsorted returns int32 in JAX; functrace's returns int64 (its docstring)"
+    ),
+    "small_integer_cumsum": (
+        "cumsum/cumprod of int8/uint8 (and other integers narrower than int64) keep their "
+        "dtype and wrap in JAX; functrace's widen to int64/uint64 as NumPy's do, eagerly "
+        "and traced (nancumsum, cumulative_sum and add.accumulate share the rule)"
+    ),
+    "integer_to_float_dtypes": (
+        "deliberate (README, 'Weak types'): integers meeting or becoming floats promote as "
+        "in NumPy (float64, float16 for sqrt of uint8), and a Python int out of an "
+        "operand's range is NumPy's OverflowError; JAX gives float32 and wraps"
+    ),
+    "default_mode_reads": (
+        "deliberate (README, 'Out-of-range indices, one rule'): an out-of-range index "
+        "known eagerly raises IndexError in the default mode of take/take_along_axis/"
+        "x[idx]; under jit and vmap functrace gives JAX's values"
+    ),
+    "complex_inverse_functions": (
+        "complex arcsin/arccos/arctan/arcsinh/arccosh/arctanh/log10/log2/sinh/cosh have "
+        "no traced implementation (NotImplementedError under jit and vmap); the eager "
+        "NumPy values match JAX's"
+    ),
+    "complex_reductions": (
+        "max/min of complex arrays under jit and vmap: reduce_max/reduce_min take real "
+        "operands only (TypeError); eagerly NumPy's lexicographic order matches JAX's"
+    ),
+    "complex_infinities": (
+        "JAX gives abs(nan + inf*j) == nan where C99 and NumPy give inf, and functrace's "
+        "expm1(inf + 0j) has a NaN imaginary part (NumPy's) where JAX gives 0"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, np.ndarray]:
+    return load_programs_reference("jax_programs_semantics.npz")
+
+
+def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) -> None:
+    recorded = {k.split("/")[0] for k in reference}
+    assert recorded == set(PROGRAMS)
+
+
+@pytest.mark.parametrize("name", program_params(PROGRAMS, KNOWN_DIFFERENCES))
+def test_program_matches_jax(name: str, reference: dict[str, np.ndarray]) -> None:
+    jax = functrace  # the only change a JAX program needs
+    assert_program_matches(name, PROGRAMS[name](jax), reference)
