@@ -26,7 +26,9 @@ import numpy as np
 from functrace import core
 from functrace.core import Tracer
 from functrace.lax import base as lb
+from functrace.lax import elementwise as lx
 from functrace.lax import indexing as li
+from functrace.lax import reductions as lr
 from functrace.lax import shapes as ls
 from functrace.numpy._core import (
     asarray_or_tracer,
@@ -467,10 +469,10 @@ def _np_repeat(
     if axis is None:
         x, axis = x.reshape(-1), 0
     ax = normalize_axis("repeat", axis, x.ndim)
-    return np.take(x, _repeat_positions(np, x.shape[ax], repeats, total_repeat_length), ax)
+    return np.take(x, _repeat_positions(x.shape[ax], repeats, total_repeat_length), ax)
 
 
-def _repeat_positions(xp: Any, n: int, repeats: Any, total: Any) -> Any:
+def _repeat_positions(n: int, repeats: Any, total: Any) -> Any:
     """The element each of the ``total`` output positions repeats (JAX's rule: past the
     counts' sum, the last element again; counts beyond ``total`` are cut off)."""
     length = int(operator.index(total))
@@ -478,9 +480,20 @@ def _repeat_positions(xp: Any, n: int, repeats: Any, total: Any) -> Any:
         raise ValueError(
             f"repeat: expected total_repeat_length >= 0 (0 for an empty axis), got {total}."
         )
-    ends = xp.cumsum(xp.broadcast_to(xp.asarray(repeats), (n,)))
-    at = xp.searchsorted(ends, xp.arange(length), side="right")
-    return xp.minimum(at, builtins.max(n - 1, 0))
+    last = builtins.max(n - 1, 0)
+    if not isinstance(repeats, Tracer):
+        ends = np.cumsum(np.broadcast_to(np.asarray(repeats), (n,)))
+        return np.minimum(np.searchsorted(ends, np.arange(length), side="right"), last)
+    # traced counts: mark where each element starts (starts past the end fall into an
+    # extra slot), then the marks up to a position count the elements begun there
+    i64 = np.dtype(np.int64)
+    reps = lb.convert_element_type(repeats, i64)
+    reps = ls.broadcast_in_dim(reps, (n,), tuple(range(len(core.get_aval(reps).shape))))
+    starts = lx.sub(lr.cumsum(reps), reps)
+    starts = lx.clamp(np.int64(0), starts, np.int64(length))
+    marks = li.scatter_add(np.zeros(length + 1, i64), np.ones(n, i64), [starts], (0,))
+    begun = ls.slice(lr.cumsum(marks), (0,), (length,))
+    return lx.clamp(np.int64(0), lx.sub(begun, np.int64(1)), np.int64(last))
 
 
 @numpy_path(_np_repeat)
@@ -515,9 +528,7 @@ def repeat(
     ax = normalize_axis("repeat", axis, len(shp))
     n = shp[ax]
     if total_repeat_length is not None:
-        import functrace.numpy as fnp  # (the package: its searchsorted sits above)
-
-        idx = _repeat_positions(fnp, n, repeats, total_repeat_length)
+        idx = _repeat_positions(n, repeats, total_repeat_length)
         taken = li.index_take(x, idx, ax, "clip")  # (the positions are in range)
         return moveaxis(taken, 0, ax) if ax else taken
     if isinstance(repeats, (int, np.integer)):
