@@ -266,22 +266,27 @@ def test_scalar_gather_and_scatter_inside_bodies(idx_dtype) -> None:
     signed = np.dtype(idx_dtype).kind == "i"
     ks = np.array([0, -1, 2, -3] if signed else [0, 2, 1, 2], idx_dtype)
 
-    def f(m, ks):
+    def f(m, ks, extremum=("max", "min")):
         def body(c, k):
             r = fnp.take(m, k, axis=0)  # gather with a scalar index (negatives wrap)
-            c2 = c.at[k].add(fnp.sum(r)).at[1].set(r[1])
-            c2 = c2.at[k].multiply(1.5).at[k].max(0.2).at[k].min(3.0)
+            c2 = c.at[k].add(fnp.sum(r)).at[1].set(r[1]).at[k].multiply(1.5)
+            if "max" in extremum:
+                c2 = c2.at[k].max(0.2)
+            if "min" in extremum:
+                c2 = c2.at[k].min(3.0)
             return c2, (r, fnp.take(fnp.transpose(m)[1], k))
 
         return lax.scan(body, np.ones(3), ks)
 
     check(f, m, ks, native=1)
 
-    def loss(m, ks):
-        c, (rows, _) = f(m, ks)
-        return fnp.sum(c) + fnp.sum(rows**2)
+    for extremum in ("max", "min"):  # (each tie-splitting JVP fits a native body)
 
-    check(ft.grad(loss), m, ks, native=2)  # scatter_add in the transposed scan
+        def loss(m, ks, extremum=extremum):
+            c, (rows, _) = f(m, ks, (extremum,))
+            return fnp.sum(c) + fnp.sum(rows**2)
+
+        check(ft.grad(loss), m, ks, native=2)  # scatter_add in the transposed scan
 
     def clipped(m, ks):
         return lax.scan(lambda c, k: (c + lax.gather(m, [k], (0,), "clip"), None), m[0], ks)

@@ -33,6 +33,7 @@ from functrace.lax.elementwise import (
     neg,
     select_n,
 )
+from functrace.lax.elementwise import max as lax_max
 from functrace.lax.shapes import broadcast_in_dim, iota, pad
 from functrace.lax.shapes import slice as lax_slice
 
@@ -715,27 +716,24 @@ def _scatter_extremum_jvp(p: Primitive) -> Any:
         if type(d_operand) is Zero and type(d_updates) is Zero:
             return out, Zero.from_primal(out)
         op_aval, upd_aval = core.get_aval(operand), core.get_aval(updates)
-        zero_op, zero_upd = _zeros(op_aval), _zeros(upd_aval)
-        one_op = _full(op_aval.shape, 1, op_aval.dtype)
+        zero_op, dt = _zeros(op_aval), op_aval.dtype
         operand_won = eq(operand, out)
         hits = eq(updates, gather(out, indices, axes, mode))
-        count = add(
-            select_n(operand_won, zero_op, one_op),
+        tied = add(  # how many values tie at each position (0 under a NaN output)
+            convert_element_type(operand_won, dt),
+            scatter_add(zero_op, convert_element_type(hits, dt), indices, axes, mode),
+        )
+        total = add(
+            select_n(operand_won, zero_op, ad.instantiate(d_operand)),
             scatter_add(
                 zero_op,
-                select_n(hits, zero_upd, _full(upd_aval.shape, 1, upd_aval.dtype)),
+                select_n(hits, _zeros(upd_aval), ad.instantiate(d_updates)),
                 indices,
                 axes,
                 mode,
             ),
         )
-        total = add(
-            select_n(operand_won, zero_op, ad.instantiate(d_operand)),
-            scatter_add(
-                zero_op, select_n(hits, zero_upd, ad.instantiate(d_updates)), indices, axes, mode
-            ),
-        )
-        return out, div(total, select_n(eq(count, zero_op), count, one_op))
+        return out, div(total, lax_max(tied, _full(op_aval.shape, 1, dt)))
 
     return rule
 
