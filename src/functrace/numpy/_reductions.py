@@ -805,12 +805,6 @@ def _np_nanmean(
     return np.nanmean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 
-def _zero_nans(a: Any) -> tuple[Any, Any]:
-    """``a`` with NaNs replaced by 0, and the mask of non-NaN elements."""
-    ok = lx.eq(a, a)
-    return lx.select_n(ok, lx.zeros_like(a), a), ok
-
-
 @numpy_path(_np_nansum)
 def nansum(
     a: Any,
@@ -830,7 +824,7 @@ def nansum(
     no_out("nansum", out)
     a = asarray_or_tracer(a, "nansum")
     if core.get_aval(a).dtype.kind in "fc":
-        a = _zero_nans(a)[0]
+        a = masked(a, lx.eq(a, a), 0)  # NaNs count as zero
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
