@@ -46,6 +46,7 @@ MODULES = [
     "functrace.tree_util",
     "functrace.tree",
     "functrace.flatten_util",
+    "functrace.ops",
     "functrace.io",
     "functrace.data",
     "functrace.debug",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import functrace.numpy as fnp
+from functrace import ops
 from op_db import BOOL, Arg, F, OpInfo, const
 
 F64 = (np.float64,)
@@ -509,4 +510,23 @@ MASKED.append(
          shapes=((4,), None)),
 )  # fmt: skip
 
-ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED
+
+def _np_segment(ufunc, identity):
+    def ref(x, ids):
+        out = np.full((5, *np.shape(x)[1:]), identity, np.asarray(x).dtype)
+        ufunc.at(out, ids, x)
+        return out
+
+    return ref
+
+
+_SEGMENT_IDS = const(np.array([3, 0, 2, 1, 0, 4]))  # repeated; rolled under vmap
+SEGMENTS = [
+    _row("ops.segment_sum", lambda x, i: ops.segment_sum(x, i, 5), _np_segment(np.add, 0.0),
+         (F, _SEGMENT_IDS), ("scatter_add",), shapes=((6, 2), None)),
+    _row("ops.segment_max", lambda x, i: ops.segment_max(x, i, 5),
+         _np_segment(np.maximum, -np.inf), (F, _SEGMENT_IDS), ("scatter_max",),
+         shapes=((6,), None), avoid_ties=True),
+]  # fmt: skip
+
+ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED + SEGMENTS

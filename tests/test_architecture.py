@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.testing",
             "functrace.test_util",
             "functrace.flatten_util",
+            "functrace.ops",
             "functrace.tree",
             "functrace.io",
             "functrace.io.*",

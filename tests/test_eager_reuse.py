@@ -121,7 +121,8 @@ CONCRETIZING: dict[str, tuple[bool | None, ...]] = {
 }
 # Rows whose functions read their inputs' values when those are known, as NumPy's
 # would (index checks of choose/insert/put, the mask of compress/extract/piecewise,
-# lstsq's rank, which indices of a fill read are out of range, the iteration counts
+# lstsq's rank, which indices of a fill read (or a dropping scatter: the segment
+# reductions) are out of range, the iteration counts
 # of sqrtm/expm_frechet, companion's leading coefficient): their gradient's recording
 # is traced again; vjp and jvp may or may not reuse theirs (None: either, never a mix),
 # and every call is compared bit for bit.
@@ -138,7 +139,7 @@ CONCRETIZING.update(
             "put_along_axis_traced_indices", "put_traced_indices", "scipy.linalg.companion",
             "scipy.linalg.expm_frechet", "scipy.linalg.fiedler_companion",
             "scipy.linalg.sqrtm", "scipy.linalg.sqrtm[spd,batched]", "take_fill",
-            "at_get_fill",
+            "at_get_fill", "ops.segment_sum", "ops.segment_max",
         )
     }
 )  # fmt: skip

@@ -19,6 +19,7 @@ from functrace import (  # noqa: F401
     lax,
     nn,
     numpy,
+    ops,
     optim,
     profiler,
     random,
