@@ -204,8 +204,26 @@ Computed as ``atan2(sqrt((1 - x)(1 + x)), x)``. NOTE: at x = +-1 the derivative 
 """,
 )
 arctan = elementwise("arctan", np.arctan, _real_composite("arctan", _arctan), _doc.format("arctan"))
-sinh = elementwise("sinh", np.sinh, _real_composite("sinh", _sinh), _doc.format("sinh"))
-cosh = elementwise("cosh", np.cosh, _real_composite("cosh", _cosh), _doc.format("cosh"))
+def _or_complex(real_fn: Any, complex_fn: Any) -> Any:
+    """``real_fn`` on real operands, ``complex_fn`` on complex ones (under transforms)."""
+    return lambda x: complex_fn(x) if core.get_aval(x).dtype.kind == "c" else real_fn(x)
+
+
+def _complex_sinh(z: Any) -> Any:
+    # sinh(a + ib) = sinh(a) cos(b) + i cosh(a) sin(b): the real functions keep their
+    # accuracy near 0 (exp(z) - exp(-z) would cancel) and their overflow handling
+    a, b = lxc.real(z), lxc.imag(z)
+    return lxc.complex(lx.mul(_sinh(a), lx.cos(b)), lx.mul(_cosh(a), lx.sin(b)))
+
+
+def _complex_cosh(z: Any) -> Any:
+    # cosh(a + ib) = cosh(a) cos(b) + i sinh(a) sin(b)
+    a, b = lxc.real(z), lxc.imag(z)
+    return lxc.complex(lx.mul(_cosh(a), lx.cos(b)), lx.mul(_sinh(a), lx.sin(b)))
+
+
+sinh = elementwise("sinh", np.sinh, _or_complex(_sinh, _complex_sinh), _doc.format("sinh"))
+cosh = elementwise("cosh", np.cosh, _or_complex(_cosh, _complex_cosh), _doc.format("cosh"))
 arcsinh = elementwise(
     "arcsinh", np.arcsinh, _real_composite("arcsinh", _arcsinh), _doc.format("arcsinh")
 )
@@ -231,9 +249,15 @@ NOTE: at x = +-1 the value is +-inf and the derivative +inf; outside [-1, 1] NaN
 )
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
-exp2 = elementwise("exp2", np.exp2, _real_composite("exp2", _exp2), _doc.format("exp2"))
-log2 = elementwise("log2", np.log2, _real_composite("log2", _log2), _doc.format("log2"))
-log10 = elementwise("log10", np.log10, _real_composite("log10", _log10), _doc.format("log10"))
+exp2 = elementwise(
+    "exp2",
+    np.exp2,
+    _or_complex(_exp2, lambda z: lx.exp(lx.mul(z, _k(z, math.log(2))))),
+    _doc.format("exp2"),
+)
+# (log(z) / log(b) for complex z too: log's principal branch, as NumPy's)
+log2 = elementwise("log2", np.log2, _log2, _doc.format("log2"))
+log10 = elementwise("log10", np.log10, _log10, _doc.format("log10"))
 deg2rad = elementwise("deg2rad", np.deg2rad, _deg2rad, _doc.format("deg2rad"))
 rad2deg = elementwise("rad2deg", np.rad2deg, _rad2deg, _doc.format("rad2deg"))
 radians = elementwise("radians", np.radians, _deg2rad, _doc.format("radians"))
