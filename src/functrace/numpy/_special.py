@@ -204,6 +204,8 @@ Computed as ``atan2(sqrt((1 - x)(1 + x)), x)``. NOTE: at x = +-1 the derivative 
 """,
 )
 arctan = elementwise("arctan", np.arctan, _real_composite("arctan", _arctan), _doc.format("arctan"))
+
+
 def _or_complex(real_fn: Any, complex_fn: Any) -> Any:
     """``real_fn`` on real operands, ``complex_fn`` on complex ones (under transforms)."""
     return lambda x: complex_fn(x) if core.get_aval(x).dtype.kind == "c" else real_fn(x)
