@@ -25,17 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from recorded import error_name
+
 
 def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
-
-
-def _error_name(f: Any) -> np.ndarray:
-    try:
-        f()
-    except Exception as e:  # the type's name is the result
-        return np.array(type(e).__name__)
-    return np.array("no error")
 
 
 def _eager_jit(jax: Any, out: dict[str, np.ndarray], name: str, g: Any, *args: Any) -> None:
@@ -491,12 +485,12 @@ def integer_inputs_float0(jax: Any) -> dict[str, np.ndarray]:
     out["allow_int_n_shape"] = np.array(gn.shape)
     gj = jax.jit(jax.grad(f, argnums=(0, 1), allow_int=True))(x, n)
     out["allow_int_jit_dtype"] = np.array(str(gj[1].dtype))
-    out["no_allow_int"] = _error_name(lambda: jax.grad(f, argnums=1)(x, n))
-    out["int_output"] = _error_name(lambda: jax.grad(lambda a: jnp.sum(a).astype(jnp.int32))(x))
-    out["int_input_scalar"] = _error_name(lambda: jax.grad(lambda k: k * 2.0)(3))
+    out["no_allow_int"] = error_name(lambda: jax.grad(f, argnums=1)(x, n))
+    out["int_output"] = error_name(lambda: jax.grad(lambda a: jnp.sum(a).astype(jnp.int32))(x))
+    out["int_input_scalar"] = error_name(lambda: jax.grad(lambda k: k * 2.0)(3))
     p, t = jax.jvp(f, (x, n), (jnp.ones(2), np.zeros(2, float0)))
     out["jvp_float0"] = np.stack([np.asarray(p), np.asarray(t)])
-    out["jvp_int_tangent_error"] = _error_name(
+    out["jvp_int_tangent_error"] = error_name(
         lambda: jax.jvp(f, (x, n), (jnp.ones(2), jnp.zeros(2, jnp.int64)))
     )
     _, tn = jax.jvp(lambda k: k * 2, (n,), (np.zeros(2, float0),))
@@ -506,8 +500,8 @@ def integer_inputs_float0(jax: Any) -> dict[str, np.ndarray]:
     def g(t):
         return t["w"] * t["count"]
 
-    out["jacfwd_tree"] = _error_name(lambda: jax.jacfwd(g)(tree))
-    out["jacrev_tree"] = _error_name(lambda: jax.jacrev(g)(tree))
+    out["jacfwd_tree"] = error_name(lambda: jax.jacfwd(g)(tree))
+    out["jacrev_tree"] = error_name(lambda: jax.jacrev(g)(tree))
     jr = jax.jacrev(g, allow_int=True)(tree)
     out["jacrev_allow_w"] = np.asarray(jr["w"])
     out["jacrev_allow_count_shape"] = np.array(jr["count"].shape)
@@ -554,9 +548,9 @@ def holomorphic_and_complex(jax: Any) -> dict[str, np.ndarray]:
     _eager_jit(
         jax, out, "jvp_conj", lambda a: jax.jvp(lambda b: b * jnp.conj(b), (a,), (ct,))[1], z
     )
-    out["complex_out_error"] = _error_name(lambda: jax.grad(lambda a: a**2)(z[0]))
-    out["holo_real_in_error"] = _error_name(lambda: jax.grad(lambda a: a**2, holomorphic=True)(1.5))
-    out["jacfwd_complex_in_error"] = _error_name(lambda: jax.jacfwd(lambda a: jnp.abs(a))(z))
+    out["complex_out_error"] = error_name(lambda: jax.grad(lambda a: a**2)(z[0]))
+    out["holo_real_in_error"] = error_name(lambda: jax.grad(lambda a: a**2, holomorphic=True)(1.5))
+    out["jacfwd_complex_in_error"] = error_name(lambda: jax.jacfwd(lambda a: jnp.abs(a))(z))
     _eager_jit(jax, out, "jacrev_real_of_complex", jax.jacrev(lambda a: jnp.abs(a) ** 2), z)
     _eager_jit(jax, out, "hessian_holo", jax.hessian(lambda a: jnp.sum(a**3), holomorphic=True), z)
     return out
@@ -602,7 +596,7 @@ def has_aux_everywhere(jax: Any) -> dict[str, np.ndarray]:
     y2, lin, aux3 = jax.linearize(fv, x, has_aux=True)
     out["linearize"] = np.asarray(lin(jnp.array([1.0, 0.0, -1.0])))
     out["linearize_aux"] = np.asarray(aux3[0])
-    out["bad_aux"] = _error_name(lambda: jax.grad(lambda a: jnp.sum(a), has_aux=True)(x))
+    out["bad_aux"] = error_name(lambda: jax.grad(lambda a: jnp.sum(a), has_aux=True)(x))
     return out
 
 
@@ -645,10 +639,10 @@ def argnums_variants(jax: Any) -> dict[str, np.ndarray]:
     )
     h = jax.hessian(f, argnums=(0, 2))(a, b, c)
     out["hessian"] = np.asarray(jnp.stack([jnp.stack(row) for row in h]))
-    out["out_of_range"] = _error_name(lambda: jax.grad(f, argnums=3)(a, b, c))
-    out["neg_out_of_range"] = _error_name(lambda: jax.grad(f, argnums=-4)(a, b, c))
-    out["empty_tuple"] = _error_name(lambda: jax.grad(f, argnums=())(a, b, c))
-    out["float_argnums"] = _error_name(lambda: jax.grad(f, argnums=1.0)(a, b, c))
+    out["out_of_range"] = error_name(lambda: jax.grad(f, argnums=3)(a, b, c))
+    out["neg_out_of_range"] = error_name(lambda: jax.grad(f, argnums=-4)(a, b, c))
+    out["empty_tuple"] = error_name(lambda: jax.grad(f, argnums=())(a, b, c))
+    out["float_argnums"] = error_name(lambda: jax.grad(f, argnums=1.0)(a, b, c))
     return out
 
 
@@ -740,15 +734,15 @@ def vmap_axes(jax: Any) -> dict[str, np.ndarray]:
     un = jax.vmap(lambda a, b: (a * 2.0, b + 1.0), in_axes=(0, None), out_axes=(1, None))
     r1, r2 = un(w, jnp.arange(3.0))
     out["out_none_batched"], out["out_none"] = np.asarray(r1), np.asarray(r2)
-    out["out_none_error"] = _error_name(lambda: jax.vmap(lambda a: a * 2.0, out_axes=None)(w))
+    out["out_none_error"] = error_name(lambda: jax.vmap(lambda a: a * 2.0, out_axes=None)(w))
     out["axis_size"] = np.asarray(jax.vmap(lambda: jnp.ones(2), axis_size=3)())
     out["axis_size_mixed"] = np.asarray(
         jax.vmap(lambda a, b: a + b, in_axes=(None, 0), axis_size=4)(1.0, jnp.arange(4.0))
     )
-    out["axis_size_mismatch"] = _error_name(
+    out["axis_size_mismatch"] = error_name(
         lambda: jax.vmap(lambda a: a, axis_size=5)(jnp.arange(4.0))
     )
-    out["size_mismatch"] = _error_name(
+    out["size_mismatch"] = error_name(
         lambda: jax.vmap(lambda a, b: a + b)(jnp.arange(4.0), jnp.arange(3.0))
     )
     e = jax.vmap(lambda a: jnp.sum(a**2))(jnp.zeros((0, 3)))
@@ -760,8 +754,8 @@ def vmap_axes(jax: Any) -> dict[str, np.ndarray]:
     out["python_scalar"] = np.asarray(jax.vmap(lambda a: 1.5)(jnp.arange(3.0)))
     out["python_scalar_tuple"] = np.asarray(jax.vmap(lambda a: (a, 2))(jnp.arange(3.0))[1])
     out["neg_in_axis"] = np.asarray(jax.vmap(jnp.sum, in_axes=-2)(w))
-    out["none_all_error"] = _error_name(lambda: jax.vmap(lambda a: a, in_axes=None)(w))
-    out["bad_axis_error"] = _error_name(lambda: jax.vmap(lambda a: a, in_axes=2)(w))
+    out["none_all_error"] = error_name(lambda: jax.vmap(lambda a: a, in_axes=None)(w))
+    out["bad_axis_error"] = error_name(lambda: jax.vmap(lambda a: a, in_axes=2)(w))
     return out
 
 
@@ -996,8 +990,8 @@ def jit_options_and_closures(jax: Any) -> dict[str, np.ndarray]:
 
     both = jax.grad(uses_param, (0, 1))
     _eager_jit(jax, out, "closure_traced", lambda a, k: jnp.append(*both(a, k)), x, 1.5)
-    out["unhashable"] = _error_name(lambda: f(x, power=jnp.array([1, 2])))
-    out["traced_static"] = _error_name(lambda: jax.jit(lambda a, p: f(a, p))(x, 2))
+    out["unhashable"] = error_name(lambda: f(x, power=jnp.array([1, 2])))
+    out["traced_static"] = error_name(lambda: jax.jit(lambda a, p: f(a, p))(x, 2))
     return out
 
 
@@ -1211,7 +1205,7 @@ def jax_implementation_artifacts(jax: Any) -> dict[str, np.ndarray]:
     t = jnp.array([1e-9, -1e-7])
     return {
         "jacrev_allow_int_dtype": np.array(str(jr["count"].dtype)),
-        "transpose_nonlinear": _error_name(
+        "transpose_nonlinear": error_name(
             lambda: jax.linear_transpose(lambda a: a * a, jnp.zeros(2))(jnp.ones(2))
         ),
         "sinc": np.asarray(jax.vmap(jax.grad(jnp.sinc))(t)),

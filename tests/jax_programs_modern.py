@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from recorded import error_name
+
 _rng = np.random.default_rng(2024)
 X = _rng.standard_normal((16, 3))
 Y = np.tanh(X @ np.array([0.5, -1.0, 2.0])) + 0.05 * _rng.standard_normal(16)
@@ -33,14 +35,6 @@ Y = np.tanh(X @ np.array([0.5, -1.0, 2.0])) + 0.05 * _rng.standard_normal(16)
 def _mesh(jax: Any, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
     auto = jax.sharding.AxisType.Auto
     return jax.make_mesh(shape, names, axis_types=(auto,) * len(names))
-
-
-def _error_name(f: Any) -> np.ndarray:
-    try:
-        f()
-    except Exception as e:  # the type's name is the result
-        return np.array(type(e).__name__)
-    return np.array("no error")
 
 
 def typed_keys_tour(jax: Any) -> dict[str, np.ndarray]:
@@ -1100,10 +1094,10 @@ def key_buffers_in_loops(jax: Any) -> dict[str, np.ndarray]:
         "vmap_where": data(mixed),
         "traced_bounds": data(traced),
         "empty_split_shape": np.asarray(random.split(random.key(1), 0).shape),
-        "grad_of_key": _error_name(
+        "grad_of_key": error_name(
             lambda: jax.grad(lambda k: jnp.sum(random.normal(k, (2,))))(random.key(1))
         ),
-        "value_and_grad_key_argnum": _error_name(
+        "value_and_grad_key_argnum": error_name(
             lambda: jax.value_and_grad(lambda x, k: x * random.normal(k), argnums=(0, 1))(
                 1.0, random.key(1)
             )

@@ -29,15 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from recorded import error_name
+
 NAN, INF = np.nan, np.inf
-
-
-def _error_name(f: Any) -> np.ndarray:
-    try:
-        f()
-    except Exception as e:  # the type's name is the result
-        return np.array(type(e).__name__)
-    return np.array("no error")
 
 
 def _raises(cls: type, f: Any) -> np.ndarray:
@@ -198,9 +192,9 @@ def integer_negative_powers(jax: Any) -> dict[str, np.ndarray]:
     base = np.array([[2, -2, 0, 1, -1, 3], [1, -1, 1, -1, 5, 0]], np.int32)
     expo = np.array([[-1, -1, -1, -3, -3, -2], [-2, -2, -7, -7, -1, -5]], np.int32)
     out = _three(jax, "power", jnp.power, base, expo)
-    out["operator"] = _error_name(lambda: jnp.asarray(base) ** -2)
+    out["operator"] = error_name(lambda: jnp.asarray(base) ** -2)
     out |= _three(jax, "uint8", jnp.power, base.astype(np.uint8) % 4, expo.astype(np.int8))
-    out["integer_pow"] = _error_name(lambda: lax.integer_pow(jnp.array([2, 3]), -1))
+    out["integer_pow"] = error_name(lambda: lax.integer_pow(jnp.array([2, 3]), -1))
     return out
 
 
@@ -511,9 +505,9 @@ def empty_reductions(jax: Any) -> dict[str, np.ndarray]:
         "max_initial_vmap": np.asarray(jax.vmap(lambda u: jnp.max(u, initial=-5.0))(e)),
         "logsumexp": np.asarray(jax.nn.logsumexp(e, axis=1)),
         "cumsum_empty_shape": np.asarray(jnp.cumsum(e, axis=1).shape),
-        "max_error": _error_name(lambda: jnp.max(e, axis=1)),
-        "argmax_error": _error_name(lambda: jnp.argmax(jnp.zeros(0))),
-        "max_error_jit": _error_name(lambda: jit(lambda u: jnp.max(u, axis=1))(e)),
+        "max_error": error_name(lambda: jnp.max(e, axis=1)),
+        "argmax_error": error_name(lambda: jnp.argmax(jnp.zeros(0))),
+        "max_error_jit": error_name(lambda: jit(lambda u: jnp.max(u, axis=1))(e)),
     }
     return out
 
@@ -676,7 +670,7 @@ def creation_dtypes(jax: Any) -> dict[str, np.ndarray]:
         r = f()
         out[name] = np.asarray(r)
         out[name + "_dtype"] = _dtype_name(r)
-    out["arange_zero_step"] = _error_name(lambda: jnp.arange(0, 5, 0))
+    out["arange_zero_step"] = error_name(lambda: jnp.arange(0, 5, 0))
     return out
 
 
@@ -890,12 +884,12 @@ def sized_nonzero(jax: Any) -> dict[str, np.ndarray]:
     )
     out |= _three(jax, "count_nonzero", jnp.count_nonzero, c)
     out["nonzero_eager"] = np.asarray(jnp.nonzero(jnp.asarray(c[0]))[0])
-    out["boolean_mask_jit"] = _error_name(lambda: jax.jit(lambda u: u[u > 0])(jnp.asarray(c[0])))
+    out["boolean_mask_jit"] = error_name(lambda: jax.jit(lambda u: u[u > 0])(jnp.asarray(c[0])))
     out["nonzero_jit_no_size"] = _raises(
         jax.errors.ConcretizationTypeError,
         lambda: jax.jit(lambda u: jnp.nonzero(u))(jnp.asarray(c[0])),
     )
-    out["where_three_args_size"] = _error_name(lambda: jnp.where(c[0] > 0, 1.0, 0.0, size=2))
+    out["where_three_args_size"] = error_name(lambda: jnp.where(c[0] > 0, 1.0, 0.0, size=2))
     out["mask_set_where"] = np.asarray(
         jax.jit(lambda u: jnp.where(u > 0, 0.0, u))(jnp.asarray(c[0]))
     )
@@ -1024,8 +1018,8 @@ def complex_reductions(jax: Any) -> dict[str, np.ndarray]:
     zs = np.array([[1 + 2j, 1 - 2j, -1 + 5j, 1 + 0j], [2j, 1 + 1j, 1 + 1j, -3 - 3j]])
     out = _three(jax, "max", jnp.max, zs)
     out |= _three(jax, "min", jnp.min, zs)
-    out["argmax"] = _error_name(lambda: jnp.argmax(jnp.asarray(zs[0])))
-    out["argmin_jit"] = _error_name(lambda: jax.jit(jnp.argmin)(jnp.asarray(zs[0])))
+    out["argmax"] = error_name(lambda: jnp.argmax(jnp.asarray(zs[0])))
+    out["argmin_jit"] = error_name(lambda: jax.jit(jnp.argmin)(jnp.asarray(zs[0])))
     return out
 
 

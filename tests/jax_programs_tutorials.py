@@ -21,17 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from recorded import error_name
+
 
 def _codes(s: str) -> np.ndarray:
     return np.array([ord(c) for c in s], dtype=np.int64)
-
-
-def _error_name(f: Any) -> np.ndarray:
-    try:
-        f()
-    except Exception as e:  # the type's name is the result
-        return np.array(type(e).__name__)
-    return np.array("no error")
 
 
 def _raises(f: Any, error: type) -> np.ndarray:
@@ -617,7 +611,7 @@ def sharp_bits(jax: Any) -> dict[str, np.ndarray]:
         "from_bools": np.asarray(from_bools),
         "grad_of_gather": np.asarray(grad_of_gather),
         "grad_of_clip": np.asarray(grad_of_clip),
-        "assign_error": _error_name(assign),
+        "assign_error": error_name(assign),
         "x_unchanged": np.asarray(x),
     }
 
@@ -808,13 +802,13 @@ def errors_users_meet(jax: Any) -> dict[str, np.ndarray]:
         return x
 
     return {
-        "jit_python_if": _error_name(lambda: jax.jit(relu_python)(1.0)),
+        "jit_python_if": error_name(lambda: jax.jit(relu_python)(1.0)),
         "grad_python_if": np.asarray(jax.grad(relu_python)(2.0)),
         "static_loop": np.asarray(jax.jit(loop_python, static_argnums=1)(1.5, 3)),
-        "static_list": _error_name(lambda: jax.jit(loop_python, static_argnums=1)(1.5, [3])),
-        "grad_non_scalar": _error_name(lambda: jax.grad(lambda x: x * 2)(np.ones(3))),
-        "grad_int_input": _error_name(lambda: jax.grad(lambda x: x * 2)(3)),
-        "vmap_sizes": _error_name(lambda: jax.vmap(jnp.add)(np.ones(2), np.ones(3))),
+        "static_list": error_name(lambda: jax.jit(loop_python, static_argnums=1)(1.5, [3])),
+        "grad_non_scalar": error_name(lambda: jax.grad(lambda x: x * 2)(np.ones(3))),
+        "grad_int_input": error_name(lambda: jax.grad(lambda x: x * 2)(3)),
+        "vmap_sizes": error_name(lambda: jax.vmap(jnp.add)(np.ones(2), np.ones(3))),
         "grad_allow_int": np.asarray(
             jax.grad(lambda x, k: x * k, allow_int=True, argnums=0)(2.0, 3)
         ),
@@ -957,7 +951,7 @@ def tracing_errors_and_autodiff_extras(jax: Any) -> dict[str, np.ndarray]:
         return jnp.sin(jnp.sin(w * x) * w)
 
     return {
-        "bool_mask_under_jit": _error_name(lambda: jax.jit(positives)(x)),
+        "bool_mask_under_jit": error_name(lambda: jax.jit(positives)(x)),
         "bool_mask_eager": np.asarray(positives(x)),
         "nonzero_under_jit": _raises(
             lambda: jax.jit(lambda x: jnp.nonzero(x)[0])(x), jax.errors.ConcretizationTypeError
@@ -976,7 +970,7 @@ def tracing_errors_and_autodiff_extras(jax: Any) -> dict[str, np.ndarray]:
         "nondiff_vjp": np.asarray(jax.grad(lambda x: jnp.sum(scaled_tanh(x, 2.0)))(x)),
         "defjvps_grads": np.asarray(jax.grad(product, argnums=(0, 1))(2.0, 3.0)),
         "checkpoint_grads": np.asarray(jax.grad(block, argnums=(0, 1))(0.8, 1.3)),
-        "big_int": _error_name(lambda: jnp.array(2**70)),
+        "big_int": error_name(lambda: jnp.array(2**70)),
     }
 
 
@@ -989,15 +983,15 @@ def documented_differences(jax: Any) -> dict[str, np.ndarray]:
     jnp = jax.numpy
     x = jnp.arange(5.0)
     return {
-        "eager_out_of_range": _error_name(lambda: x[7]),
+        "eager_out_of_range": error_name(lambda: x[7]),
         "eager_out_of_range_value": np.asarray(x[jnp.array([0, 7, -9])]),
-        "sum_of_list": _error_name(lambda: jnp.sum([1.0, 2.0])),
-        "while_grad": _error_name(
+        "sum_of_list": error_name(lambda: jnp.sum([1.0, 2.0])),
+        "while_grad": error_name(
             lambda: jax.grad(
                 lambda x: jax.lax.while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0)
             )(1.5)
         ),
-        "fori_traced_bounds_grad": _error_name(
+        "fori_traced_bounds_grad": error_name(
             lambda: jax.jit(
                 jax.grad(lambda x, n: jax.lax.fori_loop(0, n, lambda i, c: c * x + 1.0, 0.0))
             )(0.7, 4)

@@ -73,3 +73,43 @@ def assert_program_matches(
         low = want.dtype in (np.float32, np.complex64)
         rtol, atol = float32_tol if low else (1e-9, 1e-12)
         np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, err_msg=f"{name}/{key}")
+
+
+def program_tests(
+    programs: dict[str, Any],
+    fixture: str,
+    known: dict[str, str] | None = None,
+    **match_kw: Any,
+) -> tuple[Callable[[], None], Callable[[str], None]]:
+    """The two tests of a ``jax_programs*.py`` file, bound in its test module as
+    ``test_every_program_has_reference_values, test_program_matches_jax = ...``: every
+    program was recorded (and nothing else), and each one's outputs under functrace (as
+    the ``jax`` namespace) equal the recording (``assert_program_matches``, with
+    ``match_kw``); the programs in ``known`` are strict xfails."""
+    import functools
+
+    import pytest
+
+    import functrace
+
+    reference = functools.cache(lambda: load_programs_reference(fixture))
+
+    def test_every_program_has_reference_values() -> None:
+        assert {k.split("/")[0] for k in reference()} == set(programs)
+
+    @pytest.mark.parametrize("name", program_params(programs, known or {}))
+    def test_program_matches_jax(name: str) -> None:
+        jax = functrace  # the only change a JAX program needs
+        assert_program_matches(name, programs[name](jax), reference(), **match_kw)
+
+    return test_every_program_has_reference_values, test_program_matches_jax
+
+
+def error_name(f: Callable[[], Any]) -> np.ndarray:
+    """For the JAX programs: the class name of the exception ``f()`` raises, as a 0-d
+    unicode array ("no error" if it returns)."""
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 - the class is the recorded value
+        return np.array(type(e).__name__)
+    return np.array("no error")

@@ -9,25 +9,9 @@ only the arithmetic, must be JAX's) and call ``jax.scipy``.
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
-import functrace
 from jax_programs import PROGRAMS
-from recorded import assert_program_matches, load_programs_reference
+from recorded import program_tests
 
-
-@pytest.fixture(scope="module")
-def reference() -> dict[str, np.ndarray]:
-    return load_programs_reference("jax_programs.npz")
-
-
-def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) -> None:
-    recorded = {k.split("/")[0] for k in reference}
-    assert recorded == set(PROGRAMS)
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_program_matches_jax(name: str, reference: dict[str, np.ndarray]) -> None:
-    jax = functrace  # the only change a JAX program needs
-    assert_program_matches(name, PROGRAMS[name](jax), reference, check_dtypes=False)
+test_every_program_has_reference_values, test_program_matches_jax = program_tests(
+    PROGRAMS, "jax_programs.npz", check_dtypes=False
+)

@@ -10,28 +10,13 @@ too, as a JAX program would see them.
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
-import functrace
 from jax_programs_modern import PROGRAMS
-from recorded import assert_program_matches, load_programs_reference, program_params
+from recorded import program_tests
 
 # program name -> reason, for programs where functrace differs from JAX
 KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
-@pytest.fixture(scope="module")
-def reference() -> dict[str, np.ndarray]:
-    return load_programs_reference("jax_programs_modern.npz")
-
-
-def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) -> None:
-    recorded = {k.split("/")[0] for k in reference}
-    assert recorded == set(PROGRAMS)
-
-
-@pytest.mark.parametrize("name", program_params(PROGRAMS, KNOWN_DIFFERENCES))
-def test_program_matches_jax(name: str, reference: dict[str, np.ndarray]) -> None:
-    jax = functrace  # the only change a JAX program needs
-    assert_program_matches(name, PROGRAMS[name](jax), reference)
+test_every_program_has_reference_values, test_program_matches_jax = program_tests(
+    PROGRAMS, "jax_programs_modern.npz", KNOWN_DIFFERENCES
+)

@@ -10,12 +10,8 @@ too, as a JAX program would see them.
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
-import functrace
 from jax_programs_tutorials import PROGRAMS
-from recorded import assert_program_matches, load_programs_reference, program_params
+from recorded import program_tests
 
 # program name -> reason, for programs where functrace differs from JAX by a documented
 # choice, or a gradient at a broken index promise
@@ -33,17 +29,6 @@ KNOWN_DIFFERENCES = {
 }
 
 
-@pytest.fixture(scope="module")
-def reference() -> dict[str, np.ndarray]:
-    return load_programs_reference("jax_programs_tutorials.npz")
-
-
-def test_every_program_has_reference_values(reference: dict[str, np.ndarray]) -> None:
-    recorded = {k.split("/")[0] for k in reference}
-    assert recorded == set(PROGRAMS)
-
-
-@pytest.mark.parametrize("name", program_params(PROGRAMS, KNOWN_DIFFERENCES))
-def test_program_matches_jax(name: str, reference: dict[str, np.ndarray]) -> None:
-    jax = functrace  # the only change a JAX program needs
-    assert_program_matches(name, PROGRAMS[name](jax), reference, float32_tol=(1e-06, 1e-09))
+test_every_program_has_reference_values, test_program_matches_jax = program_tests(
+    PROGRAMS, "jax_programs_tutorials.npz", KNOWN_DIFFERENCES, float32_tol=(1e-06, 1e-09)
+)
