@@ -86,55 +86,43 @@ def _segment(
     return getattr(out.at[ids], method)(data, mode="drop")
 
 
-def segment_sum(
-    data: Any,
-    segment_ids: Any,
-    num_segments: Any = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: Any = None,
-    mode: Any = None,
-) -> Any:
-    """The sums of the rows of ``data`` in each segment (0 for an empty one)."""
-    return _segment("segment_sum", "add", data, segment_ids, num_segments, mode)
+def _segment_op(name: str, method: str, doc: str) -> Any:
+    """The public ``segment_<op>``: ``_segment`` with ``.at[ids].<method>``; JAX's hints
+    (``indices_are_sorted``, ``unique_indices``, ``bucket_size``) are accepted."""
+
+    def segment_op(
+        data: Any,
+        segment_ids: Any,
+        num_segments: Any = None,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        bucket_size: Any = None,
+        mode: Any = None,
+    ) -> Any:
+        return _segment(name, method, data, segment_ids, num_segments, mode)
+
+    segment_op.__name__ = segment_op.__qualname__ = name
+    segment_op.__doc__ = doc
+    return segment_op
 
 
-def segment_prod(
-    data: Any,
-    segment_ids: Any,
-    num_segments: Any = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: Any = None,
-    mode: Any = None,
-) -> Any:
-    """The products of the rows of ``data`` in each segment (1 for an empty one)."""
-    return _segment("segment_prod", "multiply", data, segment_ids, num_segments, mode)
-
-
-def segment_max(
-    data: Any,
-    segment_ids: Any,
-    num_segments: Any = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: Any = None,
-    mode: Any = None,
-) -> Any:
+segment_sum = _segment_op(
+    "segment_sum", "add", "The sums of the rows of ``data`` in each segment (0 for an empty one)."
+)
+segment_prod = _segment_op(
+    "segment_prod",
+    "multiply",
+    "The products of the rows of ``data`` in each segment (1 for an empty one).",
+)
+segment_max = _segment_op(
+    "segment_max",
+    "max",
     """The maxima of the rows of ``data`` in each segment (-inf, or the smallest
-    integer, for an empty one); ties share the gradient, as ``.at[].max``."""
-    return _segment("segment_max", "max", data, segment_ids, num_segments, mode)
-
-
-def segment_min(
-    data: Any,
-    segment_ids: Any,
-    num_segments: Any = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: Any = None,
-    mode: Any = None,
-) -> Any:
+    integer, for an empty one); ties share the gradient, as ``.at[].max``.""",
+)
+segment_min = _segment_op(
+    "segment_min",
+    "min",
     """The minima of the rows of ``data`` in each segment (+inf, or the largest integer,
-    for an empty one); ties share the gradient, as ``.at[].min``."""
-    return _segment("segment_min", "min", data, segment_ids, num_segments, mode)
+    for an empty one); ties share the gradient, as ``.at[].min``.""",
+)
