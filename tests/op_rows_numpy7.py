@@ -529,4 +529,23 @@ SEGMENTS = [
          shapes=((6,), None), avoid_ties=True),
 ]  # fmt: skip
 
-ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED + SEGMENTS
+def _complex_row(name: str, prims: tuple[str, ...]) -> OpInfo:
+    """``fnp.<name>`` of ``re + i im`` (the imaginary part kept off log's branch cut), its
+    real and imaginary parts stacked: real arguments and results for every battery."""
+
+    def parts(xp, f):
+        return lambda re, im: xp.stack([xp.real(f(re + 1j * im)), xp.imag(f(re + 1j * im))])
+
+    return _row(f"{name}[complex]", parts(fnp, getattr(fnp, name)), parts(np, getattr(np, name)),
+                (F, Arg(domain=(0.2, 2.0))), prims, dtypes=F64)
+
+
+COMPLEX = [
+    _complex_row("sinh", ("sinh", "cos", "sin")),
+    _complex_row("cosh", ("cosh", "cos", "sin")),
+    _complex_row("exp2", ("exp",)),
+    _complex_row("log2", ("log",)),
+    _complex_row("log10", ("log",)),
+]  # fmt: skip
+
+ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED + SEGMENTS + COMPLEX
