@@ -529,6 +529,7 @@ SEGMENTS = [
          shapes=((6,), None), avoid_ties=True),
 ]  # fmt: skip
 
+
 def _complex_row(name: str, prims: tuple[str, ...]) -> OpInfo:
     """``fnp.<name>`` of ``re + i im`` (the imaginary part kept off log's branch cut), its
     real and imaginary parts stacked: real arguments and results for every battery."""
@@ -536,8 +537,14 @@ def _complex_row(name: str, prims: tuple[str, ...]) -> OpInfo:
     def parts(xp, f):
         return lambda re, im: xp.stack([xp.real(f(re + 1j * im)), xp.imag(f(re + 1j * im))])
 
-    return _row(f"{name}[complex]", parts(fnp, getattr(fnp, name)), parts(np, getattr(np, name)),
-                (F, Arg(domain=(0.2, 2.0))), prims, dtypes=F64)
+    return _row(
+        f"{name}[complex]",
+        parts(fnp, getattr(fnp, name)),
+        parts(np, getattr(np, name)),
+        (F, Arg(domain=(0.2, 2.0))),
+        prims,
+        dtypes=F64,
+    )
 
 
 COMPLEX = [
