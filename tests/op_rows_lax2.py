@@ -383,6 +383,19 @@ ROWS: list[OpInfo] = [
         dtypes=(np.int64,),
     ),
     OpInfo(
+        # unsigned operands: the top bit fills in, as for the signed integer of the bits
+        "lax.shift_right_arithmetic_unsigned",
+        lambda x, y: lax.shift_right_arithmetic(
+            x.astype(np.uint64), fnp.clip(y, 0, 70).astype(np.uint64)
+        ).astype(np.int64),
+        lambda x, y: np.right_shift(x, np.clip(y, 0, 63)),
+        (WIDE_INT, SHIFT),
+        ("shift_right_arithmetic", "not", "or", "ge", "select_n"),
+        shapes="same",
+        grad=False,
+        dtypes=(np.int64,),
+    ),
+    OpInfo(
         "lax.reduce_and",
         lambda x: lax.reduce_and(x, (0,)),
         lambda x: np.bitwise_and.reduce(np.asarray(x), 0),

@@ -21,11 +21,6 @@ KNOWN_DIFFERENCES = {
         "== -2 after flooring -1, x % 0 == x); functrace computes NumPy's 0 eagerly, under "
         "jit and under vmap"
     ),
-    "arithmetic_shift_of_unsigned": (
-        "lax.shift_right_arithmetic of an unsigned integer: JAX fills in the top bit "
-        "(uint8(255) >> 1 == 255); functrace's primitive is NumPy's right_shift, which "
-        "fills unsigned integers with zeros"
-    ),
     "integer_negative_powers": (
         "JAX 0.10.2 returns wrong values for integers to negative powers (3 ** -2 == "
         "703701817, 5 ** -1 == 1501274061); functrace raises NumPy's ValueError (README, "

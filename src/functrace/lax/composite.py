@@ -136,6 +136,34 @@ def reciprocal(x: Any) -> Any:
     return lx.div(_k(x, 1), x)
 
 
+def shift_right_arithmetic(x: Any, y: Any) -> Any:
+    """Shift the bits of ``x`` right by ``y``, filling with copies of the top bit (also
+    for unsigned integers, whose bits are read as the signed integer's, as in JAX: a
+    ``uint8`` 255 shifted by 1 stays 255); shifts by the bit width or more (or by a
+    negative amount) fill every bit. ``x`` and ``y`` of one integer dtype (0-d operands
+    and axes of size 1 broadcast, as in JAX's lax).
+
+    ``functrace.numpy.right_shift`` keeps NumPy's rule: zeros fill unsigned integers.
+
+    >>> import numpy as np
+    >>> int(shift_right_arithmetic(np.uint8(200), np.uint8(2)))
+    242
+    """
+    x, y = broadcast_operands(x, y)
+    ax = core.get_aval(x)
+    if ax.dtype.kind not in "iu":
+        raise TypeError(f"shift_right_arithmetic: expected integer operands, got {ax.dtype.name}.")
+    shifted = lx.shift_right_arithmetic(x, y)  # NumPy's: arithmetic for signed integers
+    if ax.dtype.kind == "i":
+        return shifted
+    # unsigned: NumPy's shift filled zeros (and gives 0 for y >= bits); set the bits the
+    # top bit fills, ~(MAX >> y), where the top bit is set
+    full_bits = _k(x, np.iinfo(ax.dtype).max)
+    fill = lx.bitwise_not(lx.shift_right_arithmetic(full_bits, y))
+    top = lx.ge(x, _k(x, 1 << (ax.dtype.itemsize * 8 - 1)))
+    return lx.select_n(top, shifted, lx.bitwise_or(shifted, fill))
+
+
 def shift_right_logical(x: Any, y: Any) -> Any:
     """Shift the bits of ``x`` right by ``y``, filling with zeros (also for signed
     integers, whose bits are read as unsigned); shifts by a negative amount or by the
@@ -403,6 +431,7 @@ __all__ = [
     "with_sharding_constraint",
     "platform_dependent",
     "reciprocal",
+    "shift_right_arithmetic",
     "shift_right_logical",
     "sinh",
     "split",

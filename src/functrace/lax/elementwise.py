@@ -506,10 +506,12 @@ def _not_impl(x: Any) -> Any:
 not_p = unop("not", _not_impl, _INT_BOOL, "a boolean or integer")
 bitwise_not = _bind1(not_p)
 
-# Shifts with NumPy's semantics: right shifts of signed integers are arithmetic, and a
-# shift by the bit width or more (or by a negative amount) gives 0 (-1 for a negative x
-# shifted right). In compiled code they run as NumPy calls in the driver (rare in
-# array programs; NumPy's overshift rule needs no special case there).
+# Shifts with NumPy's semantics: right shifts of signed integers are arithmetic (of
+# unsigned ones logical), and a shift by the bit width or more (or by a negative amount)
+# gives 0 (-1 for a negative x shifted right). lax's public shift_right_arithmetic
+# (lax/composite.py) fills unsigned integers with their top bit, as JAX does. In
+# compiled code they run as NumPy calls in the driver (rare in array programs; NumPy's
+# overshift rule needs no special case there).
 shift_left_p = binop("shift_left", np.left_shift, "iu", "an integer")
 shift_right_arithmetic_p = binop("shift_right_arithmetic", np.right_shift, "iu", "an integer")
 shift_left = _bind2(shift_left_p)
@@ -749,7 +751,6 @@ __all__ = [
     "round",
     "shift_left",
     "shift_left_p",
-    "shift_right_arithmetic",
     "shift_right_arithmetic_p",
     "round_p",
     "rsqrt",
