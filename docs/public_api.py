@@ -63,6 +63,7 @@ MODULES = [
     "functrace.experimental",
     "functrace.experimental.sparse",
     "functrace.experimental.multihost_utils",
+    "functrace.extend.core",
     "functrace.typing",
     "functrace.image",
     "functrace.dtypes",

@@ -1309,6 +1309,81 @@ def keys_in_custom_rules_and_remat(jax: Any) -> dict[str, np.ndarray]:
     }
 
 
+def custom_jaxpr_interpreters(jax: Any) -> dict[str, np.ndarray]:
+    """Jaxprs walked by hand: make_jaxpr's equations (invars, outvars, params, Literal
+    operands, closed.literals), an evaluating interpreter that binds each equation's
+    primitive (under vmap, grad and jit too), an inverting interpreter keyed on
+    lax.exp_p/tanh_p run under jit(vmap(grad(...))), core.eval_jaxpr and
+    extend.core.jaxpr_as_fun."""
+    jnp, lax, xcore = jax.numpy, jax.lax, jax.extend.core
+
+    def run(jaxpr: Any, consts: Any, *args: Any) -> list[Any]:
+        env: dict[Any, Any] = {}
+
+        def read(v: Any) -> Any:
+            return v.val if isinstance(v, xcore.Literal) else env[v]
+
+        env.update(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, args))
+        for eqn in jaxpr.eqns:
+            outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+            env.update(zip(eqn.outvars, outs))
+        return [read(v) for v in jaxpr.outvars]
+
+    inverses = {lax.exp_p: jnp.log, lax.tanh_p: jnp.arctanh}
+
+    def inverse(fun: Any) -> Any:
+        def inv(y: Any) -> Any:
+            closed = jax.make_jaxpr(fun)(y)
+            env = dict(zip(closed.jaxpr.outvars, [y]))
+            for eqn in reversed(closed.jaxpr.eqns):
+                (x,) = [v for v in eqn.invars if not isinstance(v, xcore.Literal)]
+                env[x] = inverses[eqn.primitive](env[eqn.outvars[0]])
+            return env[closed.jaxpr.invars[0]]
+
+        return inv
+
+    incr = jax.make_jaxpr(lambda x: x + 1)(5)
+    (eqn,) = incr.jaxpr.eqns
+    lit = eqn.invars[1]
+
+    w = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    c = np.array([0.5, -0.25, 2.0])
+
+    def model(x: Any) -> Any:
+        h = jnp.tanh(jnp.dot(w, x) + c)
+        return jnp.sum(jnp.exp(-h) * c, axis=0), h.max()
+
+    x0 = np.array([0.3, -0.7, 1.1, 0.2])
+    closed = jax.make_jaxpr(model)(x0)
+    xs = np.stack([x0, -x0, 2 * x0])
+
+    def f(x: Any) -> Any:
+        return jnp.exp(jnp.tanh(x))
+
+    ys = (jnp.arange(5) + 1.0) / 5.0
+    return {
+        "incr_counts": np.array([len(incr.jaxpr.invars), len(incr.jaxpr.eqns)]),
+        "incr_literal": np.asarray(lit.val),
+        "incr_is_literal": np.asarray(isinstance(lit, xcore.Literal)),
+        "incr_value": np.asarray(run(incr.jaxpr, incr.literals, 5)[0]),
+        "model_eval": np.asarray(run(closed.jaxpr, closed.literals, x0)),
+        "model_eval_vmap": np.asarray(
+            jax.vmap(lambda x: run(closed.jaxpr, closed.literals, x)[0])(xs)
+        ),
+        "model_eval_grad": np.asarray(
+            jax.jit(jax.grad(lambda x: run(closed.jaxpr, closed.literals, x)[0]))(x0)
+        ),
+        "core_eval_jaxpr": np.asarray(jax.core.eval_jaxpr(closed.jaxpr, closed.consts, x0)),
+        "jaxpr_as_fun": np.asarray(xcore.jaxpr_as_fun(closed)(x0)),
+        "f_names": np.array([e.primitive.name for e in jax.make_jaxpr(f)(np.ones(3)).eqns]),
+        "inverse_round_trip": np.asarray(inverse(f)(f(1.0))),
+        "inverse_grads": np.asarray(jax.jit(jax.vmap(jax.grad(inverse(f))))(ys)),
+    }
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -1337,5 +1412,6 @@ PROGRAMS = {
         key_array_at_update,
         shard_map_training_loops,
         keys_in_custom_rules_and_remat,
+        custom_jaxpr_interpreters,
     )
 }

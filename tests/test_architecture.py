@@ -80,6 +80,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace.ad_checkpoint",
             "functrace.experimental",
             "functrace.experimental.*",
+            "functrace.extend",
+            "functrace.extend.*",
             "functrace.typing",
             "functrace.image",
         ),

@@ -9,6 +9,7 @@ import functrace as ft
 import functrace.numpy as fnp
 from functrace import lax
 from functrace.errors import ConcretizationError, TracerArrayConversionError, UnexpectedTracerError
+from functrace.extend import core as xcore
 from functrace.ir import dce_jaxpr, eval_jaxpr, typecheck_jaxpr
 
 # -- golden jaxpr text -------------------------------------------------------
@@ -206,3 +207,78 @@ def test_plain_numpy_inputs_return_numpy_results() -> None:
     assert type(fnp.add(a, a)) is np.ndarray
     assert fnp.sum(a) == 3.0 and isinstance(fnp.sum(a), np.float64)
     assert fnp.add(np.float32(1), 2.0).dtype == np.float32
+
+
+# -- the jaxpr types under JAX's names (functrace.extend.core) ------------------------
+
+
+def test_jaxpr_fields_by_jax_names() -> None:
+    c = np.array([1.0, 2.0])
+    closed = ft.make_jaxpr(lambda x: fnp.sin(x) * c + 2.0)(np.ones(2))
+    jaxpr = closed.jaxpr
+    assert closed.literals is closed.consts and len(closed.literals) == len(jaxpr.constvars)
+    assert (closed.invars, closed.outvars, closed.constvars) == (
+        jaxpr.invars,
+        jaxpr.outvars,
+        jaxpr.constvars,
+    )
+    eqn = jaxpr.eqns[0]
+    assert (eqn.invars, eqn.outvars, eqn.source_info) == (
+        eqn.inputs,
+        eqn.out_binders,
+        eqn.source,
+    )
+    atoms = [v for e in jaxpr.eqns for v in e.invars]
+    assert {type(v) for v in atoms} == {xcore.Var, xcore.Literal}  # 2.0 is a literal
+    assert [v.val for v in atoms if isinstance(v, xcore.Literal)] == [2.0]
+    assert closed.effects == jaxpr.effects == eqn.effects == frozenset()
+    # replace by JAX's names (or functrace's), checked, and the result still runs
+    neg = eqn.replace(primitive=lax.neg_p, params={})
+    assert neg.primitive is lax.neg_p and neg.invars == eqn.invars
+    twice = jaxpr.replace(outvars=[*jaxpr.outvars, *jaxpr.outvars])
+    xcore.check_jaxpr(twice)
+    out = xcore.jaxpr_as_fun(closed.replace(jaxpr=twice))(np.array([0.5, 1.0]))
+    want = np.sin([0.5, 1.0]) * c + 2.0
+    np.testing.assert_allclose(out[0], want)
+    np.testing.assert_allclose(out[1], want)
+    with pytest.raises(TypeError, match=r"JaxprEqn.replace: expected fields .* got 'inputz'"):
+        eqn.replace(inputz=())
+    with pytest.raises(TypeError, match=r"Jaxpr.replace: expected fields .* got 'eqn'"):
+        jaxpr.replace(eqn=())
+    with pytest.raises(TypeError, match="jaxpr_as_fun: expected a ClosedJaxpr"):
+        xcore.jaxpr_as_fun(jaxpr)
+
+
+def test_effects_of_an_effectful_equation() -> None:
+    closed = ft.make_jaxpr(lambda x: ft.debug.print("x={x}", x=x) or x * 2.0)(1.0)
+    (printing,) = [e for e in closed.eqns if e.effects]
+    assert printing.effects == frozenset({printing.primitive.name})
+    assert closed.effects == printing.effects
+
+
+def test_jaxpr_built_by_hand_is_checked_and_runs() -> None:
+    f64 = ft.core.ShapedArray((3,), np.dtype(np.float64))
+    x, y, z = xcore.Var(f64), xcore.Var(f64), xcore.Var(f64)
+    eqns = (
+        xcore.new_jaxpr_eqn([x, x], [y], xcore.primitives.mul_p, {}, frozenset()),
+        xcore.new_jaxpr_eqn([y], [z], xcore.primitives.exp_p, {}, frozenset()),
+    )
+    jaxpr = xcore.Jaxpr((), (x,), eqns, (z,))
+    xcore.check_jaxpr(jaxpr)
+    v = np.array([0.0, 1.0, 2.0])
+    (out,) = ft.core.eval_jaxpr(jaxpr, [], v)  # jax.core.eval_jaxpr's signature
+    np.testing.assert_allclose(out, np.exp(v * v))
+    # traced through: jit, vmap and grad of the hand-made program
+    f = ft.jit(lambda u: xcore.jaxpr_as_fun(xcore.ClosedJaxpr(jaxpr, []))(u)[0].sum())
+    np.testing.assert_allclose(ft.grad(f)(v), 2 * v * np.exp(v * v))
+    bad = xcore.Jaxpr((), (x,), eqns[1:], (z,))  # reads y before anything binds it
+    with pytest.raises(xcore.JaxprTypeError, match="unbound variable"):
+        xcore.check_jaxpr(bad)
+
+
+def test_primitives_by_name() -> None:
+    assert xcore.primitives.exp_p is lax.exp_p and xcore.primitives.cond_p is lax.cond_p
+    assert xcore.primitives.add_jaxvals_p is xcore.primitives.add_any_p
+    assert "custom_jvp_call_p" in xcore.primitives.__all__
+    names = [n for n in xcore.primitives.__all__ if n.endswith("_p")]
+    assert all(isinstance(getattr(xcore.primitives, n), xcore.Primitive) for n in names)

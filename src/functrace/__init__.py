@@ -7,12 +7,14 @@ Array(12.)
 
 from functrace import (  # noqa: F401
     ad_checkpoint,
+    core,
     custom_batching,
     data,
     debug,
     dtypes,
     example_libraries,
     experimental,
+    extend,
     flatten_util,
     image,
     io,
@@ -120,6 +122,11 @@ from functrace.testing import check_grads  # noqa: F401
 # defined in functrace.api and placed in the lax namespace here (this module always
 # runs before functrace.lax can be imported).
 lax.custom_root = _custom_root  # type: ignore[attr-defined]
+# jax.core's public functions on jaxprs live a layer above functrace.core (they run the
+# IR): placed in its namespace here, as in JAX.
+core.eval_jaxpr = extend.core.eval_jaxpr  # type: ignore[attr-defined]
+core.eval_context = ensure_compile_time_eval  # type: ignore[attr-defined]
+core.ensure_compile_time_eval = ensure_compile_time_eval  # type: ignore[attr-defined]
 
 
 def clear_caches() -> None:

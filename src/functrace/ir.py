@@ -58,6 +58,23 @@ class Literal:
 Atom = Var | Literal
 
 
+_EQN_NAMES = {
+    "invars": "inputs",
+    "outvars": "out_binders",
+    "source_info": "source",
+    **{f: f for f in ("primitive", "inputs", "params", "out_binders", "source")},
+}
+
+
+def _renamed(fname: str, changes: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    out = {}
+    for k, v in changes.items():
+        if k not in names:
+            raise TypeError(f"{fname}: expected fields among {', '.join(names)}, got {k!r}.")
+        out[names[k]] = tuple(v) if names[k] in ("inputs", "out_binders") else v
+    return out
+
+
 class JaxprEqn(NamedTuple):
     """One equation: ``out_binders = primitive[params] inputs``.
 
@@ -70,6 +87,35 @@ class JaxprEqn(NamedTuple):
     params: dict[str, Any]
     out_binders: tuple[Var, ...]
     source: Any = None
+
+    # JAX's names, for programs that walk jaxprs (custom interpreters)
+    @property
+    def invars(self) -> tuple[Atom, ...]:
+        """The operands (``inputs``), as JAX names them."""
+        return self.inputs
+
+    @property
+    def outvars(self) -> tuple[Var, ...]:
+        """The results (``out_binders``), as JAX names them."""
+        return self.out_binders
+
+    @property
+    def source_info(self) -> Any:
+        """``source``, as JAX names it."""
+        return self.source
+
+    @property
+    def effects(self) -> frozenset[str]:
+        """The names of this equation's effects: ``{primitive name}`` for an effectful
+        primitive (printing, callbacks) or one whose sub-jaxprs have one, else empty. A
+        non-empty set is what keeps an equation whose results are unused."""
+        return frozenset({self.primitive.name}) if eqn_has_effects(self) else frozenset()
+
+    def replace(self, **changes: Any) -> JaxprEqn:
+        """A copy with fields replaced, by JAX's names (``invars``, ``outvars``,
+        ``source_info``) or these (``inputs``, ``out_binders``, ``source``);
+        ``primitive`` and ``params`` too."""
+        return self._replace(**_renamed("JaxprEqn.replace", changes, _EQN_NAMES))
 
 
 class Jaxpr:
@@ -97,6 +143,28 @@ class Jaxpr:
     def out_avals(self) -> list[ShapedArray]:
         return [v.aval for v in self.outvars]
 
+    @property
+    def effects(self) -> frozenset[str]:
+        """The union of its equations' effects (:attr:`JaxprEqn.effects`)."""
+        return frozenset().union(*(e.effects for e in self.eqns))
+
+    def replace(self, **changes: Any) -> Jaxpr:
+        """A copy with some of ``constvars``, ``invars``, ``eqns``, ``outvars`` replaced
+        (JAX's ``Jaxpr.replace``)."""
+        fields = {n: getattr(self, n) for n in self.__slots__}
+        for k, v in changes.items():
+            if k not in fields:
+                raise TypeError(
+                    f"Jaxpr.replace: expected fields among {', '.join(fields)}, got {k!r}."
+                )
+            fields[k] = tuple(v)
+        return Jaxpr(**fields)
+
+    def pretty_print(self, **kwargs: Any) -> str:
+        """The printed program (``str(jaxpr)``); JAX's printing options are accepted and
+        do not change it."""
+        return pp_jaxpr(self)
+
     def __str__(self) -> str:
         return pp_jaxpr(self)
 
@@ -114,6 +182,42 @@ class ClosedJaxpr:
     @property
     def eqns(self) -> tuple[JaxprEqn, ...]:
         return self.jaxpr.eqns
+
+    # JAX's names: a closed jaxpr's constants are its ``literals`` too, and it shows
+    # its jaxpr's variables and effects
+    @property
+    def literals(self) -> list[Any]:
+        return self.consts
+
+    @property
+    def constvars(self) -> tuple[Var, ...]:
+        return self.jaxpr.constvars
+
+    @property
+    def invars(self) -> tuple[Var, ...]:
+        return self.jaxpr.invars
+
+    @property
+    def outvars(self) -> tuple[Atom, ...]:
+        return self.jaxpr.outvars
+
+    @property
+    def effects(self) -> frozenset[str]:
+        return self.jaxpr.effects
+
+    def replace(self, *, jaxpr: Jaxpr | None = None, consts: Any = None) -> ClosedJaxpr:
+        """A copy with its ``jaxpr`` and/or ``consts`` replaced."""
+        return ClosedJaxpr(
+            self.jaxpr if jaxpr is None else jaxpr,
+            list(self.consts if consts is None else consts),
+        )
+
+    def map_jaxpr(self, f: Any) -> ClosedJaxpr:
+        """The same constants with ``f(jaxpr)`` as the program."""
+        return ClosedJaxpr(f(self.jaxpr), list(self.consts))
+
+    def pretty_print(self, **kwargs: Any) -> str:
+        return pp_jaxpr(self.jaxpr)
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -172,7 +276,8 @@ class ClosedJaxpr:
 
 
 class JaxprTypeError(TypeError):
-    pass
+    """A jaxpr that is not well typed: a variable read before it is bound or bound
+    twice, or an equation whose output types are not its primitive's."""
 
 
 def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
