@@ -77,6 +77,7 @@ PACKAGES = [
     "functrace.scipy.cluster",
     "functrace.scipy.spatial",
     "functrace.experimental",
+    "functrace.experimental.compilation_cache",
 ]
 
 

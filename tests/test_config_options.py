@@ -14,6 +14,7 @@ import pytest
 import functrace as ft
 import functrace.numpy as fnp
 from functrace import _config_options
+from functrace.experimental.compilation_cache import compilation_cache as cc
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +33,10 @@ def test_prelude_of_jax_programs_runs() -> None:
     ft.config.update("jax_default_matmul_precision", "highest")
     ft.config.update("jax_traceback_filtering", "off")
     ft.config.update("jax_compilation_cache_dir", "/nonexistent/cache")
+    cc.set_cache_dir("/nonexistent/cache")  # the other spelling of the same setting
+    cc.reset_cache()
+    with pytest.raises(TypeError, match="set_cache_dir: expected a path"):
+        cc.set_cache_dir(7)
     ft.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     ft.config.update("jax_threefry_partitionable", True)
     ft.config.update("jax_default_prng_impl", "threefry2x32")

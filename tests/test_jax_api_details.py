@@ -1014,3 +1014,48 @@ def test_jit_takes_shardings_and_places_nothing():
     np.testing.assert_array_equal(f(np.arange(4.0), 2.0), np.arange(4.0) * 2.0)
     with pytest.raises(TypeError, match="jit: expected in_shardings to hold shardings"):
         ft.jit(lambda x: x, in_shardings=(s, 3))
+
+
+# -- jax.Array's attributes on eager Arrays, and methods of traced values -------------
+
+
+def test_array_placement_attributes():
+    a = fnp.arange(6.0).reshape(2, 3)
+    (shard,) = a.addressable_shards
+    assert shard.data is a and shard.replica_id == 0 and shard.device == ft.devices()[0]
+    assert shard.index == (slice(None), slice(None)) and a.global_shards[0].data is a
+    assert a.addressable_data(0) is a
+    with pytest.raises(IndexError, match="addressable_data: expected shard index 0"):
+        a.addressable_data(1)
+    assert a.is_fully_replicated and a.is_fully_addressable and a.is_ready()
+    assert not a.committed and not a.weak_type
+    assert (a.aval.shape, a.aval.dtype) == ((2, 3), np.dtype(np.float64))
+    assert a.on_device_size_in_bytes() == 48 and a.copy_to_host_async() is None
+    assert a.unsafe_buffer_pointer() == np.asarray(a).ctypes.data
+    c = a.clone()
+    assert type(c) is ft.Array and c.unsafe_buffer_pointer() != a.unsafe_buffer_pointer()
+    assert a.ptp() == 5.0 and type(a.ptp(axis=1)) is ft.Array
+    np.testing.assert_array_equal(a.ptp(axis=0, keepdims=True), [[3.0, 3.0, 3.0]])
+
+
+def test_traced_view_ptp_itemsize_nbytes():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def f(t):
+        assert (t.itemsize, t.nbytes) == (4, 24)
+        return t.view(np.int8), t.view(np.int32), t.view(np.float32), t.ptp(axis=1)
+
+    b8, i32, same, ptp = ft.jit(f)(x)
+    np.testing.assert_array_equal(b8, x.view(np.int8))
+    np.testing.assert_array_equal(i32, x.view(np.int32))
+    np.testing.assert_array_equal(same, x)
+    np.testing.assert_array_equal(ptp, np.ptp(x, axis=1))
+    rows = ft.vmap(lambda t: t.view(np.uint8))(x)  # a batch of rows: the last axis grows
+    np.testing.assert_array_equal(rows, x.view(np.uint8))
+    y = np.arange(8, dtype=np.int16).reshape(2, 4)
+    np.testing.assert_array_equal(ft.jit(lambda t: t.view(np.int32))(y), y.view(np.int32))
+    np.testing.assert_allclose(ft.grad(lambda t: t.ptp())(np.array([1.0, 5.0, 3.0])), [-1, 1, 0])
+    with pytest.raises(ValueError, match="view: expected a last axis divisible by 2"):
+        ft.jit(lambda t: t.view(np.int32))(np.arange(3, dtype=np.int16))
+    with pytest.raises(TypeError, match="view: expected type=None"):
+        ft.jit(lambda t: t.view(np.int32, type=np.ndarray))(x)

@@ -98,6 +98,24 @@ def cpu_devices_upto(i: int) -> CpuDevice:
     return cpu_devices(i + 1)[i]
 
 
+class Shard:
+    """One piece of an Array as JAX's sharding API lists it (``x.addressable_shards``):
+    its ``device``, its ``index`` into the whole array (a tuple of slices),
+    ``replica_id`` and ``data``. An Array of functrace is one shard: the whole array
+    on the CPU."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: CpuDevice, index: tuple[slice, ...], replica_id: int, data: Any):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self) -> str:
+        return (
+            f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
+            f"data={self.data!r})"
+        )
+
+
 class Sharding:
     """The base class of functrace's shardings (JAX's ``jax.sharding.Sharding``):
     ``isinstance(s, Sharding)`` holds for ``SingleDeviceSharding`` and
@@ -217,6 +235,53 @@ class Array(np.ndarray, metaclass=_ArrayType):
     def sharding(self) -> SingleDeviceSharding:
         """``SingleDeviceSharding(device=CpuDevice(id=0))``: the whole array on the CPU."""
         return SingleDeviceSharding(CPU)
+
+    # JAX's answers for an array wholly on one local device, computed when returned
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """``[Shard]``: one shard, the whole array on the CPU (its ``data`` is ``self``)."""
+        return [Shard(CPU, (slice(None),) * self.ndim, 0, self)]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index: int) -> Array:
+        """The data of shard ``index``: ``0``, the whole array, is the only one."""
+        if index != 0:
+            raise IndexError(f"addressable_data: expected shard index 0 (one shard), got {index}.")
+        return self
+
+    is_fully_replicated = True
+    is_fully_addressable = True
+    committed = False  # placed by default, as JAX's unplaced results: no device_put here
+    weak_type = False  # eager results are strong (src/functrace/README.md, "Weak types")
+
+    @property
+    def aval(self) -> core.ShapedArray:
+        """The abstract value: ``ShapedArray(shape, dtype)``."""
+        return core.ShapedArray(self.shape, self.dtype)
+
+    def is_ready(self) -> bool:
+        """True: eager results are computed when they are returned."""
+        return True
+
+    def copy_to_host_async(self) -> None:
+        """Nothing to do: the data is in host memory already."""
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes the data takes (``nbytes``: the CPU is the device)."""
+        return int(self.nbytes)
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the first element (valid while the Array lives)."""
+        return int(self.ctypes.data)
+
+    def clone(self) -> Array:
+        """A copy."""
+        return self.copy()
+
+    def ptp(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        """Maximum minus minimum along ``axis`` (``jnp.ptp``; NumPy 2 has no method)."""
+        return _wrap(np.ptp(self.view(_nd), axis=axis, out=out, keepdims=keepdims))
 
     def __setitem__(self, idx: Any, val: Any) -> None:
         raise TypeError(

@@ -19,6 +19,9 @@ Taylor-mode derivatives.
 ``multihost_utils`` has JAX's helpers for several processes, with the values JAX
 gives for one process (functrace's case).
 
+``compilation_cache.compilation_cache.set_cache_dir`` is accepted: functrace keeps
+its compiled kernels on disk always (:mod:`functrace.experimental.compilation_cache`).
+
 ``sparse`` has JAX's BCOO sparse arrays and the ``sparsify`` transform
 (:mod:`functrace.experimental.sparse`).
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 from functrace.api._callback import io_callback
 from functrace.experimental import (
     checkify,
+    compilation_cache,
     jet,
     mesh_utils,
     multihost_utils,
@@ -38,6 +42,7 @@ from functrace.experimental import (
 
 __all__ = [
     "checkify",
+    "compilation_cache",
     "io_callback",
     "jet",
     "mesh_utils",

@@ -9,10 +9,11 @@ import numpy as np
 from functrace import dtypes
 from functrace.core import Tracer, is_python_scalar
 from functrace.lax.elementwise import convert_element_type
+from functrace.lax.extras import bitcast_convert_type
 from functrace.numpy import _math as m
 from functrace.numpy import _reductions as r
 from functrace.numpy import _shape as s
-from functrace.numpy import _special
+from functrace.numpy import _special, _stats
 from functrace.numpy._at import at
 from functrace.numpy._core import no_out
 from functrace.numpy._functions import searchsorted
@@ -225,6 +226,40 @@ def _astype(
 
 
 Tracer.astype = _astype  # type: ignore
+
+
+def _view(self: Any, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002 - NumPy's
+    """``x.view(dtype)`` as JAX's: the same bits read as ``dtype``; a dtype of another
+    size changes the last axis (``f32[..., n]`` as int8 is ``i8[..., 4n]``)."""
+    if type is not None:
+        raise TypeError(
+            f"view: expected type=None on a traced array (JAX's arrays have no subclasses), "
+            f"got {type!r}."
+        )
+    if dtype is None:
+        return self
+    new = np.dtype(dtype)
+    old = self.aval.dtype
+    if new.itemsize == old.itemsize or self.aval.ndim == 0:
+        return bitcast_convert_type(self, new)
+    *lead, n = self.aval.shape
+    if new.itemsize < old.itemsize:
+        return s.reshape(
+            bitcast_convert_type(self, new), (*lead, n * (old.itemsize // new.itemsize))
+        )
+    k = new.itemsize // old.itemsize
+    if n % k:
+        raise ValueError(
+            f"view: expected a last axis divisible by {k} to read {old.name} as {new.name}, "
+            f"got shape {self.aval.shape}."
+        )
+    return bitcast_convert_type(s.reshape(self, (*lead, n // k, k)), new)
+
+
+Tracer.view = _view  # type: ignore
+Tracer.ptp = _method("ptp", _stats)  # type: ignore
+Tracer.itemsize = property(lambda self: self.aval.dtype.itemsize)  # type: ignore
+Tracer.nbytes = property(lambda self: self.aval.dtype.itemsize * self.aval.size)  # type: ignore
 Tracer.dot = lambda self, other: dot(self, other)  # type: ignore
 Tracer.copy = lambda self: self  # type: ignore
 Tracer.real = property(lambda self: m.real(self))  # type: ignore
