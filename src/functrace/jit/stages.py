@@ -17,6 +17,7 @@ import numpy as np
 from functrace import core
 from functrace.api._shapes import ShapeDtypeStruct
 from functrace.ir import ClosedJaxpr
+from functrace.jit import cost
 from functrace.jit.shared import Entry
 from functrace.tree_util import tree_flatten, tree_unflatten
 
@@ -74,6 +75,11 @@ class Lowered:
         """The callable of this signature (already compiled: lowering compiles)."""
         return Compiled(self._fun, self._entry)
 
+    def cost_analysis(self) -> dict[str, float]:
+        """``flops``, ``transcendentals`` and ``bytes accessed`` of one call, counted
+        from :attr:`jaxpr` as XLA's cost analysis counts (``functrace.jit.cost``)."""
+        return cost.cost_analysis(_lowered_jaxpr(self._entry))
+
     def __repr__(self) -> str:
         return f"<Lowered: {len(self._entry.program.kernels)} kernels>"
 
@@ -121,6 +127,15 @@ class Compiled:
     def out_info(self) -> Any:
         return _out_info(self._entry)
 
+    def cost_analysis(self) -> dict[str, float]:
+        """As :meth:`Lowered.cost_analysis` (the program is the lowered one)."""
+        return cost.cost_analysis(_lowered_jaxpr(self._entry))
+
+    def memory_analysis(self) -> cost.CompiledMemoryStats:
+        """The bytes of the arguments, the outputs and (an upper bound of) the
+        intermediates alive at once, with JAX's fields (``functrace.jit.cost``)."""
+        return cost.memory_analysis(_lowered_jaxpr(self._entry), self._entry.key[1])
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         origin = self._fun._origin
         in_tree, want, _, _ = self._entry.key
@@ -147,6 +162,11 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<Compiled: {self._fun._origin}>"
+
+
+def _lowered_jaxpr(entry: Entry) -> ClosedJaxpr:
+    # the lowered program's (a tiered signature still compiling: the traced one)
+    return entry.jaxpr if entry.program is None else entry.program.jaxpr
 
 
 def _out_info(entry: Entry) -> Any:
