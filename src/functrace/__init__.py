@@ -33,7 +33,7 @@ from functrace import (  # noqa: F401
     tree_util,
     typing,
 )
-from functrace._array import Array, live_arrays  # noqa: F401
+from functrace._array import Array, Shard, live_arrays  # noqa: F401
 from functrace._array import CpuDevice as Device  # noqa: F401
 from functrace._config import (  # noqa: F401
     check_tracer_leaks,
