@@ -310,7 +310,7 @@ ROWS: list[OpInfo] = [
         lambda x, y: lax.real(_cplx(x, y, 1 + 2j)),
         lambda x, y: np.real(_np_cplx(x, y, 1 + 2j)).astype(np.asarray(x).dtype),
         (F, F),
-        ("real", "convert_element_type", "mul", "add"),
+        ("real", "complex", "mul"),
         shapes="same",
     ),
     OpInfo(
@@ -318,7 +318,7 @@ ROWS: list[OpInfo] = [
         lambda x, y: lax.imag(_cplx(x, y, 2 - 1j)),
         lambda x, y: np.imag(_np_cplx(x, y, 2 - 1j)).astype(np.asarray(x).dtype),
         (F, F),
-        ("imag", "convert_element_type", "mul", "add"),
+        ("imag", "complex", "mul"),
         shapes="same",
     ),
     # |z| of a complex z, away from 0: its derivatives of order 2 go through abs's JVP

@@ -540,9 +540,44 @@ def conj(x: Any) -> Any:
     return conj_p.bind(x) if dt.kind == "c" else _as_complex(x)
 
 
+def _complex_impl(x: Any, y: Any) -> Any:
+    # the parts stored as they are: x + y * 1j would turn a -0.0 part into +0.0 and
+    # an infinite y into a NaN real part (inf * 0)
+    x, y = np.asarray(x), np.asarray(y)
+    out = np.empty(x.shape, _COMPLEX_OF[x.dtype])
+    out.real, out.imag = x, y
+    return out[()]
+
+
+def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    out = _complex_operands(x, y)
+    if out.dtype not in _COMPLEX_OF:
+        raise TypeError(f"complex: expected float32 or float64 operands, got {x.dtype.name}.")
+    return out.update(dtype=_COMPLEX_OF[out.dtype])
+
+
+complex_p = binop("complex", _complex_impl, "f", "a real floating-point")
+_complex_operands = core.abstract_eval_rules[complex_p]
+core.abstract_eval_rules[complex_p] = _complex_abstract
+# linear in (x, y); its transpose is the inverse pairing of re^T and im^T above:
+# complex(x, y) = re^T(x) + im^T(-y), so complex^T ct = (re(ct), -im(ct))
+ad.deflinear(complex_p, lambda ct, x, y: [real_p.bind(ct), neg(imag_p.bind(ct))])
+
+
+def _complex_emit(ctx: _nr.EmitContext) -> str:
+    x, y = ctx.args
+    if ctx.out_dtype == np.complex128:
+        return f"complex({x}, {y})"
+    return f"{_nr.dtype_ctor(ctx.out_dtype)}(complex({x}, {y}))"  # (exact: float32 parts)
+
+
+numba_emitters[complex_p] = _complex_emit
+
+
 def complex(x: Any, y: Any) -> Any:  # noqa: A001 - jax.lax's name
     """``x + y i`` from two real operands of one dtype (float32 gives complex64); 0-d
-    operands and axes of size 1 broadcast, as in JAX's lax.
+    operands and axes of size 1 broadcast, as in JAX's lax. The parts are kept as they
+    are (signed zeros, infinities).
 
     >>> complex(np.float64(1.0), np.float64(2.0))
     np.complex128(1+2j)
@@ -554,8 +589,7 @@ def complex(x: Any, y: Any) -> Any:  # noqa: A001 - jax.lax's name
     check_dtype_kind("complex", ax, "f", "a real floating-point")
     if ax.dtype not in _COMPLEX_OF:
         raise TypeError(f"complex: expected float32 or float64 operands, got {ax.dtype.name}.")
-    yc = _as_complex(y)
-    return add(_as_complex(x), mul(yc, full_like(yc, 1j)))
+    return complex_p.bind(x, y)
 
 
 # ---------------------------------------------------------------------------
@@ -656,6 +690,7 @@ __all__ = [
     "clz",
     "clz_p",
     "complex",
+    "complex_p",
     "conj",
     "conj_p",
     "imag",
