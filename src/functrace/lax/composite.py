@@ -17,6 +17,7 @@ import numpy as np
 from functrace import core
 from functrace._array import to_array
 from functrace.lax import elementwise as lx
+from functrace.lax import extras as lxe
 from functrace.lax._util import as_index_tuple, normalize_axis
 from functrace.lax.base import broadcast_operands, operand_shape
 from functrace.lax.contraction import dot_general
@@ -41,18 +42,70 @@ def _sqrt_1mx2(x: Any) -> Any:
     return lx.sqrt(_accurate(lx.mul(lx.sub(one, x), lx.add(one, x)), lx.sub(one, lx.mul(x, x))))
 
 
+def _is_complex(x: Any) -> bool:
+    return bool(core.get_aval(x).dtype.kind == "c")
+
+
+def _swap(z: Any) -> Any:
+    # i conj(z): the real and imaginary parts exchanged, exactly (signed zeros, inf, NaN)
+    return lxe.complex(lxe.imag(z), lxe.real(z))
+
+
+def _signbit(x: Any) -> Any:
+    # the sign bit itself: -0.0 counts (the side of a branch cut a signed zero is on)
+    bits = np.dtype(f"int{8 * core.get_aval(x).dtype.itemsize}")
+    as_int = lxe.bitcast_convert_type(x, bits)
+    return lx.lt(as_int, lx.zeros_like(as_int))
+
+
+# Complex asin, acos and atan come from the asinh, acosh and atanh primitives, whose
+# values are NumPy's (C99's branch cuts, signed zeros on them, infinities) and whose
+# derivatives are holomorphic. The identities below only move exact parts around, so
+# they keep those values bit for bit; an arithmetic form such as -i asinh(iz) would not
+# (a product with i turns -0.0 into +0.0, and inf * 0 into NaN).
+
+
+def _complex_asin(z: Any) -> Any:
+    # asin(z) = -i asinh(iz) = swap(asinh(swap(z))), as asinh commutes with conj
+    return _swap(lxe.asinh(_swap(z)))
+
+
+def _complex_atan(z: Any) -> Any:
+    # atan(z) = -i atanh(iz) = swap(atanh(swap(z)))
+    return _swap(lxe.atanh(_swap(z)))
+
+
+def _complex_acos(z: Any) -> Any:
+    # acosh(z) = u + iv = +-i acos(z), the sign that makes u >= 0, and v has the sign of
+    # im(z) (C99): acos(z) = |v| - i copysign(u, im(z))
+    w = lxe.acosh(z)
+    u, v = lxe.real(w), lxe.imag(w)
+    return lxe.complex(lx.abs(v), lx.select_n(_signbit(lxe.imag(z)), lx.neg(u), u))
+
+
 def asin(x: Any) -> Any:
-    """Inverse sine, as ``atan2(x, sqrt((1 - x)(1 + x)))``: d = dx / sqrt(1 - x^2)."""
+    """Inverse sine, as ``atan2(x, sqrt((1 - x)(1 + x)))``: d = dx / sqrt(1 - x^2).
+    Complex ``x``: ``-i asinh(ix)`` (NumPy's values, its branch cuts on the real axis
+    outside [-1, 1])."""
+    if _is_complex(x):
+        return _complex_asin(x)
     return lx.atan2(x, _sqrt_1mx2(x))
 
 
 def acos(x: Any) -> Any:
-    """Inverse cosine, as ``atan2(sqrt((1 - x)(1 + x)), x)``: d = -dx / sqrt(1 - x^2)."""
+    """Inverse cosine, as ``atan2(sqrt((1 - x)(1 + x)), x)``: d = -dx / sqrt(1 - x^2).
+    Complex ``x``: from ``acosh(x) = +-i acos(x)`` (NumPy's values and branch cuts)."""
+    if _is_complex(x):
+        return _complex_acos(x)
     return lx.atan2(_sqrt_1mx2(x), x)
 
 
 def atan(x: Any) -> Any:
-    """Inverse tangent, as ``atan2(x, 1)``: d = dx / (1 + x^2)."""
+    """Inverse tangent, as ``atan2(x, 1)``: d = dx / (1 + x^2). Complex ``x``:
+    ``-i atanh(ix)`` (NumPy's values, its branch cuts on the imaginary axis outside
+    [-i, i])."""
+    if _is_complex(x):
+        return _complex_atan(x)
     return lx.atan2(x, _k(x, 1))
 
 

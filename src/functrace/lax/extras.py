@@ -82,6 +82,18 @@ def checked_bind(p: Primitive, doc: str) -> Any:
 # cbrt, acosh, asinh, atanh
 # ---------------------------------------------------------------------------
 
+
+def _real_kernel(template: str) -> Any:
+    """A Numba emitter of ``template`` for real operands; complex ones are left to the
+    NumPy impl (Numba's complex acosh, asinh and atanh are not NumPy's: acosh(1 + 1e-300j)
+    loses its real part, the others differ in the last bits and at NaN)."""
+
+    def emit(ctx: _nr.EmitContext) -> str | None:
+        return None if ctx.in_dtypes[0].kind == "c" else template.format(*ctx.args)
+
+    return emit
+
+
 cbrt_p = unop("cbrt", np.cbrt, "f", "a real floating-point")
 cbrt = checked_bind(
     cbrt_p,
@@ -108,7 +120,7 @@ ad.defjvp(  # d acosh = dx / (sqrt(x - 1) sqrt(x + 1)); NOTE: infinite at 1
     acosh_p,
     lambda g, x: div(g, mul(sqrt(sub(x, full_like(x, 1))), sqrt(add(x, full_like(x, 1))))),
 )
-numba_emitters[acosh_p] = "np.arccosh({0})"
+numba_emitters[acosh_p] = _real_kernel("np.arccosh({0})")
 
 asinh_p = unop("asinh", np.arcsinh)
 asinh = checked_bind(
@@ -122,7 +134,7 @@ asinh = checked_bind(
 ad.defjvp(  # d asinh = dx / sqrt(x^2 + 1)
     asinh_p, lambda g, x: div(g, sqrt(add(mul(x, x), full_like(x, 1))))
 )
-numba_emitters[asinh_p] = "np.arcsinh({0})"
+numba_emitters[asinh_p] = _real_kernel("np.arcsinh({0})")
 
 atanh_p = unop("atanh", np.arctanh)
 atanh = checked_bind(
@@ -137,7 +149,7 @@ ad.defjvp(  # d atanh = dx / ((1 - x)(1 + x))
     atanh_p,
     lambda g, x: div(g, mul(sub(full_like(x, 1), x), add(full_like(x, 1), x))),
 )
-numba_emitters[atanh_p] = "np.arctanh({0})"
+numba_emitters[atanh_p] = _real_kernel("np.arctanh({0})")
 
 # ---------------------------------------------------------------------------
 # population_count, clz, mulhi (integers; not differentiable)

@@ -81,12 +81,23 @@ def _arctanh(x: Any) -> Any:
 _exp2 = lcomp.exp2
 
 
+def _by_real(op: Any, x: Any, c: float) -> Any:
+    """``op(x, c)`` (mul or div) for a real constant ``c``; a complex ``x`` part by part,
+    as NumPy's complex-by-real arithmetic: ``op(x, c + 0j)`` would give log(0) / log(2)
+    a NaN imaginary part (inf * 0)."""
+    if core.get_aval(x).dtype.kind != "c":
+        return op(x, _k(x, c))
+    re, im = lxc.real(x), lxc.imag(x)
+    return lxc.complex(op(re, _k(re, c)), op(im, _k(im, c)))
+
+
 def _log2(x: Any) -> Any:
-    return lx.div(lx.log(x), _k(x, math.log(2)))
+    # (log(z) / log(2) for complex z too: log's principal branch, as NumPy's)
+    return _by_real(lx.div, lx.log(x), math.log(2))
 
 
 def _log10(x: Any) -> Any:
-    return lx.div(lx.log(x), _k(x, math.log(10)))
+    return _by_real(lx.div, lx.log(x), math.log(10))
 
 
 def _deg2rad(x: Any) -> Any:
@@ -175,13 +186,16 @@ _doc = "NumPy's ``{0}``, traceable; its derivatives come from a composite of lax
 arcsin = elementwise(
     "arcsin",
     np.arcsin,
-    _real_composite("arcsin", _arcsin),
+    _arcsin,
     """\
 Inverse sine, elementwise (NumPy's ``arcsin``).
 
 Computed as ``atan2(x, sqrt((1 - x)(1 + x)))``, so every derivative order is right
 inside the domain. NOTE: at the domain edges x = +-1 the derivative is +inf (the
 one-sided limit); outside [-1, 1] the value and the derivatives are NaN, as in NumPy.
+Complex x: NumPy's values (branch cuts on the real axis outside [-1, 1], the side
+given by the sign of the imaginary zero) as ``-i arcsinh(ix)``; holomorphic
+derivatives.
 
 >>> import functrace.numpy as fnp
 >>> float(fnp.arcsin(1.0))
@@ -191,19 +205,21 @@ one-sided limit); outside [-1, 1] the value and the derivatives are NaN, as in N
 arccos = elementwise(
     "arccos",
     np.arccos,
-    _real_composite("arccos", _arccos),
+    _arccos,
     """\
 Inverse cosine, elementwise (NumPy's ``arccos``).
 
 Computed as ``atan2(sqrt((1 - x)(1 + x)), x)``. NOTE: at x = +-1 the derivative is
--inf (the one-sided limit); outside [-1, 1] it is NaN, as the value is.
+-inf (the one-sided limit); outside [-1, 1] it is NaN, as the value is. Complex x:
+NumPy's values (the cuts of ``arcsin``) from ``arccosh(x) = +-i arccos(x)``;
+holomorphic derivatives.
 
 >>> import functrace.numpy as fnp
 >>> float(fnp.arccos(-1.0))
 3.141592653589793
 """,
 )
-arctan = elementwise("arctan", np.arctan, _real_composite("arctan", _arctan), _doc.format("arctan"))
+arctan = elementwise("arctan", np.arctan, _arctan, _doc.format("arctan"))
 
 
 def _or_complex(real_fn: Any, complex_fn: Any) -> Any:
@@ -227,26 +243,30 @@ def _complex_cosh(z: Any) -> Any:
 sinh = elementwise("sinh", np.sinh, _or_complex(_sinh, _complex_sinh), _doc.format("sinh"))
 cosh = elementwise("cosh", np.cosh, _or_complex(_cosh, _complex_cosh), _doc.format("cosh"))
 arcsinh = elementwise(
-    "arcsinh", np.arcsinh, _real_composite("arcsinh", _arcsinh), _doc.format("arcsinh")
+    "arcsinh", np.arcsinh, _or_complex(_arcsinh, lxc.asinh), _doc.format("arcsinh")
 )
 arccosh = elementwise(
     "arccosh",
     np.arccosh,
-    _real_composite("arccosh", _arccosh),
+    _or_complex(_arccosh, lxc.acosh),
     """\
 Inverse hyperbolic cosine, elementwise (NumPy's ``arccosh``).
 
 NOTE: at x = 1 the derivative is +inf; below 1 the value and derivatives are NaN.
+Complex x: NumPy's values (branch cut on the real axis below 1) from the ``acosh``
+primitive, holomorphic derivatives.
 """,
 )
 arctanh = elementwise(
     "arctanh",
     np.arctanh,
-    _real_composite("arctanh", _arctanh),
+    _or_complex(_arctanh, lxc.atanh),
     """\
 Inverse hyperbolic tangent, elementwise (NumPy's ``arctanh``).
 
 NOTE: at x = +-1 the value is +-inf and the derivative +inf; outside [-1, 1] NaN.
+Complex x: NumPy's values (branch cuts on the real axis outside [-1, 1]) from the
+``atanh`` primitive, holomorphic derivatives.
 """,
 )
 asin, acos, atan = arcsin, arccos, arctan
@@ -254,10 +274,9 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 exp2 = elementwise(
     "exp2",
     np.exp2,
-    _or_complex(_exp2, lambda z: lx.exp(lx.mul(z, _k(z, math.log(2))))),
+    _or_complex(_exp2, lambda z: lx.exp(_by_real(lx.mul, z, math.log(2)))),
     _doc.format("exp2"),
 )
-# (log(z) / log(b) for complex z too: log's principal branch, as NumPy's)
 log2 = elementwise("log2", np.log2, _log2, _doc.format("log2"))
 log10 = elementwise("log10", np.log10, _log10, _doc.format("log10"))
 deg2rad = elementwise("deg2rad", np.deg2rad, _deg2rad, _doc.format("deg2rad"))
