@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "functrace._debug",
             "functrace._graph_svg",
             "functrace._buffers",
+            "functrace._torch_hints",
         ),
     ),
     ("core", ("functrace.core",)),
