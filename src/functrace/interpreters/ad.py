@@ -388,8 +388,10 @@ def defjvp_zero(primitive: Primitive) -> None:
     jvp_rules[primitive] = rule
 
 
-def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
-    """A primitive linear in all its array inputs: its JVP is itself applied to tangents."""
+def deflinear2(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
+    """A primitive linear in all its array inputs: its JVP is itself applied to tangents.
+    ``transpose_rule(ct, *operands, **params)`` returns one cotangent per operand (a
+    linear operand is an :class:`UndefPrimal` marker, whose ``aval`` gives its type)."""
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         out = primitive.bind(*primals, **params)
@@ -402,9 +404,15 @@ def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
     linear_primitives.add(primitive)
 
 
+def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
+    """JAX's ``deflinear``: :func:`deflinear2` with ``transpose_rule(ct, **params)``,
+    which is not given the operands."""
+    deflinear2(primitive, lambda ct, *operands, **params: transpose_rule(ct, **params))
+
+
 def defsum(primitive: Primitive, negate: Callable[[Any], Any] | None) -> None:
     """The JVP of ``x + y`` (``negate`` None) or ``x - y`` (``negate`` the negation) for a
-    primitive made with :func:`deflinear`: where one tangent is the symbolic Zero, the
+    primitive made with :func:`deflinear2`: where one tangent is the symbolic Zero, the
     other is the output's tangent as it is (negated for ``-y``), so a constant operand
     adds no array of zeros (nor a residual for reverse mode) to the tangent map."""
 
@@ -449,8 +457,9 @@ def defbilinear(
 ) -> None:
     """``primitive(x, y)`` linear in each argument separately (mul, dot_general).
 
-    ``lhs_transpose(ct, y, x_aval, **params)`` gives the cotangent of x, and
-    ``rhs_transpose(ct, x, y_aval, **params)`` that of y.
+    ``lhs_transpose(ct, x, y, **params)`` gives the cotangent of x, and
+    ``rhs_transpose(ct, x, y, **params)`` that of y; the operand being transposed is
+    an :class:`UndefPrimal` (its type is its ``aval``), as in JAX.
     """
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
@@ -471,8 +480,8 @@ def defbilinear(
                 f"non-linear use of tangents in a JVP rule)."
             )
         if isinstance(x, UndefPrimal):
-            return [lhs_transpose(ct, y, x.aval, **params), None]
-        return [None, rhs_transpose(ct, x, y.aval, **params)]
+            return [lhs_transpose(ct, x, y, **params), None]
+        return [None, rhs_transpose(ct, x, y, **params)]
 
     jvp_rules[primitive] = rule
     transpose_rules[primitive] = transpose
@@ -765,7 +774,9 @@ __all__ = [
     "defjvp2",
     "defjvp_zero",
     "deflinear",
+    "deflinear2",
     "deflinear_in",
+    "defsum",
     "instantiate",
     "jvp_flat",
     "jvp_rules",

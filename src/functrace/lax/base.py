@@ -262,18 +262,18 @@ def zeros_like(x: Any) -> Any:
 
 neg_p = unop("neg", np.negative, _NUMERIC, "a numeric")
 neg = _bind1(neg_p)
-ad.deflinear(neg_p, lambda ct, x: [neg(ct)])  # d(-x) = -dx
+ad.deflinear2(neg_p, lambda ct, x: [neg(ct)])  # d(-x) = -dx
 numba_emitters[neg_p] = "(-{0})"
 
 add_p = binop("add", np.add)
 add = _bind2(add_p)
-ad.deflinear(add_p, lambda ct, x, y: [ct, ct])  # d(x + y) = dx + dy
+ad.deflinear2(add_p, lambda ct, x, y: [ct, ct])  # d(x + y) = dx + dy
 ad.defsum(add_p, None)
 numba_emitters[add_p] = "({0} + {1})"
 
 sub_p = binop("sub", np.subtract)
 sub = _bind2(sub_p)
-ad.deflinear(sub_p, lambda ct, x, y: [ct, neg(ct)])  # d(x - y) = dx - dy
+ad.deflinear2(sub_p, lambda ct, x, y: [ct, neg(ct)])  # d(x - y) = dx - dy
 ad.defsum(sub_p, neg)
 numba_emitters[sub_p] = "({0} - {1})"
 
@@ -281,8 +281,8 @@ mul_p = binop("mul", np.multiply, _ANY, "a numeric or boolean")
 mul = _bind2(mul_p)
 ad.defbilinear(  # d(x y) = dx y + x dy
     mul_p,
-    lambda ct, y, x_aval: mul(ct, y),
-    lambda ct, x, y_aval: mul(x, ct),
+    lambda ct, x, y: mul(ct, y),
+    lambda ct, x, y: mul(x, ct),
 )
 numba_emitters[mul_p] = "({0} * {1})"
 
@@ -651,7 +651,7 @@ def _broadcast_in_dim_transpose(
     return [reshape(out, in_shape)]
 
 
-ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 def _broadcast_in_dim_batch(
@@ -713,7 +713,7 @@ def reshape(
     return reshape_p.bind(x, new_sizes=new_sizes)
 
 
-ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+ad.deflinear2(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
 
 
 def _reshape_batch(
@@ -766,7 +766,7 @@ def _transpose_transpose(ct: Any, x: Any, *, permutation: tuple[int, ...]) -> li
     return [transpose(ct, tuple(inverse))]
 
 
-ad.deflinear(transpose_p, _transpose_transpose)
+ad.deflinear2(transpose_p, _transpose_transpose)
 
 
 def _transpose_batch(
@@ -820,7 +820,7 @@ def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list[Any
     return [broadcast_in_dim(ct, shape, kept)]
 
 
-ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+ad.deflinear2(reduce_sum_p, _reduce_sum_transpose)
 
 
 def _reduce_batch(p: Primitive) -> Callable[..., Any]:

@@ -265,12 +265,13 @@ def _transpose_dot_operand(
 
 def _dot_general_transpose_lhs(
     ct: Any,
+    x: ad.UndefPrimal,
     y: Any,
-    x_aval: ShapedArray,
     *,
     dimension_numbers: DotDimensionNumbers,
     preferred_element_type: np.dtype | None,
 ) -> Any:
+    x_aval = x.aval
     (xc, _), (xb, _) = dimension_numbers
     n_lhs_free = len(x_aval.shape) - len(xc) - len(xb)
     return _transpose_dot_operand(ct, y, x_aval, dimension_numbers, len(xb) + n_lhs_free)
@@ -279,11 +280,12 @@ def _dot_general_transpose_lhs(
 def _dot_general_transpose_rhs(
     ct: Any,
     x: Any,
-    y_aval: ShapedArray,
+    y: ad.UndefPrimal,
     *,
     dimension_numbers: DotDimensionNumbers,
     preferred_element_type: np.dtype | None,
 ) -> Any:
+    y_aval = y.aval
     # The same contraction with the operands' roles swapped: x's free axes sit in ct
     # right after the batch axes.
     (xc, yc), (xb, yb) = dimension_numbers

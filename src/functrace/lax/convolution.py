@@ -405,8 +405,8 @@ def _inverse(perm: Sequence[int]) -> tuple[int, ...]:
 
 def _conv_transpose_lhs(
     ct: Any,
+    lhs: ad.UndefPrimal,
     rhs: Any,
-    lhs_aval: ShapedArray,
     *,
     window_strides: tuple[int, ...],
     padding: tuple[tuple[int, int], ...],
@@ -420,6 +420,7 @@ def _conv_transpose_lhs(
 ) -> Any:
     # dx is the cotangent, dilated by the strides, correlated with the flipped kernel
     # (in and out features swapped) at stride lhs_dilation; dx in the lhs layout.
+    lhs_aval = lhs.aval
     lspec, rspec, ospec = dimension_numbers
     nd = len(lhs_aval.shape)
     ns = nd - 2
@@ -471,7 +472,7 @@ def _conv_transpose_lhs(
 def _conv_transpose_rhs(
     ct: Any,
     lhs: Any,
-    rhs_aval: ShapedArray,
+    rhs: ad.UndefPrimal,
     *,
     window_strides: tuple[int, ...],
     padding: tuple[tuple[int, int], ...],
@@ -487,6 +488,7 @@ def _conv_transpose_rhs(
     # the input (features as batch, batch as features) with the cotangent as kernel, at
     # stride rhs_dilation and kernel dilation window_strides. Feature groups become batch
     # groups and batch groups feature groups.
+    rhs_aval = rhs.aval
     lspec, rspec, ospec = dimension_numbers
     ct_dtype = core.get_aval(ct).dtype
     x = convert_element_type(lhs, ct_dtype)

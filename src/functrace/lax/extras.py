@@ -434,7 +434,7 @@ reduce_precision_p = register_checked(
     Primitive("reduce_precision"), _reduce_precision_impl, _reduce_precision_abstract
 )
 # NOTE: treated as linear, as JAX does: tangents and cotangents are rounded the same way.
-ad.deflinear(
+ad.deflinear2(
     reduce_precision_p,
     lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)],
 )
@@ -491,9 +491,9 @@ def _as_complex(x: Any) -> Any:
 
 # re and im are real-linear; their transposes (JAX's convention): re^T ct = ct + 0i,
 # im^T ct = 0 - ct i; conj^T = conj.
-ad.deflinear(real_p, lambda ct, x: [_as_complex(ct)])
-ad.deflinear(imag_p, lambda ct, x: [mul(_as_complex(neg(ct)), full_like(_as_complex(ct), 1j))])
-ad.deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
+ad.deflinear2(real_p, lambda ct, x: [_as_complex(ct)])
+ad.deflinear2(imag_p, lambda ct, x: [mul(_as_complex(neg(ct)), full_like(_as_complex(ct), 1j))])
+ad.deflinear2(conj_p, lambda ct, x: [conj_p.bind(ct)])
 
 
 def _abs_jvp(g: Any, x: Any) -> Any:

@@ -237,7 +237,7 @@ def _fft_transpose(ct: Any, x: Any, *, fft_type: FftType, fft_lengths: tuple[int
     return [fft_p.bind(ct, fft_type=t, fft_lengths=fft_lengths)]
 
 
-ad.deflinear(fft_p, _fft_transpose)
+ad.deflinear2(fft_p, _fft_transpose)
 
 
 def _fft_batch(vals: Sequence[Any], bdims: Sequence[Any], **params: Any) -> Any:

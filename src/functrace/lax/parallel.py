@@ -202,7 +202,7 @@ def _psum_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...]) -> list[Any]
     return [psum_p.bind(ct, axis_name=axis_name)]
 
 
-ad.deflinear(psum_p, _psum_transpose)
+ad.deflinear2(psum_p, _psum_transpose)
 batching.batching_rules[psum_p] = _psum_batch
 batching.rules_with_trace.add(psum_p)
 spmd.register_ops(
@@ -450,7 +450,7 @@ def _all_gather_transpose(
     return [_own_part(total, axis_name, axis, tiled, axis_size)]
 
 
-ad.deflinear(all_gather_p, _all_gather_transpose)
+ad.deflinear2(all_gather_p, _all_gather_transpose)
 spmd.collectives[all_gather_p] = True
 batching.batching_rules[all_gather_p] = _all_gather_batch
 batching.rules_with_trace.add(all_gather_p)
@@ -674,7 +674,7 @@ def _vma_axis(name: Any) -> bool:
     return t is not None and t.vma
 
 
-ad.deflinear(pvary_p, _pvary_transpose)
+ad.deflinear2(pvary_p, _pvary_transpose)
 spmd.collectives[pvary_p] = True
 batching.batching_rules[pvary_p] = _pvary_batch
 batching.rules_with_trace.add(pvary_p)

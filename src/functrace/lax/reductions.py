@@ -279,7 +279,7 @@ cummax = _cumulative_wrapper(cummax_p)
 cummin = _cumulative_wrapper(cummin_p)
 
 # cumsum is linear; its transpose sums the cotangent from the other end.
-ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+ad.deflinear2(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 
 
 def _slice_axis(x: Any, start: int, limit: int, stride: int, axis: int) -> Any:

@@ -119,7 +119,7 @@ def squeeze(x: Any, dimensions: tuple[int, ...]) -> Any:
 
 
 # squeeze only drops size-1 axes: its transpose puts them back.
-ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+ad.deflinear2(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
 
 
 def _squeeze_batch(
@@ -218,7 +218,7 @@ def _concatenate_transpose(ct: Any, *operands: Any, dimension: int) -> list[Any]
     return out
 
 
-ad.deflinear(concatenate_p, _concatenate_transpose)
+ad.deflinear2(concatenate_p, _concatenate_transpose)
 
 
 def _concatenate_batch(
@@ -327,7 +327,7 @@ def _slice_transpose(
     return [pad(ct, _zero_scalar(core.get_aval(ct).dtype), tuple(config))]
 
 
-ad.deflinear(slice_p, _slice_transpose)
+ad.deflinear2(slice_p, _slice_transpose)
 
 
 def _slice_batch(
@@ -446,7 +446,7 @@ def _pad_transpose(ct: Any, x: Any, padding_value: Any, *, padding_config: PadCo
     return [ct_x if ad.is_undefined_primal(x) else None, ct_pv]
 
 
-ad.deflinear(pad_p, _pad_transpose)
+ad.deflinear2(pad_p, _pad_transpose)
 
 
 def _pad_batch(
@@ -505,7 +505,7 @@ def rev(x: Any, dimensions: tuple[int, ...]) -> Any:
 
 
 # Reversal is a permutation that is its own inverse.
-ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+ad.deflinear2(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
 def _rev_batch(

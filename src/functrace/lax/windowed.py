@@ -324,7 +324,7 @@ def _reduce_window_sum_transpose(
     ]
 
 
-ad.deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
+ad.deflinear2(reduce_window_sum_p, _reduce_window_sum_transpose)
 batching.batching_rules[reduce_window_sum_p] = _batch_unary(reduce_window_sum_p)
 
 # ---------------------------------------------------------------------------
