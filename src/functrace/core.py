@@ -325,7 +325,15 @@ abstract_eval_rules: dict[Primitive, Callable[..., Any]] = _RuleTable("abstract_
 
 
 class Primitive:
-    """A named operation. ``bind(*arrays, **params)``: arrays positional, params hashable."""
+    """A named operation. ``bind(*arrays, **params)``: arrays positional, params hashable.
+
+    What it means is one rule per interpreter, each in that interpreter's table.
+    :meth:`def_impl` and :meth:`def_abstract_eval` fill the two of ``core`` (JAX's
+    ``jax.extend.core.Primitive`` methods); ``impl`` and ``abstract_eval`` read them
+    back (None until registered). The others have JAX's names too:
+    ``ad.primitive_jvps``, ``ad.primitive_transposes``, ``batching.primitive_batchers``
+    (``functrace.interpreters``). ``jit`` calls ``impl`` from its compiled driver.
+    """
 
     __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "__weakref__")
 
@@ -337,6 +345,22 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
+
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``impl(*arrays, **params)``: the primitive computed on NumPy values
+        (a list of results with ``multiple_results``), for plain calls and for
+        ``jit``'s compiled program. Returns ``impl``, so it also works as a decorator."""
+        impl_rules[self] = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``abstract_eval(*avals, **params)``: the :class:`ShapedArray` of the
+        result (a sequence of them with ``multiple_results``) from those of the
+        operands, what tracing (``jit``, ``make_jaxpr``, reverse mode) records. Its
+        results are checked when it runs, and a shape list or a dtype given as a scalar
+        type (``np.float32``) is accepted. Returns ``abstract_eval`` (a decorator too)."""
+        abstract_eval_rules[self] = _checked_abstract_eval(self, abstract_eval)
+        return abstract_eval
 
     def bind(self, *args: Any, **params: Any) -> Any:
         state = _state
@@ -351,7 +375,9 @@ class Primitive:
         if top is _base:
             impl = self.impl
             if impl is None:
-                raise MissingRuleError(self.name, "evaluation", "impl_rules", "functrace/lax")
+                raise MissingRuleError(
+                    self.name, "evaluation", "impl_rules", "functrace/lax", "{p}.def_impl(impl)"
+                )
             if _flags.check:  # config.debug_nans / debug_infs: check the outputs
                 out = impl(*args, **params)
                 _debug.check_outputs(self, args, out)
@@ -364,6 +390,37 @@ class Primitive:
             a if isinstance(a, Tracer) and a._trace is top else top.full_raise(a) for a in args
         ]
         return top.process_primitive(self, tracers, params)
+
+
+def _checked_abstract_eval(p: Primitive, rule: Callable[..., Any]) -> Callable[..., Any]:
+    """``rule`` as :meth:`Primitive.def_abstract_eval` registers it: a wrong result is
+    an error naming the primitive (not a failure further on in the trace)."""
+
+    def abstract_eval(*avals: ShapedArray, **params: Any) -> Any:
+        out = rule(*avals, **params)
+        if not p.multiple_results:
+            return _rule_aval(p, out)
+        if not isinstance(out, (list, tuple)):
+            raise TypeError(
+                f"{p.name} abstract evaluation: expected a sequence of ShapedArrays (the "
+                f"primitive has multiple_results=True), got {type(out).__name__}."
+            )
+        return [_rule_aval(p, a) for a in out]
+
+    abstract_eval.__wrapped__ = rule  # type: ignore[attr-defined]
+    return abstract_eval
+
+
+def _rule_aval(p: Primitive, a: Any) -> ShapedArray:
+    if not isinstance(a, ShapedArray):
+        one = ", one ShapedArray (the primitive has multiple_results=False)"
+        raise TypeError(
+            f"{p.name} abstract evaluation: expected a functrace.core.ShapedArray"
+            f"{one if isinstance(a, (list, tuple)) else ''}, got {type(a).__name__} {a!r:.60}."
+        )
+    if type(a.shape) is tuple and isinstance(a.dtype, np.dtype):
+        return a
+    return ShapedArray(tuple(int(d) for d in a.shape), np.dtype(a.dtype), a.weak_type)
 
 
 # ---------------------------------------------------------------------------

@@ -78,13 +78,21 @@ class JaxRuntimeError(ValueError):
 
 
 class MissingRuleError(NotImplementedError):
-    """A primitive has no rule for some interpreter."""
+    """A primitive has no rule for some interpreter.
 
-    def __init__(self, primitive: str, interpreter: str, table: str, module: str) -> None:
+    ``how`` is the registration in JAX's spelling (``"{p}.def_impl(impl)"``, ``{p}``
+    standing for the primitive's variable ``<name>_p``); ``table`` names functrace's
+    table and ``module`` where a primitive of functrace's own registers it."""
+
+    def __init__(
+        self, primitive: str, interpreter: str, table: str, module: str, how: str = ""
+    ) -> None:
+        p = f"{primitive}_p"
+        how = how.format(p=p) if how else f"{table}[{p}] = rule"
         super().__init__(
             f"{interpreter}: expected a rule for primitive '{primitive}', got none. "
-            f"Register one in the primitive's block in {module} "
-            f"(add it to {table}[{primitive}_p])."
+            f"Register one: {how} (the table {table}; for a primitive of functrace's "
+            f"own, in its block in {module})."
         )
 
 

@@ -46,6 +46,10 @@ from functrace.ir import Jaxpr, Literal, Var
 jvp_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
 transpose_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
 linearize_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
+# JAX's names for the same two tables (``jax.interpreters.ad``), with the same rule
+# signatures: a rule registered under either name is the one every transform uses.
+primitive_jvps = jvp_rules
+primitive_transposes = transpose_rules
 # Primitives that are linear in (some of) their array inputs need a transpose rule.
 linear_primitives: set[Primitive] = set()
 # The debug switches (config.debug_nans / debug_infs): with a check on, the work of a
@@ -70,7 +74,10 @@ class Zero:
 
     @staticmethod
     def from_primal(x: Any) -> Zero:
+        """The zero tangent of the value ``x`` (JAX's ``Zero.from_primal_value``)."""
         return Zero(tangent_aval(core.get_aval(x)))
+
+    from_primal_value = from_primal
 
     def __repr__(self) -> str:
         return f"Zero({self.aval.str_short()})"
@@ -87,6 +94,9 @@ def zeros_like_aval(aval: ShapedArray) -> np.ndarray:
 def instantiate(t: Any) -> Any:
     """A concrete array for a tangent that may be the symbolic Zero."""
     return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+instantiate_zeros = instantiate  # JAX's name
 
 
 add_any_p = Primitive("add_any")
@@ -209,7 +219,12 @@ def _jvp_rule(primitive: Primitive) -> Callable[..., Any]:
     rule = jvp_rules.get(primitive)
     if rule is None:
         raise MissingRuleError(
-            primitive.name, "jvp (forward and reverse mode)", "jvp_rules", "functrace/lax"
+            primitive.name,
+            "jvp (forward and reverse mode)",
+            "jvp_rules",
+            "functrace/lax",
+            "ad.primitive_jvps[{p}] = rule (rule(primals, tangents) -> (primal_out, "
+            "tangent_out)), or ad.defjvp({p}, one function per operand)",
         )
     return rule
 
@@ -495,7 +510,7 @@ def defbilinear(
 
 class UndefPrimal:
     """Marks a linear input of an equation during transposition (its value is the
-    unknown the cotangent flows to)."""
+    unknown the cotangent flows to). JAX's name: ``UndefinedPrimal``."""
 
     __slots__ = ("aval",)
 
@@ -506,7 +521,12 @@ class UndefPrimal:
         return f"UndefPrimal({self.aval.str_short()})"
 
 
+UndefinedPrimal = UndefPrimal
+
+
 def is_undefined_primal(x: Any) -> bool:
+    """Whether a transpose rule's operand ``x`` is a linear input (an
+    :class:`UndefPrimal`) rather than a known value."""
     return type(x) is UndefPrimal
 
 
@@ -748,7 +768,13 @@ def _backward_eqns(
         rule = transpose_rules.get(prim)
         if rule is None:
             raise MissingRuleError(
-                prim.name, "transpose (reverse mode)", "transpose_rules", "functrace/lax"
+                prim.name,
+                "transpose (reverse mode)",
+                "transpose_rules",
+                "functrace/lax",
+                "ad.primitive_transposes[{p}] = rule (rule(ct, *operands) -> one cotangent "
+                "per operand, None for those not ad.is_undefined_primal): reverse mode "
+                "transposes the primitives a JVP rule applies to tangents",
             )
         cts_in = rule(ct_arg, *invals, **eqn.params)
         for x, val, ct in zip(eqn.inputs, invals, cts_in):
@@ -765,6 +791,7 @@ __all__ = [
     "LinearFunction",
     "LinearizeTrace",
     "UndefPrimal",
+    "UndefinedPrimal",
     "Zero",
     "add_any_p",
     "add_tangents",
@@ -778,9 +805,14 @@ __all__ = [
     "deflinear_in",
     "defsum",
     "instantiate",
+    "instantiate_zeros",
+    "is_undefined_primal",
     "jvp_flat",
     "jvp_rules",
     "linearize_flat",
     "linearize_rules",
+    "primitive_jvps",
+    "primitive_transposes",
     "transpose_rules",
+    "zeros_like_aval",
 ]

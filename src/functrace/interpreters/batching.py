@@ -26,6 +26,9 @@ batching_rules: dict[Primitive, Callable[..., Any]] = core.RuleTable()
 # The custom_jvp/custom_vjp calls run the user's rules per example inside that vmap;
 # grad_hook gives its hook one call per example, also for a value that is not batched.
 rules_with_trace: set[Primitive] = set()
+# JAX's name for the same table (``jax.interpreters.batching``), with the same rule
+# signature: rule(values, batch_axes, **params) -> (out, out_axis).
+primitive_batchers = batching_rules
 
 not_mapped = None
 
@@ -128,7 +131,12 @@ class BatchTrace(Trace):
         rule = batching_rules.get(primitive)
         if rule is None:
             raise MissingRuleError(
-                primitive.name, "vmap (batching)", "batching_rules", "functrace/lax"
+                primitive.name,
+                "vmap (batching)",
+                "batching_rules",
+                "functrace/lax",
+                "batching.primitive_batchers[{p}] = rule (rule(values, batch_axes) -> "
+                "(out, out_axis)), or batching.defvectorized({p}) if it is elementwise",
             )
         out, out_bdim = rule(vals, bdims, **params)
         if primitive.multiple_results:
@@ -290,6 +298,11 @@ def bdim_at(x: Any, bdim: int | None, size: int, dst: int = 0) -> Any:
     return moveaxis(x, bdim, dst)
 
 
+def bdim_at_front(x: Any, bdim: int | None, size: int) -> Any:
+    """``x`` with its batch dimension first (JAX's name for ``bdim_at(x, bdim, size)``)."""
+    return bdim_at(x, bdim, size, 0)
+
+
 def batch_size(vals: Sequence[Any], bdims: Sequence[int | None]) -> int:
     for v, d in zip(vals, bdims):
         if d is not None:
@@ -332,12 +345,14 @@ __all__ = [
     "batch_size",
     "batching_rules",
     "bdim_at",
+    "bdim_at_front",
     "bound_axis_names",
     "broadcast_batch",
     "defbroadcasting",
     "defvectorized",
     "moveaxis",
     "not_mapped",
+    "primitive_batchers",
     "register_axis_primitives",
     "rules_with_trace",
     "vmap_flat",

@@ -166,6 +166,7 @@ class StagingTrace(Trace):
                 "abstract evaluation (jit/make_jaxpr)",
                 "abstract_eval_rules",
                 "functrace/lax",
+                "{p}.def_abstract_eval(rule)",
             )
         avals = [t._aval for t in tracers]
         out = rule(*avals, **params)

@@ -94,8 +94,10 @@ def lowering_rule(p: Primitive) -> Emitter | str:
     raise MissingRuleError(
         p.name,
         "jit (Numba lowering)",
-        "numba_emitters",
-        "the primitive's block in functrace/lax or functrace/jit/driver_rules.py",
+        "impl_rules or numba_emitters",
+        "functrace/lax or functrace/jit/driver_rules.py",
+        "{p}.def_impl(impl), which jit's compiled driver calls (or a Numba emitter, "
+        "numba_emitters[{p}])",
     )
 
 
