@@ -573,7 +573,7 @@ _complex_operands = core.abstract_eval_rules[complex_p]
 core.abstract_eval_rules[complex_p] = _complex_abstract
 # linear in (x, y); its transpose is the inverse pairing of re^T and im^T above:
 # complex(x, y) = re^T(x) + im^T(-y), so complex^T ct = (re(ct), -im(ct))
-ad.deflinear(complex_p, lambda ct, x, y: [real_p.bind(ct), neg(imag_p.bind(ct))])
+ad.deflinear(complex_p, lambda ct: [real_p.bind(ct), neg(imag_p.bind(ct))])
 
 
 def _complex_emit(ctx: _nr.EmitContext) -> str:
