@@ -7,7 +7,12 @@ block: definition, NumPy impl, abstract eval, JVP and (if linear) transpose.
 Decisions (JAX's semantics unless noted):
 
 * ``reduce_max``/``reduce_min`` over an empty axis give the identity (``-inf``/``inf``,
-  the integer min/max, False/True), as in JAX, where NumPy raises.
+  ``-inf+0j``/``inf+0j``, the integer min/max, False/True), as in JAX, where NumPy raises.
+* ``reduce_max``/``reduce_min`` order complex operands lexicographically (real part,
+  then imaginary part), as JAX and NumPy; an entry with a NaN part propagates (the
+  first one in NumPy's reduction order: NumPy's value, where JAX skips some NaNs). The
+  tangent goes to the selected entry (averaged over equal entries). ``argmax``/
+  ``argmin`` refuse complex operands, as JAX's (``functrace.numpy.argmax`` takes them).
 * Ties: ``reduce_max``/``reduce_min`` average the tangent over the tied positions
   (NaN entries, which make the result NaN, count as the tied positions);
   ``cummax``/``cummin`` give it to the latest tied position (PyTorch's index
@@ -66,7 +71,7 @@ def _check_axis(name: str, x: ShapedArray, axis: int) -> None:
 
 def _identity(dtype: np.dtype, largest: bool) -> Any:
     """The identity of min (largest=True) or max (largest=False) for ``dtype``."""
-    if dtype.kind == "f":
+    if dtype.kind in "fc":  # complex: inf+0j / -inf+0j, JAX's
         return np.inf if largest else -np.inf
     if dtype.kind == "b":
         return largest
@@ -76,7 +81,7 @@ def _identity(dtype: np.dtype, largest: bool) -> Any:
 
 def _extremum(name: str, np_fn: Callable[..., Any], is_max: bool) -> Primitive:
     def abstract(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
-        check_dtype_kind(name, x, "biuf", "a real or boolean")
+        check_dtype_kind(name, x, "biufc", "a numeric or boolean")
         return ShapedArray(_check_axes(name, x, axes), x.dtype, x.weak_type)
 
     def impl(x: Any, *, axes: tuple[int, ...]) -> Any:
@@ -117,7 +122,7 @@ def _extremum_jvp(g: Any, ans: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     full = broadcast_in_dim(ans, shape, kept)
     at_ext = ew.eq(x, full)
-    if core.get_aval(x).dtype.kind == "f":
+    if core.get_aval(x).dtype.kind in "fc":  # complex: a NaN in either part
         at_ext = ew.bitwise_or(at_ext, ew.bitwise_and(ew.ne(x, x), ew.ne(full, full)))
     mask = ew.convert_element_type(at_ext, core.get_aval(g).dtype)
     return ew.div(reduce_sum(ew.mul(g, mask), axes), reduce_sum(mask, axes))
@@ -180,6 +185,12 @@ batching.batching_rules[reduce_prod_p] = _reduce_batch(reduce_prod_p)
 
 def _arg_extremum(name: str, np_fn: Callable[..., Any]) -> Primitive:
     def abstract(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
+        if x.dtype.kind == "c":
+            raise TypeError(
+                f"{name}: expected a real or boolean operand, got {x.dtype.name}. "
+                f"lax.{name} does not order complex numbers (as JAX's); "
+                f"functrace.numpy.{name} does, lexicographically (as NumPy's)."
+            )
         check_dtype_kind(name, x, "biuf", "a real or boolean")
         if not 0 <= axis < x.ndim or x.shape[axis] == 0:
             raise ValueError(
