@@ -475,7 +475,10 @@ def _make_extremum(name: str, reduce: Any, combine: Any, example: str) -> Any:
     extremum.__doc__ = (
         f"{'Maximum' if name == 'max' else 'Minimum'} over ``axis`` (NaN propagates, as in "
         f"NumPy).\n\n    NOTE: at ties the gradient is shared equally among the tied "
-        f"elements.\n\n    >>> import functrace.numpy as fnp\n    {example}\n    "
+        f"elements. Complex values are ordered by real part, then imaginary part; one "
+        f"with a NaN part propagates, as in NumPy (JAX's result then depends on where "
+        f"the NaN is: NumPy's rule is functrace.numpy's).\n\n    "
+        f">>> import functrace.numpy as fnp\n    {example}\n    "
     )
     return numpy_path(call)(extremum)
 
@@ -508,6 +511,16 @@ def _numpy_arg_extremum(name: str) -> Any:
     return call
 
 
+def _at_extremum(x: Any, ax: int, is_max: bool) -> Any:
+    """Where the complex ``x`` equals its extremum along ``ax`` (NumPy's lexicographic
+    order), or has a NaN part where the extremum does (NaN propagates to it)."""
+    shape = core.get_aval(x).shape
+    m = (lr.reduce_max if is_max else lr.reduce_min)(x, (ax,))
+    m = ls.broadcast_in_dim(m, shape, tuple(i for i in range(len(shape)) if i != ax))
+    nan = lx.bitwise_and(lx.ne(x, x), lx.ne(m, m))
+    return lx.bitwise_or(lx.eq(x, m), nan)
+
+
 def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> Any:
     a = asarray_or_tracer(a, fname)
     aval = core.get_aval(a)
@@ -522,6 +535,8 @@ def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> A
             f"{fname}: expected a non-empty array along the axis, got shape "
             f"{aval.shape} and axis {axis}. An empty sequence has no extremum."
         )
+    if aval.dtype.kind == "c":  # lax.argmax refuses complex: the first True of a mask
+        flat, prim = _at_extremum(flat, ax, prim is lr.argmax), lr.argmax
     r = prim(flat, ax, np.int64)
     if not keepdims:
         return r
@@ -534,6 +549,9 @@ def _arg_extremum(fname: str, prim: Any, a: Any, axis: Any, keepdims: bool) -> A
 def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     """Index of the maximum along ``axis`` (of the flattened array if None); first at ties.
 
+    NOTE: complex values are ordered as in NumPy (real part, then imaginary part; the
+    first NaN in either part wins), eagerly and traced; JAX refuses them (``argmin`` too).
+
     >>> import functrace.numpy as fnp
     >>> fnp.argmax([[1, 5], [7, 2]], axis=1)
     array([1, 0])
@@ -545,6 +563,8 @@ def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
 @numpy_path(_numpy_arg_extremum("argmin"))
 def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     """Index of the minimum along ``axis`` (of the flattened array if None); first at ties.
+
+    NOTE: complex values are ordered as in NumPy, as for ``argmax`` (JAX refuses them).
 
     >>> import functrace.numpy as fnp
     >>> fnp.argmin([3, 1, 2])

@@ -15,6 +15,9 @@ Decisions:
 * ``nanmax``/``nanmin`` replace NaNs by ``-inf``/``inf`` before ``reduce_max``/
   ``reduce_min`` (their gradient is 0) and put NaN back where a slice is all NaN (as
   NumPy, without its warning); with ``initial`` an all-NaN slice gives ``initial``.
+  Complex entries with a NaN part become ``-inf-infj``/``inf+infj`` (below/above every
+  other value, as NumPy's ``fmax.reduce`` skips them), and an all-NaN slice gives its
+  first NaN entry, as NumPy's.
 * ``median`` is the middle element of a (stable) sort along the reduced axes, or
   ``(lo + hi) * 0.5`` of the two middle ones for even sizes (as ``jnp.median``); it is
   NaN where the slice holds a NaN, as in NumPy. Integers and bools give float64.
@@ -28,7 +31,9 @@ Decisions:
   result dtype of ``nanquantile`` value-dependent when every element is NaN (``a``'s
   dtype); traced, the dtype is the usual one.
 * ``nanargmax``/``nanargmin`` give -1 for a slice of NaNs only, as JAX, on NumPy inputs
-  too (NumPy raises ``ValueError``): eager and traced results agree.
+  too (NumPy raises ``ValueError``): eager and traced results agree. Complex NaNs
+  become ``-inf+0j``/``inf+0j`` as in NumPy (so they can tie with, and come before,
+  entries such as ``-inf-1j``).
 * ``average`` divides by the sum of the weights without checking it for zero (NumPy
   raises ``ZeroDivisionError``; a traced sum cannot be inspected).
 * ``unravel_index`` on tracers follows ``jnp.unravel_index``: negative indices count
@@ -208,6 +213,7 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     """Range ``max - min`` over ``axis`` ("peak to peak").
 
     NOTE: at ties the gradient is shared equally among the tied elements (as ``max``).
+    Complex values are ordered as by ``max`` (NumPy's order), eagerly and traced.
 
     >>> import functrace.numpy as fnp
     >>> fnp.ptp([[1, 5], [3, 2]], axis=1)
@@ -247,20 +253,25 @@ def _make_nan_extremum(name: str, reduce: Any, combine: Any, fill: float, exampl
     ) -> Any:
         no_out(name, out)
         a, aval, axes = _prepare(name, a, axis)
-        if aval.dtype.kind != "f":
+        cplx = aval.dtype.kind == "c"
+        if aval.dtype.kind != "f" and not cplx:
             return _extremum(name, reduce, combine, a, axis, keepdims, initial, where)
-        ok = lx.eq(a, a)
-        filled = lx.select_n(ok, lx.full_like(a, fill), a)
+        ok = lx.eq(a, a)  # complex: False where either part is NaN
+        # complex: the fill is below (above) every value in both parts, so any number wins
+        filled = lx.select_n(ok, lx.full_like(a, complex(fill, fill) if cplx else fill), a)
         r = _extremum(name, reduce, combine, filled, axis, False, initial, where)
-        if initial is None:  # NaN where every element is NaN
-            r = lx.select_n(lr.reduce_max(ok, axes), lx.full_like(r, np.nan), r)
+        if initial is None:  # NaN where every element is NaN (complex: NumPy's, the first)
+            nan = reduce(a, axes) if cplx else lx.full_like(r, np.nan)
+            r = lx.select_n(lr.reduce_max(ok, axes), nan, r)
         return _finish(r, aval.shape, axes, keepdims)
 
     nan_extremum.__name__ = nan_extremum.__qualname__ = name
     nan_extremum.__doc__ = (
         f"{'Maximum' if name == 'nanmax' else 'Minimum'} over ``axis`` ignoring NaNs (NaN "
         f"where a slice is all NaN, as in NumPy).\n\n    NOTE: NaNs get a zero gradient; "
-        f"at ties the gradient is shared equally among the tied elements.\n\n    >>> import "
+        f"at ties the gradient is shared equally among the tied elements. Complex values "
+        f"are ordered as by ``{name[3:]}``; one with a NaN part is a NaN (an all-NaN slice "
+        f"gives its first NaN, as NumPy's).\n\n    >>> import "
         f"functrace.numpy as fnp\n    {example}\n    "
     )
     return numpy_path(call)(nan_extremum)
@@ -677,9 +688,9 @@ def _make_nanarg(name: str, prim: Any, fill: float, example: str) -> Any:
         no_out(name, out)
         a = asarray_or_tracer(a, name)
         aval = core.get_aval(a)
-        if aval.dtype.kind != "f":
+        if aval.dtype.kind not in "fc":
             return arg_fn(a, axis=axis, keepdims=keepdims)
-        nan = isnan(a)
+        nan = isnan(a)  # complex: NaNs become fill + 0j, as in NumPy
         r = _arg_extremum(name, prim, where(nan, fill, a), axis, keepdims)
         return where(_all(nan, axis=axis, keepdims=keepdims), -1, r)
 
@@ -688,7 +699,12 @@ def _make_nanarg(name: str, prim: Any, fill: float, example: str) -> Any:
         f"Index of the {'maximum' if fill < 0 else 'minimum'} along ``axis`` (of the "
         f"flattened array if None) ignoring NaNs; first at ties.\n\n    A slice of NaNs "
         f"only gives -1, as in JAX (NumPy raises ``ValueError``), eagerly and traced "
-        f"alike.\n\n    >>> import functrace.numpy as fnp\n    {example}\n    "
+        f"alike.\n\n    NOTE: complex values are ordered as by ``{name[3:]}``, with "
+        f"NumPy's rule for NaNs (JAX refuses complex input): an entry with a NaN part "
+        f"counts as ``{'-' if fill < 0 else ''}inf+0j``, so it is the index found when "
+        f"no other entry is above that in the order (``{name}([nan, "
+        f"{'-' if fill < 0 else ''}inf{'-' if fill < 0 else '+'}1j])`` is 0).\n\n    "
+        f">>> import functrace.numpy as fnp\n    {example}\n    "
     )
     return numpy_path(call)(nanarg)
 
