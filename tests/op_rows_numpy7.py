@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 import functrace.numpy as fnp
-from functrace import ops
-from op_db import BOOL, Arg, F, OpInfo, const
+from functrace import lax, ops
+from op_db import BOOL, HALVES, Arg, F, OpInfo, const
 
 F64 = (np.float64,)
 CHOICE = Arg("int", (0, 2))  # indices of three choices
@@ -567,4 +567,75 @@ COMPLEX = [
     _complex_row("arctanh", ("arctanh",)),
 ]  # fmt: skip
 
-ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED + SEGMENTS + COMPLEX
+
+def _z(xp, re, im):
+    return re + 1j * im
+
+
+def _z_real_ties(xp, re, im):
+    """Every real part twice: the imaginary parts (one above 0, one below) decide."""
+    return xp.concatenate([re, re]) + 1j * xp.concatenate([im, -im])
+
+
+def _z_nans(xp, re, im):
+    """NaN real parts where ``re > 2.5``, NaN imaginary parts where ``re < -2.5``."""
+    return xp.where(re > 2.5, np.nan, re) + 1j * xp.where(re < -2.5, np.nan, im)
+
+
+def _z_grid(xp, re, im):
+    """Parts rounded to integers: ties in the real part and whole ties happen."""
+    return xp.round(re) + 1j * xp.round(im)
+
+
+def _reduction_row(name, f, prims, z=_z, split=True, **kw) -> OpInfo:
+    """``f(xp, z)`` of the complex ``z = z(xp, re, im)`` (real and imaginary parts
+    stacked when ``split``): real arguments and results for every battery."""
+
+    def call(xp):
+        def fn(re, im):
+            r = f(xp, z(xp, re, im))
+            return xp.stack([xp.real(r), xp.imag(r)]) if split else r
+
+        return fn
+
+    kw.setdefault("avoid_ties", True)  # distinct real parts, unless z makes ties
+    return _row(f"{name}[complex]", call(fnp), call(np), (F, Arg(domain=(0.2, 2.0))), prims, **kw)
+
+
+_C_WHERE = np.array([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1]], bool)
+# max/min/ptp/argmax/... of complex arrays: NumPy's lexicographic order (real part, then
+# imaginary part), NaN entries propagating (max) or skipped (nanmax), under every battery
+COMPLEX_REDUCTIONS = [
+    _reduction_row("max", lambda xp, z: xp.max(z), ("reduce_max",)),
+    _reduction_row("min_axis_keepdims", lambda xp, z: xp.min(z, axis=-1, keepdims=True),
+                   ("reduce_min",), min_dims=1),
+    _reduction_row("amax_axis_tuple", lambda xp, z: xp.amax(z, axis=(0, 1)), ("reduce_max",),
+                   min_dims=2),
+    _reduction_row("max_min_real_ties",
+                   lambda xp, z: xp.stack([xp.max(z, axis=0), xp.min(z, axis=0)]),
+                   ("reduce_max", "reduce_min"), _z_real_ties, shapes="same", min_dims=1),
+    _reduction_row("max_where_initial",
+                   lambda xp, z: xp.max(z, axis=1, where=_C_WHERE, initial=0.5 + 0.25j),
+                   ("select_n", "reduce_max", "max"), shapes=((3, 4), (3, 4)), avoid=(0.5,)),
+    _reduction_row("ptp", lambda xp, z: xp.ptp(z, axis=0), ("reduce_max", "reduce_min"),
+                   min_dims=1),
+    _reduction_row("lax.reduce_max", lambda xp, z: lax.reduce_max(z, (0,)) if xp is fnp
+                   else np.max(z, axis=0), ("reduce_max",), min_dims=1),
+    _reduction_row("nanmax_nanmin",
+                   lambda xp, z: xp.stack([xp.nanmax(z, axis=1), xp.nanmin(z, axis=1)]),
+                   ("eq", "select_n", "reduce_max", "reduce_min"), _z_nans,
+                   shapes=((3, 4), (3, 4)), avoid=(2.5, -2.5)),
+    _reduction_row("argmax_argmin",
+                   lambda xp, z: xp.stack([xp.argmax(z, axis=-1), xp.argmin(z, axis=-1)]),
+                   ("reduce_max", "eq", "argmax"), _z_grid, split=False, min_dims=1,
+                   grad=False, avoid_ties=False, avoid=HALVES),
+    _reduction_row("argmax_keepdims", lambda xp, z: xp.argmax(z, keepdims=True),
+                   ("reduce_max", "eq", "argmax"), _z_grid, split=False, grad=False,
+                   avoid_ties=False, avoid=HALVES),
+    _reduction_row("nanargmax_nanargmin",
+                   lambda xp, z: xp.stack([xp.nanargmax(z, 0), xp.nanargmin(z, 0)]),
+                   ("reduce_max", "eq", "argmax"), _z_nans, split=False,
+                   shapes=((4, 3), (4, 3)), grad=False, avoid=(2.5, -2.5)),
+]  # fmt: skip
+
+ROWS: list[OpInfo] = MANIP + APPLY + UFUNC + MASKED + SEGMENTS + COMPLEX + COMPLEX_REDUCTIONS
