@@ -1012,14 +1012,39 @@ def complex_magnitudes(jax: Any) -> dict[str, np.ndarray]:
 
 
 def complex_reductions(jax: Any) -> dict[str, np.ndarray]:
-    """max/min of complex arrays (lexicographic order, ties in the real part broken by
-    the imaginary part); argmax/argmin of complex arrays are refused."""
-    jnp = jax.numpy
+    """max/min/ptp/nanmax and lax.reduce_max/reduce_min of complex arrays (lexicographic
+    order, ties in the real part broken by the imaginary part), the gradient of max
+    (to the selected entry, shared by whole ties); lax.argmax/argmin refuse complex
+    operands."""
+    jnp, lax = jax.numpy, jax.lax
     zs = np.array([[1 + 2j, 1 - 2j, -1 + 5j, 1 + 0j], [2j, 1 + 1j, 1 + 1j, -3 - 3j]])
     out = _three(jax, "max", jnp.max, zs)
     out |= _three(jax, "min", jnp.min, zs)
-    out["argmax"] = error_name(lambda: jnp.argmax(jnp.asarray(zs[0])))
-    out["argmin_jit"] = error_name(lambda: jax.jit(jnp.argmin)(jnp.asarray(zs[0])))
+    out |= _three(jax, "ptp", jnp.ptp, zs)
+    out |= _three(jax, "nanmax", jnp.nanmax, np.where(zs.real < 0, np.nan, zs))
+    out |= _three(jax, "reduce_max", lambda z: lax.reduce_max(z, (0,)), zs)
+    out |= _three(jax, "grad", jax.grad(lambda z: jnp.abs(jnp.max(z) - 0.5j)), zs)
+    out["reduce_min_empty"] = np.asarray(lax.reduce_min(jnp.zeros((0, 2), complex), (0,)))
+    out["argmax"] = error_name(lambda: lax.argmax(jnp.asarray(zs[0]), 0, jnp.int64))
+    out["argmin_jit"] = error_name(lambda: jax.jit(lambda z: lax.argmin(z, 0, jnp.int64))(zs[0]))
+    return out
+
+
+def complex_numpy_order(jax: Any) -> dict[str, np.ndarray]:
+    """jnp.argmax/argmin/nanargmax of complex arrays (JAX refuses them), and max/min/
+    nanmax of complex arrays with NaN parts, whose JAX results depend on where the NaNs
+    are."""
+    jnp = jax.numpy
+    zs = np.array([[1 + 2j, 1 - 2j, -1 + 5j, 1 + 0j], [2j, 1 + 1j, 1 + 1j, -3 - 3j]])
+    out = {
+        "argmax": error_name(lambda: jnp.argmax(jnp.asarray(zs[0]))),
+        "argmin_jit": error_name(lambda: jax.jit(jnp.argmin)(jnp.asarray(zs[0]))),
+        "nanargmax": error_name(lambda: jnp.nanargmax(jnp.asarray(zs[1]))),
+    }
+    nans = np.array([[1 + 2j, complex(NAN, 0), 3 + 1j, complex(0, NAN), 5 + 0j]])
+    out |= _three(jax, "max", lambda z: jnp.isnan(jnp.max(z)), nans)
+    out |= _three(jax, "min", lambda z: jnp.isnan(jnp.min(z)), nans)
+    out |= _three(jax, "nanmax", jnp.nanmax, np.array([[complex(NAN, 0), complex(-INF, -5)]]))
     return out
 
 
@@ -1072,6 +1097,7 @@ PROGRAMS = {
         complex_inverse_functions,
         complex_magnitudes,
         complex_reductions,
+        complex_numpy_order,
         complex_infinities,
     )
 }

@@ -54,9 +54,12 @@ KNOWN_DIFFERENCES = {
         "JAX +1.317 - 1.571j; functrace follows NumPy eagerly, under jit and under vmap "
         "(the program's other values match JAX's)"
     ),
-    "complex_reductions": (
-        "max/min of complex arrays under jit and vmap: reduce_max/reduce_min take real "
-        "operands only (TypeError); eagerly NumPy's lexicographic order matches JAX's"
+    "complex_numpy_order": (
+        "deliberate (functrace.numpy.argmax's docstring): argmax/argmin/nanargmax of "
+        "complex arrays follow NumPy's lexicographic order where JAX raises TypeError; "
+        "max/min of complex arrays with NaN parts propagate the NaN as NumPy's (JAX's "
+        "result depends on where the NaNs are: max([1+2j, nan, 3+1j, nanj, 5]) is 5); "
+        "nanmax skips NaN entries as NumPy's (JAX's reads them as -inf+0j, above -inf-5j)"
     ),
     "complex_infinities": (
         "JAX gives abs(nan + inf*j) == nan where C99 and NumPy give inf, and functrace's "
