@@ -16,6 +16,15 @@ from functrace import ad_checkpoint, debug
 from op_db import BOOL, F, OpInfo, const
 
 
+def _max_and_index(x: object) -> object:
+    def larger(a: object, b: object) -> object:
+        pick = a[0] >= b[0]  # type: ignore[index]
+        return lax.select(pick, a[0], b[0]), lax.select(pick, a[1], b[1])  # type: ignore[index]
+
+    index = lax.broadcasted_iota(np.int64, fnp.shape(x), 0)
+    return lax.reduce((x, index), (-np.inf, np.int64(0)), larger, (0,))
+
+
 def _np_top_k_values(x: np.ndarray, k: int) -> np.ndarray:
     return -np.sort(-np.asarray(x), axis=-1, kind="stable")[..., :k]
 
@@ -130,6 +139,35 @@ ROWS: list[OpInfo] = [
         (F,),
         ("reduce_max", "max"),
         shapes=((3, 4),),
+    ),
+    OpInfo(
+        # a computation lax does not recognise: pairwise rounds, vmapped over the pairs
+        "lax.reduce[logaddexp]",
+        lambda x: lax.reduce(x, -np.inf, fnp.logaddexp, (1,)),
+        lambda x: np.logaddexp.reduce(np.asarray(x), axis=1),
+        (F,),
+        ("slice", "concatenate"),
+        shapes=((3, 5),),
+    ),
+    OpInfo(
+        # two operands reduced together: the larger value and its index
+        "lax.reduce[variadic]",
+        lambda x: _max_and_index(x)[0],
+        lambda x: np.max(x, axis=0),
+        (F,),
+        ("select_n", "ge"),
+        shapes=((5, 3),),
+        avoid_ties=True,
+    ),
+    OpInfo(
+        "lax.reduce[variadic,index]",
+        lambda x: _max_and_index(x)[1],
+        lambda x: np.argmax(x, axis=0),
+        (F,),
+        ("select_n", "ge"),
+        shapes=((5, 3),),
+        avoid_ties=True,
+        grad=False,
     ),
     OpInfo(
         "lax.dot",

@@ -326,8 +326,17 @@ def test_item6_lax_reduce_monoids():
     np.testing.assert_array_equal(
         ft.jit(lambda x: lax.reduce(x, -np.inf, lax.max, (0,)))(x), x.max(0)
     )
-    with pytest.raises(NotImplementedError, match="reduce: expected a computation"):
-        lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (1,))
+    # any other computation: pairwise rounds (associative and commutative, as XLA needs)
+    np.testing.assert_allclose(lax.reduce(x, 0.0, lambda a, b: a + b * 1.0, (1,)), x.sum(1))
+    np.testing.assert_array_equal(lax.reduce(np.ones((2, 0)), 5.0, fnp.logaddexp, (1,)), 5.0)
+    with pytest.raises(TypeError, match="reduce: expected init_values of the operands'"):
+        lax.reduce((x, x), (0.0,), lambda a, b: a, (0,))
+    with pytest.raises(TypeError, match="reduce: expected the computation to return"):
+        lax.reduce((x, x), (0.0, 0.0), lambda a, b: a[0] + b[0], (0,))
+    with pytest.raises(TypeError, match="reduce: expected the computation to keep"):
+        lax.reduce(x, 0.0, lambda a, b: (a + b).astype(np.float32), (0,))
+    with pytest.raises(ValueError, match="reduce: expected operands of one shape"):
+        lax.reduce((x, x[:1]), (0.0, 0.0), lambda a, b: a, (0,))
 
 
 def test_item6_precision_and_preferred_element_type():

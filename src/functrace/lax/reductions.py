@@ -27,6 +27,8 @@ Decisions (JAX's semantics unless noted):
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,6 +44,7 @@ from functrace.lax._util import check_dtype_kind, operator_index, register_check
 from functrace.lax.base import _check_axes, _reduce_batch, reduce_sum, reduce_sum_p
 from functrace.lax.shapes import broadcast_in_dim, concatenate, pad, reshape, rev, transpose
 from functrace.lax.shapes import slice as lax_slice
+from functrace.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 # reduce_sum (which the rules of every family use) is defined in functrace.lax.base.
 
@@ -423,6 +426,20 @@ ad.defjvp(cumlogsumexp_p, _cumlogsumexp_jvp)
 # ---------------------------------------------------------------------------
 
 
+_MONOID_FNS = (
+    ew.add,
+    ew.mul,
+    ew.max,
+    ew.min,
+    ew.bitwise_and,
+    ew.bitwise_or,
+    operator.add,
+    operator.mul,
+    operator.and_,
+    operator.or_,
+)
+
+
 def _monoid(
     computation: Any, dtype: np.dtype
 ) -> tuple[str, Callable[..., Any], Callable[..., Any]] | None:
@@ -431,7 +448,6 @@ def _monoid(
     A computation is recognised by what it stages to on two scalars of the operand's
     dtype: one add, mul, max, min, and or or of its two arguments (so ``lax.add``,
     ``functrace.numpy.add`` and ``operator.add`` are all the add monoid)."""
-    import operator
 
     direct: list[tuple[tuple[Any, ...], str]] = [
         ((ew.add, operator.add), "add"),
@@ -493,53 +509,136 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     """Reduce ``operands`` over ``dimensions`` with the binary ``computation``, starting
     from ``init_values``: ``computation(init, reduction of the entries)``.
 
-    The computation must be one of the monoids lax recognises: add, mul, max, min
-    (``lax``, ``functrace.numpy`` or ``operator`` functions: any computation that stages
-    to one such primitive of its two arguments) and, on booleans, bitwise/logical
-    and/or. Other computations raise NotImplementedError.
+    ``operands`` is an array or a pytree of arrays of one shape (``init_values`` the
+    same tree of scalars); ``computation(a, b)`` takes two such trees of scalars and
+    returns one, as in JAX (several operands reduce together: a value and its index,
+    say). A computation lax recognises on one array (add, mul, max, min and, on
+    booleans, and/or: ``lax``, ``functrace.numpy`` or ``operator`` functions, or any
+    computation that stages to one such primitive of its two arguments) runs as that
+    reduction. Any other is applied pairwise, in a tree of ``log2(n)`` rounds over the
+    ``n`` reduced entries, ``vmap``-ed over the pairs (so it is traced on scalars, as
+    JAX's): it must be associative and commutative with ``init_values`` its identity,
+    as XLA requires, and is differentiable, batched and compiled as the primitives it
+    is made of.
+
+    >>> import numpy as np
+    >>> x = np.array([[3.0, 7.0, 5.0], [1.0, 0.0, 2.0]])
+    >>> def larger(a, b):  # (value, index) of the larger value
+    ...     pick = a[0] >= b[0]
+    ...     return (ew.select_n(pick, b[0], a[0]), ew.select_n(pick, b[1], a[1]))
+    >>> idx = np.broadcast_to(np.arange(3), x.shape)
+    >>> v, i = reduce((x, idx), (-np.inf, 0), larger, (1,))
+    >>> v.tolist(), i.tolist()
+    ([7.0, 2.0], [1, 2])
     """
-    if isinstance(operands, (tuple, list)):
-        if len(operands) != 1:
-            raise NotImplementedError(
-                f"reduce: expected one operand, got {len(operands)}. Reductions of several "
-                f"operands with one computation are not supported: reduce each operand."
-            )
-        (x,), (init,) = (
-            operands,
-            (init_values if isinstance(init_values, (tuple, list)) else (init_values,)),
+    flat, tree = tree_flatten(operands)
+    flat_init, init_tree = tree_flatten(init_values)
+    if init_tree != tree:
+        raise TypeError(
+            f"reduce: expected init_values of the operands' structure {tree}, got {init_tree}."
         )
-        return (reduce(x, init, computation, dimensions),)
-    m = _monoid(computation, core.get_aval(operands).dtype)
-    if m is None:
-        raise NotImplementedError(
-            f"reduce: expected a computation lax recognises (lax.add, lax.mul, lax.max, "
-            f"lax.min, lax.bitwise_and, lax.bitwise_or or their functrace.numpy/operator "
-            f"forms), got {getattr(computation, '__name__', computation)!r}. Use the "
-            f"reduction directly (e.g. functrace.numpy.sum) or lax.scan for others."
-        )
+    if not flat:
+        raise ValueError("reduce: expected at least one operand, got none.")
+    m = None
+    if tree_structure(0) == tree:  # one array: a recognised monoid runs as its reduction
+        m = _monoid(computation, core.get_aval(operands).dtype)
+    elif len(flat) == 1 and any(computation is f for f in _MONOID_FNS):
+        m = _monoid(computation, core.get_aval(flat[0]).dtype)
+    if m is not None:
+        out = _monoid_reduce(m, flat[0], flat_init[0], dimensions)
+        return tree_unflatten(tree, [out])
+    outs = _tree_reduce(flat, flat_init, computation, tree, dimensions)
+    return tree_unflatten(tree, outs)
+
+
+def _reduce_axes(shape: tuple[int, ...], dimensions: Sequence[int]) -> tuple[int, ...]:
+    axes = tuple(
+        sorted(_canonical_axis("reduce", int(operator_index(d)), shape) for d in dimensions)
+    )
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"reduce: expected distinct dimensions, got {tuple(dimensions)}.")
+    return axes
+
+
+def _reduce_init(init: Any, dtype: np.dtype) -> Any:
+    init_aval = core.get_aval(init)
+    if init_aval.shape != ():
+        raise ValueError(f"reduce: expected a scalar init_values, got shape {init_aval.shape}.")
+    return ew.convert_element_type(init, dtype) if init_aval.dtype != dtype else init
+
+
+def _monoid_reduce(m: Any, x: Any, init: Any, dimensions: Sequence[int]) -> Any:
     name, reducer, op = m
-    aval = core.get_aval(operands)
+    aval = core.get_aval(x)
     if name in ("and", "or") and aval.dtype != np.bool_:
         raise NotImplementedError(
             f"reduce: expected a boolean operand for the {name} computation, got "
             f"{aval.dtype.name}. Bitwise reductions of integers are not supported yet."
         )
-    axes = tuple(
-        sorted(_canonical_axis("reduce", int(operator_index(d)), aval.shape) for d in dimensions)
-    )
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"reduce: expected distinct dimensions, got {tuple(dimensions)}.")
-    init_aval = core.get_aval(init_values)
-    if init_aval.shape != ():
-        raise ValueError(f"reduce: expected a scalar init_values, got shape {init_aval.shape}.")
-    init = (
-        ew.convert_element_type(init_values, aval.dtype)
-        if init_aval.dtype != aval.dtype
-        else init_values
-    )
-    red = reducer(operands, axes)
-    out_shape = core.get_aval(red).shape
-    return op(broadcast_in_dim(init, out_shape, ()), red)
+    red = reducer(x, _reduce_axes(aval.shape, dimensions))
+    init = _reduce_init(init, aval.dtype)
+    return op(broadcast_in_dim(init, core.get_aval(red).shape, ()), red)
+
+
+def _tree_reduce(
+    xs: list[Any], inits: list[Any], computation: Any, tree: Any, dimensions: Sequence[int]
+) -> list[Any]:
+    """``reduce`` of any computation: pairs combined in rounds (see ``reduce``)."""
+    avals = [core.get_aval(x) for x in xs]
+    shape = avals[0].shape
+    if any(a.shape != shape for a in avals):
+        raise ValueError(f"reduce: expected operands of one shape, got {[a.shape for a in avals]}.")
+    axes = _reduce_axes(shape, dimensions)
+    keep = [d for d in range(len(shape)) if d not in axes]
+    keep_shape = tuple(shape[d] for d in keep)
+    rows, n = math.prod(keep_shape), math.prod(shape[d] for d in axes)
+    inits = [_reduce_init(i, a.dtype) for i, a in zip(inits, avals)]
+    # each operand as (rows, n): the kept axes flattened, then the reduced ones
+    xs = [reshape(transpose(x, (*keep, *axes)), (rows, n)) for x in xs]
+
+    def combine(left: list[Any], right: list[Any]) -> list[Any]:
+        cols = core.get_aval(left[0]).shape[1]
+        size = rows * cols
+        k = len(left)
+
+        def pair(*scalars: Any) -> list[Any]:
+            a = tree_unflatten(tree, list(scalars[:k]))
+            b = tree_unflatten(tree, list(scalars[k:]))
+            out, out_tree = tree_flatten(computation(a, b))
+            if out_tree != tree:
+                raise TypeError(
+                    f"reduce: expected the computation to return the operands' structure "
+                    f"{tree}, got {out_tree}."
+                )
+            return out
+
+        flat = [reshape(v, (size,)) for v in (*left, *right)]
+        outs, dims = batching.vmap_flat(pair, size, flat, [0] * len(flat), origin="reduce")
+        result = []
+        for o, d, a in zip(outs, dims, avals):
+            o = batching.bdim_at(o, d, size)
+            if core.get_aval(o).dtype != a.dtype:
+                raise TypeError(
+                    f"reduce: expected the computation to keep the operands' dtypes, got "
+                    f"{core.get_aval(o).dtype.name} for a {a.dtype.name} operand."
+                )
+            result.append(reshape(o, (rows, cols)))
+        return result
+
+    while n > 1:
+        if n % 2:  # an odd entry pairs with the identity
+            col = [broadcast_in_dim(i, (rows, 1), ()) for i in inits]
+            xs = [concatenate([x, c], 1) for x, c in zip(xs, col)]
+            n += 1
+        half = n // 2
+        xs = combine(
+            [lax_slice(x, (0, 0), (rows, half)) for x in xs],
+            [lax_slice(x, (0, half), (rows, n)) for x in xs],
+        )
+        n = half
+    start = [broadcast_in_dim(i, (rows, 1), ()) for i in inits]
+    xs = start if n == 0 else combine(start, xs)
+    return [reshape(x, keep_shape) for x in xs]
 
 
 __all__ = [
