@@ -13,7 +13,7 @@ import functrace as ft
 import functrace.lax as lax
 import functrace.numpy as fnp
 from functrace import ad_checkpoint, debug
-from op_db import BOOL, F, OpInfo, const
+from op_db import BOOL, INT, POS, F, OpInfo, _sp, const
 
 
 def _max_and_index(x: object) -> object:
@@ -23,6 +23,10 @@ def _max_and_index(x: object) -> object:
 
     index = lax.broadcasted_iota(np.int64, fnp.shape(x), 0)
     return lax.reduce((x, index), (-np.inf, np.int64(0)), larger, (0,))
+
+
+def _np_polygamma_orders(x: np.ndarray) -> np.ndarray:
+    return np.stack([_sp("polygamma", k, x) for k in (0, 1, 2)])
 
 
 def _np_top_k_values(x: np.ndarray, k: int) -> np.ndarray:
@@ -168,6 +172,26 @@ ROWS: list[OpInfo] = [
         shapes=((5, 3),),
         avoid_ties=True,
         grad=False,
+    ),
+    OpInfo(
+        # bitwise and/or of integers: the pairwise rounds (booleans keep their reduction)
+        "lax.reduce[bitwise_or,int]",
+        lambda x: lax.reduce(x, np.int64(0), lax.bitwise_or, (1,)),
+        lambda x: np.bitwise_or.reduce(np.asarray(x), axis=1),
+        (INT,),
+        ("or",),
+        shapes=((3, 5),),
+        grad=False,
+        dtypes=(np.int64,),
+    ),
+    OpInfo(
+        # an array of orders: one primitive per distinct order
+        "lax.polygamma[orders]",
+        lambda x: lax.polygamma(np.array([[0.0], [1.0], [2.0]]), x),
+        _np_polygamma_orders,
+        (POS,),
+        ("polygamma", "select_n"),
+        shapes=((3,),),
     ),
     OpInfo(
         "lax.dot",

@@ -337,6 +337,18 @@ def test_item6_lax_reduce_monoids():
         lax.reduce(x, 0.0, lambda a, b: (a + b).astype(np.float32), (0,))
     with pytest.raises(ValueError, match="reduce: expected operands of one shape"):
         lax.reduce((x, x[:1]), (0.0, 0.0), lambda a, b: a, (0,))
+    # bitwise and/or of integers (pairwise rounds; JAX's values)
+    assert lax.reduce(np.array([7, 5, 13]), np.int64(-1), lax.bitwise_and, (0,)) == 5
+    assert lax.reduce(np.array([1, 4, 8]), np.int64(0), lax.bitwise_or, (0,)) == 13
+
+
+def test_lax_polygamma_array_orders():
+    # JAX's values; orders that are not non-negative integers give NaN
+    got = lax.polygamma(np.array([1.0, 2.0, 1.5, -1.0]), np.array([1.5, 2.5, 1.5, 2.5]))
+    np.testing.assert_allclose(got[:2], [0.9348022005446793, -0.23620405164172736], rtol=1e-12)
+    assert np.isnan(got[2:]).all()
+    with pytest.raises(ValueError, match="polygamma: expected a concrete order n, got a traced"):
+        ft.jit(lambda n: lax.polygamma(n, np.ones(2)))(np.ones(2))
 
 
 def test_item6_precision_and_preferred_element_type():

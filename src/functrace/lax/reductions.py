@@ -544,6 +544,8 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
         m = _monoid(computation, core.get_aval(operands).dtype)
     elif len(flat) == 1 and any(computation is f for f in _MONOID_FNS):
         m = _monoid(computation, core.get_aval(flat[0]).dtype)
+    if m is not None and m[0] in ("and", "or") and core.get_aval(flat[0]).dtype != np.bool_:
+        m = None  # bitwise and/or of integers: the pairwise rounds below
     if m is not None:
         out = _monoid_reduce(m, flat[0], flat_init[0], dimensions)
         return tree_unflatten(tree, [out])
@@ -568,13 +570,8 @@ def _reduce_init(init: Any, dtype: np.dtype) -> Any:
 
 
 def _monoid_reduce(m: Any, x: Any, init: Any, dimensions: Sequence[int]) -> Any:
-    name, reducer, op = m
+    _, reducer, op = m
     aval = core.get_aval(x)
-    if name in ("and", "or") and aval.dtype != np.bool_:
-        raise NotImplementedError(
-            f"reduce: expected a boolean operand for the {name} computation, got "
-            f"{aval.dtype.name}. Bitwise reductions of integers are not supported yet."
-        )
     red = reducer(x, _reduce_axes(aval.shape, dimensions))
     init = _reduce_init(init, aval.dtype)
     return op(broadcast_in_dim(init, core.get_aval(red).shape, ()), red)

@@ -28,6 +28,7 @@ from functrace.lax.base import (
     _bind2,
     add,
     binop,
+    broadcast_in_dim,
     broadcast_operands,
     elementwise_numpy,
     exp,
@@ -36,6 +37,7 @@ from functrace.lax.base import (
     log1p,
     mul,
     neg,
+    select_n,
     sub,
     unop,
 )
@@ -313,14 +315,37 @@ batching.defvectorized(polygamma_p)
 
 
 def polygamma(n: Any, x: Any) -> Any:
-    """The ``n``-th derivative of ``digamma`` at ``x`` (``n`` a concrete integer >= 0).
+    """The ``n``-th derivative of ``digamma`` at ``x``: ``n`` a concrete integer >= 0, or
+    a concrete array of orders broadcasting against ``x`` (as JAX's; entries that are
+    not non-negative integers give NaN). A traced order is
+    ``functrace.scipy.special.polygamma``'s.
 
     >>> float(polygamma(1, 1.0))  # pi^2 / 6
     1.6449340668482264
+    >>> [round(float(v), 6) for v in polygamma(np.array([1.0, 2.0]), np.array([1.5, 2.5]))]
+    [0.934802, -0.236204]
     """
-    if isinstance(n, core.Tracer) or not float(n).is_integer() or int(n) < 0:
-        raise ValueError(f"polygamma: expected a concrete non-negative integer order n, got {n!r}")
-    return polygamma_p.bind(x, n=int(n))
+    if isinstance(n, core.Tracer):
+        raise ValueError(
+            f"polygamma: expected a concrete order n, got {n.describe()}; "
+            f"functrace.scipy.special.polygamma takes traced orders."
+        )
+    if np.ndim(n) == 0:
+        if not float(n).is_integer() or int(n) < 0:
+            raise ValueError(
+                f"polygamma: expected a concrete non-negative integer order n, got {n!r}"
+            )
+        return polygamma_p.bind(x, n=int(n))
+    orders = np.asarray(n, dtype=np.float64)
+    shape = np.broadcast_shapes(orders.shape, core.get_aval(x).shape)
+    xs = core.get_aval(x).shape
+    xb = broadcast_in_dim(x, shape, tuple(range(len(shape) - len(xs), len(shape))))
+    orders = np.broadcast_to(orders, shape)
+    out = full_like(xb, np.nan)
+    valid = (orders >= 0) & (orders == np.floor(orders))
+    for k in np.unique(orders[valid]):  # one primitive per distinct order
+        out = select_n(np.asarray(orders == k), out, polygamma_p.bind(xb, n=int(k)))
+    return out
 
 
 # d polygamma(n, x) = polygamma(n + 1, x) dx
