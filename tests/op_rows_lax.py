@@ -664,7 +664,7 @@ _INDEXING: list[OpInfo] = [
     ),
 ]
 
-# jax.lax functions functrace composes from primitives (lax/composite.py)
+# jax.lax functions functrace composes from primitives (lax/composites.py)
 _COMPOSITES: list[OpInfo] = [
     OpInfo("lax.asin", lax.asin, np.arcsin, (UNIT,), ("atan2", "sqrt"), shapes="same"),
     OpInfo("lax.acos", lax.acos, np.arccos, (UNIT,), ("atan2", "sqrt"), shapes="same"),

@@ -1080,3 +1080,14 @@ def test_traced_view_ptp_itemsize_nbytes():
         ft.jit(lambda t: t.view(np.int32))(np.arange(3, dtype=np.int16))
     with pytest.raises(TypeError, match="view: expected type=None"):
         ft.jit(lambda t: t.view(np.int32, type=np.ndarray))(x)
+
+
+def test_lax_composite_runs_its_decomposition():
+    scale = lax.composite(lambda x, *, k: x * k, name="my.scale", version=1)
+    x = np.array([1.0, -2.0])
+    np.testing.assert_array_equal(scale(x, k=3.0), [3.0, -6.0])
+    np.testing.assert_array_equal(ft.jit(lambda v: scale(v, k=2.0))(x), [2.0, -4.0])
+    np.testing.assert_array_equal(ft.grad(lambda v: scale(v, k=2.0).sum())(x), [2.0, 2.0])
+    np.testing.assert_array_equal(ft.vmap(lambda v: scale(v, k=-1.0))(x), -x)
+    with pytest.raises(TypeError, match="composite: expected a non-empty str name"):
+        lax.composite(lambda x: x, name="")

@@ -6,9 +6,9 @@ and promotion are the job of ``functrace.numpy``.
 
 from functrace.lax.assoc_scan import *  # noqa: F401,F403
 from functrace.lax.bit_generator import *  # noqa: F401,F403
-from functrace.lax.composite import *  # noqa: F401,F403
 from functrace.lax.composite_higher import *  # noqa: F401,F403
 from functrace.lax.composite_more import *  # noqa: F401,F403
+from functrace.lax.composites import *  # noqa: F401,F403
 from functrace.lax.control_flow import *  # noqa: F401,F403
 from functrace.lax.convolution import *  # noqa: F401,F403
 from functrace.lax.elementwise import *  # noqa: F401,F403

@@ -32,7 +32,7 @@ import numpy as np
 from functrace import core
 from functrace.lax import elementwise as ew
 from functrace.lax.base import broadcast_in_dim, convert_element_type, reshape
-from functrace.lax.composite import shift_right_logical
+from functrace.lax.composites import shift_right_logical
 from functrace.lax.random_bits import threefry2x32
 from functrace.lax.shapes import concatenate, iota
 from functrace.lax.shapes import slice as lax_slice

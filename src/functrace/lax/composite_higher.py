@@ -1,6 +1,6 @@
 """JAX's ``lax`` functions composed from the higher ``lax`` modules (loops,
 convolution, the scatters), so every transform reaches them through those primitives'
-rules (``composite.py`` holds those composed from the lower ones):
+rules (``composites.py`` holds those composed from the lower ones):
 ``stack``/``unstack``, ``scatter_apply``, ``approx_max_k``/``approx_min_k``,
 ``ragged_dot`` and ``conv_general_dilated_patches``.
 

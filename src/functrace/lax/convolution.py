@@ -57,7 +57,7 @@ from functrace.lax._util import (
     register_checked,
 )
 from functrace.lax.base import convert_element_type, reshape, transpose
-from functrace.lax.composite import full
+from functrace.lax.composites import full
 from functrace.lax.contraction import _check_preferred, check_precision
 from functrace.lax.conv_impl import conv_impl as _conv_impl
 from functrace.lax.conv_impl import dilate_dim as _dilate_dim

@@ -509,7 +509,7 @@ bitwise_not = _bind1(not_p)
 # Shifts with NumPy's semantics: right shifts of signed integers are arithmetic (of
 # unsigned ones logical), and a shift by the bit width or more (or by a negative amount)
 # gives 0 (-1 for a negative x shifted right). lax's public shift_right_arithmetic
-# (lax/composite.py) fills unsigned integers with their top bit, as JAX does. In
+# (lax/composites.py) fills unsigned integers with their top bit, as JAX does. In
 # compiled code they run as NumPy calls in the driver (rare in array programs; NumPy's
 # overshift rule needs no special case there).
 shift_left_p = binop("shift_left", np.left_shift, "iu", "an integer")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from functrace import core
-from functrace.lax import composite as lcomp
+from functrace.lax import composites as lcomp
 from functrace.lax import elementwise as lx
 from functrace.lax import extras as lxc
 from functrace.numpy._core import asarray_or_tracer, cast, elementwise, promote_and_broadcast

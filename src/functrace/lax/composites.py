@@ -3,12 +3,14 @@ their own: they differentiate, batch and compile through their parts):
 ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``square``, ``exp2``,
 ``is_finite``, ``full``, ``reciprocal``, ``shift_right_logical``, the shape helpers
 ``broadcast``, ``broadcast_to_rank``, ``broadcasted_iota``, ``collapse``, ``split``,
-``tile``, ``empty``, ``batch_matmul``, and ``optimization_barrier`` and
-``platform_dependent``. ``functrace.numpy``'s ufuncs of the same functions use these
-definitions on tracers. ``associative_scan`` is in ``functrace.lax.assoc_scan``."""
+``tile``, ``empty``, ``batch_matmul``, and ``optimization_barrier``,
+``platform_dependent`` and ``composite``. ``functrace.numpy``'s ufuncs of the same
+functions use these definitions on tracers. ``associative_scan`` is in
+``functrace.lax.assoc_scan``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -415,6 +417,31 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
     return dot_general(lhs, rhs, (((a.ndim - 1,), (a.ndim - 2,)), (batch, batch)), precision)
 
 
+def composite(decomposition: Callable[..., Any], name: str, version: int = 0) -> Any:
+    """JAX's named composite operation: a function computing ``decomposition(*args,
+    **kwargs)``, the keyword arguments being static attributes. A compiler that knows
+    the name may emit its own code for it; functrace always runs the decomposition (as
+    XLA does for a name it does not know), so the result differentiates, batches and
+    compiles as the decomposition does.
+
+    >>> double = composite(lambda x, *, k: x * k, name="my.scale")
+    >>> float(double(2.0, k=3.0))
+    6.0
+    """
+    if not callable(decomposition):
+        raise TypeError(f"composite: expected a callable decomposition, got {decomposition!r}.")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"composite: expected a non-empty str name, got {name!r}.")
+    if not isinstance(version, int) or version < 0:
+        raise ValueError(f"composite: expected a non-negative int version, got {version!r}.")
+
+    @functools.wraps(decomposition)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return decomposition(*args, **kwargs)
+
+    return call
+
+
 def optimization_barrier(operand: Any, /) -> Any:
     """``operand`` (a pytree) unchanged: JAX uses it to stop the compiler from moving
     computations across it; functrace's compiler moves none, so it is the identity
@@ -475,6 +502,7 @@ __all__ = [
     "broadcast_to_rank",
     "broadcasted_iota",
     "collapse",
+    "composite",
     "cosh",
     "empty",
     "exp2",
