@@ -5,8 +5,9 @@ through each differentiable one.
 
 ``cases(lib)`` takes the library namespace: ``jax`` (with ``jax_enable_x64``) when
 ``tests/fixtures/lax3_jax.npz`` was recorded, ``functrace`` in tests/test_lax3.py.
-Nothing here imports JAX. (The scatters are compared with NumPy in the test file:
-functrace's scatters take index arrays and axes where JAX's take dimension numbers.)
+Nothing here imports JAX. (The scatters in functrace's form, index arrays and axes,
+are compared with NumPy in the test file; their XLA form with JAX in
+``xla_gather_scatter_cases.py``.)
 """
 
 from __future__ import annotations

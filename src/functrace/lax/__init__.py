@@ -24,6 +24,10 @@ from functrace.lax.solves import *  # noqa: F401,F403
 from functrace.lax.special_extra import *  # noqa: F401,F403
 from functrace.lax.windowed import *  # noqa: F401,F403
 
+# Last (it sorts last): its gather, scatters and scatter_apply take JAX's dimension
+# numbers as well as functrace's index arrays, and replace the names imported above.
+from functrace.lax.xla_gather_scatter import *  # noqa: F401,F403,E402  # isort: skip
+
 
 def _array_results() -> None:
     """Eager results of the control-flow functions are ``functrace.Array``s, as those

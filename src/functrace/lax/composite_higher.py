@@ -11,9 +11,11 @@ Decisions:
   has an implementation-defined length of at least ``k`` (for example 256 entries for
   300); functrace returns the ``k`` entries, which that contract allows. NaN entries
   count as the largest (``top_k``'s order); JAX's comparator has no order for them.
-* ``scatter_apply`` takes functrace's ``(indices, axes)`` where JAX takes
-  ``dimension_numbers`` (as the other scatters here); ``func`` is applied to whole
-  arrays and must act elementwise. It is differentiable (JAX's is not).
+* ``scatter_apply`` here takes functrace's ``(indices, axes)``; ``lax.scatter_apply``
+  (``xla_gather_scatter.py``) also takes JAX's ``dimension_numbers`` and
+  ``update_shape``, counting the positions with this module's ``apply_counted``.
+  ``func`` is applied to whole arrays and must act elementwise. It is differentiable
+  (JAX's is not).
 * ``ragged_dot``'s ``group_offset`` raises ``NotImplementedError``, as JAX's does.
 """
 
@@ -155,13 +157,23 @@ def scatter_apply(
     rest = tuple(d for k, d in enumerate(aval.shape) if k not in axes_t)
     ones = np.ones(batch + rest, np.int64)
     counts = scatter_add(np.zeros(aval.shape, np.int64), ones, idx, axes, mode)
+    return apply_counted("scatter_apply", operand, counts, func)
+
+
+def apply_counted(fname: str, operand: Any, counts: Any, func: Callable[[Any], Any]) -> Any:
+    """``operand`` with ``func`` applied ``counts`` times to each element (``counts``: an
+    int64 array of the operand's shape, how many updates land on each position): the
+    k-th application reaches the positions written more than k times, so a position
+    written twice gets ``func(func(x))``, as XLA's scatter of ``func`` applies it once
+    per update. Shared by both forms of ``scatter_apply``."""
+    aval = core.get_aval(operand)
 
     def step(k: Any, y: Any) -> Any:
         hit = ew.gt(counts, broadcast_in_dim(convert_element_type(k, np.int64), aval.shape, ()))
         new = func(y)
         if core.get_aval(new) != core.get_aval(y):
             raise TypeError(
-                f"scatter_apply: expected func to keep the operand's shape and dtype "
+                f"{fname}: expected func to keep the operand's shape and dtype "
                 f"{core.get_aval(y).str_short()}, got {core.get_aval(new).str_short()}."
             )
         return ew.select_n(hit, y, new)

@@ -41,9 +41,9 @@ ConvGeneralDilatedDimensionNumbers = tuple[str, str, str] | ConvDimensionNumbers
 
 
 class GatherDimensionNumbers(NamedTuple):
-    """JAX's description of an XLA gather. functrace's ``lax.gather`` takes index arrays
-    and the axes they index instead (NumPy's advanced indexing), so this type is for
-    code that builds or annotates JAX's form; nothing here consumes it."""
+    """JAX's description of an XLA gather, the ``dimension_numbers`` of ``lax.gather``
+    in JAX's form (``xla_gather_scatter.py``; given index arrays and axes instead,
+    ``lax.gather`` is NumPy's advanced indexing)."""
 
     offset_dims: tuple[int, ...]
     collapsed_slice_dims: tuple[int, ...]
@@ -53,9 +53,9 @@ class GatherDimensionNumbers(NamedTuple):
 
 
 class ScatterDimensionNumbers(NamedTuple):
-    """JAX's description of an XLA scatter. functrace's scatters take index arrays and
-    the axes they index instead, so this type is for code that builds or annotates
-    JAX's form; nothing here consumes it."""
+    """JAX's description of an XLA scatter, the ``dimension_numbers`` of ``lax.scatter``,
+    ``scatter_add``, ``scatter_sub``, ``scatter_mul``, ``scatter_min``, ``scatter_max``
+    and ``scatter_apply`` in JAX's form (``xla_gather_scatter.py``)."""
 
     update_window_dims: Sequence[int]
     inserted_window_dims: Sequence[int]

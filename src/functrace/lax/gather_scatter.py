@@ -335,7 +335,8 @@ def gather(
     ``mode``: ``'raise'`` (the default: an ``IndexError`` for indices out of range),
     ``'clip'``, or JAX's modes (``lax.GatherScatterMode`` or its strings: ``'fill'`` gives
     ``fill_value`` out of range, by default NaN, the smallest signed or largest unsigned
-    integer, or True). JAX's ``lax.gather`` takes dimension numbers instead."""
+    integer, or True). ``lax.gather`` (``xla_gather_scatter.py``) also takes JAX's
+    dimension numbers, and calls this one with index arrays."""
     m = _resolve_mode("gather", mode)
     if fill_value is not None and m != "fill":
         raise ValueError(f"gather: fill_value needs mode='fill', got mode={mode!r}.")
@@ -542,8 +543,8 @@ def scatter_sub(
     operand: Any, updates: Any, indices: Sequence[Any], axes: Sequence[int], mode: Any = "raise"
 ) -> Any:
     """``operand`` with ``updates`` subtracted at the gathered positions (repeats all
-    subtract): ``scatter_add`` of ``-updates``. Indices as ``scatter_add``'s (JAX's
-    ``scatter_sub`` takes dimension numbers instead)."""
+    subtract): ``scatter_add`` of ``-updates``. Indices as ``scatter_add``'s
+    (``lax.scatter_sub`` also takes JAX's dimension numbers: ``xla_gather_scatter.py``)."""
     if core.is_array_like(updates) and core.get_aval(updates).dtype == np.bool_:
         raise TypeError("scatter_sub: expected a numeric operand and updates, got bool.")
     return scatter_add(operand, neg(_as_operand(updates)), indices, axes, mode)
