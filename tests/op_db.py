@@ -608,6 +608,7 @@ def _extra_rows() -> list[OpInfo]:
     import op_rows_lax2
     import op_rows_lax3
     import op_rows_lax_api
+    import op_rows_lax_xla
     import op_rows_linalg
     import op_rows_linalg2
     import op_rows_numpy
@@ -645,6 +646,7 @@ def _extra_rows() -> list[OpInfo]:
         + op_rows_linalg2.ROWS
         + op_rows_lax2.ROWS
         + op_rows_lax3.ROWS
+        + op_rows_lax_xla.ROWS
         + op_rows_scipy.ROWS
         + op_rows_scipy2.ROWS
         + op_rows_solvers.ROWS
