@@ -27,9 +27,11 @@ class KeyReuseError(JAXTypeError):
 
 
 class JaxprTypeError(TypeError):
-    """A jaxpr that does not type-check (``jax.errors.JaxprTypeError``). functrace's
-    jaxprs are built by its tracers, which report such problems as they occur, so
-    nothing raises it; it exists for ``except`` clauses."""
+    """A jaxpr that does not type-check (``jax.errors.JaxprTypeError``, also
+    ``functrace.extend.core.JaxprTypeError``): a variable read before it is bound or
+    bound twice, or an equation whose output types are not its primitive's. Traced
+    jaxprs are well typed by construction; ``functrace.extend.core.check_jaxpr`` raises
+    it for one built or edited by hand."""
 
 
 class InconclusiveDimensionOperation(Exception):

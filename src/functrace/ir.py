@@ -26,6 +26,7 @@ import numpy as np
 
 from functrace import _debug, _graph_svg, core
 from functrace.core import Primitive, ShapedArray
+from functrace.errors import JaxprTypeError  # (one class, as jax.errors' and extend's)
 
 _flags = _debug.flags  # config.debug_nans / debug_infs
 
@@ -273,11 +274,6 @@ class ClosedJaxpr:
 # ---------------------------------------------------------------------------
 # Type checking
 # ---------------------------------------------------------------------------
-
-
-class JaxprTypeError(TypeError):
-    """A jaxpr that is not well typed: a variable read before it is bound or bound
-    twice, or an equation whose output types are not its primitive's."""
 
 
 def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
