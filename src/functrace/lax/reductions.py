@@ -426,17 +426,15 @@ ad.defjvp(cumlogsumexp_p, _cumlogsumexp_jvp)
 # ---------------------------------------------------------------------------
 
 
-_MONOID_FNS = (
-    ew.add,
-    ew.mul,
-    ew.max,
-    ew.min,
-    ew.bitwise_and,
-    ew.bitwise_or,
-    operator.add,
-    operator.mul,
-    operator.and_,
-    operator.or_,
+# The functions that are a monoid's computation by identity (others are recognised by
+# what they stage to, ``_staged_monoid``)
+_DIRECT_MONOIDS: tuple[tuple[tuple[Any, ...], str], ...] = (
+    ((ew.add, operator.add), "add"),
+    ((ew.mul, operator.mul), "mul"),
+    ((ew.max,), "max"),
+    ((ew.min,), "min"),
+    ((ew.bitwise_and, operator.and_), "and"),
+    ((ew.bitwise_or, operator.or_), "or"),
 )
 
 
@@ -448,16 +446,7 @@ def _monoid(
     A computation is recognised by what it stages to on two scalars of the operand's
     dtype: one add, mul, max, min, and or or of its two arguments (so ``lax.add``,
     ``functrace.numpy.add`` and ``operator.add`` are all the add monoid)."""
-
-    direct: list[tuple[tuple[Any, ...], str]] = [
-        ((ew.add, operator.add), "add"),
-        ((ew.mul, operator.mul), "mul"),
-        ((ew.max,), "max"),
-        ((ew.min,), "min"),
-        ((ew.bitwise_and, operator.and_), "and"),
-        ((ew.bitwise_or, operator.or_), "or"),
-    ]
-    name = next((n for fns, n in direct if any(computation is f for f in fns)), None)
+    name = _direct_monoid(computation)
     if name is None:
         name = _staged_monoid(computation, dtype)
     if name is None:
@@ -471,6 +460,10 @@ def _monoid(
         "or": (reduce_max, ew.bitwise_or),
     }[name]
     return name, reducer, op
+
+
+def _direct_monoid(computation: Any) -> str | None:
+    return next((n for fns, n in _DIRECT_MONOIDS if any(computation is f for f in fns)), None)
 
 
 def _staged_monoid(computation: Any, dtype: np.dtype) -> str | None:
@@ -542,7 +535,7 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     m = None
     if tree_structure(0) == tree:  # one array: a recognised monoid runs as its reduction
         m = _monoid(computation, core.get_aval(operands).dtype)
-    elif len(flat) == 1 and any(computation is f for f in _MONOID_FNS):
+    elif len(flat) == 1 and _direct_monoid(computation) is not None:
         m = _monoid(computation, core.get_aval(flat[0]).dtype)
     if m is not None and m[0] in ("and", "or") and core.get_aval(flat[0]).dtype != np.bool_:
         m = None  # bitwise and/or of integers: the pairwise rounds below

@@ -59,15 +59,15 @@ from functrace.lax.shapes import slice as lax_slice
 
 
 def _array(fname: str, x: Any, what: str) -> Any:
-    if core.is_array_like(x):
-        return x
-    try:
-        a = np.asarray(x)
-    except (TypeError, ValueError):
-        a = np.asarray(None)
-    if a.dtype.kind not in "biufc":
-        raise TypeError(f"{fname}: expected an array for {what}, got {type(x).__name__}.")
-    return a
+    return composite_higher._array(fname, x, f"for {what}")
+
+
+def _check_numbers(fname: str, dn: Any, cls: type) -> None:
+    if not isinstance(dn, cls):
+        raise TypeError(
+            f"{fname}: expected dimension_numbers to be a lax.{cls.__name__}, got "
+            f"{type(dn).__name__}."
+        )
 
 
 def _dims(fname: str, field: str, v: Any, *, ordered: bool = False) -> tuple[int, ...]:
@@ -211,11 +211,7 @@ def _gather_xla(
     operand = _array(fname, operand, "operand")
     indices = _array(fname, start_indices, "start_indices")
     dn = dimension_numbers
-    if not isinstance(dn, GatherDimensionNumbers):
-        raise TypeError(
-            f"{fname}: expected dimension_numbers to be a lax.GatherDimensionNumbers, got "
-            f"{type(dn).__name__}."
-        )
+    _check_numbers(fname, dn, GatherDimensionNumbers)
     m = "clip" if mode is None else _mode(fname, mode)
     op_shape = core.get_aval(operand).shape
     rank = len(op_shape)
@@ -305,11 +301,7 @@ def _scatter_positions(
     fname: str, operand: Any, indices: Any, update_shape: tuple[int, ...], dn: Any
 ) -> tuple[list[Any], Any]:
     """The index arrays (of ``update_shape``) and the in-range mask of a scatter."""
-    if not isinstance(dn, ScatterDimensionNumbers):
-        raise TypeError(
-            f"{fname}: expected dimension_numbers to be a lax.ScatterDimensionNumbers, got "
-            f"{type(dn).__name__}."
-        )
+    _check_numbers(fname, dn, ScatterDimensionNumbers)
     op_shape = core.get_aval(operand).shape
     rank = len(op_shape)
     uwin = _dims(fname, "update_window_dims", dn.update_window_dims, ordered=True)

@@ -42,5 +42,7 @@ def _collect() -> dict[str, Any]:
     return found
 
 
-globals().update(_collect())
-__all__ = sorted(_collect())
+_found = _collect()
+globals().update(_found)
+__all__ = sorted(_found)
+del _found
