@@ -29,6 +29,9 @@ def _np_polygamma_orders(x: np.ndarray) -> np.ndarray:
     return np.stack([_sp("polygamma", k, x) for k in (0, 1, 2)])
 
 
+_scaled_sin = lax.composite(lambda x, *, k: lax.sin(x) * k, name="test.scaled_sin")
+
+
 def _np_top_k_values(x: np.ndarray, k: int) -> np.ndarray:
     return -np.sort(-np.asarray(x), axis=-1, kind="stable")[..., :k]
 
@@ -192,6 +195,24 @@ ROWS: list[OpInfo] = [
         (POS,),
         ("polygamma", "select_n"),
         shapes=((3,),),
+    ),
+    OpInfo(
+        # a named composite runs its decomposition (keyword arguments static)
+        "lax.composite",
+        lambda x: _scaled_sin(x, k=2.0),
+        lambda x: 2.0 * np.sin(x),
+        (F,),
+        ("sin", "mul"),
+    ),
+    OpInfo(
+        # the same bits read as another dtype: the last axis grows with the item count
+        "Array.view[uint8]",
+        lambda x: x.view(np.uint8),
+        lambda x: np.asarray(x).view(np.uint8),
+        (F,),
+        ("bitcast_convert_type", "reshape"),
+        grad=False,
+        min_dims=1,
     ),
     OpInfo(
         "lax.dot",
